@@ -1,0 +1,195 @@
+"""The torch backend: float64 tensors on one device (cpu, or cuda when a GPU is present).
+
+Every operation takes and returns tensors on the backend's device; nothing converts through numpy
+except :meth:`TorchBackend.asarray` (data entering) and :meth:`TorchBackend.to_numpy` (data leaving),
+so a whole run stays on the GPU and autograd can differentiate through it. This module imports
+torch; :func:`fedtheory.backends.get_backend` imports it only when the torch backend is asked for.
+
+>>> from fedtheory.backends import get_backend
+>>> be = get_backend("torch", device="cpu")
+>>> x = be.asarray([[3.0, 4.0]])
+>>> type(x).__name__, x.dtype, be.norm(x).tolist()
+('Tensor', torch.float64, [5.0])
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from fedtheory.backends.base import Backend
+
+__all__ = ["TorchBackend", "resolve_device"]
+
+
+def resolve_device(device: Any = None) -> str:
+    """The device string for ``device`` (None, a string or a ``torch.device``), checked available.
+
+    ``None`` means ``"cuda"`` when a GPU is visible and ``"cpu"`` otherwise. A cuda device asked
+    for where none is available raises ValueError (never a silent fall-back to the CPU: timings and
+    capability checks would lie).
+
+    >>> resolve_device("cpu"), resolve_device(torch.device("cpu"))
+    ('cpu', 'cpu')
+    >>> resolve_device("tpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown device 'tpu' for backend 'torch' (choose cpu, cuda or cuda:N)
+    """
+    if device is None:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if isinstance(device, torch.device):
+        device = str(device)
+    if not isinstance(device, str):
+        raise ValueError(f"device must be None, a string or a torch.device, got {device!r}")
+    try:
+        dev = torch.device(device.strip().lower())
+    except (RuntimeError, ValueError):
+        dev = None
+    if dev is None or dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"unknown device {device!r} for backend 'torch' (choose cpu, cuda or cuda:N)")
+    if dev.type == "cpu":
+        return "cpu"
+    if not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} requested but CUDA is not available "
+                         f"(torch {torch.__version__}, CUDA build {torch.version.cuda}, no GPU visible)")
+    if dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r} requested but only {torch.cuda.device_count()} CUDA device(s) "
+                         f"are visible")
+    return str(dev)
+
+
+class TorchBackend(Backend):
+    """torch, float64, on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"``).
+
+    >>> be = TorchBackend("cpu")
+    >>> A = be.asarray([[[2.0, 0.0], [0.0, 4.0]], [[1.0, 0.0], [0.0, 8.0]]])
+    >>> be.solve(A, be.asarray([[2.0, 4.0], [1.0, 8.0]])).tolist()     # one vector per matrix
+    [[1.0, 1.0], [1.0, 1.0]]
+    >>> be.where(A[0] > 1, 1, 0).dtype                                  # scalars become float64
+    torch.float64
+    """
+
+    name = "torch"
+    dtype = torch.float64
+
+    def __init__(self, device: Any = None) -> None:
+        import array_api_compat.torch as xp
+
+        self.xp = xp
+        self.device = resolve_device(device)
+        self._device = torch.device(self.device)
+
+    def _on_device(self, x: torch.Tensor) -> bool:
+        dev = x.device
+        if dev.type != self._device.type:
+            return False
+        if dev.type == "cpu":
+            return True
+        # "cuda" without an index means the current device
+        want = self._device.index if self._device.index is not None else torch.cuda.current_device()
+        return dev.index == want
+
+    def _t(self, x: Any) -> torch.Tensor:
+        """A tensor as is; anything else converted by :meth:`asarray`."""
+        return x if isinstance(x, torch.Tensor) else self.asarray(x)
+
+    # conversion -------------------------------------------------------------------------------
+    def asarray(self, x: Any) -> torch.Tensor:
+        """``x`` as a float64 tensor on this device (itself when it already is one, graph kept).
+
+        >>> TorchBackend("cpu").asarray(np.arange(2)).tolist()
+        [0.0, 1.0]
+        """
+        if isinstance(x, torch.Tensor):
+            if x.dtype == torch.float64 and self._on_device(x):
+                return x
+            return x.to(device=self._device, dtype=torch.float64)
+        if isinstance(x, (float, int, bool)):
+            return torch.tensor(float(x), dtype=torch.float64, device=self._device)
+        return torch.as_tensor(np.asarray(x, dtype=np.float64), device=self._device)
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        """A numpy copy of ``x`` (detached, on the host).
+
+        >>> TorchBackend("cpu").to_numpy(torch.ones(2, dtype=torch.float64)).tolist()
+        [1.0, 1.0]
+        """
+        if isinstance(x, torch.Tensor):
+            return x.detach().cpu().numpy()
+        return np.asarray(x)
+
+    def is_array(self, x: Any) -> bool:
+        """Whether ``x`` is a torch tensor.
+
+        >>> TorchBackend("cpu").is_array(torch.zeros(1)), TorchBackend("cpu").is_array(np.zeros(1))
+        (True, False)
+        """
+        return isinstance(x, torch.Tensor)
+
+    # construction -----------------------------------------------------------------------------
+    def zeros(self, shape: int | Sequence[int]) -> torch.Tensor:
+        return torch.zeros(shape, dtype=torch.float64, device=self._device)
+
+    def ones(self, shape: int | Sequence[int]) -> torch.Tensor:
+        return torch.ones(shape, dtype=torch.float64, device=self._device)
+
+    def eye(self, d: int) -> torch.Tensor:
+        return torch.eye(d, dtype=torch.float64, device=self._device)
+
+    # linear algebra ---------------------------------------------------------------------------
+    def einsum(self, spec: str, *ops: Any) -> torch.Tensor:
+        return torch.einsum(spec, *[self._t(o) for o in ops])
+
+    def eigh(self, A: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        w, V = torch.linalg.eigh(self._t(A))
+        return w, V
+
+    def solve(self, A: Any, b: Any) -> torch.Tensor:
+        A, b = self._t(A), self._t(b)
+        if b.ndim == 1 or b.ndim == A.ndim - 1:
+            return torch.linalg.solve(A, b.unsqueeze(-1)).squeeze(-1)
+        return torch.linalg.solve(A, b)
+
+    def matmul(self, a: Any, b: Any) -> torch.Tensor:
+        return torch.matmul(self._t(a), self._t(b))
+
+    def norm(self, x: Any, axis: int | None = -1) -> torch.Tensor:
+        return torch.linalg.vector_norm(self._t(x), dim=axis)
+
+    def stack(self, arrays: Sequence[Any], axis: int = 0) -> torch.Tensor:
+        return torch.stack([self.asarray(a) for a in arrays], dim=axis)
+
+    # elementwise ------------------------------------------------------------------------------
+    def where(self, cond: Any, a: Any, b: Any) -> torch.Tensor:
+        # torch promotes (tensor, Python scalar) to the tensor's dtype without a host→device copy,
+        # but (scalar, scalar) to the default float32: wrap only that case.
+        if not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor):
+            a = self.asarray(a)
+        if not isinstance(cond, torch.Tensor):
+            cond = torch.as_tensor(np.asarray(cond, dtype=bool), device=self._device)
+        out = torch.where(cond, a, b)
+        return out if out.dtype == torch.float64 else out.to(torch.float64)
+
+    def maximum(self, a: Any, b: Any) -> torch.Tensor:
+        out = torch.maximum(self._t(a), self._t(b))
+        return out if out.dtype == torch.float64 else out.to(torch.float64)
+
+    def sqrt(self, x: Any) -> torch.Tensor:
+        return torch.sqrt(self._t(x))
+
+    def exp(self, x: Any) -> torch.Tensor:
+        return torch.exp(self._t(x))
+
+    def log(self, x: Any) -> torch.Tensor:
+        return torch.log(self._t(x))
+
+    def log1p(self, x: Any) -> torch.Tensor:
+        return torch.log1p(self._t(x))
+
+    def expm1(self, x: Any) -> torch.Tensor:
+        return torch.expm1(self._t(x))
+
+    def abs(self, x: Any) -> torch.Tensor:
+        return torch.abs(self._t(x))
