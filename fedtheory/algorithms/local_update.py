@@ -1,0 +1,492 @@
+"""LocalUpdate (Algorithms 1–2 of Charles & Konečný, arXiv:2103.05032) as data, and its one driver.
+
+An algorithm here *is* its data (as in AutoLyap): ``LocalUpdate(theta, alpha, gamma, server)``.
+FedAvg, FedProx, Reptile, FOMAML, Lookahead, FedSGD and mini-batch SGD are choices of Θ, α, γ
+(Table 1); FedAvgM is a choice of ``server``. Analysis code reads these fields; it never
+special-cases an algorithm by name.
+
+One round (Algorithm 1, full participation, P known to the server as in Section 4.2):
+
+* every client i runs Algorithm 2 from the broadcast point x: for k = 1..K(Θ),
+  g_k = A_i(x_k − c_i) + α(x_k − x), x_{k+1} = x_k − γ g_k, and sends q^i = Σ_k θ_k g_k;
+* the server forms q = Σ_i p_i q^i and takes one ServerOpt step with the pseudo-gradient q.
+
+Two message paths compute the same q^i for all clients at once (no Python loop over clients):
+
+* ``"stepwise"``: the K local steps literally (the reference; O(K d²) per client per round);
+* ``"spectral"``: g_k = M_i^{k−1} A_i (x − c_i) with M_i = I − γ(A_i + αI), so
+  q^i = V_i diag(q(m_ij) λ_ij) V_iᵀ (x − c_i) = Q_iA_i(x − c_i) (Theorem 1). The matrices
+  B_i = Q_iA_i are built once per run from the stored eigendecompositions, so a round is one batched
+  mat-vec, O(d²) per client whatever K is; K = 10⁶ is exact (log-space closed forms).
+
+Extension points (not implemented yet; a later issue): mini-batch client gradients and client
+sampling (M of n) enter through ``run_local_update(..., clients=...)`` and :func:`_aggregate`;
+server Adam is a new entry of ``_SERVER_RULES`` (its state lives in the ``state`` dict the rules
+thread through); MAML (Theorem 2: on quadratics, LocalUpdate with Θ_{2K+1}) is a new message path.
+
+>>> import numpy as np
+>>> from fedtheory.problems.quadratic import make_quadratic
+>>> from fedtheory.algorithms import Theta, ServerOpt, LocalUpdate, run_local_update
+>>> prob = make_quadratic(4, 3, mu=1.0, L=10.0, seed=0)
+>>> algo = LocalUpdate(Theta.uniform(5), alpha=0.0, gamma=0.05, server=ServerOpt("gd", lr=0.1))
+>>> h = run_local_update(prob, algo, np.zeros(3), rounds=200).to_numpy()
+>>> h.x.shape, int(h.oracle_calls[-1])          # 200 rounds × 4 clients × 5 local steps
+((201, 3), 4000)
+>>> bool(h.dist_surrogate[-1] < 1e-10 < h.dist_empirical[-1])   # converges to x*(α,γ,Θ), not to x*
+True
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from fedtheory.algorithms.theta import Theta, _is_torch, resolve_backend
+
+__all__ = [
+    "SERVER_KINDS",
+    "MESSAGE_PATHS",
+    "ServerOpt",
+    "LocalUpdate",
+    "History",
+    "client_pseudo_gradients",
+    "run_local_update",
+]
+
+SERVER_KINDS = ("gd", "heavy_ball", "nesterov")
+MESSAGE_PATHS = ("spectral", "stepwise")
+
+
+def _finite_float(value: Any, name: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number, got {value!r}") from None
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v}")
+    return v
+
+
+# --------------------------------------------------------------------------------------------
+# the algorithm as data
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ServerOpt:
+    """The server's first-order method on the pseudo-gradient q (Algorithm 1's ServerOpt).
+
+    * ``"gd"``: x_{t+1} = x_t − η q(x_t).
+    * ``"heavy_ball"``: x_{t+1} = x_t − η q(x_t) + β(x_t − x_{t−1}).
+    * ``"nesterov"``: y_t = x_t + β(x_t − x_{t−1}), x_{t+1} = y_t − η q(y_t); the server broadcasts
+      y_t, so the clients compute the pseudo-gradient at y_t.
+
+    η = ``lr`` > 0 and β = ``momentum`` ∈ [0, 1] (0 for ``"gd"``; 1 is allowed because tuned values
+    1 − O(κ^{−1/2}) round to it for huge κ); the momentum buffer starts empty,
+    i.e. x_{−1} = x_0, so the first round of every kind is a plain gradient step.
+
+    >>> ServerOpt("heavy_ball", lr=0.5, momentum=0.25)
+    ServerOpt(kind='heavy_ball', lr=0.5, momentum=0.25)
+    >>> ServerOpt("gd", lr=0.5, momentum=0.1)
+    Traceback (most recent call last):
+    ...
+    ValueError: ServerOpt 'gd' has no momentum (got momentum=0.1); use kind='heavy_ball' or 'nesterov'
+    """
+
+    kind: str
+    lr: float
+    momentum: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in SERVER_KINDS:
+            raise ValueError(f"ServerOpt kind must be one of {SERVER_KINDS}, got {self.kind!r}")
+        lr = _finite_float(self.lr, "ServerOpt lr")
+        if not lr > 0:
+            raise ValueError(f"ServerOpt lr must be > 0, got {lr}")
+        beta = _finite_float(self.momentum, "ServerOpt momentum")
+        if not 0 <= beta <= 1:
+            raise ValueError(f"ServerOpt momentum must lie in [0, 1], got {beta}")
+        if self.kind == "gd" and beta != 0:
+            raise ValueError(f"ServerOpt 'gd' has no momentum (got momentum={beta:g}); use kind='heavy_ball' or 'nesterov'")
+        object.__setattr__(self, "lr", lr)
+        object.__setattr__(self, "momentum", beta)
+
+
+@dataclass(frozen=True)
+class LocalUpdate:
+    """LocalUpdate(Θ, α, γ, ServerOpt) of Algorithms 1–2: the algorithm is this data.
+
+    ``theta``: client weights Θ (a :class:`Theta`, or a sequence converted to one); ``alpha`` ≥ 0:
+    proximal weight of the client's ½α‖x_k − x‖² term; ``gamma`` ≥ 0: client learning rate;
+    ``server``: :class:`ServerOpt`. No step-size hypothesis is imposed here (Theorem 1 holds for all
+    γ); the analytic objects that need Lemma 1's γ < 1/(L + α) check it themselves.
+
+    >>> LocalUpdate.fedavg(K=10, gamma=0.01)           # Appendix A: Θ_{1:K}, server GD with η = γ
+    LocalUpdate(theta=Theta.uniform(10), alpha=0.0, gamma=0.01, server=ServerOpt(kind='gd', lr=0.01, momentum=0.0))
+    >>> LocalUpdate(Theta.uniform(2), alpha=-1.0, gamma=0.1, server=ServerOpt("gd", 1.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: LocalUpdate alpha must be >= 0 (proximal weight), got -1.0
+    """
+
+    theta: Theta
+    alpha: float
+    gamma: float
+    server: ServerOpt
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.theta, Theta):
+            object.__setattr__(self, "theta", Theta(self.theta))
+        alpha = _finite_float(self.alpha, "LocalUpdate alpha")
+        gamma = _finite_float(self.gamma, "LocalUpdate gamma")
+        if alpha < 0:
+            raise ValueError(f"LocalUpdate alpha must be >= 0 (proximal weight), got {alpha}")
+        if gamma < 0:
+            raise ValueError(f"LocalUpdate gamma must be >= 0 (client learning rate), got {gamma}")
+        if not isinstance(self.server, ServerOpt):
+            raise ValueError(f"LocalUpdate server must be a ServerOpt, got {self.server!r}")
+        object.__setattr__(self, "alpha", alpha)
+        object.__setattr__(self, "gamma", gamma)
+
+    @property
+    def K(self) -> int:
+        """K(Θ): local gradient evaluations per client per round.
+
+        >>> LocalUpdate.fedavg(7, 0.01).K
+        7
+        """
+        return self.theta.K
+
+    # Table 1 / Appendix A presets (server gradient descent) ----------------------------------
+    @classmethod
+    def fedavg(cls, K: int, gamma: float, *, server: ServerOpt | None = None) -> "LocalUpdate":
+        """FedAvg / local SGD: Θ_{1:K}, α = 0; by Appendix A the server step is GD with η = γ.
+
+        >>> LocalUpdate.fedavg(3, 0.1, server=ServerOpt("gd", lr=1.0)).server.lr
+        1.0
+        """
+        return cls(Theta.uniform(K), 0.0, gamma, server or ServerOpt("gd", lr=gamma))
+
+    @classmethod
+    def fedprox(cls, K: int, gamma: float, alpha: float, *, server: ServerOpt | None = None) -> "LocalUpdate":
+        """FedProx: Θ_{1:K}, proximal α > 0; server GD with η = γ unless given.
+
+        >>> LocalUpdate.fedprox(3, 0.1, 0.5).alpha
+        0.5
+        """
+        return cls(Theta.uniform(K), alpha, gamma, server or ServerOpt("gd", lr=gamma))
+
+    @classmethod
+    def fomaml(cls, K: int, gamma: float, *, server: ServerOpt) -> "LocalUpdate":
+        """FOMAML: Θ_K (only the K-th local gradient is sent), α = 0.
+
+        >>> LocalUpdate.fomaml(3, 0.1, server=ServerOpt("gd", 1.0)).theta
+        Theta.last(3)
+        """
+        return cls(Theta.last(K), 0.0, gamma, server)
+
+
+# --------------------------------------------------------------------------------------------
+# the federation on a backend
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class _Federation:
+    """A quadratic federation's arrays on one backend/device (converted once per run)."""
+
+    A: Any        # (n, d, d)
+    c: Any        # (n, d)
+    p: Any        # (n,)
+    eigvals: Any  # (n, d)
+    eigvecs: Any  # (n, d, d), A_i = V_i diag(λ_i) V_iᵀ
+    n: int
+    d: int
+
+
+def _prepare(problem: Any, be) -> _Federation:
+    """The federation's arrays on ``be``: from a QuadraticFederation (via its ``on``), from the
+    ``FederationArrays`` that ``on`` returns, or passed through when already prepared."""
+    if isinstance(problem, _Federation):
+        return problem
+    arrays = problem if isinstance(problem, dict) else problem.on(be)
+    conv = be.asarray  # a no-op for arrays already on ``be`` (it keeps the autograd graph)
+    A = conv(arrays["A"])
+    n, d = int(A.shape[0]), int(A.shape[1])
+    return _Federation(A=A, c=conv(arrays["c"]), p=conv(arrays["p"]), eigvals=conv(arrays["eigvals"]),
+                       eigvecs=conv(arrays["eigvecs"]), n=n, d=d)
+
+
+def _matvec(M: Any, v: Any, be) -> Any:
+    """Batched M_i v_i: (n, d, d) × (n, d) → (n, d)."""
+    return be.matmul(M, v[..., None])[..., 0]
+
+
+def _message_operators(F: _Federation, algo: LocalUpdate, be) -> Any:
+    """B_i = Q_iA_i = V_i diag(q(m_ij) λ_ij) V_iᵀ, shape (n, d, d), from the stored spectra.
+
+    q is evaluated at s = γ(λ + α) (not at m = 1 − s) so small steps lose no digits.
+    """
+    s = algo.gamma * (F.eigvals + algo.alpha)
+    w = algo.theta.polynomial_s(s, be) * F.eigvals
+    return be.einsum("nij,nkj->nik", F.eigvecs * w[:, None, :], F.eigvecs)
+
+
+def _stepwise_messages(F: _Federation, x: Any, algo: LocalUpdate, be) -> Any:
+    """Algorithm 2 literally, all clients at once: K local proximal gradient steps, Σ θ_k g_k."""
+    xk = x + 0 * F.c  # (n, d): every client starts at the broadcast point
+    msg = 0 * F.c
+    alpha, gamma = algo.alpha, algo.gamma
+    for theta_k in algo.theta.weights:
+        g = _matvec(F.A, xk - F.c, be) + alpha * (xk - x)
+        if theta_k != 0:
+            msg = msg + float(theta_k) * g
+        xk = xk - gamma * g
+    return msg
+
+
+def _spectral_messages(B: Any, F: _Federation, x: Any, be) -> Any:
+    """q^i = B_i (x − c_i) for all clients: one batched mat-vec."""
+    return _matvec(B, x - F.c, be)
+
+
+def client_pseudo_gradients(problem: Any, x: Any, algo: LocalUpdate, *, path: str = "spectral",
+                            backend: Any = None) -> Any:
+    """Every client's ClientUpdate message (Algorithm 2, full batch) at the broadcast point ``x``: (n, d).
+
+    ``path="stepwise"`` runs the K(Θ) local steps g_k = A_i(x_k − c_i) + α(x_k − x),
+    x_{k+1} = x_k − γ g_k and returns Σ_k θ_k g_k (the reference); ``path="spectral"`` returns
+    Q_iA_i(x − c_i) through A_i's eigendecomposition (Theorem 1), O(d²) per client for any K.
+    ``problem``: a QuadraticFederation, or the arrays its ``on(backend)`` returns. ``backend`` (name or
+    Backend; default: the arrays' backend, else follow ``x``) decides where the computation runs.
+
+    >>> import numpy as np
+    >>> from fedtheory.problems.quadratic import make_quadratic
+    >>> from fedtheory.algorithms import Theta, ServerOpt, LocalUpdate
+    >>> prob = make_quadratic(3, 4, mu=1.0, L=10.0, seed=0)
+    >>> algo = LocalUpdate(Theta([0.5, 0.0, 2.0]), alpha=0.3, gamma=0.07, server=ServerOpt("gd", lr=1.0))
+    >>> x = np.linspace(-1, 1, 4)
+    >>> a = client_pseudo_gradients(prob, x, algo, path="stepwise")
+    >>> b = client_pseudo_gradients(prob, x, algo, path="spectral")
+    >>> a.shape, bool(np.allclose(a, b, rtol=0, atol=1e-13))
+    ((3, 4), True)
+    """
+    if path not in MESSAGE_PATHS:
+        raise ValueError(f"path must be one of {MESSAGE_PATHS}, got {path!r}")
+    if backend is None and isinstance(problem, dict) and "backend" in problem:
+        backend = problem["backend"]
+    be = resolve_backend(backend, like=x)
+    F = _prepare(problem, be)
+    x = be.asarray(x)
+    if path == "stepwise":
+        return _stepwise_messages(F, x, algo, be)
+    return _spectral_messages(_message_operators(F, algo, be), F, x, be)
+
+
+# --------------------------------------------------------------------------------------------
+# server rules: (server, x, state, oracle) -> (x_next, state); oracle(y) = aggregated q at y
+# --------------------------------------------------------------------------------------------
+
+def _gd(server: ServerOpt, x: Any, state: dict, oracle: Callable[[Any], Any]):
+    return x - server.lr * oracle(x), state
+
+
+def _heavy_ball(server: ServerOpt, x: Any, state: dict, oracle: Callable[[Any], Any]):
+    x_next = x - server.lr * oracle(x) + server.momentum * (x - state["x_prev"])
+    return x_next, {"x_prev": x}
+
+
+def _nesterov(server: ServerOpt, x: Any, state: dict, oracle: Callable[[Any], Any]):
+    y = x + server.momentum * (x - state["x_prev"])  # broadcast point of this round
+    return y - server.lr * oracle(y), {"x_prev": x}
+
+
+_SERVER_RULES = {"gd": _gd, "heavy_ball": _heavy_ball, "nesterov": _nesterov}
+
+
+def _aggregate(messages: Any, F: _Federation, be) -> Any:
+    """q_t = Σ_i p_i q_t^i (full participation, P known to the server: Section 4.2).
+
+    Extension point: client sampling (M of n, q_t = (1/M) Σ_{i ∈ I_t} q_t^i) replaces this.
+    """
+    return be.einsum("n,ni->i", F.p, messages)
+
+
+# --------------------------------------------------------------------------------------------
+# history and driver
+# --------------------------------------------------------------------------------------------
+
+_ARRAY_FIELDS = ("x", "dist_surrogate", "dist_empirical", "loss", "grad_norm", "comm_rounds", "oracle_calls",
+                 "x_surrogate_star", "x_star")
+
+
+def _to_numpy(a: Any) -> np.ndarray:
+    if _is_torch(a):
+        return a.detach().cpu().numpy()
+    return np.asarray(a)
+
+
+@dataclass
+class History:
+    """Per-round record of a LocalUpdate run; every per-round array has length rounds + 1 (index 0 = x_0).
+
+    ``x`` (rounds+1, d): server iterates x_t (not Nesterov's look-ahead points y_t);
+    ``dist_surrogate``: ‖x_t − x*(α,γ,Θ)‖, distance to the stationary point of f̃ (its minimizer under
+    Lemma 1's hypothesis; NaN where ∇²f̃ is singular); ``dist_empirical``: ‖x_t − x*‖, x* = argmin f;
+    ``loss``: f(x_t); ``grad_norm``: ‖∇f(x_t)‖; ``comm_rounds``: t; ``oracle_calls``: cumulative local
+    gradient evaluations t·n·K(Θ). ``x_surrogate_star`` and ``x_star`` are the two optima (d,).
+    Arrays are backend arrays (torch tensors on the run's device) until :meth:`to_numpy`.
+    """
+
+    x: Any
+    dist_surrogate: Any
+    dist_empirical: Any
+    loss: Any
+    grad_norm: Any
+    comm_rounds: Any
+    oracle_calls: Any
+    x_surrogate_star: Any
+    x_star: Any
+    algo: LocalUpdate
+    path: str
+    backend: str = "numpy"
+    device: str | None = None
+
+    @property
+    def rounds(self) -> int:
+        """Number of rounds run (``len(x) − 1``)."""
+        return int(self.x.shape[0]) - 1
+
+    def to_numpy(self) -> "History":
+        """A copy with every array as a numpy array (detached and moved to the host).
+
+        >>> import numpy as np
+        >>> from fedtheory.problems.quadratic import make_quadratic
+        >>> from fedtheory.algorithms import Theta, ServerOpt, LocalUpdate, run_local_update
+        >>> prob = make_quadratic(2, 2, mu=1.0, L=2.0, seed=0)
+        >>> h = run_local_update(prob, LocalUpdate.fedavg(2, 0.1), np.zeros(2), 3).to_numpy()
+        >>> type(h.loss).__name__, h.loss.shape, h.comm_rounds.tolist()
+        ('ndarray', (4,), [0, 1, 2, 3])
+        """
+        return dataclasses.replace(self, **{f: _to_numpy(getattr(self, f)) for f in _ARRAY_FIELDS})
+
+
+def _solve_or_nan(be, H: Any, b: Any) -> Any:
+    try:
+        return be.solve(H, b)
+    except (np.linalg.LinAlgError, RuntimeError):
+        return b * float("nan")
+
+
+def _row_norms(D: Any, be) -> Any:
+    return be.sqrt(be.einsum("ti,ti->t", D, D))
+
+
+def _loss_and_grad_norm(F: _Federation, X: Any, be, chunk_elems: int = 1 << 22) -> tuple[Any, Any]:
+    """f(x_t) = Σ_i p_i ½(x_t − c_i)ᵀA_i(x_t − c_i) and ‖Σ_i p_i A_i(x_t − c_i)‖, from the definition
+    (no expanded quadratic form, which would cancel catastrophically near the optimum)."""
+    T = int(X.shape[0])
+    step = max(1, chunk_elems // max(1, F.n * F.d))
+    losses, norms = [], []
+    for start in range(0, T, step):
+        diff = X[start:start + step, None, :] - F.c[None, :, :]          # (t, n, d)
+        Ad = be.einsum("nij,tnj->tni", F.A, diff)
+        losses.append(0.5 * be.einsum("n,tni,tni->t", F.p, diff, Ad))
+        norms.append(_row_norms(be.einsum("n,tni->ti", F.p, Ad), be))
+    if len(losses) == 1:
+        return losses[0], norms[0]
+    return _concat(losses, be), _concat(norms, be)
+
+
+def _concat(parts: list, be) -> Any:
+    if be.name == "numpy":
+        return np.concatenate(parts)
+    import torch
+
+    return torch.cat(parts)
+
+
+def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, path: str = "spectral",
+                     backend: Any = "numpy", device: Any = None, clients: Any = None) -> History:
+    """Run ``rounds`` rounds of LocalUpdate (full participation, full-batch clients) from ``x0``.
+
+    ``problem``: a :class:`~fedtheory.problems.quadratic.QuadraticFederation`; ``path``: ``"spectral"``
+    (O(d²) per client per round for any K) or ``"stepwise"`` (the K local steps literally);
+    ``backend``/``device``: where every array lives for the whole run (``"torch"`` with
+    ``device="cuda"`` keeps tensors on the GPU from start to end; nothing is copied to the host until
+    :meth:`History.to_numpy`). ``clients``: reserved for client sampling (M of n), not implemented.
+
+    >>> import numpy as np
+    >>> from fedtheory.problems.quadratic import make_quadratic
+    >>> from fedtheory.algorithms import Theta, ServerOpt, LocalUpdate, run_local_update
+    >>> prob = make_quadratic(5, 4, mu=1.0, L=10.0, seed=2)
+    >>> algo = LocalUpdate(Theta.uniform(10**6), alpha=0.0, gamma=0.05, server=ServerOpt("gd", lr=0.1))
+    >>> h = run_local_update(prob, algo, np.zeros(4), rounds=5).to_numpy()   # K = 10⁶, exact and instant
+    >>> bool(np.all(np.isfinite(h.x))), int(h.oracle_calls[1])
+    (True, 5000000)
+    """
+    if path not in MESSAGE_PATHS:
+        raise ValueError(f"path must be one of {MESSAGE_PATHS}, got {path!r}")
+    if clients is not None:
+        raise NotImplementedError("client sampling (M of n clients per round) is not implemented yet; "
+                                  "run_local_update uses full participation (clients=None)")
+    if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
+        raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
+    rounds = int(rounds)
+    if not isinstance(algo, LocalUpdate):
+        raise ValueError(f"algo must be a LocalUpdate, got {type(algo).__name__}")
+    from fedtheory.backends import get_backend
+
+    be = get_backend(backend, device=device)
+    F = _prepare(problem, be)
+    x0 = be.asarray(x0)
+    if tuple(x0.shape) != (F.d,):
+        raise ValueError(f"x0 must have shape ({F.d},), got {tuple(x0.shape)}")
+
+    # Operators built once per run: the surrogate's B_i = Q_iA_i (also used by the spectral path).
+    B = _message_operators(F, algo, be)
+    if path == "spectral":
+        def oracle(y: Any) -> Any:
+            return _aggregate(_spectral_messages(B, F, y, be), F, be)
+    else:
+        def oracle(y: Any) -> Any:
+            return _aggregate(_stepwise_messages(F, y, algo, be), F, be)
+
+    rule = _SERVER_RULES[algo.server.kind]
+    state: dict = {"x_prev": x0}  # x_{−1} = x_0: the momentum buffer starts empty
+    xs = [x0]
+    x = x0
+    for _ in range(rounds):
+        x, state = rule(algo.server, x, state, oracle)
+        xs.append(x)
+    X = be.stack(xs)
+
+    H = be.einsum("n,nij->ij", F.p, B)
+    x_tilde = _solve_or_nan(be, H, be.einsum("n,nij,nj->i", F.p, B, F.c))
+    x_star = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, F.A), be.einsum("n,nij,nj->i", F.p, F.A, F.c))
+    loss, grad_norm = _loss_and_grad_norm(F, X, be)
+    t = np.arange(rounds + 1, dtype=np.int64)
+    return History(
+        x=X,
+        dist_surrogate=_row_norms(X - x_tilde, be),
+        dist_empirical=_row_norms(X - x_star, be),
+        loss=loss,
+        grad_norm=grad_norm,
+        comm_rounds=_int_array(t, be),
+        oracle_calls=_int_array(t * F.n * algo.theta.K, be),
+        x_surrogate_star=x_tilde,
+        x_star=x_star,
+        algo=algo,
+        path=path,
+        backend=be.name,
+        device=None if getattr(be, "device", None) is None else str(be.device),
+    )
+
+
+def _int_array(a: np.ndarray, be) -> Any:
+    """Integer counters on the run's backend/device (exact: int64, not the float dtype)."""
+    if be.name == "numpy":
+        return a
+    import torch
+
+    return torch.as_tensor(a, device=be.device)

@@ -1,0 +1,184 @@
+"""Convergence rates of the server iteration on a quadratic: Table 2 and the linear iteration itself.
+
+Charles & Konečný (arXiv:2103.05032), Theorem 3 / Table 2, take the rates of gradient descent with
+no, Nesterov or heavy-ball momentum on a κ-conditioned quadratic from Lessard, Recht & Packard,
+*Analysis and Design of Optimization Algorithms via Integral Quadratic Constraints* (SIAM J. Optim.
+2016), Proposition 1, with that proposition's tuned parameters:
+
+=============  ========================  =============================  ==========================
+momentum       ρ(κ)                      η                              β
+=============  ========================  =============================  ==========================
+``gd``         (κ − 1)/(κ + 1)           2/(L + μ)                      0
+``nesterov``   1 − 2/√(3κ + 1)           4/(3L + μ)                     (√(3κ+1) − 2)/(√(3κ+1) + 2)
+``heavy_ball`` (√κ − 1)/(√κ + 1)         4/(√L + √μ)²                   ((√κ − 1)/(√κ + 1))²
+=============  ========================  =============================  ==========================
+
+On a quadratic with Hessian eigenvalue λ the error in that eigendirection evolves by a fixed linear
+recursion; :func:`iteration_polynomials` runs it and :func:`iteration_spectral_radius` gives its
+exact asymptotic rate, so the table can be checked instead of trusted.
+
+>>> from fedtheory.analysis.rates import table2_rate, tuned_server, iteration_spectral_radius
+>>> round(table2_rate(9.0, "heavy_ball"), 12)
+0.5
+>>> srv = tuned_server("heavy_ball", 1.0, 9.0)
+>>> [round(float(r), 12) for r in iteration_spectral_radius(srv, [1.0, 4.0, 9.0])]
+[0.5, 0.5, 0.5]
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fedtheory.algorithms.local_update import ServerOpt
+
+__all__ = ["MOMENTA", "table2_rate", "tuned_server", "iteration_polynomials", "iteration_spectral_radius",
+           "suboptimality_delta"]
+
+MOMENTA = ("gd", "nesterov", "heavy_ball")
+
+
+def _check_momentum(momentum: str) -> None:
+    if momentum not in MOMENTA:
+        raise ValueError(f"momentum must be one of {MOMENTA}, got {momentum!r}")
+
+
+def _check_kappa(kappa: Any, name: str = "kappa") -> np.ndarray:
+    k = np.asarray(kappa, dtype=np.float64)
+    bad = ~(k >= 1)
+    if bad.any():
+        raise ValueError(f"hypothesis {name} >= 1 violated (a condition number): {name}={k[bad].flat[0]:g}")
+    return k
+
+
+def _out(a: np.ndarray) -> np.ndarray | float:
+    return float(a) if np.ndim(a) == 0 else a
+
+
+def table2_rate(kappa: Any, momentum: str) -> np.ndarray | float:
+    """ρ(κ) of Table 2 (Lessard, Recht & Packard 2016, Prop. 1): the tuned method's linear rate.
+
+    ``momentum``: ``"gd"`` → (κ−1)/(κ+1); ``"nesterov"`` → 1 − 2/√(3κ+1); ``"heavy_ball"`` →
+    (√κ−1)/(√κ+1). Vectorized over κ; κ ≥ 1 required (ValueError naming it).
+
+    >>> table2_rate(3.0, "gd"), table2_rate(1.0, "nesterov"), table2_rate(4.0, "heavy_ball")
+    (0.5, 0.0, 0.3333333333333333)
+    >>> table2_rate(0.5, "gd")
+    Traceback (most recent call last):
+    ...
+    ValueError: hypothesis kappa >= 1 violated (a condition number): kappa=0.5
+    """
+    _check_momentum(momentum)
+    k = _check_kappa(kappa)
+    if momentum == "gd":
+        return _out((k - 1) / (k + 1))
+    if momentum == "nesterov":
+        return _out(1 - 2 / np.sqrt(3 * k + 1))
+    r = np.sqrt(k)
+    return _out((r - 1) / (r + 1))
+
+
+def tuned_server(momentum: str, mu_tilde: float, L_tilde: float) -> ServerOpt:
+    """The ServerOpt with Lessard et al.'s tuned parameters for eigenvalues in [μ̃, L̃] (κ = L̃/μ̃).
+
+    gd: η = 2/(L̃+μ̃); heavy_ball: η = 4/(√L̃+√μ̃)², β = ((√κ−1)/(√κ+1))²;
+    nesterov: η = 4/(3L̃+μ̃), β = (√(3κ+1)−2)/(√(3κ+1)+2).
+
+    >>> tuned_server("gd", 1.0, 3.0)
+    ServerOpt(kind='gd', lr=0.5, momentum=0.0)
+    >>> tuned_server("nesterov", 1.0, 1.0)
+    ServerOpt(kind='nesterov', lr=1.0, momentum=0.0)
+    """
+    _check_momentum(momentum)
+    mu, L = float(mu_tilde), float(L_tilde)
+    if not (0 < mu <= L < np.inf):
+        raise ValueError(f"hypothesis 0 < mu_tilde <= L_tilde < inf violated: mu_tilde={mu:g}, L_tilde={L:g}")
+    k = L / mu
+    if momentum == "gd":
+        return ServerOpt("gd", lr=2 / (L + mu))
+    if momentum == "heavy_ball":
+        r = np.sqrt(k)
+        return ServerOpt("heavy_ball", lr=4 / (np.sqrt(L) + np.sqrt(mu)) ** 2, momentum=((r - 1) / (r + 1)) ** 2)
+    r = np.sqrt(3 * k + 1)
+    return ServerOpt("nesterov", lr=4 / (3 * L + mu), momentum=(r - 2) / (r + 2))
+
+
+def iteration_polynomials(server: ServerOpt, lam: Any, T: int) -> np.ndarray:
+    """P_t(λ), t = 0..T, with e_t = P_t(λ) e_0 for the server iteration on a quadratic (x_{−1} = x_0).
+
+    In an eigendirection of the Hessian with eigenvalue λ, the gradient is λe, so (η = lr, β = momentum):
+    gd: P_{t+1} = (1 − ηλ)P_t; heavy_ball: P_{t+1} = (1 + β − ηλ)P_t − βP_{t−1};
+    nesterov: P_{t+1} = (1 − ηλ)((1 + β)P_t − βP_{t−1}); with P_{−1} = P_0 = 1. Returns shape
+    (T + 1,) + shape(λ).
+
+    >>> from fedtheory.algorithms.local_update import ServerOpt
+    >>> iteration_polynomials(ServerOpt("heavy_ball", lr=0.5, momentum=0.5), 1.0, 3).tolist()
+    [1.0, 0.5, 0.0, -0.25]
+    """
+    if int(T) != T or T < 0:
+        raise ValueError(f"T must be a non-negative integer, got {T!r}")
+    lam = np.asarray(lam, dtype=np.float64)
+    eta, beta = server.lr, server.momentum
+    out = np.empty((int(T) + 1,) + lam.shape)
+    prev = cur = np.ones_like(lam)
+    out[0] = cur
+    for t in range(1, int(T) + 1):
+        if server.kind == "gd":
+            nxt = (1 - eta * lam) * cur
+        elif server.kind == "heavy_ball":
+            nxt = (1 + beta - eta * lam) * cur - beta * prev
+        else:
+            nxt = (1 - eta * lam) * ((1 + beta) * cur - beta * prev)
+        prev, cur = cur, nxt
+        out[t] = cur
+    return out
+
+
+def iteration_spectral_radius(server: ServerOpt, lam: Any) -> np.ndarray:
+    """Per-eigenvalue spectral radius of the server iteration's 1×1 (gd) or 2×2 (momentum) matrix.
+
+    From the closed-form roots of z² − b z + c (heavy_ball: b = 1 + β − ηλ, c = β; nesterov:
+    b = (1 + β)(1 − ηλ), c = β(1 − ηλ)). The discriminant is formed as a product of factors
+    (heavy_ball: ((1−√β)² − ηλ)((1+√β)² − ηλ); nesterov: (1 − ηλ)((1−β)² − (1+β)²ηλ)) so it has no
+    cancellation away from its zeros; when it is ≤ 0 the roots are a conjugate pair (or double) and
+    the radius is √c exactly, never the square root of rounding noise. gd: |1 − ηλ|.
+
+    >>> from fedtheory.algorithms.local_update import ServerOpt
+    >>> iteration_spectral_radius(ServerOpt("gd", lr=0.5), [1.0, 3.0]).tolist()
+    [0.5, 0.5]
+    >>> iteration_spectral_radius(ServerOpt("nesterov", lr=1.0, momentum=0.5), [1.0]).tolist()   # ηλ = 1: z² = 0
+    [0.0]
+    """
+    lam = np.asarray(lam, dtype=np.float64)
+    eta, beta = server.lr, server.momentum
+    h = eta * lam
+    if server.kind == "gd":
+        return np.abs(1 - h)
+    if server.kind == "heavy_ball":
+        sb = np.sqrt(beta)
+        b = 1 + beta - h
+        c = np.full_like(h, beta)
+        disc = ((1 - sb) ** 2 - h) * ((1 + sb) ** 2 - h)
+    else:
+        b = (1 + beta) * (1 - h)
+        c = beta * (1 - h)
+        disc = (1 - h) * ((1 - beta) ** 2 - (1 + beta) ** 2 * h)
+    real = disc > 0
+    radius = np.where(real, (np.abs(b) + np.sqrt(np.where(real, disc, 0.0))) / 2, np.sqrt(np.abs(c)))
+    return radius
+
+
+def suboptimality_delta(kappa0: Any, kappa: Any) -> np.ndarray | float:
+    """Δ = (√κ₀ − √κ)/(√κ₀ + √κ) (eq. 17): the worst-case suboptimality of Theorem 4 (per 8C).
+
+    κ₀ = L/μ is the empirical loss's condition number and κ = κ(α, γ, Θ). Both ≥ 1 (ValueError
+    naming it). For Θ_{1:K} and Θ_K in their lemmas' regimes κ ≤ κ₀, so Δ ∈ [0, 1); a κ > κ₀ gives
+    Δ < 0, which is returned as is.
+
+    >>> suboptimality_delta(9.0, 1.0), suboptimality_delta(4.0, 4.0)
+    (0.5, 0.0)
+    """
+    k0 = _check_kappa(kappa0, "kappa0")
+    k = _check_kappa(kappa)
+    r0, r = np.sqrt(k0), np.sqrt(k)
+    return _out((r0 - r) / (r0 + r))
