@@ -1,0 +1,227 @@
+"""Draw a figure's PNG from its data JSON alone.
+
+The figure JSON (DESIGN.md, "The command line") is the single source of what is plotted: this
+module reads nothing else -- no figure spec, no content file, no library computation -- so anyone
+holding ``<slug>.json`` can redraw ``<slug>.png``. Rendering uses matplotlib's object-oriented API
+on the Agg canvas (never pyplot, so no global state and no display is touched), a fixed dpi and
+no timestamp metadata, so the same JSON gives byte-identical PNGs on the same matplotlib.
+
+>>> import os, tempfile
+>>> doc = {"id": "demo/figure-1", "caption": "", "substitute": None, "params": {},
+...        "panels": [{"title": "t", "xlabel": "x", "ylabel": "y", "xscale": "linear",
+...                    "yscale": "log", "series": [{"label": "a", "type": "line", "params": {},
+...                                                 "x": [1.0, 2.0], "y": [1.0, 10.0]}]}]}
+>>> png = os.path.join(tempfile.mkdtemp(), "figure-1.png")
+>>> render_json(doc, png)
+>>> open(png, "rb").read(8) == b"\\x89PNG\\r\\n\\x1a\\n"
+True
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import textwrap
+from numbers import Real
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SERIES_TYPES = ("line", "scatter", "hist", "bar")
+SCALES = ("linear", "log", "symlog")
+DPI = 100
+PANEL_SIZE = (5.0, 4.0)  # inches per panel: readable at DPI without a huge file
+MAX_COLUMNS = 3
+
+
+# Strict JSON has no inf/nan: the engine writes null (a gap), and the schema also admits these strings.
+NONFINITE = ("nan", "inf", "-inf", "NaN", "Infinity", "-Infinity")
+
+
+def _is_number(v: Any) -> bool:
+    # bools are ints in Python but never plotted values.
+    return v is None or v in NONFINITE or (isinstance(v, Real) and not isinstance(v, bool))
+
+
+def check_series(s: Any, where: str = "series") -> None:
+    """Raise ValueError unless ``s`` is a well-formed series of the figure JSON.
+
+    >>> check_series({"label": "a", "type": "hist", "params": {}, "x": [0, 1, 2], "y": [3, 4]})
+    >>> check_series({"label": "a", "type": "pie", "params": {}, "x": [], "y": []})
+    Traceback (most recent call last):
+    ...
+    ValueError: series: type must be one of ('line', 'scatter', 'hist', 'bar'), got 'pie'
+    """
+    if not isinstance(s, dict):
+        raise ValueError(f"{where}: must be an object, got {type(s).__name__}")
+    missing = [k for k in ("label", "type", "x", "y") if k not in s]
+    if missing:
+        raise ValueError(f"{where}: missing keys {missing}")
+    kind = s["type"]
+    if kind not in SERIES_TYPES:
+        raise ValueError(f"{where}: type must be one of {SERIES_TYPES}, got {kind!r}")
+    x, y = s["x"], s["y"]
+    if not isinstance(x, (list, tuple)) or not isinstance(y, (list, tuple)):
+        raise ValueError(f"{where} {s['label']!r}: x and y must be lists")
+    if kind == "bar":
+        if not all(isinstance(v, str) for v in x):
+            raise ValueError(f"{where} {s['label']!r}: bar x must hold string labels")
+    elif not all(_is_number(v) for v in x):
+        raise ValueError(f"{where} {s['label']!r}: x must hold numbers")
+    if not all(_is_number(v) for v in y):
+        raise ValueError(f"{where} {s['label']!r}: y must hold numbers")
+    if kind == "hist":
+        if len(x) != len(y) + 1:
+            raise ValueError(f"{where} {s['label']!r}: hist needs len(x) (bin edges) == len(y) (counts) + 1, "
+                             f"got {len(x)} and {len(y)}")
+    elif len(x) != len(y):
+        raise ValueError(f"{where} {s['label']!r}: x and y lengths differ ({len(x)} != {len(y)})")
+
+
+def check_document(data: Any) -> None:
+    """Raise ValueError unless ``data`` has the shape :func:`render_json` draws.
+
+    This is the structural check both the engine (before writing) and the renderer (before
+    drawing) apply; the JSON Schema in ``fedtheory.schemas`` is the published contract.
+
+    >>> check_document({"id": "demo/figure-1", "panels": []})
+    Traceback (most recent call last):
+    ...
+    ValueError: figure demo/figure-1: needs at least one panel
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"figure JSON must be an object, got {type(data).__name__}")
+    fid = data.get("id", "?")
+    panels = data.get("panels")
+    if not isinstance(panels, list) or not panels:
+        raise ValueError(f"figure {fid}: needs at least one panel")
+    for i, p in enumerate(panels):
+        if not isinstance(p, dict):
+            raise ValueError(f"figure {fid} panel {i}: must be an object")
+        for axis in ("xscale", "yscale"):
+            if p.get(axis, "linear") not in SCALES:
+                raise ValueError(f"figure {fid} panel {i}: {axis} must be one of {SCALES}, got {p.get(axis)!r}")
+        if not isinstance(p.get("series"), list):
+            raise ValueError(f"figure {fid} panel {i}: 'series' must be a list")
+        for j, s in enumerate(p["series"]):
+            check_series(s, where=f"figure {fid} panel {i} series {j}")
+    sub = data.get("substitute")
+    if sub is not None and not isinstance(sub, str):
+        raise ValueError(f"figure {fid}: substitute must be null or a sentence, got {sub!r}")
+
+
+def _floats(values: list) -> np.ndarray:
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=float)  # float("-inf") works
+
+
+def _draw_bars(ax: Any, bars: list[tuple[dict, str]]) -> None:
+    # Several bar series in one panel share categories and stand side by side.
+    categories: list[str] = []
+    for s, _ in bars:
+        categories.extend(c for c in s["x"] if c not in categories)
+    pos = {c: i for i, c in enumerate(categories)}
+    width = 0.8 / len(bars)
+    for k, (s, color) in enumerate(bars):
+        offset = (k - (len(bars) - 1) / 2) * width
+        xs = np.array([pos[c] for c in s["x"]], dtype=float) + offset
+        ax.bar(xs, _floats(s["y"]), width=width, label=s["label"] or None, color=color)
+    ax.set_xticks(range(len(categories)))
+    ax.set_xticklabels(categories)
+
+
+def _draw_panel(ax: Any, p: dict) -> None:
+    # Scales first: setting a scale resets tick locators, which would drop the bar labels.
+    ax.set_xscale(p.get("xscale", "linear"))
+    ax.set_yscale(p.get("yscale", "linear"))
+    colors = [c["color"] for c in _color_cycle()]
+    bars = []
+    for k, s in enumerate(p["series"]):
+        color = colors[k % len(colors)]
+        label = s["label"] or None
+        if s["type"] == "line":
+            ax.plot(_floats(s["x"]), _floats(s["y"]), label=label, color=color)
+        elif s["type"] == "scatter":
+            ax.scatter(_floats(s["x"]), _floats(s["y"]), label=label, color=color, s=12)
+        elif s["type"] == "hist":
+            counts = _floats(s["y"])
+            # A zero baseline is invisible on a log axis; draw bare steps there instead.
+            baseline = None if p.get("yscale") == "log" else 0.0
+            ax.stairs(counts, _floats(s["x"]), label=label, color=color, baseline=baseline,
+                      fill=baseline is not None, alpha=0.6 if baseline is not None else 1.0)
+        else:
+            bars.append((s, color))
+    if bars:
+        _draw_bars(ax, bars)
+    ax.set_title(p.get("title", ""))
+    ax.set_xlabel(p.get("xlabel", ""))
+    ax.set_ylabel(p.get("ylabel", ""))
+    if any(s["label"] for s in p["series"]):
+        ax.legend(fontsize="small")
+
+
+def _color_cycle() -> list:
+    import matplotlib
+
+    return list(matplotlib.rcParamsDefault["axes.prop_cycle"])
+
+
+def render_json(data: dict, png_path: str | os.PathLike) -> None:
+    """Draw the PNG of a figure from its figure JSON ``data`` alone; write it atomically.
+
+    One subplot per panel (a row, or a grid of up to three columns), the figure id as title, a
+    legend where series are labelled, and -- when ``data["substitute"]`` is a sentence -- a
+    visible note ``Substitute data: ...`` under the plots. ``hist`` series draw ``y`` counts
+    over ``x`` bin edges; ``bar`` series draw ``y`` heights over ``x`` labels, side by side.
+    Raises ValueError when ``data`` is malformed (unknown series type, mismatched lengths).
+
+    >>> import os, tempfile
+    >>> doc = {"id": "demo/figure-2", "substitute": "synthetic Gaussian data stands in for CIFAR-10.",
+    ...        "panels": [{"title": "", "xlabel": "", "ylabel": "", "xscale": "linear",
+    ...                    "yscale": "linear", "series": [{"label": "", "type": "bar", "params": {},
+    ...                                                    "x": ["a", "b"], "y": [1, 2]}]}]}
+    >>> png = os.path.join(tempfile.mkdtemp(), "f.png")
+    >>> render_json(doc, png); os.path.getsize(png) > 0
+    True
+    """
+    check_document(data)
+    # Imported here so that importing fedtheory.plotting stays cheap and never picks a backend.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    panels = data["panels"]
+    ncols = min(len(panels), MAX_COLUMNS)
+    nrows = math.ceil(len(panels) / ncols)
+    width, height = PANEL_SIZE[0] * ncols, PANEL_SIZE[1] * nrows
+    note = None
+    if data.get("substitute"):
+        wrap = max(40, int(width * 14))  # ~14 characters per inch at the note's font size
+        note = textwrap.fill("Substitute data: " + data["substitute"], wrap)
+    note_in = 0.0 if note is None else 0.25 + 0.18 * note.count("\n")
+    height += note_in
+
+    fig = MplFigure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    bottom = note_in / height
+    fig.get_layout_engine().set(rect=(0.0, bottom, 1.0, 1.0 - bottom))
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax, p in zip(axes, panels):
+        _draw_panel(ax, p)
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle(str(data.get("id", "")))
+    if note is not None:
+        fig.text(0.01, bottom / 2, note, ha="left", va="center", fontsize=9, style="italic", color="#8b0000")
+
+    png_path = Path(png_path)
+    png_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{png_path.name}.", suffix=".tmp", dir=png_path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            # No "Software" entry and no timestamp: the bytes depend on the JSON only.
+            fig.savefig(fh, format="png", dpi=DPI, metadata={"Software": None})
+        os.replace(tmp, png_path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
