@@ -1,0 +1,150 @@
+"""pytest plugin (entry point ``pytest11``): every claim in ``paper_checks/`` and ``verify/`` is a test.
+
+``pytest paper_checks verify`` collects each claim of each content file (``*.py`` directly inside a
+directory named ``paper_checks`` or ``verify``, not ``_*`` nor ``test_*``) as one item named by
+the claim id. An item passes exactly when the claim's status equals its ``expect``, is skipped
+when the claim is ``skipped`` (missing optional capability), and fails otherwise with the status,
+measured values and notes. It runs the claim through :func:`fedtheory.claims.runner.run_claim`,
+the same function as ``fedtheory check`` (same seeds, same counterexample store).
+
+Options: ``--fedtheory-tier fast|full`` (default fast; full-tier claims are deselected under fast)
+and ``--fedtheory-seed N`` (default 0). Works in any repository with fedtheory installed.
+
+>>> ClaimFailed("demo/lemma-1: expected verified, got refuted").args[0]
+'demo/lemma-1: expected verified, got refuted'
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fedtheory.content import CLAIM_DIRS, is_content_file
+
+
+class ClaimFailed(Exception):
+    """A claim whose status differs from its ``expect`` (the message is the readable report)."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("fedtheory", "fedtheory claims")
+    group.addoption("--fedtheory-tier", choices=("fast", "full"), default="fast",
+                    help="claim tier: fast (default) or full (fast and full claims)")
+    group.addoption("--fedtheory-seed", type=int, default=0, help="global seed of the claims (default 0)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "fedtheory_claim: a fedtheory claim collected from a content file")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    # Installed plugins run in every pytest session; stay quiet in repositories without claims.
+    if not any((config.rootpath / d).is_dir() for d in CLAIM_DIRS):
+        return None
+    return (f"fedtheory: tier={config.getoption('fedtheory_tier')} seed={config.getoption('fedtheory_seed')} "
+            f"(claims from {', '.join(f'{d}/' for d in CLAIM_DIRS)})")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    if is_content_file(file_path):
+        return ClaimFile.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector):
+    # A content file named on the command line (or matching python_files) would otherwise also be
+    # imported as a test module; ClaimFile already covers it.
+    if is_content_file(module_path):
+        return _NotATestModule.from_parent(parent, path=module_path)
+    return None
+
+
+class _NotATestModule(pytest.File):
+    def collect(self):
+        return []
+
+
+class ClaimFile(pytest.File):
+    """A content file: loaded by path (as ``fedtheory check`` does), one item per claim it defines."""
+
+    def collect(self):
+        from fedtheory.content import UsageError, load_module, module_claims
+
+        try:
+            claims = module_claims(load_module(self.path))
+        except UsageError as exc:
+            raise self.CollectError(str(exc)) from exc
+        for c in claims:
+            c.source = str(Path(self.path).resolve())
+            item = ClaimItem.from_parent(self, name=c.id, claim=c)
+            item.add_marker(pytest.mark.fedtheory_claim)
+            yield item
+
+
+class ClaimItem(pytest.Item):
+    """One claim as a test."""
+
+    def __init__(self, *, claim, **kw) -> None:
+        super().__init__(**kw)
+        self.claim = claim
+        self.record: dict | None = None
+
+    def runtest(self) -> None:
+        from fedtheory.claims.runner import run_claim
+
+        config = self.config
+        record = run_claim(self.claim, seed=config.getoption("fedtheory_seed"), tier=config.getoption("fedtheory_tier"))
+        self.record = record
+        self.user_properties.append(("fedtheory_status", record["status"]))
+        if record["status"] == "skipped" and record["passed"]:
+            reason = f"{self.claim.id}: {record['evidence']['notes']}"
+            try:  # report the skip at the content file, not at this plugin
+                raise pytest.skip.Exception(reason, _use_item_location=True)
+            except TypeError:  # older pytest without the keyword
+                pytest.skip(reason)
+        if not record["passed"]:
+            raise ClaimFailed(failure_message(record))
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, ClaimFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self):
+        code = getattr(self.claim.check, "__code__", None)
+        line = code.co_firstlineno - 1 if code is not None and Path(code.co_filename) == Path(self.path) else 0
+        return self.path, line, f"{self.claim.id} [{self.claim.ref}] expect {self.claim.expect}"
+
+
+def failure_message(record: dict) -> str:
+    """The readable failure of a claim record: expected vs got, measured values, counterexample, notes.
+
+    >>> print(failure_message({"id": "a/lemma-1", "ref": "Lemma 1", "expect": "verified", "status": "refuted",
+    ...                        "evidence": {"measured": {"worst_ratio": 1.5}, "counterexample": None, "notes": "n"}}))
+    a/lemma-1 (Lemma 1): expected verified, got refuted
+      measured: {"worst_ratio": 1.5}
+      notes: n
+    """
+    evidence = record.get("evidence", {})
+    lines = [f"{record['id']} ({record.get('ref', '')}): expected {record['expect']}, got {record['status']}",
+             f"  measured: {json.dumps(evidence.get('measured', {}), default=str)}"]
+    if evidence.get("counterexample") is not None:
+        text = json.dumps(evidence["counterexample"], default=str)
+        lines.append(f"  counterexample: {text if len(text) < 500 else text[:497] + '...'}")
+    notes = (evidence.get("notes") or "").rstrip()
+    if notes:
+        lines.append("  notes: " + notes.replace("\n", "\n    "))
+    return "\n".join(lines)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    if config.getoption("fedtheory_tier") == "full":
+        return
+    keep, drop = [], []
+    for item in items:
+        (drop if isinstance(item, ClaimItem) and item.claim.tier == "full" else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

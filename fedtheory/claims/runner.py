@@ -1,0 +1,360 @@
+"""The claim runner: run claims (locally, in processes or on Dask), replay counterexamples, report.
+
+One claim runs through :func:`run_claim` (the CLI and the pytest plugin share it):
+
+1. a missing ``requires`` gives ``skipped`` with the reason;
+2. a stored counterexample (``<dir of the content file>/counterexamples/<claim id>.json``) is replayed
+   first when the claim has a ``replay``; if it still refutes, that is the result;
+3. otherwise the full check runs; a refutation with a counterexample is stored atomically;
+4. any exception gives ``error`` with the end of the traceback in the notes (never ``verified``).
+
+A claim *passes* when its status equals its ``expect``, or it is ``skipped`` for a missing
+requirement. The claim's seed is ``derive_seed(seed, claim.id)``: it does not depend on the
+number of workers or the order claims run in.
+
+>>> from fedtheory.claims.core import claim
+>>> @claim(id="demo/lemma-1", ref="Lemma 1", title="2 > 1", statement="$2 > 1$", kind="numeric")
+... def lemma_1(ctx):
+...     return ctx.decide(2 > 1, measured={"lhs": 2, "rhs": 1})
+>>> report = run_claims([lemma_1], progress=False)
+>>> report.records[0]["status"], report.exit_code
+('verified', 0)
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from fedtheory.claims.core import STATUSES, CheckContext, Claim, Evidence, derive_seed
+from fedtheory.content import UsageError, check_tier, in_tier, load_module, module_claims, select  # noqa: F401
+from fedtheory.environment import environment, missing_requirements
+from fedtheory.sweep import check_scheduler, check_workers, map_grid, write_json_atomic
+
+TRACEBACK_LINES = 12
+
+# Claims handed to run_claims, by (source, id): inline runs use these objects rather than reloading.
+_LOCAL: dict[tuple[str | None, str], Claim] = {}
+
+
+def counterexample_path(claim: Claim) -> Path | None:
+    """Where ``claim``'s counterexample is stored: ``<dir of claim.source>/counterexamples/<id>.json``.
+
+    >>> from fedtheory.claims.core import Claim
+    >>> c = Claim(id="demo/lemma-1/part", ref="r", title="t", statement="s", kind="numeric",
+    ...           check=lambda ctx: None, source="/repo/paper_checks/demo.py")
+    >>> counterexample_path(c).as_posix()
+    '/repo/paper_checks/counterexamples/demo/lemma-1/part.json'
+    """
+    if not claim.source:
+        return None
+    return Path(claim.source).parent / "counterexamples" / f"{claim.id}.json"
+
+
+def _error(seed: int, exc: BaseException, what: str) -> Evidence:
+    lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip().splitlines()
+    return Evidence(status="error", seed=seed, notes=f"{what} raised:\n" + "\n".join(lines[-TRACEBACK_LINES:]))
+
+
+def _plain(obj: Any) -> Any:
+    """JSON-plain copy of evidence data (str() for what JSON cannot hold, e.g. sympy objects)."""
+    return json.loads(json.dumps(obj, default=str))
+
+
+def _run_evidence(claim: Claim, seed: int, tier: str, backend: str, device: str | None,
+                  store_counterexamples: bool) -> tuple[Evidence, list[str]]:
+    """The claim's evidence and its missing requirements (the steps of the module docstring)."""
+    missing = missing_requirements(claim.requires)
+    if missing:
+        return Evidence(status="skipped", seed=seed, notes="missing requirement: " + "; ".join(missing)), missing
+
+    def context() -> CheckContext:
+        return CheckContext(seed=seed, tier=tier, backend=backend, device=device)
+
+    path = counterexample_path(claim)
+    prelude = ""
+    if path is not None and path.exists():
+        if claim.replay is None:
+            prelude = f"stored counterexample {path} not replayed (the claim has no replay); ran the full check. "
+        else:
+            try:
+                stored = json.loads(path.read_text(encoding="utf-8"))
+                start = time.perf_counter()
+                evidence = claim.replay(stored["counterexample"], context())
+                if not isinstance(evidence, Evidence):
+                    raise TypeError(f"replay of {claim.id} returned {type(evidence).__name__}, not Evidence")
+                evidence.seconds = time.perf_counter() - start
+            except Exception as exc:
+                return _error(seed, exc, f"replay of stored counterexample {path}"), []
+            if evidence.status == "refuted":
+                evidence.counterexample = stored["counterexample"]
+                evidence.seed = seed if evidence.seed is None else evidence.seed
+                evidence.notes = f"replayed stored counterexample {path}. " + evidence.notes
+                return evidence, []
+            prelude = (f"stored counterexample {path} no longer refutes (replay: {evidence.status}); "
+                       f"ran the full check. ")
+    try:
+        evidence = claim.run(context())
+    except Exception as exc:
+        return _error(seed, exc, "check"), []
+    if evidence.status == "refuted" and evidence.counterexample is not None and path is not None \
+            and (claim.expect == "refuted" or store_counterexamples):
+        try:
+            write_json_atomic(path, _plain({"id": claim.id, "seed": evidence.seed, "counterexample": evidence.counterexample,
+                                            "measured": evidence.measured, "notes": evidence.notes}), indent=1)
+            prelude += f"stored counterexample {path}. "
+        except OSError as exc:
+            prelude += f"could not store counterexample at {path} ({exc}). "
+    evidence.notes = prelude + evidence.notes
+    return evidence, []
+
+
+def run_claim(claim: Claim, *, seed: int = 0, tier: str = "fast", backend: str = "numpy", device: str | None = None,
+              store_counterexamples: bool = True) -> dict:
+    """Run one claim; return its record (metadata, status, evidence, seconds, passed).
+
+    ``seed`` is the run's seed; the claim's own is ``derive_seed(seed, claim.id)``. Counterexamples of
+    claims expected ``refuted`` are always stored; others only with ``store_counterexamples``.
+
+    >>> from fedtheory.claims.core import claim
+    >>> crash = claim(id="demo/lemma-2", ref="Lemma 2", title="t", statement="s", kind="numeric")(lambda ctx: 1 / 0)
+    >>> r = run_claim(crash)
+    >>> r["status"], r["passed"], r["evidence"]["notes"].splitlines()[-1]
+    ('error', False, 'ZeroDivisionError: division by zero')
+    """
+    check_tier(tier)
+    claim_seed = derive_seed(seed, claim.id)
+    start = time.perf_counter()
+    evidence, missing = _run_evidence(claim, claim_seed, tier, backend, device, store_counterexamples)
+    seconds = time.perf_counter() - start
+    evidence_json = _plain(evidence.to_json())
+    status = evidence.status
+    record = claim.metadata()
+    record.update(
+        status=status,
+        evidence=evidence_json,
+        seconds=seconds,
+        passed=status == claim.expect or (status == "skipped" and bool(missing)),
+        missing_requirements=missing,
+        source=claim.source,
+    )
+    return record
+
+
+def _executor(parent_pid: int) -> dict:
+    """Where this unit of work runs: a Dask worker's address, or this process's id."""
+    if "distributed" in sys.modules:
+        try:
+            from distributed import get_worker
+
+            return {"kind": "dask", "worker": get_worker().address}
+        except (ImportError, ValueError):
+            pass
+    pid = os.getpid()
+    return {"kind": "local" if pid == parent_pid else "process", "worker": f"pid:{pid}"}
+
+
+def run_unit(unit: dict) -> dict:
+    """Run one unit of work ``{source, id, seed, tier, backend, device, store_counterexamples, parent_pid}``.
+
+    The claim is found by id in its content file, loaded by path (so a worker process reloads the
+    file; claims are never pickled). Module-level so that process pools and Dask can ship it.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "demo.py"
+    >>> _ = f.write_text('''
+    ... from fedtheory.claims.core import claim
+    ... @claim(id="demo/lemma-3", ref="Lemma 3", title="t", statement="s", kind="numeric")
+    ... def lemma_3(ctx):
+    ...     return ctx.verified(measured={"draw": float(ctx.rng.uniform())})
+    ... ''')
+    >>> unit = dict(source=str(f), id="demo/lemma-3", seed=0, tier="fast", backend="numpy", device=None,
+    ...             store_counterexamples=False, parent_pid=os.getpid())
+    >>> r = run_unit(unit)
+    >>> r["status"], r["executor"]["kind"], r["evidence"]["seed"] == derive_seed(0, "demo/lemma-3")
+    ('verified', 'local', True)
+    """
+    claim = _LOCAL.get((unit["source"], unit["id"]))
+    if claim is None:
+        if not unit["source"]:
+            raise RuntimeError(f"claim {unit['id']} has no source file, so it cannot run in another process")
+        matches = [c for c in module_claims(load_module(unit["source"])) if c.id == unit["id"]]
+        if not matches:
+            raise RuntimeError(f"claim {unit['id']} not found in {unit['source']}")
+        claim = matches[0]
+        claim.source = unit["source"]
+    record = run_claim(claim, seed=unit["seed"], tier=unit["tier"], backend=unit["backend"], device=unit["device"],
+                       store_counterexamples=unit["store_counterexamples"])
+    record["executor"] = _executor(unit["parent_pid"])
+    return record
+
+
+class Report:
+    """The records of one run, its summary and environment; JSON in the DESIGN.md format, a rich table.
+
+    >>> r = Report([{"id": "a/lemma-1", "status": "verified", "expect": "verified", "passed": True, "seconds": 0.5}],
+    ...            environment={}, seconds=0.5)
+    >>> r.summary["verified"], r.summary["passed"], r.exit_code
+    (1, True, 0)
+    """
+
+    def __init__(self, records: list[dict], environment: dict, seconds: float) -> None:
+        self.records = records
+        self.environment = environment
+        counts = {status: 0 for status in STATUSES}
+        for record in records:
+            counts[record["status"]] += 1
+        self.summary = {
+            **counts,
+            "total": len(records),
+            "seconds": seconds,
+            "passed": all(r["passed"] for r in records),
+            "failed": [r["id"] for r in records if not r["passed"]],
+        }
+
+    @property
+    def passed(self) -> bool:
+        return self.summary["passed"]
+
+    @property
+    def exit_code(self) -> int:
+        """0 exactly when every claim passed.
+
+        >>> Report([{"id": "a/b-1", "status": "error", "passed": False}], environment={}, seconds=0.0).exit_code
+        1
+        """
+        return 0 if self.passed else 1
+
+    def to_json(self) -> dict:
+        """``{"claims": [...], "summary": {...}, "environment": {...}}`` (check.schema.json).
+
+        >>> sorted(Report([], environment={}, seconds=0.0).to_json())
+        ['claims', 'environment', 'summary']
+        """
+        return {"claims": self.records, "summary": self.summary, "environment": self.environment}
+
+    def render_table(self, console: Any = None) -> None:
+        """Print the table (claim, expect, status, key measured value, seconds), then skips and failures.
+
+        >>> from rich.console import Console
+        >>> record = {"id": "a/lemma-1", "expect": "verified", "status": "skipped", "passed": True, "seconds": 0.0,
+        ...           "evidence": {"measured": {}, "notes": "missing requirement: cuda: no CUDA device"}}
+        >>> import io
+        >>> console = Console(record=True, width=100, file=io.StringIO())
+        >>> Report([record], environment={}, seconds=0.0).render_table(console)
+        >>> "a/lemma-1: missing requirement: cuda" in console.export_text()
+        True
+        """
+        from rich.console import Console
+        from rich.table import Table
+        from rich.text import Text
+
+        console = console or Console()
+        table = Table(title="fedtheory check", show_lines=False)
+        for name, kw in (("claim", {}), ("expect", {}), ("status", {}), ("measured", {"overflow": "fold"}),
+                         ("s", {"justify": "right"})):
+            table.add_column(name, **kw)
+        for r in self.records:
+            style = "green" if r["passed"] else "red"
+            if r["status"] == "skipped" and r["passed"]:
+                style = "yellow"
+            table.add_row(Text(r["id"]), r["expect"], Text(r["status"], style=style),
+                          Text(key_measured(r.get("evidence", {}).get("measured", {}))), f"{r['seconds']:.2f}")
+        console.print(table)
+        skips = [r for r in self.records if r["status"] == "skipped"]
+        if skips:
+            console.print("[yellow]skipped:[/]")
+            for r in skips:
+                console.print(f"  {r['id']}: {r['evidence']['notes']}", markup=False, highlight=False)
+        failures = [r for r in self.records if not r["passed"]]
+        if failures:
+            console.print("[red]failed:[/]")
+            for r in failures:
+                notes = (r.get("evidence", {}).get("notes") or "").strip().splitlines()
+                last = notes[-1] if notes else ""
+                console.print(f"  {r['id']}: expected {r['expect']}, got {r['status']}. {last}", markup=False, highlight=False)
+        s = self.summary
+        parts = ", ".join(f"{s[k]} {k}" for k in STATUSES if s[k])
+        verdict = "[green]PASSED[/]" if self.passed else "[red]FAILED[/]"
+        console.print(f"{verdict}: {s['total']} claims ({parts or 'none'}) in {s['seconds']:.1f}s", highlight=False)
+
+
+def key_measured(measured: dict, width: int = 40) -> str:
+    """The one measured value shown in the table: a ratio/slope-like key if present, else the first.
+
+    >>> key_measured({"n": 3, "worst_ratio": 0.123456789})
+    'worst_ratio=0.1235'
+    """
+    if not measured:
+        return ""
+    preferred = [k for k in measured if any(w in k for w in ("ratio", "slope", "worst", "gap", "error", "residual"))]
+    key = (preferred or list(measured))[0]
+    value = measured[key]
+    text = f"{value:.4g}" if isinstance(value, float) else str(value)
+    text = f"{key}={text}"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def run_claims(claims: list[Claim], *, tier: str = "fast", seed: int = 0, workers: int = 1, scheduler: Any = None,
+               progress: bool = True, backend: str = "numpy", device: str | None = None,
+               store_counterexamples: bool = True) -> Report:
+    """Run the claims of ``tier`` (``fast``: fast claims; ``full``: fast and full) and report.
+
+    Work goes through :func:`fedtheory.sweep.map_grid`: one unit per claim, ``(source, id, seed, tier)``;
+    with ``workers > 1`` or a ``scheduler`` each worker reloads the claim's content file by path.
+
+    >>> from fedtheory.claims.core import claim
+    >>> slow = claim(id="demo/lemma-9", ref="Lemma 9", title="t", statement="s", kind="numeric",
+    ...              tier="full")(lambda ctx: ctx.verified())
+    >>> len(run_claims([slow], progress=False).records), len(run_claims([slow], tier="full", progress=False).records)
+    (0, 1)
+    """
+    check_tier(tier)
+    check_workers(workers)
+    if isinstance(scheduler, str):
+        check_scheduler(scheduler)
+    chosen = [c for c in claims if in_tier(c.tier, tier)]
+    remote = workers > 1 or scheduler is not None
+    if remote:
+        sourceless = [c.id for c in chosen if not c.source]
+        if sourceless:
+            raise UsageError(f"claims without a content file cannot run in workers: {', '.join(sourceless)}")
+    units = [dict(source=c.source, id=c.id, seed=seed, tier=tier, backend=backend, device=device,
+                  store_counterexamples=store_counterexamples, parent_pid=os.getpid()) for c in chosen]
+    start = time.perf_counter()
+    bar, stop = _progress_bar(progress, len(units))
+    keys = [(c.source, c.id) for c in chosen]
+    if not remote:
+        _LOCAL.update(dict(zip(keys, chosen)))
+    try:
+        records = map_grid(run_unit, units, workers=workers, scheduler=scheduler, progress=bar)
+    finally:
+        stop()
+        for k in keys:
+            _LOCAL.pop(k, None)
+    return Report(records, environment(seed, backend, device), time.perf_counter() - start)
+
+
+def _progress_bar(progress: bool, total: int):
+    """(callback(index, record), stop) showing a rich bar on a terminal."""
+    if not progress or total == 0:
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        return None, lambda: None
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console, transient=True)
+    task = bar.add_task("claims", total=total)
+    bar.start()
+
+    def advance(index: int, record: dict) -> None:
+        bar.update(task, advance=1, description=f"{record['id']}: {record['status']}")
+
+    return advance, bar.stop

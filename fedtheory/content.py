@@ -1,0 +1,373 @@
+"""Finding and loading content files (``paper_checks/``, ``verify/``, ``figures/``) by path.
+
+Content files import the library; the library never imports them as package modules. They are
+loaded with :mod:`importlib` from their path, under a module name derived from the resolved path
+(so two ``localupdate.py`` in different directories never collide), once per process.
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "demo.py").write_text('''
+... from fedtheory.claims.core import claim
+... @claim(id="demo/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric")
+... def lemma_1(ctx):
+...     return ctx.verified()
+... ''')
+>>> [c.id for c in load_claims([str(d)])]
+['demo/lemma-1']
+>>> try:
+...     select([], paper="nosuch")
+... except UsageError as e:
+...     print(e)
+unknown paper 'nosuch' (known: none)
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import importlib.util
+import re
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterable
+
+CLAIM_DIRS = ("paper_checks", "verify")
+FIGURE_DIRS = ("figures",)
+TIERS = ("fast", "full")
+# Module names of loaded content files start with this, so a claim imported from another content
+# file can be told apart from one its own file defines.
+MODULE_PREFIX = "_fedtheory_content_"
+
+_MODULES: dict[Path, ModuleType] = {}
+
+
+class UsageError(Exception):
+    """Bad user input (unknown key, missing path, malformed option): the CLI prints one line and exits 2.
+
+    >>> str(UsageError("unknown tier 'warp' (choose fast or full)"))
+    "unknown tier 'warp' (choose fast or full)"
+    """
+
+
+class ContentError(UsageError):
+    """A content file could not be loaded (syntax error, failing import, duplicate claim id)."""
+
+
+def discover(paths: list[str] | None, default_dirs: tuple[str, ...]) -> list[Path]:
+    """Content files to load: the given paths, or the ``default_dirs`` that exist under the cwd.
+
+    A file is taken as is (it must end in ``.py``); a directory gives its ``*.py`` files (not
+    recursively: ``counterexamples/`` and other subdirectories are ignored) except those starting
+    with ``_`` or ``test_`` and ``conftest.py``, sorted. A path that does not exist is a :class:`UsageError`.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("b.py", "a.py", "_helpers.py", "test_a.py", "conftest.py", "notes.txt"):
+    ...     _ = (d / name).write_text("")
+    >>> [p.name for p in discover([str(d)], ())]
+    ['a.py', 'b.py']
+    >>> try:
+    ...     discover(["no/such/dir"], ())
+    ... except UsageError as e:
+    ...     print(e)
+    path does not exist: no/such/dir
+    """
+    if paths:
+        candidates = [Path(p) for p in paths]
+        for p in candidates:
+            if not p.exists():
+                raise UsageError(f"path does not exist: {p}")
+    else:
+        candidates = [Path.cwd() / d for d in default_dirs if (Path.cwd() / d).is_dir()]
+    found: list[Path] = []
+    seen: set[Path] = set()
+    for p in candidates:
+        if p.is_dir():
+            files = sorted(f for f in p.glob("*.py") if f.is_file() and _is_content_name(f.name))
+        elif p.suffix == ".py":
+            files = [p]
+        else:
+            raise UsageError(f"not a Python content file: {p}")
+        for f in files:
+            resolved = f.resolve()
+            if resolved not in seen:
+                seen.add(resolved)
+                found.append(resolved)
+    return found
+
+
+def _is_content_name(name: str) -> bool:
+    # conftest.py belongs to pytest, which imports it itself.
+    return name.endswith(".py") and not name.startswith(("_", "test_")) and name != "conftest.py"
+
+
+def is_content_file(path: Path | str) -> bool:
+    """True for a ``*.py`` file (not ``_*``, ``test_*``, ``conftest.py``) directly inside ``paper_checks/`` or ``verify/``.
+
+    >>> is_content_file("repo/paper_checks/localupdate.py"), is_content_file("repo/verify/_util.py")
+    (True, False)
+    """
+    path = Path(path)
+    return path.parent.name in CLAIM_DIRS and _is_content_name(path.name)
+
+
+def module_name(path: Path | str) -> str:
+    """The module name a content file is loaded under: stable for one resolved path, unique across paths.
+
+    >>> module_name("/x/paper_checks/localupdate.py").startswith("_fedtheory_content_localupdate_")
+    True
+    """
+    resolved = Path(path).resolve()
+    stem = re.sub(r"\W", "_", resolved.stem)
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
+    return f"{MODULE_PREFIX}{stem}_{digest}"
+
+
+def load_module(path: Path | str) -> ModuleType:
+    """Load a content file by path (cached per process); a failure is a one-line :class:`ContentError`.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "m.py"
+    >>> _ = f.write_text("X = 41 + 1")
+    >>> load_module(f).X, load_module(f) is load_module(str(f))
+    (42, True)
+    """
+    resolved = Path(path).resolve()
+    cached = _MODULES.get(resolved)
+    if cached is not None:
+        return cached
+    if not resolved.is_file():
+        raise UsageError(f"path does not exist: {path}")
+    name = module_name(resolved)
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:
+        raise ContentError(f"cannot load {resolved}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    # Registered before exec: dataclasses and pickling look modules up in sys.modules.
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise ContentError(f"cannot load {resolved}: {_where(exc, resolved)}{type(exc).__name__}: {exc}") from exc
+    _MODULES[resolved] = module
+    return module
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """``line N: `` of the deepest frame inside the content file, so the one-line error points at it."""
+    line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if Path(frame.filename) == path:
+            line = frame.lineno
+    return f"line {line}: " if line else ""
+
+
+def _values(module: ModuleType, kind: type) -> list[Any]:
+    """Instances of ``kind`` among the module's globals, also one level inside lists, tuples and dicts."""
+    out: list[Any] = []
+    seen: set[int] = set()
+    for name, value in list(vars(module).items()):
+        if name.startswith("__"):
+            continue
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            if isinstance(item, kind) and id(item) not in seen:
+                seen.add(id(item))
+                out.append(item)
+    return out
+
+
+def _defined_elsewhere(obj: Any, fn: Any, module: ModuleType) -> bool:
+    """True when ``obj`` was imported from another content file (its function lives there)."""
+    owner = getattr(fn, "__module__", "") or ""
+    return owner.startswith(MODULE_PREFIX) and owner != module.__name__
+
+
+def module_claims(module: ModuleType) -> list:
+    """Claims a loaded content module defines (claims it imported from another content file excluded).
+
+    >>> import types
+    >>> module_claims(types.ModuleType("empty"))
+    []
+    """
+    from fedtheory.claims.core import Claim
+
+    return [c for c in _values(module, Claim) if not _defined_elsewhere(c, c.check, module)]
+
+
+def module_figures(module: ModuleType) -> list:
+    """Figures a loaded content module defines (see :func:`module_claims`).
+
+    >>> import types
+    >>> module_figures(types.ModuleType("empty"))
+    []
+    """
+    from fedtheory.plotting.spec import Figure
+
+    return [f for f in _values(module, Figure) if not _defined_elsewhere(f, f.fn, module)]
+
+
+def _load(paths: list[str] | None, default_dirs: tuple[str, ...], collect, what: str) -> list:
+    files = discover(paths, default_dirs)
+    if not files:
+        where = ", ".join(f"{d}/" for d in default_dirs)
+        raise UsageError(f"no content files found (looked for {where} under {Path.cwd()}; or give paths)")
+    out: list = []
+    by_id: dict[str, Any] = {}
+    for path in files:
+        for obj in collect(load_module(path)):
+            if obj.id in by_id:
+                if by_id[obj.id] is obj:
+                    continue
+                raise ContentError(f"duplicate {what} id {obj.id!r}: in {by_id[obj.id].source} and {path}")
+            obj.source = str(path)
+            by_id[obj.id] = obj
+            out.append(obj)
+    return out
+
+
+def load_claims(paths: list[str] | None = None) -> list:
+    """Every :class:`~fedtheory.claims.core.Claim` in the content files, with ``.source`` set to its file.
+
+    Default paths: ``paper_checks/`` and ``verify/`` under the cwd. Duplicate ids are a :class:`UsageError`.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "two.py").write_text('''
+    ... from fedtheory.claims.core import claim
+    ... CLAIMS = [claim(id=f"demo/lemma-{i}", ref=f"Lemma {i}", title="t", statement="s", kind="numeric")(
+    ...     lambda ctx: ctx.verified()) for i in (1, 2)]
+    ... ''')
+    >>> [(c.id, pathlib.Path(c.source).name) for c in load_claims([str(d / "two.py")])]
+    [('demo/lemma-1', 'two.py'), ('demo/lemma-2', 'two.py')]
+    """
+    return _load(paths, CLAIM_DIRS, module_claims, "claim")
+
+
+def load_figures(paths: list[str] | None = None) -> list:
+    """Every :class:`~fedtheory.plotting.spec.Figure` in the content files (default ``figures/``), ``.source`` set.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "figs.py").write_text('''
+    ... from fedtheory.plotting.spec import figure
+    ... @figure(id="demo/figure-1", caption="c")
+    ... def figure_1(ctx):
+    ...     return {"params": {}, "panels": []}
+    ... ''')
+    >>> [f.id for f in load_figures([str(d)])]
+    ['demo/figure-1']
+    """
+    return _load(paths, FIGURE_DIRS, module_figures, "figure")
+
+
+def load_inventory(path: Path | str) -> dict | None:
+    """The content file's ``INVENTORY`` (paper label -> claim ids or a reason), or None when it has none.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "inv.py"
+    >>> _ = f.write_text('INVENTORY = {"Lemma 1": "pending"}')
+    >>> load_inventory(f)
+    {'Lemma 1': 'pending'}
+    """
+    inventory = getattr(load_module(path), "INVENTORY", None)
+    return dict(inventory) if inventory is not None else None
+
+
+def check_tier(tier: str) -> str:
+    """``tier`` if it is ``fast`` or ``full``, else a :class:`UsageError`.
+
+    >>> try:
+    ...     check_tier("warp")
+    ... except UsageError as e:
+    ...     print(e)
+    unknown tier 'warp' (choose fast or full)
+    """
+    if tier not in TIERS:
+        raise UsageError(f"unknown tier {tier!r} (choose fast or full)")
+    return tier
+
+
+def in_tier(item_tier: str, tier: str) -> bool:
+    """Whether an item of ``item_tier`` runs under ``tier`` (``full`` runs fast and full).
+
+    >>> in_tier("full", "fast"), in_tier("fast", "full")
+    (False, True)
+    """
+    return tier == "full" or item_tier == "fast"
+
+
+def _known(keys: Iterable[str], limit: int = 12) -> str:
+    keys = sorted(set(keys))
+    if not keys:
+        return "none"
+    shown = ", ".join(keys[:limit])
+    return shown + (f", ... ({len(keys)} in all)" if len(keys) > limit else "")
+
+
+def _by_paper(items: list, paper: str | None) -> list:
+    if paper is None:
+        return list(items)
+    papers = {i.paper for i in items}
+    if paper not in papers:
+        raise UsageError(f"unknown paper {paper!r} (known: {_known(papers)})")
+    return [i for i in items if i.paper == paper]
+
+
+def select(claims: list, *, paper: str | None = None, claim_glob: str | None = None, tier: str = "fast") -> list:
+    """The claims a run selects: of ``paper``, with ids matching ``claim_glob``, in ``tier``.
+
+    Unknown paper or tier, and a glob matching nothing, are :class:`UsageError`.
+
+    >>> from fedtheory.claims.core import claim
+    >>> make = lambda i, t: claim(id=i, ref="r", title="t", statement="s", kind="numeric", tier=t)(lambda c: None)
+    >>> cs = [make("a/lemma-1", "fast"), make("a/lemma-2", "full"), make("b/theorem-1", "fast")]
+    >>> [c.id for c in select(cs, paper="a", tier="full")]
+    ['a/lemma-1', 'a/lemma-2']
+    >>> [c.id for c in select(cs, claim_glob="*/lemma-*")]
+    ['a/lemma-1']
+    >>> try:
+    ...     select(cs, paper="c")
+    ... except UsageError as e:
+    ...     print(e)
+    unknown paper 'c' (known: a, b)
+    """
+    check_tier(tier)
+    chosen = _by_paper(claims, paper)
+    if claim_glob is not None:
+        chosen = [c for c in chosen if fnmatch.fnmatchcase(c.id, claim_glob)]
+        if not chosen:
+            raise UsageError(f"no claim matches {claim_glob!r}" + (f" in paper {paper!r}" if paper else ""))
+        in_run = [c for c in chosen if in_tier(c.tier, tier)]
+        if not in_run:
+            raise UsageError(f"{claim_glob!r} matches only full-tier claims; add --tier full")
+        return in_run
+    return [c for c in chosen if in_tier(c.tier, tier)]
+
+
+def select_figures(figures: list, paper: str | None = None, figure_id: str | None = None, tier: str = "fast") -> list:
+    """The figures a run selects: of ``paper``, the one with ``figure_id`` (a full id), in ``tier``.
+
+    >>> from fedtheory.plotting.spec import figure
+    >>> figs = [figure(id="a/figure-1", caption="c")(lambda ctx: None),
+    ...         figure(id="a/figure-2", caption="c", tier="full")(lambda ctx: None)]
+    >>> [f.id for f in select_figures(figs)]
+    ['a/figure-1']
+    >>> try:
+    ...     select_figures(figs, figure_id="a/figure-9")
+    ... except UsageError as e:
+    ...     print(e)
+    unknown figure 'a/figure-9' (known: a/figure-1, a/figure-2)
+    """
+    check_tier(tier)
+    chosen = _by_paper(figures, paper)
+    if figure_id is not None:
+        match = [f for f in chosen if f.id == figure_id]
+        if not match:
+            raise UsageError(f"unknown figure {figure_id!r} (known: {_known(f.id for f in chosen)})")
+        if not in_tier(match[0].tier, tier):
+            raise UsageError(f"figure {figure_id!r} is full tier; add --tier full")
+        return match
+    return [f for f in chosen if in_tier(f.tier, tier)]

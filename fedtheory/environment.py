@@ -1,0 +1,120 @@
+"""What a run ran on (for reports) and which optional capabilities (``requires``) are available.
+
+Versions come from package metadata, so recording them imports nothing heavy. Capabilities are
+probed lazily, one at a time: asking whether ``dask`` is there does not import torch.
+``FEDTHEORY_DISABLE=torch,cuda`` makes capabilities count as missing (to rehearse a machine
+without them).
+
+>>> env = environment(seed=0)
+>>> env["seed"], env["backend"], sorted(env["packages"])[:3]
+(0, 'numpy', ['PEPit', 'cvxpy', 'dask'])
+>>> missing_requirements(["nosuchcapability"])
+['nosuchcapability: unknown capability (known: cuda, dask, torch)']
+"""
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.util
+import os
+import platform
+
+# Report key -> distribution name.
+PACKAGES = {
+    "numpy": "numpy", "scipy": "scipy", "sympy": "sympy", "mpmath": "mpmath", "cvxpy": "cvxpy",
+    "PEPit": "PEPit", "matplotlib": "matplotlib", "scikit-learn": "scikit-learn", "rich": "rich",
+    "torch": "torch", "dask": "dask", "fedtheory": "fedtheory",
+}
+CAPABILITIES = ("torch", "cuda", "dask")
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def environment(seed: int, backend: str = "numpy", device: str | None = None) -> dict:
+    """The run's environment: python, platform, package versions (None when absent), backend, device, seed.
+
+    >>> env = environment(7, backend="torch", device="cpu")
+    >>> (env["seed"], env["backend"], env["device"], env["packages"]["fedtheory"])
+    (7, 'torch', 'cpu', '0.1.0')
+    """
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": {key: _version(dist) for key, dist in PACKAGES.items()},
+        "backend": backend,
+        "device": device,
+        "seed": seed,
+    }
+
+
+def _disabled() -> set[str]:
+    return {s.strip() for s in os.environ.get("FEDTHEORY_DISABLE", "").split(",") if s.strip()}
+
+
+@functools.lru_cache(maxsize=None)
+def _probe(name: str) -> tuple[bool, str]:
+    """(available, reason when not) for one capability; cached because probing cuda imports torch."""
+    if name == "torch":
+        if importlib.util.find_spec("torch") is None:
+            return False, "torch is not installed (pip install 'fedtheory[torch]')"
+        return True, ""
+    if name == "cuda":
+        ok, why = _probe("torch")
+        if not ok:
+            return False, f"no CUDA: {why}"
+        try:
+            import torch
+        except Exception as exc:  # a broken torch install is "no CUDA", not a crash
+            return False, f"no CUDA: torch failed to import ({type(exc).__name__}: {exc})"
+        if not torch.cuda.is_available():
+            return False, "no CUDA device (torch.cuda.is_available() is False)"
+        return True, ""
+    if name == "dask":
+        if importlib.util.find_spec("distributed") is None:
+            return False, "dask.distributed is not installed (pip install 'fedtheory[dask]')"
+        return True, ""
+    return False, f"unknown capability (known: {', '.join(sorted(CAPABILITIES))})"
+
+
+def has(name: str) -> bool:
+    """Whether one capability is available here.
+
+    >>> has("nosuchcapability")
+    False
+    """
+    return name not in _disabled() and _probe(name)[0]
+
+
+def capabilities() -> dict[str, bool]:
+    """Every known capability and whether it is available (probes cuda, hence imports torch if present).
+
+    >>> sorted(capabilities())
+    ['cuda', 'dask', 'torch']
+    """
+    return {name: has(name) for name in CAPABILITIES}
+
+
+def missing_requirements(requires) -> list[str]:
+    """One ``"<name>: <reason>"`` line per requirement not available here (unknown names count as missing).
+
+    >>> missing_requirements([])
+    []
+    >>> os.environ["FEDTHEORY_DISABLE"] = "dask"
+    >>> missing_requirements(["dask"])
+    ['dask: disabled by FEDTHEORY_DISABLE']
+    >>> del os.environ["FEDTHEORY_DISABLE"]
+    """
+    out = []
+    for name in requires:
+        if name in _disabled():
+            out.append(f"{name}: disabled by FEDTHEORY_DISABLE")
+            continue
+        ok, why = _probe(name)
+        if not ok:
+            out.append(f"{name}: {why}")
+    return out

@@ -1,0 +1,129 @@
+"""The pytest plugin: claims in paper_checks/ and verify/ are tests named by claim id."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from fedtheory.claims.core import derive_seed
+
+CLAIMS = '''
+from pathlib import Path
+from fedtheory.claims.core import claim
+
+HERE = Path(__file__).parent
+with open(HERE / "imports.log", "a") as fh:  # each import of this file leaves a line
+    fh.write(__name__ + "\\n")
+
+@claim(id="demo/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric")
+def lemma_1(ctx):
+    (HERE / "seed.log").write_text(str(ctx.seed))
+    return ctx.verified(measured={"ratio": 0.5})
+
+@claim(id="demo/lemma-2", ref="Lemma 2", title="t", statement="s", kind="numeric")
+def lemma_2(ctx):
+    return ctx.refuted(measured={"worst_ratio": 3.25}, counterexample={"n": 2}, notes="step 4 of the proof fails")
+
+@claim(id="demo/lemma-3", ref="Lemma 3", title="t", statement="s", kind="numeric", requires=("nosuchcapability",))
+def lemma_3(ctx):
+    return ctx.verified()
+
+@claim(id="demo/lemma-4", ref="Lemma 4", title="t", statement="s", kind="numeric", tier="full")
+def lemma_4(ctx):
+    return ctx.verified()
+
+@claim(id="demo/theorem-1", ref="Theorem 1", title="t", statement="s", kind="numeric", expect="refuted")
+def theorem_1(ctx):
+    return ctx.refuted(counterexample={"x": 1.0})
+
+@claim(id="demo/theorem-2", ref="Theorem 2", title="t", statement="s", kind="numeric")
+def theorem_2(ctx):
+    raise ValueError("hypothesis mu <= L violated: mu=2, L=1")
+
+def test_not_a_test():
+    raise AssertionError("content files are not test modules")
+'''
+
+VERIFY = '''
+from fedtheory.claims.core import claim
+
+@claim(id="verify/zoo/rate", ref="-", title="t", statement="s", kind="simulation")
+def rate(ctx):
+    return ctx.verified()
+'''
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "paper_checks").mkdir()
+    (tmp_path / "paper_checks" / "demo.py").write_text(CLAIMS)
+    (tmp_path / "paper_checks" / "_helpers.py").write_text("raise RuntimeError('not content')\n")
+    (tmp_path / "verify").mkdir()
+    (tmp_path / "verify" / "zoo.py").write_text(VERIFY)
+    (tmp_path / "verify" / "test_plain.py").write_text("def test_plain():\n    assert True\n")
+    (tmp_path / "other").mkdir()  # not a content directory: ignored by the plugin
+    (tmp_path / "other" / "stray.py").write_text(VERIFY.replace("verify/zoo/rate", "other/lemma-1"))
+    return tmp_path
+
+
+def run_pytest(repo: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-v", *args],
+                          cwd=repo, capture_output=True, text=True, timeout=120)
+    outcomes = {m.group(1): m.group(2) for m in re.finditer(r"^\S+::(\S+) (PASSED|FAILED|SKIPPED|ERROR)", proc.stdout, re.M)}
+    return proc, outcomes
+
+
+def test_claims_are_tests_named_by_id(repo):
+    proc, outcomes = run_pytest(repo, "paper_checks", "verify", "other")
+    assert outcomes == {
+        "demo/lemma-1": "PASSED",
+        "demo/lemma-2": "FAILED",
+        "demo/lemma-3": "SKIPPED",
+        "demo/theorem-1": "PASSED",
+        "demo/theorem-2": "FAILED",
+        "verify/zoo/rate": "PASSED",
+        "test_plain": "PASSED",
+    }, proc.stdout
+    assert proc.returncode == 1
+    assert "1 deselected" in proc.stdout  # the full-tier claim under the fast tier
+    # Readable failure: status, measured values, counterexample, notes; no plugin traceback.
+    assert "demo/lemma-2 (Lemma 2): expected verified, got refuted" in proc.stdout
+    assert '"worst_ratio": 3.25' in proc.stdout and "step 4 of the proof fails" in proc.stdout
+    assert "ValueError: hypothesis mu <= L violated" in proc.stdout
+    assert "nosuchcapability" in proc.stdout
+    assert (repo / "paper_checks" / "seed.log").read_text() == str(derive_seed(0, "demo/lemma-1"))
+    # Same store as `fedtheory check`: the counterexample of the claim expected refuted is kept.
+    stored = json.loads((repo / "paper_checks" / "counterexamples" / "demo" / "theorem-1.json").read_text())
+    assert stored["counterexample"] == {"x": 1.0}
+    assert len((repo / "paper_checks" / "imports.log").read_text().splitlines()) == 1
+
+
+def test_full_tier_and_seed_options(repo):
+    proc, outcomes = run_pytest(repo, "paper_checks", "--fedtheory-tier", "full", "--fedtheory-seed", "5",
+                                "-k", "lemma-1 or lemma-4")
+    assert outcomes == {"demo/lemma-1": "PASSED", "demo/lemma-4": "PASSED"}, proc.stdout
+    assert proc.returncode == 0
+    assert (repo / "paper_checks" / "seed.log").read_text() == str(derive_seed(5, "demo/lemma-1"))
+    assert "fedtheory: tier=full seed=5" in proc.stdout
+
+
+def test_content_file_named_explicitly_is_not_imported_as_a_test_module(repo):
+    proc, outcomes = run_pytest(repo, "paper_checks/demo.py::demo/lemma-1", "paper_checks/demo.py")
+    assert "test_not_a_test" not in outcomes and "content files are not test modules" not in proc.stdout
+    assert outcomes["demo/lemma-1"] == "PASSED"
+    assert len((repo / "paper_checks" / "imports.log").read_text().splitlines()) == 1
+
+
+def test_broken_content_file_is_a_collection_error(repo):
+    (repo / "verify" / "broken.py").write_text(textwrap.dedent('''
+        from fedtheory.claims.core import claim
+        import nosuchmodule_xyz
+    '''))
+    proc, _ = run_pytest(repo, "verify")
+    assert proc.returncode != 0
+    assert "cannot load" in proc.stdout and "nosuchmodule_xyz" in proc.stdout
