@@ -1,0 +1,17 @@
+"""Every paper's inventory lists every numbered label of the paper, each covered by claims or a reason."""
+from pathlib import Path
+
+import pytest
+
+from fedtheory.claims.inventory import inventory_problems
+
+PAPER_FILES = sorted((Path(__file__).resolve().parents[1] / "paper_checks").glob("[!_]*.py"))
+
+
+def test_there_are_paper_files():
+    assert PAPER_FILES, "paper_checks/ holds no paper file"
+
+
+@pytest.mark.parametrize("path", PAPER_FILES, ids=lambda p: p.stem)
+def test_inventory_is_complete(path):
+    assert inventory_problems(path) == []
