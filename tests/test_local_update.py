@@ -45,7 +45,7 @@ THETAS = [Theta.uniform(1), Theta.uniform(9), Theta.last(9), Theta([0.3, 0.0, 1.
 
 def test_server_opt_and_local_update_validate():
     with pytest.raises(ValueError, match="kind must be one of"):
-        ServerOpt("adam", lr=0.1)
+        ServerOpt("adagrad", lr=0.1)
     with pytest.raises(ValueError, match="lr must be > 0"):
         ServerOpt("gd", lr=0.0)
     with pytest.raises(ValueError, match=r"momentum must lie in \[0, 1\]"):
@@ -129,8 +129,8 @@ def test_unknown_path_and_sampling_are_rejected(problem):
     algo = LocalUpdate.fedavg(2, 0.01)
     with pytest.raises(ValueError, match="path must be one of"):
         client_pseudo_gradients(problem, np.zeros(problem.d), algo, path="fast")
-    with pytest.raises(NotImplementedError, match="client sampling"):
-        run_local_update(problem, algo, np.zeros(problem.d), 3, clients=[0, 1])
+    with pytest.raises(ValueError, match="client_sampling must be one of"):
+        run_local_update(problem, algo, np.zeros(problem.d), 3, clients_per_round=2, client_sampling="round-robin")
     with pytest.raises(ValueError, match="x0 must have shape"):
         run_local_update(problem, algo, np.zeros(problem.d + 1), 3)
 

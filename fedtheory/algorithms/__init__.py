@@ -9,8 +9,10 @@ SGD, Reptile and FOMAML: an algorithm is the data ``LocalUpdate(Θ, α, γ, Serv
 4
 """
 from fedtheory.algorithms.local_update import (
+    CLIENT_SAMPLING,
     MESSAGE_PATHS,
     SERVER_KINDS,
+    ClientSampler,
     History,
     LocalUpdate,
     ServerOpt,
@@ -28,4 +30,6 @@ __all__ = [
     "run_local_update",
     "SERVER_KINDS",
     "MESSAGE_PATHS",
+    "CLIENT_SAMPLING",
+    "ClientSampler",
 ]

@@ -19,10 +19,13 @@ Two message paths compute the same q^i for all clients at once (no Python loop o
   B_i = Q_iA_i are built once per run from the stored eigendecompositions, so a round is one batched
   mat-vec, O(d²) per client whatever K is; K = 10⁶ is exact (log-space closed forms).
 
-Extension points (not implemented yet; a later issue): mini-batch client gradients and client
-sampling (M of n) enter through ``run_local_update(..., clients=...)`` and :func:`_aggregate`;
-server Adam is a new entry of ``_SERVER_RULES`` (its state lives in the ``state`` dict the rules
-thread through); MAML (Theorem 2: on quadratics, LocalUpdate with Θ_{2K+1}) is a new message path.
+Beyond the full-batch quadratic case, :func:`run_local_update` runs on any
+:class:`~fedtheory.problems.finite_sum.FiniteSumFederation` (least squares, logistic regression, ...)
+with mini-batches of size B drawn without replacement from each client's samples (Algorithm 2's
+S_k), samples M clients per round (Algorithm 1's I_t: i.i.d. from P, or uniformly without
+replacement with weights n·p_i/M, both unbiased for Σ p_i q^i), and ServerOpt may be Adam
+(FedAdam). All randomness comes from one ``seed`` and is drawn on the host, so numpy and torch runs
+of the same seed see the same batches and clients.
 
 >>> import numpy as np
 >>> from fedtheory.problems.quadratic import make_quadratic
@@ -55,7 +58,8 @@ __all__ = [
     "run_local_update",
 ]
 
-SERVER_KINDS = ("gd", "heavy_ball", "nesterov")
+SERVER_KINDS = ("gd", "heavy_ball", "nesterov", "adam")
+CLIENT_SAMPLING = ("with_replacement", "without_replacement")
 MESSAGE_PATHS = ("spectral", "stepwise")
 
 
@@ -82,12 +86,18 @@ class ServerOpt:
     * ``"nesterov"``: y_t = x_t + β(x_t − x_{t−1}), x_{t+1} = y_t − η q(y_t); the server broadcasts
       y_t, so the clients compute the pseudo-gradient at y_t.
 
+    * ``"adam"`` (Kingma & Ba 2014; FedAdam of Reddi et al. 2020): m_t = β₁m_{t−1} + (1−β₁)q,
+      v_t = β₂v_{t−1} + (1−β₂)q², x_{t+1} = x_t − η m̂_t/(√v̂_t + ε) with bias-corrected m̂, v̂;
+      β₁ = ``momentum`` (default 0.9 for Adam), β₂ = ``beta2``, ε = ``eps``.
+
     η = ``lr`` > 0 and β = ``momentum`` ∈ [0, 1] (0 for ``"gd"``; 1 is allowed because tuned values
     1 − O(κ^{−1/2}) round to it for huge κ); the momentum buffer starts empty,
     i.e. x_{−1} = x_0, so the first round of every kind is a plain gradient step.
 
     >>> ServerOpt("heavy_ball", lr=0.5, momentum=0.25)
     ServerOpt(kind='heavy_ball', lr=0.5, momentum=0.25)
+    >>> ServerOpt("adam", lr=0.1)
+    ServerOpt(kind='adam', lr=0.1, momentum=0.9, beta2=0.999, eps=1e-08)
     >>> ServerOpt("gd", lr=0.5, momentum=0.1)
     Traceback (most recent call last):
     ...
@@ -96,7 +106,9 @@ class ServerOpt:
 
     kind: str
     lr: float
-    momentum: float = 0.0
+    momentum: float | None = None
+    beta2: float = 0.999
+    eps: float = 1e-8
 
     def __post_init__(self) -> None:
         if self.kind not in SERVER_KINDS:
@@ -104,13 +116,28 @@ class ServerOpt:
         lr = _finite_float(self.lr, "ServerOpt lr")
         if not lr > 0:
             raise ValueError(f"ServerOpt lr must be > 0, got {lr}")
+        if self.momentum is None:
+            object.__setattr__(self, "momentum", 0.9 if self.kind == "adam" else 0.0)
         beta = _finite_float(self.momentum, "ServerOpt momentum")
+        if self.kind == "adam":
+            beta2 = _finite_float(self.beta2, "ServerOpt beta2")
+            eps = _finite_float(self.eps, "ServerOpt eps")
+            if not (0 <= beta < 1 and 0 <= beta2 < 1):
+                raise ValueError(f"ServerOpt 'adam' needs 0 <= momentum (beta1) < 1 and 0 <= beta2 < 1, got {beta}, {beta2}")
+            if not eps > 0:
+                raise ValueError(f"ServerOpt 'adam' needs eps > 0, got {eps}")
+            object.__setattr__(self, "beta2", beta2)
+            object.__setattr__(self, "eps", eps)
         if not 0 <= beta <= 1:
             raise ValueError(f"ServerOpt momentum must lie in [0, 1], got {beta}")
         if self.kind == "gd" and beta != 0:
             raise ValueError(f"ServerOpt 'gd' has no momentum (got momentum={beta:g}); use kind='heavy_ball' or 'nesterov'")
         object.__setattr__(self, "lr", lr)
         object.__setattr__(self, "momentum", beta)
+
+    def __repr__(self) -> str:
+        extra = f", beta2={self.beta2!r}, eps={self.eps!r}" if self.kind == "adam" else ""
+        return f"ServerOpt(kind={self.kind!r}, lr={self.lr!r}, momentum={self.momentum!r}{extra})"
 
 
 @dataclass(frozen=True)
@@ -301,15 +328,59 @@ def _nesterov(server: ServerOpt, x: Any, state: dict, oracle: Callable[[Any], An
     return y - server.lr * oracle(y), {"x_prev": x}
 
 
-_SERVER_RULES = {"gd": _gd, "heavy_ball": _heavy_ball, "nesterov": _nesterov}
+def _adam(server: ServerOpt, x: Any, state: dict, oracle: Callable[[Any], Any]):
+    q = oracle(x)
+    b1, b2 = server.momentum, server.beta2
+    t = state.get("t", 0) + 1
+    m = b1 * state.get("m", 0 * q) + (1 - b1) * q
+    v = b2 * state.get("v", 0 * q) + (1 - b2) * q * q
+    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+    return x - server.lr * m_hat / (v_hat ** 0.5 + server.eps), {"x_prev": x, "m": m, "v": v, "t": t}
+
+
+_SERVER_RULES = {"gd": _gd, "heavy_ball": _heavy_ball, "nesterov": _nesterov, "adam": _adam}
 
 
 def _aggregate(messages: Any, F: _Federation, be) -> Any:
-    """q_t = Σ_i p_i q_t^i (full participation, P known to the server: Section 4.2).
-
-    Extension point: client sampling (M of n, q_t = (1/M) Σ_{i ∈ I_t} q_t^i) replaces this.
-    """
+    """q_t = Σ_i p_i q_t^i (full participation, P known to the server: Section 4.2)."""
     return be.einsum("n,ni->i", F.p, messages)
+
+
+@dataclass(frozen=True)
+class ClientSampler:
+    """Algorithm 1's I_t: M clients per round and the weights that make q_t unbiased for Σ p_i q^i.
+
+    ``"with_replacement"``: i.i.d. draws from P, q_t = (1/M) Σ_{i∈I_t} q^i (the paper's Algorithm 1);
+    ``"without_replacement"``: M distinct clients uniformly, q_t = Σ_{i∈I_t} (n p_i/M) q^i (the
+    paper's experiments sample without replacement within a round). ``M=None``: every client, weights p.
+
+    >>> s = ClientSampler(M=2, scheme="without_replacement")
+    >>> idx, w = s.draw(np.random.default_rng(0), np.array([0.5, 0.25, 0.25]))
+    >>> len(set(idx.tolist())), float(w.sum() * 0 + len(w))
+    (2, 2.0)
+    """
+
+    M: int | None = None
+    scheme: str = "with_replacement"
+
+    def __post_init__(self) -> None:
+        if self.scheme not in CLIENT_SAMPLING:
+            raise ValueError(f"client_sampling must be one of {CLIENT_SAMPLING}, got {self.scheme!r}")
+        if self.M is not None and (isinstance(self.M, bool) or int(self.M) != self.M or self.M < 1):
+            raise ValueError(f"clients_per_round M must be a positive integer, got {self.M!r}")
+
+    def draw(self, rng: np.random.Generator, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(client indices, aggregation weights) for one round."""
+        n = p.shape[0]
+        if self.M is None:
+            return np.arange(n), p
+        M = int(self.M)
+        if self.scheme == "with_replacement":
+            return rng.choice(n, size=M, replace=True, p=p / p.sum()), np.full(M, 1.0 / M)
+        if M > n:
+            raise ValueError(f"clients_per_round M={M} exceeds the n={n} clients (sampling without replacement)")
+        idx = rng.choice(n, size=M, replace=False)
+        return idx, p[idx] * (n / M)
 
 
 # --------------------------------------------------------------------------------------------
@@ -406,15 +477,44 @@ def _concat(parts: list, be) -> Any:
     return torch.cat(parts)
 
 
-def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, path: str = "spectral",
-                     backend: Any = "numpy", device: Any = None, clients: Any = None) -> History:
-    """Run ``rounds`` rounds of LocalUpdate (full participation, full-batch clients) from ``x0``.
+def _is_finite_sum(problem: Any) -> bool:
+    from fedtheory.problems.finite_sum import FiniteSumFederation
 
-    ``problem``: a :class:`~fedtheory.problems.quadratic.QuadraticFederation`; ``path``: ``"spectral"``
-    (O(d²) per client per round for any K) or ``"stepwise"`` (the K local steps literally);
+    return isinstance(problem, FiniteSumFederation) or (isinstance(problem, dict) and "mask" in problem)
+
+
+def _finite_sum_messages(arrays: dict, x: Any, algo: LocalUpdate, clients: np.ndarray, batches: Any, be) -> Any:
+    """Algorithm 2 on a finite-sum federation, the sampled clients at once: (M, d).
+
+    ``batches``: None (full local loss) or an int array (K, M, B) of each step's mini-batch S_k.
+    """
+    problem = arrays["problem"]
+    X = x + 0 * be.zeros((len(clients), int(x.shape[0])))
+    msg = 0 * X
+    for k, theta_k in enumerate(algo.theta.weights):
+        g = problem.batched_grads(arrays, X, None if batches is None else batches[k], clients=clients)
+        g = g + algo.alpha * (X - x)
+        if theta_k != 0:
+            msg = msg + float(theta_k) * g
+        X = X - algo.gamma * g
+    return msg
+
+
+def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, path: str = "spectral",
+                     backend: Any = "numpy", device: Any = None, batch_size: int | None = None,
+                     clients_per_round: int | None = None, client_sampling: str = "with_replacement",
+                     seed: Any = None) -> History:
+    """Run ``rounds`` rounds of LocalUpdate (Algorithms 1–2) from ``x0``.
+
+    ``problem``: a :class:`~fedtheory.problems.quadratic.QuadraticFederation` (full-batch clients;
+    ``path="spectral"``, O(d²) per client per round for any K, or ``"stepwise"``, the K local steps
+    literally) or a :class:`~fedtheory.problems.finite_sum.FiniteSumFederation` (local steps run
+    literally; ``batch_size`` B draws each step's mini-batch S_k without replacement, ``None`` = full
+    local loss). ``clients_per_round`` M with ``client_sampling`` (see :class:`ClientSampler`) samples
+    I_t each round; ``None`` = every client, weights p. ``seed`` (int or Generator) drives every draw.
     ``backend``/``device``: where every array lives for the whole run (``"torch"`` with
     ``device="cuda"`` keeps tensors on the GPU from start to end; nothing is copied to the host until
-    :meth:`History.to_numpy`). ``clients``: reserved for client sampling (M of n), not implemented.
+    :meth:`History.to_numpy`).
 
     >>> import numpy as np
     >>> from fedtheory.problems.quadratic import make_quadratic
@@ -424,33 +524,77 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
     >>> h = run_local_update(prob, algo, np.zeros(4), rounds=5).to_numpy()   # K = 10⁶, exact and instant
     >>> bool(np.all(np.isfinite(h.x))), int(h.oracle_calls[1])
     (True, 5000000)
+    >>> from fedtheory.problems.finite_sum import LogisticFederation
+    >>> fed = LogisticFederation.random(n=6, m=40, d=3, seed=0)
+    >>> h = run_local_update(fed, LocalUpdate.fedavg(5, 0.1), np.zeros(3), 50, batch_size=8,
+    ...                      clients_per_round=3, seed=1).to_numpy()
+    >>> bool(h.loss[-1] < h.loss[0]), int(h.oracle_calls[-1])          # 50 rounds × 3 clients × 5 steps
+    (True, 750)
     """
     if path not in MESSAGE_PATHS:
         raise ValueError(f"path must be one of {MESSAGE_PATHS}, got {path!r}")
-    if clients is not None:
-        raise NotImplementedError("client sampling (M of n clients per round) is not implemented yet; "
-                                  "run_local_update uses full participation (clients=None)")
     if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
         raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
     rounds = int(rounds)
     if not isinstance(algo, LocalUpdate):
         raise ValueError(f"algo must be a LocalUpdate, got {type(algo).__name__}")
+    sampler = ClientSampler(clients_per_round, client_sampling)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     from fedtheory.backends import get_backend
 
     be = get_backend(backend, device=device)
-    F = _prepare(problem, be)
-    x0 = be.asarray(x0)
-    if tuple(x0.shape) != (F.d,):
-        raise ValueError(f"x0 must have shape ({F.d},), got {tuple(x0.shape)}")
+    finite_sum = _is_finite_sum(problem)
+    if finite_sum:
+        arrays = problem if isinstance(problem, dict) else problem.on(be)
+        fs = arrays["problem"]
+        n, d = fs.n, fs.d
+        p_host = np.asarray(fs.p, dtype=np.float64)
+        if batch_size is not None:
+            from fedtheory.problems.finite_sum import sample_batches
 
-    # Operators built once per run: the surrogate's B_i = Q_iA_i (also used by the spectral path).
-    B = _message_operators(F, algo, be)
-    if path == "spectral":
-        def oracle(y: Any) -> Any:
-            return _aggregate(_spectral_messages(B, F, y, be), F, be)
+            sample_batches(rng, fs.counts, int(batch_size))  # validates B against min m_i (this draw is discarded)
+            rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     else:
+        if batch_size is not None:
+            raise ValueError("batch_size needs clients that hold samples: a QuadraticFederation is full-batch; "
+                             "use a FiniteSumFederation (e.g. LeastSquaresFederation) for mini-batches")
+        F = _prepare(problem, be)
+        n, d = F.n, F.d
+        p_host = np.asarray(be.to_numpy(F.p), dtype=np.float64)
+    if sampler.M is not None and sampler.scheme == "without_replacement" and sampler.M > n:
+        raise ValueError(f"clients_per_round M={sampler.M} exceeds the n={n} clients (sampling without replacement)")
+    x0 = be.asarray(x0)
+    if tuple(x0.shape) != (d,):
+        raise ValueError(f"x0 must have shape ({d},), got {tuple(x0.shape)}")
+
+    K = algo.theta.K
+    if finite_sum:
+        from fedtheory.problems.finite_sum import _index, sample_batches
+
         def oracle(y: Any) -> Any:
-            return _aggregate(_stepwise_messages(F, y, algo, be), F, be)
+            idx, w = sampler.draw(rng, p_host)
+            batches = None
+            if batch_size is not None:
+                batches = np.stack([sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(K)])
+            msgs = _finite_sum_messages(arrays, y, algo, idx, batches, be)
+            return be.einsum("m,mi->i", be.asarray(w), msgs)
+    else:
+        # Operators built once per run: the surrogate's B_i = Q_iA_i (also used by the spectral path).
+        B = _message_operators(F, algo, be)
+        full = sampler.M is None
+
+        def oracle(y: Any) -> Any:
+            if full:
+                msgs = _spectral_messages(B, F, y, be) if path == "spectral" else _stepwise_messages(F, y, algo, be)
+                return _aggregate(msgs, F, be)
+            idx, w = sampler.draw(rng, p_host)
+            from fedtheory.problems.finite_sum import _index
+
+            ii = _index(be, idx)
+            sub = _Federation(A=F.A[ii], c=F.c[ii], p=be.asarray(w), eigvals=F.eigvals[ii], eigvecs=F.eigvecs[ii],
+                              n=len(idx), d=F.d)
+            msgs = _spectral_messages(B[ii], sub, y, be) if path == "spectral" else _stepwise_messages(sub, y, algo, be)
+            return _aggregate(msgs, sub, be)
 
     rule = _SERVER_RULES[algo.server.kind]
     state: dict = {"x_prev": x0}  # x_{−1} = x_0: the momentum buffer starts empty
@@ -461,11 +605,16 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
         xs.append(x)
     X = be.stack(xs)
 
-    H = be.einsum("n,nij->ij", F.p, B)
-    x_tilde = _solve_or_nan(be, H, be.einsum("n,nij,nj->i", F.p, B, F.c))
-    x_star = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, F.A), be.einsum("n,nij,nj->i", F.p, F.A, F.c))
-    loss, grad_norm = _loss_and_grad_norm(F, X, be)
     t = np.arange(rounds + 1, dtype=np.int64)
+    per_round = (n if sampler.M is None else sampler.M) * K
+    if finite_sum:
+        x_tilde, x_star = _finite_sum_optima(fs, algo, be)
+        loss, grad_norm = _finite_sum_loss_and_grad_norm(arrays, X, be)
+    else:
+        H = be.einsum("n,nij->ij", F.p, B)
+        x_tilde = _solve_or_nan(be, H, be.einsum("n,nij,nj->i", F.p, B, F.c))
+        x_star = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, F.A), be.einsum("n,nij,nj->i", F.p, F.A, F.c))
+        loss, grad_norm = _loss_and_grad_norm(F, X, be)
     return History(
         x=X,
         dist_surrogate=_row_norms(X - x_tilde, be),
@@ -473,14 +622,56 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
         loss=loss,
         grad_norm=grad_norm,
         comm_rounds=_int_array(t, be),
-        oracle_calls=_int_array(t * F.n * algo.theta.K, be),
+        oracle_calls=_int_array(t * per_round, be),
         x_surrogate_star=x_tilde,
         x_star=x_star,
         algo=algo,
-        path=path,
+        path="stepwise" if finite_sum else path,
         backend=be.name,
         device=None if getattr(be, "device", None) is None else str(be.device),
     )
+
+
+def _finite_sum_optima(fs: Any, algo: LocalUpdate, be) -> tuple[Any, Any]:
+    """(x*(α,γ,Θ), x*) of a finite-sum federation: the surrogate minimizer exists in closed form for
+    least squares with strongly convex clients (through its quadratic); NaN otherwise."""
+    nan = be.asarray(np.full(fs.d, np.nan))
+    try:
+        x_star = be.asarray(fs.x_star())
+    except ValueError:
+        x_star = nan
+    x_tilde = nan
+    if hasattr(fs, "to_quadratic"):
+        try:
+            q = fs.to_quadratic()
+        except ValueError:
+            return x_tilde, x_star
+        F = _prepare(q, be)
+        B = _message_operators(F, algo, be)
+        x_tilde = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, B), be.einsum("n,nij,nj->i", F.p, B, F.c))
+    return x_tilde, x_star
+
+
+def _finite_sum_loss_and_grad_norm(arrays: dict, X: Any, be, chunk_elems: int = 1 << 22) -> tuple[Any, Any]:
+    """F(x_t) and ‖∇F(x_t)‖ for every round, on the run's backend (chunked over rounds)."""
+    fs = arrays["problem"]
+    a, y, mask, counts, p = arrays["a"], arrays["y"], arrays["mask"], arrays["counts"], arrays["p"]
+    T = int(X.shape[0])
+    step = max(1, chunk_elems // max(1, a.shape[0] * a.shape[1]))
+    losses, norms = [], []
+    for start in range(0, T, step):
+        Xc = X[start:start + step]
+        u = be.einsum("nmd,td->tnm", a, Xc)
+        per = fs._sample_loss(be, u, y[None]) * mask[None]
+        li = be.einsum("tnm->tn", per) / counts[None]
+        reg = 0.5 * fs.l2 * be.einsum("td,td->t", Xc, Xc)
+        losses.append(be.einsum("n,tn->t", p, li) + reg)
+        r = fs._residual(be, u, y[None]) * mask[None] / counts[None, :, None]
+        g = be.einsum("n,tnm,nmd->td", p, r, a) + fs.l2 * Xc
+        norms.append(_row_norms(g, be))
+    if len(losses) == 1:
+        return losses[0], norms[0]
+    return _concat(losses, be), _concat(norms, be)
 
 
 def _int_array(a: np.ndarray, be) -> Any:

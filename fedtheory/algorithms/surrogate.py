@@ -17,7 +17,7 @@ on it enforce it with :func:`check_step_size`, whose ValueError names the hypoth
 >>> import numpy as np
 >>> from fedtheory.algorithms.theta import Theta
 >>> from fedtheory.algorithms.surrogate import distortion_eigenvalues, phi, kappa_bound_uniform
->>> distortion_eigenvalues(np.array([1.0, 4.0]), 0.0, 0.25, Theta.uniform(2)).tolist()  # 1 + (1 − γλ)
+>>> distortion_eigenvalues(np.array([1.0, 4.0]), 0.0, 0.25, Theta.uniform(2)).round(14).tolist()  # 1 + (1 − γλ)
 [1.75, 1.0]
 >>> round(kappa_bound_uniform(1.0, 4.0, 0.0, 0.2, 2), 12)     # φ(4)/φ(1) = 4·1.2 / (1·1.8)
 2.666666666667

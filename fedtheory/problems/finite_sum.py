@@ -1,0 +1,357 @@
+r"""Finite-sum federations: clients that hold samples, so mini-batches and stochastic gradients exist.
+
+Client i holds m_i samples z_{ij} = (a_{ij}, y_{ij}) and the loss
+
+.. math:: f_i(x) = \frac{1}{m_i}\sum_{j=1}^{m_i} \ell(x; a_{ij}, y_{ij}) + \frac{\lambda}{2}\|x\|^2,
+
+with weights p_i (default m_i / Σ m, the pooled empirical risk). Clients may be unbalanced: samples are
+stored padded to (n, m_max, d) with a mask, so every gradient is one batched array operation (no
+Python loop over clients or samples), on numpy or on torch (cpu or cuda).
+
+Two losses ship: :class:`LeastSquaresFederation` (ℓ = ½(aᵀx − y)², linear regression) and
+:class:`LogisticFederation` (ℓ = log(1 + exp(−y aᵀx)), y ∈ {−1, +1}). A least-squares federation is a
+quadratic one: :meth:`LeastSquaresFederation.to_quadratic` gives the
+:class:`~fedtheory.problems.quadratic.QuadraticFederation` with the same gradients.
+
+The LocalUpdate driver (:func:`fedtheory.algorithms.local_update.run_local_update`) runs on these with
+mini-batches of size B (``batch_size``) drawn without replacement from each client's samples.
+
+>>> import numpy as np
+>>> fed = LeastSquaresFederation.random(n=3, m=[20, 30, 50], d=4, seed=0)
+>>> fed.n, fed.d, fed.counts.tolist(), fed.p.tolist()
+(3, 4, [20, 30, 50], [0.2, 0.3, 0.5])
+>>> x = np.ones(4)
+>>> bool(np.allclose(fed.grad(x), fed.to_quadratic().grad(x), atol=1e-12))
+True
+>>> bool(np.linalg.norm(fed.grad(fed.x_star())) < 1e-12)
+True
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["FiniteSumFederation", "LeastSquaresFederation", "LogisticFederation", "sample_batches"]
+
+
+def _as_rng(seed: Any) -> np.random.Generator:
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def sample_batches(rng: np.random.Generator, counts: np.ndarray, B: int, clients: np.ndarray | None = None) -> np.ndarray:
+    """For each client (or each of ``clients``), B distinct sample indices drawn uniformly from range(m_i).
+
+    One vectorized draw: the B smallest of m_i uniform keys are a uniform B-subset (keys of padded
+    slots are +inf). Returns an int64 array (len(clients), B).
+
+    >>> idx = sample_batches(np.random.default_rng(0), np.array([3, 5]), 3)
+    >>> idx.shape, sorted(idx[0].tolist())
+    ((2, 3), [0, 1, 2])
+    """
+    counts = np.asarray(counts)
+    rows = counts if clients is None else counts[clients]
+    if B < 1 or B > int(rows.min()):
+        raise ValueError(f"batch size B must satisfy 1 <= B <= min_i m_i = {int(rows.min())}, got B={B}")
+    m_max = int(counts.max())
+    keys = rng.random((rows.size, m_max))
+    keys[np.arange(m_max)[None, :] >= rows[:, None]] = np.inf
+    return np.argpartition(keys, B - 1, axis=1)[:, :B].astype(np.int64)
+
+
+class FiniteSumFederation:
+    """Clients with samples (a_ij, y_ij), loss f_i(x) = mean_j ℓ(x; a_ij, y_ij) + (λ/2)‖x‖².
+
+    ``features``: a list of n arrays (m_i, d) (or one (n, m, d) array); ``targets``: a list of n arrays
+    (m_i,); ``p``: client weights (default m_i/Σm); ``l2``: λ ≥ 0. Subclasses define the per-sample
+    gradient coefficient through :meth:`_residual` (∇ℓ = r(aᵀx, y)·a) and :meth:`_sample_loss`.
+
+    Arrays: ``a`` (n, m_max, d) zero-padded, ``y`` (n, m_max), ``mask`` (n, m_max), ``counts`` (n,).
+    """
+
+    name = "finite-sum"
+
+    def __init__(self, features: Any, targets: Any, p: Any = None, *, l2: float = 0.0) -> None:
+        feats = [np.asarray(f, dtype=np.float64) for f in features]
+        targs = [np.asarray(t, dtype=np.float64).ravel() for t in targets]
+        if len(feats) == 0 or len(feats) != len(targs):
+            raise ValueError(f"features and targets must list the same number n >= 1 of clients, got {len(feats)} and {len(targs)}")
+        d = feats[0].shape[-1] if feats[0].ndim == 2 else None
+        for i, (f, t) in enumerate(zip(feats, targs)):
+            if f.ndim != 2 or f.shape[1] != d:
+                raise ValueError(f"client {i}: features must have shape (m_i, {d}), got {f.shape}")
+            if f.shape[0] < 1 or t.shape[0] != f.shape[0]:
+                raise ValueError(f"client {i}: needs m_i >= 1 samples and one target per sample, got {f.shape[0]} and {t.shape[0]}")
+            if not (np.all(np.isfinite(f)) and np.all(np.isfinite(t))):
+                raise ValueError(f"client {i}: features and targets must be finite")
+        l2 = float(l2)
+        if not (np.isfinite(l2) and l2 >= 0):
+            raise ValueError(f"l2 regularization must be >= 0, got {l2}")
+        n = len(feats)
+        self.counts = np.array([f.shape[0] for f in feats], dtype=np.int64)
+        m_max = int(self.counts.max())
+        self.a = np.zeros((n, m_max, d))
+        self.y = np.zeros((n, m_max))
+        self.mask = np.zeros((n, m_max))
+        for i, (f, t) in enumerate(zip(feats, targs)):
+            self.a[i, : f.shape[0]] = f
+            self.y[i, : f.shape[0]] = t
+            self.mask[i, : f.shape[0]] = 1.0
+        self._check_targets(self.y[self.mask > 0])
+        if p is None:
+            p = self.counts / self.counts.sum()
+        from fedtheory.problems.quadratic import _check_weights
+
+        p = np.asarray(p, dtype=np.float64).ravel()
+        _check_weights(p, n, type(self).__name__)
+        self.p = p
+        self.l2 = l2
+        self._x_star: np.ndarray | None = None
+
+    # shape ------------------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return int(self.a.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.a.shape[2])
+
+    def _check_targets(self, y: np.ndarray) -> None:
+        """Subclasses restrict the targets (labels ±1 for logistic regression)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n={self.n}, d={self.d}, m={self.counts.tolist() if self.n <= 8 else '...'}, l2={self.l2})"
+
+    # the loss, per subclass -------------------------------------------------------------------
+    def _residual(self, be, u: Any, y: Any) -> Any:  # pragma: no cover - abstract
+        """dℓ/du at u = aᵀx (elementwise)."""
+        raise NotImplementedError
+
+    def _sample_loss(self, be, u: Any, y: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # arrays on a backend ----------------------------------------------------------------------
+    def on(self, backend: Any = "numpy", device: Any = None) -> dict:
+        """``{"a", "y", "mask", "counts", "p", "backend"}`` on a backend (float64; counts as float)."""
+        from fedtheory.backends import get_backend
+
+        be = get_backend(backend, device=device)
+        return {"a": be.asarray(self.a), "y": be.asarray(self.y), "mask": be.asarray(self.mask),
+                "counts": be.asarray(self.counts.astype(np.float64)), "p": be.asarray(self.p), "backend": be,
+                "problem": self}
+
+    def batched_grads(self, arrays: dict, X: Any, idx: Any = None, clients: Any = None) -> Any:
+        """Gradients of the clients' (mini-batch) losses at their own points: (k, d).
+
+        ``X`` (k, d): one point per row, for the clients ``clients`` (an int index array, default all
+        n); ``idx`` (k, B): sample indices of each row's mini-batch (``None``: the full local loss).
+        Runs on the arrays' backend (``arrays = self.on(...)``).
+        """
+        be = arrays["backend"]
+        a, y, mask, counts = arrays["a"], arrays["y"], arrays["mask"], arrays["counts"]
+        if clients is not None:
+            ci = _index(be, clients)
+            a, y, mask, counts = a[ci], y[ci], mask[ci], counts[ci]
+        if idx is None:
+            u = be.einsum("kmd,kd->km", a, X)
+            r = self._residual(be, u, y) * mask
+            g = be.einsum("km,kmd->kd", r, a) / counts[:, None]
+        else:
+            rows = _index(be, np.arange(int(X.shape[0]))[:, None])
+            ii = _index(be, idx)
+            ab, yb = a[rows, ii], y[rows, ii]                   # (k, B, d), (k, B)
+            u = be.einsum("kbd,kd->kb", ab, X)
+            g = be.einsum("kb,kbd->kd", self._residual(be, u, yb), ab) / int(idx.shape[1])
+        return g + self.l2 * X if self.l2 else g
+
+    # numpy conveniences (the global objective) ------------------------------------------------
+    def client_grads(self, x: Any) -> np.ndarray:
+        """∇f_i(x) for every client at one point x (d,): (n, d).
+
+        >>> fed = LogisticFederation.random(n=2, m=10, d=3, seed=1)
+        >>> fed.client_grads(np.zeros(3)).shape
+        (2, 3)
+        """
+        arrays = self.on("numpy")
+        X = np.broadcast_to(np.asarray(x, dtype=np.float64), (self.n, self.d))
+        return self.batched_grads(arrays, X)
+
+    def grad(self, x: Any) -> np.ndarray:
+        """∇F(x) = Σ_i p_i ∇f_i(x)."""
+        return self.p @ self.client_grads(x)
+
+    def client_losses(self, x: Any) -> np.ndarray:
+        """f_i(x) for every client: (n,)."""
+        from fedtheory.backends import get_backend
+
+        be = get_backend("numpy")
+        x = np.asarray(x, dtype=np.float64)
+        u = np.einsum("nmd,d->nm", self.a, x)
+        per = self._sample_loss(be, u, self.y) * self.mask
+        return per.sum(axis=1) / self.counts + 0.5 * self.l2 * float(x @ x)
+
+    def loss(self, x: Any) -> float:
+        """F(x) = Σ_i p_i f_i(x)."""
+        return float(self.p @ self.client_losses(x))
+
+    def hessian(self, x: Any) -> np.ndarray:
+        """∇²F(x) (d, d), for losses with a second derivative (:meth:`_curvature`)."""
+        x = np.asarray(x, dtype=np.float64)
+        u = np.einsum("nmd,d->nm", self.a, x)
+        w = self._curvature(u, self.y) * self.mask / self.counts[:, None] * self.p[:, None]
+        return np.einsum("nm,nmd,nme->de", w, self.a, self.a) + self.l2 * np.eye(self.d)
+
+    def _curvature(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def x_star(self) -> np.ndarray:
+        """argmin F by Newton's method with backtracking, to ‖∇F‖ ≤ 1e-13·(1 + ‖x‖) (cached).
+
+        Raises ValueError when F has no unique minimizer (a singular Hessian at the solution).
+        """
+        if self._x_star is None:
+            x = np.zeros(self.d)
+            for _ in range(200):
+                g = self.grad(x)
+                if np.linalg.norm(g) <= 1e-13 * (1 + np.linalg.norm(x)):
+                    break
+                H = self.hessian(x)
+                try:
+                    step = np.linalg.solve(H, g)
+                except np.linalg.LinAlgError:
+                    raise ValueError(f"{type(self).__name__}: the Hessian is singular, so F has no unique minimizer "
+                                     f"(add l2 > 0 or more samples than the dimension)") from None
+                t, f0 = 1.0, self.loss(x)
+                while self.loss(x - t * step) > f0 - 0.25 * t * float(g @ step) and t > 1e-12:
+                    t *= 0.5
+                x = x - t * step
+            self._x_star = x
+        return self._x_star.copy()
+
+    def smoothness(self) -> float:
+        """An upper bound on every client's smoothness constant L_i (max over clients).
+
+        Uses the curvature bound of ℓ (1 for least squares, ¼ for logistic): L_i ≤ c·λ_max(A_iᵀA_i/m_i) + λ.
+        """
+        ata = np.einsum("nmd,nme->nde", self.a, self.a) / self.counts[:, None, None]
+        return float(self._max_curvature * np.linalg.eigvalsh(ata)[:, -1].max() + self.l2)
+
+    _max_curvature = 1.0
+
+
+def _index(be, idx: Any) -> Any:
+    """An integer index array on the backend's device."""
+    if be.name == "numpy":
+        return np.asarray(idx)
+    import torch
+
+    if isinstance(idx, torch.Tensor):
+        return idx.to(be.device)
+    return torch.as_tensor(np.asarray(idx), device=be.device)
+
+
+class LeastSquaresFederation(FiniteSumFederation):
+    """Linear regression: ℓ(x; a, y) = ½(aᵀx − y)², f_i(x) = (1/2m_i)‖A_i x − y_i‖² + (λ/2)‖x‖².
+
+    >>> fed = LeastSquaresFederation([np.eye(2)], [np.array([1.0, 2.0])])
+    >>> fed.loss(np.zeros(2)), fed.grad(np.zeros(2)).tolist()
+    (1.25, [-0.5, -1.0])
+    """
+
+    name = "least-squares"
+
+    def _residual(self, be, u, y):
+        return u - y
+
+    def _sample_loss(self, be, u, y):
+        return 0.5 * (u - y) ** 2
+
+    def _curvature(self, u, y):
+        return np.ones_like(u)
+
+    def to_quadratic(self):
+        """The :class:`~fedtheory.problems.quadratic.QuadraticFederation` with the same gradients:
+        A_i = A_iᵀA_i/m_i + λI, c_i = A_i⁻¹ A_iᵀy_i/m_i (needs every A_i ≻ 0; ValueError otherwise).
+
+        f_i and the quadratic differ by a constant, so iterates of any first-order method agree.
+        """
+        from fedtheory.problems.quadratic import QuadraticFederation
+
+        A = np.einsum("nm,nmd,nme->nde", self.mask / self.counts[:, None], self.a, self.a) + self.l2 * np.eye(self.d)
+        b = np.einsum("nm,nmd,nm->nd", self.mask / self.counts[:, None], self.a, self.y)
+        lam_min = np.linalg.eigvalsh(A)[:, 0]
+        if np.any(lam_min <= 0):
+            i = int(np.argmin(lam_min))
+            raise ValueError(f"client {i} has a singular Hessian (λ_min = {lam_min[i]:.3g}): a least-squares client is a "
+                             f"strongly convex quadratic only with m_i >= d independent samples or l2 > 0")
+        c = np.linalg.solve(A, b[..., None])[..., 0]
+        return QuadraticFederation(A=A, c=c, p=self.p)
+
+    @classmethod
+    def random(cls, n: int, m: Any, d: int, *, noise: float = 0.5, heterogeneity: float = 1.0, l2: float = 0.0,
+               seed: Any = None) -> "LeastSquaresFederation":
+        """Gaussian features, y = aᵀ(x₀ + h_i) + noise, client shifts h_i ~ N(0, heterogeneity²·I/d). Seeded.
+
+        >>> LeastSquaresFederation.random(2, 5, 3, seed=0).counts.tolist()
+        [5, 5]
+        """
+        rng = _as_rng(seed)
+        counts = np.broadcast_to(np.asarray(m, dtype=np.int64), (n,))
+        x0 = rng.normal(size=d) / np.sqrt(d)
+        feats, targs = [], []
+        for mi in counts:
+            a = rng.normal(size=(int(mi), d))
+            h = rng.normal(size=d) * heterogeneity / np.sqrt(d)
+            feats.append(a)
+            targs.append(a @ (x0 + h) + noise * rng.normal(size=int(mi)))
+        return cls(feats, targs, l2=l2)
+
+
+class LogisticFederation(FiniteSumFederation):
+    """ℓ2-regularized logistic regression: ℓ(x; a, y) = log(1 + exp(−y aᵀx)), labels y ∈ {−1, +1}.
+
+    >>> fed = LogisticFederation([np.array([[1.0, 0.0]])], [np.array([1.0])])
+    >>> round(fed.loss(np.zeros(2)), 12) == round(float(np.log(2)), 12)
+    True
+    """
+
+    name = "logistic"
+    _max_curvature = 0.25
+
+    def _check_targets(self, y: np.ndarray) -> None:
+        if not np.all(np.isin(y, (-1.0, 1.0))):
+            raise ValueError("LogisticFederation labels must be -1 or +1")
+
+    def _residual(self, be, u, y):
+        # −y·σ(−y u), written with exp of a non-positive number only (no overflow)
+        z = -y * u
+        s = be.where(z >= 0, 1 / (1 + be.exp(-be.abs(z))), be.exp(-be.abs(z)) / (1 + be.exp(-be.abs(z))))
+        return -y * s
+
+    def _sample_loss(self, be, u, y):
+        z = -y * u
+        return be.maximum(z, z * 0) + be.log1p(be.exp(-be.abs(z)))
+
+    def _curvature(self, u, y):
+        s = 1 / (1 + np.exp(-np.abs(u)))
+        return s * (1 - s)
+
+    @classmethod
+    def random(cls, n: int, m: Any, d: int, *, heterogeneity: float = 1.0, l2: float = 1e-2,
+               seed: Any = None) -> "LogisticFederation":
+        """Gaussian features with client-shifted means; labels from a noisy linear model. Seeded.
+
+        >>> LogisticFederation.random(3, 8, 2, seed=0).n
+        3
+        """
+        rng = _as_rng(seed)
+        counts = np.broadcast_to(np.asarray(m, dtype=np.int64), (n,))
+        w = rng.normal(size=d)
+        feats, targs = [], []
+        for mi in counts:
+            a = rng.normal(size=(int(mi), d)) + heterogeneity * rng.normal(size=d)
+            logits = a @ w + rng.normal(size=int(mi))
+            feats.append(a)
+            targs.append(np.where(logits >= 0, 1.0, -1.0))
+        return cls(feats, targs, l2=l2)
