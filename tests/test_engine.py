@@ -368,3 +368,18 @@ def test_table_shows_measured_values_literally():
     console = Console(record=True, width=120)
     Report([record], environment={}, seconds=0.1).render_table(console)
     assert "draws=[1, 2]" in console.export_text(), "measured values are not rich markup"
+
+
+def test_inventory_covers_claims_in_sibling_parts(tmp_path):
+    main = tmp_path / "demo.py"
+    main.write_text(
+        "from fedtheory.claims.core import claim\n"
+        "PAPER_LABELS = ('Lemma 1', 'Figure 1')\n"
+        "INVENTORY = {'Lemma 1': ['demo/lemma-1'], 'Figure 1': ['demo/figure-1/shape']}\n"
+        "lemma_1 = claim(id='demo/lemma-1', ref='Lemma 1', title='t', statement='s', kind='numeric')(lambda ctx: ctx.verified())\n")
+    part = tmp_path / "demo_figures.py"
+    part.write_text(
+        "from fedtheory.claims.core import claim\n"
+        "shape = claim(id='demo/figure-1/shape', ref='Figure 1', title='t', statement='s', kind='numeric')(lambda ctx: ctx.verified())\n"
+        "orphan = claim(id='demo/figure-1/orphan', ref='Figure 1', title='t', statement='s', kind='numeric')(lambda ctx: ctx.verified())\n")
+    assert inventory_problems(main) == ["claim demo/figure-1/orphan is not in the inventory"]

@@ -466,21 +466,14 @@ def _loss_and_grad_norm(F: _Federation, X: Any, be, chunk_elems: int = 1 << 22) 
         norms.append(_row_norms(be.einsum("n,tni->ti", F.p, Ad), be))
     if len(losses) == 1:
         return losses[0], norms[0]
-    return _concat(losses, be), _concat(norms, be)
-
-
-def _concat(parts: list, be) -> Any:
-    if be.name == "numpy":
-        return np.concatenate(parts)
-    import torch
-
-    return torch.cat(parts)
+    return be.concat(losses), be.concat(norms)
 
 
 def _is_finite_sum(problem: Any) -> bool:
-    from fedtheory.problems.finite_sum import FiniteSumFederation
-
-    return isinstance(problem, FiniteSumFederation) or (isinstance(problem, dict) and "mask" in problem)
+    """A federation whose clients hold samples (the protocol of :mod:`fedtheory.problems.finite_sum`)."""
+    if isinstance(problem, dict):
+        problem = problem.get("problem")
+    return hasattr(problem, "batched_grads") and hasattr(problem, "counts")
 
 
 def _finite_sum_messages(arrays: dict, x: Any, algo: LocalUpdate, clients: np.ndarray, batches: Any, be) -> Any:
@@ -609,7 +602,7 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
     per_round = (n if sampler.M is None else sampler.M) * K
     if finite_sum:
         x_tilde, x_star = _finite_sum_optima(fs, algo, be)
-        loss, grad_norm = _finite_sum_loss_and_grad_norm(arrays, X, be)
+        loss, grad_norm = fs.loss_and_grad_norm(arrays, X)
     else:
         H = be.einsum("n,nij->ij", F.p, B)
         x_tilde = _solve_or_nan(be, H, be.einsum("n,nij,nj->i", F.p, B, F.c))
@@ -650,28 +643,6 @@ def _finite_sum_optima(fs: Any, algo: LocalUpdate, be) -> tuple[Any, Any]:
         B = _message_operators(F, algo, be)
         x_tilde = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, B), be.einsum("n,nij,nj->i", F.p, B, F.c))
     return x_tilde, x_star
-
-
-def _finite_sum_loss_and_grad_norm(arrays: dict, X: Any, be, chunk_elems: int = 1 << 22) -> tuple[Any, Any]:
-    """F(x_t) and ‖∇F(x_t)‖ for every round, on the run's backend (chunked over rounds)."""
-    fs = arrays["problem"]
-    a, y, mask, counts, p = arrays["a"], arrays["y"], arrays["mask"], arrays["counts"], arrays["p"]
-    T = int(X.shape[0])
-    step = max(1, chunk_elems // max(1, a.shape[0] * a.shape[1]))
-    losses, norms = [], []
-    for start in range(0, T, step):
-        Xc = X[start:start + step]
-        u = be.einsum("nmd,td->tnm", a, Xc)
-        per = fs._sample_loss(be, u, y[None]) * mask[None]
-        li = be.einsum("tnm->tn", per) / counts[None]
-        reg = 0.5 * fs.l2 * be.einsum("td,td->t", Xc, Xc)
-        losses.append(be.einsum("n,tn->t", p, li) + reg)
-        r = fs._residual(be, u, y[None]) * mask[None] / counts[None, :, None]
-        g = be.einsum("n,tnm,nmd->td", p, r, a) + fs.l2 * Xc
-        norms.append(_row_norms(g, be))
-    if len(losses) == 1:
-        return losses[0], norms[0]
-    return _concat(losses, be), _concat(norms, be)
 
 
 def _int_array(a: np.ndarray, be) -> Any:

@@ -114,6 +114,10 @@ class Backend:
         """Stack arrays along a new axis."""
         raise NotImplementedError
 
+    def concat(self, arrays: Sequence[Any], axis: int = 0) -> Any:  # pragma: no cover - interface
+        """Join arrays along an existing axis."""
+        raise NotImplementedError
+
     def where(self, cond: Any, a: Any, b: Any) -> Any:  # pragma: no cover - interface
         """Elementwise ``a if cond else b`` (scalars allowed for ``a``, ``b``; result float64)."""
         raise NotImplementedError

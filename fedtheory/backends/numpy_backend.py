@@ -114,6 +114,9 @@ class NumpyBackend(Backend):
     def stack(self, arrays: Sequence[Any], axis: int = 0) -> np.ndarray:
         return _f64(np.stack([np.asarray(a) for a in arrays], axis=axis))
 
+    def concat(self, arrays: Sequence[Any], axis: int = 0) -> np.ndarray:
+        return np.concatenate([np.asarray(a) for a in arrays], axis=axis)
+
     # elementwise ------------------------------------------------------------------------------
     def where(self, cond: Any, a: Any, b: Any) -> np.ndarray:
         return _f64(np.where(cond, a, b))

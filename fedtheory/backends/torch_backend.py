@@ -161,6 +161,9 @@ class TorchBackend(Backend):
     def stack(self, arrays: Sequence[Any], axis: int = 0) -> torch.Tensor:
         return torch.stack([self.asarray(a) for a in arrays], dim=axis)
 
+    def concat(self, arrays: Sequence[Any], axis: int = 0) -> torch.Tensor:
+        return torch.cat([self._t(a) for a in arrays], dim=axis)
+
     # elementwise ------------------------------------------------------------------------------
     def where(self, cond: Any, a: Any, b: Any) -> torch.Tensor:
         # torch promotes (tensor, Python scalar) to the tensor's dtype without a host→device copy,

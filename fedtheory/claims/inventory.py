@@ -65,7 +65,8 @@ def check_inventory(inventory: dict, claims: list, paper: str, labels: Iterable[
 def inventory_problems(path: Path | str, paper: str | None = None) -> list[str]:
     """Problems with the inventory of the content file at ``path`` (paper key defaults to the file's stem).
 
-    Checks ``INVENTORY`` against the file's claims and its ``PAPER_LABELS``; a file without
+    Checks ``INVENTORY`` against the paper's claims — those of the file and of its sibling parts
+    ``<key>_<part>.py`` in the same directory — and its ``PAPER_LABELS``; a file without
     ``INVENTORY`` or ``PAPER_LABELS`` is itself a problem.
 
     >>> import tempfile, pathlib
@@ -81,10 +82,16 @@ def inventory_problems(path: Path | str, paper: str | None = None) -> list[str]:
     >>> inventory_problems(f)
     []
     """
-    from fedtheory.content import load_module, module_claims
+    from fedtheory.content import discover, load_module, module_claims
 
     module = load_module(path)
     paper = paper or Path(path).stem
+    # A paper's claims may be split over <key>.py and sibling parts <key>_<part>.py (figure claims,
+    # say); the one inventory in <key>.py covers them all.
+    claims = list(module_claims(module))
+    for sibling in discover([str(Path(path).resolve().parent)], ()):
+        if sibling.stem.startswith(f"{paper}_"):
+            claims += [c for c in module_claims(load_module(sibling)) if c.paper == paper]
     inventory = getattr(module, "INVENTORY", None)
     labels = getattr(module, "PAPER_LABELS", None)
     problems = []
@@ -94,4 +101,4 @@ def inventory_problems(path: Path | str, paper: str | None = None) -> list[str]:
         problems.append(f"{path}: no PAPER_LABELS")
     if inventory is None:
         return problems
-    return problems + check_inventory(dict(inventory), module_claims(module), paper, labels=labels)
+    return problems + check_inventory(dict(inventory), claims, paper, labels=labels)

@@ -14,7 +14,16 @@ quadratic one: :meth:`LeastSquaresFederation.to_quadratic` gives the
 :class:`~fedtheory.problems.quadratic.QuadraticFederation` with the same gradients.
 
 The LocalUpdate driver (:func:`fedtheory.algorithms.local_update.run_local_update`) runs on these with
-mini-batches of size B (``batch_size``) drawn without replacement from each client's samples.
+mini-batches of size B (``batch_size``) drawn without replacement from each client's samples. It
+needs only this protocol, so any model whose clients hold samples (a torch network with a flat
+parameter vector, say) can subclass :class:`FiniteSumFederation` and override it:
+
+- ``n``, ``d``, ``p`` (n,), ``counts`` (n,) int: clients, parameter dimension, weights, samples per client;
+- ``on(backend, device) -> dict`` with at least ``"backend"`` and ``"problem"`` (self);
+- ``batched_grads(arrays, X, idx=None, clients=None) -> (k, d)``: each row's client gradient at its
+  own point (``idx`` (k, B): mini-batch sample indices, ``None``: full local loss);
+- ``loss_and_grad_norm(arrays, X) -> (F(x_t), ‖∇F(x_t)‖)`` for the rows x_t of ``X`` (T, d);
+- ``x_star()`` (ValueError when there is no unique minimizer).
 
 >>> import numpy as np
 >>> fed = LeastSquaresFederation.random(n=3, m=[20, 30, 50], d=4, seed=0)
@@ -164,6 +173,33 @@ class FiniteSumFederation:
             u = be.einsum("kbd,kd->kb", ab, X)
             g = be.einsum("kb,kbd->kd", self._residual(be, u, yb), ab) / int(idx.shape[1])
         return g + self.l2 * X if self.l2 else g
+
+    def loss_and_grad_norm(self, arrays: dict, X: Any, chunk_elems: int = 1 << 22) -> tuple[Any, Any]:
+        """F(x_t) and ‖∇F(x_t)‖ for every row x_t of ``X`` (T, d), on the arrays' backend (chunked over T).
+
+        >>> fed = LeastSquaresFederation.random(2, 6, 3, seed=0)
+        >>> f, g = fed.loss_and_grad_norm(fed.on("numpy"), np.ones((2, 3)))
+        >>> bool(np.isclose(f[0], fed.loss(np.ones(3)))), bool(np.isclose(g[1], np.linalg.norm(fed.grad(np.ones(3)))))
+        (True, True)
+        """
+        be = arrays["backend"]
+        a, y, mask, counts, p = arrays["a"], arrays["y"], arrays["mask"], arrays["counts"], arrays["p"]
+        T = int(X.shape[0])
+        step = max(1, chunk_elems // max(1, a.shape[0] * a.shape[1]))
+        losses, norms = [], []
+        for start in range(0, T, step):
+            Xc = X[start:start + step]
+            u = be.einsum("nmd,td->tnm", a, Xc)
+            per = self._sample_loss(be, u, y[None]) * mask[None]
+            li = be.einsum("tnm->tn", per) / counts[None]
+            reg = 0.5 * self.l2 * be.einsum("td,td->t", Xc, Xc)
+            losses.append(be.einsum("n,tn->t", p, li) + reg)
+            r = self._residual(be, u, y[None]) * mask[None] / counts[None, :, None]
+            g = be.einsum("n,tnm,nmd->td", p, r, a) + self.l2 * Xc
+            norms.append(be.sqrt(be.einsum("td,td->t", g, g)))
+        if len(losses) == 1:
+            return losses[0], norms[0]
+        return be.concat(losses), be.concat(norms)
 
     # numpy conveniences (the global objective) ------------------------------------------------
     def client_grads(self, x: Any) -> np.ndarray:
