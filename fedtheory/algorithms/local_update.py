@@ -499,6 +499,10 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
                      seed: Any = None) -> History:
     """Run ``rounds`` rounds of LocalUpdate (Algorithms 1–2) from ``x0``.
 
+    ``algo``: a :class:`LocalUpdate`, or a client program with ``client_program = True`` that supplies
+    its own client messages under the same server, sampling and mini-batches — MAML
+    (:class:`fedtheory.algorithms.maml.MAML`, exact gradients through its K inner steps).
+
     ``problem``: a :class:`~fedtheory.problems.quadratic.QuadraticFederation` (full-batch clients;
     ``path="spectral"``, O(d²) per client per round for any K, or ``"stepwise"``, the K local steps
     literally) or a :class:`~fedtheory.problems.finite_sum.FiniteSumFederation` (local steps run
@@ -529,8 +533,9 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
     if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
         raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
     rounds = int(rounds)
-    if not isinstance(algo, LocalUpdate):
-        raise ValueError(f"algo must be a LocalUpdate, got {type(algo).__name__}")
+    program = not isinstance(algo, LocalUpdate)
+    if program and not getattr(algo, "client_program", False):
+        raise ValueError(f"algo must be a LocalUpdate (or a client program such as MAML), got {type(algo).__name__}")
     sampler = ClientSampler(clients_per_round, client_sampling)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     from fedtheory.backends import get_backend
@@ -560,7 +565,9 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
     if tuple(x0.shape) != (d,):
         raise ValueError(f"x0 must have shape ({d},), got {tuple(x0.shape)}")
 
-    K = algo.theta.K
+    # A client program (MAML, fedtheory.algorithms.maml) supplies its own messages; LocalUpdate's are here.
+    K = algo.local_steps if program else algo.theta.K
+    n_batches = algo.batches_per_round(batch_size is not None) if program else K
     if finite_sum:
         from fedtheory.problems.finite_sum import _index, sample_batches
 
@@ -568,17 +575,23 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
             idx, w = sampler.draw(rng, p_host)
             batches = None
             if batch_size is not None:
-                batches = np.stack([sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(K)])
-            msgs = _finite_sum_messages(arrays, y, algo, idx, batches, be)
+                batches = np.stack([sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(n_batches)])
+            if program:
+                msgs = algo.finite_sum_messages(arrays, y, idx, batches, be)
+            else:
+                msgs = _finite_sum_messages(arrays, y, algo, idx, batches, be)
             return be.einsum("m,mi->i", be.asarray(w), msgs)
     else:
         # Operators built once per run: the surrogate's B_i = Q_iA_i (also used by the spectral path).
-        B = _message_operators(F, algo, be)
+        B = algo.quadratic_operators(F, be) if program else _message_operators(F, algo, be)
         full = sampler.M is None
+
+        def stepwise(sub: _Federation, y: Any) -> Any:
+            return algo.quadratic_messages(sub, y, be) if program else _stepwise_messages(sub, y, algo, be)
 
         def oracle(y: Any) -> Any:
             if full:
-                msgs = _spectral_messages(B, F, y, be) if path == "spectral" else _stepwise_messages(F, y, algo, be)
+                msgs = _spectral_messages(B, F, y, be) if path == "spectral" else stepwise(F, y)
                 return _aggregate(msgs, F, be)
             idx, w = sampler.draw(rng, p_host)
             from fedtheory.problems.finite_sum import _index
@@ -586,7 +599,7 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
             ii = _index(be, idx)
             sub = _Federation(A=F.A[ii], c=F.c[ii], p=be.asarray(w), eigvals=F.eigvals[ii], eigvecs=F.eigvecs[ii],
                               n=len(idx), d=F.d)
-            msgs = _spectral_messages(B[ii], sub, y, be) if path == "spectral" else _stepwise_messages(sub, y, algo, be)
+            msgs = _spectral_messages(B[ii], sub, y, be) if path == "spectral" else stepwise(sub, y)
             return _aggregate(msgs, sub, be)
 
     rule = _SERVER_RULES[algo.server.kind]
@@ -640,7 +653,7 @@ def _finite_sum_optima(fs: Any, algo: LocalUpdate, be) -> tuple[Any, Any]:
         except ValueError:
             return x_tilde, x_star
         F = _prepare(q, be)
-        B = _message_operators(F, algo, be)
+        B = algo.quadratic_operators(F, be) if getattr(algo, "client_program", False) else _message_operators(F, algo, be)
         x_tilde = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, B), be.einsum("n,nij,nj->i", F.p, B, F.c))
     return x_tilde, x_star
 

@@ -360,3 +360,155 @@ def kappa_bound_last(mu: float, L: float, alpha: Any, gamma: Any, K: Any) -> np.
     log_ratio = (K - 1) * (np.log1p(-g * (L + a)) - np.log1p(-g * (mu + a))) + np.log(L / mu)
     out = np.exp(log_ratio)
     return float(out) if np.ndim(out) == 0 else out
+
+
+# --------------------------------------------------------------------------------------------
+# accuracy of the surrogate minimizer (Section 4.3, Appendix C)
+# --------------------------------------------------------------------------------------------
+
+def minimizer_distance(problem, alpha: float, gamma: float, theta: Theta) -> float:
+    """‖x*(α, γ, Θ) − x*‖: how far LocalUpdate's fixed point is from the empirical minimizer.
+
+    >>> from fedtheory.problems.quadratic import make_quadratic
+    >>> prob = make_quadratic(3, 4, mu=1.0, L=10.0, seed=0)
+    >>> minimizer_distance(prob, 0.0, 0.0, Theta.uniform(5)) < 1e-15   # γ = 0: Q_i = 5I, no distortion
+    True
+    """
+    x_tilde = surrogate_minimizer(problem, alpha, gamma, theta)
+    return float(np.linalg.norm(x_tilde - problem.x_star()))
+
+
+def distortion_extremes(problem, alpha: float, gamma: float, theta: Theta) -> tuple[float, float]:
+    """(a, b) of Lemma 5: a = min_i λ_min(Q_i(α,γ,Θ)), b = max_i λ_max(Q_i(α,γ,Θ)).
+
+    Lemma 1's hypothesis γ < 1/(L + α) is enforced (then 0 < a ≤ b).
+
+    >>> from fedtheory.problems.quadratic import make_quadratic
+    >>> prob = make_quadratic(2, 2, mu=1.0, L=4.0, seed=0)
+    >>> distortion_extremes(prob, 0.0, 0.125, Theta.last(2))     # 1 − γλ at λ = 4 and λ = 1
+    (0.5, 0.875)
+    """
+    check_step_size(problem.L, alpha, gamma)
+    q, _ = _spectral_weights(problem, alpha, gamma, theta)
+    return float(q.min()), float(q.max())
+
+
+def _sqrt_ratio_gap(lo: Any, hi: Any) -> Any:
+    """(√hi − √lo)/(√hi + √lo) for 0 < lo ≤ hi, formed without cancellation: (1 − r)/(1 + r), r = √(lo/hi)."""
+    r = np.sqrt(np.asarray(lo, dtype=np.float64) / np.asarray(hi, dtype=np.float64))
+    return (1 - r) / (1 + r)
+
+
+def lemma5_bound(problem, alpha: float, gamma: float, theta: Theta, *, C: float | None = None,
+                 constant: float = 8.0) -> float:
+    """Lemma 5's right-hand side, constant·C·(√b − √a)/(√b + √a) (eq. 15; the paper proves 8, and 2 for d = 1).
+
+    ``C`` defaults to the problem's max_i ‖c_i‖ (Assumption 2 with equality); a, b from
+    :func:`distortion_extremes`. Lemma 1's hypothesis γ < 1/(L + α) is enforced (ValueError naming it).
+    This evaluates the stated bound; whether it bounds :func:`minimizer_distance` is what the
+    claims check (it does not in general for d ≥ 2: see the package's localupdate claims).
+
+    >>> from fedtheory.problems.quadratic import QuadraticFederation
+    >>> prob = QuadraticFederation(A=[[[4.0]], [[1.0]]], c=[[1.0], [-1.0]], p=[0.5, 0.5])
+    >>> round(lemma5_bound(prob, 0.0, 0.125, Theta.last(2), constant=2.0), 12)   # a = 1/2, b = 7/8
+    0.277996503828
+    """
+    a, b = distortion_extremes(problem, alpha, gamma, theta)
+    C = problem.C if C is None else float(C)
+    if not C >= 0:
+        raise ValueError(f"hypothesis C >= 0 violated (Assumption 2): C={C:g}")
+    return float(constant * C * _sqrt_ratio_gap(a, b))
+
+
+def theorem4_bound(mu: float, L: float, alpha: Any, gamma: Any, K: Any, theta_kind: str, *, C: float = 1.0,
+                   constant: float = 8.0) -> np.ndarray | float:
+    """Theorem 4's right-hand side 8C(√κ₀ − √κ)/(√κ₀ + √κ) (eq. 16) with κ of eq. (11) or (13).
+
+    ``theta_kind``: ``"uniform"`` (case I: Θ_{1:K}, γ < 1/(L + α)) or ``"last"`` (case II: Θ_K,
+    γ < 1/(KL + α)); the case's hypothesis is enforced with a ValueError naming it. κ₀ = L/μ.
+
+    >>> round(float(theorem4_bound(1.0, 4.0, 0.0, 0.0, 3, "uniform")), 12)     # γ = 0: κ = κ₀
+    0.0
+    >>> theorem4_bound(1.0, 4.0, 0.0, 0.2, 3, "last")
+    Traceback (most recent call last):
+    ...
+    ValueError: hypothesis gamma < 1/(K*L + alpha) violated: gamma=0.2, K=3, L=4, alpha=0 (1/(K*L+alpha)=0.0833333; Lemma 4, Theta_K)
+    """
+    if theta_kind == "uniform":
+        kap = kappa_bound_uniform(mu, L, alpha, gamma, K)
+    elif theta_kind == "last":
+        kap = kappa_bound_last(mu, L, alpha, gamma, K)
+    else:
+        raise ValueError(f"theta_kind must be 'uniform' (Theta_{{1:K}}) or 'last' (Theta_K), got {theta_kind!r}")
+    out = constant * float(C) * _sqrt_ratio_gap(kap, float(L) / float(mu))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def mean_absolute_deviation(values: Any, probs: Any = None) -> float:
+    """D(X) = E‖X − E[X]‖ (Definition 1) of a discrete random variable with values ``values`` (n,) or (n, d).
+
+    ``probs`` (n,) non-negative, summing to 1 (default uniform). Vector values use the ℓ2 norm.
+
+    >>> mean_absolute_deviation([0.0, 1.0], [0.75, 0.25])       # 2p(1 − p)(b − a), Theorem 5's two-point case
+    0.375
+    >>> mean_absolute_deviation([[1.0, 0.0], [-1.0, 0.0]])
+    1.0
+    """
+    X = np.asarray(values, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    n = X.shape[0]
+    p = np.full(n, 1.0 / n) if probs is None else np.asarray(probs, dtype=np.float64)
+    if p.shape != (n,) or np.any(p < 0) or abs(float(p.sum()) - 1.0) > 1e-12:
+        raise ValueError(f"probs must be {n} non-negative numbers summing to 1, got {p.tolist()}")
+    mean = p @ X
+    return float(p @ np.linalg.norm(X - mean, axis=1))
+
+
+def _check_commuting_spd(X: np.ndarray, Y: np.ndarray, rtol: float) -> None:
+    if X.shape != Y.shape or X.ndim != 3 or X.shape[1] != X.shape[2]:
+        raise ValueError(f"X and Y must both have shape (n, d, d), got {X.shape} and {Y.shape}")
+    for name, M in (("X", X), ("Y", Y)):
+        if np.abs(M - np.swapaxes(M, 1, 2)).max() > rtol * max(np.abs(M).max(), 1e-300):
+            raise ValueError(f"hypothesis {name}_i symmetric violated")
+    if np.linalg.eigvalsh(Y)[:, 0].min() <= 0:
+        raise ValueError("hypothesis Y_i positive definite violated")
+    comm = np.abs(X @ Y - Y @ X).max(axis=(1, 2))
+    scale = np.abs(X).max(axis=(1, 2)) * np.abs(Y).max(axis=(1, 2))
+    if np.any(comm > rtol * scale):
+        i = int(np.argmax(comm / scale))
+        raise ValueError(f"hypothesis X_i Y_i = Y_i X_i violated (Appendix C.3): client {i}, "
+                         f"max |X_i Y_i - Y_i X_i| = {comm[i]:.3g}")
+
+
+def matrix_weighted_mean(X: Any, Y: Any, *, rtol: float = 1e-9) -> np.ndarray:
+    """f(X | Y) = (Σ_i X_iY_i) Y^{-1}, Y = Σ_i Y_i (Definition 2), for commuting pairs X_i, Y_i.
+
+    ``X``, ``Y``: (n, d, d), X_i symmetric, Y_i symmetric positive definite, X_iY_i = Y_iX_i (checked to
+    ``rtol``; ValueError naming the hypothesis otherwise). In d = 1 it is the mean of X with
+    probabilities Y_i/Y. The result need not be symmetric.
+
+    >>> matrix_weighted_mean([[[1.0]], [[3.0]]], [[[1.0]], [[3.0]]]).tolist()     # (1·1 + 3·3)/4
+    [[2.5]]
+    """
+    X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
+    _check_commuting_spd(X, Y, rtol)
+    S = np.einsum("nij,njk->ik", X, Y)
+    return np.linalg.solve(Y.sum(axis=0).T, S.T).T
+
+
+def matrix_weighted_discrepancy(X: Any, Y: Any, *, rtol: float = 1e-9) -> float:
+    """M(X | Y) = Σ_i ‖Y^{-1} f(X|Y)^{-1} (X_i − f(X|Y)) Y_i‖₂ (Definition 3, operator norm).
+
+    Same hypotheses as :func:`matrix_weighted_mean`. In d = 1 it is D(X)/|E[X]| with
+    probabilities Y_i/Y (Appendix C.3's remark), which the doctest shows.
+
+    >>> X, Y = [[[1.0]], [[3.0]]], [[[0.5]], [[0.5]]]
+    >>> matrix_weighted_discrepancy(X, Y), mean_absolute_deviation([1.0, 3.0]) / 2.0
+    (0.5, 0.5)
+    """
+    X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
+    F = matrix_weighted_mean(X, Y, rtol=rtol)
+    pre = np.linalg.inv(F @ Y.sum(axis=0))             # Y^{-1} f^{-1} = (f Y)^{-1}
+    terms = pre[None] @ (X - F[None]) @ Y
+    return float(np.linalg.norm(terms, ord=2, axis=(1, 2)).sum())

@@ -19,10 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.algorithms.surrogate import kappa_bound_uniform
-from fedtheory.analysis.rates import suboptimality_delta, table2_rate
+from fedtheory.algorithms.surrogate import check_step_size, kappa, kappa_bound_last, kappa_bound_uniform
+from fedtheory.algorithms.theta import Theta, geometric_sum
+from fedtheory.analysis.rates import (
+    suboptimality_delta,
+    suboptimality_delta_from_log,
+    table2_rate,
+    table2_rate_from_log,
+)
 
-__all__ = ["pareto_mask", "frontier_uniform"]
+__all__ = ["pareto_mask", "frontier_uniform", "frontier_last", "frontier", "log_K_grid", "random_spectrum",
+           "log_distortions", "frontier_spectrum", "frontier_random_matrices", "frontier_problem"]
 
 
 def pareto_mask(rho: Any, delta: Any) -> np.ndarray:
@@ -83,3 +90,166 @@ def frontier_uniform(mu: float, L: float, alpha: float = 0.0, *, gammas: Any = N
     rho = np.atleast_1d(table2_rate(kap, momentum))
     delta = np.atleast_1d(suboptimality_delta(float(L) / float(mu), kap))
     return {"K": K.astype(np.int64), "gamma": g.copy(), "kappa": kap, "rho": rho, "delta": delta}
+
+
+def log_K_grid(K_max: int = 10**6, points: int = 400) -> np.ndarray:
+    """Integers K in [1, K_max], log-spaced and deduplicated (the paper's "K ∈ [1, 10⁶]").
+
+    >>> log_K_grid(100, 5).tolist()
+    [1, 3, 10, 32, 100]
+    """
+    return np.unique(np.round(np.logspace(0, np.log10(float(K_max)), int(points))).astype(np.int64))
+
+
+def frontier_last(mu: float, L: float, alpha: float = 0.0, *, gammas: Any = None, Ks: Any = None,
+                  momentum: str = "gd") -> dict[str, np.ndarray]:
+    """(ρ, Δ) for Θ_K (MAML-style, Lemma 4's regime) along a path of K and γ, vectorized.
+
+    κ = ((1 − γ(L+α))/(1 − γ(μ+α)))^{K−1}·L/μ (eq. 13), ρ from Table 2, Δ from eq. (17). ``gammas``
+    default to γ = 1/(2(KL + α)) per K (Figure 4's (2LK)^{-1} at α = 0); every γ must satisfy
+    Lemma 4's γ < 1/(KL + α) (ValueError naming it). Returns ``{"K", "gamma", "kappa", "rho", "delta"}``.
+
+    >>> fr = frontier_last(1.0, 10.0, Ks=[1, 2, 100])
+    >>> [round(float(k), 4) for k in fr["kappa"]]
+    [10.0, 7.6923, 6.3972]
+    """
+    if Ks is None:
+        Ks = log_K_grid()
+    K = np.atleast_1d(np.asarray(Ks, dtype=np.float64))
+    if gammas is None:
+        gammas = 1.0 / (2.0 * (K * float(L) + float(alpha)))
+    g, K = np.broadcast_arrays(np.atleast_1d(np.asarray(gammas, dtype=np.float64)), K)
+    g, K = g.ravel(), K.ravel()
+    kap = np.atleast_1d(kappa_bound_last(mu, L, alpha, g, K))
+    rho = np.atleast_1d(table2_rate(kap, momentum))
+    delta = np.atleast_1d(suboptimality_delta(float(L) / float(mu), kap))
+    return {"K": K.astype(np.int64), "gamma": g.copy(), "kappa": kap, "rho": rho, "delta": delta}
+
+
+def frontier(mu: float, L: float, *, theta: str = "uniform", alpha: float = 0.0, gammas: Any = None, Ks: Any = None,
+             momentum: str = "gd") -> dict[str, np.ndarray]:
+    """The analytic frontier of Section 5 over any path of (K, γ) at fixed α: Θ_{1:K} (``theta="uniform"``,
+    eq. 11) or Θ_K (``theta="last"``, eq. 13). Dispatches to :func:`frontier_uniform` / :func:`frontier_last`.
+
+    >>> fr = frontier(1.0, 10.0, theta="uniform", gammas=0.05, Ks=[1, 100], momentum="heavy_ball")
+    >>> [round(float(r), 4) for r in fr["rho"]]
+    [0.5195, 0.0015]
+    """
+    if theta == "uniform":
+        return frontier_uniform(mu, L, alpha, gammas=gammas, Ks=Ks, momentum=momentum)
+    if theta == "last":
+        return frontier_last(mu, L, alpha, gammas=gammas, Ks=Ks, momentum=momentum)
+    raise ValueError(f"theta must be 'uniform' (Theta_{{1:K}}) or 'last' (Theta_K), got {theta!r}")
+
+
+def random_spectrum(d: int, mu: float, L: float, seed: Any = None) -> np.ndarray:
+    """Eigenvalues of Appendix D.1's random A = β₁BᵀB + β₂I, B ∈ R^{d×d} with N(0, 1) entries,
+    β₁, β₂ the unique scalars with λ_min(A) = μ and λ_max(A) = L. Ascending, shape (d,).
+
+    >>> lam = random_spectrum(5, 1.0, 10.0, seed=0)
+    >>> float(lam[0]), float(lam[-1]), lam.shape
+    (1.0, 10.0, (5,))
+    """
+    d = int(d)
+    mu, L = float(mu), float(L)
+    if d < 2:
+        raise ValueError(f"random_spectrum needs d >= 2 (both mu and L attained), got d={d}")
+    if not 0 < mu < L < np.inf:
+        raise ValueError(f"hypothesis 0 < mu < L violated: mu={mu:g}, L={L:g}")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    B = rng.normal(size=(d, d))
+    s = np.linalg.eigvalsh(B.T @ B)
+    lam = mu + (L - mu) * (s - s[0]) / (s[-1] - s[0])
+    lam[0], lam[-1] = mu, L     # exact extremes (the affine map rounds)
+    return lam
+
+
+def log_distortions(lam: Any, alpha: float, gamma: float, Ks: Any, theta: str) -> np.ndarray:
+    """log q(λ_j) for Θ_{1:K} or Θ_K at each K of ``Ks`` and eigenvalue λ_j: shape (len(Ks), len(λ)).
+
+    Log space, so K = 10⁶ with (1 − γλ)^{K−1} ≈ e^{−10⁴} is exact. Lemma 1's γ < 1/(L + α) is enforced.
+
+    >>> np.exp(log_distortions([1.0, 3.0], 0.0, 0.25, [1, 3], "last")).round(12).tolist()
+    [[1.0, 1.0], [0.5625, 0.0625]]
+    """
+    lam = np.asarray(lam, dtype=np.float64).ravel()
+    check_step_size(float(lam.max()), alpha, gamma)
+    K = np.atleast_1d(np.asarray(Ks, dtype=np.float64))[:, None]
+    s = float(gamma) * (lam[None, :] + float(alpha))
+    if theta == "last":
+        return (K - 1) * np.log1p(-s)
+    if theta == "uniform":
+        return np.log(geometric_sum(s, K))
+    raise ValueError(f"theta must be 'uniform' or 'last', got {theta!r}")
+
+
+def frontier_spectrum(lam: Any, *, alpha: float = 0.0, gamma: float, Ks: Any = None, theta: str = "last",
+                      momentum: str = "gd", delta: str = "lemma5") -> dict[str, np.ndarray]:
+    """(ρ, Δ) of one client with Hessian eigenvalues ``lam`` (Figure 5's simulated frontiers), any γ in Lemma 1's regime.
+
+    κ = λ_max(QA)/λ_min(QA) = max_j q(λ_j)λ_j / min_j q(λ_j)λ_j (eq. 9 for one client) — including
+    γ ≥ 1/(KL + α), where q(λ)λ is not monotone and κ depends on the intermediate eigenvalues.
+    ``delta="lemma5"``: Δ = (√b − √a)/(√b + √a) with b/a = cond(Q) (Appendix D.1: "substituting κ into
+    Table 2 and Lemma 5"); ``delta="eq17"``: Δ of eq. (17) with κ₀ = λ_max/λ_min (Section 5's wording),
+    which is negative once κ > κ₀. The two agree for Θ_K while γ < 1/(KL + α). All in log space.
+    Returns ``{"K", "gamma", "log_kappa", "kappa", "rho", "delta", "log_cond_Q"}``.
+
+    >>> fr = frontier_spectrum([1.0, 4.0, 10.0], gamma=0.001, Ks=[1, 2])
+    >>> [round(float(r), 6) for r in fr["rho"]], [round(float(d), 6) for d in fr["delta"]]
+    ([0.818182, 0.81668], [0.0, 0.002262])
+    """
+    lam = np.asarray(lam, dtype=np.float64).ravel()
+    if Ks is None:
+        Ks = log_K_grid()
+    K = np.atleast_1d(np.asarray(Ks, dtype=np.int64))
+    lq = log_distortions(lam, alpha, gamma, K, theta)
+    lqa = lq + np.log(lam)[None, :]
+    log_kappa = np.maximum(lqa.max(axis=1) - lqa.min(axis=1), 0.0)
+    log_cond_q = lq.max(axis=1) - lq.min(axis=1)
+    rho = np.atleast_1d(table2_rate_from_log(log_kappa, momentum))
+    if delta == "lemma5":
+        dl = np.atleast_1d(suboptimality_delta_from_log(log_cond_q))
+    elif delta == "eq17":
+        dl = np.atleast_1d(suboptimality_delta_from_log(np.log(lam.max() / lam.min()) - log_kappa))
+    else:
+        raise ValueError(f"delta must be 'lemma5' or 'eq17', got {delta!r}")
+    with np.errstate(over="ignore"):
+        kap = np.exp(log_kappa)
+    return {"K": K, "gamma": np.full(K.shape, float(gamma)), "log_kappa": log_kappa, "kappa": kap, "rho": rho,
+            "delta": dl, "log_cond_Q": log_cond_q}
+
+
+def frontier_random_matrices(mu: float, L: float, d: int, *, gamma: float, Ks: Any = None, alpha: float = 0.0,
+                             theta: str = "last", momentum: str = "gd", delta: str = "lemma5",
+                             seed: Any = None) -> dict[str, np.ndarray]:
+    """Appendix D.1's simulated frontier: one random A (:func:`random_spectrum`) through :func:`frontier_spectrum`.
+
+    >>> fr = frontier_random_matrices(1.0, 10.0, 100, gamma=0.001, Ks=[1, 255, 10**6], seed=0)
+    >>> [round(float(r), 3) for r in fr["rho"]], [round(float(x), 3) for x in fr["delta"]]
+    ([0.818, 0.302, 1.0], [0.0, 0.519, 1.0])
+    """
+    lam = random_spectrum(d, mu, L, seed)
+    out = frontier_spectrum(lam, alpha=alpha, gamma=gamma, Ks=Ks, theta=theta, momentum=momentum, delta=delta)
+    out["eigenvalues"] = lam
+    return out
+
+
+def frontier_problem(problem, thetas: Any, *, alpha: float = 0.0, gammas: Any, momentum: str = "gd"
+                     ) -> dict[str, np.ndarray]:
+    """(ρ, Δ) of an actual federation along a path of (Θ, γ): κ of eq. (9) from its matrices, Δ of eq. (17).
+
+    ``thetas``: a Theta or a list of them; ``gammas``: a number or a list broadcast against ``thetas``.
+    κ₀ = L/μ of the problem. Lemma 1's hypothesis is enforced by :func:`~fedtheory.algorithms.surrogate.kappa`.
+
+    >>> from fedtheory.problems.quadratic import make_quadratic
+    >>> prob = make_quadratic(2, 3, mu=1.0, L=10.0, commuting=True, seed=0)
+    >>> fr = frontier_problem(prob, [Theta.uniform(1), Theta.uniform(10)], gammas=0.05)
+    >>> [round(float(k), 4) for k in fr["kappa"]]
+    [10.0, 2.4897]
+    """
+    thetas = [thetas] if isinstance(thetas, Theta) else list(thetas)
+    gs = np.broadcast_to(np.asarray(gammas, dtype=np.float64), (len(thetas),))
+    kap = np.array([kappa(problem, alpha, float(g), th)[0] for th, g in zip(thetas, gs)])
+    return {"K": np.array([th.K for th in thetas], dtype=np.int64), "gamma": gs.copy(), "kappa": kap,
+            "rho": np.atleast_1d(table2_rate(kap, momentum)),
+            "delta": np.atleast_1d(suboptimality_delta(problem.L / problem.mu, kap))}

@@ -33,7 +33,8 @@ import numpy as np
 from fedtheory.algorithms.local_update import ServerOpt
 
 __all__ = ["MOMENTA", "table2_rate", "tuned_server", "iteration_polynomials", "iteration_spectral_radius",
-           "suboptimality_delta"]
+           "worst_case_contraction", "rate_with_constant_one", "suboptimality_delta", "table2_rate_from_log",
+           "suboptimality_delta_from_log"]
 
 MOMENTA = ("gd", "nesterov", "heavy_ball")
 
@@ -168,6 +169,39 @@ def iteration_spectral_radius(server: ServerOpt, lam: Any) -> np.ndarray:
     return radius
 
 
+def worst_case_contraction(server: ServerOpt, lam: Any, T: int) -> np.ndarray:
+    """c_t = max_λ |P_t(λ)|, t = 0..T: the exact sup over x_0 of ‖x_t − x̃*‖/‖x_0 − x̃*‖ on a quadratic.
+
+    With a symmetric Hessian of eigenvalues ``lam`` and the momentum buffer starting empty
+    (x_{−1} = x_0), e_t = P_t(H) e_0, so ‖e_t‖ ≤ c_t‖e_0‖ with equality for e_0 along the maximizing
+    eigenvector: c_t is what a bound ‖x_t − x̃*‖ ≤ C ρ^t ‖x_0 − x̃*‖ must dominate.
+
+    >>> from fedtheory.algorithms.local_update import ServerOpt
+    >>> worst_case_contraction(ServerOpt("gd", lr=0.5), [1.0, 3.0], 2).tolist()
+    [1.0, 0.5, 0.25]
+    """
+    P = iteration_polynomials(server, np.atleast_1d(np.asarray(lam, dtype=np.float64)), T)
+    return np.abs(P).max(axis=1)
+
+
+def rate_with_constant_one(server: ServerOpt, lam: Any, T: int) -> float:
+    """The smallest ρ with ‖x_t − x̃*‖ ≤ ρ^t‖x_0 − x̃*‖ for every x_0 and every 1 ≤ t ≤ T: max_t c_t^{1/t}.
+
+    This is Section 5's definition of ρ(α, γ, Θ) (the infimum over ρ such that (14) holds for all
+    T ≥ 1), truncated at T; it is ≥ the spectral radius, with equality for gradient descent.
+
+    >>> from fedtheory.algorithms.local_update import ServerOpt
+    >>> rate_with_constant_one(ServerOpt("gd", lr=0.5), [1.0, 3.0], 10)
+    0.5
+    """
+    if int(T) != T or T < 1:
+        raise ValueError(f"T must be a positive integer, got {T!r}")
+    c = worst_case_contraction(server, lam, int(T))[1:]
+    t = np.arange(1, int(T) + 1)
+    with np.errstate(divide="ignore"):
+        return float(np.max(np.exp(np.log(c) / t)))
+
+
 def suboptimality_delta(kappa0: Any, kappa: Any) -> np.ndarray | float:
     """Δ = (√κ₀ − √κ)/(√κ₀ + √κ) (eq. 17): the worst-case suboptimality of Theorem 4 (per 8C).
 
@@ -182,3 +216,40 @@ def suboptimality_delta(kappa0: Any, kappa: Any) -> np.ndarray | float:
     k = _check_kappa(kappa)
     r0, r = np.sqrt(k0), np.sqrt(k)
     return _out((r0 - r) / (r0 + r))
+
+
+def table2_rate_from_log(log_kappa: Any, momentum: str) -> np.ndarray | float:
+    """ρ of Table 2 from log κ, exact for κ far beyond float64 (MAML's κ reaches e^{10⁴} at K = 10⁶).
+
+    (κ−1)/(κ+1) = tanh(½ log κ); (√κ−1)/(√κ+1) = tanh(¼ log κ);
+    1 − 2/√(3κ+1) = 1 − 2 exp(−½ log(3κ+1)) with log(3κ+1) = logaddexp(log 3 + log κ, 0).
+    log κ ≥ 0 required (ValueError naming it).
+
+    >>> round(table2_rate_from_log(np.log(3.0), "gd"), 15), table2_rate_from_log(1e5, "heavy_ball")
+    (0.5, 1.0)
+    >>> abs(table2_rate_from_log(np.log(5.0), "nesterov") - table2_rate(5.0, "nesterov")) < 1e-15
+    True
+    """
+    _check_momentum(momentum)
+    lk = np.asarray(log_kappa, dtype=np.float64)
+    bad = ~(lk >= 0)
+    if bad.any():
+        raise ValueError(f"hypothesis log_kappa >= 0 violated (kappa >= 1): log_kappa={lk[bad].flat[0]:g}")
+    if momentum == "gd":
+        return _out(np.tanh(lk / 2))
+    if momentum == "heavy_ball":
+        return _out(np.tanh(lk / 4))
+    return _out(1 - 2 * np.exp(-0.5 * np.logaddexp(np.log(3.0) + lk, 0.0)))
+
+
+def suboptimality_delta_from_log(log_ratio: Any) -> np.ndarray | float:
+    """(√r − 1)/(√r + 1) = tanh(¼ log r) for r ≥ 1 given as log r.
+
+    With r = κ₀/κ this is Δ of eq. (17); with r = cond(Q) = b/a it is Lemma 5's (√b − √a)/(√b + √a),
+    the suboptimality Appendix D.1 plots for simulated MAML frontiers. A negative log r (κ > κ₀) gives
+    a negative value, returned as is (eq. 17 then leaves [0, 1]).
+
+    >>> suboptimality_delta_from_log(np.log(9.0)), suboptimality_delta_from_log(0.0)
+    (0.5, 0.0)
+    """
+    return _out(np.tanh(np.asarray(log_ratio, dtype=np.float64) / 4))
