@@ -1,0 +1,548 @@
+r"""Pluggable local solvers for DANE-type subproblems, each stopped by an accuracy test.
+
+Jiang, Rodomanov & Stich, *Stabilized Proximal-Point Methods for Federated Optimization*
+(arXiv:2407.07084): in every round, client i approximately minimizes
+
+.. math:: F_i(x) = f_i(x) - \langle \ell_i, x\rangle + \frac\lambda2\|x - c\|^2,
+
+with prox-centre c (x^r for DANE, v^r for S-DANE, y^r for Acc-S-DANE) and drift correction
+:math:`\ell_i = \nabla f_i(c) - \nabla f_S(c)` (zero without control variate). "Any local solver may
+be used" as long as it meets the round's accuracy test; here the solvers are batched over the
+sampled clients (one array operation per step for all of them) and each client stops on its own
+test:
+
+- :class:`StabilizedTest` — S-DANE's condition (6)/(9), per client:
+  :math:`\|\nabla F_i(x)\|^2 \le c\lambda^2\|x - c\|^2` with c = 1/4 (summing over clients gives (6));
+- :class:`DaneTest` — DANE's tightening condition :math:`\|\nabla F_i(x)\|^2\le \frac{c\lambda^2}{(r+1)^2}\|x-c\|^2 + a`;
+- ``None`` — run a fixed number of steps K.
+
+Solvers: :class:`GD` (step 1/(L_i+λ)), :class:`ProxLinearGD` (the regularizer handled exactly, as in the
+authors' code), :class:`FGM` (Nesterov, strongly convex), :class:`OGMG` (Kim & Fessler's OGM-G in
+doubling blocks), :class:`FastGradNorm` (FGM then OGM-G: ‖∇F(x_K)‖ = O(L̃‖x_0 − x*‖/K²), the method of
+Corollary 3), :class:`SGD` (mini-batch, Corollary 22 / Lemma 23) and :class:`Exact` (closed form on
+quadratics). Every gradient evaluation at a new point counts as one oracle call; the gradient at the
+centre is the driver's (it is the message of step 3 of Algorithm 1) and is not counted here.
+
+>>> import numpy as np
+>>> from fedtheory.problems.quadratic import make_quadratic
+>>> from fedtheory.problems.clients import client_oracles
+>>> orc = client_oracles(make_quadratic(4, 5, mu=1.0, L=50.0, delta_A=2.0, seed=0))
+>>> C = np.zeros((4, 5)); GC = orc.grads(C); lin = GC - GC.mean(axis=0)
+>>> sub = Subproblem(orc, np.arange(4), C, lin, lam=4.0, G_center=GC)
+>>> res = GD().solve(sub, StabilizedTest())
+>>> bool(res.passed.all()), bool(res.evals.max() <= GD.steps_bound(50.0, 4.0))
+(True, True)
+>>> gF = sub.grad_F(res.X, res.G)
+>>> bool(np.all((gF ** 2).sum(1) <= 0.25 * 4.0 ** 2 * ((res.X - C) ** 2).sum(1)))
+True
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Subproblem", "LocalResult", "StabilizedTest", "DaneTest", "GD", "ProxLinearGD", "FGM", "OGMG",
+           "FastGradNorm", "SGD", "Exact", "ogm_g_thetas", "SOLVERS"]
+
+DEFAULT_MAX_STEPS = 20_000
+
+
+# --------------------------------------------------------------------------------------------
+# the subproblem and the tests
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class Subproblem:
+    r"""One round's local subproblems for the clients ``clients``: F_i(x) = f_i(x) − ⟨ℓ_i, x⟩ + λ/2‖x − c_i‖².
+
+    ``center`` (s, d) and ``lin`` (s, d) row per client; ``G_center``: ∇f_i at the centre (s, d), known
+    to the client already; ``r``: the round (for tightening tests); ``rng``: for stochastic solvers.
+    """
+
+    oracles: Any
+    clients: np.ndarray
+    center: np.ndarray
+    lin: np.ndarray
+    lam: float
+    G_center: np.ndarray | None = None
+    r: int = 0
+    rng: Any = None
+
+    def __post_init__(self) -> None:
+        self.clients = np.asarray(self.clients, dtype=np.int64)
+        self.center = np.asarray(self.center, dtype=np.float64)
+        self.lin = np.asarray(self.lin, dtype=np.float64)
+        if not (np.isfinite(self.lam) and self.lam >= 0):
+            raise ValueError(f"the proximal weight lambda must be finite and >= 0, got {self.lam!r}")
+        if self.G_center is None:
+            self.G_center = self.oracles.grads(self.center, self.clients)
+
+    @property
+    def L(self) -> np.ndarray:
+        """Per-client smoothness of F_i: L_i + λ."""
+        return self.oracles.L_i[self.clients] + self.lam
+
+    @property
+    def mu(self) -> np.ndarray:
+        """Per-client strong convexity of F_i: μ_i + λ."""
+        return self.oracles.mu_i[self.clients] + self.lam
+
+    def grad_F(self, X: np.ndarray, G: np.ndarray, rows: Any = slice(None)) -> np.ndarray:
+        """∇F_i(X) from ∇f_i(X) = G (rows: which clients)."""
+        return G - self.lin[rows] + self.lam * (X - self.center[rows])
+
+
+@dataclass(frozen=True)
+class StabilizedTest:
+    r"""S-DANE's accuracy condition, client by client: :math:`\|\nabla F_i(x)\|^2 \le c\,\lambda^2\|x-c_i\|^2`.
+
+    Theorem 1's (6) with c = 1/4 sums these over the clients; the per-client form is what a client can
+    check alone (the authors' code does the same) and implies (6).
+
+    >>> StabilizedTest().passed(np.array([1.0, 5.0]), np.array([1.0, 1.0]), lam=4.0, r=0).tolist()
+    [True, False]
+    """
+
+    c: float = 0.25
+    atol: float = 0.0
+
+    def threshold(self, lam: float, r: int) -> float:
+        return self.c * lam * lam
+
+    def passed(self, gradF_sq: np.ndarray, dist_sq: np.ndarray, lam: float, r: int) -> np.ndarray:
+        return gradF_sq <= self.threshold(lam, r) * dist_sq + self.atol
+
+
+@dataclass(frozen=True)
+class DaneTest:
+    r"""DANE's tightening condition: :math:`\|\nabla F_i(x)\|^2 \le \frac{c\lambda^2}{(r+1)^2}\|x-x^r\|^2 + a`.
+
+    Remark 2: DANE needs the extra (r+1)² (the authors' code uses c = 2, a = 1e-6 in its experiments).
+
+    >>> DaneTest(c=2.0).threshold(lam=1.0, r=3)
+    0.125
+    """
+
+    c: float = 0.25
+    atol: float = 0.0
+
+    def threshold(self, lam: float, r: int) -> float:
+        return self.c * lam * lam / (r + 1) ** 2
+
+    def passed(self, gradF_sq: np.ndarray, dist_sq: np.ndarray, lam: float, r: int) -> np.ndarray:
+        return gradF_sq <= self.threshold(lam, r) * dist_sq + self.atol
+
+
+@dataclass
+class LocalResult:
+    """What a local solve returns: points X (s, d), ∇f_i(X) (s, d), gradient evaluations per client
+    (s,), whether each client's test held at X (s,), and the test's two sides at X."""
+
+    X: np.ndarray
+    G: np.ndarray
+    evals: np.ndarray
+    passed: np.ndarray
+    gradF_sq: np.ndarray = field(default=None)
+    dist_sq: np.ndarray = field(default=None)
+
+
+def _sq(A: np.ndarray) -> np.ndarray:
+    return np.einsum("ij,ij->i", A, A)
+
+
+def _finish(sub: Subproblem, X: np.ndarray, G: np.ndarray, evals: np.ndarray, test: Any) -> LocalResult:
+    gF = _sq(sub.grad_F(X, G))
+    dist = _sq(X - sub.center)
+    passed = np.ones(X.shape[0], bool) if test is None else test.passed(gF, dist, sub.lam, sub.r)
+    return LocalResult(X=X, G=G, evals=evals, passed=passed, gradF_sq=gF, dist_sq=dist)
+
+
+def _steps_from_L(sub: Subproblem, step: Any) -> np.ndarray:
+    if step is not None:
+        return np.broadcast_to(np.asarray(step, dtype=np.float64), sub.clients.shape).copy()
+    L = sub.L
+    if not np.all(np.isfinite(L)):
+        raise ValueError("the clients' smoothness is unknown here: give the local solver an explicit step")
+    return 1.0 / L
+
+
+class _Iterative:
+    """Shared loop: a one-step update on the active clients, a test after each step, K or the test stops."""
+
+    K: int | None = None
+    max_steps: int = DEFAULT_MAX_STEPS
+
+    def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
+        raise NotImplementedError  # pragma: no cover
+
+
+# --------------------------------------------------------------------------------------------
+# first-order solvers
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class GD(_Iterative):
+    r"""Gradient descent on F_i with step 1/(L_i + λ) (or ``step``), from the centre.
+
+    ``K``: a fixed number of steps (the test is then only reported); ``None``: until the test holds.
+    Remark 19 / Lemma 20: with the tight constant ‖∇F(x_K)‖ ≤ L̃‖x_0 − x*‖/(K+1), the S-DANE test holds
+    after at most :meth:`steps_bound` steps.
+    """
+
+    K: int | None = None
+    step: Any = None
+    max_steps: int = DEFAULT_MAX_STEPS
+    name = "gd"
+
+    @staticmethod
+    def steps_bound(L: float, lam: float) -> int:
+        """Steps after which (C.4) ‖∇F‖ ≤ (λ/3)‖x* − c‖ holds for GD: K + 1 ≥ 3(L + λ)/λ.
+
+        >>> GD.steps_bound(9.0, 1.0)
+        29
+        """
+        return max(0, math.ceil(3 * (L + lam) / lam) - 1)
+
+    def _update(self, sub, X, G, rows, eta):
+        return X - eta[:, None] * sub.grad_F(X, G, rows)
+
+    def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
+        eta = _steps_from_L(sub, self.step)
+        return _run_simple(self, sub, test, eta)
+
+
+@dataclass
+class ProxLinearGD(GD):
+    r"""The authors' local step: :math:`x_{k+1} = \frac{x_k/\eta + \lambda c + \ell_i - \nabla f_i(x_k)}{1/\eta + \lambda}`.
+
+    A gradient step on f_i − ⟨ℓ_i, ·⟩ with the quadratic λ/2‖x − c‖² handled exactly; step η = 1/L_i by
+    default.
+    """
+
+    name = "prox-linear-gd"
+
+    def _update(self, sub, X, G, rows, eta):
+        inv = 1.0 / eta[:, None]
+        return (X * inv + sub.lam * sub.center[rows] + sub.lin[rows] - G) / (inv + sub.lam)
+
+    def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
+        if self.step is None:
+            L = sub.oracles.L_i[sub.clients]
+            if not np.all(np.isfinite(L)) or np.any(L <= 0):
+                raise ValueError("prox-linear GD needs an explicit step when the clients' smoothness is unknown")
+            eta = 1.0 / L
+        else:
+            eta = np.broadcast_to(np.asarray(self.step, dtype=np.float64), sub.clients.shape).copy()
+        return _run_simple(self, sub, test, eta)
+
+
+def _run_simple(solver, sub: Subproblem, test: Any, eta: np.ndarray) -> LocalResult:
+    """GD-like loop: one gradient at each new iterate; the test (or K) decides each client's stop."""
+    s = sub.clients.size
+    X, G = sub.center.copy(), sub.G_center.copy()
+    evals = np.zeros(s, dtype=np.int64)
+    limit = solver.K if solver.K is not None else solver.max_steps
+    if solver.K is None and test is None:
+        raise ValueError("give the local solver a number of steps K or an accuracy test")
+    active = np.ones(s, bool)
+    if solver.K is None:
+        active &= ~_finish(sub, X, G, evals, test).passed
+    for _ in range(int(limit)):
+        rows = np.flatnonzero(active)
+        if rows.size == 0:
+            break
+        Xn = solver._update(sub, X[rows], G[rows], rows, eta[rows])
+        Gn = sub.oracles.grads(Xn, sub.clients[rows])
+        X[rows], G[rows] = Xn, Gn
+        evals[rows] += 1
+        if solver.K is None:
+            gF = _sq(sub.grad_F(Xn, Gn, rows))
+            done = test.passed(gF, _sq(Xn - sub.center[rows]), sub.lam, sub.r)
+            active[rows[done]] = False
+    return _finish(sub, X, G, evals, test)
+
+
+@dataclass
+class FGM(_Iterative):
+    r"""Nesterov's fast gradient method for the (μ_i+λ)-convex, (L_i+λ)-smooth F_i (constant momentum).
+
+    x_{k+1} = y_k − ∇F(y_k)/L̃, y_{k+1} = x_{k+1} + β(x_{k+1} − x_k), β = (√κ − 1)/(√κ + 1); the test is
+    evaluated at y (where the gradient is computed anyway) and y is returned.
+    """
+
+    K: int | None = None
+    max_steps: int = DEFAULT_MAX_STEPS
+    name = "fgm"
+
+    @staticmethod
+    def steps_bound(L: float, lam: float, mu: float = 0.0) -> int:
+        r"""Steps after which (C.4) holds for FGM (Bubeck, Thm 3.18; Remark 19):
+        :math:`\sqrt{\tilde L(\tilde L+\tilde\mu)}\,e^{-(K-1)/(2\sqrt\kappa)} \le \lambda/3`, κ = L̃/μ̃.
+
+        >>> FGM.steps_bound(100.0, 1.0)
+        116
+        """
+        Lt, mt = L + lam, mu + lam
+        kappa = Lt / mt
+        return max(1, math.ceil(1 + 2 * math.sqrt(kappa) * math.log(3 * math.sqrt(Lt * (Lt + mt)) / lam)))
+
+    def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
+        Lt, mt = sub.L, sub.mu
+        if not np.all(np.isfinite(Lt)):
+            raise ValueError("FGM needs the clients' smoothness")
+        sq = np.sqrt(Lt / mt)
+        beta = (sq - 1) / (sq + 1)
+        s = sub.clients.size
+        Y, G = sub.center.copy(), sub.G_center.copy()
+        Xprev = Y.copy()
+        evals = np.zeros(s, dtype=np.int64)
+        if self.K is None and test is None:
+            raise ValueError("give FGM a number of steps K or an accuracy test")
+        active = np.ones(s, bool)
+        if self.K is None:
+            active &= ~_finish(sub, Y, G, evals, test).passed
+        for _ in range(int(self.K if self.K is not None else self.max_steps)):
+            rows = np.flatnonzero(active)
+            if rows.size == 0:
+                break
+            Xn = Y[rows] - sub.grad_F(Y[rows], G[rows], rows) / Lt[rows, None]
+            Yn = Xn + beta[rows, None] * (Xn - Xprev[rows])
+            Gn = sub.oracles.grads(Yn, sub.clients[rows])
+            Xprev[rows], Y[rows], G[rows] = Xn, Yn, Gn
+            evals[rows] += 1
+            if self.K is None:
+                done = test.passed(_sq(sub.grad_F(Yn, Gn, rows)), _sq(Yn - sub.center[rows]), sub.lam, sub.r)
+                active[rows[done]] = False
+        return _finish(sub, Y, G, evals, test)
+
+
+def ogm_g_thetas(N: int) -> np.ndarray:
+    r"""OGM-G's θ̃_0, ..., θ̃_N (Kim & Fessler 2021): θ̃_N = 1, θ̃_i = (1 + √(1 + 4θ̃_{i+1}²))/2,
+    θ̃_0 = (1 + √(1 + 8θ̃_1²))/2. Guarantee: ‖∇f(x_N)‖² ≤ 2L(f(x_0) − f*)/θ̃_0², and θ̃_0 ≥ (N+2)/√2.
+
+    >>> th = ogm_g_thetas(3)
+    >>> float(th[-1]), bool(th[0] >= 5 / 2 ** 0.5)
+    (1.0, True)
+    """
+    if N < 1:
+        raise ValueError(f"OGM-G needs N >= 1 steps, got {N}")
+    th = [1.0]
+    for i in range(N - 1, -1, -1):
+        factor = 8.0 if i == 0 else 4.0
+        th.append((1 + math.sqrt(1 + factor * th[-1] ** 2)) / 2)
+    return np.asarray(th[::-1])
+
+
+def _ogm_g_block(sub: Subproblem, X0: np.ndarray, G0: np.ndarray, rows: np.ndarray, N: int):
+    """N OGM-G steps on the clients ``rows`` from X0 (∇f at X0 = G0); returns x_N, ∇f(x_N) (N evals)."""
+    Lt = sub.L[rows, None]
+    th = ogm_g_thetas(N)
+    X, G = X0, G0
+    Yold = X0
+    for i in range(N):
+        Ynew = X - sub.grad_F(X, G, rows) / Lt
+        a = (th[i] - 1) * (2 * th[i + 1] - 1) / (th[i] * (2 * th[i] - 1))
+        b = (2 * th[i + 1] - 1) / (2 * th[i] - 1)
+        X = Ynew + a * (Ynew - Yold) + b * (Ynew - X)
+        Yold = Ynew
+        G = sub.oracles.grads(X, sub.clients[rows])
+    return X, G
+
+
+def _fgm_convex_block(sub: Subproblem, X0: np.ndarray, G0: np.ndarray, rows: np.ndarray, k: int):
+    """k steps of Nesterov's FGM for smooth convex F (t-sequence): F(x_k) − F* ≤ 2L̃‖x_0 − x*‖²/(k+1)².
+
+    Returns x_k and ∇f(x_k) (k evaluations: y_1..y_{k−1} and x_k).
+    """
+    Lt = sub.L[rows, None]
+    X, Y, G = X0, X0, G0
+    t = 1.0
+    for j in range(k):
+        Xn = Y - sub.grad_F(Y, G, rows) / Lt
+        tn = (1 + math.sqrt(1 + 4 * t * t)) / 2
+        Y = Xn + ((t - 1) / tn) * (Xn - X)
+        X, t = Xn, tn
+        G = sub.oracles.grads(Y if j < k - 1 else X, sub.clients[rows])
+    return X, G
+
+
+@dataclass
+class OGMG(_Iterative):
+    """OGM-G (Kim & Fessler 2021) in doubling blocks N = 1, 2, 4, ... restarted from the last output
+    until the test holds (OGM-G's coefficients depend on N, so a block's length is fixed in advance).
+    With ``K`` given: one block of K steps."""
+
+    K: int | None = None
+    max_steps: int = DEFAULT_MAX_STEPS
+    name = "ogm-g"
+
+    def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
+        s = sub.clients.size
+        X, G = sub.center.copy(), sub.G_center.copy()
+        evals = np.zeros(s, dtype=np.int64)
+        if self.K is not None:
+            if self.K > 0:
+                X, G = _ogm_g_block(sub, X, G, np.arange(s), int(self.K))
+                evals[:] = self.K
+            return _finish(sub, X, G, evals, test)
+        if test is None:
+            raise ValueError("give OGM-G a number of steps K or an accuracy test")
+        active = ~_finish(sub, X, G, evals, test).passed
+        N = 1
+        while np.any(active) and evals.max() < self.max_steps:
+            rows = np.flatnonzero(active)
+            Xn, Gn = _ogm_g_block(sub, X[rows], G[rows], rows, N)
+            X[rows], G[rows] = Xn, Gn
+            evals[rows] += N
+            done = test.passed(_sq(sub.grad_F(Xn, Gn, rows)), _sq(Xn - sub.center[rows]), sub.lam, sub.r)
+            active[rows[done]] = False
+            N *= 2
+        return _finish(sub, X, G, evals, test)
+
+
+@dataclass
+class FastGradNorm(_Iterative):
+    r"""FGM for ⌈K/2⌉ steps, then OGM-G for ⌊K/2⌋ steps: :math:`\|\nabla F(x_K)\| \le
+    \frac{2\tilde L\|x_0-x^*\|}{(\lceil K/2\rceil+1)(\lfloor K/2\rfloor+1)}` (FGM: F − F* ≤ 2L̃R²/(k+1)²;
+    OGM-G: ‖∇F‖² ≤ 2L̃(F(x_0) − F*)/(N+1)²). This is the "method designed for fast gradient-norm
+    minimization" of Corollary 3. With ``K=None`` it runs K = 2, 4, 8, ... from the centre until the
+    test holds (every attempt's evaluations are counted).
+    """
+
+    K: int | None = None
+    max_steps: int = DEFAULT_MAX_STEPS
+    name = "fgm+ogm-g"
+
+    @staticmethod
+    def gradient_bound_factor(K: int) -> float:
+        """c(K) with ‖∇F(x_K)‖ ≤ c(K)·L̃‖x_0 − x*‖: 2/((⌈K/2⌉ + 1)·θ̃_0(⌊K/2⌋)).
+
+        >>> FastGradNorm.gradient_bound_factor(1)
+        1.0
+        """
+        N = K // 2
+        theta0 = 1.0 if N == 0 else float(ogm_g_thetas(N)[0])
+        return 2.0 / ((math.ceil(K / 2) + 1) * theta0)
+
+    @staticmethod
+    def steps_bound(L: float, lam: float) -> int:
+        r"""The smallest K with c(K)(L + λ) ≤ λ/3, so that (C.4) holds: K = O(√(L/λ)).
+
+        >>> FastGradNorm.steps_bound(100.0, 1.0)
+        55
+        """
+        K = 1
+        while FastGradNorm.gradient_bound_factor(K) * (L + lam) > lam / 3:
+            K += 1
+        return K
+
+    def _run(self, sub: Subproblem, rows: np.ndarray, K: int):
+        k1, N = math.ceil(K / 2), K // 2
+        X, G = sub.center[rows], sub.G_center[rows]
+        if k1:
+            X, G = _fgm_convex_block(sub, X, G, rows, k1)
+        if N:
+            X, G = _ogm_g_block(sub, X, G, rows, N)
+        return X, G
+
+    def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
+        s = sub.clients.size
+        X, G = sub.center.copy(), sub.G_center.copy()
+        evals = np.zeros(s, dtype=np.int64)
+        if self.K is not None:
+            if self.K > 0:
+                X, G = self._run(sub, np.arange(s), int(self.K))
+                evals[:] = self.K
+            return _finish(sub, X, G, evals, test)
+        if test is None:
+            raise ValueError("give the solver a number of steps K or an accuracy test")
+        active = ~_finish(sub, X, G, evals, test).passed
+        K = 2
+        while np.any(active) and evals.max() < self.max_steps:
+            rows = np.flatnonzero(active)
+            Xn, Gn = self._run(sub, rows, K)
+            X[rows], G[rows] = Xn, Gn
+            evals[rows] += K
+            done = test.passed(_sq(sub.grad_F(Xn, Gn, rows)), _sq(Xn - sub.center[rows]), sub.lam, sub.r)
+            active[rows[done]] = False
+            K *= 2
+        return _finish(sub, X, G, evals, test)
+
+
+@dataclass
+class SGD(_Iterative):
+    r"""Mini-batch SGD on F_i with constant step η for K steps (Corollary 22 / Lemma 23).
+
+    Stochastic gradients come from the oracles (mini-batches of ``batch_size`` samples on finite sums;
+    Gaussian noise on quadratics). ``average="weighted"`` returns Lemma 23's
+    :math:`\bar x_K=\sum_{k=1}^K q^k x_k/\sum_k q^k`, q = 1/(1 − η(μ_i + λ)); ``"last"`` returns x_K. With
+    ``test`` and ``K=None`` the (exact) test is checked after each step — an oracle a client with all its
+    data can afford; otherwise K is fixed. Evaluations: K stochastic calls + 1 exact gradient at the
+    output (the message ∇f_i(x_{i,r+1})).
+    """
+
+    K: int | None = None
+    step: Any = None
+    batch_size: int | None = None
+    average: str = "last"
+    max_steps: int = DEFAULT_MAX_STEPS
+    name = "sgd"
+
+    def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
+        if self.average not in ("last", "weighted"):
+            raise ValueError(f"SGD average must be 'last' or 'weighted', got {self.average!r}")
+        rng = sub.rng if sub.rng is not None else np.random.default_rng(0)
+        eta = _steps_from_L(sub, None if self.step is None else self.step)
+        if self.step is None:
+            eta = eta / 2  # Lemma 23 needs η ≤ 1/(2L̃)
+        s = sub.clients.size
+        X = sub.center.copy()
+        evals = np.zeros(s, dtype=np.int64)
+        limit = self.K if self.K is not None else self.max_steps
+        if self.K is None and test is None:
+            raise ValueError("give SGD a number of steps K or an accuracy test")
+        if self.average == "weighted" and np.any(eta * sub.mu >= 1):
+            raise ValueError("Lemma 23's weighted average needs eta*(mu_i + lambda) < 1")
+        q = 1.0 / (1.0 - eta * sub.mu) if self.average == "weighted" else np.ones(s)
+        Sx, Sw = np.zeros_like(X), np.zeros(s)
+        w = np.ones(s)
+        active = np.ones(s, bool)
+        for _ in range(int(limit)):
+            rows = np.flatnonzero(active)
+            if rows.size == 0:
+                break
+            Gs = sub.oracles.stochastic_grads(X[rows], sub.clients[rows], rng, self.batch_size)
+            X[rows] = X[rows] - eta[rows, None] * sub.grad_F(X[rows], Gs, rows)
+            evals[rows] += 1
+            w[rows] = w[rows] * q[rows]
+            Sx[rows] += w[rows, None] * X[rows]
+            Sw[rows] += w[rows]
+            if self.K is None:
+                out = X[rows] if self.average == "last" else Sx[rows] / Sw[rows, None]
+                Gt = sub.oracles.grads(out, sub.clients[rows])
+                done = test.passed(_sq(sub.grad_F(out, Gt, rows)), _sq(out - sub.center[rows]), sub.lam, sub.r)
+                active[rows[done]] = False
+        out = X if self.average == "last" or evals.max() == 0 else np.where(Sw[:, None] > 0, Sx / np.maximum(Sw, 1e-300)[:, None], X)
+        G = sub.oracles.grads(out, sub.clients)
+        return _finish(sub, out, G, evals + 1, test)
+
+
+@dataclass
+class Exact:
+    """The exact minimizer of F_i (closed form on quadratics); zero local gradient evaluations counted."""
+
+    name = "exact"
+
+    def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
+        X = sub.oracles.prox(sub.center, sub.lin, sub.lam, sub.clients)
+        if X is None:
+            raise ValueError(f"exact local solves need a closed form; {type(sub.oracles).__name__} has none")
+        G = sub.oracles.grads(X, sub.clients)
+        return _finish(sub, X, G, np.zeros(sub.clients.size, dtype=np.int64), test)
+
+
+SOLVERS = {"gd": GD, "prox-linear-gd": ProxLinearGD, "fgm": FGM, "ogm-g": OGMG, "fgm+ogm-g": FastGradNorm,
+           "sgd": SGD, "exact": Exact}
