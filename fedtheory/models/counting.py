@@ -116,9 +116,9 @@ def count(module: Any, input_shape: Sequence[int], *, elementwise: bool = False)
     was_training = module.training
     try:
         module.eval()
-        dtype = next(module.parameters()).dtype
-        with torch.no_grad():
-            module(torch.zeros(1, *map(int, input_shape), dtype=dtype))
+        first = next(module.parameters())
+        with torch.no_grad():  # on the module's device: a module built on "meta" is counted without memory
+            module(torch.zeros(1, *map(int, input_shape), dtype=first.dtype, device=first.device))
     finally:
         for h in handles:
             h.remove()
