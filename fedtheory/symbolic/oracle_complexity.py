@@ -256,10 +256,18 @@ def theorem2_iterations_expr() -> sp.Expr:
     return _PIECES["S_real"]
 
 
-_LOG_R_NP = sp.lambdify(_T2_ARGS, (_PIECES["log_r1"], _PIECES["log_r2"]), "numpy")
-_LOG_R_MP = sp.lambdify(_T2_ARGS, (_PIECES["log_r1"], _PIECES["log_r2"]), "mpmath")
-_S_NP = sp.lambdify(_T2_ARGS, _PIECES["S_real"], "numpy")
-_S_MP = sp.lambdify(_T2_ARGS, _PIECES["S_real"], "mpmath")
+_LOG_EPS = sp.Symbol("log_epsilon", real=True)
+
+
+def _in_log_eps(expr: sp.Expr) -> sp.Expr:
+    """The expression with ε = exp(log ε), logs expanded, so ε far below float64's range is fine."""
+    return sp.expand_log(expr.subs(SYMBOLS["epsilon"], sp.exp(_LOG_EPS)), force=True)
+
+
+_T2_LOG_ARGS = tuple(_LOG_EPS if s is SYMBOLS["epsilon"] else s for s in _T2_ARGS)
+_LOG_R_NP = sp.lambdify(_T2_LOG_ARGS, (_PIECES["log_r1"], _in_log_eps(_PIECES["log_r2"])), "numpy")
+_LOG_R_MP = sp.lambdify(_T2_LOG_ARGS, (_PIECES["log_r1"], _in_log_eps(_PIECES["log_r2"])), "mpmath")
+_S_MP = sp.lambdify(_T2_LOG_ARGS, _in_log_eps(_PIECES["S_real"]), "mpmath")
 
 _LN10 = math.log(10.0)
 
@@ -300,9 +308,17 @@ class FedLRGDSetting:
     s: int = 1
     phi: float = 1.0
     tau: float = 1.0
+    log_epsilon: float | None = None
+
+    @property
+    def log_eps(self) -> float:
+        """log ε (``log_epsilon`` when given: ε may then underflow float64, as in Proposition 1's regime)."""
+        if self.log_epsilon is not None:
+            return float(self.log_epsilon)
+        return math.log(self.epsilon) if self.epsilon > 0 else -math.inf
 
     def _values(self) -> tuple:
-        return (self.d, self.p, self.eta, self.alpha, self.L1, self.mu, self.L2, self.B, self.epsilon,
+        return (self.d, self.p, self.eta, self.alpha, self.L1, self.mu, self.L2, self.B, self.log_eps,
                 self.initial_gap)
 
     def check(self) -> "FedLRGDSetting":
@@ -311,7 +327,7 @@ class FedLRGDSetting:
             v = getattr(self, name)
             if isinstance(v, bool) or int(v) != v or v < 1:
                 raise ValueError(f"Theorem 2 needs {name} to be a positive integer, got {name}={v!r}")
-        for name in ("eta", "alpha", "L1", "mu", "L2", "B", "epsilon", "initial_gap", "phi", "tau"):
+        for name in ("eta", "alpha", "L1", "mu", "L2", "B", "initial_gap", "phi", "tau"):
             v = float(getattr(self, name))
             if not math.isfinite(v):
                 raise ValueError(f"Theorem 2 needs a finite {name}, got {name}={v!r}")
@@ -338,8 +354,9 @@ class FedLRGDSetting:
             raise ValueError(f"Theorem 2 hypothesis eta > (2*alpha + 2)*d violated: eta={_fmt(self.eta)}, "
                              f"alpha={_fmt(self.alpha)}, d={self.d}")
         cap = 9 * (self.B + 3) ** 4 * self.p / (8 * self.mu)
-        if not (0 < self.epsilon <= cap):
-            raise ValueError(f"Theorem 2 hypothesis 0 < epsilon <= 9(B+3)^4 p/(8 mu) violated: epsilon={_fmt(self.epsilon)}, "
+        if not (math.isfinite(self.log_eps) and self.log_eps <= math.log(cap)):
+            eps = f"exp({self.log_eps:g})" if self.log_epsilon is not None else _fmt(self.epsilon)
+            raise ValueError(f"Theorem 2 hypothesis 0 < epsilon <= 9(B+3)^4 p/(8 mu) violated: epsilon={eps}, "
                              f"9(B+3)^4 p/(8 mu)={_fmt(cap)}")
         return self
 
@@ -377,10 +394,10 @@ class FedLRGDSetting:
         with mpmath.workdps(50):
             return int(mpmath.ceil(_S_MP(*[mpmath.mpf(v) for v in self._values()])))
 
-    def delta(self) -> float:
-        r""":math:`\delta=(1-1/\kappa)^{S/2}` of eq. (64)."""
+    def log_delta(self) -> float:
+        r"""log δ, :math:`\delta=(1-1/\kappa)^{S/2}` of eq. (64)."""
         kappa = self.L1 / self.mu
-        return float((1 - 1 / kappa) ** (self.iterations() / 2))
+        return self.iterations() / 2 * math.log1p(-1 / kappa)
 
     # --- Γ ------------------------------------------------------------------------------------
     def log_complexity(self) -> float:
@@ -411,7 +428,8 @@ def log_rank_vectorized(**params: Any) -> tuple[np.ndarray, np.ndarray]:
     >>> b.shape
     (2,)
     """
-    values = [np.asarray(params[str(s)], dtype=np.float64) for s in _T2_ARGS]
+    values = [np.log(np.asarray(params["epsilon"], dtype=np.float64)) if s is SYMBOLS["epsilon"]
+              else np.asarray(params[str(s)], dtype=np.float64) for s in _T2_ARGS]
     a, b = _LOG_R_NP(*values)
     return np.broadcast_to(np.asarray(a, dtype=float), np.broadcast(*values).shape), np.asarray(b, dtype=float)
 
@@ -635,13 +653,14 @@ class Proposition1Regime:
     The proposition fixes λ ∈ (0,1), β ∈ (0,½], ξ ∈ (0,¾), constants c2 > c1 ≥ 2/ξ, and takes
     d ≤ c3 log(n)^λ, (c1 + 2α + 2)d ≤ η ≤ (c2 + 2α + 2)d, ϵ = n^{−β}, s = O(φm), F(θ0) − F* = O(p),
     n = ms + r. The paper leaves the constants and the growth of d, p, s, φ free; this class picks
-    d = max(1, ⌊c3 log(n)^λ⌋), η = (c1 + 2α + 2)d + ``eta_slack`` ·d, p, s, φ fixed (``p``, ``s``,
-    ``phi``), F(θ0) − F* = ``gap_per_p``·p, and solves n = ms + r(n) by fixed-point iteration (r
-    grows sub-linearly in n). FedAve's Γ₊ uses Theorem 3's sandwich constants with C = ``C`` (ε =
-    ϵ/p): lower 3/4·φτm(Cp/ϵ)^{3/4}, upper 8·φτm(Cp/ϵ)^{3/4}.
+    d = max(1, ⌊c3 log(n)^λ⌋), η = (c1 + 2α + 2 + ``eta_slack``)d, p, s, φ fixed (``p``, ``s``,
+    ``phi``), F(θ0) − F* = ``gap_per_p``·p, and solves n = ms + r(n) by fixed-point iteration in log
+    space (r grows sub-linearly in n). FedAve's Γ₊ uses Theorem 3's sandwich constants with C = ``C``
+    (ε = ϵ/p): lower ¾·φτm(Cp/ϵ)^{3/4}, upper 8·φτm(Cp/ϵ)^{3/4}. Everything is in log space, so m may
+    be far beyond float64 (``log10_m`` up to ~1e300).
 
     >>> reg = Proposition1Regime()
-    >>> inst = reg.instance(10**6)
+    >>> inst = reg.instance(6.0)                      # m = 10^6
     >>> inst["d"] >= 1 and inst["eta"] > (2 * reg.alpha + 2) * inst["d"]
     True
     """
@@ -666,6 +685,7 @@ class Proposition1Regime:
     eta_slack: float = 0.0
 
     def check(self) -> "Proposition1Regime":
+        """Raise ValueError naming a violated hypothesis of Proposition 1."""
         if not 0 < self.lam < 1:
             raise ValueError(f"Proposition 1 needs lambda in (0, 1): lambda={self.lam}")
         if not 0 < self.beta <= 0.5:
@@ -678,54 +698,92 @@ class Proposition1Regime:
             raise ValueError(f"eta must lie in [(c1+2a+2)d, (c2+2a+2)d]: eta_slack={self.eta_slack} not in [0, c2 - c1]")
         return self
 
-    def instance(self, m: float) -> dict:
-        """All parameters at m clients, and log10 of Γ(FedLRGD) and of FedAve's Γ₊ (both constants).
+    def setting(self, log_n: float) -> FedLRGDSetting:
+        """Theorem 2's parameters at n = e^{log_n} samples (m and s are not needed for r and S)."""
+        if not math.isfinite(log_n):
+            raise ValueError(f"log n must be finite, got {log_n!r}")
+        d = max(1, int(math.floor(self.c3 * log_n ** self.lam))) if log_n > 0 else 1
+        eta = (self.c1 + self.eta_slack + 2 * self.alpha + 2) * d
+        return FedLRGDSetting(d=d, p=self.p, eta=eta, alpha=self.alpha, L1=self.L1, mu=self.mu, L2=self.L2,
+                              B=self.B, epsilon=0.0, log_epsilon=-self.beta * log_n, initial_gap=self.gap_per_p * self.p,
+                              m=1, s=self.s, phi=self.phi)
 
-        m may be a float far beyond machine integers (the computation is in log space).
-        """
+    def instance(self, log10_m: float) -> dict:
+        """All parameters at m = 10^log10_m clients, with log10 Γ(FedLRGD) and FedAve's log10 Γ₊."""
         self.check()
-        log_ms = math.log(m) + math.log(self.s)
-        log_n = log_ms
-        for _ in range(60):  # n = ms + r(n): r is sub-linear in n, so the iteration contracts
-            st = self._setting_log(log_n)
+        log_m = float(log10_m) * _LN10
+        log_ms = log_m + math.log(self.s)
+        log_n = self.sample_size(log_m)
+        if log_n is None:
+            return {"log10_m": float(log10_m), "consistent": False}
+        st = self.setting(log_n)
+        with np.errstate(over="ignore", invalid="ignore"):
             lr = st.log_rank()
-            new = float(np.logaddexp(log_ms, lr))
-            if abs(new - log_n) < 1e-12 * max(1.0, abs(new)):
-                log_n = new
-                break
-            log_n = new
-        st = self._setting_log(log_n)
-        lr = st.log_rank()
         S = st.iterations()
-        log_m, log_phi = math.log(m), math.log(self.phi)
+        log_phi = math.log(self.phi)
         log_gamma_lrgd = float(np.logaddexp.reduce([2 * lr, lr + math.log(self.s), lr + math.log(S),
                                                     log_phi + log_m + lr]))
         log_p_over_eps = math.log(self.p) + self.beta * log_n
         core = log_phi + math.log(self.tau) + log_m + 0.75 * (math.log(self.C) + log_p_over_eps)
-        return {"m": m, "log10_n": log_n / _LN10, "d": st.d, "eta": st.eta, "log10_epsilon": math.log10(st.epsilon),
-                "log10_r": lr / _LN10, "S": S,
+        return {"log10_m": float(log10_m), "consistent": True, "log10_n": log_n / _LN10, "d": st.d, "eta": st.eta,
+                "log10_epsilon": -self.beta * log_n / _LN10, "log10_r": lr / _LN10, "S": S,
                 "log10_gamma_fedlrgd": log_gamma_lrgd / _LN10,
                 "log10_gamma_fedave_lower": (core + math.log(0.75)) / _LN10,
                 "log10_gamma_fedave_upper": (core + math.log(8.0)) / _LN10}
 
-    def _setting_log(self, log_n: float) -> FedLRGDSetting:
-        d = max(1, int(math.floor(self.c3 * log_n ** self.lam))) if log_n > 0 else 1
-        eta = (self.c1 + self.eta_slack + 2 * self.alpha + 2) * d
-        eps = math.exp(-self.beta * log_n)
-        return FedLRGDSetting(d=d, p=self.p, eta=eta, alpha=self.alpha, L1=self.L1, mu=self.mu, L2=self.L2,
-                              B=self.B, epsilon=eps, initial_gap=self.gap_per_p * self.p, m=1, s=self.s,
-                              phi=self.phi)
+    def sample_size(self, log_m: float) -> float | None:
+        """log n solving n = ms + r(n), or None when there is none below e^{1e250} (Theorem 2's r then exceeds
+        every n the regime allows: r(n) > n).
 
-    def log10_ratio(self, m: float, which: str = "upper") -> float:
-        """log10 Γ(FedLRGD)/Γ₊(FedAve) at m (``which``: FedAve's sandwich constant, upper 8 or lower 3/4)."""
-        inst = self.instance(m)
+        The map x ↦ log(ms + r(e^x)) is increasing, so iterating it from log(ms) climbs to the least fixed
+        point; where that is slow (near tangency) a bisection on f(x) ≤ x between the last iterate and the
+        first point above it where f falls below the diagonal finishes the job.
+        """
+        log_ms = log_m + math.log(self.s)
+
+        def f(x: float) -> float:
+            with np.errstate(over="ignore", invalid="ignore"):
+                lr = self.setting(x).log_rank()
+            return float(np.logaddexp(log_ms, lr)) if math.isfinite(lr) else math.inf
+
+        x = log_ms
+        for _ in range(200):
+            new = f(x)
+            if abs(new - x) <= 1e-13 * max(1.0, abs(new)):
+                return new
+            if not new < 1e250:
+                return None
+            x = new
+        upper = x
+        while f(upper) > upper:
+            upper *= 2.0
+            if upper > 1e250:
+                return None
+        lo = x
+        for _ in range(200):
+            mid = 0.5 * (lo + upper)
+            if f(mid) > mid:
+                lo = mid
+            else:
+                upper = mid
+            if upper - lo <= 1e-13 * upper:
+                break
+        out = f(upper)
+        return out if math.isfinite(out) and out < 1e250 else None
+
+    def log10_ratio(self, log10_m: float, which: str = "upper") -> float:
+        """log10 Γ(FedLRGD)/Γ₊(FedAve) at m = 10^log10_m (``which``: FedAve's constant, upper 8 or lower 3/4);
+        +inf where the regime has no consistent n (r(n) > n)."""
+        inst = self.instance(log10_m)
+        if not inst["consistent"]:
+            return math.inf
         return inst["log10_gamma_fedlrgd"] - inst[f"log10_gamma_fedave_{which}"]
 
-    def crossover(self, which: str = "upper", log10_m_max: float = 300.0) -> float | None:
-        """The least log10 m beyond which the ratio stays below 1 on a grid (then refined by bisection);
-        None when FedLRGD does not win below 10^log10_m_max."""
-        grid = np.linspace(0.0, log10_m_max, 601)
-        vals = np.array([self.log10_ratio(10.0 ** g, which) for g in grid])
+    def crossover(self, which: str = "upper", log10_m_max: float = 300.0, points: int = 400) -> float | None:
+        """The least log10 m beyond which the ratio stays below 1 on a grid geometric in log10 m (refined by
+        bisection); None when FedLRGD does not win below 10^log10_m_max."""
+        grid = np.unique(np.concatenate([[0.0], np.geomspace(1e-2, log10_m_max, points)]))
+        vals = np.array([self.log10_ratio(g, which) for g in grid])
         above = np.nonzero(vals >= 0)[0]
         if above.size == 0:
             return 0.0
@@ -733,9 +791,9 @@ class Proposition1Regime:
         if last == grid.size - 1:
             return None
         lo, hi = grid[last], grid[last + 1]
-        for _ in range(50):
+        for _ in range(60):
             mid = 0.5 * (lo + hi)
-            if self.log10_ratio(10.0 ** mid, which) >= 0:
+            if self.log10_ratio(mid, which) >= 0:
                 lo = mid
             else:
                 hi = mid
