@@ -181,7 +181,7 @@ def test_frontier_uniform_matches_scalar_formulas_and_is_a_tradeoff():
     mu, L, alpha, gamma = 1.0, 50.0, 0.0, 0.01
     Ks = np.unique(np.round(np.logspace(0, 6, 300)))
     fr = frontier_uniform(mu, L, alpha, gammas=gamma, Ks=Ks)
-    assert set(fr) == {"K", "gamma", "kappa", "rho", "delta"}
+    assert set(fr) == {"K", "gamma", "alpha", "kappa", "rho", "delta"}
     assert all(v.shape == Ks.shape for v in fr.values())
     i = 37
     K = fr["K"][i]
@@ -216,3 +216,20 @@ def test_frontier_uniform_is_fast():
     elapsed = time.perf_counter() - start
     assert fr["rho"].shape == (10_000,)
     assert elapsed < 0.5, f"10⁴ frontier points took {elapsed:.3f}s"   # milliseconds in practice
+
+
+def test_worst_case_contraction_is_the_driver_worst_case():
+    from fedtheory.analysis.rates import rate_with_constant_one, worst_case_contraction
+
+    prob = make_quadratic(1, 2, mu=1.0, L=9.0, commuting=True, seed=0)
+    server = tuned_server("heavy_ball", 1.0, 9.0)
+    c = worst_case_contraction(server, [1.0, 9.0], 6)
+    # along each eigenvector the driver's error ratio is |P_t(λ)|: start on the maximizing one
+    for t in (1, 3, 6):
+        lam = [1.0, 9.0][int(np.argmax(np.abs(iteration_polynomials(server, [1.0, 9.0], t)[t])))]
+        v = prob.eigvecs[0][:, list(prob.eigvals[0]).index(lam)]
+        h = run_local_update(prob, LocalUpdate(Theta.uniform(1), 0.0, 0.0, server), prob.x_star() + v, t).to_numpy()
+        assert h.dist_empirical[t] == pytest.approx(c[t], rel=1e-10)
+    gd = tuned_server("gd", 1.0, 9.0)
+    assert rate_with_constant_one(gd, [1.0, 4.0, 9.0], 20) == pytest.approx(0.8, rel=1e-12)
+    assert rate_with_constant_one(server, [1.0, 9.0], 50) > table2_rate(9.0, "heavy_ball")    # Theorem 3's finding

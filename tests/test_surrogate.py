@@ -265,3 +265,45 @@ def test_kappa_bound_last_is_lemma_4_in_log_space():
     assert k <= kappa_bound_last(mu, L, alpha, 0.5 / (20 * L + alpha), 20) * (1 + 1e-12)
     with pytest.raises(ValueError, match=r"gamma < 1/\(K\*L \+ alpha\) violated: gamma=0.02, K=7"):
         kappa_bound_last(mu, L, 0.0, 0.02, 7)
+
+
+# --------------------------------------------------------------------------------------------
+# Section 4.3 / Appendix C helpers
+# --------------------------------------------------------------------------------------------
+
+def test_lemma5_and_theorem4_bounds_and_hypotheses():
+    from fedtheory.algorithms.surrogate import distortion_extremes, lemma5_bound, minimizer_distance, theorem4_bound
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    prob = QuadraticFederation(A=[[[4.0]], [[1.0]]], c=[[1.0], [-1.0]], p=[0.5, 0.5])
+    a, b = distortion_extremes(prob, 0.0, 0.125, Theta.last(3))
+    assert (a, b) == (0.25, 0.875 ** 2)
+    assert lemma5_bound(prob, 0.0, 0.125, Theta.last(3), constant=2.0) == pytest.approx(
+        2 * (np.sqrt(b) - np.sqrt(a)) / (np.sqrt(b) + np.sqrt(a)), rel=1e-14)
+    # d = 1 (Lemma 12): the 2C bound holds on this instance
+    assert minimizer_distance(prob, 0.0, 0.125, Theta.last(3)) <= lemma5_bound(prob, 0.0, 0.125, Theta.last(3), constant=2.0)
+    with pytest.raises(ValueError, match="gamma < 1/\\(L \\+ alpha\\)"):
+        lemma5_bound(prob, 0.0, 0.3, Theta.last(3))
+    assert theorem4_bound(1.0, 10.0, 0.0, 0.01, 5, "uniform") == pytest.approx(
+        8 * (np.sqrt(10) - np.sqrt(kappa_bound_uniform(1, 10, 0, 0.01, 5))) / (np.sqrt(10) + np.sqrt(kappa_bound_uniform(1, 10, 0, 0.01, 5))))
+    with pytest.raises(ValueError, match="K\\*L"):
+        theorem4_bound(1.0, 10.0, 0.0, 0.05, 5, "last")
+    with pytest.raises(ValueError, match="theta_kind"):
+        theorem4_bound(1.0, 10.0, 0.0, 0.01, 5, "middle")
+
+
+def test_mean_absolute_deviation_and_matrix_weighted_objects():
+    from fedtheory.algorithms.surrogate import matrix_weighted_discrepancy, matrix_weighted_mean, mean_absolute_deviation
+
+    assert mean_absolute_deviation([0.0, 2.0], [0.5, 0.5]) == 1.0
+    with pytest.raises(ValueError, match="probs"):
+        mean_absolute_deviation([0.0, 1.0], [0.7, 0.7])
+    X = np.array([np.diag([1.0, 2.0]), np.diag([3.0, 5.0])])
+    Y = np.array([np.diag([1.0, 1.0]), np.diag([3.0, 1.0])])
+    assert np.allclose(matrix_weighted_mean(X, Y), np.diag([2.5, 3.5]))
+    # d = 1 reduction of Definition 3 per diagonal entry is not additive across entries (operator norms), but a
+    # scalar instance reduces to D/|E|:
+    assert matrix_weighted_discrepancy([[[1.0]], [[3.0]]], [[[1.0]], [[1.0]]]) == pytest.approx(0.5)
+    R = np.array([[0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="X_i Y_i = Y_i X_i"):
+        matrix_weighted_mean(np.array([np.diag([1.0, 2.0])]), np.array([np.eye(2) + 0.5 * R]))

@@ -64,32 +64,35 @@ def pareto_mask(rho: Any, delta: Any) -> np.ndarray:
     return mask
 
 
-def frontier_uniform(mu: float, L: float, alpha: float = 0.0, *, gammas: Any = None, Ks: Any = None,
+def frontier_uniform(mu: float, L: float, alpha: Any = 0.0, *, gammas: Any = None, Ks: Any = None,
                      momentum: str = "gd") -> dict[str, np.ndarray]:
-    """(ρ, Δ) for Θ_{1:K} along a path of K (γ fixed) or of γ (K fixed), vectorized.
+    """(ρ, Δ) for Θ_{1:K} along any path of (K, γ, α), vectorized.
 
     κ = φ(L, α, γ, K)/φ(μ, α, γ, K) (eq. 11; Lemma 3's bound, attained when the clients' spectra hit
     μ and L), κ₀ = L/μ, ρ = :func:`~fedtheory.analysis.rates.table2_rate` (κ, ``momentum``),
-    Δ = eq. (17). ``gammas`` and ``Ks`` broadcast against each other (typically one is a scalar);
-    defaults: γ = 1/(2(L + α)) (as in the paper's Figures 2–3) and K log-spaced over [1, 10⁶].
-    Every γ must satisfy Lemma 1's γ < 1/(L + α) (ValueError naming it). Returns 1-d arrays
-    ``{"K", "gamma", "kappa", "rho", "delta"}`` of the broadcast length.
+    Δ = eq. (17). ``alpha``, ``gammas`` and ``Ks`` broadcast against each other (typically all but one
+    are scalars); defaults: γ = 1/(2(L + α)) (as in the paper's Figures 2–3) and K log-spaced over
+    [1, 10⁶]. Every γ must satisfy Lemma 1's γ < 1/(L + α) (ValueError naming it). Returns 1-d arrays
+    ``{"K", "gamma", "alpha", "kappa", "rho", "delta"}`` of the broadcast length.
 
     >>> fr = frontier_uniform(1.0, 5.0, 0.0, Ks=10)      # γ = 0.1: κ = 5(1 − 0.5¹⁰)/0.5 / ((1 − 0.9¹⁰)/0.1)
     >>> round(float(fr["kappa"][0]), 6), round(float(fr["delta"][0]), 6)
     (1.533841, 0.287112)
+    >>> [round(float(k), 4) for k in frontier_uniform(1.0, 10.0, [0.0, 1.0, 5.0], gammas=0.05, Ks=10**6)["kappa"]]
+    [1.0, 1.8182, 4.0]
     """
+    a = np.atleast_1d(np.asarray(alpha, dtype=np.float64))
     if gammas is None:
-        gammas = 1.0 / (2.0 * (float(L) + float(alpha)))
+        gammas = 1.0 / (2.0 * (float(L) + a))
     if Ks is None:
         Ks = np.unique(np.round(np.logspace(0, 6, 200)))
-    g, K = np.broadcast_arrays(np.atleast_1d(np.asarray(gammas, dtype=np.float64)),
-                               np.atleast_1d(np.asarray(Ks, dtype=np.float64)))
-    g, K = g.ravel(), K.ravel()
-    kap = np.atleast_1d(kappa_bound_uniform(mu, L, alpha, g, K))
+    a, g, K = np.broadcast_arrays(a, np.atleast_1d(np.asarray(gammas, dtype=np.float64)),
+                                  np.atleast_1d(np.asarray(Ks, dtype=np.float64)))
+    a, g, K = a.ravel(), g.ravel(), K.ravel()
+    kap = np.atleast_1d(kappa_bound_uniform(mu, L, a, g, K))
     rho = np.atleast_1d(table2_rate(kap, momentum))
     delta = np.atleast_1d(suboptimality_delta(float(L) / float(mu), kap))
-    return {"K": K.astype(np.int64), "gamma": g.copy(), "kappa": kap, "rho": rho, "delta": delta}
+    return {"K": K.astype(np.int64), "gamma": g.copy(), "alpha": a.copy(), "kappa": kap, "rho": rho, "delta": delta}
 
 
 def log_K_grid(K_max: int = 10**6, points: int = 400) -> np.ndarray:
@@ -101,13 +104,13 @@ def log_K_grid(K_max: int = 10**6, points: int = 400) -> np.ndarray:
     return np.unique(np.round(np.logspace(0, np.log10(float(K_max)), int(points))).astype(np.int64))
 
 
-def frontier_last(mu: float, L: float, alpha: float = 0.0, *, gammas: Any = None, Ks: Any = None,
+def frontier_last(mu: float, L: float, alpha: Any = 0.0, *, gammas: Any = None, Ks: Any = None,
                   momentum: str = "gd") -> dict[str, np.ndarray]:
-    """(ρ, Δ) for Θ_K (MAML-style, Lemma 4's regime) along a path of K and γ, vectorized.
+    """(ρ, Δ) for Θ_K (MAML-style, Lemma 4's regime) along any path of (K, γ, α), vectorized.
 
     κ = ((1 − γ(L+α))/(1 − γ(μ+α)))^{K−1}·L/μ (eq. 13), ρ from Table 2, Δ from eq. (17). ``gammas``
     default to γ = 1/(2(KL + α)) per K (Figure 4's (2LK)^{-1} at α = 0); every γ must satisfy
-    Lemma 4's γ < 1/(KL + α) (ValueError naming it). Returns ``{"K", "gamma", "kappa", "rho", "delta"}``.
+    Lemma 4's γ < 1/(KL + α) (ValueError naming it). Returns ``{"K", "gamma", "alpha", "kappa", "rho", "delta"}``.
 
     >>> fr = frontier_last(1.0, 10.0, Ks=[1, 2, 100])
     >>> [round(float(k), 4) for k in fr["kappa"]]
@@ -115,15 +118,16 @@ def frontier_last(mu: float, L: float, alpha: float = 0.0, *, gammas: Any = None
     """
     if Ks is None:
         Ks = log_K_grid()
-    K = np.atleast_1d(np.asarray(Ks, dtype=np.float64))
+    a, K = np.broadcast_arrays(np.atleast_1d(np.asarray(alpha, dtype=np.float64)),
+                               np.atleast_1d(np.asarray(Ks, dtype=np.float64)))
     if gammas is None:
-        gammas = 1.0 / (2.0 * (K * float(L) + float(alpha)))
-    g, K = np.broadcast_arrays(np.atleast_1d(np.asarray(gammas, dtype=np.float64)), K)
-    g, K = g.ravel(), K.ravel()
-    kap = np.atleast_1d(kappa_bound_last(mu, L, alpha, g, K))
+        gammas = 1.0 / (2.0 * (K * float(L) + a))
+    a, g, K = np.broadcast_arrays(a, np.atleast_1d(np.asarray(gammas, dtype=np.float64)), K)
+    a, g, K = a.ravel(), g.ravel(), K.ravel()
+    kap = np.atleast_1d(kappa_bound_last(mu, L, a, g, K))
     rho = np.atleast_1d(table2_rate(kap, momentum))
     delta = np.atleast_1d(suboptimality_delta(float(L) / float(mu), kap))
-    return {"K": K.astype(np.int64), "gamma": g.copy(), "kappa": kap, "rho": rho, "delta": delta}
+    return {"K": K.astype(np.int64), "gamma": g.copy(), "alpha": a.copy(), "kappa": kap, "rho": rho, "delta": delta}
 
 
 def frontier(mu: float, L: float, *, theta: str = "uniform", alpha: float = 0.0, gammas: Any = None, Ks: Any = None,

@@ -222,7 +222,7 @@ def table2_rate_from_log(log_kappa: Any, momentum: str) -> np.ndarray | float:
     """ρ of Table 2 from log κ, exact for κ far beyond float64 (MAML's κ reaches e^{10⁴} at K = 10⁶).
 
     (κ−1)/(κ+1) = tanh(½ log κ); (√κ−1)/(√κ+1) = tanh(¼ log κ);
-    1 − 2/√(3κ+1) = 1 − 2 exp(−½ log(3κ+1)) with log(3κ+1) = logaddexp(log 3 + log κ, 0).
+    1 − 2/√(3κ+1) = −expm1(log 2 − ½ log(3κ+1)) with log(3κ+1) = logaddexp(log 3 + log κ, 0).
     log κ ≥ 0 required (ValueError naming it).
 
     >>> round(table2_rate_from_log(np.log(3.0), "gd"), 15), table2_rate_from_log(1e5, "heavy_ball")
@@ -239,7 +239,10 @@ def table2_rate_from_log(log_kappa: Any, momentum: str) -> np.ndarray | float:
         return _out(np.tanh(lk / 2))
     if momentum == "heavy_ball":
         return _out(np.tanh(lk / 4))
-    return _out(1 - 2 * np.exp(-0.5 * np.logaddexp(np.log(3.0) + lk, 0.0)))
+    # 1 − 2e^{−u} = −expm1(log 2 − u), u = ½log(3κ+1): exact 0 at κ = 1, no cancellation near it
+    small = lk < 700
+    log_3k1 = np.where(small, np.log1p(3 * np.exp(np.minimum(lk, 700.0))), np.logaddexp(np.log(3.0) + lk, 0.0))
+    return _out(-np.expm1(np.log(2.0) - 0.5 * log_3k1))
 
 
 def suboptimality_delta_from_log(log_ratio: Any) -> np.ndarray | float:

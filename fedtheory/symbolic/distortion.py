@@ -199,3 +199,59 @@ def latex_distortion() -> str:
     True
     """
     return r"Q_i(\alpha,\gamma,\Theta) = \sum_{k=1}^{K(\Theta)} \theta_k \left(I - \gamma (A_i + \alpha I)\right)^{k-1}"
+
+
+def kappa_bound_uniform_expr(mu, L, alpha, gamma, K) -> sp.Expr:
+    """φ(L, α, γ, K)/φ(μ, α, γ, K), eq. (11), in the closed form (33) (valid for γ(λ + α) ≠ 0).
+
+    >>> import sympy as sp
+    >>> sp.nsimplify(kappa_bound_uniform_expr(1, 4, 0, sp.Rational(1, 5), 2))     # 4·1.2 / 1.8
+    8/3
+    """
+    def phi_closed(lam):
+        s = gamma * (lam + alpha)
+        return (1 - (1 - s) ** K) / gamma * lam / (lam + alpha)
+
+    return sp.simplify(phi_closed(L) / phi_closed(mu))
+
+
+def kappa_bound_last_expr(mu, L, alpha, gamma, K) -> sp.Expr:
+    """((1 − γ(L + α))/(1 − γ(μ + α)))^{K−1} L/μ, eq. (13) = ψ(L)/ψ(μ).
+
+    >>> import sympy as sp
+    >>> kappa_bound_last_expr(1, 10, 0, sp.Rational(1, 100), 2)
+    100/11
+    """
+    return sp.simplify(psi_expr(L, alpha, gamma, K) / psi_expr(mu, alpha, gamma, K))
+
+
+def latex_surrogate() -> str:
+    r"""LaTeX of eqs. (7)–(8), the surrogate loss.
+
+    >>> latex_surrogate().startswith(r"\tilde f")
+    True
+    """
+    return (r"\tilde f(x,\alpha,\gamma,\Theta) = \mathbb{E}_{i\sim\mathcal P}\left[\tfrac12\left\|(Q_i(\alpha,\gamma,\Theta)A_i)^{1/2}"
+            r"(x-c_i)\right\|^2\right]")
+
+
+def latex_kappa() -> str:
+    r"""LaTeX of eq. (9).
+
+    >>> r"\lambda_{\max}" in latex_kappa()
+    True
+    """
+    return (r"\kappa(\alpha,\gamma,\Theta) = \frac{\mathbb{E}_i[\lambda_{\max}(Q_i(\alpha,\gamma,\Theta)A_i)]}"
+            r"{\mathbb{E}_i[\lambda_{\min}(Q_i(\alpha,\gamma,\Theta)A_i)]}")
+
+
+def latex_phi_psi() -> tuple[str, str]:
+    r"""LaTeX of eqs. (10) and (12), from the sympy expressions.
+
+    >>> phi_tex, psi_tex = latex_phi_psi()
+    >>> r"\sum" in phi_tex, "K - 1" in psi_tex
+    (True, True)
+    """
+    lam, alpha, gamma, K = sp.symbols("lambda alpha gamma K")
+    return (r"\phi(\lambda,\alpha,\gamma,K) = " + sp.latex(phi_expr(lam, alpha, gamma, K)),
+            r"\psi(\lambda,\alpha,\gamma,K) = " + sp.latex(psi_expr(lam, alpha, gamma, K)))
