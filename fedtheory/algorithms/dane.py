@@ -68,6 +68,7 @@ class RoundResult:
     gradF_sq: np.ndarray
     dist_sq: np.ndarray
     passed: np.ndarray
+    at_resolution: np.ndarray | None = None
 
     @property
     def x_mean(self) -> np.ndarray:
@@ -106,7 +107,7 @@ def prox_round(oracles: Any, clients: Any, center: Any, lam: float, solver: Any,
     sub = Subproblem(oracles, clients, C, lin, lam, G_center=GC, r=r, rng=rng)
     res = solver.solve(sub, test)
     return RoundResult(clients=clients, X=res.X, G=res.G, G_center=GC, evals=res.evals + 1, gradF_sq=res.gradF_sq,
-                       dist_sq=res.dist_sq, passed=res.passed)
+                       dist_sq=res.dist_sq, passed=res.passed, at_resolution=res.at_resolution)
 
 
 def sample_clients(rng: np.random.Generator, n: int, s: int | None) -> np.ndarray:
@@ -146,7 +147,9 @@ class ProxHistory:
     client (∇f_i at the centre included); ``oracle_max`` (R+1,): cumulative Σ_r max_i local_evals (the
     paper's "total number of gradient oracle calls"); ``oracle_sum`` (R+1,); ``comm_rounds`` (R+1,);
     ``test_lhs``/``test_rhs`` (R,): Σ_{i∈S}‖∇F_{i,r}(x_{i,r+1})‖² and Σ‖x_{i,r+1} − c‖²;
-    ``test_passed`` (R,): every client's test held. With ``record=True`` also ``client_x``,
+    ``test_passed`` (R,): every client's test held; ``test_resolution`` (R,): some client's test failed only
+    because ∇F_i fell below float64's resolution (the run has converged to machine precision). With
+    ``record=True`` also ``client_x``,
     ``client_g``, ``center_g`` (R, s, d).
     """
 
@@ -163,6 +166,7 @@ class ProxHistory:
     test_lhs: np.ndarray
     test_rhs: np.ndarray
     test_passed: np.ndarray
+    test_resolution: np.ndarray | None = None
     A: np.ndarray | None = None
     B: np.ndarray | None = None
     client_x: np.ndarray | None = None
@@ -173,6 +177,12 @@ class ProxHistory:
     @property
     def rounds(self) -> int:
         return int(self.x.shape[0]) - 1
+
+    @property
+    def test_failures(self) -> int:
+        """Rounds whose accuracy test failed for a reason other than float64's resolution."""
+        res = self.test_resolution if self.test_resolution is not None else np.zeros_like(self.test_passed)
+        return int(np.sum(~self.test_passed & ~res))
 
     @property
     def comm_rounds(self) -> np.ndarray:
@@ -230,6 +240,8 @@ def _history(method: str, xs, vs, centers, lams, rounds_data, oracles, record: b
         test_lhs=np.asarray([rd.gradF_sq.sum() for rd in rounds_data]),
         test_rhs=np.asarray([rd.dist_sq.sum() for rd in rounds_data]),
         test_passed=np.asarray([bool(rd.passed.all()) for rd in rounds_data], dtype=bool),
+        test_resolution=np.asarray([bool(rd.at_resolution is not None and rd.at_resolution.any())
+                                    for rd in rounds_data], dtype=bool),
         A=None if A is None else np.asarray(A), B=None if B is None else np.asarray(B), params=dict(params or {}))
     if record and rounds_data:
         h.client_x = np.stack([rd.X for rd in rounds_data])

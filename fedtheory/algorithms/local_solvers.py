@@ -19,8 +19,9 @@ test:
 Solvers: :class:`GD` (step 1/(L_i+λ)), :class:`ProxLinearGD` (the regularizer handled exactly, as in the
 authors' code), :class:`FGM` (Nesterov, strongly convex), :class:`OGMG` (Kim & Fessler's OGM-G in
 doubling blocks), :class:`FastGradNorm` (FGM then OGM-G: ‖∇F(x_K)‖ = O(L̃‖x_0 − x*‖/K²), the method of
-Corollary 3), :class:`SGD` (mini-batch, Corollary 22 / Lemma 23) and :class:`Exact` (closed form on
-quadratics). Every gradient evaluation at a new point counts as one oracle call; the gradient at the
+Corollary 3), :class:`SGD` (mini-batch, Corollary 22 / Lemma 23), :class:`Exact` (closed form on
+quadratics) and :class:`Boundary` (the worst admissible answer on quadratics: a point on the boundary of
+the test, for adversarial probes). Every gradient evaluation at a new point counts as one oracle call; the gradient at the
 centre is the driver's (it is the message of step 3 of Algorithm 1) and is not counted here.
 
 >>> import numpy as np
@@ -45,9 +46,10 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Subproblem", "LocalResult", "StabilizedTest", "DaneTest", "GD", "ProxLinearGD", "FGM", "OGMG",
-           "FastGradNorm", "SGD", "Exact", "ogm_g_thetas", "SOLVERS"]
+           "FastGradNorm", "SGD", "Exact", "Boundary", "ogm_g_thetas", "sgd_output_moments", "SOLVERS"]
 
 DEFAULT_MAX_STEPS = 20_000
+_EPS = float(np.finfo(np.float64).eps)
 
 
 # --------------------------------------------------------------------------------------------
@@ -94,6 +96,12 @@ class Subproblem:
         """∇F_i(X) from ∇f_i(X) = G (rows: which clients)."""
         return G - self.lin[rows] + self.lam * (X - self.center[rows])
 
+    def resolution_sq(self, X: np.ndarray, G: np.ndarray, rows: Any = slice(None)) -> np.ndarray:
+        """(32·eps·scale)², scale = ‖∇f_i(X)‖ + ‖ℓ_i‖ + λ(‖X‖ + ‖c_i‖): below this float64 cannot resolve ∇F_i."""
+        nrm = lambda A: np.sqrt(np.einsum("ij,ij->i", A, A))  # noqa: E731
+        scale = nrm(G) + nrm(self.lin[rows]) + self.lam * (nrm(X) + nrm(self.center[rows]))
+        return (32 * _EPS * scale) ** 2
+
 
 @dataclass(frozen=True)
 class StabilizedTest:
@@ -139,7 +147,9 @@ class DaneTest:
 @dataclass
 class LocalResult:
     """What a local solve returns: points X (s, d), ∇f_i(X) (s, d), gradient evaluations per client
-    (s,), whether each client's test held at X (s,), and the test's two sides at X."""
+    (s,), whether each client's test held at X (s,), the test's two sides at X, and ``at_resolution``
+    (s,): the test failed only because ∇F_i is below what float64 resolves (the iterate has converged to
+    machine precision; solvers stop there rather than loop to ``max_steps``)."""
 
     X: np.ndarray
     G: np.ndarray
@@ -147,6 +157,7 @@ class LocalResult:
     passed: np.ndarray
     gradF_sq: np.ndarray = field(default=None)
     dist_sq: np.ndarray = field(default=None)
+    at_resolution: np.ndarray = field(default=None)
 
 
 def _sq(A: np.ndarray) -> np.ndarray:
@@ -157,7 +168,14 @@ def _finish(sub: Subproblem, X: np.ndarray, G: np.ndarray, evals: np.ndarray, te
     gF = _sq(sub.grad_F(X, G))
     dist = _sq(X - sub.center)
     passed = np.ones(X.shape[0], bool) if test is None else test.passed(gF, dist, sub.lam, sub.r)
-    return LocalResult(X=X, G=G, evals=evals, passed=passed, gradF_sq=gF, dist_sq=dist)
+    at_res = ~passed & (gF <= sub.resolution_sq(X, G))
+    return LocalResult(X=X, G=G, evals=evals, passed=passed, gradF_sq=gF, dist_sq=dist, at_resolution=at_res)
+
+
+def _stop(sub: Subproblem, test: Any, X: np.ndarray, G: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Which of ``rows`` stop: their test holds, or ∇F_i is below float64's resolution."""
+    gF = _sq(sub.grad_F(X, G, rows))
+    return test.passed(gF, _sq(X - sub.center[rows]), sub.lam, sub.r) | (gF <= sub.resolution_sq(X, G, rows))
 
 
 def _steps_from_L(sub: Subproblem, step: Any) -> np.ndarray:
@@ -249,7 +267,7 @@ def _run_simple(solver, sub: Subproblem, test: Any, eta: np.ndarray) -> LocalRes
         raise ValueError("give the local solver a number of steps K or an accuracy test")
     active = np.ones(s, bool)
     if solver.K is None:
-        active &= ~_finish(sub, X, G, evals, test).passed
+        active &= ~_stop(sub, test, X, G, np.arange(s))
     for _ in range(int(limit)):
         rows = np.flatnonzero(active)
         if rows.size == 0:
@@ -259,9 +277,7 @@ def _run_simple(solver, sub: Subproblem, test: Any, eta: np.ndarray) -> LocalRes
         X[rows], G[rows] = Xn, Gn
         evals[rows] += 1
         if solver.K is None:
-            gF = _sq(sub.grad_F(Xn, Gn, rows))
-            done = test.passed(gF, _sq(Xn - sub.center[rows]), sub.lam, sub.r)
-            active[rows[done]] = False
+            active[rows[_stop(sub, test, Xn, Gn, rows)]] = False
     return _finish(sub, X, G, evals, test)
 
 
@@ -303,7 +319,7 @@ class FGM(_Iterative):
             raise ValueError("give FGM a number of steps K or an accuracy test")
         active = np.ones(s, bool)
         if self.K is None:
-            active &= ~_finish(sub, Y, G, evals, test).passed
+            active &= ~_stop(sub, test, Y, G, np.arange(s))
         for _ in range(int(self.K if self.K is not None else self.max_steps)):
             rows = np.flatnonzero(active)
             if rows.size == 0:
@@ -314,8 +330,7 @@ class FGM(_Iterative):
             Xprev[rows], Y[rows], G[rows] = Xn, Yn, Gn
             evals[rows] += 1
             if self.K is None:
-                done = test.passed(_sq(sub.grad_F(Yn, Gn, rows)), _sq(Yn - sub.center[rows]), sub.lam, sub.r)
-                active[rows[done]] = False
+                active[rows[_stop(sub, test, Yn, Gn, rows)]] = False
         return _finish(sub, Y, G, evals, test)
 
 
@@ -390,15 +405,14 @@ class OGMG(_Iterative):
             return _finish(sub, X, G, evals, test)
         if test is None:
             raise ValueError("give OGM-G a number of steps K or an accuracy test")
-        active = ~_finish(sub, X, G, evals, test).passed
+        active = ~_stop(sub, test, X, G, np.arange(s))
         N = 1
         while np.any(active) and evals.max() < self.max_steps:
             rows = np.flatnonzero(active)
             Xn, Gn = _ogm_g_block(sub, X[rows], G[rows], rows, N)
             X[rows], G[rows] = Xn, Gn
             evals[rows] += N
-            done = test.passed(_sq(sub.grad_F(Xn, Gn, rows)), _sq(Xn - sub.center[rows]), sub.lam, sub.r)
-            active[rows[done]] = False
+            active[rows[_stop(sub, test, Xn, Gn, rows)]] = False
             N *= 2
         return _finish(sub, X, G, evals, test)
 
@@ -459,15 +473,14 @@ class FastGradNorm(_Iterative):
             return _finish(sub, X, G, evals, test)
         if test is None:
             raise ValueError("give the solver a number of steps K or an accuracy test")
-        active = ~_finish(sub, X, G, evals, test).passed
+        active = ~_stop(sub, test, X, G, np.arange(s))
         K = 2
         while np.any(active) and evals.max() < self.max_steps:
             rows = np.flatnonzero(active)
             Xn, Gn = self._run(sub, rows, K)
             X[rows], G[rows] = Xn, Gn
             evals[rows] += K
-            done = test.passed(_sq(sub.grad_F(Xn, Gn, rows)), _sq(Xn - sub.center[rows]), sub.lam, sub.r)
-            active[rows[done]] = False
+            active[rows[_stop(sub, test, Xn, Gn, rows)]] = False
             K *= 2
         return _finish(sub, X, G, evals, test)
 
@@ -523,8 +536,7 @@ class SGD(_Iterative):
             if self.K is None:
                 out = X[rows] if self.average == "last" else Sx[rows] / Sw[rows, None]
                 Gt = sub.oracles.grads(out, sub.clients[rows])
-                done = test.passed(_sq(sub.grad_F(out, Gt, rows)), _sq(out - sub.center[rows]), sub.lam, sub.r)
-                active[rows[done]] = False
+                active[rows[_stop(sub, test, out, Gt, rows)]] = False
         out = X if self.average == "last" or evals.max() == 0 else np.where(Sw[:, None] > 0, Sx / np.maximum(Sw, 1e-300)[:, None], X)
         G = sub.oracles.grads(out, sub.clients)
         return _finish(sub, out, G, evals + 1, test)
@@ -546,3 +558,115 @@ class Exact:
 
 SOLVERS = {"gd": GD, "prox-linear-gd": ProxLinearGD, "fgm": FGM, "ogm-g": OGMG, "fgm+ogm-g": FastGradNorm,
            "sgd": SGD, "exact": Exact}
+
+
+# --------------------------------------------------------------------------------------------
+# the worst admissible local solver, and exact SGD moments (quadratics)
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class Boundary:
+    r"""An adversarial local solver on quadratic clients: a point *on the boundary* of the accuracy test.
+
+    F_i(x) = ½(x − x_i*)ᵀH_i(x − x_i*) + const with H_i = A_i + λI, so x = x_i* + t·u passes
+    ‖∇F_i(x)‖² ≤ cλ²‖x − c_i‖² exactly for t in an interval [t₋, t₊] ∋ 0; this solver returns
+    t = ``frac``·t₊ along the direction u ∝ a·w + b·H_iw + e·z_i (w = x_i* − c_i, z_i a fixed random
+    vector per client from ``seed``), ``weights`` = (a, b, e). ``frac`` = 1 is the worst inexactness the
+    theorems allow, the instance a probe searches over. Counts zero gradient evaluations.
+
+    >>> import numpy as np
+    >>> from fedtheory.problems.quadratic import make_quadratic
+    >>> from fedtheory.problems.clients import client_oracles
+    >>> orc = client_oracles(make_quadratic(3, 4, mu=1.0, L=9.0, seed=0))
+    >>> C = np.zeros((3, 4)); GC = orc.grads(C)
+    >>> sub = Subproblem(orc, np.arange(3), C, GC - GC.mean(0), 2.0, G_center=GC)
+    >>> res = Boundary(weights=(1.0, 0.5, 0.3)).solve(sub, StabilizedTest())
+    >>> bool(np.allclose(res.gradF_sq, 0.25 * 4.0 * res.dist_sq, rtol=1e-8)), bool(res.passed.all())
+    (True, True)
+    """
+
+    weights: tuple = (0.0, 0.0, 1.0)
+    frac: float = 1.0
+    seed: int = 0
+    name = "boundary"
+
+    def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
+        orc = sub.oracles
+        if not hasattr(orc, "hess_vec"):
+            raise ValueError("the boundary solver needs quadratic clients (oracles with hess_vec)")
+        c = test.c if test is not None and hasattr(test, "c") else 0.25
+        thr = (test.threshold(sub.lam, sub.r) if test is not None else c * sub.lam ** 2)
+        Xs = orc.prox(sub.center, sub.lin, sub.lam, sub.clients)
+        W = Xs - sub.center
+        H_W = orc.hess_vec(W, sub.clients) + sub.lam * W   # H_i w
+        Z = np.random.default_rng(self.seed).normal(size=(orc.n, orc.d))[sub.clients]
+        a, b, e = (float(t) for t in self.weights)
+        U = a * W + b * H_W + e * Z
+        norms = np.linalg.norm(U, axis=1)
+        U = np.where(norms[:, None] > 0, U / np.where(norms > 0, norms, 1.0)[:, None], Z / np.linalg.norm(Z, axis=1)[:, None])
+        HU = orc.hess_vec(U, sub.clients) + sub.lam * U
+        qa = _sq(HU) - thr
+        wu = np.einsum("ij,ij->i", W, U)
+        qb = thr * wu
+        qc = thr * _sq(W)
+        t_plus = (qb + np.sqrt(np.maximum(qb * qb + qa * qc, 0.0))) / qa
+        # 1e-9 inside the boundary; where rounding of the computed ∇F_i still puts the answer outside the test
+        # (near convergence), step back towards x_i* until the computed test holds
+        t = self.frac * (1 - 1e-9) * t_plus
+        X = Xs + t[:, None] * U
+        G = orc.grads(X, sub.clients)
+        for _ in range(200):
+            if test is None:
+                break
+            bad = ~_stop(sub, test, X, G, np.arange(sub.clients.size))
+            if not bad.any():
+                break
+            t[bad] *= 0.8
+            X[bad] = Xs[bad] + t[bad, None] * U[bad]
+            G[bad] = orc.grads(X[bad], sub.clients[bad])
+        return _finish(sub, X, G, np.zeros(sub.clients.size, dtype=np.int64), test)
+
+
+def sgd_output_moments(H: np.ndarray, b: np.ndarray, x0: np.ndarray, eta: float, K: int, noise_var: float,
+                       average: str = "last", mu: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Exact mean and covariance of K SGD steps on F(x) = ½xᵀHx − bᵀx with additive Gaussian noise.
+
+    x_{k+1} = x_k − η(Hx_k − b + ξ_k), ξ_k ~ N(0, (noise_var/d)·I) independent (E‖ξ‖² = noise_var). The
+    iterates are Gaussian; ``average="last"`` gives x_K, ``"weighted"`` Lemma 23's
+    x̄_K = Σ_{k=1}^K q^k x_k/Σ q^k with q = 1/(1 − ημ) (μ = λ_min(H) unless given), tracked jointly
+    with x_k. Returns (mean (d,), covariance (d, d)).
+
+    >>> import numpy as np
+    >>> m, P = sgd_output_moments(np.eye(2), np.ones(2), np.zeros(2), 0.5, 60, 0.0)
+    >>> bool(np.allclose(m, 1.0)), bool(np.allclose(P, 0.0))
+    (True, True)
+    """
+    H = np.asarray(H, dtype=np.float64)
+    d = H.shape[0]
+    M = np.eye(d) - eta * H
+    m = np.asarray(x0, dtype=np.float64).copy()
+    P = np.zeros((d, d))
+    Q = (eta * eta * noise_var / d) * np.eye(d)
+    if average == "last":
+        for _ in range(int(K)):
+            m = M @ m + eta * b
+            P = M @ P @ M.T + Q
+        return m, 0.5 * (P + P.T)
+    if average != "weighted":
+        raise ValueError(f"average must be 'last' or 'weighted', got {average!r}")
+    mu = float(np.linalg.eigvalsh(H)[0]) if mu is None else float(mu)
+    q = 1.0 / (1.0 - eta * mu)
+    # joint state z = (x_k, s_k) with s_k = Σ_{j≤k} w_j x_j, w_j = q^j / Σ q^j (normalized at the end)
+    w = q ** np.arange(1, int(K) + 1)
+    w = w / w.sum()
+    mz = np.concatenate([m, np.zeros(d)])
+    Pz = np.zeros((2 * d, 2 * d))
+    for k in range(int(K)):
+        T = np.block([[M, np.zeros((d, d))], [w[k] * M, np.eye(d)]])
+        cvec = np.concatenate([eta * b, w[k] * eta * b])
+        G = np.concatenate([np.eye(d), w[k] * np.eye(d)])          # noise enters x and s
+        mz = T @ mz + cvec
+        Pz = T @ Pz @ T.T + G @ Q @ G.T
+    return mz[d:], 0.5 * (Pz[d:, d:] + Pz[d:, d:].T)
+
+SOLVERS["boundary"] = Boundary  # defined after the table above

@@ -92,6 +92,10 @@ class ClientOracles:
             G = G + rng.normal(size=G.shape) * (self.noise / np.sqrt(self.d))
         return G
 
+    def client_losses(self, X: Any, clients: Any = None) -> np.ndarray:  # pragma: no cover - abstract
+        """f̃_i(X_k) for client ``clients[k]`` at row ``X[k]``: (k,)."""
+        raise NotImplementedError
+
     def grad(self, x: Any) -> np.ndarray:
         """∇f(x) = (1/n) Σ_i ∇f̃_i(x)."""
         x = np.asarray(x, dtype=np.float64)
@@ -174,6 +178,18 @@ class QuadraticOracles(ClientOracles):
         idx = self._clients(clients, X.shape[0])
         return np.einsum("kij,kj->ki", self.A[idx], X) - self._b[idx]
 
+    def hess_vec(self, V: Any, clients: Any = None) -> np.ndarray:
+        """∇²f̃_i · V_k for client ``clients[k]``: (k, d) (exact, no differencing)."""
+        V = _rows(V, self.d)
+        idx = self._clients(clients, V.shape[0])
+        return np.einsum("kij,kj->ki", self.A[idx], V)
+
+    def client_losses(self, X: Any, clients: Any = None) -> np.ndarray:
+        X = _rows(X, self.d)
+        idx = self._clients(clients, X.shape[0])
+        R = X - self.c[idx]
+        return 0.5 * np.einsum("ki,kij,kj->k", R, self.A[idx], R)
+
     def losses(self, X: Any) -> np.ndarray:
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
         R = X[:, None, :] - self.c[None]                       # (T, n, d)
@@ -235,6 +251,16 @@ class DiagonalQuadraticOracles(ClientOracles):
         X = _rows(X, self.d)
         idx = self._clients(clients, X.shape[0])
         return self.a[idx] * X - self.b[idx]
+
+    def hess_vec(self, V: Any, clients: Any = None) -> np.ndarray:
+        """diag(a_i) · V_k for client ``clients[k]``: (k, d)."""
+        V = _rows(V, self.d)
+        return self.a[self._clients(clients, V.shape[0])] * V
+
+    def client_losses(self, X: Any, clients: Any = None) -> np.ndarray:
+        X = _rows(X, self.d)
+        idx = self._clients(clients, X.shape[0])
+        return 0.5 * np.einsum("ki,ki->k", self.a[idx] * X, X) - np.einsum("ki,ki->k", self.b[idx], X) + self.const[idx]
 
     def losses(self, X: Any) -> np.ndarray:
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
@@ -320,6 +346,11 @@ class FiniteSumOracles(ClientOracles):
         batches = sample_batches(rng, self.counts, int(batch_size), idx)
         G = np.asarray(self.problem.batched_grads(self.arrays, X, batches, clients=idx), dtype=np.float64)
         return G * self.scale[idx, None]
+
+    def client_losses(self, X: Any, clients: Any = None) -> np.ndarray:
+        X = _rows(X, self.d)
+        idx = self._clients(clients, X.shape[0])
+        return np.asarray([float(self.problem.client_losses(x)[i]) * self.scale[i] for x, i in zip(X, idx)])
 
     def losses(self, X: Any) -> np.ndarray:
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
