@@ -318,8 +318,8 @@ class FedLRGDSetting:
         return math.log(self.epsilon) if self.epsilon > 0 else -math.inf
 
     def _values(self) -> tuple:
-        return (self.d, self.p, self.eta, self.alpha, self.L1, self.mu, self.L2, self.B, self.log_eps,
-                self.initial_gap)
+        return tuple(float(v) for v in (self.d, self.p, self.eta, self.alpha, self.L1, self.mu, self.L2, self.B,
+                                        self.log_eps, self.initial_gap))
 
     def check(self) -> "FedLRGDSetting":
         """Raise ValueError naming the first violated hypothesis (with the values); return self."""
