@@ -285,8 +285,10 @@ def _run_simple(solver, sub: Subproblem, test: Any, eta: np.ndarray) -> LocalRes
 class FGM(_Iterative):
     r"""Nesterov's fast gradient method for the (μ_i+λ)-convex, (L_i+λ)-smooth F_i (constant momentum).
 
-    x_{k+1} = y_k − ∇F(y_k)/L̃, y_{k+1} = x_{k+1} + β(x_{k+1} − x_k), β = (√κ − 1)/(√κ + 1); the test is
-    evaluated at y (where the gradient is computed anyway) and y is returned.
+    x_{k+1} = y_k − ∇F(y_k)/L̃, y_{k+1} = x_{k+1} + β(x_{k+1} − x_k), β = (√κ − 1)/(√κ + 1) (Bubeck,
+    Thm 3.18: F(x_K) − F* ≤ (L̃+μ̃)/2‖x_0 − x*‖² e^{−K/√κ}). Stopped by the test, it is evaluated at y (where the
+    gradient is computed anyway) and y is returned; with a fixed K the guaranteed point x_K is returned (one
+    more gradient evaluation).
     """
 
     K: int | None = None
@@ -295,15 +297,15 @@ class FGM(_Iterative):
 
     @staticmethod
     def steps_bound(L: float, lam: float, mu: float = 0.0) -> int:
-        r"""Steps after which (C.4) holds for FGM (Bubeck, Thm 3.18; Remark 19):
-        :math:`\sqrt{\tilde L(\tilde L+\tilde\mu)}\,e^{-(K-1)/(2\sqrt\kappa)} \le \lambda/3`, κ = L̃/μ̃.
+        r"""Steps K after which (C.4) holds at FGM's x_K (Bubeck, Thm 3.18; Remark 19):
+        :math:`\sqrt{\tilde L(\tilde L+\tilde\mu)}\,e^{-K/(2\sqrt\kappa)} \le \lambda/3`, κ = L̃/μ̃.
 
         >>> FGM.steps_bound(100.0, 1.0)
-        116
+        115
         """
         Lt, mt = L + lam, mu + lam
         kappa = Lt / mt
-        return max(1, math.ceil(1 + 2 * math.sqrt(kappa) * math.log(3 * math.sqrt(Lt * (Lt + mt)) / lam)))
+        return max(1, math.ceil(2 * math.sqrt(kappa) * math.log(3 * math.sqrt(Lt * (Lt + mt)) / lam)))
 
     def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
         Lt, mt = sub.L, sub.mu
@@ -331,6 +333,9 @@ class FGM(_Iterative):
             evals[rows] += 1
             if self.K is None:
                 active[rows[_stop(sub, test, Yn, Gn, rows)]] = False
+        if self.K is not None and self.K > 0:
+            GX = sub.oracles.grads(Xprev, sub.clients)
+            return _finish(sub, Xprev, GX, evals + 1, test)
         return _finish(sub, Y, G, evals, test)
 
 
@@ -633,40 +638,51 @@ def sgd_output_moments(H: np.ndarray, b: np.ndarray, x0: np.ndarray, eta: float,
 
     x_{k+1} = x_k − η(Hx_k − b + ξ_k), ξ_k ~ N(0, (noise_var/d)·I) independent (E‖ξ‖² = noise_var). The
     iterates are Gaussian; ``average="last"`` gives x_K, ``"weighted"`` Lemma 23's
-    x̄_K = Σ_{k=1}^K q^k x_k/Σ q^k with q = 1/(1 − ημ) (μ = λ_min(H) unless given), tracked jointly
-    with x_k. Returns (mean (d,), covariance (d, d)).
+    x̄_K = Σ_{k=1}^K q^k x_k/Σ q^k with q = 1/(1 − ημ) (μ = λ_min(H) unless given). In H's eigenbasis the
+    coordinates are independent AR(1) processes e_k = m e_{k−1} − ηξ_k (m = 1 − ηh), so
+    E ē = e_0 Σ_k w_k m^k and Var ē = η²σ_c² Σ_j c_j², c_j = Σ_{k>j} w_k m^{k−1−j} (a reversed first-order
+    recursion, run by scipy's lfilter): O(K·d) work, no K × d² loop. Returns (mean (d,), covariance (d, d)).
 
     >>> import numpy as np
     >>> m, P = sgd_output_moments(np.eye(2), np.ones(2), np.zeros(2), 0.5, 60, 0.0)
     >>> bool(np.allclose(m, 1.0)), bool(np.allclose(P, 0.0))
     (True, True)
+    >>> m, P = sgd_output_moments(np.array([[2.0]]), np.zeros(1), np.zeros(1), 0.25, 1, 4.0)
+    >>> float(P[0, 0])                                    # one step: η²·σ²
+    0.25
     """
-    H = np.asarray(H, dtype=np.float64)
+    from scipy.signal import lfilter
+
+    H = 0.5 * (np.asarray(H, dtype=np.float64) + np.asarray(H, dtype=np.float64).T)
+    b = np.asarray(b, dtype=np.float64)
     d = H.shape[0]
-    M = np.eye(d) - eta * H
-    m = np.asarray(x0, dtype=np.float64).copy()
-    P = np.zeros((d, d))
-    Q = (eta * eta * noise_var / d) * np.eye(d)
+    K = int(K)
+    h, V = np.linalg.eigh(H)
+    x_star = V @ ((V.T @ b) / h)
+    e0 = V.T @ (np.asarray(x0, dtype=np.float64) - x_star)
+    m = 1.0 - eta * h
+    s2 = eta * eta * noise_var / d
     if average == "last":
-        for _ in range(int(K)):
-            m = M @ m + eta * b
-            P = M @ P @ M.T + Q
-        return m, 0.5 * (P + P.T)
-    if average != "weighted":
+        mean = m ** K * e0
+        var = s2 * np.array([K if abs(mj) == 1 else -math.expm1(2 * K * math.log(abs(mj))) / (1 - mj * mj)
+                             if mj != 0 else 1.0 for mj in m])
+    elif average == "weighted":
+        mu = float(h[0]) if mu is None else float(mu)
+        logq = -math.log1p(-eta * mu)
+        w = np.exp((np.arange(1, K + 1) - K) * logq)      # q^k / q^K, normalized below (no overflow)
+        w = w / w.sum()
+        mean = np.empty(d)
+        var = np.empty(d)
+        for j in range(d):
+            powers = m[j] ** np.arange(1, K + 1)
+            mean[j] = e0[j] * float(w @ powers)
+            # c_j for j = K−1..0: c = w_{j+1} + m c_{j+1}  (reverse the sequence and filter)
+            c = lfilter([1.0], [1.0, -m[j]], w[::-1])
+            var[j] = s2 * float(c @ c)
+    else:
         raise ValueError(f"average must be 'last' or 'weighted', got {average!r}")
-    mu = float(np.linalg.eigvalsh(H)[0]) if mu is None else float(mu)
-    q = 1.0 / (1.0 - eta * mu)
-    # joint state z = (x_k, s_k) with s_k = Σ_{j≤k} w_j x_j, w_j = q^j / Σ q^j (normalized at the end)
-    w = q ** np.arange(1, int(K) + 1)
-    w = w / w.sum()
-    mz = np.concatenate([m, np.zeros(d)])
-    Pz = np.zeros((2 * d, 2 * d))
-    for k in range(int(K)):
-        T = np.block([[M, np.zeros((d, d))], [w[k] * M, np.eye(d)]])
-        cvec = np.concatenate([eta * b, w[k] * eta * b])
-        G = np.concatenate([np.eye(d), w[k] * np.eye(d)])          # noise enters x and s
-        mz = T @ mz + cvec
-        Pz = T @ Pz @ T.T + G @ Q @ G.T
-    return mz[d:], 0.5 * (Pz[d:, d:] + Pz[d:, d:].T)
+    mean_x = x_star + V @ mean
+    cov = (V * var) @ V.T
+    return mean_x, 0.5 * (cov + cov.T)
 
 SOLVERS["boundary"] = Boundary  # defined after the table above

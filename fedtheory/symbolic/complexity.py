@@ -98,10 +98,15 @@ def corollary_3_steps(lam_: sp.Expr = 2 * delta_A) -> sp.Expr:
 
 
 def remark_19_steps(lam_: sp.Expr = 2 * delta_A) -> tuple[sp.Expr, sp.Expr]:
-    r"""GD and FGM local steps sufficient for (C.4) (Remark 19): :math:`3(L+\lambda)/\lambda` and
-    :math:`1 + 2\sqrt{\kappa}\ln(3\sqrt{(L+\lambda)(L+2\lambda)}/\lambda)`, κ = (L+λ)/λ (μ = 0)."""
+    r"""GD and FGM local steps sufficient for (C.4) (Remark 19): :math:`3(L+\lambda)/\lambda - 1` and
+    :math:`2\sqrt{\kappa}\ln(3\sqrt{(L+\lambda)(L+2\lambda)}/\lambda)`, κ = (L+λ)/λ (μ = 0).
+
+    >>> gd, fgm = remark_19_steps()
+    >>> sp.limit(gd / (L / delta_A), L, sp.oo), sp.limit(fgm / (sp.sqrt(L / delta_A) * sp.log(L / delta_A)), L, sp.oo)
+    (3/2, sqrt(2))
+    """
     kappa = (L + lam_) / lam_
-    return 3 * (L + lam_) / lam_, 1 + 2 * sp.sqrt(kappa) * sp.log(3 * sp.sqrt((L + lam_) * (L + 2 * lam_)) / lam_)
+    return 3 * (L + lam_) / lam_ - 1, 2 * sp.sqrt(kappa) * sp.log(3 * sp.sqrt((L + lam_) * (L + 2 * lam_)) / lam_)
 
 
 # --------------------------------------------------------------------------------------------
