@@ -298,6 +298,24 @@ def _hist_panel(label: str, info: dict, k: int) -> dict:
                        "ranks": [int(v) for v in ranks]})])
 
 
+def figure_1_panel(index: int, seed: int, data=None) -> dict:
+    """Panel ``index`` of Figure 1 (trained and measured with its own generator seeded by (seed, index))."""
+    from fedtheory.models.activation_networks import activation_mlp
+
+    label, hidden, k, act, opt, all_w = FIGURE_1_PANELS[index]
+    net = activation_mlp(64, list(hidden), 10, activation=act, seed=seed + index)
+    return appendix_c_panel(net, opt, FIGURE_1_TRAINING, k, all_w, np.random.default_rng([seed, index]), data=data)
+
+
+def figure_2_panel(index: int, seed: int, data=None) -> dict:
+    """Panel ``index`` of Figure 2 (its own generator seeded by (seed, index))."""
+    from fedtheory.models.activation_networks import conv_net
+
+    label, k, act, opt = FIGURE_2_PANELS[index]
+    net = conv_net(side=8, activation=act, seed=seed + index, **FIGURE_2_NETWORK)
+    return appendix_c_panel(net, opt, FIGURE_2_TRAINING, k, False, np.random.default_rng([seed, index]), data=data)
+
+
 @figure(
     id="fedlrgd/figure-1",
     caption="Histograms of approximate ranks (77) of the gradient slices M_q (76) of trained one-hidden-layer perceptrons "
@@ -309,18 +327,16 @@ def _hist_panel(label: str, info: dict, k: int) -> dict:
                                    "from 784/500/1000 to 64/41/82; batch 20 instead of 200 so the 1397 samples give ~1750 steps"),
 )
 def figure_1(ctx):
-    from fedtheory.models.activation_networks import activation_mlp
-
     data = digits_split()
     panels, summary = [], {}
     for i, (label, hidden, k, act, opt, all_w) in enumerate(FIGURE_1_PANELS):
-        net = activation_mlp(64, list(hidden), 10, activation=act, seed=ctx.seed + i)
-        info = appendix_c_panel(net, opt, FIGURE_1_TRAINING, k, all_w, ctx.rng, data=data)
+        info = figure_1_panel(i, ctx.seed, data)
         panels.append(_hist_panel(label, info, k))
         summary[label] = {"test_accuracy": info["test_accuracy"], "share_le_10": float(np.mean(np.asarray(info["ranks"]) <= 10)),
                           "share_le_5": float(np.mean(np.asarray(info["ranks"]) <= 5))}
     return {"params": {"training": FIGURE_1_TRAINING, "threshold": 0.005, "coordinates_per_panel": 500, "energy": 0.9,
-                       "perturbation": "θ* + (‖θ*‖₁/p) g, g ~ N(0, I) (75)", "summary": summary},
+                       "perturbation": "θ* + (‖θ*‖₁/p) g, g ~ N(0, I) (75)", "panel_seeds": "(seed, panel index)",
+                       "summary": summary},
             "panels": panels}
 
 
@@ -335,16 +351,56 @@ def figure_1(ctx):
                                    "1397 samples"),
 )
 def figure_2(ctx):
-    from fedtheory.models.activation_networks import conv_net
-
     data = digits_split()
     panels, summary = [], {}
     for i, (label, k, act, opt) in enumerate(FIGURE_2_PANELS):
-        net = conv_net(side=8, activation=act, seed=ctx.seed + i, **FIGURE_2_NETWORK)
-        info = appendix_c_panel(net, opt, FIGURE_2_TRAINING, k, False, ctx.rng, data=data)
+        info = figure_2_panel(i, ctx.seed, data)
         panels.append(_hist_panel(label, info, k))
         summary[label] = {"test_accuracy": info["test_accuracy"], "share_le_6": float(np.mean(np.asarray(info["ranks"]) <= 6)),
                           "share_le_10": float(np.mean(np.asarray(info["ranks"]) <= 10))}
     return {"params": {"network": FIGURE_2_NETWORK, "training": FIGURE_2_TRAINING, "threshold": 0.005,
-                       "coordinates_per_panel": 500, "energy": 0.9, "summary": summary},
+                       "coordinates_per_panel": 500, "energy": 0.9, "panel_seeds": "(seed, panel index)", "summary": summary},
             "panels": panels}
+
+
+@figure(
+    id="fedlrgd/figure-network-runs",
+    caption="A small network (2 → 6 → 2 perceptron, logistic activations, cross-entropy; two Gaussian classes clipped to "
+            "[0, 1]², 10 clients × 20 samples): training loss against cumulative federated oracle complexity (φ = 100) for "
+            "FedLRGD (Algorithm 1 needs no convexity to run; r server samples, ϑ^(k) = θ0 + 0.5·N(0, I), step ½) and FedAve "
+            "through LocalUpdate on TorchModelFederation (b = 5, η = ½, the server's samples as one more client).",
+    tier="full",
+)
+def figure_network_runs(ctx):
+    from fedtheory.algorithms.fedlrgd import run_fedave, run_fedlrgd
+    from fedtheory.models.activation_networks import NetworkLoss, activation_mlp, flat_parameters
+    from fedtheory.models.federation import TorchModelFederation
+
+    rng = ctx.rng
+    m, s, phi = 10, 20, COMPARISON["phi"]
+    n_total = m * s + 16
+    labels = rng.integers(0, 2, size=n_total)
+    centers = np.array([[0.3, 0.3], [0.7, 0.6]])
+    rows = np.c_[np.clip(centers[labels] + 0.15 * rng.normal(size=(n_total, 2)), 0, 1), labels]
+    clients = rows[:m * s].reshape(m, s, 3)
+    net = activation_mlp(2, [6], 2, activation="sigmoid", seed=ctx.seed)
+    loss = NetworkLoss(net)
+    th0 = flat_parameters(net).numpy()
+    out, conds = [], {}
+    for r in (4, 8, 16):
+        server = rows[m * s:m * s + r]
+        res = run_fedlrgd(loss, server, clients, S=100, L1=2.0, phi=phi, theta0=th0,
+                          varthetas=th0[None] + 0.5 * rng.normal(size=(r, th0.size)))
+        pre = r * r + r * s + phi * m * r
+        out.append(series(f"FedLRGD, r = {r}", pre + r * np.arange(res.S + 1), res.loss))
+        conds[r] = float(res.g_condition.max())
+    server = rows[m * s:]
+    fed = TorchModelFederation(activation_mlp(2, [6], 2, activation="sigmoid", seed=ctx.seed),
+                               [c[:, :2] for c in clients] + [server[:, :2]],
+                               [c[:, 2].astype(int) for c in clients] + [server[:, 2].astype(int)])
+    ave = run_fedave(fed, b=5, T=100, step=0.5, phi=phi, x0=th0, backend="torch", device="cpu", seed=rng)
+    out.append(series("FedAve, b = 5, η = ½", (5 + phi * fed.n) * np.arange(ave.T + 1) + 1, ave.loss))
+    return {"params": {"m": m, "s": s, "phi": phi, "network": "2-6-2 sigmoid", "fedlrgd_step": 0.5,
+                       "max_G_condition_by_r": conds,
+                       "note": "FedLRGD's loss is over its own n = ms + r samples; FedAve's over the clients plus 16 server samples"},
+            "panels": [panel("training loss against Γ", "cumulative Γ", "cross-entropy", out, xscale="log")]}

@@ -769,8 +769,11 @@ def proposition_1_regime(ctx):
     base = oc.Proposition1Regime()
     cross_upper = base.crossover("upper", 300.0, points=200)
     cross_lower = base.crossover("lower", 300.0, points=200)
-    tail = [base.log10_ratio(x) for x in np.linspace(150, 300, 16)]
-    decreasing = all(u > v for u, v in zip(tail, tail[1:]))
+    # the ratio jumps up each time d = ⌊log(n)^λ⌋ increments, so test its upper envelope: max over [x, 300]
+    xs = np.linspace(120, 300, 61)
+    tail = [base.log10_ratio(x) for x in xs]
+    envelope = [max(t for t, x in zip(tail, xs) if x >= start) for start in (120, 180, 240, 290)]
+    decreasing = all(u > v for u, v in zip(envelope, envelope[1:])) and envelope[0] < 0
     # (90): log r − log(p/ε)/(2c1) is sub-polynomial in n: its share of log n shrinks
     shares = []
     for x in (50.0, 100.0, 200.0, 300.0):
@@ -788,7 +791,7 @@ def proposition_1_regime(ctx):
     return ctx.decide(
         ok,
         measured={"crossover_log10_m_upper_constant": cross_upper, "crossover_log10_m_lower_constant": cross_lower,
-                  "log10_ratio_at_m_1e300": tail[-1], "eq90_excess_share_of_log_n": shares,
+                  "log10_ratio_at_m_1e300": tail[-1], "envelope_max_log10_ratio_beyond_120_180_240_290": envelope, "eq90_excess_share_of_log_n": shares,
                   "crossover_log10_m_variants": variants},
         tolerance="log space (float64 logs of each factor; r and S as exact integers where they fit)",
         notes="Constants where the paper is silent: λ = ½, β = ½, ξ = ½, c1 = 4, c2 = 5, c3 = 1, α = 1, κ = 2, μ = 1, L2 = 1, "
@@ -797,5 +800,6 @@ def proposition_1_regime(ctx):
               "FedLRGD wins only beyond m ≈ 10^crossover. With the paper's highlighted λ = 0.99 and c3 = 1 there is no "
               "consistent n at all below m = 10^(10^200): r of (47) exceeds n (the term e√d 2^d(η+d)^d alone is "
               "exp(Θ(d log d)) with d = log(n)^0.99); with c3 = 0.05 the crossover is the listed one. The limit itself "
-              "holds: the ratio keeps decreasing past the crossover.",
+              "holds: the ratio's upper envelope keeps decreasing past the crossover (the ratio itself jumps up by a few "
+              "decades each time the integer d increments).",
     )

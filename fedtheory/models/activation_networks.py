@@ -213,3 +213,59 @@ def appendix_c_ranks(module: nn.Module, X_test: Any, y_test: Any, *, k: int, n_c
     nonzero = ranks > 0
     return {"ranks": ranks[nonzero].tolist(), "zero_slices": int((~nonzero).sum()), "coords": coords.tolist(),
             "p": int(p), "eligible": int(eligible.size), "test_rows": rows.tolist()}
+
+
+class NetworkLoss:
+    r"""A network's per-sample cross-entropy as a loss smooth in the data, for FedLRGD (Algorithm 1 needs no
+    convexity to run): data rows x = (features, label), parameters θ = the flat weight vector.
+
+    Provides the protocol :func:`fedtheory.algorithms.fedlrgd.run_fedlrgd` uses: ``grads(X, thetas)``
+    (n, k, p) per-sample gradients at every parameter vector (``torch.func``: vmap over samples and
+    parameters), ``objective`` and ``gradient`` of F = mean loss.
+
+    >>> net = activation_mlp(2, [3], 2, seed=0)
+    >>> loss = NetworkLoss(net)
+    >>> X = np.array([[0.1, 0.9, 1.0], [0.8, 0.2, 0.0]])
+    >>> th = flat_parameters(net).numpy()
+    >>> loss.grads(X, np.stack([th, th])).shape
+    (2, 2, 17)
+    >>> bool(np.allclose(loss.gradient(X, th), loss.grads(X, th[None])[:, 0].mean(axis=0)))
+    True
+    """
+
+    def __init__(self, module: nn.Module) -> None:
+        self.module = module.double()
+
+        def sample_loss(flat: torch.Tensor, x: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
+            out = functional_call(self.module, _param_dict(self.module, flat), (x[None],))
+            return nn.functional.cross_entropy(out, label[None])
+
+        self._loss = sample_loss
+        self._grads = vmap(vmap(grad(sample_loss), in_dims=(0, None, None)), in_dims=(None, 0, 0))
+
+    @staticmethod
+    def _split(X: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        Xt = torch.as_tensor(np.asarray(X, dtype=np.float64))
+        return Xt[:, :-1], Xt[:, -1].round().long()
+
+    def grads(self, X: Any, thetas: Any, backend: Any = None) -> Any:
+        """(n, k, p) per-sample gradients; returned on ``backend`` (numpy by default)."""
+        from fedtheory.backends import get_backend
+
+        be = backend if hasattr(backend, "einsum") else get_backend(backend or "numpy")
+        feats, labels = self._split(be.to_numpy(X) if be.name != "numpy" else X)
+        th = torch.as_tensor(np.asarray(be.to_numpy(thetas) if be.name != "numpy" else thetas, dtype=np.float64))
+        return be.asarray(self._grads(th, feats, labels).detach().cpu().numpy())
+
+    def objective(self, X: Any, theta: Any) -> float:
+        feats, labels = self._split(X)
+        th = torch.as_tensor(np.asarray(theta, dtype=np.float64))
+        with torch.no_grad():
+            out = functional_call(self.module, _param_dict(self.module, th), (feats,))
+            return float(nn.functional.cross_entropy(out, labels))
+
+    def gradient(self, X: Any, theta: Any) -> np.ndarray:
+        return self.grads(X, np.asarray(theta, dtype=np.float64)[None])[:, 0].mean(axis=0)
+
+
+__all__.append("NetworkLoss")
