@@ -60,6 +60,9 @@ class ClientOracles:
     name = "clients"
 
     def _clients(self, clients: Any, k: int) -> np.ndarray:
+        if isinstance(clients, np.ndarray) and clients.dtype == np.int64 and clients.ndim == 1 and clients.size == k \
+                and (k == 0 or (clients.min() >= 0 and clients.max() < self.n)):
+            return clients  # the hot path: an already valid index array
         if clients is None:
             if k != self.n:
                 raise ValueError(f"give `clients` for {k} rows (there are n={self.n} clients)")
@@ -386,6 +389,17 @@ def client_oracles(problem: Any, **kw: Any) -> ClientOracles:
     if isinstance(problem, QuadraticFederation):
         return QuadraticOracles(problem, **kw)
     if hasattr(problem, "batched_grads") and hasattr(problem, "counts"):
-        return FiniteSumOracles(problem, **kw)
+        if kw:
+            return FiniteSumOracles(problem, **kw)
+        # the per-client smoothness bounds cost an eigendecomposition per client: build the oracles once per
+        # federation object (stored on it; a federation's data is not meant to change after construction)
+        cached = getattr(problem, "_client_oracles", None)
+        if cached is None:
+            cached = FiniteSumOracles(problem)
+            try:
+                problem._client_oracles = cached
+            except AttributeError:  # pragma: no cover - a federation with __slots__
+                pass
+        return cached
     raise ValueError(f"no client oracles for {type(problem).__name__}: give a QuadraticFederation, a finite-sum "
                      f"federation or ClientOracles")

@@ -96,12 +96,27 @@ def delta_A(problem: Any) -> float:
     >>> from fedtheory.problems.quadratic import QuadraticFederation
     >>> delta_A(QuadraticFederation(A=[[[1.0]], [[3.0]]], c=[[0.0], [0.0]], p=[0.5, 0.5]))
     1.0
+    >>> from fedtheory.problems.clients import DiagonalQuadraticOracles
+    >>> delta_A(DiagonalQuadraticOracles(np.array([[1.0, 2.0], [3.0, 2.0]]), np.zeros((2, 2))))
+    1.0
     """
+    diag = _diagonal(problem)
+    if diag is not None:   # diagonal Hessians: the matrices commute, so λ_max is a max over coordinates
+        return float(np.sqrt(np.max(np.mean((diag - diag.mean(axis=0)) ** 2, axis=0))))
     return _uniform_federation(problem).delta_A()
+
+
+def _diagonal(problem: Any) -> np.ndarray | None:
+    from fedtheory.problems.clients import DiagonalQuadraticOracles
+
+    return problem.a if isinstance(problem, DiagonalQuadraticOracles) else None
 
 
 def delta_B(problem: Any) -> float:
     """δ_B = max_i ‖A_i − Ā‖₂ of the uniform view (the max-SOD of SONATA / Acc-Extragradient), exact."""
+    diag = _diagonal(problem)
+    if diag is not None:
+        return float(np.abs(diag - diag.mean(axis=0)).max())
     return _uniform_federation(problem).delta_B()
 
 
