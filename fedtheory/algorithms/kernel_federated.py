@@ -183,7 +183,7 @@ def check_gamma(algo: KernelAlgorithm, gamma: float) -> None:
 def _blocks_function(fed, values: np.ndarray) -> np.ndarray:
     """V_i diag(values_i) V_iᵀ of each padded client block, padding zeroed: (M, n_max, n_max)."""
     _, V = fed.client_spectra()
-    B = np.einsum("mij,mj,mkj->mik", V, values, V)
+    B = np.matmul(V * values[:, None, :], np.swapaxes(V, 1, 2))
     m = fed.mask
     return B * m[:, :, None] * m[:, None, :]
 
@@ -253,7 +253,10 @@ class PredictionDynamics:
         S = self.P_half @ fed.K_x @ self.P_half
         w, U = np.linalg.eigh(0.5 * (S + S.T))
         order = np.argsort(w)[::-1]
-        self.Lambda = np.maximum(w[order], 0.0)
+        # eigenvalues within the eigensolver's rounding of 0 are 0: a rank-deficient K_x (finite-rank kernel, N > d)
+        # must not turn its null directions into spurious tiny Λ whose reciprocals (in limits) are huge
+        Lam = w[order]
+        self.Lambda = np.where(Lam > 16 * fed.N * np.finfo(np.float64).eps * max(float(Lam[0]), 0.0), Lam, 0.0)
         self.U = U[:, order]
         self.V = self.P_inv_half @ self.U
         self.V_inv = self.U.T @ self.P_half
@@ -314,7 +317,7 @@ class PredictionDynamics:
         D = np.broadcast_to(np.asarray(noise_var, dtype=np.float64), (self.fed.N,))
         H = (self.V.T @ self.V) * ((self.V_inv * D[None, :]) @ self.V_inv.T)
         g = 1 - decay
-        var = np.einsum("tk,kl,tl->t", g, H, g)
+        var = np.sum((g @ H) * g, axis=1)
         return (np.sum(mean * mean, axis=1) + var) / self.fed.N
 
     def sigma_matrix(self, t: int) -> np.ndarray:

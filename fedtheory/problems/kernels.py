@@ -332,8 +332,17 @@ class ReluNTKKernel(Kernel):
         nz = np.linalg.norm(Z, axis=1)
         if np.any(nx == 0) or np.any(nz == 0):
             raise ValueError("ReluNTKKernel needs non-zero inputs (the angle to 0 is undefined)")
-        cos = np.clip((X @ Z.T) / np.outer(nx, nz), -1.0, 1.0)
-        return (np.pi - np.arccos(cos)) / (2 * np.pi)
+        # ∠(x, z) = 2·atan2(‖x̂ − ẑ‖, ‖x̂ + ẑ‖): accurate for nearly parallel inputs, where arccos of a rounded
+        # cosine loses half the digits (its derivative is infinite at 1)
+        U, W = X / nx[:, None], Z / nz[:, None]
+        diff = np.sqrt(np.maximum(2.0 - 2.0 * (U @ W.T), 0.0))
+        summ = np.sqrt(np.maximum(2.0 + 2.0 * (U @ W.T), 0.0))
+        small = diff < 0.1
+        if small.any():  # recompute the short differences exactly rather than through 2 − 2cos
+            ii, jj = np.nonzero(small)
+            diff[ii, jj] = np.linalg.norm(U[ii] - W[jj], axis=1)
+        angle = 2.0 * np.arctan2(diff, summ)
+        return (np.pi - angle) / (2 * np.pi)
 
     def diag(self, X):
         return np.full(as_points(X).shape[0], 0.5)
