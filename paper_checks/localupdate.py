@@ -1270,6 +1270,10 @@ def _lemma5_ratio(inst, constant: float = 8.0) -> float:
     bound = lemma5_bound(problem, alpha, gamma, theta, constant=constant)
     if not bound > 1e-8 * problem.C:          # Q_i ≈ equal to 1e-8: float64 cannot resolve the distance there
         return 0.0
+    H = surrogate_hessian(problem, alpha, gamma, theta)
+    ev = np.linalg.eigvalsh(H)
+    if not ev[0] > 1e-10 * ev[-1]:            # ∇²f̃ ≻ 0 (Lemma 1) but below float64's resolution: skip the instance
+        return 0.0
     return minimizer_distance(problem, alpha, gamma, theta) / bound
 
 
@@ -1363,7 +1367,10 @@ def _theorem4_ratio(inst) -> float:
     kap9 = kappa(problem, alpha, gamma, theta)[0]
     k0 = problem.L / problem.mu
     bound = 8 * problem.C * float(suboptimality_delta(k0, min(kap9, k0)))
-    if not bound > 0:
+    if not bound > 1e-8 * problem.C:
+        return 0.0
+    ev = np.linalg.eigvalsh(surrogate_hessian(problem, alpha, gamma, theta))
+    if not ev[0] > 1e-10 * ev[-1]:            # below float64's resolution (see _lemma5_ratio)
         return 0.0
     return minimizer_distance(problem, alpha, gamma, theta) / bound
 
@@ -1456,7 +1463,9 @@ def corollary_1(ctx):
     rho = table2_rate(kap, "gd")
     server = tuned_server("gd", mu_t, L_t)
     x_tilde = surrogate_minimizer(problem, alpha, gamma, theta)
-    x0 = x_tilde + rng.normal(size=problem.d)
+    # Start next to x*(α,γ,Θ): the ρ^T term is then negligible from T = 0 and every iterate faces Theorem 4's bound
+    # (from far away the violation appears only once ρ^T‖x_0 − x*(α,γ,Θ)‖ has decayed).
+    x0 = x_tilde + 1e-6 * problem.C * rng.normal(size=problem.d)
     T = 400
     h = run_local_update(problem, LocalUpdate(theta, alpha, gamma, server), x0, T).to_numpy()
     k0 = problem.L / problem.mu
@@ -1973,11 +1982,13 @@ def _(cex, ctx):
 # ============================================================================================
 
 def _spectral_radius_ratio(problem, theta, alpha, gamma, momentum):
+    """(radius − ρ, radius/ρ, κ): the tuned iteration's spectral radius on ∇²f̃ against Table 2's ρ(κ)."""
     kap, L_t, mu_t = kappa(problem, alpha, gamma, theta)
     server = tuned_server(momentum, mu_t, L_t)
     eigs = np.linalg.eigvalsh(surrogate_hessian(problem, alpha, gamma, theta))
     radius = float(np.max(iteration_spectral_radius(server, eigs)))
-    return radius / table2_rate(kap, momentum), kap, server
+    rho = table2_rate(kap, momentum)
+    return radius - rho, radius / rho if rho > 0 else 1.0, kap
 
 
 def _table2_claim(slug: str, momentum: str):
@@ -1996,26 +2007,27 @@ def _table2_claim(slug: str, momentum: str):
     def check(ctx):
         rng = ctx.rng
         # At a double root of the characteristic polynomial (the tuned momentum methods sit there) an eigenvalue
-        # error of d·eps·‖H‖ moves |z| by O(sqrt(d·eps)).
-        tol = 10 * np.sqrt(8 * EPS)
-        worst = 0.0
+        # error δλ ≤ c·d·eps·‖H‖ moves |z| by ~sqrt(η·δλ) = O(sqrt(d·eps)) absolutely (η‖H‖ ≤ 4).
+        tol = 10 * np.sqrt(64 * 5 * EPS)
+        worst, worst_ratio = -np.inf, 0.0
         tight = []
         for trial in range(60 if not ctx.full else 300):
             problem, theta, alpha, gamma = _random_instance(rng, aligned=trial % 3 == 0)
-            ratio, kap, _ = _spectral_radius_ratio(problem, theta, alpha, gamma, momentum)
-            worst = max(worst, ratio)
+            diff, ratio, _ = _spectral_radius_ratio(problem, theta, alpha, gamma, momentum)
+            worst, worst_ratio = max(worst, diff), max(worst_ratio, ratio)
             if trial % 3 == 0:
-                tight.append(ratio)
+                tight.append(diff)
         result = _probe_instances(lambda inst: _spectral_radius_ratio(*inst, momentum)[0], rng, ctx,
                                   n_random=(32, 256), n_starts=(2, 8), maxiter=(40, 300))
         worst = max(worst, result.worst_value)
-        ok = worst <= 1 + tol and min(abs(t - 1) for t in tight) <= tol
+        ok = worst <= tol and min(abs(t) for t in tight) <= tol
         return ctx.decide(
             ok,
-            measured={"worst_radius_over_rho": worst, "probe_worst": result.worst_value,
-                      "aligned_instances_ratio_min": float(min(tight)), "aligned_instances_ratio_max": float(max(tight)),
+            measured={"worst_radius_minus_rho": worst, "worst_radius_over_rho": worst_ratio,
+                      "probe_worst_radius_minus_rho": result.worst_value,
+                      "aligned_instances_min_abs_gap": float(min(abs(t) for t in tight)),
                       "probe_evaluations": result.n_evaluations},
-            tolerance={"relative": tol, "why": "sqrt(eigenvalue backward error) at a double root"},
+            tolerance={"absolute": tol, "why": "sqrt(eigenvalue backward error) at a double root, d ≤ 5"},
             counterexample=None if ok else {"probe": result.to_json()},
             notes="Spectral radius from the closed-form roots of each eigenvalue's characteristic polynomial; eigenvalues of "
                   "∇²f̃ = Σp_iQ_iA_i. Aligned (commuting) instances attain μ̃, L̃ so the radius equals ρ there (tightness). "
