@@ -225,9 +225,21 @@ class ParameterDynamics:
         b = np.stack([P.T @ np.asarray(y, dtype=np.float64) / P.shape[0] for P, y in zip(Phis, ys)])
         return self.offset(b)
 
+    def _powers(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ℓ^t, Σ_{τ<t} ℓ^τ) per eigenvalue, (len t, d) each (exact for ℓ = 1); cached per grid of rounds, since
+        risk curves evaluate many offsets on one grid."""
+        key = np.asarray(t, dtype=np.int64).tobytes()
+        cache = self.__dict__.setdefault("_power_cache", {})
+        if key not in cache:
+            gap = np.clip(1.0 - self.ell, 0.0, None)[None, :]
+            cache.clear() if len(cache) > 8 else None
+            cache[key] = (np.asarray(power_one_minus(gap, t[:, None]), dtype=np.float64),
+                          np.asarray(geometric_sum(gap, t[:, None]), dtype=np.float64))
+        return cache[key]
+
     def _sums(self, t: np.ndarray) -> np.ndarray:
         """Σ_{τ<t} ℓ^τ per eigenvalue, (len t, d) (exact for ℓ = 1: t)."""
-        return np.asarray(geometric_sum(np.clip(1.0 - self.ell, 0.0, None)[None, :], t[:, None]), dtype=np.float64)
+        return self._powers(t)[1]
 
     def trajectory(self, theta0: Any, rounds: Any, b: Any = None, o: Any = None) -> np.ndarray:
         """θ_t for every t in ``rounds`` (len, d), from θ_0 and b (or the offset o).
@@ -240,8 +252,8 @@ class ParameterDynamics:
         if o is None:
             o = self.offset(self.b if b is None else b)
         z0, zo = self.U.T @ np.asarray(theta0, dtype=np.float64), self.U.T @ o
-        decay = np.asarray(power_one_minus(np.clip(1.0 - self.ell, 0.0, None)[None, :], t[:, None]))
-        return (decay * z0[None, :] + self._sums(t) * zo[None, :]) @ self.U.T
+        decay, sums = self._powers(t)
+        return (decay * z0[None, :] + sums * zo[None, :]) @ self.U.T
 
     def fixed_point(self, b: Any = None, o: Any = None) -> np.ndarray:
         """θ_∞ = (I − 𝓛)^+ o (o has no component on 𝓛's eigenvalue-1 space: it lies in Σ range(A_i))."""
@@ -366,7 +378,8 @@ def _partition_rounds(fed, kind: str, eta: float, epochs: int, B: int, theta0: n
 
 
 def run_parameter_space(fed, kind: str, eta: float, rounds: int, *, s: int = 1, theta0: Any = None,
-                        batch_size: int | None = None, seed: Any = None, batch_scheme: str = "sampled") -> ParameterHistory:
+                        batch_size: int | None = None, seed: Any = None, batch_scheme: str = "sampled",
+                        quadratic: Any = None) -> ParameterHistory:
     """Run the paper's FedAvg/FedProx on a LeastSquaresFederation (weights p_i = n_i/N).
 
     * FedAvg, full batch: LocalUpdate (:func:`local_update_fedavg`) on :func:`least_squares_quadratic`,
@@ -376,6 +389,8 @@ def run_parameter_space(fed, kind: str, eta: float, rounds: int, *, s: int = 1, 
     * FedProx, full batch: LocalUpdate (:func:`local_update_fedprox`: the K → ∞ limit made exact);
     * FedProx, mini-batches: ``s`` exact proximal steps on batches (Section 6.1: n_i/B), which no
       choice of LocalUpdate's data expresses (a proximal step is not a gradient step).
+
+    ``quadratic``: :func:`least_squares_quadratic` of ``fed``, when several runs share one federation.
 
     ``batch_scheme="partition"`` runs Section 6.1's scheme literally instead: a fixed partition of each client's data
     into n_i/B batches, passed in order s times per round by FedAvg (``s`` = epochs here) and once by FedProx
@@ -410,7 +425,7 @@ def run_parameter_space(fed, kind: str, eta: float, rounds: int, *, s: int = 1, 
         algo = local_update_fedprox(eta, L=float(np.linalg.eigvalsh(A)[:, -1].max()))
         label = "FedProx"
     if batch_size is None:
-        q = least_squares_quadratic(fed)
+        q = least_squares_quadratic(fed) if quadratic is None else quadratic
         h = run_local_update(q, algo, theta0, int(rounds), path="spectral").to_numpy()
     else:
         h = run_local_update(fed, algo, theta0, int(rounds), batch_size=int(batch_size), seed=rng).to_numpy()
