@@ -19,7 +19,6 @@ expectations over whole runs are Monte Carlo means with their standard errors re
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 from itertools import product
