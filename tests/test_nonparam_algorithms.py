@@ -186,3 +186,15 @@ def test_sobolev_worst_case_bias_is_one_over_t():
     sup = np.array([np.linalg.norm(dyn.L_power(int(t)) @ fed.K_x @ dyn.L_power(int(t)).T, 2) for t in ts])
     assert abs(fit_power_law(ts, sup)["slope"] + 1) < 0.1
     assert np.all(sup <= algo.kappa(dyn.gamma) * kb.delta_1_bound(algo.eta, 2, ts))
+
+
+def test_early_stopping_driver():
+    fed = KernelFederation.sample(SobolevKernel(), [15, 25], truths=ZeroFunction(SobolevKernel()), noise_sd=0.4, seed=3)
+    algo = KernelAlgorithm.fedavg(0.5 / float(fed.client_norms().max()), 2)
+    from fedtheory.algorithms.kernel_federated import early_stopping_rounds
+
+    T = early_stopping_rounds(fed, algo)
+    h = run_kernel_federated(fed, algo, "early-stopping")
+    assert h.rounds[-1] == T
+    with pytest.raises(ValueError, match="early-stopping"):
+        run_kernel_federated(fed, algo, "forever")

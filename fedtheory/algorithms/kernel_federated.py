@@ -49,7 +49,7 @@ from fedtheory.algorithms.theta import geometric_sum, power_one_minus
 
 __all__ = [
     "KERNEL_ALGORITHMS", "KernelAlgorithm", "check_gamma", "client_P_blocks", "P_matrix", "PredictionDynamics",
-    "definitional_operators", "KernelHistory", "run_kernel_federated", "limit_coefficients",
+    "definitional_operators", "KernelHistory", "early_stopping_rounds", "run_kernel_federated", "limit_coefficients",
     "operator_in_orthonormal_basis",
 ]
 
@@ -588,12 +588,33 @@ def _stepwise(fed, algo: KernelAlgorithm, a0: np.ndarray, rounds: np.ndarray, T:
     return out
 
 
+def early_stopping_rounds(fed, algo: KernelAlgorithm, sigma: float | None = None, t_max: int = 10 ** 9) -> float:
+    """The paper's early-stopping time T of eq. (21) for this federation and algorithm (σ defaults to the largest
+    client noise level), from the eigenvalues of K_**x**; s = 1 for FedProx.
+
+    >>> from fedtheory.problems.kernels import KernelFederation, SobolevKernel, ZeroFunction
+    >>> fed = KernelFederation.sample(SobolevKernel(), [10, 20], truths=ZeroFunction(SobolevKernel()), noise_sd=0.5, seed=0)
+    >>> T = early_stopping_rounds(fed, KernelAlgorithm.fedavg(0.5, 2))
+    >>> T >= 1, early_stopping_rounds(fed, KernelAlgorithm.fedavg(0.5, 2), sigma=0.0)
+    (True, inf)
+    """
+    from fedtheory.analysis.kernel_bounds import early_stopping_time
+
+    if sigma is None:
+        if fed.noise_sd is None:
+            raise ValueError("early stopping needs the noise level sigma (the federation has none)")
+        sigma = float(np.max(fed.noise_sd))
+    lam = np.sort(np.clip(np.linalg.eigvalsh(fed.K_x), 0, None))[::-1]
+    return early_stopping_time(lam, algo.eta, algo.bound_s, float(sigma), t_max=t_max)
+
+
 def run_kernel_federated(fed, algo: KernelAlgorithm, rounds: Any, *, f0: Any = None, path: str = "spectral",
-                         batch_size: int | None = None, seed: Any = None) -> KernelHistory:
+                         batch_size: int | None = None, seed: Any = None, sigma: float | None = None) -> KernelHistory:
     """Run FedAvg/FedProx in function space on a :class:`~fedtheory.problems.kernels.KernelFederation`.
 
-    ``rounds``: T (records t = 0..T) or a strictly increasing array of rounds to record (the spectral
-    path evaluates only those, in closed form: t = 10⁶ is exact and instant). ``f0``: coefficients
+    ``rounds``: T (records t = 0..T), a strictly increasing array of rounds to record (the spectral
+    path evaluates only those, in closed form: t = 10⁶ is exact and instant), or ``"early-stopping"``:
+    t = 0..T with T of eq. (21) (:func:`early_stopping_rounds`, with ``sigma`` or the federation's noise level). ``f0``: coefficients
     a_0 (N,) of f_0 = a_0·k_**x** (default 0). ``path="spectral"``: :class:`PredictionDynamics`
     (full batch, FedProx with s = 1); ``"stepwise"``: the local updates literally. ``batch_size`` B:
     every local step (FedAvg) or proximal step (FedProx) uses a mini-batch of B points drawn
@@ -613,6 +634,13 @@ def run_kernel_federated(fed, algo: KernelAlgorithm, rounds: Any, *, f0: Any = N
         raise ValueError(f"path must be one of {PATHS}, got {path!r}")
     if not isinstance(algo, KernelAlgorithm):
         raise ValueError(f"algo must be a KernelAlgorithm, got {type(algo).__name__}")
+    if isinstance(rounds, str):
+        if rounds != "early-stopping":
+            raise ValueError(f"rounds must be an integer, an array of rounds or 'early-stopping', got {rounds!r}")
+        T_stop = early_stopping_rounds(fed, algo, sigma)
+        if not np.isfinite(T_stop):
+            raise ValueError("early stopping with sigma = 0 never stops (T = inf): give a number of rounds")
+        rounds = int(T_stop)
     ts, T = _round_indices(rounds)
     a0 = np.zeros(fed.N) if f0 is None else np.asarray(f0, dtype=np.float64).ravel()
     if a0.shape != (fed.N,):
