@@ -163,4 +163,5 @@ def option_1(ctx):
                       notes="Full-batch local gradient steps on f_i + λ/2‖x − centre‖²: Algorithm 3 (option 1, θ = 1, η = 0) and "
                             "FedProx run through the LocalUpdate driver (Θ_{1:K}, α = λ, server step γ) give the same iterates "
                             "on balanced clients. With θ = 0.99 and η = the local step (the paper's deep-learning choice) the "
-                            "centre v^r moves by a gradient step instead — the difference the text points to.")
+                            "centre v^r moves by a gradient step instead — the difference the text points to. Confirms the "
+                            "text (the rebuilt Algorithm 3 box).")

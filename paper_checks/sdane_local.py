@@ -99,7 +99,9 @@ def corollary_3_pep(ctx):
     return ctx.decide(ok, measured={"worst_pep_over_bound_squared": worst, **{f"K{r.params['K']}": r.ratio for r in res}},
                       tolerance={"relative": pep.SDP_RTOL},
                       notes="PEPit over all convex 1-smooth F, ‖x_0 − x*‖ ≤ 1: the worst ‖∇F(x_K)‖² is below (c(K))², so the "
-                            "step counts of sdane/corollary-3/runs rest on a certified constant (the bound is 2–4× loose).")
+                            "step counts of sdane/corollary-3/runs rest on a certified constant (the bound is 2–4× loose). "
+                            "The paper cites OGM-G / Lan et al. without the constant (lost); this confirms the rebuilt "
+                            "O(L̃‖x_0 − x*‖/K²) form with an explicit constant.")
 
 
 @claim(id="sdane/lemma-20", ref="Lemma 20", kind="certificate",
@@ -228,7 +230,8 @@ def _slope_claim(accelerated):
                           notes=("Acc-S-DANE" if accelerated else "S-DANE") + " with exact local solves on a family whose "
                                 "clients share the eigenpair (μ = 1, e_1) and differ elsewhere with δ_A/μ ∈ {3, …, 100}, λ = 2δ_A, "
                                 "rounds to reduce f − f* by 10⁴ from x^0 − x* = 5e_1: the fitted log-log slope matches "
-                                f"Table 1's order (δ_A/μ)^{theory:g} — the bound's order is attained, not only an upper bound.")
+                                f"Table 1's order (δ_A/μ)^{theory:g} — the bound's order is attained, not only an upper bound. "
+                                "Confirms the rebuilt Table 1 entry.")
     return check
 
 
