@@ -402,6 +402,14 @@ def _corollary1_sides(cex: dict) -> tuple[float, float, dict]:
     return lhs, rhs, {"gamma": frac, "kappa": inst.kappa, "rho_N": inst.rho_N, "N": inst.N}
 
 
+_COROLLARY_1_NOTES = ("(26) drops α from the contraction factor: the proof says it 'readily follows from (23)' with ρ_N ≥ α/2, "
+                      "which gives (1 − sηα/(2κ))^{2t} (as Corollary 2's (28) has), not (1 − sη/(2κ))^{2t}. For α < 1 the printed "
+                      "factor contracts faster than the iteration can (‖ℒ‖ ≥ 1 − sηρ_N and ρ_N → α): with Σ_ij = 0.1·I, σ = 0.01, "
+                      "FedAvg s = 1, η = 1 (γ ≈ 0.11) the exact E‖θ_20 − θ̄‖² exceeds (26) by ~10³ for every draw and every N tried. "
+                      "With α restored the statement holds (nonparam/corollary-1/contraction-with-alpha). Replayed in 50-digit "
+                      "arithmetic.")
+
+
 @claim(
     id="nonparam/corollary-1",
     ref="Corollary 1, eq. (26) as printed",
@@ -429,10 +437,7 @@ def corollary_1(ctx):
     return ctx.refuted(
         measured={"min_ratio_over_draws_and_N": min(ratios), "lhs": lhs, "rhs": rhs, **info},
         counterexample=cex,
-        notes="(26) drops α from the contraction factor: the proof says it 'readily follows from (23)' with ρ_N ≥ α/2, which "
-              "gives (1 − sηα/(2κ))^{2t} (as Corollary 2's (28) has), not (1 − sη/(2κ))^{2t}. For α < 1 the printed factor "
-              "contracts faster than the iteration can (‖ℒ‖ ≥ 1 − sηρ_N and ρ_N → α). With α restored the statement holds "
-              "(nonparam/corollary-1/contraction-with-alpha). Replayed in 50-digit arithmetic.")
+        notes=_COROLLARY_1_NOTES)
 
 
 @corollary_1.replayer
@@ -474,7 +479,7 @@ def _(cex, ctx):
         rhs = (1 - eta / 2) ** (2 * t) * mpmath.norm(e) ** 2 + s2 * 2 * d / (N * mpmath.mpf(cex["alpha"]))
         ratio = lhs / rhs
     return ctx.decide(float(ratio) <= 1, measured={"replayed_ratio_50_digits": float(ratio)}, counterexample=cex,
-                      notes="θ̄ = θ^* exactly (homogeneous noiseless responses are fitted exactly).")
+                      notes=_COROLLARY_1_NOTES + " θ̄ = θ^* exactly (homogeneous noiseless responses are fitted exactly).")
 
 
 @claim(

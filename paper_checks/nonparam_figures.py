@@ -44,6 +44,30 @@ def _rounds_to(err: np.ndarray, factor: float = 1.1) -> int:
     return int(bad[-1] + 1) if bad.size else 0
 
 
+_NOTES_FIG2 = ("Not reproduced from the paper's specification: with a fixed partition passed s times per round (the "
+               "paper's description) or with batches drawn per step, the plateau of ‖∇ℓ‖ for s = 5, 10 grows several-fold "
+               "as B shrinks (the incremental/stochastic-gradient bias of steps η = 0.1 on batch Hessians whose top "
+               "eigenvalue exceeds 1/η when B < d). On the paper's log axes the curves stay ordered but are not "
+               "batch-size invariant. Replay: recompute the figure's data at the stored scale.")
+
+_NOTES_FIG3 = ("Two parts fail on the regenerated data. (1) The final errors differ by up to ~1.5× (smallest batch "
+               "largest), the same order of magnitude — 'almost identical' only on log axes. (2) With mini-batches FedAvg "
+               "s = 1 takes n/B steps per round, so it reaches its plateau in far fewer rounds than full batch: its "
+               "convergence speed per round increases, it does not decrease.")
+
+_NOTES_FIG4 = ("With heterogeneity θ_i^* = θ^* + h_i (Gaussian h_i rescaled so that max_{i,k}‖θ_i^* − θ_k^*‖ = Γ, the "
+               "paper's definition of Γ; its generator is unspecified), FG crosses 1 at Γ ≈ 2× the paper's values for "
+               "both clients, i.e. ≈ 2× Theorem 5's thresholds — consistent with the theorem (constants unspecified), "
+               "not with the text's 'closely matching'. The crossing depends on how far client j sits from the "
+               "consensus θ̄ for a given max pairwise distance, which the paper does not fix.")
+
+_NOTES_FIG5 = ("With FG as in Definition 1 (a ratio of mean squared errors) the plateau is ≈ 1e4: R^Loc ≈ (1 − n_j/d)‖θ^*‖² "
+               "≈ 50 (n_j = 50 < d) over R^Fed ≈ σ²d/N ≈ 0.005. Its square root, ≈ 105, matches the text's 107: the "
+               "paper's figure evidently plots the ratio of root-mean-square errors ‖θ̂ − θ^*‖₂, not Definition 1's FG "
+               "(Figure 1 also plots unsquared errors). A ratio of 107 in squared errors would need R^Fed ≈ 0.47, far "
+               "above the σ²d/N the federated model attains.")
+
+
 # --------------------------------------------------------------------------------------------
 # Figure 1
 # --------------------------------------------------------------------------------------------
@@ -157,11 +181,7 @@ def figure_2_local_steps(ctx):
     if ok:
         return ctx.verified(**evidence)
     return ctx.refuted(**evidence, counterexample={"figure": "nonparam/figure-2", "scale": _scale(ctx), "seed": FIG_SEED},
-                       notes="Not reproduced from the paper's specification: with a fixed partition passed s times per round (the "
-                             "paper's description) or with batches drawn per step, the plateau of ‖∇ℓ‖ for s = 5, 10 grows several-fold "
-                             "as B shrinks (the incremental/stochastic-gradient bias of steps η = 0.1 on batch Hessians whose top "
-                             "eigenvalue exceeds 1/η when B < d). On the paper's log axes the curves stay ordered but are not "
-                             "batch-size invariant. Replay: recompute the figure's data at the stored scale.")
+                       notes=_NOTES_FIG2)
 
 
 @figure_2_local_steps.replayer
@@ -174,7 +194,7 @@ def _(cex, ctx):
         for s in (5, 10):
             v = float(r[("fedavg", s)]["grad"][-1] / full[("fedavg", s)]["grad"][-1])
             worst = max(worst, v, 1 / v)
-    return ctx.decide(worst <= 2, measured={"worst_factor": worst}, counterexample=cex)
+    return ctx.decide(worst <= 2, measured={"worst_factor": worst}, counterexample=cex, notes=_NOTES_FIG2)
 
 
 @claim(
@@ -205,10 +225,7 @@ def figure_3(ctx):
     if ok:
         return ctx.verified(**evidence)
     return ctx.refuted(**evidence, counterexample={"figure": "nonparam/figure-3", "scale": _scale(ctx), "seed": FIG_SEED},
-                       notes="Two parts fail on the regenerated data. (1) The final errors differ by up to ~1.5× (smallest batch "
-                             "largest), the same order of magnitude — 'almost identical' only on log axes. (2) With mini-batches FedAvg "
-                             "s = 1 takes n/B steps per round, so it reaches its plateau in far fewer rounds than full batch: its "
-                             "convergence speed per round increases, it does not decrease.")
+                       notes=_NOTES_FIG3)
 
 
 @figure_3.replayer
@@ -219,7 +236,7 @@ def _(cex, ctx):
         r = figs.section_6_1_runs(cex["seed"], cex["scale"], B)["runs"]
         allv += [float(r[k]["error"][-1]) for k in r]
     spread = max(allv) / min(allv)
-    return ctx.decide(spread <= 1.25, measured={"max_over_min_final_error": spread}, counterexample=cex)
+    return ctx.decide(spread <= 1.25, measured={"max_over_min_final_error": spread}, counterexample=cex, notes=_NOTES_FIG3)
 
 
 # --------------------------------------------------------------------------------------------
@@ -314,18 +331,14 @@ def figure_4_crossings(ctx):
     if ok:
         return ctx.verified(**evidence)
     return ctx.refuted(**evidence, counterexample={"figure": "nonparam/figure-4", "seed": FIG_SEED, "scale": _scale(ctx, "small")},
-                       notes="With heterogeneity θ_i^* = θ^* + h_i (Gaussian h_i rescaled so that max_{i,k}‖θ_i^* − θ_k^*‖ = Γ, the "
-                             "paper's definition of Γ; its generator is unspecified), FG crosses 1 at Γ ≈ 2× the paper's values for "
-                             "both clients, i.e. ≈ 2× Theorem 5's thresholds — consistent with the theorem (constants unspecified), "
-                             "not with the text's 'closely matching'. The crossing depends on how far client j sits from the "
-                             "consensus θ̄ for a given max pairwise distance, which the paper does not fix.")
+                       notes=_NOTES_FIG4)
 
 
 @figure_4_crossings.replayer
 def _(cex, ctx):
     ser = _gain_series(_fig4_data(cex["seed"], cex.get("scale", "small")))
     cross = float(np.median([_crossing(*ser[("scarce", k, s)]) for k, s in _ALGOS]))
-    return ctx.decide(2 / 3 <= cross / 7.5 <= 1.5, measured={"scarce_crossing": cross}, counterexample=cex)
+    return ctx.decide(2 / 3 <= cross / 7.5 <= 1.5, measured={"scarce_crossing": cross}, counterexample=cex, notes=_NOTES_FIG4)
 
 
 _FIG5: dict = {}
@@ -395,11 +408,7 @@ def figure_5_plateau(ctx):
     if ok:
         return ctx.verified(**evidence)
     return ctx.refuted(**evidence, counterexample={"figure": "nonparam/figure-5", "seed": FIG_SEED, "full": ctx.full},
-                       notes="With FG as in Definition 1 (a ratio of mean squared errors) the plateau is ≈ 1e4: R^Loc ≈ (1 − n_j/d)‖θ^*‖² "
-                             "≈ 50 (n_j = 50 < d) over R^Fed ≈ σ²d/N ≈ 0.005. Its square root, ≈ 105, matches the text's 107: the "
-                             "paper's figure evidently plots the ratio of root-mean-square errors ‖θ̂ − θ^*‖₂, not Definition 1's FG "
-                             "(Figure 1 also plots unsquared errors). A ratio of 107 in squared errors would need R^Fed ≈ 0.47, far "
-                             "above the σ²d/N the federated model attains.")
+                       notes=_NOTES_FIG5)
 
 
 @figure_5_plateau.replayer
@@ -408,7 +417,7 @@ def _(cex, ctx):
     ser = _gain_series(data)
     r, sc = ser[("scarce", "fedavg", 1)]
     plateau = float(np.median(sc[r >= 40]))
-    return ctx.decide(107 / 2 <= plateau <= 214, measured={"plateau": plateau}, counterexample=cex)
+    return ctx.decide(107 / 2 <= plateau <= 214, measured={"plateau": plateau, "sqrt_plateau": plateau ** 0.5}, counterexample=cex, notes=_NOTES_FIG5)
 
 
 # --------------------------------------------------------------------------------------------

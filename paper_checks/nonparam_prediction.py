@@ -213,6 +213,13 @@ def proposition_3_delta_2(ctx):
                     notes="The second step uses Λ_i ≤ λ_i s (Lemma 3).")
 
 
+_DELTA2_NOTES = ("Capped at 1 and non-decreasing: verified (0 ≤ ηΛ_i ≤ 1). The limit is rank(K_x)/N, not 1: for a kernel "
+                 "matrix of rank d < N (any finite-rank kernel with N > d, the case of Theorem 3, whose proof itself uses "
+                 "δ_2(t) ≤ d/N), d of the Λ_i are positive and the rest are 0, so δ_2(t) ≤ d/N for all t. Here the linear "
+                 "kernel on two points gives δ_2(∞) = 1/2 (replayed in exact arithmetic). The statement holds iff K_x is "
+                 "nonsingular; nothing downstream uses the limit.")
+
+
 @claim(
     id="nonparam/section-5.1/variance-term-dynamics",
     ref="Section 5.1, after Proposition 3",
@@ -238,11 +245,7 @@ def variance_term_dynamics(ctx):
     return ctx.refuted(
         measured={"capped_at_1": cap_ok, "non_decreasing": mono_ok, "limit_delta_2_rank_1_N_2": limit},
         counterexample=cex,
-        notes="Capped at 1 and non-decreasing: verified (0 ≤ ηΛ_i ≤ 1). The limit is rank(K_x)/N, not 1: for a kernel "
-              "matrix of rank d < N (any finite-rank kernel with N > d, the case of Theorem 3, whose proof itself uses "
-              "δ_2(t) ≤ d/N), d of the Λ_i are positive and the rest are 0, so δ_2(t) ≤ d/N for all t. Here the linear "
-              "kernel on two points gives δ_2(∞) = 1/2 (replayed in exact arithmetic). The statement holds iff K_x is "
-              "nonsingular; nothing downstream uses the limit.",
+        notes=_DELTA2_NOTES,
     )
 
 
@@ -262,7 +265,7 @@ def _(cex, ctx):
     delta2 = sum(m * (1 - (1 - eta * v) ** t) ** 2 for v, m in lam.items()) / 2
     limit = sp.limit(delta2, t, sp.oo)
     return ctx.decide(limit == 1, measured={"exact_limit": str(limit), "nonzero_eigenvalues": int(nonzero)},
-                      counterexample=cex, notes="exact sympy computation")
+                      counterexample=cex, notes=_DELTA2_NOTES + " Replay: exact sympy computation.")
 
 
 # --------------------------------------------------------------------------------------------
