@@ -1035,7 +1035,7 @@ def factor_gradients(ctx):
         with torch.no_grad():
             for dst, src in zip(probe_layer.parameters(), layer.parameters()):
                 dst.copy_(src.grad)
-        gU, gV = probe_layer.factors()
+        gU, gV = (f.detach() for f in probe_layer.factors())
         ref_U, ref_V = G @ V, G.t() @ U
         scale = float(G.abs().max() * (U.abs().max() + V.abs().max()) + 1e-300)
         worst_grad = max(worst_grad, float((gU - ref_U).abs().max()) / scale, float((gV - ref_V).abs().max()) / scale)
@@ -1134,6 +1134,8 @@ def theorem_2_step_24(ctx):
         seq = sequences(inst, 0)
         kap = seq.kappa_uv
         L, kg, eta, E, P = c.L_g(kap), c.kappa_g(kap), inst.algo.lr, seq.E, inst.P
+        if eta * L > 1:       # (24) drops −(η − L η²)/2·E‖avg ∇g_p‖², which needs η ≤ 1/L_∇g
+            continue
         for k in range(inst.rounds):
             t = k * E
             lhs = g_value(inst, seq.h_state[t + 1].mean(0))
@@ -1164,6 +1166,9 @@ def _theorem_sim(ctx, which: int) -> dict:
         c = constants(inst)
         rs = _runs(inst, runs if batch else 1)
         kap = max(r.kappa_uv for r in rs)
+        if inst.algo.lr * c.L_g(kap) > 1:     # the theorems assume η ≤ 1/L_∇g on the ball the runs stay in
+            out["skipped_eta_above_1_over_L"] = out.get("skipped_eta_above_1_over_L", 0) + 1
+            continue
         lhs = float(np.mean([r.lhs for r in rs]))
         if which == 2:
             rhs = theorem_2_rhs(inst, c, kap, rs[0].f0, float(np.mean([r.jump for r in rs])), float(np.mean([r.drift for r in rs])))
@@ -1185,6 +1190,8 @@ def _theorem_sim(ctx, which: int) -> dict:
         inst = make_instance(np.random.default_rng(11), P=3, samples=4, ratios=(1.0, 0.34), batch=None, **kw)
         c = constants(inst)
         r = run_terms(inst, 0)
+        if inst.algo.lr * c.L_g(r.kappa_uv) > 1:
+            return -1.0                       # outside the theorems' step-size hypothesis
         if which == 2:
             return r.lhs / theorem_2_rhs(inst, c, r.kappa_uv, r.f0, r.jump, r.drift)
         return r.lhs / theorem_3_rhs(inst, c, r.kappa_uv, r.f0, max(r.sigma1), max(r.sigma2))
