@@ -34,12 +34,11 @@ def figure_7_counts() -> list[dict]:
     for label, depth, classes, side in FIGURE_7_NETWORKS:
         with torch.device("meta"):  # shapes only: counts need no weights in memory
             net = resnet(depth, classes)
-        with_elementwise = count_by_group(net, (3, side, side), FIGURE_7_GROUPS, elementwise=True)
-        weights_only = count_by_group(net, (3, side, side), FIGURE_7_GROUPS)
+        groups = count_by_group(net, (3, side, side), FIGURE_7_GROUPS, elementwise=True)
         out.append({"label": label, "depth": depth, "classes": classes, "input": [3, side, side],
-                    "params": [with_elementwise[g]["params"] for g in FIGURE_7_GROUPS],
-                    "macs": [with_elementwise[g]["macs"] for g in FIGURE_7_GROUPS],
-                    "macs_weights_only": [weights_only[g]["macs"] for g in FIGURE_7_GROUPS]})
+                    "params": [groups[g]["params"] for g in FIGURE_7_GROUPS],
+                    "macs": [groups[g]["macs"] for g in FIGURE_7_GROUPS],
+                    "macs_weights_only": [groups[g]["macs_weights"] for g in FIGURE_7_GROUPS]})
     return out
 
 

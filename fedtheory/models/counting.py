@@ -131,16 +131,18 @@ def count_by_group(module: Any, input_shape: Sequence[int], groups: Sequence[str
                    elementwise: bool = False) -> dict[str, dict[str, int]]:
     """Parameters and MACs per top-level child named in ``groups`` (e.g. conv1, layer1–4, fc: Figure 7).
 
-    Every trainable parameter and every counted MAC must fall in one group (else ValueError).
+    ``macs`` follows ``elementwise`` (see :func:`count`); ``macs_weights`` always counts the convolutions and linear
+    layers alone, from the same forward pass. Every trainable parameter and every counted MAC must fall in one
+    group (else ValueError).
 
     >>> import torch
     >>> net = torch.nn.Sequential()
     >>> net.add_module("a", torch.nn.Linear(4, 3)); net.add_module("b", torch.nn.Linear(3, 2))
     >>> count_by_group(net, (4,), ["a", "b"])
-    {'a': {'params': 15, 'macs': 12}, 'b': {'params': 8, 'macs': 6}}
+    {'a': {'params': 15, 'macs': 12, 'macs_weights': 12}, 'b': {'params': 8, 'macs': 6, 'macs_weights': 6}}
     """
     total = count(module, input_shape, elementwise=elementwise)
-    out = {g: {"params": 0, "macs": 0} for g in groups}
+    out = {g: {"params": 0, "macs": 0, "macs_weights": 0} for g in groups}
     for name, p in module.named_parameters():
         if p.requires_grad:
             top = name.split(".", 1)[0]
@@ -152,6 +154,8 @@ def count_by_group(module: Any, input_shape: Sequence[int], groups: Sequence[str
         if top not in out:
             raise ValueError(f"layer {layer['name']} is in no group of {list(groups)}")
         out[top]["macs"] += layer["macs"]
+        if layer["type"] in ("Conv2d", "Linear"):
+            out[top]["macs_weights"] += layer["macs"]
     return out
 
 
