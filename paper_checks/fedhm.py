@@ -33,6 +33,7 @@ PAPER_LABELS = (
     + tuple(f"Theorem {i}" for i in range(1, 4))
     + tuple(f"Table {i}" for i in range(1, 9))
     + tuple(f"Figure {i}" for i in range(1, 9))
+    + ("Algorithm 1", "Algorithm 2")
 )
 
 _DIAGRAM = "schematic diagram without data or a checkable statement"
@@ -78,6 +79,8 @@ INVENTORY: dict[str, list[str] | str] = {
     "Figure 6": ["fedhm/table-1/params", "fedhm/section-2.2/eckart-young"],
     "Figure 7": ["fedhm/figure-7/later-layers-parameters", "fedhm/figure-7/later-layers-macs",
                  "fedhm/section-2.2/resnet50-last-blocks"],
+    "Algorithm 1": ["fedhm/algorithm-1/shape-alignment-and-softmax-aggregation", "fedhm/section-b.1/zero-padding"],
+    "Algorithm 2": ["fedhm/algorithm-2/instance-of-algorithm-1", "fedhm/section-b.1/zero-padding", "fedhm/lemma-1"],
     "Figure 8": ["fedhm/section-d.1/vanilla-low-rank-size", "fedhm/figure-8/low-rank-beats-width-slimming",
                  "fedhm/figure-8/vanilla-low-rank-drops"],
 }
