@@ -201,20 +201,22 @@ def limit_unbiased(ctx):
         lhs = ops["Psi"] @ (G @ a_bar)          # f̄(x)·Ψ
         mid = (np.eye(fed.N) - ops["L"]) @ a_bar  # (ℐ − ℒ)f̄
         rhs = ops["Psi"] @ fstar                 # f^*(x)·Ψ
-        hnorm = lambda c: float(np.sqrt(max(c @ G @ c, 0.0)))
-        # backward-stable solves: residuals are relative to ‖f̄‖_ℋ (‖ℐ − ℒ‖ ≤ 1), not to the right-hand side
-        scale = hnorm(a_bar) + hnorm(rhs) + 1e-300
-        for u in (lhs - rhs, mid - rhs):
-            worst_id = max(worst_id, hnorm(u) / scale)
+        # functions in span{k_x} are compared by their values at x (Gu): coefficients along null(G) are zero
+        # functions, and the quadratic form uᵀGu of such a u is rounding noise ~eps‖G‖‖u‖². Residuals of the solve are
+        # relative to the values of the terms involved (backward stability of (ℐ − ℒ)^{−1} on the relevant scale).
+        for u, terms in ((lhs - rhs, (lhs, rhs)), (mid - rhs, (mid, rhs))):
+            S = np.abs(G) @ (np.abs(terms[0]) + np.abs(terms[1])) + np.abs(G) @ np.abs(a_bar) + 1e-300
+            worst_id = max(worst_id, float(np.max(np.abs(G @ u) / S)))
         xi = rng.normal(size=fed.N) * 0.5
         a_p = limit_coefficients(fed, algo, y=fstar + xi)
         a_m = limit_coefficients(fed, algo, y=fstar - xi)
-        worst_unb = max(worst_unb, hnorm(0.5 * (a_p + a_m) - a_bar) / (hnorm(a_p) + hnorm(a_m) + 1e-300))
-    tol = 1e-8
+        S = np.abs(G) @ (np.abs(a_p) + np.abs(a_m) + np.abs(a_bar)) + 1e-300
+        worst_unb = max(worst_unb, float(np.max(np.abs(G @ (0.5 * (a_p + a_m) - a_bar)) / S)))
+    tol = 1e-10
     ok = worst_id <= tol and worst_unb <= tol
-    return ctx.decide(ok, measured={"identity_relative_error": worst_id, "unbiasedness_relative_error": worst_unb},
-                      tolerance={"relative": tol, "why": "residuals of (ℐ − ℒ)^{−1} (through V diag(1/ηΛ)V^{−1}) relative to "
-                                                         "‖f̄‖_ℋ: backward error ~N·eps·cond(V), cond(V)² = cond(P) ≤ κ"},
+    return ctx.decide(ok, measured={"identity_relative_residual": worst_id, "unbiasedness_relative_error": worst_unb},
+                      tolerance={"relative": tol, "why": "values at x of the residual functions, relative to |G|(|terms| + |ā|) "
+                                                         "(the rounding scale of those values): a few N·κ·eps with N ≤ 60, κ ≲ 100"},
                       notes="Directions with Λ = 0 of K_xP are zero functions; f̄ ∈ span{k_x}. Unbiasedness: f_∞ is affine "
                             "(linear) in y, so the mean over ±ξ is f_∞(E y) = f̄ exactly; checked in float64.")
 
