@@ -119,6 +119,9 @@ def figure_1_procedure(ctx):
         info = fig.appendix_c_panel(net, "adam", {"lr": 1e-3, "batch_size": 20, "epochs": 10}, 30, False, ctx.rng,
                                     n_coords=200)
     sh = _shares(info["ranks"])
+    if info["test_accuracy"] < 0.8:
+        return ctx.inconclusive(measured={**sh, "test_accuracy": info["test_accuracy"]},
+                                notes="the network did not train (test accuracy < 0.8): the statement is about trained networks")
     ok = sh["share_le_10"] >= 0.9
     return ctx.decide(ok, measured={**sh, "test_accuracy": info["test_accuracy"], "p": info["p"]},
                       tolerance="share of slices with approximate rank ≤ 10 at least 0.9",
@@ -145,7 +148,7 @@ figure_1_low_rank.replayer(_replay_panels)
     id="fedlrgd/figure-2/procedure",
     ref="Figure 2",
     title="Appendix C's procedure on a small trained convolutional network (digits): approximate ranks ≪ k",
-    statement=_STATEMENT_2 + r" (Fast check: one reduced panel — 8 filters, 32 dense units, 6 epochs, $k=30$, 200 slices.)",
+    statement=_STATEMENT_2 + r" (Fast check: one reduced panel — 8 filters, 32 dense units, 6 epochs at rate 0.02, $k=30$, 200 slices.)",
     kind="simulation",
     requires=("torch",),
 )
@@ -157,9 +160,12 @@ def figure_2_procedure(ctx):
     fig = _figures_module()
     net = conv_net(side=8, filters=8, hidden=32, activation="sigmoid", seed=ctx.seed % 1000)
     with _one_thread(torch):
-        info = fig.appendix_c_panel(net, "adam", {"lr": 3e-3, "batch_size": 50, "epochs": 6}, 30, False, ctx.rng,
+        info = fig.appendix_c_panel(net, "adam", {"lr": 2e-2, "batch_size": 50, "epochs": 6}, 30, False, ctx.rng,
                                     n_coords=200)
     sh = _shares(info["ranks"])
+    if info["test_accuracy"] < 0.8:
+        return ctx.inconclusive(measured={**sh, "test_accuracy": info["test_accuracy"]},
+                                notes="the network did not train (test accuracy < 0.8): the statement is about trained networks")
     ok = sh["share_le_10"] >= 0.9
     return ctx.decide(ok, measured={**sh, "test_accuracy": info["test_accuracy"], "p": info["p"]},
                       tolerance="share of slices with approximate rank ≤ 10 at least 0.9",
