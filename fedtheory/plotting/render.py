@@ -196,7 +196,11 @@ def render_json(data: dict, png_path: str | os.PathLike) -> None:
     note = None
     if data.get("substitute"):
         wrap = max(40, int(width * 14))  # ~14 characters per inch at the note's font size
-        note = textwrap.fill("Substitute data: " + data["substitute"], wrap)
+        sentence = data["substitute"]
+        # the sentence may already open with the label (fedtheory.problems.datasets.substitute_sentence does)
+        if not sentence.lower().startswith("substitute"):
+            sentence = "Substitute data: " + sentence
+        note = textwrap.fill(sentence, wrap)
     note_in = 0.0 if note is None else 0.25 + 0.18 * note.count("\n")
     height += note_in
 
