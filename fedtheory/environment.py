@@ -3,7 +3,8 @@
 Versions come from package metadata, so recording them imports nothing heavy. Capabilities are
 probed lazily, one at a time: asking whether ``dask`` is there does not import torch.
 ``FEDTHEORY_DISABLE=torch,cuda`` makes capabilities count as missing (to rehearse a machine
-without them).
+without them). Checks and figures run under :func:`blas_threads` (one BLAS thread unless
+``FEDTHEORY_BLAS_THREADS`` says otherwise).
 
 >>> env = environment(seed=0)
 >>> env["seed"], env["backend"], sorted(env["packages"])[:3]
@@ -49,6 +50,7 @@ def environment(seed: int, backend: str = "numpy", device: str | None = None) ->
         "backend": backend,
         "device": device,
         "seed": seed,
+        "blas_threads": blas_thread_count(),
     }
 
 
@@ -118,3 +120,35 @@ def missing_requirements(requires) -> list[str]:
         if not ok:
             out.append(f"{name}: {why}")
     return out
+
+
+def blas_thread_count() -> int:
+    """BLAS threads a check or figure may use: ``FEDTHEORY_BLAS_THREADS`` (default 1).
+
+    Claims work on small matrices, where a threaded BLAS on shared cores costs up to three orders of
+    magnitude (thread wake-ups dominate a 3×3 product); parallelism comes from ``--workers`` instead.
+
+    >>> blas_thread_count() >= 1
+    True
+    """
+    raw = os.environ.get("FEDTHEORY_BLAS_THREADS", "1")
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"FEDTHEORY_BLAS_THREADS must be a positive integer, got {raw!r}") from None
+    if value < 1:
+        raise ValueError(f"FEDTHEORY_BLAS_THREADS must be a positive integer, got {raw!r}")
+    return value
+
+
+def blas_threads():
+    """A context manager limiting BLAS (OpenBLAS/MKL) to :func:`blas_thread_count` threads.
+
+    >>> import numpy as np
+    >>> with blas_threads():
+    ...     float(np.linalg.norm(np.eye(3)))
+    1.7320508075688772
+    """
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=blas_thread_count(), user_api="blas")

@@ -348,7 +348,8 @@ INVENTORY = {"Lemma 1": ["demo/lemma-1"], "Lemma 2": "pending: needs a certifica
 
 def test_environment_and_capabilities(monkeypatch):
     env = environment(5, backend="torch", device="cpu")
-    assert set(env) == {"python", "platform", "packages", "backend", "device", "seed"}
+    assert set(env) == {"python", "platform", "packages", "backend", "device", "seed", "blas_threads"}
+    assert env["blas_threads"] == 1
     assert set(env["packages"]) == {"numpy", "scipy", "sympy", "mpmath", "cvxpy", "PEPit", "matplotlib",
                                     "scikit-learn", "rich", "torch", "dask", "fedtheory"}
     assert env["packages"]["fedtheory"] == "0.1.0" and env["seed"] == 5
@@ -358,6 +359,11 @@ def test_environment_and_capabilities(monkeypatch):
     assert missing_requirements(["nosuchcapability"])[0].startswith("nosuchcapability: unknown capability")
     monkeypatch.setenv("FEDTHEORY_DISABLE", "torch")
     assert missing_requirements(["torch"]) == ["torch: disabled by FEDTHEORY_DISABLE"]
+    monkeypatch.setenv("FEDTHEORY_BLAS_THREADS", "2")
+    assert environment(0)["blas_threads"] == 2
+    monkeypatch.setenv("FEDTHEORY_BLAS_THREADS", "zero")
+    with pytest.raises(ValueError, match="FEDTHEORY_BLAS_THREADS must be a positive integer"):
+        environment(0)
 
 
 def test_table_shows_measured_values_literally():

@@ -32,7 +32,7 @@ from typing import Any
 
 from fedtheory.claims.core import STATUSES, CheckContext, Claim, Evidence, derive_seed
 from fedtheory.content import UsageError, check_tier, in_tier, load_module, module_claims, select  # noqa: F401
-from fedtheory.environment import environment, missing_requirements
+from fedtheory.environment import blas_threads, environment, missing_requirements
 from fedtheory.sweep import check_scheduler, check_workers, map_grid, write_json_atomic
 
 TRACEBACK_LINES = 12
@@ -129,7 +129,8 @@ def run_claim(claim: Claim, *, seed: int = 0, tier: str = "fast", backend: str =
     check_tier(tier)
     claim_seed = derive_seed(seed, claim.id)
     start = time.perf_counter()
-    evidence, missing = _run_evidence(claim, claim_seed, tier, backend, device, store_counterexamples)
+    with blas_threads():
+        evidence, missing = _run_evidence(claim, claim_seed, tier, backend, device, store_counterexamples)
     seconds = time.perf_counter() - start
     evidence_json = _plain(evidence.to_json())
     status = evidence.status

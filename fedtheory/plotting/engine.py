@@ -150,9 +150,10 @@ def figure_document(fig: Figure, ctx: FigureContext) -> dict:
     >>> [k for k in doc], doc["seed"], doc["substitute"]
     (['id', 'caption', 'substitute', 'params', 'panels', 'seed', 'environment'], 3, 'a made-up point.')
     """
-    from fedtheory.environment import environment
+    from fedtheory.environment import blas_threads, environment
 
-    data = fig.data(ctx)
+    with blas_threads():
+        data = fig.data(ctx)
     doc = {
         "id": fig.id,
         "caption": fig.caption,
