@@ -293,15 +293,11 @@ RATE_SCALES = {"paper": {"counts": (40, 70, 90), "rounds": 3000}, "small": {"cou
 
 def _worst_case_bias(dyn, ts) -> np.ndarray:
     """‖L^tK_xL^{tᵀ}‖₂ = λ_max(D_t^{1/2}VᵀVD_t^{1/2}), D_t = diag((1 − ηΛ)^{2t}Λ) (L^tK_xL^{tᵀ} = VD_tVᵀ, eq. 39)."""
-    import scipy.linalg
-
     W = dyn.V.T @ dyn.V
     out = []
     for t in ts:
         dt = np.sqrt(np.clip(1 - dyn.eta * dyn.Lambda, 0, None) ** (2 * int(t)) * dyn.Lambda)
-        Mt = dt[:, None] * W * dt[None, :]
-        n = Mt.shape[0]
-        out.append(float(scipy.linalg.eigh(Mt, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0]))
+        out.append(float(np.linalg.eigvalsh(dt[:, None] * W * dt[None, :])[-1]))
     return np.array(out)
 
 
@@ -400,3 +396,28 @@ def figure_6(ctx):
         "exact expected error and Theorem 1's bound up to the early-stopping time T.")
 def figure_sobolev_rate(ctx):
     return rate_figure_data(ctx.seed, "paper")
+
+
+def _single_threaded_figures() -> None:
+    """Each figure's data function runs with one BLAS thread (small dense operations; see paper_checks/nonparam.py)."""
+    import functools
+
+    from fedtheory.plotting.spec import Figure
+
+    for obj in list(globals().values()):
+        if isinstance(obj, Figure):
+            fn = obj.fn
+
+            @functools.wraps(fn)
+            def run(ctx, fn=fn):
+                try:
+                    from threadpoolctl import threadpool_limits
+                except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+                    return fn(ctx)
+                with threadpool_limits(limits=1, user_api="blas"):
+                    return fn(ctx)
+
+            obj.fn = run
+
+
+_single_threaded_figures()

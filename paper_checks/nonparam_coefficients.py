@@ -778,3 +778,6 @@ def coupon_collector(ctx):
                                     "simulated": sims, "haar_lines_full_rank_at_M_eq_d": haar_full_rank},
                       tolerance={"transition": "P < 0.05 at M = ½d log d and > 0.9 at M = 2d log d; simulation within 0.1"},
                       notes="Exact coverage probability Σ_k (−1)^k C(d,k)(1 − k/d)^M in 30-digit arithmetic.")
+
+
+_base.single_threaded(globals())

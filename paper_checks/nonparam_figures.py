@@ -479,3 +479,6 @@ def figure_sobolev(ctx):
             worst = max(worst, float(np.max(e[np.isin(tx, bx)] / b)))
     tol = 1e-9
     return ctx.decide(worst <= 1 + tol, measured={"worst_ratio": worst}, tolerance={"ratio": 1 + tol})
+
+
+load_module(Path(__file__).with_name("nonparam.py")).single_threaded(globals())

@@ -187,3 +187,6 @@ def theorem_6(ctx):
                       notes="The paper gives no proof of the local lower bound for Theorem 6 ('readily follows from the claim'); "
                             "with the unseen directions of a random subspace the minimax risk is ≈ (1 − r/d)B² plus the estimation "
                             "error inside the subspace, which the shape bounds up to a constant; the measured constant is reported.")
+
+
+load_module(Path(__file__).with_name("nonparam.py")).single_threaded(globals())

@@ -812,3 +812,6 @@ def remark_2(ctx):
                                         "edge of the unit ball (β_ℓ² ∝ μ_ℓℓ^{−1.2}), where the rate is the minimax one up to logs"},
                       notes="Population error ‖f_T − f^*‖²_{L²(uniform)} = Σ_ℓ(β_ℓ(f_T) − β_ℓ^*)² with β_ℓ(f_T) = μ_ℓΣ_ja_jφ_ℓ(x_j), "
                             f"truncated at ℓ ≤ {L}; expectation over ξ exact, over covariates by averaging.")
+
+
+_base.single_threaded(globals())

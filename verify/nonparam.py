@@ -240,3 +240,15 @@ def full_local_batch(ctx):
             worst = max(worst, float(np.abs(a - b).max()) / (float(np.abs(b).max()) + 1))
     tol = 1e-10
     return ctx.decide(worst <= tol, measured={"max_relative_difference": worst}, tolerance={"relative": tol})
+
+
+def _single_threaded_blas() -> None:
+    """One BLAS thread for every check here (many small dense operations; see paper_checks/nonparam.py)."""
+    from pathlib import Path
+
+    from fedtheory.content import load_module
+
+    load_module(Path(__file__).resolve().parents[1] / "paper_checks" / "nonparam.py").single_threaded(globals())
+
+
+_single_threaded_blas()
