@@ -22,6 +22,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from fedtheory.analysis.evaluation import accuracy
 from fedtheory.plotting.spec import figure, panel, series
 from fedtheory.problems.datasets import substitute_sentence
 
@@ -58,12 +59,11 @@ def _one_thread():
 
 @functools.lru_cache(maxsize=None)
 def _data(seed: int, setting: str):
-    from sklearn.model_selection import train_test_split
-
+    from fedtheory.analysis.evaluation import holdout_split
     from fedtheory.problems.datasets import load_dataset, partition_dirichlet, partition_iid
 
     X, y = load_dataset("digits")
-    train, test = train_test_split(np.arange(len(y)), test_size=0.25, stratify=y, random_state=seed % (2 ** 31))
+    train, test = holdout_split(y, 0.25, seed=seed)
     if setting == "IID":
         parts = partition_iid(len(train), CLIENTS, seed=seed)
     else:
@@ -82,26 +82,6 @@ def _federation(net, seed: int, setting: str):
 
     Xtr, ytr, _, _, parts = _data(seed, setting)
     return TorchModelFederation(net, [Xtr[p] for p in parts], [ytr[p] for p in parts], p=np.full(CLIENTS, 1.0 / CLIENTS))
-
-
-def accuracy(net, params: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Test accuracy of ``net`` at each row of ``params`` (T, d)."""
-    import torch
-    from torch.func import functional_call
-
-    names = [n for n, _ in net.named_parameters()]
-    shapes = [p.shape for _, p in net.named_parameters()]
-    Xt = torch.as_tensor(X, dtype=torch.float64)
-    out = []
-    with torch.no_grad():
-        for row in np.atleast_2d(params):
-            flat, start, d = torch.as_tensor(row), 0, {}
-            for name, shape in zip(names, shapes):
-                size = int(np.prod(shape))
-                d[name] = flat[start:start + size].reshape(shape)
-                start += size
-            out.append(float((functional_call(net, d, (Xt,)).argmax(1).numpy() == y).mean()))
-    return np.asarray(out)
 
 
 def _layout(net, hybrid: bool = True):
@@ -155,21 +135,21 @@ def heterogeneous_run(method: str, setting: str, seed: int, rounds: int = ROUNDS
             algo = FedHM(GAMMAS, LOCAL_STEPS, LR)
             h = run_fedhm(fed, layout, algo, fed.initial_point(), rounds, levels=levels, evaluate=False, **kw)
             small = algo.ranks(layout, len(GAMMAS) - 1)
-            acc = accuracy(net, np.stack([truncated_model(x, layout, small) for x in h.x]), Xte, yte)
+            acc = accuracy(fed, np.stack([truncated_model(x, layout, small) for x in h.x]), Xte, yte)
             size = algo.level_params(layout, len(GAMMAS) - 1)
         elif method == "HeteroFL":
             net = _network(seed=seed)
             fed = _federation(net, seed, setting)
             masks = slimming_masks(net, heterofl_widths())
             h = run_heterofl(fed, masks, fed.initial_point(), rounds, local_steps=LOCAL_STEPS, lr=LR, levels=levels, **kw)
-            acc = accuracy(net, h.x * masks[-1], Xte, yte)
+            acc = accuracy(fed, h.x * masks[-1], Xte, yte)
             size = int(masks[-1].sum())
         elif method == "FedAvg":   # the smallest width-slimmed network on every client (Section 4.1)
             hmin = int(round(heterofl_widths()[-1] * HIDDEN[0]))
             net = _network((hmin,) * len(HIDDEN), seed=seed)
             fed = _federation(net, seed, setting)
             h = run_local_update(fed, LocalUpdate.fedavg(LOCAL_STEPS, LR), fed.initial_point(), rounds, **kw).to_numpy()
-            acc = accuracy(net, h.x, Xte, yte)
+            acc = accuracy(fed, h.x, Xte, yte)
             size = slim_params(hmin)
         else:
             raise ValueError(f"unknown method {method!r}")
@@ -192,7 +172,7 @@ def homogeneous_run(kind: str, value: float, setting: str, seed: int, rounds: in
             net = _network((h_units,) * len(HIDDEN), seed=seed)
             fed = _federation(net, seed, setting)
             h = run_local_update(fed, LocalUpdate.fedavg(LOCAL_STEPS, LR), fed.initial_point(), rounds, **kw).to_numpy()
-            acc = accuracy(net, h.x, Xte, yte)
+            acc = accuracy(fed, h.x, Xte, yte)
             params = slim_params(h_units)
             macs = params - (3 * h_units + 10)       # weights only (biases are additions)
         elif kind in ("low-rank", "vanilla"):
@@ -201,7 +181,7 @@ def homogeneous_run(kind: str, value: float, setting: str, seed: int, rounds: in
             algo = FedHM((float(value),), LOCAL_STEPS, LR)
             h = run_fedhm(fed, layout, algo, fed.initial_point(), rounds, evaluate=False, **kw)
             ranks = algo.ranks(layout, 0)
-            acc = accuracy(net, np.stack([truncated_model(x, layout, ranks) for x in h.x]), Xte, yte)
+            acc = accuracy(fed, np.stack([truncated_model(x, layout, ranks) for x in h.x]), Xte, yte)
             params = algo.level_params(layout, 0)
             macs = params - (sum(HIDDEN) + 10)
         else:
@@ -221,8 +201,10 @@ def computation(run: dict) -> np.ndarray:
 
 def first_reaching(curve, level: float):
     """Index of the first round whose accuracy is ≥ level (None if never)."""
-    hits = np.flatnonzero(np.asarray(curve) >= level)
-    return int(hits[0]) if hits.size else None
+    from fedtheory.analysis.evaluation import rounds_to_reach
+
+    t = rounds_to_reach(curve, level)
+    return None if np.isinf(t) else int(t)
 
 
 def _seeds(ctx) -> list[int]:
@@ -340,7 +322,9 @@ def figure_4(ctx):
 
 def final_accuracy(run: dict) -> float:
     """The mean over the last five rounds (damps round-to-round noise)."""
-    return float(np.mean(run["accuracy"][-5:]))
+    from fedtheory.analysis.evaluation import tail_mean
+
+    return tail_mean(run["accuracy"], 5)
 
 
 @figure(
