@@ -29,7 +29,8 @@ from fedtheory.analysis.rates import (
 )
 
 __all__ = ["pareto_mask", "frontier_uniform", "frontier_last", "frontier", "log_K_grid", "random_spectrum",
-           "log_distortions", "frontier_spectrum", "frontier_random_matrices", "frontier_problem"]
+           "log_distortions", "frontier_spectrum", "frontier_random_matrices", "frontier_problem", "THETA_FAMILIES",
+           "worst_case_tradeoff"]
 
 
 def pareto_mask(rho: Any, delta: Any) -> np.ndarray:
@@ -257,3 +258,83 @@ def frontier_problem(problem, thetas: Any, *, alpha: float = 0.0, gammas: Any, m
     return {"K": np.array([th.K for th in thetas], dtype=np.int64), "gamma": gs.copy(), "kappa": kap,
             "rho": np.atleast_1d(table2_rate(kap, momentum)),
             "delta": np.atleast_1d(suboptimality_delta(problem.L / problem.mu, kap))}
+
+
+THETA_FAMILIES = ("uniform", "last", "maml")
+
+
+def worst_case_tradeoff(mu: float, L: float, *, theta: str = "uniform", alpha: Any = 0.0, gamma: Any,
+                        K: Any, momentum: str = "gd") -> dict[str, np.ndarray]:
+    """(κ, ρ, Δ) over the whole class μI ⪯ A_i ⪯ LI, for any γ in Lemma 1's regime, vectorized.
+
+    κ_sup = sup over federations of the class of κ(α, γ, Θ) (eq. 9) = max_{λ∈[μ,L]} g(λ)/min g(λ),
+    g(λ) = q(λ)λ the eigenvalue of Q A (attained by aligned clients whose spectra hit the extremes):
+
+    - ``"uniform"`` (Θ_{1:K}, FedAvg/FedProx/Reptile): g = φ is increasing, κ_sup = φ(L)/φ(μ) (eq. 11);
+    - ``"last"`` (Θ_K, FOMAML): g = ψ is log-concave with its maximum at λ* = (1 − γα)/(γK), so
+      κ_sup = ψ(clip(λ*, μ, L))/min(ψ(μ), ψ(L)); inside Lemma 4's regime γ < 1/(KL + α) this is eq. (13);
+    - ``"maml"`` (K inner steps, α = 0): Θ_{2K+1} by Theorem 2, i.e. ``"last"`` with 2K + 1.
+
+    ρ is Table 2's rate at κ_sup (``momentum``); Δ is eq. (17) (Theorem 4) where Lemma 6 applies
+    (Θ_{1:K}, or Θ_K with γ < 1/(KL + α)), else Lemma 5's (√b − √a)/(√b + √a) with b/a = sup cond(Q)
+    = q(μ)/q(L) (q decreases in λ); ``delta_source`` says which ("theorem-4" / "lemma-5"). Everything is
+    in log space (κ up to e^{10⁴}). Lemma 1's γ < 1/(L + α), 0 < μ ≤ L, K ≥ 1 and α ≥ 0 are enforced
+    (ValueError naming the hypothesis). Returns 1-d arrays ``{"K", "gamma", "alpha", "log_kappa",
+    "kappa", "rho", "delta"}`` and the list ``delta_source``.
+
+    >>> out = worst_case_tradeoff(1.0, 10.0, theta="last", gamma=[0.009, 0.05], K=11)
+    >>> out["delta_source"], [round(float(k), 4) for k in out["kappa"]]
+    (['theorem-4', 'lemma-5'], [4.2626, 71.7812])
+    >>> round(float(worst_case_tradeoff(1.0, 10.0, gamma=0.05, K=10)["kappa"][0]), 4)    # eq. (11)
+    2.4897
+    >>> worst_case_tradeoff(1.0, 10.0, theta="maml", alpha=0.5, gamma=0.01, K=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: theta 'maml' is Theta_{2K+1} only for alpha = 0 (Theorem 2); got alpha=0.5
+    """
+    if theta not in THETA_FAMILIES:
+        raise ValueError(f"theta must be one of {THETA_FAMILIES}, got {theta!r}")
+    mu_f, L_f = float(mu), float(L)
+    if not (0 < mu_f <= L_f < np.inf):
+        raise ValueError(f"hypothesis 0 < mu <= L < inf violated (Assumption 1): mu={mu_f:g}, L={L_f:g}")
+    a, g, k = np.broadcast_arrays(np.atleast_1d(np.asarray(alpha, dtype=np.float64)),
+                                  np.atleast_1d(np.asarray(gamma, dtype=np.float64)),
+                                  np.atleast_1d(np.asarray(K, dtype=np.float64)))
+    a, g, k = a.ravel().copy(), g.ravel().copy(), k.ravel().copy()
+    if np.any(a < 0) or not np.all(np.isfinite(a)):
+        raise ValueError(f"hypothesis alpha >= 0 violated: alpha={a[(a < 0) | ~np.isfinite(a)][0]:g}")
+    if not np.all((k >= 1) & (k == np.floor(k))):
+        raise ValueError(f"hypothesis K >= 1 integer violated: K={k[~((k >= 1) & (k == np.floor(k)))][0]:g}")
+    check_step_size(L_f, a, g)
+    if theta == "maml":
+        if np.any(a != 0):
+            raise ValueError(f"theta 'maml' is Theta_{{2K+1}} only for alpha = 0 (Theorem 2); got alpha={a[a != 0][0]:g}")
+        steps = 2 * k + 1
+    else:
+        steps = k
+    s_mu, s_L = g * (mu_f + a), g * (L_f + a)
+    if theta == "uniform":
+        log_q_mu, log_q_L = np.log(geometric_sum(s_mu, steps)), np.log(geometric_sum(s_L, steps))
+        log_g_max, log_g_min = log_q_L + np.log(L_f), log_q_mu + np.log(mu_f)
+        in_lemma6 = np.ones(g.shape, dtype=bool)
+    else:
+        def log_psi(lam: np.ndarray) -> np.ndarray:
+            return (steps - 1) * np.log1p(-g * (lam + a)) + np.log(lam)
+
+        with np.errstate(divide="ignore"):
+            lam_star = np.where(g > 0, (1 - g * a) / np.where(g > 0, g * steps, 1.0), np.inf)
+        lam_star = np.clip(lam_star, mu_f, L_f)
+        log_g_max = log_psi(lam_star)
+        log_g_min = np.minimum(log_psi(np.full(g.shape, mu_f)), log_psi(np.full(g.shape, L_f)))
+        log_q_mu, log_q_L = (steps - 1) * np.log1p(-s_mu), (steps - 1) * np.log1p(-s_L)
+        in_lemma6 = g * (steps * L_f + a) < 1
+    log_kappa = np.maximum(log_g_max - log_g_min, 0.0)
+    rho = np.atleast_1d(table2_rate_from_log(log_kappa, momentum))
+    log_kappa0 = np.log(L_f / mu_f)
+    delta = np.where(in_lemma6, suboptimality_delta_from_log(log_kappa0 - log_kappa),
+                     suboptimality_delta_from_log(np.abs(log_q_mu - log_q_L)))
+    with np.errstate(over="ignore"):
+        kap = np.exp(log_kappa)
+    return {"K": k.astype(np.int64), "gamma": g, "alpha": a, "log_kappa": log_kappa, "kappa": kap,
+            "rho": rho, "delta": np.atleast_1d(delta),
+            "delta_source": ["theorem-4" if v else "lemma-5" for v in in_lemma6]}
