@@ -55,11 +55,7 @@ def _moments(fed) -> tuple[np.ndarray, np.ndarray]:
     """A_i = Φ_iᵀΦ_i/n_i (M, d, d) and b_i = Φ_iᵀy_i/n_i (M, d) of a LeastSquaresFederation (λ = 0 only)."""
     if getattr(fed, "l2", 0.0):
         raise ValueError("the paper's clients are unregularised least squares: l2 must be 0")
-    w = fed.mask / fed.counts[:, None]
-    Aw = fed.a * w[:, :, None]
-    A = np.matmul(np.swapaxes(Aw, 1, 2), fed.a)            # batched GEMM, not a 3-operand einsum
-    b = np.matmul(np.swapaxes(Aw, 1, 2), fed.y[:, :, None])[..., 0]
-    return 0.5 * (A + np.swapaxes(A, 1, 2)), b
+    return fed.moments()
 
 
 def _loss_and_grad_from_moments(fed, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -76,11 +72,8 @@ def _loss_and_grad_from_moments(fed, theta: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def least_squares_quadratic(fed):
-    """The QuadraticFederation with the same gradients as a least-squares federation, singular clients allowed.
-
-    A_i = Φ_iᵀΦ_i/n_i and c_i = A_i^+ b_i (the minimum-norm local least-squares solution): since b_i
-    lies in range(A_i), A_i(θ − c_i) = A_iθ − b_i = ∇ℓ_i(θ) even when n_i < d, where
-    ``LeastSquaresFederation.to_quadratic`` (which needs A_i ≻ 0) refuses. Weights p_i = n_i/N.
+    """The QuadraticFederation with the same gradients as the paper's (unregularised) least-squares clients,
+    singular clients (n_i < d) allowed: :meth:`LeastSquaresFederation.to_quadratic` after checking λ = 0.
 
     >>> import numpy as np
     >>> from fedtheory.problems.finite_sum import LeastSquaresFederation
@@ -90,15 +83,9 @@ def least_squares_quadratic(fed):
     >>> bool(np.allclose(q.grad(x), fed.grad(x), atol=1e-12)), q.p.round(4).tolist()
     (True, [0.2727, 0.7273])
     """
-    from fedtheory.problems.quadratic import QuadraticFederation
-
-    A, b = _moments(fed)
-    lam, V = np.linalg.eigh(A)
-    tol = lam[:, -1:] * A.shape[-1] * EPS * 16
-    inv = np.where(lam > tol, 1.0 / np.where(lam > tol, lam, 1.0), 0.0)
-    c = np.matmul(V, (inv * np.matmul(np.swapaxes(V, 1, 2), b[..., None])[..., 0])[..., None])[..., 0]
-    return QuadraticFederation(A=A, c=c, p=np.asarray(fed.p, dtype=np.float64))
-
+    if getattr(fed, "l2", 0.0):
+        raise ValueError("the paper's clients are unregularised least squares: l2 must be 0")
+    return fed.to_quadratic()
 
 def local_update_fedavg(eta: float, s: int) -> LocalUpdate:
     """The paper's FedAvg (η, s) as LocalUpdate(Θ_{1:s}, α = 0, γ = η, server GD lr = η) (see the module doc).

@@ -159,17 +159,15 @@ class FiniteSumFederation:
         """
         be = arrays["backend"]
         a, y, mask, counts = arrays["a"], arrays["y"], arrays["mask"], arrays["counts"]
-        if clients is not None:
-            ci = _index(be, clients)
-            a, y, mask, counts = a[ci], y[ci], mask[ci], counts[ci]
+        rows = _index(be, np.arange(self.n) if clients is None else np.asarray(clients))
         if idx is None:
+            a, y, mask, counts = (a, y, mask, counts) if clients is None else (a[rows], y[rows], mask[rows], counts[rows])
             u = be.einsum("kmd,kd->km", a, X)
             r = self._residual(be, u, y) * mask
             g = be.einsum("km,kmd->kd", r, a) / counts[:, None]
         else:
-            rows = _index(be, np.arange(int(X.shape[0]))[:, None])
             ii = _index(be, idx)
-            ab, yb = a[rows, ii], y[rows, ii]                   # (k, B, d), (k, B)
+            ab, yb = a[rows[:, None], ii], y[rows[:, None], ii]     # (k, B, d), (k, B): only the batch is copied
             u = be.einsum("kbd,kd->kb", ab, X)
             g = be.einsum("kb,kbd->kd", self._residual(be, u, yb), ab) / int(idx.shape[1])
         return g + self.l2 * X if self.l2 else g
@@ -306,22 +304,40 @@ class LeastSquaresFederation(FiniteSumFederation):
     def _curvature(self, u, y):
         return np.ones_like(u)
 
+    def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """(A_i, b_i) = (A_iᵀA_i/m_i + λI, A_iᵀy_i/m_i) for every client: (n, d, d) and (n, d).
+
+        >>> A, b = LeastSquaresFederation([np.eye(2)], [np.array([1.0, 2.0])]).moments()
+        >>> A.tolist(), b.tolist()
+        ([[[0.5, 0.0], [0.0, 0.5]]], [[0.5, 1.0]])
+        """
+        w = self.mask / self.counts[:, None]
+        Aw = self.a * w[:, :, None]
+        A = np.matmul(np.swapaxes(Aw, 1, 2), self.a)           # batched GEMM
+        b = np.matmul(np.swapaxes(Aw, 1, 2), self.y[:, :, None])[..., 0]
+        return 0.5 * (A + np.swapaxes(A, 1, 2)) + self.l2 * np.eye(self.d), b
+
     def to_quadratic(self):
         """The :class:`~fedtheory.problems.quadratic.QuadraticFederation` with the same gradients:
-        A_i = A_iᵀA_i/m_i + λI, c_i = A_i⁻¹ A_iᵀy_i/m_i (needs every A_i ≻ 0; ValueError otherwise).
+        A_i = A_iᵀA_i/m_i + λI and c_i = A_i⁺ b_i, b_i = A_iᵀy_i/m_i (the minimum-norm local solution).
 
-        f_i and the quadratic differ by a constant, so iterates of any first-order method agree.
+        Singular clients (m_i < d, λ = 0) are allowed: b_i lies in range(A_i), so
+        A_i(x − c_i) = A_i x − b_i = ∇f_i(x) still. f_i and the quadratic differ by a constant, so the
+        iterates of any first-order method agree.
+
+        >>> fed = LeastSquaresFederation.random(n=2, m=[3, 8], d=5, seed=1)        # client 0: 3 < d samples
+        >>> x = np.ones(5)
+        >>> bool(np.allclose(fed.to_quadratic().grad(x), fed.grad(x), atol=1e-12))
+        True
         """
         from fedtheory.problems.quadratic import QuadraticFederation
 
-        A = np.einsum("nm,nmd,nme->nde", self.mask / self.counts[:, None], self.a, self.a) + self.l2 * np.eye(self.d)
-        b = np.einsum("nm,nmd,nm->nd", self.mask / self.counts[:, None], self.a, self.y)
-        lam_min = np.linalg.eigvalsh(A)[:, 0]
-        if np.any(lam_min <= 0):
-            i = int(np.argmin(lam_min))
-            raise ValueError(f"client {i} has a singular Hessian (λ_min = {lam_min[i]:.3g}): a least-squares client is a "
-                             f"strongly convex quadratic only with m_i >= d independent samples or l2 > 0")
-        c = np.linalg.solve(A, b[..., None])[..., 0]
+        A, b = self.moments()
+        lam, V = np.linalg.eigh(A)
+        # eigenvalues below the eigensolver's resolution are the null space (16·d·eps relative)
+        tol = lam[:, -1:] * self.d * np.finfo(np.float64).eps * 16
+        inv = np.where(lam > tol, 1.0 / np.where(lam > tol, lam, 1.0), 0.0)
+        c = np.matmul(V, (inv * np.matmul(np.swapaxes(V, 1, 2), b[..., None])[..., 0])[..., None])[..., 0]
         return QuadraticFederation(A=A, c=c, p=self.p)
 
     @classmethod
