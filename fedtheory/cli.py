@@ -6,6 +6,7 @@
                       [--workers N] [--scheduler ADDRESS]
     fedtheory figures [PATH ...] [--paper KEY] [--figure ID]  [--tier fast|full] [--out DIR]  [--seed N]
                       [--workers N] [--scheduler ADDRESS]
+    fedtheory explore frontier|tune|compare|page ...   (see ``fedtheory explore <what> --help``)
 
 Bad input gets one line ``error: ...`` on stderr and exit code 2, never a traceback. ``check``
 exits 0 exactly when every selected claim passed (status equals expect, or skipped for a missing
@@ -62,7 +63,117 @@ def build_parser() -> argparse.ArgumentParser:
     _common(figures)
     figures.add_argument("--figure", metavar="ID", help="one figure by full id (e.g. localupdate/figure-1)")
     figures.add_argument("--out", default="out/figures", metavar="DIR", help="output directory (default out/figures)")
+    _explore_parser(sub)
     return parser
+
+
+def _explore_parser(sub) -> None:
+    """``fedtheory explore frontier|tune|compare|page``: the analytic explorer (fedtheory.explore)."""
+    explore = sub.add_parser("explore", help="explore trade-offs analytically: frontier, tune, compare, page")
+    what = explore.add_subparsers(dest="explore_command", parser_class=_Parser)
+
+    def constants(p: argparse.ArgumentParser, *, C: bool = True, D: bool = True, delta: bool = False) -> None:
+        p.add_argument("--mu", type=float, required=True, help="strong convexity μ (Assumption 1)")
+        p.add_argument("--L", type=float, required=True, help="smoothness L (Assumption 1)")
+        if C:
+            p.add_argument("--C", type=float, default=0.0, help="heterogeneity: ‖c_i‖ ≤ C (Assumption 2; default 0)")
+        if D:
+            p.add_argument("--D", type=float, required=True, help="initial distance ‖x_0 − x*‖")
+        if delta:
+            p.add_argument("--delta-A", type=float, default=None, help="δ_A-SOD constant (DANE family)")
+
+    def outputs(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--json", metavar="FILE", help="write the result as JSON")
+        p.add_argument("--plot", metavar="FILE", help="write the plot (png, svg or pdf)")
+        p.add_argument("--rows", type=int, default=30, metavar="N", help="rows shown in the table (default 30)")
+
+    fr = what.add_parser("frontier", help="the (rho, Delta) frontier along a swept hyperparameter")
+    constants(fr, C=False, D=False)
+    fr.add_argument("--theta", default="uniform", help="uniform (Theta_{1:K}), last (Theta_K) or maml")
+    fr.add_argument("--server", default="gd", help="gd, nesterov or heavy_ball")
+    fr.add_argument("--sweep", default="K", help="K, gamma or alpha")
+    fr.add_argument("--alpha", type=float, default=0.0, help="proximal weight α (fixed unless swept)")
+    fr.add_argument("--gamma", type=float, default=None, help="client rate γ (fixed unless swept; default 1/(2(L+α)))")
+    fr.add_argument("--K", type=int, default=None, help="local steps K (fixed unless swept; default 100)")
+    fr.add_argument("--lo", type=float, default=None, help="sweep start")
+    fr.add_argument("--hi", type=float, default=None, help="sweep end")
+    fr.add_argument("--points", type=int, default=400, help="sweep points (log-spaced)")
+    outputs(fr)
+
+    tn = what.add_parser("tune", help="hyperparameters minimizing a method's derived bound under a budget")
+    tn.add_argument("method", help="gd, fedavg, fedprox, fomaml, maml, s-dane or acc-s-dane")
+    constants(tn, delta=True)
+    tn.add_argument("--rounds", type=int, default=None, help="budget: communication rounds")
+    tn.add_argument("--work", type=float, default=None, help="budget: local gradient evaluations per client")
+    tn.add_argument("--eps", type=float, default=None, help="budget: target accuracy ‖x − x*‖ ≤ eps")
+    tn.add_argument("--momentum", default="gd", help="server of local-update methods: gd, nesterov or heavy_ball")
+    tn.add_argument("--simulate", action="store_true", help="run the real driver and report measured against predicted")
+    tn.add_argument("--seed", type=int, default=0, help="seed of the simulated instance")
+    outputs(tn)
+
+    cp = what.add_parser("compare", help="several methods on the same constants, tuned for one target")
+    constants(cp, delta=True)
+    cp.add_argument("--eps", type=float, required=True, help="target accuracy ‖x − x*‖ ≤ eps")
+    cp.add_argument("--methods", default=None, help="comma-separated methods (default: all)")
+    cp.add_argument("--momentum", default="gd", help="server of local-update methods")
+    outputs(cp)
+
+    pg = what.add_parser("page", help="write the standalone interactive HTML page")
+    pg.add_argument("--out", default="out/explore.html", metavar="FILE", help="where (default out/explore.html)")
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    """``fedtheory explore ...``: a hypothesis violated or a bad value is one line and exit code 2."""
+    from rich.console import Console
+
+    console = Console()
+    if args.explore_command is None:
+        raise UsageError("explore needs one of: frontier, tune, compare, page")
+    try:
+        if args.explore_command == "page":
+            from fedtheory.explore.page import write_page
+
+            print(f"wrote {write_page(args.out)}")
+            return 0
+        if args.explore_command == "frontier":
+            from fedtheory.explore.frontiers import frontier
+
+            result = frontier(mu=args.mu, L=args.L, theta=args.theta, alpha=args.alpha, gamma=args.gamma, K=args.K,
+                              server=args.server, sweep=args.sweep, lo=args.lo, hi=args.hi, points=args.points)
+            extra = None
+        elif args.explore_command == "tune":
+            from fedtheory.explore.tuning import tune
+
+            result = tune(args.method, mu=args.mu, L=args.L, C=args.C, D=args.D, delta_A=args.delta_A,
+                          rounds=args.rounds, work=args.work, eps=args.eps, momentum=args.momentum)
+            extra = None
+            if args.simulate:
+                from fedtheory.explore.simulation import simulate
+
+                extra = simulate(result, seed=args.seed)
+        else:
+            from fedtheory.explore.comparison import DEFAULT_METHODS, compare
+
+            methods = DEFAULT_METHODS if args.methods is None else [m.strip() for m in args.methods.split(",") if m.strip()]
+            result = compare(methods, mu=args.mu, L=args.L, C=args.C, D=args.D, delta_A=args.delta_A, eps=args.eps,
+                             momentum=args.momentum)
+            extra = None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    result.print(console, max_rows=args.rows)
+    if extra is not None:
+        extra.print(console)
+    if args.plot:
+        result.save_plot(args.plot) if extra is None else extra.save_plot(args.plot)
+    if args.json:
+        from fedtheory.explore.results import plain
+        from fedtheory.sweep import write_json_atomic
+
+        data = result.to_json()
+        if extra is not None:
+            data["simulation"] = extra.to_json()
+        write_json_atomic(args.json, plain(data), indent=1)
+    return 0 if extra is None or extra.holds else 1
 
 
 def _validate_common(args: argparse.Namespace) -> None:
@@ -141,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-        return {"check": cmd_check, "figures": cmd_figures}[args.command](args)
+        return {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore}[args.command](args)
     except UsageError as exc:
         message = " ".join(str(exc).split("\n")[0].split()) if str(exc).strip() else type(exc).__name__
         print(f"error: {message}", file=sys.stderr)

@@ -280,7 +280,9 @@ def worst_case_tradeoff(mu: float, L: float, *, theta: str = "uniform", alpha: A
     = q(μ)/q(L) (q decreases in λ); ``delta_source`` says which ("theorem-4" / "lemma-5"). Everything is
     in log space (κ up to e^{10⁴}). Lemma 1's γ < 1/(L + α), 0 < μ ≤ L, K ≥ 1 and α ≥ 0 are enforced
     (ValueError naming the hypothesis). Returns 1-d arrays ``{"K", "gamma", "alpha", "log_kappa",
-    "kappa", "rho", "delta"}`` and the list ``delta_source``.
+    "kappa", "rho", "delta", "log_L_tilde", "log_mu_tilde"}`` (log of the class-wide extremes of the
+    eigenvalues of ∇²f̃, which tune the server: η = 2/(L̃ + μ̃) for gradient descent) and the list
+    ``delta_source``.
 
     >>> out = worst_case_tradeoff(1.0, 10.0, theta="last", gamma=[0.009, 0.05], K=11)
     >>> out["delta_source"], [round(float(k), 4) for k in out["kappa"]]
@@ -336,5 +338,5 @@ def worst_case_tradeoff(mu: float, L: float, *, theta: str = "uniform", alpha: A
     with np.errstate(over="ignore"):
         kap = np.exp(log_kappa)
     return {"K": k.astype(np.int64), "gamma": g, "alpha": a, "log_kappa": log_kappa, "kappa": kap,
-            "rho": rho, "delta": np.atleast_1d(delta),
+            "rho": rho, "delta": np.atleast_1d(delta), "log_L_tilde": log_g_max, "log_mu_tilde": log_g_min,
             "delta_source": ["theorem-4" if v else "lemma-5" for v in in_lemma6]}

@@ -1,0 +1,143 @@
+"""The (ρ, Δ) frontier along one swept hyperparameter, with every point's hyperparameters.
+
+Built on :func:`fedtheory.analysis.pareto.worst_case_tradeoff` (the class-wide κ, ρ, Δ of
+Charles & Konečný, arXiv:2103.05032, Section 5) and :func:`~fedtheory.analysis.pareto.pareto_mask`.
+
+>>> fr = frontier(mu=1.0, L=10.0, sweep="K", lo=1, hi=1000, points=50, gamma=0.01)
+>>> len(fr) > 30, bool(fr.pareto.any()), fr.rows()[0][:2]
+(True, True, [1, 0.01])
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fedtheory.explore.results import Result
+
+__all__ = ["Frontier", "frontier", "SWEEPS", "SERVERS"]
+
+SWEEPS = ("K", "gamma", "alpha")
+SERVERS = ("gd", "nesterov", "heavy_ball")
+
+
+def _grid(sweep: str, lo: float, hi: float, points: int) -> np.ndarray:
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
+        raise ValueError(f"sweep range needs finite lo <= hi, got lo={lo:g}, hi={hi:g}")
+    points = int(points)
+    if points < 1:
+        raise ValueError(f"points must be >= 1, got {points}")
+    if sweep == "K":
+        if lo < 1:
+            raise ValueError(f"hypothesis K >= 1 violated: the K range starts at {lo:g}")
+        return np.unique(np.round(np.geomspace(lo, hi, points)).astype(np.int64)).astype(np.float64)
+    if sweep == "alpha" and lo == 0:
+        return np.concatenate([[0.0], np.geomspace(max(hi, 1e-300) * 1e-6, hi, max(points - 1, 1))]) if hi > 0 else np.zeros(1)
+    if lo <= 0:
+        raise ValueError(f"a log-spaced {sweep} range needs lo > 0, got lo={lo:g}")
+    return np.geomspace(lo, hi, points)
+
+
+@dataclass
+class Frontier(Result):
+    """A swept frontier: arrays over points, the Pareto mask and the fixed parameters."""
+
+    params: dict
+    sweep: str
+    K: np.ndarray
+    gamma: np.ndarray
+    alpha: np.ndarray
+    kappa: np.ndarray
+    rho: np.ndarray
+    delta: np.ndarray
+    delta_source: list
+    pareto: np.ndarray
+
+    title = "fedtheory explore frontier"
+
+    def __len__(self) -> int:
+        return int(self.rho.shape[0])
+
+    def columns(self) -> list[str]:
+        return ["K", "gamma", "alpha", "kappa", "rho", "Delta", "pareto"]
+
+    def rows(self) -> list[list[Any]]:
+        return [[int(self.K[i]), float(self.gamma[i]), float(self.alpha[i]), float(self.kappa[i]),
+                 float(self.rho[i]), float(self.delta[i]), bool(self.pareto[i])] for i in range(len(self))]
+
+    def notes(self) -> list[str]:
+        p = self.params
+        return [f"theta={p['theta']}, server={p['server']}, mu={p['mu']:g}, L={p['L']:g}; swept {self.sweep} over "
+                f"{len(self)} points, {int(self.pareto.sum())} non-dominated",
+                "rho: Table 2 at the class-wide kappa (localupdate/table-2); Delta: eq. (17) (localupdate/theorem-4) "
+                "or Lemma 5 outside Lemma 6's regime (localupdate/lemma-5); Delta per 8C.",
+                "caveat: Lemma 5 / Theorem 4 are refuted for d >= 2 with non-commuting A_i (localupdate/lemma-5); "
+                "they hold for d = 1 and commuting clients."]
+
+    def to_json(self) -> dict:
+        return {"kind": "frontier", "params": self.params, "sweep": self.sweep,
+                "points": [dict(zip(["K", "gamma", "alpha", "kappa", "rho", "delta", "pareto"], r)) | {"delta_source": s}
+                           for r, s in zip(self.rows(), self.delta_source)],
+                "claims": ["localupdate/table-2", "localupdate/theorem-4", "localupdate/lemma-5"]}
+
+    def draw(self, fig) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        order = np.argsort(self.rho, kind="stable")
+        ax.plot(self.rho[order], self.delta[order], "-", color="0.6", lw=1, label="all points")
+        ax.plot(self.rho[self.pareto], self.delta[self.pareto], "o", ms=3, label="non-dominated")
+        ax.set_xlabel("ρ (convergence rate)")
+        ax.set_ylabel("Δ (suboptimality per 8C)")
+        ax.set_title(f"{self.params['theta']}, {self.params['server']}: sweep {self.sweep}")
+        ax.legend(loc="best")
+
+
+def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0, gamma: float | None = None,
+             K: int | None = None, server: str = "gd", sweep: str = "K", values: Any = None, lo: float | None = None,
+             hi: float | None = None, points: int = 400) -> Frontier:
+    """Sweep ``sweep`` (``"K"``, ``"gamma"`` or ``"alpha"``) over ``values`` (or ``points`` log-spaced in
+    [``lo``, ``hi``]) with the other hyperparameters fixed; return the (ρ, Δ) frontier.
+
+    Defaults: K in [1, 10⁶]; γ in (0, 1/(L + α)) (the fixed γ defaults to 1/(2(L + α)), as in the paper's
+    Figures 2–3); α in [0, 10L] (capped below 1/γ − L when γ is fixed); the fixed K defaults to 100. ``theta``: ``"uniform"`` (Θ_{1:K}),
+    ``"last"`` (Θ_K) or ``"maml"`` (Θ_{2K+1}); ``server``: ``"gd"``, ``"nesterov"`` or ``"heavy_ball"``.
+    Hypotheses (0 < μ ≤ L, γ < 1/(L + α), K ≥ 1, α ≥ 0) raise ValueError naming the violated one.
+
+    >>> frontier(mu=1.0, L=10.0, sweep="gamma", values=[0.05, 0.2], K=10)
+    Traceback (most recent call last):
+    ...
+    ValueError: hypothesis gamma < 1/(L + alpha) violated: gamma=0.2, L=10, alpha=0 (1/(L+alpha)=0.1; Lemma 1)
+    """
+    from fedtheory.analysis.pareto import pareto_mask, worst_case_tradeoff
+
+    if sweep not in SWEEPS:
+        raise ValueError(f"sweep must be one of {SWEEPS}, got {sweep!r}")
+    if server not in SERVERS:
+        raise ValueError(f"server must be one of {SERVERS}, got {server!r}")
+    mu, L, alpha = float(mu), float(L), float(alpha)
+    if not (0 < mu <= L < np.inf):
+        raise ValueError(f"hypothesis 0 < mu <= L < inf violated (Assumption 1): mu={mu:g}, L={L:g}")
+    if values is not None:
+        grid = np.atleast_1d(np.asarray(values, dtype=np.float64)).ravel()
+    else:
+        alpha_hi = 10 * L if gamma is None else min(10 * L, (1 - 1e-9) * (1 / float(gamma) - L))   # γ < 1/(L + α)
+        default = {"K": (1.0, 1e6), "gamma": (1e-6 / (L + alpha), (1 - 1e-9) / (L + alpha)), "alpha": (0.0, alpha_hi)}[sweep]
+        grid = _grid(sweep, default[0] if lo is None else float(lo), default[1] if hi is None else float(hi), points)
+    fixed_K = 100 if K is None else K
+    kw = {"K": fixed_K, "alpha": alpha}
+    if sweep == "K":
+        kw["K"] = grid
+    elif sweep == "alpha":
+        kw["alpha"] = grid
+    if sweep == "gamma":
+        kw["gamma"] = grid
+    else:
+        kw["gamma"] = 1.0 / (2.0 * (L + np.asarray(kw["alpha"]))) if gamma is None else gamma
+    out = worst_case_tradeoff(mu, L, theta=theta, momentum=server, **kw)
+    params = {"mu": mu, "L": L, "theta": theta, "server": server, "sweep": sweep,
+              "alpha": None if sweep == "alpha" else alpha, "K": None if sweep == "K" else int(fixed_K),
+              "gamma": None if sweep == "gamma" else (None if gamma is None else float(gamma)),
+              "gamma_default": "1/(2(L+alpha))" if gamma is None and sweep != "gamma" else None}
+    return Frontier(params=params, sweep=sweep, K=out["K"], gamma=out["gamma"], alpha=out["alpha"], kappa=out["kappa"],
+                    rho=out["rho"], delta=out["delta"], delta_source=out["delta_source"],
+                    pareto=pareto_mask(out["rho"], out["delta"]))

@@ -1,0 +1,160 @@
+"""How explorer results show themselves: a rich table on a terminal, HTML in a notebook, JSON, a plot.
+
+Every result (:class:`~fedtheory.explore.frontiers.Frontier`, :class:`~fedtheory.explore.tuning.Advice`,
+:class:`~fedtheory.explore.comparison.Comparison`, :class:`~fedtheory.explore.simulation.Simulation`)
+subclasses :class:`Result`: it says what its columns and rows are and how to draw itself; the rest
+(rendering, JSON, saving) lives here once.
+"""
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Result", "fmt"]
+
+
+def fmt(value: Any) -> str:
+    """A short, exact-enough text for a table cell.
+
+    >>> fmt(0.123456789), fmt(3), fmt(float("inf")), fmt(1e-12), fmt("gd"), fmt(None)
+    ('0.1235', '3', 'inf', '1e-12', 'gd', '—')
+    """
+    if value is None:
+        return "—"
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if math.isinf(v) or math.isnan(v):
+            return str(v)
+        if v == int(v) and abs(v) < 1e15:
+            return str(int(v))
+        return f"{v:.4g}"
+    return str(value)
+
+
+def plain(obj: Any) -> Any:
+    """JSON-plain copy: numpy scalars and arrays to Python, non-finite floats to strings.
+
+    >>> plain({"a": np.float64(1.5), "b": np.array([1, 2]), "c": float("inf")})
+    {'a': 1.5, 'b': [1, 2], 'c': 'inf'}
+    """
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return plain(obj.tolist())
+    if isinstance(obj, np.generic):
+        return plain(obj.item())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    return obj
+
+
+class Result:
+    """Base of explorer results. Subclasses set ``title`` and implement :meth:`columns`, :meth:`rows`,
+    :meth:`to_json` and :meth:`draw` (onto a matplotlib figure)."""
+
+    title = "fedtheory explore"
+
+    def columns(self) -> list[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def rows(self) -> list[list[Any]]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def notes(self) -> list[str]:
+        """Lines printed under the table (hypotheses, caveats, claim ids)."""
+        return []
+
+    def to_json(self) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def draw(self, fig) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # rendering ----------------------------------------------------------------------------------
+    def table(self, max_rows: int = 30):
+        """A rich Table (at most ``max_rows`` rows; the JSON has them all)."""
+        from rich.table import Table
+
+        t = Table(title=self.title)
+        for c in self.columns():
+            t.add_column(c, overflow="fold")
+        rows = self.rows()
+        for r in rows[:max_rows]:
+            t.add_row(*[fmt(v) for v in r])
+        if len(rows) > max_rows:
+            t.caption = f"{max_rows} of {len(rows)} rows shown; --json has them all"
+        return t
+
+    def print(self, console: Any = None, max_rows: int = 30) -> None:
+        """Print the table and the notes."""
+        from rich.console import Console
+
+        console = console or Console()
+        console.print(self.table(max_rows))
+        for line in self.notes():
+            console.print(line, markup=False, highlight=False)
+
+    def __str__(self) -> str:
+        import io
+
+        from rich.console import Console
+
+        buf = io.StringIO()
+        self.print(Console(file=buf, width=120, force_terminal=False))
+        return buf.getvalue()
+
+    def _repr_html_(self) -> str:
+        """Notebook view: the table, then the notes, then the plot (inline PNG)."""
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns())
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r) + "</tr>"
+                       for r in self.rows()[:50])
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes())
+        return (f"<h4>{html.escape(self.title)}</h4><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+                f"<ul>{notes}</ul>{self._png_tag()}")
+
+    def _png_tag(self) -> str:
+        import base64
+        import io
+
+        buf = io.BytesIO()
+        fig = self.figure()
+        fig.savefig(buf, format="png", dpi=80)
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        return f'<img src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}"/>'
+
+    def figure(self):
+        """A matplotlib figure of the result (Agg backend; nothing is shown)."""
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        fig = plt.figure(figsize=(6.4, 4.2))
+        self.draw(fig)
+        fig.tight_layout()
+        return fig
+
+    def save_plot(self, path: str) -> None:
+        """Write the plot to ``path`` (format from its suffix)."""
+        import matplotlib.pyplot as plt
+
+        fig = self.figure()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+
+    def save_json(self, path: str) -> None:
+        """Write :meth:`to_json` atomically."""
+        from fedtheory.sweep import write_json_atomic
+
+        write_json_atomic(path, plain(self.to_json()), indent=1)

@@ -1,0 +1,108 @@
+"""The standalone explorer page in headless Chromium: offline, live, and equal to the Python API to 1e-9.
+
+Needs Debian's ``chromium`` and the ``playwright`` package (``.ci/run`` installs both); elsewhere the
+tests are skipped with the reason.
+"""
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from fedtheory.analysis.guarantees import local_update_guarantee
+from fedtheory.analysis.pareto import worst_case_tradeoff
+from fedtheory.explore.page import page_html, write_page
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)")
+
+SETTINGS = [
+    dict(theta="uniform", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.05, K=10, C=1.0, D=10.0, T=50),
+    dict(theta="uniform", server="nesterov", mu=0.01, L=100.0, alpha=3.0, gamma=0.009, K=1000, C=0.3, D=2.0, T=7),
+    dict(theta="last", server="heavy_ball", mu=1.0, L=50.0, alpha=0.0, gamma=0.001, K=5, C=2.0, D=1.0, T=100),
+    dict(theta="last", server="gd", mu=2.0, L=20.0, alpha=1.0, gamma=0.04, K=40, C=1.0, D=5.0, T=3),   # outside Lemma 4
+    dict(theta="maml", server="nesterov", mu=1.0, L=1000.0, alpha=0.0, gamma=1e-4, K=300, C=0.5, D=3.0, T=20),
+    dict(theta="uniform", server="heavy_ball", mu=1.0, L=1.0, alpha=0.0, gamma=0.5, K=10**6, C=1.0, D=1.0, T=0),
+    dict(theta="maml", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.0999, K=10**6, C=1.0, D=1.0, T=5),  # κ ≈ e^{600+}
+]
+
+
+def python_values(s):
+    out = worst_case_tradeoff(s["mu"], s["L"], theta=s["theta"], alpha=s["alpha"], gamma=s["gamma"], K=s["K"],
+                              momentum=s["server"])
+    g = local_update_guarantee(mu=s["mu"], L=s["L"], C=s["C"], D=s["D"], theta=s["theta"], alpha=s["alpha"],
+                               gamma=s["gamma"], K=s["K"], momentum=s["server"])
+    return {"log_kappa": float(out["log_kappa"][0]), "rho": float(out["rho"][0]), "delta": float(out["delta"][0]),
+            "floor": float(g.floor[0]), "bound": float(g.error_after(s["T"])[0]), "delta_source": out["delta_source"][0]}
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    path = write_page(tmp_path_factory.mktemp("page") / "explore.html")
+    requests = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-background-networking",
+                                                                     "--disable-gpu", "--disable-component-update"])
+        context = browser.new_context(offline=True)
+        pg = context.new_page()
+        pg.on("request", lambda r: requests.append(r.url))
+        errors = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(path.as_uri())
+        pg.wait_for_function("document.body.dataset.updates >= 1")
+        pg.requests, pg.errors = requests, errors
+        yield pg
+        browser.close()
+
+
+def test_the_page_is_self_contained():
+    html = page_html()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html), "the page must not load anything"
+    assert "<script>" in html and "fedtheoryCompute" in html
+
+
+def test_page_opens_offline_without_errors(page):
+    assert page.errors == []
+    assert all(u.startswith("file://") for u in page.requests), page.requests
+    assert int(page.get_attribute("#plot", "data-points")) > 100
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: f"{s['theta']}-{s['server']}-K{s['K']}")
+def test_javascript_matches_the_python_api(page, setting):
+    js = page.evaluate("p => fedtheoryCompute(p)", setting)
+    py = python_values(setting)
+    assert js["delta_source"] == py["delta_source"]
+    for key in ("log_kappa", "rho", "delta", "floor", "bound"):
+        assert abs(js[key] - py[key]) <= 1e-9 * max(1.0, abs(py[key])), (key, js[key], py[key])
+
+
+def _displayed(page, name):
+    return float(page.get_attribute(f"#o_{name}", "data-value"))
+
+
+def test_moving_sliders_updates_the_results(page):
+    before = page.evaluate("document.body.dataset.updates")
+    page.select_option("#theta", "uniform")
+    page.select_option("#server", "gd")
+    for slider, value in (("#log10_mu", "0"), ("#log10_kappa0", "1"), ("#alpha_ratio", "0"), ("#C", "1"),
+                          ("#D", "10"), ("#T", "50"), ("#log10_K", "1"), ("#gamma_frac", "0.5")):
+        page.fill(slider, value)
+    rho_before = _displayed(page, "rho")
+    page.fill("#log10_K", "3")                     # K: 10 -> 1000
+    assert int(page.evaluate("document.body.dataset.updates")) > int(before)
+    rho_after = _displayed(page, "rho")
+    assert rho_after < rho_before                  # more local steps: faster (Section 4.2)
+    s = dict(theta="uniform", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.5 / 10.0, K=1000, C=1.0, D=10.0, T=50)
+    py = python_values(s)
+    for key in ("rho", "delta", "floor", "bound"):
+        assert abs(_displayed(page, key) - py[key]) <= 1e-9 * max(1.0, abs(py[key]))
+    assert abs(_displayed(page, "kappa") - np.exp(py["log_kappa"])) <= 1e-9 * np.exp(py["log_kappa"])
+
+
+def test_out_of_hypothesis_slider_setting_names_the_condition(page):
+    page.select_option("#theta", "maml")
+    page.fill("#alpha_ratio", "0.5")
+    assert "only for alpha = 0" in page.text_content("#error")
+    page.fill("#alpha_ratio", "0")
+    assert page.text_content("#error") == ""
