@@ -6,7 +6,7 @@
                       [--workers N] [--scheduler ADDRESS]
     fedtheory figures [PATH ...] [--paper KEY] [--figure ID]  [--tier fast|full] [--out DIR]  [--seed N]
                       [--workers N] [--scheduler ADDRESS]
-    fedtheory explore frontier|tune|compare|page ...   (see ``fedtheory explore <what> --help``)
+    fedtheory explore frontier|tune|compare|oracle|page ...   (see ``fedtheory explore <what> --help``)
 
 Bad input gets one line ``error: ...`` on stderr and exit code 2, never a traceback. ``check``
 exits 0 exactly when every selected claim passed (status equals expect, or skipped for a missing
@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _explore_parser(sub) -> None:
     """``fedtheory explore frontier|tune|compare|page``: the analytic explorer (fedtheory.explore)."""
-    explore = sub.add_parser("explore", help="explore trade-offs analytically: frontier, tune, compare, page")
+    explore = sub.add_parser("explore", help="explore trade-offs analytically: frontier, tune, compare, oracle, page")
     what = explore.add_subparsers(dest="explore_command", parser_class=_Parser)
 
     def constants(p: argparse.ArgumentParser, *, C: bool = True, D: bool = True, delta: bool = False) -> None:
@@ -118,6 +118,19 @@ def _explore_parser(sub) -> None:
     cp.add_argument("--momentum", default="gd", help="server of local-update methods")
     outputs(cp)
 
+    orc = what.add_parser("oracle", help="FedLRGD vs FedAve in federated oracle complexity (FedAve's b, T tuned)")
+    for name, kind, helptext in (("d", int, "data dimension"), ("p", int, "parameter dimension"),
+                                 ("eta", float, "Hölder smoothness order in data"), ("alpha", float, "conditioning exponent"),
+                                 ("L1", float, "smoothness in the parameter"), ("mu", float, "strong convexity"),
+                                 ("L2", float, "Hölder constant in data"), ("B", float, "bound of the loss"),
+                                 ("epsilon", float, "target F − F* ≤ ε"), ("gap", float, "F(θ0) − F*"),
+                                 ("m", int, "clients"), ("phi", float, "communication-to-computation cost φ")):
+        orc.add_argument(f"--{name}", type=kind, required=True, help=helptext)
+    orc.add_argument("--s", type=int, default=1, help="FedLRGD's server samples s (default 1)")
+    orc.add_argument("--tau", type=float, default=1.0, help="participation fraction τ (default 1)")
+    orc.add_argument("--C", type=float, default=1.0, help="the constant C of Lemma 3 / Theorem 3 (default 1)")
+    outputs(orc)
+
     pg = what.add_parser("page", help="write the standalone interactive HTML page")
     pg.add_argument("--out", default="out/explore.html", metavar="FILE", help="where (default out/explore.html)")
 
@@ -128,7 +141,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
     console = Console()
     if args.explore_command is None:
-        raise UsageError("explore needs one of: frontier, tune, compare, page")
+        raise UsageError("explore needs one of: frontier, tune, compare, oracle, page")
     try:
         if args.explore_command == "page":
             from fedtheory.explore.page import write_page
@@ -151,6 +164,13 @@ def cmd_explore(args: argparse.Namespace) -> int:
                 from fedtheory.explore.simulation import simulate
 
                 extra = simulate(result, seed=args.seed)
+        elif args.explore_command == "oracle":
+            from fedtheory.explore.oracle import oracle
+
+            result = oracle(d=args.d, p=args.p, eta=args.eta, alpha=args.alpha, L1=args.L1, mu=args.mu, L2=args.L2,
+                            B=args.B, epsilon=args.epsilon, initial_gap=args.gap, m=args.m, phi=args.phi, s=args.s,
+                            tau=args.tau, C=args.C)
+            extra = None
         else:
             from fedtheory.explore.comparison import DEFAULT_METHODS, compare
 

@@ -138,3 +138,26 @@ def test_cli_bad_input_is_one_line(args, needle):
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], out.stderr
+
+
+def test_oracle_comparison_tunes_fedave_and_names_the_findings(tmp_path):
+    from fedtheory.explore import oracle
+    from fedtheory.symbolic.oracle_complexity import FedAveProgram
+
+    res = oracle(d=1, p=1, eta=6.0, alpha=1.0, L1=2.0, mu=1.0, L2=1.0, B=1.0, epsilon=0.5, initial_gap=0.0, m=10,
+                 s=5, phi=100.0)
+    b, T = res.results["fedave"]["setting"]["b"], res.results["fedave"]["setting"]["T"]
+    prog = FedAveProgram(m=10, phi=100.0, tau=1.0, C=1.0, varepsilon=0.5)
+    # the tuned (b, T) is feasible for (79) and no grid point beats it
+    assert 100 / (T * b) ** 2 + b / (10 * T) <= 0.5 * (1 + 1e-9)
+    grid = np.geomspace(b / 50, b * 50, 2001)
+    assert T * (b + prog.C3) <= prog.objective(grid).min() * (1 + 1e-9)
+    assert any("vacuous" in c for c in res.results["fedlrgd"]["caveats"])
+    out = _run("oracle", "--d", "1", "--p", "1", "--eta", "6", "--alpha", "1", "--L1", "2", "--mu", "1", "--L2", "1",
+               "--B", "1", "--epsilon", "0.5", "--gap", "0", "--m", "10", "--phi", "100", "--s", "5",
+               "--json", str(tmp_path / "o.json"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads((tmp_path / "o.json").read_text())["winner"] == res.winner
+    bad = _run("oracle", "--d", "1", "--p", "1", "--eta", "3", "--alpha", "1", "--L1", "2", "--mu", "1", "--L2", "1",
+               "--B", "1", "--epsilon", "0.5", "--gap", "0", "--m", "10", "--phi", "100")
+    assert bad.returncode == 2 and "eta > (2*alpha + 2)*d" in bad.stderr
