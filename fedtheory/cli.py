@@ -244,7 +244,12 @@ def cmd_figures(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a directory")
     figures = select_figures(load_figures(args.paths or None), args.paper, args.figure, args.tier)
+    from fedtheory.environment import missing_requirements
     from fedtheory.plotting.engine import run_figures
+
+    skipped = {f.id: missing_requirements(f.requires) for f in figures}
+    skipped = {k: v for k, v in skipped.items() if v}
+    figures = [f for f in figures if f.id not in skipped]
 
     manifest = run_figures(figures, out_dir=out, tier=args.tier, seed=args.seed, workers=args.workers,
                            scheduler=args.scheduler, progress=True)
@@ -253,7 +258,10 @@ def cmd_figures(args: argparse.Namespace) -> int:
     for entry in entries:
         if entry.get("id") in wanted:  # the manifest also lists figures kept from earlier runs
             print(f"{entry['id']}: {out / entry['png']}")
-    print(f"{len(figures)} figures written; manifest: {out / 'manifest.json'}")
+    for fid, missing in skipped.items():
+        print(f"{fid}: skipped, missing requirement: {'; '.join(missing)}")
+    print(f"{len(figures)} figures written" + (f", {len(skipped)} skipped" if skipped else "")
+          + f"; manifest: {out / 'manifest.json'}")
     return 0
 
 

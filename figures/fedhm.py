@@ -43,6 +43,7 @@ def figure_7_counts() -> list[dict]:
 
 
 @figure(
+    requires=("torch",),
     id="fedhm/figure-7",
     caption="Parameters (a) and MACs (b) of the layer groups of ResNet-18 on CIFAR-10 and ResNet-34 on CIFAR-100 and "
             "Tiny-ImageNet (FC Layer: the fully connected classifier); counted on the built torch modules.",

@@ -241,6 +241,7 @@ _COMMON = {"clients": CLIENTS, "per_round": PER_ROUND, "batch": BATCH, "local_st
 
 
 @figure(
+    requires=("torch",),
     id="fedhm/figure-2",
     caption="Convergence of the smallest model under the fixed heterogeneous setting: test accuracy per round of FedHM's "
             "smallest hybrid model (γ = 1/8), HeteroFL's smallest slimmed network and FedAvg training that network on every "
@@ -271,6 +272,7 @@ def homogeneous_low_rank(setting: str, seeds) -> dict:
 
 
 @figure(
+    requires=("torch",),
     id="fedhm/figure-3",
     caption="Top-1 test accuracy against communication cost (2 × participants × parameters × rounds) under the homogeneous "
             "setting: the original network and FedHM's low-rank networks (means of two seeds).",
@@ -291,6 +293,7 @@ def figure_3(ctx):
 
 
 @figure(
+    requires=("torch",),
     id="fedhm/figure-4",
     caption="Communication cost (a) and computation cost (b) to reach a target test accuracy T for each rank ratio γ "
             "(homogeneous setting; γ = 1 is the original network; means of two seeds).",
@@ -328,6 +331,7 @@ def final_accuracy(run: dict) -> float:
 
 
 @figure(
+    requires=("torch",),
     id="fedhm/figure-8",
     caption="Compression methods under the homogeneous setting: final top-1 test accuracy against the parameter ratio of "
             "low-rank hybrid networks, width-slimmed networks and a vanilla low-rank network with every layer factorized "

@@ -317,6 +317,7 @@ def figure_2_panel(index: int, seed: int, data=None) -> dict:
 
 
 @figure(
+    requires=("torch",),
     id="fedlrgd/figure-1",
     caption="Histograms of approximate ranks (77) of the gradient slices M_q (76) of trained one-hidden-layer perceptrons "
             "(logistic activations, softmax cross-entropy, Adam) over 500 random non-trivial weights (|θ*_q| ≥ 0.005), "
@@ -341,6 +342,7 @@ def figure_1(ctx):
 
 
 @figure(
+    requires=("torch",),
     id="fedlrgd/figure-2",
     caption="Histograms of approximate ranks (77) of gradient slices of trained convolutional networks (two 3×3 convolutions, "
             "2×2 max-pooling, a dense hidden layer, a 10-way output; logistic activations, Adam) over 500 random non-trivial "
@@ -364,6 +366,7 @@ def figure_2(ctx):
 
 
 @figure(
+    requires=("torch",),
     id="fedlrgd/figure-network-runs",
     caption="A small network (2 → 6 → 2 perceptron, logistic activations, cross-entropy; two Gaussian classes clipped to "
             "[0, 1]², 10 clients × 20 samples): training loss against cumulative federated oracle complexity (φ = 100) for "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -245,3 +246,22 @@ def test_figures_command_end_to_end(repo):
     data = json.loads((repo / "o" / manifest[0]["json"]).read_text())
     validate(data, "figure")
     assert (repo / "o" / manifest[0]["png"]).stat().st_size > 0
+
+
+def test_figure_with_a_missing_requirement_is_skipped_and_said(tmp_path):
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "demo.py").write_text(
+        "from fedtheory.plotting.spec import figure, panel, series\n"
+        "@figure(id='demo/figure-1', caption='plain')\n"
+        "def f1(ctx):\n"
+        "    return {'params': {}, 'panels': [panel('', 'x', 'y', [series('s', [0, 1], [1, 0])])]}\n"
+        "@figure(id='demo/figure-2', caption='needs torch', requires=('torch',))\n"
+        "def f2(ctx):\n"
+        "    raise AssertionError('must not run without torch')\n")
+    env = dict(os.environ, FEDTHEORY_DISABLE="torch")
+    proc = subprocess.run([sys.executable, "-m", "fedtheory", "figures", "--out", str(tmp_path / "out")], cwd=tmp_path,
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "demo/figure-2: skipped, missing requirement: torch: disabled by FEDTHEORY_DISABLE" in proc.stdout
+    assert "1 figures written, 1 skipped" in proc.stdout
+    assert (tmp_path / "out" / "demo" / "figure-1.png").exists() and not (tmp_path / "out" / "demo" / "figure-2.json").exists()

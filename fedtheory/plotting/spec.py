@@ -77,12 +77,14 @@ class Figure:
     tier: str = "fast"
     substitute: str | None = None
     source: str | None = None
+    requires: tuple = ()
 
     def __post_init__(self) -> None:
         if not _FIG_ID_RE.match(self.id):
             raise ValueError(f"figure id {self.id!r} must look like '<paper>/figure-<n>'")
         if self.tier not in ("fast", "full"):
             raise ValueError(f"figure {self.id}: tier must be fast or full, got {self.tier!r}")
+        self.requires = tuple(self.requires)
 
     @property
     def paper(self) -> str:
@@ -101,11 +103,15 @@ class Figure:
         return out
 
 
-def figure(*, id: str, caption: str, tier: str = "fast", substitute: str | None = None
-           ) -> Callable[[Callable[[FigureContext], dict]], Figure]:
-    """Decorator turning a data function into a :class:`Figure`."""
+def figure(*, id: str, caption: str, tier: str = "fast", substitute: str | None = None,
+           requires: tuple | list = ()) -> Callable[[Callable[[FigureContext], dict]], Figure]:
+    """Decorator turning a data function into a :class:`Figure`.
+
+    ``requires``: optional capabilities (``"torch"``, ``"cuda"``, ``"dask"``) the data function needs; where
+    one is missing, ``fedtheory figures`` skips the figure and says why (as ``check`` does for claims).
+    """
 
     def wrap(fn: Callable[[FigureContext], dict]) -> Figure:
-        return Figure(id=id, caption=caption, fn=fn, tier=tier, substitute=substitute)
+        return Figure(id=id, caption=caption, fn=fn, tier=tier, substitute=substitute, requires=tuple(requires))
 
     return wrap
