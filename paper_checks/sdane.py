@@ -98,7 +98,7 @@ INVENTORY: dict[str, list[str] | str] = {
                 "sdane/table-1/acc-sdane-rounds-slope"],
     "Figure 1": ["sdane/figure-1/text"],
     "Figure 2": ["sdane/figure-2/text"],
-    "Figure 3": ["sdane/figure-3/text"],
+    "Figure 3": ["sdane/figure-3/full-participation", "sdane/figure-3/client-sampling"],
     "Figure 4": ["sdane/figure-4/text"],
     "Figure 5": ["sdane/figure-5/text"],
 }
@@ -130,8 +130,13 @@ def random_federation(rng, *, n=None, d=None, mu=None, L=None, frac=None, weight
     mu = float(10 ** rng.uniform(-3, 0)) if mu is None else mu
     L = float(10 ** rng.uniform(0.5, 2.5)) if L is None else L
     frac = float(rng.uniform(0.05, 0.9)) if frac is None else frac
-    return make_quadratic(n, d, mu=mu, L=L, delta_A=frac * (L - mu) / 2 if target else None, C=C, weights=weights,
-                          seed=rng)
+    for _ in range(8):
+        try:
+            return make_quadratic(n, d, mu=mu, L=L, delta_A=frac * (L - mu) / 2 if target else None, C=C,
+                                  weights=weights, seed=rng)
+        except ValueError:  # the generator's path cannot reach this δ_A for this draw: aim lower
+            frac *= 0.5
+    raise ValueError(f"no federation with n={n}, d={d} reached delta_A = {frac:.3g}·(L − μ)/2")
 
 
 def federation_param(n: int, d: int, *, L=(2.0, 300.0), weights="random"):
@@ -344,7 +349,8 @@ def definition_3(ctx):
         if not math.isinf(zeta_sq(qh)):
             return ctx.refuted(measured={"zeta_sq": zeta_sq(qh)}, notes="heterogeneous Hessians must have ζ² = inf")
         u = rng.normal(size=qh.d)
-        grow.append(gradient_variance(qh, 1e3 * u) / gradient_variance(qh, 1e1 * u))
+        ts = 10.0 ** np.arange(3, 7)
+        grow.append(float(np.polyfit(np.log(ts), np.log([gradient_variance(qh, t * u) for t in ts]), 1)[0]))
     # logistic, balanced clients (p_i = 1/n, so the l2 terms cancel in ∇f_i − ∇f): variance bounded by
     # mean_i (‖∇ℓ_i‖ + mean_j ‖∇ℓ_j‖)², with ‖∇ℓ_i(x)‖ ≤ max_j ‖a_ij‖ (|ℓ'| ≤ 1)
     fed = LogisticFederation.random(5, 30, 3, heterogeneity=2.0, seed=rng)
@@ -355,13 +361,14 @@ def definition_3(ctx):
     u = rng.normal(size=3)
     unbalanced_growth = gradient_variance(unbalanced, 1e4 * u) / gradient_variance(unbalanced, 1e2 * u)
     far = max(gradient_variance(orc, rng.normal(size=3) * 10 ** rng.uniform(-1, 4)) for _ in range(40))
-    ok = worst_const <= 1e-10 and min(grow) > 1e3 and far <= bound
-    return ctx.decide(ok, measured={"shared_hessian_variance_minus_zeta_sq": worst_const, "heterogeneous_growth_min": min(grow),
+    ok = worst_const <= 1e-10 and abs(min(grow) - 2) <= 0.05 and far <= bound
+    return ctx.decide(ok, measured={"shared_hessian_variance_minus_zeta_sq": worst_const,
+                                    "heterogeneous_variance_growth_exponent_min": min(grow),
                                     "logistic_max_variance_over_bound": far / bound,
                                     "unbalanced_logistic_growth": unbalanced_growth},
                       tolerance={"relative": 1e-10, "why": "float64 on O(1e8) norms with d ≤ 5"},
                       notes="ζ² is the supremum over all x: with heterogeneous Hessians the deviation is affine in x "
-                            "(variance grows like ‖x‖², ×10⁴ from ‖x‖ = 10 to 1000), so Theorems 5/7 apply to quadratics "
+                            "(the variance along a ray grows like t²: fitted exponent 2 for t ∈ [10³, 10⁶]), so Theorems 5/7 apply to quadratics "
                             "only with shared Hessians; balanced logistic clients have bounded gradient deviations, but "
                             "unbalanced ℓ2-regularized ones do not: in the uniform view n p_i f_i the regularizers "
                             "n p_i l2 differ, so ∇f_i − ∇f has a term (n p_i − 1) l2 x (measured growth reported). The checks of "

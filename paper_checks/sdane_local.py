@@ -22,8 +22,13 @@ H = load_module(Path(__file__).with_name("sdane.py"))
 def _federation_with_ratio(rng, ratio, *, L_over_delta=None, n=4, d=4):
     """Uniform-weight quadratic with δ_A/μ = ratio exactly (μ = 1), L = L_over_delta·δ_A (default 20δ_A)."""
     delta = float(ratio)
-    L = delta * (L_over_delta if L_over_delta is not None else 20.0)
-    return make_quadratic(n, d, mu=1.0, L=L, delta_A=delta, weights="uniform", seed=rng)
+    Ld = L_over_delta if L_over_delta is not None else 20.0
+    for _ in range(6):
+        try:
+            return make_quadratic(n, d, mu=1.0, L=delta * Ld, delta_A=delta, weights="uniform", seed=rng)
+        except ValueError:   # δ_A too close to its maximum (L − μ)/2 for the generator's path: spread the spectrum
+            Ld *= 1.5
+    raise ValueError(f"no federation reached delta_A/mu = {ratio}")
 
 
 def _fixed_K_runs(rng, solver_for, rounds=20, trials=6, ratios=(3.0, 10.0, 30.0, 100.0, 300.0)):
@@ -58,8 +63,9 @@ def corollary_3_runs(ctx):
     slope_bound = float(np.polyfit(np.log(Lrat), np.log(Ks), 1)[0])
     # (b) stopped by the test (doubling K from the centre): steps per round stay below 2·bound, do not grow with r
     worst_over, growth, meas = 0.0, 0.0, []
-    for t in range(5 if not ctx.full else 20):
-        Ld = float(10 ** (0.5 + 2.0 * t / 4))
+    T = 5 if not ctx.full else 12
+    for t in range(T):
+        Ld = float(10 ** (0.5 + 2.0 * t / (T - 1)))     # L/δ_A from 3 to 300
         q = _federation_with_ratio(rng, 10.0, L_over_delta=Ld)
         orc = client_oracles(q)
         lam = 2 * delta_A(q)
@@ -161,8 +167,9 @@ def remark_4(ctx):
     rng = ctx.rng
     rows = []
     worst = 0.0
-    for t in range(6 if not ctx.full else 20):
-        Ld = float(10 ** (0.5 + 2.0 * t / 5))
+    T = 6 if not ctx.full else 12
+    for t in range(T):
+        Ld = float(10 ** (0.5 + 2.0 * t / (T - 1)))     # L/δ_A from 3 to 300
         q = _federation_with_ratio(rng, 10.0, L_over_delta=Ld)
         orc = client_oracles(q)
         lam = 2 * delta_A(q)

@@ -243,8 +243,8 @@ def theorem_5_one_step(ctx):
 
     P = Product(inst=quadratic_instance_param(n=4, d=3, mu=1.0, L=(2.0, 100.0), K=1), x0=Ball(3, 5.0),
                 w=Box(-1.0, 1.0, shape=3), frac=Box(0.5, 1.0), gf=Box(0.1, 10.0, log=True))
-    res = probe(violation, P, seed=rng, n_random=16 if not ctx.full else 200, n_starts=2 if not ctx.full else 8,
-                maxiter=25 if not ctx.full else 300, target=1.0)
+    res = probe(violation, P, seed=rng, n_random=16 if not ctx.full else 100, n_starts=2 if not ctx.full else 4,
+                maxiter=25 if not ctx.full else 150, target=1.0)
     worst = max(worst, res.worst_value)
     ok = worst <= 1 and fails == 0
     return ctx.decide(ok, measured={"worst_ratio": worst, "probe_worst": res.worst_value, "rounds": rounds,
@@ -338,8 +338,8 @@ def theorem_7(ctx):
 
     P = Product(inst=quadratic_instance_param(n=4, d=3, mu=1.0, L=(2.0, 100.0), K=1), x0=Ball(3, 5.0), v=Ball(3, 5.0),
                 w=Box(-1.0, 1.0, shape=3), frac=Box(0.5, 1.0), gf=Box(0.1, 10.0, log=True), A=Box(0.0, 50.0))
-    res = probe(violation, P, seed=rng, n_random=16 if not ctx.full else 200, n_starts=2 if not ctx.full else 8,
-                maxiter=25 if not ctx.full else 300, target=1.0)
+    res = probe(violation, P, seed=rng, n_random=16 if not ctx.full else 100, n_starts=2 if not ctx.full else 4,
+                maxiter=25 if not ctx.full else 150, target=1.0)
     ok = worst <= 1 and fails == 0 and res.worst_value <= 1
     return ctx.decide(ok, measured={"worst_expectation_over_bound": worst, "instances": runs, "paths_failing_test": fails,
                                     "probe_worst_one_round_ratio": res.worst_value, "probe_evaluations": res.n_evaluations},
