@@ -39,8 +39,8 @@ FIGURE_BY_ID = {f.id: f for f in (FIGURES.figure_6, FIGURES.figure_11, FIGURES.f
 SE_MULTIPLE = 2.0
 #: relative tolerance under which two tail training losses count as tied
 LOSS_TIE = 0.01
-#: "initially": rounds 1..75, a quarter of Figure 12's horizon and half of Figure 13's (the same rounds in both)
-INITIAL_ROUNDS = 75
+#: "initially": the first half of a figure's rounds (1..R/2); "eventually": its last tail_rounds rounds
+INITIAL_FRACTION = 0.5
 
 SUBSTITUTE_NOTE = ("Checked on the substitute (digits, small MLP; see the figure's substitute sentence and params), "
                    "not on the paper's data: a refutation here means the statement does not carry over to this "
@@ -143,7 +143,7 @@ ALPHA_STATEMENT = (r"Section 6 and Appendix E.3, Figure {n} (right): LocalUpdate
                    r"rates'' (test accuracy against communication rounds).")
 
 FIG6_NOTES = ("Substitute scaling (recorded in the figure params): K = 10 local steps instead of 50 (about the "
-              "paper's number of local epochs on digits' small clients), 100 rounds, tuning window the last 20 "
+              "paper's number of local epochs on digits' small clients), 60 rounds, tuning window the last 12 "
               "rounds, (gamma, eta) tuned by nested line searches over the paper's grid instead of the full grid; "
               "alpha in {0, 0.01, 0.1, 1} (the paper's alpha values are not in its text). One seed per figure: "
               "Figure 11 is an independent replicate at its own seed. ")
@@ -217,9 +217,13 @@ def _tail(curve: np.ndarray, tail: int) -> float:
     return float(np.mean(curve[-tail:]))
 
 
+def _initial_rounds(curve: np.ndarray) -> int:
+    return max(1, int((curve.size - 1) * INITIAL_FRACTION))
+
+
 def _initial(curve: np.ndarray) -> float:
-    """Mean training loss over rounds 1..INITIAL_ROUNDS ("initially")."""
-    return float(np.mean(curve[1:INITIAL_ROUNDS + 1]))
+    """Mean training loss over rounds 1..R/2 ("initially")."""
+    return float(np.mean(curve[1:_initial_rounds(curve) + 1]))
 
 
 def crossing_measurements(data: dict, tail: int) -> tuple[bool, dict]:
@@ -272,14 +276,17 @@ def monotone_tail_measurements(data: dict, tail: int, panels=(0, 1)) -> tuple[bo
 
 
 def early_best_surpassed_measurements(data: dict, tail: int) -> tuple[bool, dict]:
-    """Panel (b) (the CIFAR-100 stand-in): the γ with the lowest mean loss over the first
-    INITIAL_ROUNDS rounds is surpassed over the last ``tail`` rounds by a smaller γ (by more than
-    LOSS_TIE), and γ = 0 ends comparable (within LOSS_TIE) to the best. The paper's own values
-    (γ = 10^-2 best initially, surpassed by 10^-3) are reported beside it."""
+    """Panel (b) (the CIFAR-100 stand-in): the γ with the lowest mean loss over the first half of
+    the rounds, ahead of every other γ there by more than LOSS_TIE ("performs better than all other
+    methods"), is surpassed over the last ``tail`` rounds by a smaller γ (by more than LOSS_TIE), and
+    γ = 0 ends comparable (within LOSS_TIE) to the best. The paper's own values (γ = 10^-2 best
+    initially, surpassed by 10^-3) are reported beside it."""
     panel = data["panels"][1]
     curves = _loss_curves(panel)
     initial = {g: _initial(c) for g, c in curves.items()}
     early_best = min(initial, key=initial.get)
+    runner_up = min((v for g, v in initial.items() if g != early_best), default=math.inf)
+    leads = runner_up > (1.0 + LOSS_TIE) * initial[early_best]
     tails = {g: _tail(c, tail) for g, c in curves.items()}
     final_best = min(tails, key=tails.get)
     smaller = {g: v for g, v in tails.items() if g < early_best}
@@ -292,21 +299,22 @@ def early_best_surpassed_measurements(data: dict, tail: int) -> tuple[bool, dict
                    "gamma_0_within_tie_of_1e-3_at_end": tails[0.0] <= (1.0 + LOSS_TIE) * tails[1e-3]}
     measured = {"early_best_tail_over_best_smaller_ratio": (tails[early_best] / min(smaller.values())
                                                             if smaller else float("nan")),
-                "panel": panel["title"], "initial_rounds": INITIAL_ROUNDS, "initial_best_gamma": early_best,
+                "panel": panel["title"], "initial_rounds": _initial_rounds(curves[early_best]),
+                "initial_best_gamma": early_best, "initial_lead_over_runner_up": runner_up / initial[early_best],
                 "final_best_gamma": final_best, "initial_mean_loss": {f"{g:g}": v for g, v in sorted(initial.items())},
                 "tail_loss": {f"{g:g}": v for g, v in sorted(tails.items())},
                 "early_best_surpassed_by_smaller_gamma": bool(surpassed), "gamma_0_comparable_to_best": bool(zero_comparable),
                 "paper_values_on_substitute": literal}
-    return bool(surpassed and zero_comparable), measured
+    return bool(leads and surpassed and zero_comparable), measured
 
 
 def early_advantage_measurements(tuned: dict, fixed: dict) -> tuple[bool, dict]:
-    """In every panel, with η tuned (Figure 13) the best γ > 0 over the first INITIAL_ROUNDS rounds is
+    """In every panel, with η tuned (Figure 13) the best γ > 0 over the first half of the rounds is
     ahead of γ = 0 by a larger factor than with η = 0.01 fixed (Figure 12), and by more than LOSS_TIE.
 
-    The factor is the mean loss of γ = 0 over rounds 1..INITIAL_ROUNDS divided by the smallest such
-    mean over γ > 0 ("much better initially" when the server learning rate is tuned, against the
-    fixed-η experiment it repeats)."""
+    The factor is the mean loss of γ = 0 over the first half of the figure's rounds divided by the
+    smallest such mean over γ > 0 ("much better initially" when the server learning rate is tuned,
+    against the fixed-η experiment it repeats)."""
     measured, ok = {}, True
     for p13, p12 in zip(tuned["panels"], fixed["panels"]):
         row = {}
@@ -350,10 +358,27 @@ def _tail_rounds(data: dict) -> int:
     return int(data["params"]["tail_rounds"])
 
 
-figure_6_momentum = _momentum("localupdate/figure-6", 6, "verified", "")
-figure_6_alpha = _alpha("localupdate/figure-6", 6, "verified", "")
-figure_11_momentum = _momentum("localupdate/figure-11", 11, "verified", "")
-figure_11_alpha = _alpha("localupdate/figure-11", 11, "verified", "")
+MOMENTUM_FINDING = (
+    "Finding on the substitute (both replicates, Figures 6 and 11): neither momentum type converges detectably "
+    "faster on both measures (see measured: gains in mean accuracy over the rounds between -2.7 and +1.0 standard "
+    "errors, and rounds to the target from 2 fewer to 4 more than without momentum). The tuned eta differ by "
+    "half-decades chosen on tail-accuracy differences of about one test example (visited_gamma_eta_score in the "
+    "figure params), and the early rise follows the chosen eta more than the momentum type: at 60 rounds, with "
+    "every tuned run at its plateau within ~40, this stand-in does not resolve the effect the paper sees on "
+    "FEMNIST. Nothing here bears on the quadratic theory behind Figure 2 (Table 2's accelerated rates). ")
+ALPHA_FINDING = (
+    "Finding on the substitute: the tuned end points stay close (tail accuracy within about 2 points for every "
+    "alpha), but the early rise differs by more than 2 SE: alpha = 1 is slower on both replicates (its tuned "
+    "gamma is 10^-0.5 instead of 1: with gamma = 1 it reaches only 0.78 to 0.83 tail accuracy), and in Figure 6 alpha = 0.01 and 0.1 rise faster than alpha = 0 only "
+    "because the tuning picked eta = 1 for them and eta = 10^-0.5 for alpha = 0 on a tail-accuracy difference of "
+    "about one test example (a proximal term gamma*alpha = 0.01 per local step barely changes the local update). "
+    "So the statement fails here through alpha = 1 and through tuning noise, not through a systematic effect of "
+    "small alpha. ")
+
+figure_6_momentum = _momentum("localupdate/figure-6", 6, "refuted", MOMENTUM_FINDING)
+figure_6_alpha = _alpha("localupdate/figure-6", 6, "refuted", ALPHA_FINDING)
+figure_11_momentum = _momentum("localupdate/figure-11", 11, "refuted", MOMENTUM_FINDING)
+figure_11_alpha = _alpha("localupdate/figure-11", 11, "refuted", ALPHA_FINDING)
 
 figure_12_crossing = _fig_claim(
     "client-lr-changes-point-reached", 12,
@@ -387,8 +412,9 @@ figure_12_cifar = _fig_claim(
     r"performs better than all other methods, it is eventually surpassed by $\gamma=10^{-3}$, and $\gamma=0$ ends up "
     r"obtaining a comparable accuracy''.",
     lambda d, ctx: early_best_surpassed_measurements(d, _tail_rounds(d)),
-    f"panel (b): the gamma with the lowest mean loss over rounds 1..{INITIAL_ROUNDS} has a tail loss more than "
-    f"{LOSS_TIE:g} (relative) above some smaller gamma's, and gamma = 0's tail loss is within {LOSS_TIE:g} of the lowest",
+    f"panel (b): the gamma with the lowest mean loss over the first half of the rounds, lower than every other "
+    f"gamma's there by more than {LOSS_TIE:g} (relative), has a tail loss more than {LOSS_TIE:g} above some smaller "
+    f"gamma's, and gamma = 0's tail loss is within {LOSS_TIE:g} of the lowest",
     FIG12_NOTES + "Which gamma leads early depends on the data's gradient scale, so the substitute cannot test the "
     "paper's values (10^-2 leads, 10^-3 overtakes); it checks the pattern they illustrate (the early leader is "
     "overtaken by a smaller gamma, gamma = 0 ends comparable) and reports the paper's values on the substitute in "
@@ -407,10 +433,11 @@ figure_13_early = _fig_claim(
     r"(smallest average training loss over the last 100 rounds): ``when the server learning rate is tuned, larger "
     r"client learning rates may do much better initially'' (than in Figure 12, where $\eta=0.01$).",
     _figure_13_early,
-    f"in every panel, with losses averaged over rounds 1..{INITIAL_ROUNDS}: loss(gamma = 0) / min over gamma > 0 of "
-    f"loss(gamma) exceeds 1 + {LOSS_TIE:g} and exceeds (1 + {LOSS_TIE:g}) times the same factor in Figure 12 (eta = 0.01)",
-    f"Figure 13 here runs 150 rounds (tail window 30), Figure 12 300; 'initially' is rounds 1..{INITIAL_ROUNDS} in "
-    "both, each figure at its own seed (so the client splits differ between the two figures). ",
+    f"in every panel, with losses averaged over the first half of each figure's rounds: loss(gamma = 0) / min over "
+    f"gamma > 0 of loss(gamma) exceeds 1 + {LOSS_TIE:g} and exceeds (1 + {LOSS_TIE:g}) times the same factor in "
+    f"Figure 12 (eta = 0.01)",
+    "Figure 13 here runs 100 rounds (tail window 20), Figure 12 300; 'initially' is the first half of each figure's "
+    "rounds, each figure at its own seed (so the client splits differ between the two figures). ",
     "verified")
 
 figure_13_monotone = _fig_claim(
@@ -422,5 +449,9 @@ figure_13_monotone = _fig_claim(
     lambda d, ctx: monotone_tail_measurements(d, _tail_rounds(d)),
     f"panels (a) and (b): for every plotted gamma_1 < gamma_2, tail loss(gamma_1) <= (1 + {LOSS_TIE:g}) tail "
     f"loss(gamma_2) over the last tail_rounds rounds",
-    "Figure 13 here runs 150 rounds (tail window 30). ",
-    "verified")
+    "Figure 13 here runs 100 rounds (tail window 20). Finding on the substitute: with eta tuned per gamma, the "
+    "larger client learning rates (0.1, 1) end 2 to 5 times below gamma <= 10^-2 (see measured): the tuned server "
+    "step lets them converge fast, and the MLP fits the 1437 training digits almost exactly (tail losses down to "
+    "~0.03), so the gamma-dependent gap that smaller client learning rates close (the surrogate's bias of Section 4) "
+    "does not show within the horizon. The 'similar behavior' of Figure 13 does not carry over to this stand-in. ",
+    "refuted")
