@@ -379,7 +379,7 @@ _FIG12_SUB = substitute_sentence(
                                                  for t in TASKS.values()))
 
 
-@figure(id="localupdate/figure-6", tier="full", substitute=_FIG6_SUB,
+@figure(id="localupdate/figure-6", tier="full", requires=("torch",), substitute=_FIG6_SUB,
         caption="Test accuracy of LocalUpdate with Θ = Θ_{1:K} (K = 10 here, 50 in the paper) with tuned learning "
                 "rates γ, η. (Left) Varying types of server momentum, α = 0. (Right) No momentum and varying α. "
                 "Substitute for FEMNIST: digits across 30 clients, M = 10 per round, B = 20.")
@@ -388,7 +388,7 @@ def figure_6(ctx):
     return figure_6_data(ctx)
 
 
-@figure(id="localupdate/figure-11", tier="full", substitute=_FIG6_SUB,
+@figure(id="localupdate/figure-11", tier="full", requires=("torch",), substitute=_FIG6_SUB,
         caption="Figure 6 re-plotted (Appendix E.3): test accuracy of LocalUpdate with tuned learning rates. "
                 "(Left) Varying types of server momentum, α = 0. (Right) No momentum and varying α. Computed at "
                 "this figure's own seed, so it is an independent replicate of Figure 6 (another client split, "
@@ -398,7 +398,7 @@ def figure_11(ctx):
     return figure_6_data(ctx)
 
 
-@figure(id="localupdate/figure-12", tier="full", substitute=_FIG12_SUB,
+@figure(id="localupdate/figure-12", tier="full", requires=("torch",), substitute=_FIG12_SUB,
         caption="Training loss of LocalUpdate with α = 0, Θ = Θ_{1:10}, varying client learning rate γ, and "
                 "ServerOpt gradient descent with learning rate η = 0.01 and no momentum; diverged runs omitted. "
                 "Panels (a), (b), (c) stand in for FEMNIST, CIFAR-100 and Shakespeare.")
@@ -407,7 +407,7 @@ def figure_12(ctx):
     return figure_12_data(ctx)
 
 
-@figure(id="localupdate/figure-13", tier="full", substitute=_FIG12_SUB,
+@figure(id="localupdate/figure-13", tier="full", requires=("torch",), substitute=_FIG12_SUB,
         caption="Training loss of LocalUpdate with α = 0, Θ = Θ_{1:10}, varying client learning rate γ, and "
                 "ServerOpt gradient descent with tuned server learning rate η. Panels (a), (b), (c) stand in "
                 "for FEMNIST, CIFAR-100 and Shakespeare.")
