@@ -18,7 +18,6 @@ keeps as many parameters as the dense layer, so that level compresses nothing he
 from __future__ import annotations
 
 import functools
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -39,22 +38,6 @@ SUBSTITUTE = substitute_sentence(
     "CIFAR-10, CIFAR-100 and Tiny-ImageNet with ResNet-18/34", "digits",
     "20 clients, IID or Dirichlet(0.5), 10 per round; a 64-64-64-64-10 ReLU network whose two 64×64 layers "
     "FedHM factorizes")
-
-
-@contextmanager
-def _one_thread():
-    """Torch and BLAS on one thread: the batched client gradients and the server's SVDs are small, and threads
-    fighting over a shared CPU make a small SVD thirty times slower (threadpoolctl comes with scikit-learn)."""
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(1):
-            yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @functools.lru_cache(maxsize=None)
@@ -128,31 +111,30 @@ def heterogeneous_run(method: str, setting: str, seed: int, rounds: int = ROUNDS
     _, _, Xte, yte, _ = _data(seed, setting)
     levels = np.arange(CLIENTS) % len(GAMMAS)
     kw = dict(batch_size=BATCH, clients_per_round=PER_ROUND, client_sampling="without_replacement", seed=seed)
-    with _one_thread():
-        if method == "FedHM":
-            net = _network(seed=seed)
-            fed, layout = _federation(net, seed, setting), _layout(net)
-            algo = FedHM(GAMMAS, LOCAL_STEPS, LR)
-            h = run_fedhm(fed, layout, algo, fed.initial_point(), rounds, levels=levels, evaluate=False, **kw)
-            small = algo.ranks(layout, len(GAMMAS) - 1)
-            acc = accuracy(fed, np.stack([truncated_model(x, layout, small) for x in h.x]), Xte, yte)
-            size = algo.level_params(layout, len(GAMMAS) - 1)
-        elif method == "HeteroFL":
-            net = _network(seed=seed)
-            fed = _federation(net, seed, setting)
-            masks = slimming_masks(net, heterofl_widths())
-            h = run_heterofl(fed, masks, fed.initial_point(), rounds, local_steps=LOCAL_STEPS, lr=LR, levels=levels, **kw)
-            acc = accuracy(fed, h.x * masks[-1], Xte, yte)
-            size = int(masks[-1].sum())
-        elif method == "FedAvg":   # the smallest width-slimmed network on every client (Section 4.1)
-            hmin = int(round(heterofl_widths()[-1] * HIDDEN[0]))
-            net = _network((hmin,) * len(HIDDEN), seed=seed)
-            fed = _federation(net, seed, setting)
-            h = run_local_update(fed, LocalUpdate.fedavg(LOCAL_STEPS, LR), fed.initial_point(), rounds, **kw).to_numpy()
-            acc = accuracy(fed, h.x, Xte, yte)
-            size = slim_params(hmin)
-        else:
-            raise ValueError(f"unknown method {method!r}")
+    if method == "FedHM":
+        net = _network(seed=seed)
+        fed, layout = _federation(net, seed, setting), _layout(net)
+        algo = FedHM(GAMMAS, LOCAL_STEPS, LR)
+        h = run_fedhm(fed, layout, algo, fed.initial_point(), rounds, levels=levels, evaluate=False, **kw)
+        small = algo.ranks(layout, len(GAMMAS) - 1)
+        acc = accuracy(fed, np.stack([truncated_model(x, layout, small) for x in h.x]), Xte, yte)
+        size = algo.level_params(layout, len(GAMMAS) - 1)
+    elif method == "HeteroFL":
+        net = _network(seed=seed)
+        fed = _federation(net, seed, setting)
+        masks = slimming_masks(net, heterofl_widths())
+        h = run_heterofl(fed, masks, fed.initial_point(), rounds, local_steps=LOCAL_STEPS, lr=LR, levels=levels, **kw)
+        acc = accuracy(fed, h.x * masks[-1], Xte, yte)
+        size = int(masks[-1].sum())
+    elif method == "FedAvg":   # the smallest width-slimmed network on every client (Section 4.1)
+        hmin = int(round(heterofl_widths()[-1] * HIDDEN[0]))
+        net = _network((hmin,) * len(HIDDEN), seed=seed)
+        fed = _federation(net, seed, setting)
+        h = run_local_update(fed, LocalUpdate.fedavg(LOCAL_STEPS, LR), fed.initial_point(), rounds, **kw).to_numpy()
+        acc = accuracy(fed, h.x, Xte, yte)
+        size = slim_params(hmin)
+    else:
+        raise ValueError(f"unknown method {method!r}")
     return {"accuracy": acc.tolist(), "params": int(size)}
 
 
@@ -166,26 +148,25 @@ def homogeneous_run(kind: str, value: float, setting: str, seed: int, rounds: in
 
     _, _, Xte, yte, _ = _data(seed, setting)
     kw = dict(batch_size=BATCH, clients_per_round=PER_ROUND, client_sampling="without_replacement", seed=seed)
-    with _one_thread():
-        if kind in ("original", "width"):
-            h_units = HIDDEN[0] if kind == "original" else int(round(value * HIDDEN[0]))
-            net = _network((h_units,) * len(HIDDEN), seed=seed)
-            fed = _federation(net, seed, setting)
-            h = run_local_update(fed, LocalUpdate.fedavg(LOCAL_STEPS, LR), fed.initial_point(), rounds, **kw).to_numpy()
-            acc = accuracy(fed, h.x, Xte, yte)
-            params = slim_params(h_units)
-            macs = params - (3 * h_units + 10)       # weights only (biases are additions)
-        elif kind in ("low-rank", "vanilla"):
-            net = _network(seed=seed)
-            fed, layout = _federation(net, seed, setting), _layout(net, hybrid=kind == "low-rank")
-            algo = FedHM((float(value),), LOCAL_STEPS, LR)
-            h = run_fedhm(fed, layout, algo, fed.initial_point(), rounds, evaluate=False, **kw)
-            ranks = algo.ranks(layout, 0)
-            acc = accuracy(fed, np.stack([truncated_model(x, layout, ranks) for x in h.x]), Xte, yte)
-            params = algo.level_params(layout, 0)
-            macs = params - (sum(HIDDEN) + 10)
-        else:
-            raise ValueError(f"unknown kind {kind!r}")
+    if kind in ("original", "width"):
+        h_units = HIDDEN[0] if kind == "original" else int(round(value * HIDDEN[0]))
+        net = _network((h_units,) * len(HIDDEN), seed=seed)
+        fed = _federation(net, seed, setting)
+        h = run_local_update(fed, LocalUpdate.fedavg(LOCAL_STEPS, LR), fed.initial_point(), rounds, **kw).to_numpy()
+        acc = accuracy(fed, h.x, Xte, yte)
+        params = slim_params(h_units)
+        macs = params - (3 * h_units + 10)       # weights only (biases are additions)
+    elif kind in ("low-rank", "vanilla"):
+        net = _network(seed=seed)
+        fed, layout = _federation(net, seed, setting), _layout(net, hybrid=kind == "low-rank")
+        algo = FedHM((float(value),), LOCAL_STEPS, LR)
+        h = run_fedhm(fed, layout, algo, fed.initial_point(), rounds, evaluate=False, **kw)
+        ranks = algo.ranks(layout, 0)
+        acc = accuracy(fed, np.stack([truncated_model(x, layout, ranks) for x in h.x]), Xte, yte)
+        params = algo.level_params(layout, 0)
+        macs = params - (sum(HIDDEN) + 10)
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
     return {"accuracy": acc.tolist(), "params": int(params), "macs": int(macs)}
 
 

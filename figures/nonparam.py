@@ -396,28 +396,3 @@ def figure_6(ctx):
         "exact expected error and Theorem 1's bound up to the early-stopping time T.")
 def figure_sobolev_rate(ctx):
     return rate_figure_data(ctx.seed, "paper")
-
-
-def _single_threaded_figures() -> None:
-    """Each figure's data function runs with one BLAS thread (small dense operations; see paper_checks/nonparam.py)."""
-    import functools
-
-    from fedtheory.plotting.spec import Figure
-
-    for obj in list(globals().values()):
-        if isinstance(obj, Figure):
-            fn = obj.fn
-
-            @functools.wraps(fn)
-            def run(ctx, fn=fn):
-                try:
-                    from threadpoolctl import threadpool_limits
-                except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-                    return fn(ctx)
-                with threadpool_limits(limits=1, user_api="blas"):
-                    return fn(ctx)
-
-            obj.fn = run
-
-
-_single_threaded_figures()

@@ -31,22 +31,6 @@ from fedtheory.problems.polyhedron import make_polyhedron
 FLOOR = 1e-15  # gaps below float64's resolution are not plotted (log axes)
 
 
-def _single_threaded(fn):
-    """Compute a figure with BLAS limited to one thread: its arrays are small, and on a shared machine BLAS
-    threads only add contention (Figure 3 measured 14 s with threads under load, 3.4 s without)."""
-    import functools
-
-    @functools.wraps(fn)
-    def wrapped(ctx):
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-            return fn(ctx)
-        with threadpool_limits(1):
-            return fn(ctx)
-    return wrapped
-
-
 def _positive(y):
     y = np.asarray(y, dtype=float)
     return np.where(y > FLOOR, y, np.nan)
@@ -112,7 +96,6 @@ def _quadratic_params(orc, rounds, extra):
         caption="Convex quadratic (n = 5, m = 10, d = 1000): f(x^r) − f* of DANE, S-DANE and Acc-S-DANE with local GD "
                 "stopped by their accuracy tests, against communication rounds and against the total number of local "
                 "gradient oracle calls (per round, the maximum over clients).")
-@_single_threaded
 def figure_1(ctx):
     rounds = 100 if ctx.tier == "fast" else 400
     orc, runs = _quadratic_runs(ctx.seed, rounds)
@@ -132,7 +115,6 @@ def figure_1(ctx):
 
 @figure(id="sdane/figure-2",
         caption="The quadratic of Figure 1 with the same fixed number of local GD steps for DANE and S-DANE.")
-@_single_threaded
 def figure_2(ctx):
     rounds = 100 if ctx.tier == "fast" else 400
     panels, Ks = [], (10, 50)
@@ -204,7 +186,6 @@ def _poly_sampled(seed, rounds, ss=(80, 40, 10), lams=(1.0,)):
         caption="Polyhedron feasibility (CPU scale: N = 1000 constraints in R^100, ‖x*‖ = 0.95·5): f(x^r) − f* against "
                 "communication rounds; full participation with n = 10 (left), client sampling with n = 100 and "
                 "s ∈ {80, 40, 10} (right panels).")
-@_single_threaded
 def figure_3(ctx):
     full = ctx.tier == "full"
     r_full, r_s = (100, 200) if full else (40, 30)
@@ -260,24 +241,12 @@ def _accuracy(fed, X, y, x):
     return float((out.argmax(1).numpy() == y).mean())
 
 
-@figure(id="sdane/figure-4", tier="full",
+@figure(id="sdane/figure-4", tier="full", requires=("torch",),
         caption="Deep-learning run on a substitute: test accuracy against communication rounds of S-DANE (Algorithm 3, "
                 "option 1, θ = 0.99, η = the local step), FedAvg, FedProx, Scaffold and Scaffnew.",
         substitute=substitute_sentence("CIFAR-10 with ResNet-18", "digits",
                                        "an MLP 64-32-10 on 10 clients split by Dirichlet(0.5); full local batches"))
-@_single_threaded
 def figure_4(ctx):
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)   # tiny per-client batches: intra-op threads only add contention (0.5 s vs 9 ms a call)
-    try:
-        return _figure_4(ctx)
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _figure_4(ctx):
     fed, Xt, yt = _digits_federation(ctx.seed)
     x0 = fed.initial_point()
     R, K, lam = DL["rounds"], DL["K"], DL["lam"]
@@ -365,7 +334,6 @@ def logreg_runs(seed, split, rounds, step_grid=None, lam_grid=None, samples=None
         substitute=substitute_sentence("LIBSVM's ijcnn1", "ijcnn1_like",
                                        "22 features, about 9.7 % positives, standardized; 5000 samples (2000 in "
                                        "the fast tier); 10 clients"))
-@_single_threaded
 def figure_5(ctx):
     cfg = LOGREG if ctx.tier == "full" else {**LOGREG, **LOGREG["fast"]}
     rounds = cfg["rounds"]

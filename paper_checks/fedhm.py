@@ -216,7 +216,6 @@ def table_1_macs(ctx):
     requires=("torch",),
 )
 def balanced_vs_pufferfish(ctx):
-    import torch
 
     from fedtheory.models.counting import count, pufferfish_conv
     from fedtheory.models.low_rank import LowRankConv2d

@@ -110,7 +110,7 @@ def lemma_2(ctx):
 
 def _vacuity_witnesses(rng, full: bool = False) -> dict:
     """Instances showing that the assumptions of Section II-B cannot hold together on R^p."""
-    from fedtheory.problems.data_smooth import RidgeLoss, SoftLogisticLoss
+    from fedtheory.problems.data_smooth import SoftLogisticLoss
 
     out = {}
     # (a) strong convexity (5) ⇒ g_i(x; ϑ + t e_i) ≥ g_i(x; ϑ) + μ t: no bound B in (9).

@@ -15,20 +15,6 @@ from fedtheory.claims.core import claim
 _FIGURES = Path(__file__).resolve().parents[1] / "figures" / "fedlrgd.py"
 
 
-class _one_thread:
-    """Run torch on one intra-op thread for the block (small networks: threads only contend), then restore."""
-
-    def __init__(self, torch) -> None:
-        self.torch = torch
-
-    def __enter__(self):
-        self.before = self.torch.get_num_threads()
-        self.torch.set_num_threads(1)
-
-    def __exit__(self, *exc) -> None:
-        self.torch.set_num_threads(self.before)
-
-
 def _figures_module():
     from fedtheory.content import load_module
 
@@ -109,15 +95,12 @@ def _replay_panels(cex, ctx):
     requires=("torch",),
 )
 def figure_1_procedure(ctx):
-    import torch
-
     from fedtheory.models.activation_networks import activation_mlp
 
     fig = _figures_module()
     net = activation_mlp(64, [32], 10, activation="sigmoid", seed=ctx.seed % 1000)
-    with _one_thread(torch):
-        info = fig.appendix_c_panel(net, "adam", {"lr": 1e-3, "batch_size": 20, "epochs": 10}, 30, False, ctx.rng,
-                                    n_coords=200)
+    info = fig.appendix_c_panel(net, "adam", {"lr": 1e-3, "batch_size": 20, "epochs": 10}, 30, False, ctx.rng,
+                                n_coords=200)
     sh = _shares(info["ranks"])
     if info["test_accuracy"] < 0.8:
         return ctx.inconclusive(measured={**sh, "test_accuracy": info["test_accuracy"]},
@@ -153,15 +136,12 @@ figure_1_low_rank.replayer(_replay_panels)
     requires=("torch",),
 )
 def figure_2_procedure(ctx):
-    import torch
-
     from fedtheory.models.activation_networks import conv_net
 
     fig = _figures_module()
     net = conv_net(side=8, filters=8, hidden=32, activation="sigmoid", seed=ctx.seed % 1000)
-    with _one_thread(torch):
-        info = fig.appendix_c_panel(net, "adam", {"lr": 2e-2, "batch_size": 50, "epochs": 6}, 30, False, ctx.rng,
-                                    n_coords=200)
+    info = fig.appendix_c_panel(net, "adam", {"lr": 2e-2, "batch_size": 50, "epochs": 6}, 30, False, ctx.rng,
+                                n_coords=200)
     sh = _shares(info["ranks"])
     if info["test_accuracy"] < 0.8:
         return ctx.inconclusive(measured={**sh, "test_accuracy": info["test_accuracy"]},

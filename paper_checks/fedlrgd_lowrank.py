@@ -161,11 +161,7 @@ def theorem_1(ctx):
     """Random latent variable models (distance kernels, Fourier features; d ∈ {1, 2}), every admissible r;
     an adversarial probe over the sample positions of a distance kernel; (52) exactly for d, l ≤ 60;
     (51) on the d = 1 minimal partition."""
-    from threadpoolctl import threadpool_limits
-
-    # one BLAS thread: on a shared machine threaded SVDs of 200×200 matrices are 40× slower, not faster
-    with threadpool_limits(1):
-        return _theorem_1(ctx)
+    return _theorem_1(ctx)
 
 
 def _theorem_1(ctx):

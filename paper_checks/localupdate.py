@@ -42,9 +42,7 @@ from fedtheory.algorithms.local_update import (
 )
 from fedtheory.algorithms.maml import MAML, maml_messages, maml_theta
 from fedtheory.algorithms.surrogate import (
-    check_step_size,
     distortion_eigenvalues,
-    distortion_extremes,
     kappa,
     kappa_bound_last,
     kappa_bound_uniform,
@@ -58,7 +56,6 @@ from fedtheory.algorithms.surrogate import (
     surrogate_grad,
     surrogate_hessian,
     surrogate_minimizer,
-    theorem4_bound,
 )
 from fedtheory.algorithms.theta import Theta
 from fedtheory.analysis.rates import (
@@ -3481,27 +3478,6 @@ from fedtheory.claims.core import Claim as _Claim  # noqa: E402
 _CLAIMS = [v for v in list(globals().values()) if isinstance(v, _Claim)]
 
 
-def _single_threaded_blas(fn):
-    """Run ``fn`` with one BLAS thread: every matrix here is tiny (d ≤ 100), and a multi-threaded OpenBLAS
-    spends up to ~1000× the arithmetic on thread hand-offs for them when the cores are shared (measured: a 3×3
-    scipy expm, 10 µs single-threaded vs 24 ms with 2 threads under load)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:                               # optional: without it, checks just run slower
-        return fn
-
-    def wrapped(*args, **kwargs):
-        with threadpool_limits(limits=1, user_api="blas"):
-            return fn(*args, **kwargs)
-
-    wrapped.__doc__, wrapped.__name__ = fn.__doc__, getattr(fn, "__name__", "check")
-    return wrapped
-
-
-for _c in _CLAIMS:
-    _c.check = _single_threaded_blas(_c.check)
-    if _c.replay is not None:
-        _c.replay = _single_threaded_blas(_c.replay)
 _ALL_IDS.extend(c.id for c in _CLAIMS)
 _homeless = [c.id for c in _CLAIMS if (c.ref.startswith("Section") or c.ref.startswith("Appendix"))
              and c.id not in _SECTION_HOME]

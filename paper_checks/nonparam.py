@@ -722,39 +722,3 @@ def remark_1(ctx):
                                         "when ηΛ_N ≳ 1e-13"},
                       notes="Inputs Gaussian in R^p (p = 2..4, non-parallel a.s.); FedAvg/FedProx with random γ (< 1 for FedAvg). "
                             "The kernel is the one the paper names, (π − ∠(x, y))/(2π); with parallel inputs K_x is singular.")
-
-
-# --------------------------------------------------------------------------------------------
-# single-threaded BLAS
-# --------------------------------------------------------------------------------------------
-
-def single_threaded(namespace: dict) -> None:
-    """Run every claim check (and replay) defined in ``namespace`` with one BLAS thread.
-
-    The checks do many small dense operations; a multithreaded OpenBLAS on a shared machine spends more on thread
-    hand-offs than on arithmetic (measured: the fast tier takes ~2–4× longer), and results do not depend on it.
-    """
-    import functools
-
-    from fedtheory.claims.core import Claim
-
-    def wrap(fn):
-        @functools.wraps(fn)
-        def run(*args, **kwargs):
-            try:
-                from threadpoolctl import threadpool_limits
-            except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-                return fn(*args, **kwargs)
-            with threadpool_limits(limits=1, user_api="blas"):
-                return fn(*args, **kwargs)
-        run.__wrapped_single_threaded__ = True
-        return run
-
-    for obj in list(namespace.values()):
-        if isinstance(obj, Claim) and not getattr(obj.check, "__wrapped_single_threaded__", False):
-            obj.check = wrap(obj.check)
-            if obj.replay is not None:
-                obj.replay = wrap(obj.replay)
-
-
-single_threaded(globals())

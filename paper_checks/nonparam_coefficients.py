@@ -14,7 +14,7 @@ from pathlib import Path
 import mpmath
 import numpy as np
 
-from fedtheory.algorithms.kernel_federated import (KernelAlgorithm, PredictionDynamics, definitional_operators,
+from fedtheory.algorithms.kernel_federated import (KernelAlgorithm, definitional_operators,
                                                    operator_in_orthonormal_basis)
 from fedtheory.algorithms.parameter_space import ParameterDynamics
 from fedtheory.analysis import kernel_bounds as kb
@@ -780,4 +780,3 @@ def coupon_collector(ctx):
                       notes="Exact coverage probability Σ_k (−1)^k C(d,k)(1 − k/d)^M in 30-digit arithmetic.")
 
 
-_base.single_threaded(globals())

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.analysis import federation_gain as fg
 from fedtheory.claims.core import claim
 from fedtheory.content import load_module
 
@@ -481,4 +480,3 @@ def figure_sobolev(ctx):
     return ctx.decide(worst <= 1 + tol, measured={"worst_ratio": worst}, tolerance={"ratio": 1 + tol})
 
 
-load_module(Path(__file__).with_name("nonparam.py")).single_threaded(globals())

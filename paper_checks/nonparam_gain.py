@@ -189,4 +189,3 @@ def theorem_6(ctx):
                             "error inside the subspace, which the shape bounds up to a constant; the measured constant is reported.")
 
 
-load_module(Path(__file__).with_name("nonparam.py")).single_threaded(globals())

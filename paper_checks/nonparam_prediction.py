@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import mpmath
 import numpy as np
 from scipy import stats
 
@@ -20,7 +19,7 @@ from fedtheory.certify.params import Box, Choice, Custom, IntRange, Product
 from fedtheory.certify.probe import probe
 from fedtheory.claims.core import claim
 from fedtheory.content import load_module
-from fedtheory.problems.kernels import (KERNEL_FAMILIES, KernelExpansion, KernelFederation, LinearKernel, MercerSeries,
+from fedtheory.problems.kernels import (KERNEL_FAMILIES, KernelFederation, LinearKernel, MercerSeries,
                                         SobolevKernel, gram_federation)
 
 _base = load_module(Path(__file__).with_name("nonparam.py"))
@@ -814,4 +813,3 @@ def remark_2(ctx):
                             f"truncated at ℓ ≤ {L}; expectation over ξ exact, over covariates by averaging.")
 
 
-_base.single_threaded(globals())

@@ -16,7 +16,6 @@ claims live in ``sdane_*.py`` beside it (which load this file for the helpers).
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from fractions import Fraction
@@ -25,13 +24,11 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from fedtheory.algorithms.dane import acc_coefficient
-from fedtheory.certify.params import Ball, Box, Custom, Product, Spectrum, quadratic_instance_param
+from fedtheory.certify.params import Ball, Box, Product, Spectrum, quadratic_instance_param
 from fedtheory.certify.probe import probe
 from fedtheory.claims.core import claim
 from fedtheory.problems.clients import client_oracles
-from fedtheory.problems.dissimilarity import (Delta_s, delta_A, delta_s, delta_tilde, gradient_variance, sampling_factor,
-                                              subsets, uniform_hessians, zeta_sq)
+from fedtheory.problems.dissimilarity import (Delta_s, delta_A, delta_s, delta_tilde, gradient_variance, subsets, uniform_hessians, zeta_sq)
 from fedtheory.problems.finite_sum import LogisticFederation
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 from fedtheory.symbolic import complexity as cx
@@ -107,20 +104,6 @@ INVENTORY: dict[str, list[str] | str] = {
 # --------------------------------------------------------------------------------------------
 # shared helpers (the sdane_*.py parts load this file for them)
 # --------------------------------------------------------------------------------------------
-
-def single_threaded(fn):
-    """Run a check with BLAS limited to one thread: its matrices are tiny, and on a shared machine BLAS threads
-    only add contention (a 3×3 expm measured at 15 ms with threads under load, 0.03 ms without)."""
-    @functools.wraps(fn)
-    def wrapped(ctx):
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-            return fn(ctx)
-        with threadpool_limits(1):
-            return fn(ctx)
-    return wrapped
-
 
 def random_federation(rng, *, n=None, d=None, mu=None, L=None, frac=None, weights="random", C=3.0, target=True):
     """A random non-commuting federated quadratic with exact μ (before rescaling), L and, with ``target``,
@@ -203,7 +186,6 @@ def _sod_ratio(orc, S, x, y) -> float:
               r"$\max_S\sqrt{\lambda_{\max}(\frac1s\sum_{i\in S}(A_i-A_S)^2)}$.",
     kind="numeric",
 )
-@single_threaded
 def definition_1_exact(ctx):
     """Random pairs never exceed the library's δ_s (gradients only, an independent path); the top eigenvector
     of the maximizing subset attains it; δ_1 = 0 and δ_n = δ_A of QuadraticFederation."""
@@ -269,7 +251,6 @@ def _nonconvex_spectrum_param(n, d):
               r"for all $x$ is sufficient for (5).",
     kind="probe",
 )
-@single_threaded
 def definition_1_properties(ctx):
     rng = ctx.rng
     # convex: probe max δ_s / L over quadratic instances (spectra in [1, L], both attained)
@@ -332,7 +313,6 @@ def definition_1_properties(ctx):
               r"$\frac1n\sum_{i=1}^n\|\nabla f_i(x)-\nabla f(x)\|^2\le\zeta^2$ (7).",
     kind="numeric",
 )
-@single_threaded
 def definition_3(ctx):
     rng = ctx.rng
     worst_const, grow = 0.0, []
@@ -386,7 +366,6 @@ def definition_3(ctx):
               r"if each $f_i$ is $L$-smooth and convex then $\Delta_s\le L$; $\Delta_n=0$.",
     kind="probe",
 )
-@single_threaded
 def definition_4(ctx):
     from fedtheory.problems.dissimilarity import local_ed
 
@@ -427,7 +406,6 @@ def definition_4(ctx):
               r"and $\tilde\delta_1\le L$'' — rebuilt as $\tilde\delta_s:=\delta_s+\Delta_s$.",
     kind="probe",
 )
-@single_threaded
 def delta_tilde_claim(ctx):
     rng = ctx.rng
     worst_n = 0.0
@@ -466,7 +444,6 @@ def _pep_max(build) -> float:
               r"$\|\nabla f(x)-\nabla f(y)\|\ge\mu\|x-y\|$ (B.2) (Nesterov, Thm 2.1.10).",
     kind="certificate",
 )
-@single_threaded
 def definition_5(ctx):
     from PEPit.functions import StronglyConvexFunction
 
@@ -512,7 +489,6 @@ def definition_5(ctx):
               r"$f(y)\le f(x)+\langle\nabla f(x),y-x\rangle+\frac L2\|y-x\|^2$ (B.4) (Nesterov, Lemma 1.2.3).",
     kind="certificate",
 )
-@single_threaded
 def definition_6(ctx):
     from PEPit.functions import SmoothFunction
 
@@ -550,7 +526,6 @@ def definition_6(ctx):
               r"$f(y)\ge f(x)+\langle\nabla f(x),y-x\rangle+\frac1{2L}\|\nabla f(x)-\nabla f(y)\|^2$ (B.5) (Nesterov, Thm 2.1.5).",
     kind="certificate",
 )
-@single_threaded
 def lemma_9(ctx):
     from fedtheory.certify.pep import cocoercivity_gap
 
@@ -590,7 +565,6 @@ def _vec(name, d):
               r"$\|x+y\|^2\le(1+\gamma)\|x\|^2+(1+\gamma^{-1})\|y\|^2$ (B.7).",
     kind="symbolic",
 )
-@single_threaded
 def lemma_10(ctx):
     g = sp.Symbol("gamma", positive=True)
     proved = []
@@ -615,7 +589,6 @@ def lemma_10(ctx):
               r"$\frac1n\sum_i\|a_i-v\|^2=\|\bar a-v\|^2+\frac1n\sum_i\|a_i-\bar a\|^2$ (B.8) (Jiang et al. 2024, Lemma 14).",
     kind="symbolic",
 )
-@single_threaded
 def lemma_11(ctx):
     for n in (1, 2, 3, 4):
         for d in (1, 2):
@@ -638,7 +611,6 @@ def lemma_11(ctx):
               r"$S_R=\sum_{r=1}^Rq^{r-1}$ (B.9).",
     kind="symbolic",
 )
-@single_threaded
 def lemma_12(ctx):
     q = sp.Symbol("q", positive=True)
     for R in range(1, 7):
@@ -695,7 +667,6 @@ def _lemma13_bounds(R, lam, mu):
               r"$A_R\ge\frac1{4\lambda}(1+q)^{2(R-1)}$ (B.11). (Rebuilt; c.f. Nesterov's Lemma 2.2.4.)",
     kind="numeric",
 )
-@single_threaded
 def lemma_13(ctx):
     rng = ctx.rng
     worst = mpmath.mpf(0)
@@ -736,7 +707,6 @@ def lemma_13(ctx):
               r"Then $\mathbb E\|a_S-\bar a\|^2=\frac{n-s}{s(n-1)}\cdot\frac1n\sum_i\|a_i-\bar a\|^2$ (B.12).",
     kind="numeric",
 )
-@single_threaded
 def lemma_14(ctx):
     rng = ctx.rng
     cases = 0
@@ -777,7 +747,6 @@ def lemma_14(ctx):
               r"$\sqrt{L/\delta_A}$. (Rebuilt: the table's body was lost in conversion.)",
     kind="symbolic",
 )
-@single_threaded
 def table_1_entries(ctx):
     T = cx.TABLE_1
     checks = {}
@@ -815,7 +784,6 @@ def table_1_entries(ctx):
               r"listed methods (using $\delta_A\le\delta_B\le L$, $n\ge1$).",
     kind="symbolic",
 )
-@single_threaded
 def table_1_comparisons(ctx):
     T = cx.TABLE_1
     res = {}

@@ -24,7 +24,6 @@ H = load_module(Path(__file__).with_name("sdane.py"))
        statement=r"If every $x_{i,r+1}$ minimizes $F_{i,r}$ exactly then $\nabla f_i(x_{i,r+1})=\nabla f_i(v^r)-\nabla f_{S_r}(v^r)"
                  r"-\lambda(x_{i,r+1}-v^r)$, so $\bar g^{r+1}=-\lambda(x^{r+1}-v^r)$ and line 9 gives $v^{r+1}=x^{r+1}$: Algorithm 1 "
                  r"reduces to DANE (4) for any $\mu\ge0$ (rebuild §3 [D]; the text: S-DANE ``converges as fast as DANE'').")
-@H.single_threaded
 def exact_solves_are_dane(ctx):
     rng = ctx.rng
     worst_q, worst_l = 0.0, 0.0
@@ -60,7 +59,6 @@ def exact_solves_are_dane(ctx):
        statement=r"$v^{r+1}=\arg\min_x\{\frac1s\sum_{i\in S_r}[\langle\nabla f_i(x_{i,r+1}),x\rangle+\frac\mu2\|x-x_{i,r+1}\|^2]+"
                  r"\frac\lambda2\|x-v^r\|^2\}=\frac{\lambda v^r+\mu x^{r+1}-\bar g^{r+1}}{\lambda+\mu}=(1-\theta)v^r+\theta x^{r+1}-\eta\bar g^{r+1}$, "
                  r"$\theta=\frac\mu{\lambda+\mu}$, $\eta=\frac1{\lambda+\mu}$ (Section 5).")
-@H.single_threaded
 def line_9(ctx):
     lam, mu = sp.symbols("lambda mu", positive=True)
     d, s = 2, 3
@@ -87,7 +85,6 @@ def line_9(ctx):
                  r"$A_{r+1}=A_r+a_{r+1}$, $B_{r+1}=B_r+\mu a_{r+1}=1+\mu A_{r+1}$; $y^r=\frac{A_r}{A_{r+1}}x^r+\frac{a_{r+1}}{A_{r+1}}v^r$; "
                  r"$v^{r+1}=\frac{B_rv^r+\mu a_{r+1}x^{r+1}-a_{r+1}\bar g^{r+1}}{B_{r+1}}$; for $\mu=0$: $A_1=\frac1\lambda$, "
                  r"$A_2=\frac{3+\sqrt5}{2\lambda}$. (Rebuilt.)")
-@H.single_threaded
 def algorithm_2(ctx):
     lam, A, B, mu = sp.symbols("lambda A B mu", positive=True)
     a = B / (2 * lam) + sp.sqrt(B ** 2 / (4 * lam ** 2) + A * B / lam)
@@ -124,7 +121,6 @@ def acc_coefficient_sym(A, B, lam):
        statement=r"``Algorithm 3 with option 2 is the same as Algorithm 1'': with the drift correction and "
                  r"$\theta=\frac\mu{\lambda+\mu}$, $\eta=\frac1{\lambda+\mu}$, Algorithm 3's iterates are Algorithm 1's with the same "
                  r"local solver (K SGD steps).")
-@H.single_threaded
 def option_2(ctx):
     rng = ctx.rng
     worst = 0.0
@@ -147,7 +143,6 @@ def option_2(ctx):
        title="Algorithm 3 without control variate differs from FedProx only in the prox-centre (v^r instead of x^r)",
        statement=r"``The only difference between [Algorithm 3, option 1] and FedProx is the choice of the prox-center'': with "
                  r"$\theta=1$, $\eta=0$ (so $v^{r+1}=x^{r+1}$, the prox-centre is the last average) Algorithm 3 option 1 is FedProx.")
-@H.single_threaded
 def option_1(ctx):
     rng = ctx.rng
     worst = 0.0

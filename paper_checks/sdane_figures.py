@@ -34,7 +34,6 @@ def _first_x_below(xy, level):
        title="Figure 1: S-DANE converges as fast as DANE in rounds with far fewer local oracle calls; Acc-S-DANE is best in both",
        statement=r"``S-DANE converges as fast as DANE in terms of communication rounds, but with much fewer local gradient oracle "
                  r"calls. Acc-S-DANE achieves the best performance among the three methods.''")
-@H.single_threaded
 def figure_1_text(ctx):
     data = _figure("figure_1").data(FigureContext(seed=ctx.seed, tier=ctx.tier))
     rounds, calls = _series(data, 0), _series(data, 1)
@@ -55,7 +54,6 @@ def figure_1_text(ctx):
 @claim(id="sdane/figure-2/text", ref="Figure 2", kind="simulation",
        title="Figure 2: with the same fixed number of local steps, S-DANE is more efficient than DANE",
        statement=r"``We also test S-DANE and DANE with the same fixed number of local steps. [...] S-DANE is again more efficient.''")
-@H.single_threaded
 def figure_2_text(ctx):
     data = _figure("figure_2").data(FigureContext(seed=ctx.seed, tier=ctx.tier))
     finals = {}
@@ -72,7 +70,6 @@ def figure_2_text(ctx):
        title="Figure 3 (n = 10, full participation): S-DANE and Acc-S-DANE are the best of all methods",
        statement=r"``Our proposed methods are consistently the best among all these algorithms'' (GD, DANE-GD, Scaffold, "
                  r"Scaffnew, FedProx-GD, Acc-Extragradient; full participation, n = 10).")
-@H.single_threaded
 def figure_3_full(ctx):
     data = _figure("figure_3").data(FigureContext(seed=ctx.seed, tier=ctx.tier))
     full = {m: float(y[-1]) for m, (x, y) in _series(data, 0).items()}
@@ -114,7 +111,6 @@ CLIENT_SAMPLING_NOTES = (
        statement=r"``We decrease the number of sampled clients from 80 to 10 [...] the improvement of Acc-S-DANE over S-DANE "
                  r"gradually disappears as s decreases'' — read as: the speed-up in rounds at s = 10 is below those at s = 80 "
                  r"and s = 40.")
-@H.single_threaded
 def figure_3_sampling(ctx):
     out = _sampling_speedups(ctx.seed, "full")
     sp = [v["speedup_at_deepest_common_level"] for v in out.values()]   # s = 80, 40, 10
@@ -162,7 +158,6 @@ FIGURE_4_NOTES = (
        statement=r"``S-DANE reaches [X]% accuracy within 50 communication rounds while all the other methods are still below "
                  r"[X]% after [Y] epochs'' (the numbers were lost in conversion; checked as: S-DANE's best test accuracy within "
                  r"the run is the highest, and it reaches the others' best accuracy first).")
-@H.single_threaded
 def figure_4_text(ctx):
     ok, measured = _figure_4_verdict(ctx.seed)
     if ok:
@@ -182,7 +177,6 @@ def _replay_figure_4(cex, ctx):
        title="Figure 5 (substitute): S-DANE with adaptive λ converges faster than the best-tuned baselines",
        statement=r"``S-DANE with adaptive λ converges much faster than the other best-tuned algorithms'' (ℓ2-logistic regression, "
                  r"10 clients, i.i.d. and non-i.i.d. splits).")
-@H.single_threaded
 def figure_5_text(ctx):
     data = _figure("figure_5").data(FigureContext(seed=ctx.seed, tier=ctx.tier))
     out = {}

@@ -2,7 +2,6 @@ r"""Jiang, Rodomanov & Stich (arXiv:2407.07084): local computation (Corollary 3,
 Lemma 20) and the communication orders of Table 1 as fitted slopes. The inventory is in ``sdane.py``."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +53,6 @@ def _fixed_K_runs(rng, solver_for, rounds=20, trials=6, ratios=(3.0, 10.0, 30.0,
                  r"run from $v^r$ satisfies (6) after $O(\sqrt{L/\delta_A})$ evaluations of $\nabla f_i$ per round, independently "
                  r"of $r$ and $\varepsilon$. (Rebuilt; the method here: FGM for ⌈K/2⌉ steps then OGM-G for ⌊K/2⌋, "
                  r"$\|\nabla F(x_K)\|\le c(K)\tilde L\|v^r-x^\star_{i,r}\|$ with $c(K)=2/((\lceil K/2\rceil+1)\tilde\theta_0(\lfloor K/2\rfloor))$.)")
-@H.single_threaded
 def corollary_3_runs(ctx):
     rng = ctx.rng
     # (a) the a-priori K = FastGradNorm.steps_bound(L, λ) meets (6) at every round (no test: fixed K)
@@ -96,7 +94,6 @@ def corollary_3_runs(ctx):
        title="Corollary 3's local guarantee ‖∇F(x_K)‖ ≤ c(K)L̃‖x_0 − x*‖ for FGM+OGM-G, certified by PEP",
        statement=r"FGM ($\lceil K/2\rceil$ steps) then OGM-G ($\lfloor K/2\rfloor$ steps) on an $\tilde L$-smooth convex $F$: "
                  r"$\|\nabla F(x_K)\|\le\frac{2\tilde L\|x_0-x^\star\|}{(\lceil K/2\rceil+1)\tilde\theta_0(\lfloor K/2\rfloor)}=O(\tilde L\|x_0-x^\star\|/K^2)$.")
-@H.single_threaded
 def corollary_3_pep(ctx):
     Ks = (1, 2, 3, 4, 6) if not ctx.full else (1, 2, 3, 4, 6, 8, 10, 12)
     res = [pep.fast_gradient_norm(K) for K in Ks]
@@ -115,7 +112,6 @@ def corollary_3_pep(ctx):
        statement=r"Let $f$ be convex and $L$-smooth and $x_{k+1}=x_k-\frac1L\nabla f(x_k)$. Then $\|\nabla f(x_k)\|$ is non-increasing "
                  r"and $\|\nabla f(x_k)\|\le\frac{cL\|x_0-x^\star\|}{k+1}$ (C.5) (from Nesterov's Thm 2.2.5; rebuilt with the tight "
                  r"$c=1$, which implies any larger constant).")
-@H.single_threaded
 def lemma_20(ctx):
     from PEPit import PEP
     from PEPit.functions import SmoothConvexFunction
@@ -145,7 +141,6 @@ def lemma_20(ctx):
        statement=r"With GD from $v^r$ (step $1/(L+\lambda)$, last point), Lemma 20 gives $\|\nabla F(x_K)\|\le\frac{(L+\lambda)\|x_0-x^\star\|}{K+1}$, "
                  r"so $K\ge3(L+\lambda)/\lambda-1$ steps satisfy (C.4); with FGM (Bubeck, Thm 3.18) "
                  r"$K=O(\sqrt{\kappa}\log\frac{L+\lambda}\lambda)$ suffice. (Rebuilt constants.)")
-@H.single_threaded
 def remark_19(ctx):
     rng = ctx.rng
     f_gd, _, _ = _fixed_K_runs(rng, lambda L, lam, mu: GD(K=GD.steps_bound(L, lam)), trials=5 if not ctx.full else 25)
@@ -162,7 +157,6 @@ def remark_19(ctx):
        statement=r"For standard GD the number of oracle calls per round is $O(L/\delta_A)$; the fast gradient method needs "
                  r"$O(\sqrt{L/\delta_A}\log\frac L{\delta_A})$; the difference to Corollary 3 is a logarithmic factor, so each "
                  r"device can run a constant number of standard local (F)GD steps.")
-@H.single_threaded
 def remark_4(ctx):
     rng = ctx.rng
     rows = []
@@ -213,7 +207,6 @@ def _rounds_to(h, eps_rel):
 
 
 def _slope_claim(accelerated):
-    @H.single_threaded
     def check(ctx):
         rng = ctx.rng
         ratios = np.array([3.0, 10.0, 30.0, 100.0]) if not ctx.full else np.array([3.0, 10.0, 30.0, 100.0, 300.0])

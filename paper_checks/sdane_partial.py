@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.algorithms.dane import acc_coefficient, acc_sdane_step, run_acc_sdane, run_sdane, sdane_step
-from fedtheory.algorithms.local_solvers import GD, SGD, Boundary, StabilizedTest, Subproblem, sgd_output_moments
+from fedtheory.algorithms.dane import acc_coefficient, acc_sdane_step, run_sdane, sdane_step
+from fedtheory.algorithms.local_solvers import GD, Boundary, StabilizedTest, sgd_output_moments
 from fedtheory.certify.params import Ball, Box, Product, quadratic_instance_param
 from fedtheory.certify.probe import probe
 from fedtheory.claims.core import claim
@@ -76,7 +76,6 @@ def lemma_15_ratio(q, s, xbar, gamma, exact_zeta=False):
        statement=r"Suppose $f_1..f_n$ satisfy $\Delta_s$-ED and $\zeta^2$-BGV; $S$ uniform in $\binom{[n]}s$; $\bar x$ fixed and "
                  r"$x$ a deterministic function of $S$. For any $\gamma>0$: $\mathbb E_S[f(x)-f_S(x)]\le\mathbb E_S[\frac{\Delta_s+\gamma}2"
                  r"\|x-\bar x\|^2]+\frac{\sigma_s^2}{2\gamma}$, $\sigma_s^2=\frac{n-s}{s(n-1)}\zeta^2$ (B.13). (Rebuilt.)")
-@H.single_threaded
 def lemma_15(ctx):
     rng = ctx.rng
     worst, cases, tight = -np.inf, 0, 0.0
@@ -155,7 +154,6 @@ def _expected_sdane(orc, x0, R, s, lam, mu, solver, test):
 
 @claim(id="sdane/theorem-5/expectation", ref="Theorem 5", kind="simulation", statement=THEOREM_5,
        title="Theorem 5 in exact expectation over all client-sampling paths (R rounds)")
-@H.single_threaded
 def theorem_5_expectation(ctx):
     rng = ctx.rng
     worst, runs, fails = -np.inf, 0, 0
@@ -205,7 +203,6 @@ def _one_step_sdane(orc, v, s, lam, mu, solver, test, r=0):
 
 @claim(id="sdane/theorem-5/one-step", ref="Theorem 5", kind="probe", statement=THEOREM_5,
        title="Theorem 5's one-round recurrence, exact over S_r, at every round of sampled runs and under adversarial answers")
-@H.single_threaded
 def theorem_5_one_step(ctx):
     rng = ctx.rng
     worst, rounds, fails = -np.inf, 0, 0
@@ -294,7 +291,6 @@ def _expected_acc(orc, x0, R, s, lam, mu, solver, test):
 
 @claim(id="sdane/theorem-7", ref="Theorem 7", kind="probe", statement=THEOREM_7,
        title="Theorem 7 in exact expectation over all client-sampling paths")
-@H.single_threaded
 def theorem_7(ctx):
     rng = ctx.rng
     worst, runs, fails = -np.inf, 0, 0
@@ -379,7 +375,6 @@ def _lemma23_ratio(Hm, b, x0, eta, K, var):
 
 @claim(id="sdane/lemma-23", ref="Lemma 23", kind="probe", statement=LEMMA_23,
        title="Lemma 23 (SGD with constant step) in exact expectation on quadratics with Gaussian noise")
-@H.single_threaded
 def lemma_23(ctx):
     rng = ctx.rng
     worst, beyond = -np.inf, -np.inf
@@ -552,7 +547,6 @@ def _expected_acc_step(orc, x, v, A, B, a, S, lam, mu, moments):
 
 @claim(id="sdane/theorem-21", ref="Theorem 21", kind="simulation", statement=THEOREM_21,
        title="Theorem 21: with Corollary 22's SGD, (C.6) and the one-round recurrence hold in exact expectation")
-@H.single_threaded
 def theorem_21(ctx):
     c6, step, rounds, Kmax = _stochastic_checks(ctx, accelerated=False)
     ok = c6 <= 1 and step <= 1
@@ -571,7 +565,6 @@ def theorem_21(ctx):
        statement=r"Theorem 7 with stochastic local solvers: under (C.6) with $y^r$ and additive $e_r$ (rebuilt), "
                  r"$A_R(\mathbb Ef(x^R)-f^\star)+\frac{B_R}2\mathbb E\|v^R-x^\star\|^2\le\frac{D^2}2+\sum_{r=1}^RA_r(\frac{\sigma_s^2}{2\gamma}+\frac{e_{r-1}}{2\lambda})$.",
        title="Theorem 26: Acc-S-DANE with Corollary 27's SGD, (C.6) and the one-round recurrence in exact expectation")
-@H.single_threaded
 def theorem_26(ctx):
     c6, step, rounds, Kmax = _stochastic_checks(ctx, accelerated=True)
     ok = c6 <= 1 and step <= 1
@@ -613,7 +606,6 @@ def _corollary_22_check(ctx, accelerated):
 
 @claim(id="sdane/corollary-22", ref="Corollary 22", kind="numeric", statement=COROLLARY_22,
        title="Corollary 22: the rebuilt SGD step and step count meet (C.6), exactly in expectation")
-@H.single_threaded
 def corollary_22(ctx):
     worst, worst_c7, count = _corollary_22_check(ctx, accelerated=False)
     ok = worst <= 1 and worst_c7 <= 1
@@ -628,7 +620,6 @@ def corollary_22(ctx):
        statement=r"Corollary 22 for Algorithm 2 (Theorem 26): the same mini-batch SGD plan meets (C.6) with centre $y^r$ "
                  r"(``the proof is the same as the one for Corollary 22'').",
        title="Corollary 27: Corollary 22's SGD plan meets (C.6) at Acc-S-DANE's centres")
-@H.single_threaded
 def corollary_27(ctx):
     worst, worst_c7, count = _corollary_22_check(ctx, accelerated=True)
     ok = worst <= 1 and worst_c7 <= 1

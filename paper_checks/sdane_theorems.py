@@ -16,11 +16,10 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from fedtheory.algorithms.dane import acc_coefficient, acc_sdane_step, run_acc_sdane, run_dane, run_sdane, sdane_step
-from fedtheory.algorithms.local_solvers import (FGM, GD, OGMG, Boundary, DaneTest, Exact, FastGradNorm, ProxLinearGD,
-                                                StabilizedTest)
+from fedtheory.algorithms.dane import acc_coefficient, run_acc_sdane, run_dane, run_sdane
+from fedtheory.algorithms.local_solvers import (FGM, GD, OGMG, Boundary, DaneTest, Exact, FastGradNorm, ProxLinearGD)
 from fedtheory.certify import pep
-from fedtheory.certify.params import Ball, Box, Custom, Product, quadratic_instance_param
+from fedtheory.certify.params import Ball, Box, Product, quadratic_instance_param
 from fedtheory.certify.probe import probe
 from fedtheory.claims.core import claim
 from fedtheory.content import load_module
@@ -65,7 +64,6 @@ THEOREM_1 = (r"Consider Algorithm 1 with $s=n$. Let each $f_i$ be $\mu$-convex, 
 
 @claim(id="sdane/theorem-1/runs", ref="Theorem 1", kind="simulation", statement=THEOREM_1,
        title="Theorem 1 at every round of real S-DANE runs (quadratics with exact δ_A; logistic clients)")
-@H.single_threaded
 def theorem_1_runs(ctx):
     rng = ctx.rng
     worst, worst_case, runs, test_fail = -np.inf, None, 0, 0
@@ -127,7 +125,6 @@ def _theorem1_violation(inst, R=15):
 
 @claim(id="sdane/theorem-1/probe", ref="Theorem 1", kind="probe", statement=THEOREM_1,
        title="Theorem 1 under an adversarial search over instances and worst admissible local answers")
-@H.single_threaded
 def theorem_1_probe(ctx):
     P = H.federation_param(3, 3)
     res = probe(_theorem1_violation, P, seed=ctx.rng, n_random=16 if not ctx.full else 100,
@@ -144,7 +141,6 @@ def theorem_1_probe(ctx):
 
 @claim(id="sdane/theorem-1/pep", ref="Theorem 1", kind="certificate", statement=THEOREM_1,
        title="Theorem 1 certified by PEP for two clients under δ-SOD (R rounds, any dimension)")
-@H.single_threaded
 def theorem_1_pep(ctx):
     cases = [(1, 0.0), (2, 0.0), (2, 0.5)] + ([(1, 0.5), (3, 0.0), (3, 0.5), (4, 0.0), (4, 0.5)] if ctx.full else [])
     results = [pep.two_client_sdane(R, 2.0, mu, 1.0) for R, mu in cases]
@@ -182,7 +178,6 @@ def theorem_1_pep(ctx):
                  r"$\|\nabla F_k(x_{k+1})\|\le\lambda\|x_{k+1}-v_k\|$ has the iteration complexity of the exact method (2): "
                  r"$f(\bar x_K)-f^\star+\frac\mu2\|v_K-x^\star\|^2\le\frac{\mu D^2}{2[(1+\mu/\lambda)^K-1]}\le\frac{\lambda D^2}{2K}$ "
                  r"(Theorem 1 with $n=1$). (Rebuilt.)")
-@H.single_threaded
 def stabilized_ppm_claim(ctx):
     Ks = (1, 2, 4) if not ctx.full else (1, 2, 4, 8, 12)
     res = [pep.stabilized_ppm(K, 1.0, mu) for K in Ks for mu in (0.0, 0.3)]
@@ -202,7 +197,6 @@ def stabilized_ppm_claim(ctx):
        statement=r"When $f$ is $L$-smooth and $\lambda=L$, the relaxed accuracy condition $\|\nabla F(x)\|\le\lambda\|x-v\|$, "
                  r"$F=f+\frac\lambda2\|\cdot-v\|^2$, is satisfied after one gradient step $x=v-\frac1L\nabla f(v)$ "
                  r"(Nesterov 2013, Lemma 5).")
-@H.single_threaded
 def one_gradient_step(ctx):
     from PEPit import PEP
     from PEPit.functions import SmoothConvexFunction
@@ -234,7 +228,6 @@ def one_gradient_step(ctx):
        statement=r"Under Theorem 1, $f(\bar x^R)-f^\star\le\varepsilon$ for $R\ge(1+\frac\lambda\mu)\ln(1+\frac{\mu D^2}{2\varepsilon})$ "
                  r"(using $\ln(1+x)\ge\frac x{1+x}$); with $\lambda=2\delta_A$ this is $O(\frac{\delta_A+\mu}{\mu}\log(1+\frac{\mu D^2}\varepsilon))$ "
                  r"and tends to $\frac{\delta_AD^2}{\varepsilon}$ as $\mu\to0$. (Rebuilt.)")
-@H.single_threaded
 def corollary_18(ctx):
     t = sp.Symbol("t", positive=True)
     # ln(1+t) − t/(1+t) vanishes at 0 and has derivative t/(1+t)² ≥ 0
@@ -319,7 +312,6 @@ def lemma_16_gap(orc, A, S, v, X, lam):
 
 @claim(id="sdane/lemma-16", ref="Lemma 16", kind="probe", statement=LEMMA_16,
        title="Lemma 16 for arbitrary local points, every subset, quadratic clients with the subset's exact δ")
-@H.single_threaded
 def lemma_16(ctx):
     rng = ctx.rng
     worst = -np.inf
@@ -366,7 +358,6 @@ def lemma_16(ctx):
 
 @claim(id="sdane/lemma-16/pep", ref="Lemma 16", kind="certificate", statement=LEMMA_16,
        title="Lemma 16 certified by PEP for two convex clients under δ-SOD")
-@H.single_threaded
 def lemma_16_pep(ctx):
     from PEPit import PEP
     from PEPit.functions import ConvexFunction, SmoothFunction
@@ -434,7 +425,6 @@ def lemma_17_gap(orc, A, S, v, X, lam, mu, x):
 
 @claim(id="sdane/lemma-17", ref="Lemma 17", kind="probe", statement=LEMMA_17,
        title="Lemma 17 (C.1) at every round of real runs (full and partial participation) and for adversarial local points")
-@H.single_threaded
 def lemma_17(ctx):
     rng = ctx.rng
     worst = -np.inf
@@ -515,7 +505,6 @@ def _explicit_ratios(orc, h, x0, mu, lam):
 
 @claim(id="sdane/theorem-6/runs", ref="Theorem 6", kind="simulation", statement=THEOREM_6,
        title="Theorem 6 at every round of real Acc-S-DANE runs, both regimes μ ≤ 4λ and μ > 4λ")
-@H.single_threaded
 def theorem_6_runs(ctx):
     rng = ctx.rng
     worst, worst_exp, chain, runs, test_fail = -np.inf, -np.inf, 0.0, 0, 0
@@ -561,7 +550,6 @@ def theorem_6_runs(ctx):
 
 @claim(id="sdane/theorem-6/probe", ref="Theorem 6", kind="probe", statement=THEOREM_6,
        title="Theorem 6 under an adversarial search over instances and worst admissible local answers")
-@H.single_threaded
 def theorem_6_probe(ctx):
     def violation(inst):
         (problem, *_), x0, w, frac = inst["inst"], inst["x0"], inst["w"], inst["frac"]
@@ -582,7 +570,6 @@ def theorem_6_probe(ctx):
 
 @claim(id="sdane/theorem-6/pep", ref="Theorem 6", kind="certificate", statement=THEOREM_6,
        title="Theorem 6 certified by PEP for two clients under δ-SOD")
-@H.single_threaded
 def theorem_6_pep(ctx):
     cases = [(1, 0.0), (2, 0.0), (2, 0.5)] + ([(3, 0.0), (3, 0.5)] if ctx.full else [])
     results = [pep.two_client_sdane(R, 2.0, mu, 1.0, accelerated=True) for R, mu in cases]
@@ -624,7 +611,6 @@ def lemma_24_gap(orc, A_mat, S, x, v, A, B, X, lam, mu, z):
 
 @claim(id="sdane/lemma-24", ref="Lemma 24", kind="probe", statement=LEMMA_24,
        title="Lemma 24 (D.1) at every round of real Acc-S-DANE runs and for adversarial points")
-@H.single_threaded
 def lemma_24(ctx):
     rng = ctx.rng
     worst, rounds = -np.inf, 0
@@ -678,7 +664,6 @@ def lemma_24(ctx):
        title="Acc-S-DANE reaches ε after (1 + 2√(λ/μ)) ln(1 + √(2μD²/ε)) rounds (μ ≤ 4λ); 4√(δ_AD²/ε) as μ → 0",
        statement=r"Under Theorem 6 with $\mu\le4\lambda$: $R\ge(1+2\sqrt{\lambda/\mu})\ln(1+\sqrt{2\mu D^2/\varepsilon})$ rounds suffice; "
                  r"if $\mu>4\lambda$, $2\lambda D^2(1+q)^{-2(R-1)}\le\varepsilon$ suffices. The limit $\mu\to0$ is $4\sqrt{\delta_AD^2/\varepsilon}$. (Rebuilt.)")
-@H.single_threaded
 def corollary_25(ctx):
     import mpmath
 
@@ -715,7 +700,6 @@ def corollary_25(ctx):
        statement=r"With $n=1$, $\lambda=L$ and $f$ $L$-smooth convex, one gradient step $x_{r+1}=y_r-\frac1L\nabla f(y_r)$ satisfies "
                  r"$\|\nabla F_r(x_{r+1})\|\le\lambda\|x_{r+1}-y_r\|$, and Algorithm 2 gives "
                  r"$f(x^R)-f^\star\le\frac{D^2}{2A_R}\le\frac{2LD^2}{R^2}$ (Catalyst's rate without its log overhead).")
-@H.single_threaded
 def stabilized_catalyst(ctx):
     Rs = (1, 2, 3) if not ctx.full else (1, 2, 3, 4, 6)
     res = [pep.stabilized_catalyst(R, 1.0, mu) for R in Rs for mu in (0.0, 0.1)]
@@ -728,7 +712,6 @@ def stabilized_catalyst(ctx):
         x0 = rng.normal(size=4)
         h = run_acc_sdane(fed, x0, 40, lam=orc.L, mu=0.0, solver=GD(K=1, step=1 / orc.L), test=None)
         # the condition with constant 1 (n = 1, δ = 0) held in every round
-        from fedtheory.algorithms.local_solvers import StabilizedTest
 
         lhs, rhs = h.test_lhs, h.test_rhs
         if np.any(lhs > orc.L ** 2 * rhs * (1 + 1e-12)):
@@ -760,7 +743,6 @@ def stabilized_catalyst(ctx):
                  r"$(r+1)^2$ in the denominator, "
                  r"$\sum_i\|\nabla F_{i,r}(x_{i,r+1})\|^2\le\frac{c\lambda^2}{(r+1)^2}\sum_i\|x_{i,r+1}-x^r\|^2$, "
                  r"while S-DANE's (6) has none. (Rebuilt; shown here for $n=1$, where DANE is the proximal-point method (2).)")
-@H.single_threaded
 def remark_2_classical(ctx):
     Kav = (4, 8) if not ctx.full else (4, 8, 16)
     fixed_avg = [pep.classical_ppm(K, 1.0, c=0.25, average=True) for K in Kav]
@@ -787,7 +769,6 @@ def remark_2_classical(ctx):
        title="Remark 2 in runs: with GD locally, DANE's tightening test makes local steps grow with r; S-DANE's stay bounded",
        statement=r"DANE's accuracy condition has the overhead $(r+1)^2$, so its local work per round grows with $r$, whereas "
                  r"S-DANE's condition (6) is met by a constant number of local GD steps (Remark 4).")
-@H.single_threaded
 def remark_2_runs(ctx):
     rng = ctx.rng
     slopes, sd_max, bounds = [], [], []

@@ -9,7 +9,7 @@ from fedtheory.algorithms.control_variates import run_scaffnew, run_scaffold
 from fedtheory.algorithms.dane import (AdaptiveLambda, acc_coefficient, run_acc_sdane, run_dane, run_sdane,
                                        run_sdane_deep, sample_clients)
 from fedtheory.algorithms.extragradient import run_acc_extragradient
-from fedtheory.algorithms.local_solvers import GD, SGD, DaneTest, Exact, StabilizedTest
+from fedtheory.algorithms.local_solvers import GD, SGD, DaneTest, Exact
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.dissimilarity import delta_A
 from fedtheory.problems.finite_sum import LogisticFederation

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from fedtheory.problems.clients import DiagonalQuadraticOracles, QuadraticOracles, client_oracles
+from fedtheory.problems.clients import DiagonalQuadraticOracles
 from fedtheory.problems.dissimilarity import (Delta_s, delta_A, delta_B, delta_s, delta_tilde, estimate_along,
                                               gradient_variance, local_sod, sampling_factor, sigma_s_sq, subsets,
                                               uniform_hessians, zeta_sq)

@@ -1,7 +1,6 @@
 """The analytic explorer: frontier, tune, compare, simulate, the CLI and the offline page."""
 import json
 import math
-import shutil
 import subprocess
 import sys
 

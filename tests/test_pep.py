@@ -1,7 +1,6 @@
 """PEP certificates of fedtheory.certify.pep against known worst cases."""
 import math
 
-import pytest
 
 from fedtheory.certify import pep
 

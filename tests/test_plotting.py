@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 

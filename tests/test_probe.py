@@ -19,7 +19,6 @@ from fedtheory.certify import (
     ProbeResult,
     Rotation,
     Simplex,
-    Spectrum,
     SPDMatrix,
     SymmetricMatrix,
     probe,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.algorithms.kernel_federated import KernelAlgorithm, run_kernel_federated
-from fedtheory.algorithms.local_update import client_pseudo_gradients, run_local_update
+from fedtheory.algorithms.local_update import run_local_update
 from fedtheory.algorithms.parameter_space import (ParameterDynamics, _moments, exact_prox_round, least_squares_quadratic,
                                                   local_update_fedavg, local_update_fedprox, run_parameter_space)
 from fedtheory.claims.core import claim
@@ -240,15 +240,3 @@ def full_local_batch(ctx):
             worst = max(worst, float(np.abs(a - b).max()) / (float(np.abs(b).max()) + 1))
     tol = 1e-10
     return ctx.decide(worst <= tol, measured={"max_relative_difference": worst}, tolerance={"relative": tol})
-
-
-def _single_threaded_blas() -> None:
-    """One BLAS thread for every check here (many small dense operations; see paper_checks/nonparam.py)."""
-    from pathlib import Path
-
-    from fedtheory.content import load_module
-
-    load_module(Path(__file__).resolve().parents[1] / "paper_checks" / "nonparam.py").single_threaded(globals())
-
-
-_single_threaded_blas()

@@ -41,7 +41,7 @@ True
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -220,7 +220,7 @@ def run_fedave(federation: Any, b: int, T: int, step: float | Callable[[int], fl
     >>> bool(res.loss[-1] < res.loss[0]), res.complexity              # T(b + φτm) = 30·(3 + 20)
     (True, 690.0)
     """
-    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+    from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
 
     n = int(federation.n)
     M = tau * n

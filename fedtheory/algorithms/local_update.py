@@ -569,7 +569,7 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
     K = algo.local_steps if program else algo.theta.K
     n_batches = algo.batches_per_round(batch_size is not None) if program else K
     if finite_sum:
-        from fedtheory.problems.finite_sum import _index, sample_batches
+        from fedtheory.problems.finite_sum import sample_batches
 
         def oracle(y: Any) -> Any:
             idx, w = sampler.draw(rng, p_host)

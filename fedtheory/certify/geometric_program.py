@@ -19,7 +19,6 @@ form of the proof (:class:`fedtheory.symbolic.oracle_complexity.FedAveProgram`).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 __all__ = ["fedave_geometric_program"]
 

@@ -36,7 +36,7 @@ ValueError: Theorem 2 hypothesis eta > (2*alpha + 2)*d violated: eta=3, alpha=1,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import mpmath
