@@ -352,6 +352,7 @@ def _holder_decode(z, dm1=3):
               r"$f$ is $\mu$-strongly convex, the derivatives (69) hold, and each $g_i(\cdot;\vartheta)$ is in the $(2,1)$-Hölder class: "
               r"$|\nabla^s_{x,y}g_i(x^{(1)},y_1)-\nabla^s_{x,y}g_i(x^{(2)},y_2)|\le\|(x^{(1)},y_1)-(x^{(2)},y_2)\|_1$ for $|s|=1$ (70)–(72).",
     kind="probe",
+    requires=("torch",),
 )
 def section_a_logistic(ctx):
     """Closed-form derivatives (69) against torch autograd; Hessian spectrum over the box; Hölder ratio by
