@@ -19,7 +19,6 @@ ServerOpt), so a claim reading several figures at one seed trains each setting o
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import time
@@ -103,23 +102,6 @@ def _device(ctx) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-@contextlib.contextmanager
-def _one_thread(device: str):
-    """Tiny per-client networks: on a shared CPU, torch's intra-op threads only add contention
-    (measured 15x slower with 2 threads on a loaded 2-core machine), so training uses one."""
-    import torch
-
-    if device != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _task_seeds(task: Task, seed: int) -> dict:
     """Independent seeds for the split, the partition, the initial weights and the sampling."""
     rng = np.random.default_rng([int(seed), zlib.crc32(task.stands_for.encode())])
@@ -149,7 +131,7 @@ def prepared(task: Task, seed: int) -> dict:
             # no-progress levels for tuning: PROGRESS_MARGIN better than the best constant predictor
             "accuracy_floor": constant_accuracy + PROGRESS_MARGIN["accuracy"],
             "loss_floor": constant_loss - PROGRESS_MARGIN["loss"],
-            "seeds": seeds, "client_sizes": sorted(int(len(p)) for p in parts), "n_train": int(train.size),
+            "seeds": seeds, "client_sizes": sorted(len(p) for p in parts), "n_train": int(train.size),
             "n_test": int(test.size)}
 
 
@@ -177,18 +159,20 @@ def train(task: Task, seed: int, K: int, alpha: float, gamma: float, kind: str, 
     fed = data["federation"]
     algo = LocalUpdate(Theta.uniform(K), alpha, gamma, _server(kind, eta))
     start = time.perf_counter()
-    kw = dict(backend="torch", device=device, batch_size=task.batch_size, clients_per_round=task.clients_per_round,
-              client_sampling="without_replacement", seed=data["seeds"]["sampling"])
+    kw = {"backend": "torch", "device": device, "batch_size": task.batch_size,
+          "clients_per_round": task.clients_per_round, "client_sampling": "without_replacement",
+          "seed": data["seeds"]["sampling"]}
     stopped = None
-    with _one_thread(device):
-        h = run_local_update(fed, algo, data["x0"], min(PROBE_ROUNDS, rounds), **kw).to_numpy()
-        if not np.all(np.isfinite(h.loss)):
-            stopped = "non-finite loss within the probe"
-        elif stop_on_increase and h.loss[-1] > h.loss[0]:
-            stopped = "loss above its initial value after the probe"
-        if stopped is None and rounds > PROBE_ROUNDS:
-            h = run_local_update(fed, algo, data["x0"], rounds, **kw).to_numpy()
-        acc = accuracy(fed, h.x, data["test_features"], data["test_labels"])
+    # Threads: `fedtheory check`/`figures` run this under fedtheory.environment.blas_threads (one torch
+    # thread); tiny per-client networks on shared cores are many times slower with more.
+    h = run_local_update(fed, algo, data["x0"], min(PROBE_ROUNDS, rounds), **kw).to_numpy()
+    if not np.all(np.isfinite(h.loss)):
+        stopped = "non-finite loss within the probe"
+    elif stop_on_increase and h.loss[-1] > h.loss[0]:
+        stopped = "loss above its initial value after the probe"
+    if stopped is None and rounds > PROBE_ROUNDS:
+        h = run_local_update(fed, algo, data["x0"], rounds, **kw).to_numpy()
+    acc = accuracy(fed, h.x, data["test_features"], data["test_labels"])
     loss = np.asarray(h.loss, dtype=np.float64)
     return {"loss": loss, "test_accuracy": np.asarray(acc, dtype=np.float64), "stopped": stopped,
             "diverged": bool(stopped is not None or not np.all(np.isfinite(loss))),
@@ -362,14 +346,16 @@ def _figure_12_13(ctx, cfg: dict, tasks, tuned_eta: bool) -> dict:
     return {"params": params, "panels": panels}
 
 
-def figure_12_data(ctx, *, config: dict | None = None, tasks=tuple(TASKS.values())) -> dict:
-    """Training loss per round for each client learning rate γ, η = 0.01 fixed (Appendix F)."""
-    return _figure_12_13(ctx, {**FIGURE_12, **(config or {})}, tasks, tuned_eta=False)
+def figure_12_data(ctx, *, config: dict | None = None, tasks: tuple | None = None) -> dict:
+    """Training loss per round for each client learning rate γ, η = 0.01 fixed (Appendix F); ``tasks``
+    default to the three stand-ins (FEMNIST, CIFAR-100, Shakespeare)."""
+    return _figure_12_13(ctx, {**FIGURE_12, **(config or {})}, tasks or tuple(TASKS.values()), tuned_eta=False)
 
 
-def figure_13_data(ctx, *, config: dict | None = None, tasks=tuple(TASKS.values())) -> dict:
-    """Training loss per round for each client learning rate γ, η tuned per γ (Appendix F)."""
-    return _figure_12_13(ctx, {**FIGURE_13, **(config or {})}, tasks, tuned_eta=True)
+def figure_13_data(ctx, *, config: dict | None = None, tasks: tuple | None = None) -> dict:
+    """Training loss per round for each client learning rate γ, η tuned per γ (Appendix F); ``tasks``
+    as in :func:`figure_12_data`."""
+    return _figure_12_13(ctx, {**FIGURE_13, **(config or {})}, tasks or tuple(TASKS.values()), tuned_eta=True)
 
 
 _FIG6_SUB = substitute_sentence("FEMNIST", "digits", _sentence(FEMNIST) + "; 20 % of digits held out as the test set")

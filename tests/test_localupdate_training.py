@@ -30,11 +30,13 @@ def _claims():
 
 def _document(fig, fn, seed=3):
     """The full figure JSON document (validated against figure.schema.json by the engine)."""
+    from fedtheory.environment import blas_threads
     from fedtheory.plotting.engine import figure_document
     from fedtheory.plotting.spec import Figure, FigureContext
 
     tiny = Figure(id=fig.id, caption=fig.caption, fn=fn, tier=fig.tier, substitute=fig.substitute)
-    return figure_document(tiny, FigureContext(seed=seed, tier="full"))
+    with blas_threads():  # as `fedtheory figures` runs it: one thread for tiny networks
+        return figure_document(tiny, FigureContext(seed=seed, tier="full"))
 
 
 def _fresh(m):

@@ -31,12 +31,20 @@ server iterate x_t. This module scores those iterates on data the clients never 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["holdout_split", "network_outputs", "accuracy", "cross_entropy", "tail_mean", "rounds_to_reach",
-           "scan_grid"]
+__all__ = [
+    "accuracy",
+    "cross_entropy",
+    "holdout_split",
+    "network_outputs",
+    "rounds_to_reach",
+    "scan_grid",
+    "tail_mean",
+]
 
 
 def holdout_split(labels: Any, test_fraction: float = 0.2, *, seed: Any = 0) -> tuple[np.ndarray, np.ndarray]:
