@@ -46,6 +46,9 @@ the dynamic setting's per-round levels come from a separate stream.
 """
 from __future__ import annotations
 
+# the docstring examples build torch modules (tests/test_docstrings.py skips them without torch)
+__doctest_requires__ = ("torch",)
+
 import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence

@@ -42,6 +42,9 @@ True
 """
 from __future__ import annotations
 
+# the docstring examples build torch modules (tests/test_docstrings.py skips them without torch)
+__doctest_requires__ = ("torch",)
+
 from dataclasses import dataclass
 from typing import Any
 

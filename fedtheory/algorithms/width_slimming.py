@@ -19,6 +19,9 @@ gradient keeps the dropped coordinates at zero — no second network is built. C
 """
 from __future__ import annotations
 
+# the docstring examples build torch modules (tests/test_docstrings.py skips them without torch)
+__doctest_requires__ = ("torch",)
+
 from dataclasses import dataclass
 from typing import Any, Sequence
 

@@ -30,6 +30,9 @@ server iterate x_t. This module scores those iterates on data the clients never 
 """
 from __future__ import annotations
 
+# the docstring examples build torch modules (tests/test_docstrings.py skips them without torch)
+__doctest_requires__ = ("torch",)
+
 import math
 from collections.abc import Callable, Sequence
 from typing import Any

@@ -22,6 +22,9 @@ usual profilers' convolution/linear counts).
 """
 from __future__ import annotations
 
+# the docstring examples build torch modules (tests/test_docstrings.py skips them without torch)
+__doctest_requires__ = ("torch",)
+
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 

@@ -27,6 +27,9 @@ True
 """
 from __future__ import annotations
 
+# the docstring examples build torch modules (tests/test_docstrings.py skips them without torch)
+__doctest_requires__ = ("torch",)
+
 import math
 from typing import Any, Sequence
 
