@@ -389,3 +389,18 @@ def test_inventory_covers_claims_in_sibling_parts(tmp_path):
         "shape = claim(id='demo/figure-1/shape', ref='Figure 1', title='t', statement='s', kind='numeric')(lambda ctx: ctx.verified())\n"
         "orphan = claim(id='demo/figure-1/orphan', ref='Figure 1', title='t', statement='s', kind='numeric')(lambda ctx: ctx.verified())\n")
     assert inventory_problems(main) == ["claim demo/figure-1/orphan is not in the inventory"]
+
+
+def test_stale_counterexample_of_a_verified_claim_is_removed(tmp_path):
+    path = write_content(tmp_path / "paper_checks", "demo.py",
+                         "from fedtheory.claims.core import claim\n"
+                         "@claim(id='demo/lemma-7', ref='Lemma 7', title='t', statement='s', kind='numeric')\n"
+                         "def lemma_7(ctx):\n"
+                         "    return ctx.verified(measured={'ok': 1})\n")
+    [c] = load_claims([str(path)])
+    store = counterexample_path(c)
+    store.parent.mkdir(parents=True)
+    store.write_text(json.dumps({"id": c.id, "seed": 0, "counterexample": {"x": 1}}))
+    rec = run_claims([c], progress=False).records[0]
+    assert rec["status"] == "verified" and not store.exists()
+    assert "removed the stale counterexample" in rec["evidence"]["notes"]

@@ -122,3 +122,11 @@ def test_numpy_and_torch_agree_with_batches_and_sampling():
     b = b.to_numpy()
     assert np.allclose(a.x, b.x, rtol=1e-12, atol=1e-14)
     assert np.allclose(a.loss, b.loss, rtol=1e-12)
+
+
+def test_a_generator_seed_is_not_advanced_by_validation():
+    fed = LogisticFederation.random(3, 10, 4, seed=1)
+    algo = LocalUpdate.fedavg(2, 0.1)
+    a = run_local_update(fed, algo, np.zeros(4), 5, batch_size=3, seed=np.random.default_rng(9)).to_numpy()
+    b = run_local_update(fed, algo, np.zeros(4), 5, batch_size=3, seed=9).to_numpy()
+    assert np.array_equal(a.x, b.x)

@@ -548,10 +548,9 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
         n, d = fs.n, fs.d
         p_host = np.asarray(fs.p, dtype=np.float64)
         if batch_size is not None:
-            from fedtheory.problems.finite_sum import sample_batches
+            from fedtheory.problems.finite_sum import check_batch_size
 
-            sample_batches(rng, fs.counts, int(batch_size))  # validates B against min m_i (this draw is discarded)
-            rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+            check_batch_size(int(batch_size), fs.counts)   # no draw: the run's generator is untouched
     else:
         if batch_size is not None:
             raise ValueError("batch_size needs clients that hold samples: a QuadraticFederation is full-batch; "

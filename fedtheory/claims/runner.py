@@ -5,7 +5,8 @@ One claim runs through :func:`run_claim` (the CLI and the pytest plugin share it
 1. a missing ``requires`` gives ``skipped`` with the reason;
 2. a stored counterexample (``<dir of the content file>/counterexamples/<claim id>.json``) is replayed
    first when the claim has a ``replay``; if it still refutes, that is the result;
-3. otherwise the full check runs; a refutation with a counterexample is stored atomically;
+3. otherwise the full check runs; a refutation with a counterexample is stored atomically, and a
+   stored counterexample of a claim expected and found ``verified`` is removed as stale;
 4. any exception gives ``error`` with the end of the traceback in the notes (never ``verified``).
 
 A claim *passes* when its status equals its ``expect``, or it is ``skipped`` for a missing
@@ -101,6 +102,14 @@ def _run_evidence(claim: Claim, seed: int, tier: str, backend: str, device: str 
         evidence = claim.run(context())
     except Exception as exc:
         return _error(seed, exc, "check"), []
+    if evidence.status == "verified" and path is not None and path.exists() and claim.expect == "verified":
+        # a stored counterexample that no longer refutes a claim that now verifies is stale: keeping it
+        # would replay a dead instance on every run and suggest a finding that is gone
+        try:
+            path.unlink()
+            prelude += f"removed the stale counterexample {path} (the claim now verifies). "
+        except OSError as exc:
+            prelude += f"could not remove the stale counterexample {path} ({exc}). "
     if evidence.status == "refuted" and evidence.counterexample is not None and path is not None \
             and (claim.expect == "refuted" or store_counterexamples):
         try:

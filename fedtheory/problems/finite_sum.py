@@ -41,11 +41,24 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FiniteSumFederation", "LeastSquaresFederation", "LogisticFederation", "sample_batches"]
+__all__ = ["FiniteSumFederation", "LeastSquaresFederation", "LogisticFederation", "sample_batches", "check_batch_size"]
 
 
 def _as_rng(seed: Any) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def check_batch_size(B: int, counts: np.ndarray) -> None:
+    """ValueError unless 1 ≤ B ≤ min_i m_i (a mini-batch is drawn without replacement from one client).
+
+    >>> check_batch_size(3, np.array([2, 5]))
+    Traceback (most recent call last):
+    ...
+    ValueError: batch size B must satisfy 1 <= B <= min_i m_i = 2, got B=3
+    """
+    m = int(np.min(counts))
+    if B < 1 or B > m:
+        raise ValueError(f"batch size B must satisfy 1 <= B <= min_i m_i = {m}, got B={B}")
 
 
 def sample_batches(rng: np.random.Generator, counts: np.ndarray, B: int, clients: np.ndarray | None = None) -> np.ndarray:
@@ -60,8 +73,7 @@ def sample_batches(rng: np.random.Generator, counts: np.ndarray, B: int, clients
     """
     counts = np.asarray(counts)
     rows = counts if clients is None else counts[clients]
-    if B < 1 or B > int(rows.min()):
-        raise ValueError(f"batch size B must satisfy 1 <= B <= min_i m_i = {int(rows.min())}, got B={B}")
+    check_batch_size(B, rows)
     m_max = int(counts.max())
     keys = rng.random((rows.size, m_max))
     keys[np.arange(m_max)[None, :] >= rows[:, None]] = np.inf
