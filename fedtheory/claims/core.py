@@ -22,9 +22,11 @@ import hashlib
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import numpy as np
+
+from fedtheory.serialize import jsonable
 
 KINDS = ("symbolic", "numeric", "simulation", "certificate", "probe")
 TIERS = ("fast", "full")
@@ -59,22 +61,7 @@ class Evidence:
             raise ValueError(f"Evidence status must be one of {STATUSES}, got {self.status!r}")
 
     def to_json(self) -> dict:
-        return _jsonable(dataclasses.asdict(self))
-
-
-def _jsonable(obj: Any) -> Any:
-    """Convert numpy scalars/arrays (and nested containers) to plain JSON types."""
-    if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return str(obj)  # JSON has no inf/nan; keep them readable
-    return obj
+        return jsonable(dataclasses.asdict(self))
 
 
 def derive_seed(base_seed: int, key: str) -> int:

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.serialize import jsonable
+
 __all__ = ["Result", "fmt"]
 
 
@@ -38,23 +40,8 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def plain(obj: Any) -> Any:
-    """JSON-plain copy: numpy scalars and arrays to Python, non-finite floats to strings.
-
-    >>> plain({"a": np.float64(1.5), "b": np.array([1, 2]), "c": float("inf")})
-    {'a': 1.5, 'b': [1, 2], 'c': 'inf'}
-    """
-    if isinstance(obj, dict):
-        return {str(k): plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return plain(obj.tolist())
-    if isinstance(obj, np.generic):
-        return plain(obj.item())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    return obj
+# results serialize through the library's one conversion
+plain = jsonable
 
 
 class Result:
