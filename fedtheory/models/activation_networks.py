@@ -29,49 +29,30 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
+from fedtheory.models.networks import ACTIVATIONS, init_weights, mlp
+
 __all__ = ["activation_mlp", "conv_net", "train_classifier", "flat_parameters", "gradient_slices",
            "appendix_c_ranks"]
 
-_ACTIVATIONS = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU}
+_ACTIVATIONS = ("sigmoid", "relu")     # the paper's two
 
 
 def _activation(name: str) -> type:
     if name not in _ACTIVATIONS:
-        raise ValueError(f"activation must be one of {tuple(_ACTIVATIONS)}, got {name!r}")
-    return _ACTIVATIONS[name]
-
-
-def _seeded_init(module: nn.Module, seed: int | None) -> nn.Module:
-    """Glorot-uniform weights and zero biases (Keras' defaults, as in the paper), from a seeded generator."""
-    gen = torch.Generator().manual_seed(int(seed or 0))
-    for layer in module.modules():
-        if isinstance(layer, (nn.Linear, nn.Conv2d)):
-            w = layer.weight
-            receptive = w[0, 0].numel() if w.dim() > 2 else 1
-            fan_in, fan_out = w.shape[1] * receptive, w.shape[0] * receptive
-            bound = (6.0 / (fan_in + fan_out)) ** 0.5
-            with torch.no_grad():
-                w.uniform_(-bound, bound, generator=gen)
-                if layer.bias is not None:
-                    layer.bias.zero_()
-    return module.double()
+        raise ValueError(f"activation must be one of {_ACTIVATIONS}, got {name!r}")
+    return ACTIVATIONS[name]
 
 
 def activation_mlp(in_features: int, hidden: Sequence[int], out_features: int, *, activation: str = "sigmoid",
                    seed: int | None = 0) -> nn.Module:
-    """Fully connected in → hidden... → out (logits), the activation between layers.
+    """Fully connected in → hidden... → out (logits), the activation between layers, Glorot-uniform weights
+    and zero biases (Keras' defaults, as in the paper): :func:`fedtheory.models.networks.mlp`.
 
     >>> [tuple(p.shape) for p in activation_mlp(3, [4], 2).parameters()]
     [(4, 3), (4,), (2, 4), (2,)]
     """
-    act = _activation(activation)
-    sizes = [int(in_features), *map(int, hidden), int(out_features)]
-    layers: list[nn.Module] = []
-    for i in range(len(sizes) - 1):
-        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
-        if i < len(sizes) - 2:
-            layers.append(act())
-    return _seeded_init(nn.Sequential(*layers), seed)
+    _activation(activation)
+    return mlp(in_features, hidden, out_features, activation=activation, seed=seed, init="glorot")
 
 
 class _Image(nn.Module):
@@ -101,7 +82,7 @@ def conv_net(*, side: int = 8, channels: int = 1, filters: int = 40, hidden: int
         nn.Linear(filters * (side // 2) ** 2, hidden), act(),
         nn.Linear(hidden, classes),
     )
-    return _seeded_init(net, seed)
+    return init_weights(net, seed, "glorot")
 
 
 def flat_parameters(module: nn.Module) -> torch.Tensor:

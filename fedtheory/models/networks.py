@@ -18,45 +18,65 @@ from typing import Sequence
 import torch
 from torch import nn
 
-__all__ = ["mlp", "digits_cnn", "count_parameters"]
+__all__ = ["mlp", "digits_cnn", "count_parameters", "init_weights", "ACTIVATIONS", "INITS"]
 
 
-def _seeded(seed: int | None):
+INITS = ("torch", "glorot")
+
+
+def init_weights(module: nn.Module, seed: int | None, scheme: str = "torch") -> nn.Module:
+    """Re-initialize every Linear/Conv layer from a seeded generator; return the module in float64.
+
+    ``"torch"``: PyTorch's default, U(±1/√fan_in) for weights and biases; ``"glorot"``: Glorot-uniform
+    weights, U(±√(6/(fan_in + fan_out))), and zero biases (Keras' defaults).
+
+    >>> net = init_weights(nn.Linear(3, 2), seed=0, scheme="glorot")
+    >>> float(net.bias.abs().sum()), net.weight.dtype
+    (0.0, torch.float64)
+    """
+    if scheme not in INITS:
+        raise ValueError(f"init scheme must be one of {INITS}, got {scheme!r}")
     gen = torch.Generator().manual_seed(int(seed or 0))
-    return gen
-
-
-def _init(module: nn.Module, seed: int | None) -> nn.Module:
-    """Re-initialize every Linear/Conv layer from a seeded generator (PyTorch's default scheme)."""
-    gen = _seeded(seed)
     for layer in module.modules():
         if isinstance(layer, (nn.Linear, nn.Conv2d)):
-            fan_in = layer.weight[0].numel()
-            bound = 1.0 / fan_in ** 0.5
+            w = layer.weight
+            receptive = w[0, 0].numel() if w.dim() > 2 else 1
+            fan_in, fan_out = w.shape[1] * receptive, w.shape[0] * receptive
             with torch.no_grad():
-                layer.weight.uniform_(-bound, bound, generator=gen)
-                if layer.bias is not None:
-                    layer.bias.uniform_(-bound, bound, generator=gen)
+                if scheme == "torch":
+                    bound = 1.0 / fan_in ** 0.5
+                    w.uniform_(-bound, bound, generator=gen)
+                    if layer.bias is not None:
+                        layer.bias.uniform_(-bound, bound, generator=gen)
+                else:
+                    bound = (6.0 / (fan_in + fan_out)) ** 0.5
+                    w.uniform_(-bound, bound, generator=gen)
+                    if layer.bias is not None:
+                        layer.bias.zero_()
     return module.double()
 
 
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid}
+
+
 def mlp(in_features: int, hidden: Sequence[int], out_features: int, *, activation: str = "relu",
-        seed: int | None = 0) -> nn.Module:
-    """Fully connected network in → hidden... → out with ReLU (or ``"tanh"``) between layers.
+        seed: int | None = 0, init: str = "torch") -> nn.Module:
+    """Fully connected network in → hidden... → out with ``activation`` (relu, tanh, sigmoid) between
+    layers; weights from :func:`init_weights` (``init``: ``"torch"`` or ``"glorot"``).
 
     >>> [tuple(p.shape) for p in mlp(3, [4], 2).parameters()]
     [(4, 3), (4,), (2, 4), (2,)]
     """
-    act = {"relu": nn.ReLU, "tanh": nn.Tanh}.get(activation)
+    act = ACTIVATIONS.get(activation)
     if act is None:
-        raise ValueError(f"activation must be 'relu' or 'tanh', got {activation!r}")
+        raise ValueError(f"activation must be one of {tuple(ACTIVATIONS)}, got {activation!r}")
     sizes = [int(in_features), *map(int, hidden), int(out_features)]
     layers: list[nn.Module] = []
     for i in range(len(sizes) - 1):
         layers.append(nn.Linear(sizes[i], sizes[i + 1]))
         if i < len(sizes) - 2:
             layers.append(act())
-    return _init(nn.Sequential(*layers), seed)
+    return init_weights(nn.Sequential(*layers), seed, init)
 
 
 class _Image(nn.Module):
@@ -83,7 +103,7 @@ def digits_cnn(channels: Sequence[int] = (8, 16), classes: int = 10, *, side: in
         nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Flatten(), nn.Linear(c2 * (side // 4) ** 2, classes),
     )
-    return _init(net, seed)
+    return init_weights(net, seed)
 
 
 def count_parameters(module: nn.Module) -> int:
