@@ -89,7 +89,8 @@ def _explore_parser(sub) -> None:
 
     fr = what.add_parser("frontier", help="the (rho, Delta) frontier along a swept hyperparameter")
     constants(fr, C=False, D=False)
-    fr.add_argument("--theta", default="uniform", help="uniform (Theta_{1:K}), last (Theta_K) or maml")
+    fr.add_argument("--theta", default="uniform", help="uniform (Theta_{1:K}), last (Theta_K), maml or custom")
+    fr.add_argument("--weights", default=None, help="custom Theta: comma-separated theta_1,...,theta_K")
     fr.add_argument("--server", default="gd", help="gd, nesterov or heavy_ball")
     fr.add_argument("--sweep", default="K", help="K, gamma or alpha")
     fr.add_argument("--alpha", type=float, default=0.0, help="proximal weight α (fixed unless swept)")
@@ -151,8 +152,15 @@ def cmd_explore(args: argparse.Namespace) -> int:
         if args.explore_command == "frontier":
             from fedtheory.explore.frontiers import frontier
 
+            weights = None
+            if args.weights is not None:
+                try:
+                    weights = [float(v) for v in args.weights.split(",") if v.strip()]
+                except ValueError:
+                    raise UsageError(f"--weights must be comma-separated numbers, got {args.weights!r}") from None
             result = frontier(mu=args.mu, L=args.L, theta=args.theta, alpha=args.alpha, gamma=args.gamma, K=args.K,
-                              server=args.server, sweep=args.sweep, lo=args.lo, hi=args.hi, points=args.points)
+                              server=args.server, sweep=args.sweep, lo=args.lo, hi=args.hi, points=args.points,
+                              weights=weights)
             extra = None
         elif args.explore_command == "tune":
             from fedtheory.explore.tuning import tune

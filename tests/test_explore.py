@@ -160,3 +160,15 @@ def test_oracle_comparison_tunes_fedave_and_names_the_findings(tmp_path):
     bad = _run("oracle", "--d", "1", "--p", "1", "--eta", "3", "--alpha", "1", "--L1", "2", "--mu", "1", "--L2", "1",
                "--B", "1", "--epsilon", "0.5", "--gap", "0", "--m", "10", "--phi", "100")
     assert bad.returncode == 2 and "eta > (2*alpha + 2)*d" in bad.stderr
+
+
+def test_frontier_with_custom_weights(tmp_path):
+    fr = frontier(mu=1.0, L=10.0, theta="custom", weights=[0.5, 0.0, 2.0, 1.0], sweep="gamma", points=100)
+    assert fr.K[0] == 4 and set(fr.delta_source) == {"lemma-5"} and fr.params["weights"] == [0.5, 0.0, 2.0, 1.0]
+    with pytest.raises(ValueError, match="sweep gamma or alpha"):
+        frontier(mu=1.0, L=10.0, theta="custom", weights=[1.0, 1.0], sweep="K")
+    out = _run("frontier", "--mu", "1", "--L", "10", "--theta", "custom", "--weights", "1,0.5,2", "--sweep", "alpha",
+               "--gamma", "0.02", "--points", "50", "--json", str(tmp_path / "c.json"))
+    assert out.returncode == 0, out.stderr
+    bad = _run("frontier", "--mu", "1", "--L", "10", "--theta", "custom", "--weights", "1,x")
+    assert bad.returncode == 2 and "--weights must be comma-separated numbers" in bad.stderr

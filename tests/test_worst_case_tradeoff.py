@@ -49,3 +49,31 @@ def test_out_of_hypothesis_requests_name_the_condition(kw, needle):
         worst_case_tradeoff(1.0, 10.0, **kw)
     with pytest.raises(ValueError, match="mu <= L"):
         worst_case_tradeoff(5.0, 1.0, gamma=0.01, K=2)
+
+
+def test_custom_weights_have_exact_extremes():
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        K = int(rng.integers(1, 25))
+        w = rng.exponential(size=K) * (rng.uniform(size=K) < 0.6)
+        w[-1] = 1.0
+        L = float(10 ** rng.uniform(0.2, 2.5))
+        a = float(rng.choice([0.0, rng.uniform(0, 3)]))
+        g = float(rng.uniform(0, 1)) / (L + a)
+        out = worst_case_tradeoff(1.0, L, theta=w, alpha=a, gamma=g)
+        lam = np.linspace(1.0, L, 100001)
+        vals = np.polyval(w[::-1], 1 - g * (lam + a)) * lam
+        dense = np.log(vals.max() / vals.min())
+        assert dense <= out["log_kappa"][0] + 1e-9 and dense >= out["log_kappa"][0] - 1e-6
+        assert out["delta_source"] == ["lemma-5"]
+
+
+def test_custom_weights_reduce_to_the_named_families():
+    from fedtheory.algorithms.theta import Theta
+
+    for th, fam in ((Theta.uniform(7), "uniform"), (Theta.last(9), "last")):
+        a = worst_case_tradeoff(1.0, 20.0, theta=th, gamma=[0.001, 0.02, 0.045], alpha=0.5)
+        b = worst_case_tradeoff(1.0, 20.0, theta=fam, gamma=[0.001, 0.02, 0.045], alpha=0.5, K=th.K)
+        assert np.allclose(a["log_kappa"], b["log_kappa"], rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="K\\(Theta\\) <= 64"):
+        worst_case_tradeoff(1.0, 20.0, theta=np.ones(65), gamma=0.01)

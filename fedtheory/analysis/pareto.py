@@ -261,10 +261,57 @@ def frontier_problem(problem, thetas: Any, *, alpha: float = 0.0, gammas: Any, m
 
 
 THETA_FAMILIES = ("uniform", "last", "maml")
+CUSTOM_K_MAX = 64
 
 
-def worst_case_tradeoff(mu: float, L: float, *, theta: str = "uniform", alpha: Any = 0.0, gamma: Any,
-                        K: Any, momentum: str = "gd") -> dict[str, np.ndarray]:
+def _custom_extremes(theta: Theta, mu: float, L: float, a: np.ndarray, g: np.ndarray):
+    """(log min g, log max g, log q(μ), log q(L)) over λ ∈ [μ, L] for a general Θ, every (α, γ) at once.
+
+    g(λ) = λ q(1 − γ(λ + α)) is a polynomial of degree K in λ: with m = c₀ + c₁λ (c₀ = 1 − γα, c₁ = −γ),
+    q's coefficients in λ are a_i = Σ_{j≥i} θ_{j+1} C(j, i) c₀^{j−i} c₁^i. Its extremes on [μ, L] are at the
+    endpoints or at real roots of g' there, found as the eigenvalues of batched companion matrices.
+    """
+    from math import comb
+
+    w = theta.weights
+    K = w.size
+    c0, c1 = 1 - g * a, -g
+    B = np.array([[comb(j, i) if j >= i else 0 for j in range(K)] for i in range(K)], dtype=np.float64)
+    jj, ii = np.meshgrid(np.arange(K), np.arange(K))                   # [i, j]
+    expo = np.clip(jj - ii, 0, None)
+    # coef[n, i] = Σ_j θ_j C(j,i) c0^{j−i} c1^i
+    coef = np.einsum("j,ij,nij->ni", w, B, c0[:, None, None] ** expo[None] * (jj >= ii)[None]) * c1[:, None] ** np.arange(K)
+    gcoef = np.concatenate([np.zeros((g.size, 1)), coef], axis=1)      # g = λ q: degree K, ascending powers
+    dcoef = gcoef[:, 1:] * np.arange(1, K + 1)                           # g', degree K − 1
+    points = [np.full(g.size, mu), np.full(g.size, L)]
+    if K >= 2:
+        lead = dcoef[:, -1]
+        ok = np.abs(lead) > 0
+        deg = K - 1
+        comp = np.zeros((g.size, deg, deg))
+        comp[:, 1:, :-1] = np.eye(deg - 1) if deg > 1 else 0.0
+        comp[:, :, -1] = -dcoef[:, :-1] / np.where(ok, lead, 1.0)[:, None]
+        roots = np.linalg.eigvals(comp)
+        real = np.abs(roots.imag) <= 1e-9 * np.maximum(1.0, np.abs(roots.real))
+        inside = real & (roots.real >= mu) & (roots.real <= L) & ok[:, None]
+        cand = np.where(inside, roots.real, mu)
+        points += [cand[:, j] for j in range(deg)]
+    lam = np.stack(points, axis=1)                                       # (n, candidates)
+    m = 1 - g[:, None] * (lam + a[:, None])
+    q = _horner(w, m)
+    log_g = np.log(q) + np.log(lam)
+    return log_g.min(axis=1), log_g.max(axis=1), np.log(q[:, 0]), np.log(q[:, 1])
+
+
+def _horner(w: np.ndarray, m: np.ndarray) -> np.ndarray:
+    out = np.full_like(m, w[-1])
+    for t in w[-2::-1]:
+        out = out * m + t
+    return out
+
+
+def worst_case_tradeoff(mu: float, L: float, *, theta: Any = "uniform", alpha: Any = 0.0, gamma: Any,
+                        K: Any = None, momentum: str = "gd") -> dict[str, np.ndarray]:
     """(κ, ρ, Δ) over the whole class μI ⪯ A_i ⪯ LI, for any γ in Lemma 1's regime, vectorized.
 
     κ_sup = sup over federations of the class of κ(α, γ, Θ) (eq. 9) = max_{λ∈[μ,L]} g(λ)/min g(λ),
@@ -273,7 +320,10 @@ def worst_case_tradeoff(mu: float, L: float, *, theta: str = "uniform", alpha: A
     - ``"uniform"`` (Θ_{1:K}, FedAvg/FedProx/Reptile): g = φ is increasing, κ_sup = φ(L)/φ(μ) (eq. 11);
     - ``"last"`` (Θ_K, FOMAML): g = ψ is log-concave with its maximum at λ* = (1 − γα)/(γK), so
       κ_sup = ψ(clip(λ*, μ, L))/min(ψ(μ), ψ(L)); inside Lemma 4's regime γ < 1/(KL + α) this is eq. (13);
-    - ``"maml"`` (K inner steps, α = 0): Θ_{2K+1} by Theorem 2, i.e. ``"last"`` with 2K + 1.
+    - ``"maml"`` (K inner steps, α = 0): Θ_{2K+1} by Theorem 2, i.e. ``"last"`` with 2K + 1;
+    - custom weights (a :class:`~fedtheory.algorithms.theta.Theta` or a sequence θ_1..θ_K, K ≤ 64; ``K`` is
+      then K(Θ)): the extremes of the degree-K polynomial g on [μ, L] at the endpoints and the real roots
+      of g', and Δ from Lemma 5 (Lemma 6 covers Θ_{1:K} and Θ_K only).
 
     ρ is Table 2's rate at κ_sup (``momentum``); Δ is eq. (17) (Theorem 4) where Lemma 6 applies
     (Θ_{1:K}, or Θ_K with γ < 1/(KL + α)), else Lemma 5's (√b − √a)/(√b + √a) with b/a = sup cond(Q)
@@ -294,8 +344,17 @@ def worst_case_tradeoff(mu: float, L: float, *, theta: str = "uniform", alpha: A
     ...
     ValueError: theta 'maml' is Theta_{2K+1} only for alpha = 0 (Theorem 2); got alpha=0.5
     """
-    if theta not in THETA_FAMILIES:
-        raise ValueError(f"theta must be one of {THETA_FAMILIES}, got {theta!r}")
+    custom = None
+    if not isinstance(theta, str):
+        custom = theta if isinstance(theta, Theta) else Theta(theta)
+        if custom.K > CUSTOM_K_MAX:
+            raise ValueError(f"custom Theta supports K(Theta) <= {CUSTOM_K_MAX} (exact extremes through the roots of g'), "
+                             f"got K={custom.K}; use theta='uniform' or 'last' for long Theta")
+        K = custom.K
+    elif theta not in THETA_FAMILIES:
+        raise ValueError(f"theta must be one of {THETA_FAMILIES} or a Theta / weight sequence, got {theta!r}")
+    elif K is None:
+        raise ValueError(f"theta {theta!r} needs K (the number of local steps)")
     mu_f, L_f = float(mu), float(L)
     if not (0 < mu_f <= L_f < np.inf):
         raise ValueError(f"hypothesis 0 < mu <= L < inf violated (Assumption 1): mu={mu_f:g}, L={L_f:g}")
@@ -308,14 +367,17 @@ def worst_case_tradeoff(mu: float, L: float, *, theta: str = "uniform", alpha: A
     if not np.all((k >= 1) & (k == np.floor(k))):
         raise ValueError(f"hypothesis K >= 1 integer violated: K={k[~((k >= 1) & (k == np.floor(k)))][0]:g}")
     check_step_size(L_f, a, g)
-    if theta == "maml":
+    if custom is None and theta == "maml":
         if np.any(a != 0):
             raise ValueError(f"theta 'maml' is Theta_{{2K+1}} only for alpha = 0 (Theorem 2); got alpha={a[a != 0][0]:g}")
         steps = 2 * k + 1
     else:
         steps = k
     s_mu, s_L = g * (mu_f + a), g * (L_f + a)
-    if theta == "uniform":
+    if custom is not None:
+        log_g_min, log_g_max, log_q_mu, log_q_L = _custom_extremes(custom, mu_f, L_f, a, g)
+        in_lemma6 = np.zeros(g.shape, dtype=bool)       # Lemma 6 covers Θ_{1:K} and Θ_K only
+    elif theta == "uniform":
         log_q_mu, log_q_L = np.log(geometric_sum(s_mu, steps)), np.log(geometric_sum(s_L, steps))
         log_g_max, log_g_min = log_q_L + np.log(L_f), log_q_mu + np.log(mu_f)
         in_lemma6 = np.ones(g.shape, dtype=bool)

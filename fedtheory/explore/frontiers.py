@@ -94,13 +94,14 @@ class Frontier(Result):
 
 def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0, gamma: float | None = None,
              K: int | None = None, server: str = "gd", sweep: str = "K", values: Any = None, lo: float | None = None,
-             hi: float | None = None, points: int = 400) -> Frontier:
+             hi: float | None = None, points: int = 400, weights: Any = None) -> Frontier:
     """Sweep ``sweep`` (``"K"``, ``"gamma"`` or ``"alpha"``) over ``values`` (or ``points`` log-spaced in
     [``lo``, ``hi``]) with the other hyperparameters fixed; return the (ρ, Δ) frontier.
 
     Defaults: K in [1, 10⁶]; γ in (0, 1/(L + α)) (the fixed γ defaults to 1/(2(L + α)), as in the paper's
     Figures 2–3); α in [0, 10L] (capped below 1/γ − L when γ is fixed); the fixed K defaults to 100. ``theta``: ``"uniform"`` (Θ_{1:K}),
-    ``"last"`` (Θ_K) or ``"maml"`` (Θ_{2K+1}); ``server``: ``"gd"``, ``"nesterov"`` or ``"heavy_ball"``.
+    ``"last"`` (Θ_K), ``"maml"`` (Θ_{2K+1}) or ``"custom"`` with ``weights`` θ_1..θ_K (K ≤ 64; sweep γ or
+    α); ``server``: ``"gd"``, ``"nesterov"`` or ``"heavy_ball"``.
     Hypotheses (0 < μ ≤ L, γ < 1/(L + α), K ≥ 1, α ≥ 0) raise ValueError naming the violated one.
 
     >>> frontier(mu=1.0, L=10.0, sweep="gamma", values=[0.05, 0.2], K=10)
@@ -112,6 +113,18 @@ def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0,
 
     if sweep not in SWEEPS:
         raise ValueError(f"sweep must be one of {SWEEPS}, got {sweep!r}")
+    theta_arg: Any = theta
+    if theta == "custom":
+        from fedtheory.algorithms.theta import Theta
+
+        if weights is None:
+            raise ValueError("theta 'custom' needs weights (theta_1, ..., theta_K)")
+        theta_arg = Theta(weights)
+        if sweep == "K":
+            raise ValueError("a custom Theta fixes K = K(Theta): sweep gamma or alpha")
+        K = theta_arg.K
+    elif weights is not None:
+        raise ValueError(f"weights are for theta 'custom', not {theta!r}")
     if server not in SERVERS:
         raise ValueError(f"server must be one of {SERVERS}, got {server!r}")
     mu, L, alpha = float(mu), float(L), float(alpha)
@@ -133,8 +146,9 @@ def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0,
         kw["gamma"] = grid
     else:
         kw["gamma"] = 1.0 / (2.0 * (L + np.asarray(kw["alpha"]))) if gamma is None else gamma
-    out = worst_case_tradeoff(mu, L, theta=theta, momentum=server, **kw)
+    out = worst_case_tradeoff(mu, L, theta=theta_arg, momentum=server, **kw)
     params = {"mu": mu, "L": L, "theta": theta, "server": server, "sweep": sweep,
+              "weights": None if weights is None else [float(v) for v in np.ravel(weights)],
               "alpha": None if sweep == "alpha" else alpha, "K": None if sweep == "K" else int(fixed_K),
               "gamma": None if sweep == "gamma" else (None if gamma is None else float(gamma)),
               "gamma_default": "1/(2(L+alpha))" if gamma is None and sweep != "gamma" else None}
