@@ -31,7 +31,7 @@ def init_weights(module: nn.Module, seed: int | None, scheme: str = "torch") -> 
     weights, U(±√(6/(fan_in + fan_out))), and zero biases (Keras' defaults).
 
     >>> net = init_weights(nn.Linear(3, 2), seed=0, scheme="glorot")
-    >>> float(net.bias.abs().sum()), net.weight.dtype
+    >>> float(net.bias.detach().abs().sum()), net.weight.dtype
     (0.0, torch.float64)
     """
     if scheme not in INITS:
