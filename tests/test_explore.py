@@ -98,9 +98,27 @@ def test_predictions_hold_on_the_instances_simulate_builds(method, budget):
         assert sim.extra["test (6) failures (must be 0)"] == 0
 
 
-def test_momentum_advice_is_flagged_and_its_simulation_can_fail():
-    adv = tune("fedavg", mu=1.0, L=50.0, C=0.0, D=5.0, rounds=30, momentum="heavy_ball")
-    assert any("theorem-3/heavy-ball" in c for c in adv.caveats)
+@pytest.mark.parametrize("momentum", ["heavy_ball", "nesterov"])
+def test_momentum_advice_uses_the_corrected_constant_and_holds(momentum):
+    adv = tune("fedavg", mu=1.0, L=50.0, C=0.0, D=5.0, rounds=30, momentum=momentum)
+    slug = momentum.replace("_", "-")
+    assert f"localupdate/theorem-3/{slug}-corrected" in adv.claims
+    assert any(f"theorem-3/{slug})" in c for c in adv.caveats)
+    sim = simulate(adv, seed=1)
+    assert sim.holds, sim.notes()
+
+
+def test_momentum_guarantee_is_the_corrected_bound_and_rounds_match_it():
+    g = local_update_guarantee(mu=1.0, L=100.0, C=0.1, D=10.0, gamma=0.001, K=[1, 5, 50], momentum="heavy_ball")
+    T = np.arange(0, 400)
+    rho, start = g.rho[:, None], 10.0 + g.floor[:, None]
+    expected = (1 + (1 + rho) * T) * rho ** T * start + g.floor[:, None]
+    np.testing.assert_allclose(np.stack([g.error_after(t) for t in T], axis=1), expected, rtol=1e-14)
+    for eps in (0.5, 1e-2):
+        need = g.rounds_to(eps)
+        for i, n in enumerate(need):
+            above = np.nonzero(expected[i] > eps)[0]
+            assert n == (np.inf if above.size and above[-1] == T[-1] else (above[-1] + 1 if above.size else 0))
 
 
 def _run(*args):

@@ -15,8 +15,11 @@ from fedtheory.analysis.rates import (
     iteration_polynomials,
     iteration_spectral_radius,
     suboptimality_delta,
+    rounds_to_contract,
     table2_rate,
+    transient_constant,
     tuned_server,
+    worst_case_contraction,
 )
 from fedtheory.problems.quadratic import make_quadratic
 
@@ -233,3 +236,32 @@ def test_worst_case_contraction_is_the_driver_worst_case():
     gd = tuned_server("gd", 1.0, 9.0)
     assert rate_with_constant_one(gd, [1.0, 4.0, 9.0], 20) == pytest.approx(0.8, rel=1e-12)
     assert rate_with_constant_one(server, [1.0, 9.0], 50) > table2_rate(9.0, "heavy_ball")    # Theorem 3's finding
+
+
+@pytest.mark.parametrize("momentum", ["heavy_ball", "nesterov"])
+def test_transient_constant_bounds_the_exact_worst_case_and_heavy_ball_attains_it(momentum):
+    for kappa in (2.0, 30.0, 1e4):
+        server = tuned_server(momentum, 1.0, kappa)
+        rho = table2_rate(kappa, momentum)
+        T = np.arange(151)
+        c = worst_case_contraction(server, np.linspace(1.0, kappa, 2001), 150)
+        ratio = c / (transient_constant(rho, T, momentum) * rho ** T)
+        # tolerance: float (η, β) can split the double root by O(sqrt(eps))·ρ, i.e. ≤ 150·sqrt(eps) over 150 steps
+        tol = 150 * np.sqrt(np.finfo(float).eps)
+        assert ratio.max() <= 1 + tol
+        if momentum == "heavy_ball":
+            assert ratio[1:].min() >= 1 - tol   # attained at λ = L̃ for every T
+
+
+def test_rounds_to_contract_matches_brute_force():
+    T = np.arange(0, 100001, dtype=np.float64)      # past every answer below (the largest is 20713)
+    for momentum in ("gd", "heavy_ball", "nesterov"):
+        for rho in (0.0, 0.05, 0.3, 0.7, 0.95, 0.999):
+            values = transient_constant(rho, T, momentum) * np.power(rho, T)
+            for ratio in (5.0, 1.0, 0.9, 1e-2, 1e-9):
+                above = np.nonzero(values > ratio)[0]
+                expected = 0.0 if above.size == 0 else above[-1] + 1.0
+                assert rounds_to_contract(rho, ratio, momentum) == expected, (momentum, rho, ratio)
+    assert rounds_to_contract(1.0, 2.0, "heavy_ball") == np.inf and rounds_to_contract(1.0, 2.0, "gd") == 0.0
+    with pytest.raises(ValueError, match="ratio > 0"):
+        rounds_to_contract(0.5, 0.0, "gd")

@@ -8,7 +8,8 @@ the distance to the empirical minimizer, ‖x − x*‖ (a function-value bound 
 - :func:`local_update_guarantee` — LocalUpdate (FedAvg/FedProx/Reptile Θ_{1:K}, FOMAML Θ_K, MAML
   Θ_{2K+1}, mini-batch GD K = 1) with a tuned ServerOpt, Charles & Konečný (arXiv:2103.05032),
   Corollary 1: ‖x_T − x*‖ ≤ ρ^T ‖x_0 − x*(α,γ,Θ)‖ + 8CΔ ≤ ρ^T(D + 8CΔ) + 8CΔ with ρ, Δ the
-  class-wide values of :func:`fedtheory.analysis.pareto.worst_case_tradeoff`.
+  class-wide values of :func:`fedtheory.analysis.pareto.worst_case_tradeoff` (with momentum ρ^T becomes
+  (1 + (1+ρ)T)ρ^T: Theorem 3's constant 1 is refuted, this one is proven).
 - :func:`sdane_guarantee` — S-DANE (Theorem 1) and Acc-S-DANE (Theorem 6) of Jiang, Rodomanov & Stich
   (arXiv:2407.07084) with λ ≥ 2δ_A, local steps per round from Corollary 3 / Remark 19.
 
@@ -86,10 +87,10 @@ def _nonnegative(name: str, value: Any) -> float:
     return v
 
 
-_LU_CLAIMS = {
+_LU_CLAIMS = {   # with momentum, (14) needs the constant 1 + (1+ρ)T: the corrected claims, not Theorem 3 as printed
     "gd": ("localupdate/theorem-3/no-momentum", "localupdate/table-2/no-momentum"),
-    "nesterov": ("localupdate/theorem-3/nesterov", "localupdate/table-2/nesterov"),
-    "heavy_ball": ("localupdate/theorem-3/heavy-ball", "localupdate/table-2/heavy-ball"),
+    "nesterov": ("localupdate/theorem-3/nesterov-corrected", "localupdate/table-2/nesterov"),
+    "heavy_ball": ("localupdate/theorem-3/heavy-ball-corrected", "localupdate/table-2/heavy-ball"),
 }
 
 
@@ -97,8 +98,10 @@ def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: st
                            gamma: Any, K: Any, momentum: str = "gd") -> Guarantee:
     """Corollary 1 of Charles & Konečný for LocalUpdate over the class μI ⪯ A_i ⪯ LI, ‖c_i‖ ≤ C, ‖x_0 − x*‖ ≤ D.
 
-    error_after(T) = ρ^T (D + 8CΔ) + 8CΔ, using ‖x_0 − x*(α,γ,Θ)‖ ≤ D + ‖x*(α,γ,Θ) − x*‖ ≤ D + 8CΔ
-    (Theorem 4); ρ, Δ from :func:`~fedtheory.analysis.pareto.worst_case_tradeoff`; floor 8CΔ; local
+    error_after(T) = c_T ρ^T (D + 8CΔ) + 8CΔ, using ‖x_0 − x*(α,γ,Θ)‖ ≤ D + ‖x*(α,γ,Θ) − x*‖ ≤ D + 8CΔ
+    (Theorem 4); c_T = 1 without momentum and 1 + (1+ρ)T with it (Theorem 3 corrected,
+    :func:`~fedtheory.analysis.rates.transient_constant`); ρ, Δ from
+    :func:`~fedtheory.analysis.pareto.worst_case_tradeoff`; floor 8CΔ; local
     steps K(Θ) per round (2K + 1 gradient evaluations for MAML's K inner steps and outer gradient are
     counted as K + 1). Hypotheses are enforced there (ValueError naming them).
 
@@ -107,6 +110,7 @@ def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: st
     (0.6, 0.36)
     """
     from fedtheory.analysis.pareto import worst_case_tradeoff
+    from fedtheory.analysis.rates import rounds_to_contract, transient_constant
 
     C, D = _nonnegative("C", C), _nonnegative("D", D)
     out = worst_case_tradeoff(mu, L, theta=theta, alpha=alpha, gamma=gamma, K=K, momentum=momentum)
@@ -114,14 +118,12 @@ def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: st
     start = D + floor
 
     def error_after(T: np.ndarray) -> np.ndarray:
-        return rho ** T * start + floor
+        return transient_constant(rho, T, momentum) * rho ** T * start + floor
 
     def rounds_to(eps: float) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
-            need = np.log(start / (eps - floor)) / -np.log(rho)
-        T = np.where(start <= eps, 0.0, np.ceil(np.maximum(need, 0.0) - 1e-12))
-        T = np.where(rho == 0, np.where(start <= eps, 0.0, 1.0), T)
-        return np.where(floor >= eps, np.inf, T)
+            ratio = np.where(floor >= eps, 1.0, (eps - floor) / start)
+        return np.where(floor >= eps, np.inf, rounds_to_contract(rho, ratio, momentum))
 
     steps = out["K"].astype(np.float64) + (1.0 if theta == "maml" else 0.0)
     hyps = ["0 < μ ≤ L (Assumption 1), ‖c_i‖ ≤ C (Assumption 2)", "γ < 1/(L + α) (Lemma 1)",
@@ -133,8 +135,8 @@ def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: st
                "(localupdate/lemma-5, localupdate/corollary-1); it holds for d = 1 and commuting clients "
                "(localupdate/theorem-5, localupdate/corollary-2)"]
     if momentum != "gd":
-        caveats.append("with momentum, (14) with constant 1 is refuted (localupdate/theorem-3/" +
-                       momentum.replace("_", "-") + "): ρ is the asymptotic rate; the error can exceed ρ^T·D early on")
+        caveats.append("with momentum, Theorem 3's (14) with constant 1 is refuted (localupdate/theorem-3/" +
+                       momentum.replace("_", "-") + "); the bound uses the proven constant 1 + (1+ρ)T instead")
     params = {"theta": np.array([theta] * len(rho)), "K": out["K"], "gamma": out["gamma"], "alpha": out["alpha"],
               "momentum": np.array([momentum] * len(rho)), "kappa": out["kappa"], "delta": out["delta"]}
     return Guarantee(method={"uniform": "LocalUpdate Θ_{1:K}", "last": "LocalUpdate Θ_K (FOMAML)",

@@ -34,7 +34,7 @@ from fedtheory.algorithms.local_update import ServerOpt
 
 __all__ = ["MOMENTA", "table2_rate", "tuned_server", "iteration_polynomials", "iteration_spectral_radius",
            "worst_case_contraction", "rate_with_constant_one", "suboptimality_delta", "table2_rate_from_log",
-           "suboptimality_delta_from_log"]
+           "suboptimality_delta_from_log", "transient_constant", "rounds_to_contract"]
 
 MOMENTA = ("gd", "nesterov", "heavy_ball")
 
@@ -256,3 +256,70 @@ def suboptimality_delta_from_log(log_ratio: Any) -> np.ndarray | float:
     (0.5, 0.0)
     """
     return _out(np.tanh(np.asarray(log_ratio, dtype=np.float64) / 4))
+
+
+def transient_constant(rho: Any, T: Any, momentum: str) -> np.ndarray | float:
+    r"""c_T with ‖x_T − x̃*‖ ≤ c_T ρ^T ‖x_0 − x̃*‖ for the tuned server (x_{−1} = x_0): 1 for gd, 1 + (1 + ρ)T with momentum.
+
+    Why (the corrected constant of Theorem 3, claims ``localupdate/theorem-3/*-corrected``): in an
+    eigendirection both momentum methods run e_{t+1} = b e_t − c e_{t−1} with e_{−1} = e_0 and roots
+    z₁, z₂ of z² − bz + c. With h_t = Σ_{j=0}^{t} z₁^j z₂^{t−j}, e_t = (h_t − z₁z₂ h_{t−1}) e_0, and
+    |z_i| ≤ r gives |h_t| ≤ (t + 1)r^t, so |e_t| ≤ (1 + (1 + r)t) r^t; Table 2's ρ bounds r over
+    [μ̃, L̃] (``localupdate/table-2/*``) and the bound increases in r. For tuned heavy-ball the roots at
+    λ = L̃ are a double root at −ρ, where equality holds: the constant cannot be lowered.
+
+    >>> transient_constant(0.5, 2, "heavy_ball"), transient_constant(0.5, 2, "gd")
+    (4.0, 1.0)
+    """
+    _check_momentum(momentum)
+    rho, T = np.asarray(rho, dtype=np.float64), np.asarray(T, dtype=np.float64)
+    if momentum == "gd":
+        return _out(np.ones(np.broadcast(rho, T).shape))
+    return _out(1 + (1 + rho) * T)
+
+
+def rounds_to_contract(rho: Any, ratio: Any, momentum: str) -> np.ndarray | float:
+    """Fewest rounds T ≥ 0 with c_t ρ^t ≤ ratio for every t ≥ T (c_t of :func:`transient_constant`).
+
+    With momentum log c_t + t log ρ is concave in t (it rises, then falls), so the answer is 0 or the
+    larger root of log(1 + (1+ρ)t) + t log ρ = log ratio, which is a Lambert-W (branch −1) expression
+    in u = 1 + (1+ρ)t: u e^{−au} = ratio·e^{−a}, a = −log ρ/(1+ρ); the integer is then fixed up by
+    evaluating the bound. ``inf`` where ρ ≥ 1 (with momentum; for gd when ratio < 1).
+
+    >>> rounds_to_contract(0.5, 1e-3, "gd"), rounds_to_contract(0.5, 1e-3, "heavy_ball")
+    (10.0, 15.0)
+    >>> float(transient_constant(0.5, 14, "heavy_ball") * 0.5 ** 14) > 1e-3 >= float(transient_constant(0.5, 15, "heavy_ball") * 0.5 ** 15)
+    True
+    """
+    import scipy.special
+
+    _check_momentum(momentum)
+    rho, ratio = np.broadcast_arrays(np.asarray(rho, dtype=np.float64), np.asarray(ratio, dtype=np.float64))
+    if not ((rho >= 0).all() and (ratio > 0).all()):
+        raise ValueError("rounds_to_contract needs rho >= 0 and ratio > 0")
+    r = np.log(ratio)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_rho = np.log(rho)
+        c = 0.0 if momentum == "gd" else 1 + rho
+
+        def above(t):   # c_t ρ^t > ratio, evaluated as the guarantee is (a power, 0^0 = 1)
+            return (1 + c * t) * np.power(rho, t) > ratio
+
+        if momentum == "gd":
+            t_peak = np.zeros_like(rho)
+            T = np.maximum(np.ceil(r / log_rho), 0.0)
+        else:
+            a = -log_rho / (1 + rho)
+            t_peak = np.maximum((1 / a - 1) / (1 + rho), 0.0)
+            z = -a * np.exp(r - a)
+            u = -scipy.special.lambertw(np.maximum(z, -1 / np.e), k=-1).real / a
+            T = np.where(z < -1 / np.e, 0.0, np.maximum(np.ceil((u - 1) / (1 + rho)), 0.0))
+        T = np.where(np.isfinite(T), T, 0.0)
+        for _ in range(2):      # the closed form is exact up to rounding: settle the integer on the bound itself
+            T = np.where(above(T) & (T + 1 >= t_peak), T + 1, T)
+            T = np.where((T - 1 >= t_peak) & ~above(T - 1), T - 1, T)
+        never_above = ~above(np.floor(t_peak)) & ~above(np.ceil(t_peak))
+        T = np.where(never_above, 0.0, T)
+        T = np.where(rho == 0, np.where(r >= 0, 0.0, 1.0), T)
+        diverges = (rho >= 1) & ((r < 0) if momentum == "gd" else True)    # c_t → ∞ with momentum
+        return _out(np.where(diverges, np.inf, T))
