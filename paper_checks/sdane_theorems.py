@@ -147,11 +147,16 @@ def theorem_1_pep(ctx):
     worst = max(r.ratio for r in results)
     extra = {}
     if ctx.full:
-        extra["lambda_4/3_delta_ratio_R2"] = pep.two_client_sdane(2, 4 / 3, 0.0, 1.0).ratio
-        extra["lambda_delta_ratio_R2_outside_hypothesis"] = pep.two_client_sdane(2, 1.0, 0.0, 1.0).ratio
+        def observed(*args, **kw):     # observations beside the verdict: an SDP not solved reliably is reported as such
+            try:
+                return pep.two_client_sdane(*args, **kw).ratio
+            except RuntimeError as exc:
+                return str(exc)
+        extra["lambda_4/3_delta_ratio_R2"] = observed(2, 4 / 3, 0.0, 1.0)
+        extra["lambda_delta_ratio_R2_outside_hypothesis"] = observed(2, 1.0, 0.0, 1.0)
         # the accuracy constant: the derivation's λ(λ − δ)/λ² = 1/2 at λ = 2δ is exactly tight; above it the bound fails
-        extra["accuracy_constant_1/2_ratio_R2"] = pep.two_client_sdane(2, 2.0, 0.0, 1.0, c=0.5).ratio
-        extra["accuracy_constant_0.6_ratio_R2"] = pep.two_client_sdane(2, 2.0, 0.0, 1.0, c=0.6).ratio
+        extra["accuracy_constant_1/2_ratio_R2"] = observed(2, 2.0, 0.0, 1.0, c=0.5)
+        extra["accuracy_constant_0.6_ratio_R2"] = observed(2, 2.0, 0.0, 1.0, c=0.6)
     ok = worst <= 1 + PEP_RTOL
     return ctx.decide(ok, measured={"worst_pep_over_bound": worst, **{f"R{r.params['R']}_mu{r.params['mu']}": r.ratio for r in results},
                                     **extra},
@@ -160,8 +165,9 @@ def theorem_1_pep(ctx):
                             "λ = 2δ, free local points under (6); PEP value of f(x̄^R) − f* + μ/2‖v^R − x*‖² over ‖x^0 − x*‖ ≤ 1 "
                             "against μ/(2[(1+μ/λ)^R−1]). The interpolation conditions written are necessary ones, so the PEP "
                             "value bounds the true worst case from above: the theorem is certified for n = 2 and these R. "
-                            "Worst-case ratios 0.79–0.93 (the bound is nearly tight). Seen in the full tier: λ = 4δ/3 still "
-                            "satisfies the bound; λ = δ (outside the hypothesis) violates it by ~1.8×, consistent with the "
+                            "Worst-case ratios 0.74–0.93 (the bound is nearly tight). Seen in the full tier: λ = 4δ/3 still "
+                            "satisfies the bound (ratio ≈ 0.95, but Clarabel only almost solves that SDP and SCS's values differ from "
+                            "its by up to 1.2e-3, above the 1e-3 agreement a certificate needs: reported as not solved reliably); λ = δ (outside the hypothesis) violates it by ~1.8×, consistent with the "
                             "derived admissible range λ ≥ 4δ/3. Also seen (full tier): the accuracy constant of (6) can be "
                             "doubled — with Σ‖∇F_i‖² ≤ λ²/2·Σ‖x_i − v‖² (= λ(λ − δ) at λ = 2δ, the leftover of Lemma 17) the "
                             "PEP ratio is exactly 1 (tight), with 0.6λ² it is 1.76 (violated). Confirms the rebuilt Theorem 1 "
