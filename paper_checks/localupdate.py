@@ -2243,12 +2243,12 @@ def _worst_over_spectrum(kappa_t: float, momentum: str, T: int = 200, grid: int 
     rho = table2_rate(kappa_t, momentum)
     rho_b = min(rho + _DOUBLE_ROOT_RADIUS_TOL, 1.0)
     P = np.abs(iteration_polynomials(server, lam, T))
+    if rho == 0:                # κ̃ = 1: one step is exact, the bound says e_t = 0 for t ≥ 1
+        return (0.0 if P[1:].max() <= 4 * EPS else np.inf), 1.0
     t = np.arange(T + 1)[:, None]
     with np.errstate(divide="ignore"):
         log_ratio = np.log(P) - np.log(transient_constant(rho_b, t, momentum)) - t * np.log(rho_b)
         at_L = np.log(P[:, grid - 1]) - np.log(transient_constant(rho, t[:, 0], momentum)) - t[:, 0] * np.log(rho)
-    if rho == 0:                # κ̃ = 1: one step is exact, the bound says e_t = 0 for t ≥ 1
-        return (0.0 if P[1:].max() <= 4 * EPS else np.inf), 1.0
     usable = (t[:, 0] >= 1) & (t[:, 0] * np.log(rho) > -600)    # t ≥ 1, ρ^t inside float64's range
     return float(np.exp(log_ratio[usable].max())), float(np.exp(at_L[usable]).min())
 
