@@ -2063,7 +2063,7 @@ def _theorem3_ratios(problem, theta, alpha, gamma, momentum, x0, rounds, *, corr
     # cond(∇²f̃) ≤ κ (Lemma 2); the float eigenvalues cannot stand in for it (λ_min can round to ≤ 0)
     solve_error = 16 * problem.d * EPS * kap * np.linalg.norm(x_star)
     slack = 64 * (T + 1) * problem.d * EPS * (np.linalg.norm(x0) + np.linalg.norm(x_star)) + solve_error
-    rho_b = min(rho + _DOUBLE_ROOT_RADIUS_TOL, 1.0) if corrected else rho
+    rho_b = _widened_rate(rho) if corrected else rho
     bound = (transient_constant(rho_b, T, momentum) if corrected else 1.0) * rho_b ** T * e0
     usable = bound >= 1e3 * slack
     ratios = (history.dist_surrogate - slack) / bound
@@ -2234,6 +2234,21 @@ def _symbolic_transient_identity(momentum: str, t_max: int = 12) -> dict:
     return out
 
 
+def _widened_rate(rho: float) -> float:
+    """Table 2's ρ plus the double-root radius tolerance: the rate the corrected Theorem 3 bound is checked with."""
+    return min(rho + _DOUBLE_ROOT_RADIUS_TOL, 1.0)
+
+
+def _log_excess(c: np.ndarray, rho: float, momentum: str) -> tuple[np.ndarray, np.ndarray]:
+    """log(c_t / ((1 + (1+ρ)t) ρ^t)) for each row t of ``c`` (ρ > 0), and the rows that count: t ≥ 1 (t = 0 is
+    the identity) with ρ^t inside float64's range."""
+    t = np.arange(c.shape[0])
+    t_col = t.reshape((-1,) + (1,) * (c.ndim - 1))
+    with np.errstate(divide="ignore"):
+        log_ratio = np.log(c) - np.log(transient_constant(rho, t_col, momentum)) - t_col * np.log(rho)
+    return log_ratio, (t >= 1) & (t * np.log(rho) > -600)
+
+
 def _worst_over_spectrum(kappa_t: float, momentum: str, T: int = 200, grid: int = 801) -> tuple[float, float]:
     """max over t ≤ T and λ ∈ [1, κ̃] (dense grid with both ends) of |P_t(λ)| / (c_t ρ'^t), ρ' = ρ + τ,
     and the same ratio at λ = κ̃ with ρ itself (heavy-ball's attainment): the exact sup over x_0 and over
@@ -2241,16 +2256,12 @@ def _worst_over_spectrum(kappa_t: float, momentum: str, T: int = 200, grid: int 
     lam = np.concatenate([np.linspace(1.0, kappa_t, grid), np.geomspace(1.0, kappa_t, grid)])
     server = tuned_server(momentum, 1.0, kappa_t)
     rho = table2_rate(kappa_t, momentum)
-    rho_b = min(rho + _DOUBLE_ROOT_RADIUS_TOL, 1.0)
     P = np.abs(iteration_polynomials(server, lam, T))
     if rho == 0:                # κ̃ = 1: one step is exact, the bound says e_t = 0 for t ≥ 1
         return (0.0 if P[1:].max() <= 4 * EPS else np.inf), 1.0
-    t = np.arange(T + 1)[:, None]
-    with np.errstate(divide="ignore"):
-        log_ratio = np.log(P) - np.log(transient_constant(rho_b, t, momentum)) - t * np.log(rho_b)
-        at_L = np.log(P[:, grid - 1]) - np.log(transient_constant(rho, t[:, 0], momentum)) - t[:, 0] * np.log(rho)
-    usable = (t[:, 0] >= 1) & (t[:, 0] * np.log(rho) > -600)    # t ≥ 1, ρ^t inside float64's range
-    return float(np.exp(log_ratio[usable].max())), float(np.exp(at_L[usable]).min())
+    log_ratio, usable = _log_excess(P, _widened_rate(rho), momentum)
+    at_L, usable_at_L = _log_excess(P[:, grid - 1], rho, momentum)
+    return float(np.exp(log_ratio[usable].max())), float(np.exp(at_L[usable_at_L]).min())
 
 
 def _theorem3_corrected_claim(slug: str, momentum: str):
@@ -2315,13 +2326,9 @@ def _theorem3_corrected_claim(slug: str, momentum: str):
             problem, theta, alpha, gamma = inst
             kap, L_t, mu_t = kappa(problem, alpha, gamma, theta)
             eigs = np.linalg.eigvalsh(surrogate_hessian(problem, alpha, gamma, theta))
-            rho_b = min(table2_rate(kap, momentum) + tau, 1.0)
             c = worst_case_contraction(tuned_server(momentum, mu_t, L_t), eigs, 80)
-            t = np.arange(81)
-            with np.errstate(divide="ignore"):
-                r = np.log(c) - np.log(transient_constant(rho_b, t, momentum)) - t * np.log(rho_b)
-            keep = (t >= 1) & (t * np.log(max(rho_b, 1e-300)) > -600)
-            return float(np.exp(r[keep].max())) if keep.any() else 0.0
+            log_ratio, keep = _log_excess(c, _widened_rate(table2_rate(kap, momentum)), momentum)
+            return float(np.exp(log_ratio[keep].max())) if keep.any() else 0.0
 
         result = _probe_instances(violation, rng, ctx, target=1.0)
         measured.update(probe_worst=result.worst_value, probe_evaluations=result.n_evaluations,

@@ -320,6 +320,5 @@ def rounds_to_contract(rho: Any, ratio: Any, momentum: str) -> np.ndarray | floa
             T = np.where((T - 1 >= t_peak) & ~above(T - 1), T - 1, T)
         never_above = ~above(np.floor(t_peak)) & ~above(np.ceil(t_peak))
         T = np.where(never_above, 0.0, T)
-        T = np.where(rho == 0, np.where(r >= 0, 0.0, 1.0), T)
         diverges = (rho >= 1) & ((r < 0) if momentum == "gd" else True)    # c_t → ∞ with momentum
         return _out(np.where(diverges, np.inf, T))
