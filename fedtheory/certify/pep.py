@@ -64,7 +64,7 @@ class PepResult:
 #: of several rounds the equilibrated problem stalls at "almost solved"; unscaled it reaches "optimal")
 CLARABEL_ATTEMPTS = ({}, {"equilibrate_enable": False, "max_iter": 1000})
 #: SCS tolerance of the cross-check of a solve Clarabel reports as inaccurate, and the agreement required
-CROSS_CHECK_EPS = 1e-6
+CROSS_CHECK_EPS = 1e-7
 CROSS_CHECK_RTOL = 1e-3
 
 
@@ -92,7 +92,7 @@ def _solve(problem: Any) -> tuple[float, float]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             other = problem.solve(wrapper="cvxpy", solver="SCS", verbose=0, eps_abs=CROSS_CHECK_EPS,
-                                  eps_rel=CROSS_CHECK_EPS, max_iters=1_000_000)
+                                  eps_rel=CROSS_CHECK_EPS, max_iters=100_000)
         other_status = problem.wrapper.prob.status
         if other is None or other_status != "optimal" or abs(other - value) > CROSS_CHECK_RTOL * max(abs(value), 1e-12):
             raise RuntimeError(f"the PEP's SDP was not solved reliably: {SOLVER} {status} ({value}), "
