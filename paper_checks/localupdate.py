@@ -2311,10 +2311,12 @@ def _theorem3_corrected_claim(slug: str, momentum: str):
         if momentum == "heavy_ball":
             # attainment on the driver: aligned clients (∇²f̃ attains L̃), x_0 − x̃* along the top eigenvector,
             # κ̃ ≤ 10⁴ so that x̃* is accurate; at T = 10 the widened ρ lowers the ratio by at most 10·2τ/ρ
-            while True:
+            for _ in range(1000):
                 problem, theta, alpha, gamma = _random_instance(rng, aligned=True)
                 if 2 <= kappa(problem, alpha, gamma, theta)[0] <= 1e4:
                     break
+            else:
+                raise RuntimeError("no aligned instance with 2 <= kappa <= 1e4 in 1000 draws")
             H = surrogate_hessian(problem, alpha, gamma, theta)
             x0 = surrogate_minimizer(problem, alpha, gamma, theta) + np.linalg.eigh(H)[1][:, -1]
             ratios, info = _theorem3_ratios(problem, theta, alpha, gamma, momentum, x0, rounds=10, corrected=True)
