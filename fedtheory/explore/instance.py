@@ -39,7 +39,7 @@ import numpy as np
 
 from fedtheory.explore.results import Result, fmt
 
-__all__ = ["ExactModel", "load_federation", "tune_instance", "simulate_instance", "InstanceAdvice",
+__all__ = ["commuting_fast", "ExactModel", "load_federation", "tune_instance", "simulate_instance", "InstanceAdvice",
            "InstanceSimulation", "instance_errors", "default_grid", "INSTANCE_METHODS"]
 
 #: method -> Θ family searched in instance mode (MAML is not a LocalUpdate Θ with α > 0: not searched)
@@ -69,12 +69,12 @@ def _quadratic_fast(A: np.ndarray, c: np.ndarray, p: Any):
     if p.shape != (n,) or np.any(~(p > 0)):
         raise ValueError(f"p must hold n = {n} positive client weights, got shape {p.shape}")
     with threadpool_limits(limits=1):
-        w, V = np.linalg.eigh(A)
-    bad = np.flatnonzero(w[:, 0] <= 0)
+        q = QuadraticFederation(A=A, c=c, p=p / p.sum())         # one batched eigh, nothing recomputed
+    bad = np.flatnonzero(q.eigvals[:, 0] <= 0)
     if bad.size:
-        raise ValueError(f"A[{int(bad[0])}] is not positive definite (smallest eigenvalue {float(w[bad[0], 0])!r}); "
+        raise ValueError(f"A[{int(bad[0])}] is not positive definite (smallest eigenvalue {float(q.eigvals[bad[0], 0])!r}); "
                          f"instance mode needs strongly convex clients")
-    return QuadraticFederation(A=A, c=c, p=p / p.sum(), eigvals=w, eigvecs=V)
+    return q
 
 
 def _client_arrays(data: Any) -> tuple[list, list] | None:
@@ -199,8 +199,14 @@ class ExactModel:
         th = Theta.uniform(int(K)) if theta == "uniform" else Theta.last(int(K))
         g = np.asarray(th.polynomial_s(gamma * (self.lam + alpha))) * self.lam          # eigenvalues of Q_iA_i
         pg = self.p[:, None] * g
-        H = (self.V_all * pg.reshape(-1)) @ self.V_all.T
         b = self.V_all @ (pg * self.c_rot).reshape(-1)
+        if np.all(pg > 0):             # Lemma 1's regime: H̃ = SSᵀ with S = V_all·diag(√pg), half a GEMM (syrk)
+            from scipy.linalg.blas import dsyrk
+
+            H = dsyrk(1.0, self.V_all * np.sqrt(pg.reshape(-1)))
+            H = np.triu(H) + np.triu(H, 1).T
+        else:
+            H = (self.V_all * pg.reshape(-1)) @ self.V_all.T
         h, W = np.linalg.eigh(0.5 * (H + H.T))
         x_tilde = W @ ((W.T @ b) / h)
         return h, W, x_tilde
@@ -235,8 +241,9 @@ def _server_options(kind: str, h_min: float, h_max: float, multiples=ETA_MULTIPL
 def default_grid(method: str, mu: float, L: float, n: int, d: int, *, K_max: int = 64) -> list[dict]:
     """The (method, Θ, K, γ, α) settings :func:`tune_instance` searches by default for one method.
 
-    The grid shrinks with the cost of one setting (an n·d²·d product): about 60 settings at n·d³ ≈ 10⁸
-    and fewer above, so n = 100, d = 200 stays within seconds. K = 1 (any γ: Q_i = I) is one setting.
+    The grid shrinks with the cost of one setting (an n·d²·d product): 10 K × 10 γ up to n·d³ = 10⁷,
+    5 × 5 up to 10⁸, 3 × 3 above (FedProx: × its α values), so n = 100, d = 200 stays within seconds;
+    pass ``settings`` to :func:`tune_instance` for a finer grid. K = 1 (any γ: Q_i = I) is one setting.
 
     >>> [s["K"] for s in default_grid("gd", 1.0, 10.0, 3, 2)]
     [1]
@@ -247,7 +254,7 @@ def default_grid(method: str, mu: float, L: float, n: int, d: int, *, K_max: int
     if method == "gd":
         return [{"method": "gd", "theta": "uniform", "K": 1, "gamma": 0.0, "alpha": 0.0}]
     work = n * float(d) ** 3
-    size = 10 if work <= 2e8 else (6 if work <= 2e9 else 4)
+    size = 10 if work <= 1e7 else (5 if work <= 1e8 else 3)
     Ks = np.unique(np.round(np.geomspace(2, K_max, size)).astype(int))
     fracs = np.geomspace(0.02, 0.9, size)
     alphas = [0.0] if method != "fedprox" else list(np.geomspace(0.1 * mu, L, max(size // 3, 2)))
@@ -336,11 +343,31 @@ class InstanceAdvice(Result):
         ax.legend(loc="best")
 
 
+def commuting_fast(q, tol: float = 1e-9) -> bool:
+    """Whether the clients' Hessians commute, in two batched products instead of n² commutators.
+
+    A commuting family is diagonal in the eigenbasis W of a generic combination S = Σ r_iA_i; a family that
+    is diagonal there commutes. Near-repeated eigenvalues of S can make a commuting family look
+    non-commuting — the conservative answer (the general class's guarantees hold for every federation).
+
+    >>> from fedtheory.problems.quadratic import make_quadratic
+    >>> commuting_fast(make_quadratic(4, 3, mu=1.0, L=9.0, commuting=True, seed=0)), commuting_fast(
+    ...     make_quadratic(4, 3, mu=1.0, L=9.0, seed=0))
+    (True, False)
+    """
+    A = np.asarray(q.A)
+    r = np.random.default_rng(12345).uniform(0.5, 1.5, size=A.shape[0])
+    _, W = np.linalg.eigh(np.einsum("n,nij->ij", r, A))
+    B = np.matmul(W.T, np.matmul(A, W))
+    off = B - B * np.eye(A.shape[1])
+    return bool(np.abs(off).max() <= tol * max(float(np.abs(A).max()), 1e-300) * A.shape[1])
+
+
 def _federation_summary(problem, x0: np.ndarray, exact: bool) -> dict:
     if exact:
         x_star = problem.x_star()
         C = float(np.linalg.norm(problem.c - x_star, axis=1).max())
-        klass = "d1" if problem.d == 1 else ("commuting" if problem.commuting() else "general")
+        klass = "d1" if problem.d == 1 else ("commuting" if commuting_fast(problem) else "general")
         return {"kind": "quadratic", "n": problem.n, "d": problem.d, "mu": problem.mu, "L": problem.L, "C": C,
                 "D": float(np.linalg.norm(x0 - x_star)), "class": klass, "commuting": klass != "general"}
     x_star = problem.x_star()
@@ -458,7 +485,10 @@ def tune_instance(federation: Any, *, rounds: int = 50, x0: Any = None, methods:
             if not 0 <= s["gamma"] * (emodel.L + s["alpha"]) < 1:
                 raise ValueError(f"hypothesis gamma < 1/(L + alpha) violated (Lemma 1): gamma={s['gamma']:g}, "
                                  f"L={emodel.L:g}, alpha={s['alpha']:g}")
-        scored = _evaluate_quadratic(emodel, settings, tuple(servers), x0, T)
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):       # many small LAPACK calls: threads on shared cores only cost
+            scored = _evaluate_quadratic(emodel, settings, tuple(servers), x0, T)
         description = (f"{len(settings)} (method, K, γ, α) points × servers {servers} × η = Table-2 step at the "
                        f"setting's μ̃, L̃ times {list(ETA_MULTIPLES)}, β tuned")
     else:
@@ -489,7 +519,7 @@ def _worst_case_on(problem, emodel: ExactModel, summary: dict, x0: np.ndarray, T
 
     method = next((m for m in ("fedavg", "fedprox", "fomaml", "gd") if m in methods), "gd")
     adv = tune(method, mu=summary["mu"], L=summary["L"], C=summary["C"], D=max(summary["D"], 1e-300), rounds=T,
-               function_class=summary["class"], clients=summary["n"])
+               function_class=summary["class"], clients=summary["n"], lower_bound=False)
     out = {"method": method, "class": summary["class"], "guaranteed": adv.value if adv.feasible else None,
            "message": "" if adv.feasible else adv.message, "setting": None, "on_this_federation": None, "curve": None}
     if adv.feasible and adv.best.get("eta"):
