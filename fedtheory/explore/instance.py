@@ -124,6 +124,11 @@ def load_federation(source: Any, *, model: str = "least-squares", l2: float = 0.
         return _quadratic_fast(q.A, q.c, q.p)
     if isinstance(source, FiniteSumFederation):
         return source
+    import os
+
+    if not isinstance(source, (str, os.PathLike)):
+        raise ValueError(f"federation must be a QuadraticFederation, a finite-sum federation or a .npz/.csv path, "
+                         f"got {type(source).__name__}")
     path = Path(source)
     if not path.exists():
         raise ValueError(f"federation file {path} does not exist")
@@ -459,7 +464,7 @@ def tune_instance(federation: Any, *, rounds: int = 50, x0: Any = None, methods:
     >>> tune_instance(np.zeros(3), rounds=5)
     Traceback (most recent call last):
     ...
-    ValueError: federation file [0. 0. 0.] does not exist
+    ValueError: federation must be a QuadraticFederation, a finite-sum federation or a .npz/.csv path, got ndarray
     """
     problem = load_federation(federation, model=model)
     if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or not 1 <= rounds <= 10**5:
