@@ -205,13 +205,7 @@ class ExactModel:
         g = np.asarray(th.polynomial_s(gamma * (self.lam + alpha))) * self.lam          # eigenvalues of Q_iA_i
         pg = self.p[:, None] * g
         b = self.V_all @ (pg * self.c_rot).reshape(-1)
-        if np.all(pg > 0):             # Lemma 1's regime: H̃ = SSᵀ with S = V_all·diag(√pg), half a GEMM (syrk)
-            from scipy.linalg.blas import dsyrk
-
-            H = dsyrk(1.0, self.V_all * np.sqrt(pg.reshape(-1)))
-            H = np.triu(H) + np.triu(H, 1).T
-        else:
-            H = (self.V_all * pg.reshape(-1)) @ self.V_all.T
+        H = (self.V_all * pg.reshape(-1)) @ self.V_all.T         # one GEMM, d × n·d × d
         h, W = np.linalg.eigh(0.5 * (H + H.T))
         x_tilde = W @ ((W.T @ b) / h)
         return h, W, x_tilde
