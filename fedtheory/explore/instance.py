@@ -177,6 +177,17 @@ def load_federation(source: Any, *, model: str = "least-squares", l2: float = 0.
 # the exact model of one quadratic federation
 # ---------------------------------------------------------------------------------------------
 
+def _theta(theta: str, K: int, gamma: float, alpha: float):
+    """The Θ of a setting: Θ_{1:K} (``"uniform"``), Θ_K (``"last"``) or MAML's (``"maml"``: Θ_{2K+1} at α = 0,
+    Theorem 2; :func:`~fedtheory.algorithms.maml.maml_theta`)."""
+    from fedtheory.algorithms.maml import maml_theta
+    from fedtheory.algorithms.theta import Theta
+
+    if theta == "maml":
+        return maml_theta(int(K), gamma, alpha)
+    return Theta.uniform(int(K)) if theta == "uniform" else Theta.last(int(K))
+
+
 class ExactModel:
     """Closed forms of LocalUpdate on one quadratic federation (eigendecompositions reused throughout).
 
@@ -199,9 +210,7 @@ class ExactModel:
 
     def surrogate(self, theta: str, K: int, gamma: float, alpha: float):
         """(h, W, x̃*): the eigendecomposition H̃ = W diag(h) Wᵀ of Σ p_iQ_iA_i and x̃* = H̃⁻¹b̃."""
-        from fedtheory.algorithms.theta import Theta
-
-        th = Theta.uniform(int(K)) if theta == "uniform" else Theta.last(int(K))
+        th = _theta(theta, K, gamma, alpha)
         g = np.asarray(th.polynomial_s(gamma * (self.lam + alpha))) * self.lam          # eigenvalues of Q_iA_i
         pg = self.p[:, None] * g
         b = self.V_all @ (pg * self.c_rot).reshape(-1)
@@ -395,12 +404,14 @@ def _exact_curve(model: ExactModel, s: dict, x0: np.ndarray, T: int) -> np.ndarr
 
 
 def _algo(s: dict):
+    """The driver's algorithm for a setting: LocalUpdate, or the MAML client program (its K inner steps run)."""
     from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt
-    from fedtheory.algorithms.theta import Theta
+    from fedtheory.algorithms.maml import MAML
 
-    theta = Theta.uniform(int(s["K"])) if s["theta"] == "uniform" else Theta.last(int(s["K"]))
     server = ServerOpt(s["server"], lr=s["eta"], momentum=s["beta"] if s["server"] != "gd" else 0.0)
-    return LocalUpdate(theta, s["alpha"], s["gamma"], server)
+    if s["theta"] == "maml":
+        return MAML(K=int(s["K"]), gamma=s["gamma"], server=server, alpha=s["alpha"], outer="full")
+    return LocalUpdate(_theta(s["theta"], s["K"], s["gamma"], s["alpha"]), s["alpha"], s["gamma"], server)
 
 
 def _measured_curve(problem, s: dict, x0: np.ndarray, T: int) -> np.ndarray:

@@ -346,5 +346,8 @@ def _simulate_dane(advice, q, x0, T, t, predicted, x_star, scale) -> Simulation:
              "delta_A of the instance": float(q.delta_A())}
     instance = {"family": "quadratic with exact delta_A", "n": q.n, "d": q.d, "mu": q.mu, "L": q.L,
                 "delta_A": float(q.delta_A()), "D": float(np.linalg.norm(x0 - x_star))}
+    extra["claims"] = list(advice.claims)
     return Simulation(method=advice.method, setting=dict(advice.best), instance=instance,
-                      rounds=np.arange(R + 1), measured=measured, predicted=predicted[: R + 1], slack=slack, extra=extra)
+                      rounds=np.arange(R + 1), measured=measured, predicted=predicted[: R + 1], slack=slack, extra=extra,
+                      instances={"random": {"measured": measured, "instance": instance,
+                                            "json": {"federation": q.to_json(spectral=False), "x0": x0.tolist()}}})
