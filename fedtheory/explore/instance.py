@@ -471,6 +471,14 @@ def tune_instance(federation: Any, *, rounds: int = 50, x0: Any = None, methods:
     ...
     ValueError: federation must be a QuadraticFederation, a finite-sum federation or a .npz/.csv path, got ndarray
     """
+    from threadpoolctl import threadpool_limits
+
+    # many small LAPACK calls and one GEMM per setting: threads on shared cores cost more than they save
+    with threadpool_limits(limits=1):
+        return _tune_instance(federation, rounds, x0, methods, servers, settings, worst_case, model)
+
+
+def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_case, model) -> InstanceAdvice:
     problem = load_federation(federation, model=model)
     if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or not 1 <= rounds <= 10**5:
         raise ValueError(f"rounds must be an integer in [1, 100000], got {rounds!r}")
@@ -495,10 +503,7 @@ def tune_instance(federation: Any, *, rounds: int = 50, x0: Any = None, methods:
             if not 0 <= s["gamma"] * (emodel.L + s["alpha"]) < 1:
                 raise ValueError(f"hypothesis gamma < 1/(L + alpha) violated (Lemma 1): gamma={s['gamma']:g}, "
                                  f"L={emodel.L:g}, alpha={s['alpha']:g}")
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1):       # many small LAPACK calls: threads on shared cores only cost
-            scored = _evaluate_quadratic(emodel, settings, tuple(servers), x0, T)
+        scored = _evaluate_quadratic(emodel, settings, tuple(servers), x0, T)
         description = (f"{len(settings)} (method, K, γ, α) points × servers {servers} × η = Table-2 step at the "
                        f"setting's μ̃, L̃ times {list(ETA_MULTIPLES)}, β tuned")
     else:
