@@ -211,10 +211,13 @@ def _probe(score, size: int, decode, seed: Any, budget: str = "normal"):
     return res
 
 
-def probe_lower_bound(consts: dict, setting: dict, T: int, *, seed: Any = 0, function_class: str = "general") -> dict:
+def probe_lower_bound(consts: dict, setting: dict, T: int, *, seed: Any = 0, function_class: str = "general",
+                      budget: str = "normal") -> dict:
     """The largest ‖x_T − x*‖ a probe finds in the class at ``setting`` (complete, server included): a lower
     bound on the worst case (any guarantee must be at least this). Returns value, the instance (JSON,
-    replayable) and a source line.
+    replayable) and a source line. ``budget``: ``"normal"`` (96 draws, 4 Nelder–Mead starts of 150
+    evaluations) or ``"small"`` (24 draws, 2 starts of 60: what :func:`~fedtheory.explore.tuning.tune`
+    spends to show a lower bound in about a second).
 
     >>> lb = probe_lower_bound({"mu": 1.0, "L": 10.0, "C": 1.0, "D": 1.0},
     ...                        {"theta": "uniform", "K": 1, "gamma": 0.0, "alpha": 0.0, "server": "gd",
@@ -223,7 +226,7 @@ def probe_lower_bound(consts: dict, setting: dict, T: int, *, seed: Any = 0, fun
     True
     """
     size, decode = class_family(function_class, consts)
-    res = _probe(lambda q, x0: float(_exact_errors(q, x0, setting, T)[-1]), size, decode, seed)
+    res = _probe(lambda q, x0: float(_exact_errors(q, x0, setting, T)[-1]), size, decode, seed, budget)
     q, x0 = res.worst_instance
     return {"value": float(res.worst_value), "instance": {"federation": q.to_json(spectral=False), "x0": x0.tolist()},
             "source": f"probe over {res.n_evaluations} instances, {q.n} clients, d = {q.d}, exact closed form",

@@ -222,6 +222,8 @@ def _rows(g, idx: np.ndarray, budget: str, amount: float, method: str, consts: d
     """The result rows of settings ``idx`` of guarantee ``g``: complete settings (server included)."""
     out = []
     local = METHODS[method][0] == "local-update"
+    idx = np.asarray(idx, dtype=np.int64)
+    need = g.rounds_to(amount) if budget == "eps" else None        # once for all settings, not per row
     for i in (int(j) for j in idx):
         if local:
             setting = {"theta": str(g.params["theta"][i]), "K": int(g.params["K"][i]), "gamma": float(g.params["gamma"][i]),
@@ -229,9 +231,9 @@ def _rows(g, idx: np.ndarray, budget: str, amount: float, method: str, consts: d
             setting.update(_server(method, consts, setting, momentum))
         else:
             setting = {"lambda": float(g.params["lambda"][i]), "solver": str(g.params["solver"][i])}
-        R = float(g.rounds_to(amount)[i]) if budget == "eps" else (
+        R = float(need[i]) if budget == "eps" else (
             float(np.floor(amount / max(float(g.local_steps[i]), 1.0))) if budget == "work" else float(amount))
-        bound = float(g.rounds_to(amount)[i]) if budget == "eps" else float(g.error_after(R)[i])
+        bound = float(need[i]) if budget == "eps" else float(g.error_after(R)[i])
         out.append({"setting": setting, "bound": bound, "rounds": R, "local_steps": float(g.local_steps[i]),
                     "floor": float(g.floor[i]), "rho": None if g.rho is None else float(g.rho[i])})
     return out
@@ -347,7 +349,7 @@ def _attach_lower_bound(adv: Advice, method: str, consts: dict, budget: str, amo
     from fedtheory.explore.simulation import probe_lower_bound
 
     T = int(amount) if budget == "rounds" else int(min(max(d1.predicted["rounds"], 1), 2000))
-    lb = probe_lower_bound(consts, d1.best, T)
+    lb = probe_lower_bound(consts, d1.best, T, budget="small")
     adv.lower_bound = {"setting": d1.best, "rounds": T, **lb}
     adv.message = ((adv.message + " ") if adv.message else "") + (
         f"no valid guarantee known for d ≥ 2 at the setting the d = 1 theory picks ({setting_text(d1.best)}): "
