@@ -316,11 +316,13 @@ def _certificate_instance(advice, T: int):
 
     s, c = advice.best, advice.constants
     cert = certify(c["mu"], c["L"], int(s["K"]), s["gamma"], theta="1:K" if s["theta"] == "uniform" else "K",
-                   alpha=s["alpha"], C=c.get("C", 0.0) or 1.0, measure="error", rounds=T, D=c["D"],
-                   momentum=None if s["server"] == "gd" else s["server"], eta=s["eta"])
-    inst = dict(cert.instance)
-    q = QuadraticFederation.from_json(inst.get("federation", inst))
-    x0 = np.asarray(inst.get("x0", q.x_star() + c["D"] * np.eye(q.d)[0]), dtype=np.float64)
+                   alpha=s["alpha"], C=c.get("C", 0.0) or 1.0, measure="floor", clients=c.get("clients") or 2)
+    inst = dict(cert.instance or {})
+    if "problem" not in inst:
+        return None
+    q = QuadraticFederation.from_json(inst["problem"])
+    q = QuadraticFederation(A=q.A, c=q.c * ((c.get("C", 0.0) or 1.0) / max(float(q.C), 1e-300)), p=q.p)
+    x0 = q.x_star() + c["D"] * np.eye(q.d)[0]           # the certificate maximizes the floor: start D away
     return q, x0, {"family": f"federated PEP extracted worst case ({cert.claim_id})"}
 
 

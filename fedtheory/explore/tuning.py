@@ -90,7 +90,8 @@ def method_guarantee(method: str, consts: dict, settings: dict, momentum: str = 
     kind = METHODS[_check_method(method)][0]
     if kind == "local-update":
         klass = consts.get("function_class", "general")
-        lookup = certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum) if klass == "general" else None
+        lookup = (certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"))
+                  if klass == "general" else None)
         return local_update_guarantee(mu=consts["mu"], L=consts["L"], C=consts.get("C", 0.0), D=consts["D"],
                                       theta=_THETA[method], alpha=settings["alpha"], gamma=settings["gamma"],
                                       K=settings["K"], momentum=momentum, function_class=klass,
