@@ -322,6 +322,9 @@ class InstanceAdvice(Result):
         lines = [f"federation: {f['kind']}, n={f['n']}, d={f['d']}, mu={fmt(f['mu'])}, L={fmt(f['L'])}, "
                  f"C={fmt(f['C'])} (about x*), D=‖x0 − x*‖={fmt(f['D'])}, class: {f['class']}",
                  f"searched {self.evaluated} settings (grid: {self.search_space['description']})"]
+        ts = sorted({0, self.rounds // 4, self.rounds // 2, (3 * self.rounds) // 4, self.rounds})
+        lines.append(("predicted" if self.exact else "measured") + " ‖x_t − x*‖ of the best setting: " +
+                     ", ".join(f"t={t}: {fmt(float(self.curve[t]))}" for t in ts) + " (all rounds in --json)")
         if self.exact:
             lines.append("errors are exact: spectral closed form of LocalUpdate on this federation (Theorem 1 + the "
                          "server's iteration polynomials); --simulate runs the driver and compares every round")
