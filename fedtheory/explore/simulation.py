@@ -31,7 +31,7 @@ import numpy as np
 
 from fedtheory.explore.results import Result
 
-__all__ = ["Simulation", "simulate", "advice_instance", "probe_lower_bound", "class_family"]
+__all__ = ["Simulation", "simulate", "advice_instance", "probe_lower_bound", "class_family", "encode_general"]
 
 # Measured and predicted are compared with a float64 slack: each round adds O(d·eps) relative rounding
 # to an iterate of size ≲ ‖x_0‖ + ‖x*‖, and the reference optimum is itself a linear solve.
@@ -189,6 +189,35 @@ def class_family(function_class: str, consts: dict) -> tuple[int, Any]:
     return size, decode
 
 
+def encode_general(q, x0: np.ndarray, consts: dict) -> np.ndarray | None:
+    """A z of :func:`class_family`'s general family (2 clients, d = 2) near the federation ``q`` with start
+    ``x0``, to start a probe from a known hard instance (a certificate's); None for another shape.
+
+    >>> size, decode = class_family("general", {"mu": 1.0, "L": 10.0, "C": 1.0, "D": 2.0})
+    >>> z = np.random.default_rng(0).normal(size=size)
+    >>> q, x0 = decode(z)
+    >>> q2, x2 = decode(encode_general(q, x0, {"mu": 1.0, "L": 10.0, "C": 1.0, "D": 2.0}))
+    >>> bool(np.allclose(q2.A, q.A) and np.allclose(q2.c, q.c) and np.allclose(x2, x0))
+    True
+    """
+    mu, L, C, D = consts["mu"], consts["L"], consts.get("C", 0.0), consts["D"]
+    if q.n != 2 or q.d != 2 or not L > mu:
+        return None
+    lam, V = np.asarray(q.eigvals), np.array(q.eigvecs)
+    phis = []
+    for i in range(2):
+        if np.linalg.det(V[i]) < 0:
+            V[i][:, 1] *= -1                                 # same A_i, a rotation
+        phis.append(math.atan2(V[i][1, 0], V[i][0, 0]))
+    zl = np.arcsin(np.clip(2 * (lam - mu) / (L - mu) - 1, -1, 1))
+    c = np.asarray(q.c)
+    r = np.linalg.norm(c, axis=1)
+    raw = np.concatenate([np.where(r[:, None] > 0, c / np.maximum(r, 1e-300)[:, None], 1.0),
+                          np.arcsin(np.clip(2 * r / max(C, 1e-300) - 1, -1, 1))[:, None]], axis=1)
+    e = (x0 - q.x_star()) / max(D, 1e-300)
+    return np.concatenate([phis, zl.ravel(), raw.ravel(), np.log(np.asarray(q.p)), [math.atan2(e[1], e[0])]])
+
+
 def _setting_dict(setting: dict) -> dict:
     return {"method": setting.get("method", ""), "theta": setting["theta"], "K": int(setting["K"]),
             "gamma": float(setting["gamma"]), "alpha": float(setting["alpha"]), "server": setting["server"],
@@ -201,13 +230,13 @@ def _exact_errors(q, x0: np.ndarray, setting: dict, T: int) -> np.ndarray:
     return _exact_curve(ExactModel(q), _setting_dict(setting), x0, T)
 
 
-def _probe(score, size: int, decode, seed: Any, budget: str = "normal"):
+def _probe(score, size: int, decode, seed: Any, budget: str = "normal", starts=()):
     from fedtheory.certify.params import Custom
     from fedtheory.certify.probe import probe
 
     n_random, n_starts, fev = (96, 4, 150) if budget == "normal" else (24, 2, 60)
     res = probe(lambda inst: score(*inst), Custom(size, decode), seed=seed, n_random=n_random, n_starts=n_starts,
-                maxiter=fev, options={"maxfev": fev})
+                maxiter=fev, options={"maxfev": fev}, starts=starts)
     return res
 
 
@@ -272,16 +301,20 @@ def simulate(advice, *, seed: Any = 0, rounds: int | None = None, adversarial: b
     found = {"random": (q, x0, {"family": f"random, class {advice.function_class}"})}
     if adversarial:
         size, decode = class_family(advice.function_class, advice.constants)
+        cert = _certificate_instance(advice, T)
+        starts = ()
+        if cert is not None:
+            found["certificate"] = cert
+            z = encode_general(cert[0], cert[1], advice.constants)
+            starts = () if z is None else (z,)          # a fresh probe started from the certificate's instance
         with np.errstate(divide="ignore", invalid="ignore"):
             def score(qq, xx):
                 return float(np.max(np.where(predicted > 0, _exact_errors(qq, xx, s, T) / predicted, 0.0)[1:]))
-            res = _probe(score, size, decode, seed)
+            res = _probe(score, size, decode, seed, starts=starts)
         qp, xp = res.worst_instance
-        found["probe"] = (qp, xp, {"family": f"probe maximizing measured/guaranteed, class {advice.function_class}",
+        found["probe"] = (qp, xp, {"family": f"probe maximizing measured/guaranteed, class {advice.function_class}"
+                                   + (", started from the certificate" if starts else ""),
                                    "evaluations": res.n_evaluations})
-        cert = _certificate_instance(advice, T)
-        if cert is not None:
-            found["certificate"] = cert
     instances = {}
     for name, (qq, xx, info) in found.items():
         measured = _run(qq, xx, s, T)
