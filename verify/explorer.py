@@ -58,3 +58,51 @@ def commuting_floor(ctx):
                       tolerance={"slack": "64·d·eps·(L/μ)·C on the distance (two linear solves)"},
                       notes="Proof: the per-coordinate reduction to Lemma 12 (module docstring); this probe checks the "
                             "resulting inequality. Whether √n can be lowered is not checked here.")
+
+
+def _table_claim():
+    """``verify/explorer/certified-table``: exists only where the certified table ships (it is checked, not assumed)."""
+    from fedtheory.explore.certified import load_table
+
+    table = load_table()
+    if table is None:
+        return None
+
+    @claim(
+        id="verify/explorer/certified-table",
+        ref="federated PEP (localupdate/lemma-5/certified)",
+        title="The shipped certified-floor table re-certifies at sampled points and is never below a probe",
+        statement=r"At sampled grid points $(L/\mu,\gamma L,K,\alpha/L)$ of fedtheory/explore/data/certified\_floor.json, "
+                  r"a fresh federated-PEP certificate is certified, its upper bound equals the table's value to 1e-4 "
+                  r"relative, and its replayed instance stays below the table's value.",
+        kind="certificate",
+        tier="full",
+    )
+    def certified_table(ctx):
+        from fedtheory.explore.certified import certify
+
+        rng = ctx.rng
+        worst_rel, worst_excess, checked = 0.0, 0.0, []
+        for theta, part in table["theta"].items():
+            j = int(rng.integers(len(part["kappa0"])))
+            ok = [i for i, v in enumerate(part["floor"][j]) if v is not None]
+            for i in rng.choice(ok, size=min(2, len(ok)), replace=False):
+                k0, g, K, a = part["kappa0"][j], part["gammaL"][i], part["K"][i], part["alphaL"][i]
+                cert = certify(1.0 / k0, 1.0, int(K), g, theta="1:K" if theta == "uniform" else "K", alpha=a,
+                               clients=int(table["clients"]), measure="floor", C=1.0)
+                value = part["floor"][j][i]
+                if cert.status != "certified" or cert.value is None:
+                    worst_rel = math.inf
+                else:
+                    worst_rel = max(worst_rel, abs(cert.value - value) / value)
+                worst_excess = max(worst_excess, (cert.lower or 0.0) / value - 1.0)
+                checked.append({"theta": theta, "kappa0": k0, "gammaL": g, "K": int(K), "table": value,
+                                "certified": cert.value, "lower": cert.lower})
+        return ctx.decide(worst_rel <= 1e-4 and worst_excess <= 1e-6, measured={"max_rel_diff": worst_rel,
+                          "max_lower_over_table_minus_1": worst_excess, "points": checked},
+                          tolerance={"rel": "1e-4 (two SDP solves of the same program)", "lower": "1e-6"})
+
+    return certified_table
+
+
+certified_table = _table_claim()
