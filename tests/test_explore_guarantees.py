@@ -100,3 +100,49 @@ def test_d1_guarantee_is_attained_within_a_factor_on_its_probe():
     s = {"theta": "uniform", "K": 20, "gamma": 0.005, "alpha": 0.0, "server": "gd", "eta": 1e-3, "beta": 0.0}
     lb = probe_lower_bound({"mu": 1.0, "L": 100.0, "C": 1.0, "D": 1e-9}, s, 2000, function_class="d1")
     assert 0.2 * g.floor[0] < lb["value"] <= g.floor[0] * (1 + 1e-9)
+
+
+def test_negative_control_adversarial_simulate_catches_a_floor_used_outside_its_class():
+    """The d = 1 floor (Lemma 12) claimed for d ≥ 2 — what the old explorer did with 8CΔ — must be caught by the
+    adversarial instances of simulate, as a failed claim."""
+    adv = tune("fedavg", mu=1.0, L=100.0, C=0.1, D=10.0, rounds=50, function_class="d1")
+    adv.function_class = "general"          # the misuse: simulate now builds d = 2, non-commuting instances
+    from fedtheory.explore.tuning import method_guarantee
+
+    real = method_guarantee
+    import fedtheory.explore.tuning as tuning
+
+    def d1_bound(method, consts, settings, momentum="gd"):
+        return real(method, {**consts, "function_class": "d1"}, settings, momentum)
+
+    tuning.method_guarantee = d1_bound
+    try:
+        sim = simulate(adv, seed=0)
+    finally:
+        tuning.method_guarantee = real
+    assert not sim.holds and sim.max_ratio > 1.5
+    assert any("FAILED CLAIM" in line for line in sim.notes())
+
+
+def test_cli_issue_example_and_class_flags(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    run = lambda *a: subprocess.run([sys.executable, "-m", "fedtheory", "explore", *a], capture_output=True, text=True,
+                                    timeout=300)
+    out = run("tune", "fedavg", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10", "--rounds", "50", "--json",
+              str(tmp_path / "t.json"))
+    assert out.returncode == 0, out.stderr
+    assert "no valid guarantee known for d ≥ 2" in " ".join(out.stdout.split())
+    doc = json.loads((tmp_path / "t.json").read_text())
+    assert doc["function_class"] == "general" and doc["entries"][0]["setting"]["K"] == 1
+    assert doc["entries"][0]["lower_bound"]["value"] > 0
+    out = run("tune", "fedavg", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10", "--rounds", "50", "--class",
+              "commuting")
+    assert out.returncode == 2 and "number of clients" in out.stderr
+    out = run("tune", "fedavg", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10", "--rounds", "50", "--class",
+              "commuting", "--clients", "8", "--simulate")
+    assert out.returncode == 0, out.stderr
+    out = run("frontier", "--mu", "1", "--L", "100", "--class", "flat")
+    assert out.returncode == 2 and "function_class must be one of" in out.stderr
