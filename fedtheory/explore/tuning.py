@@ -352,10 +352,11 @@ def _attach_lower_bound(adv: Advice, method: str, consts: dict, budget: str, amo
     T = int(amount) if budget == "rounds" else int(min(max(d1.predicted["rounds"], 1), 2000))
     lb = probe_lower_bound(consts, d1.best, T, budget="small")
     adv.lower_bound = {"setting": d1.best, "rounds": T, **lb}
-    adv.message = ((adv.message + " ") if adv.message else "") + (
+    adv.message = ((adv.message + "; ") if adv.message else "") + (
         f"no valid guarantee known for d ≥ 2 at the setting the d = 1 theory picks ({setting_text(d1.best)}): "
         f"Corollary 1's 8CΔ floor is refuted there; best lower bound known: ‖x_T − x*‖ ≥ {lb['value']:.4g} after "
-        f"T = {T} rounds ({lb['source']}); the advice above is the best setting that has a valid guarantee")
+        f"T = {T} rounds ({lb['source']})" +
+        ("; the advice above is the best setting that has a valid guarantee" if adv.feasible else ""))
 
 
 def _server(method: str, consts: dict, setting: dict, momentum: str) -> dict:
