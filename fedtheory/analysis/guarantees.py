@@ -129,7 +129,12 @@ FUNCTION_CLASSES = {"d1": "d = 1", "commuting": "commuting clients (d ≥ 2)", "
 
 
 def register_source(name: str, claims: tuple, holds_for: str) -> None:
-    """Add a statement a guarantee may rest on (used for the certified worst cases of the federated PEP)."""
+    """Add a statement a guarantee may rest on (used for the certified worst cases of the federated PEP).
+
+    >>> register_source("floor/d1", ("localupdate/lemma-12",), GUARANTEE_SOURCES["floor/d1"]["holds_for"])
+    >>> GUARANTEE_SOURCES["floor/d1"]["claims"]
+    ('localupdate/lemma-12',)
+    """
     GUARANTEE_SOURCES[name] = {"claims": tuple(claims), "holds_for": holds_for}
 
 

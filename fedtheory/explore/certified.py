@@ -31,7 +31,11 @@ TABLE_NAME = "certified_floor.json"
 
 
 def pep_available() -> bool:
-    """Whether the federated PEP (``fedtheory.certify.federated_pep``) is installed in this tree."""
+    """Whether the federated PEP (``fedtheory.certify.federated_pep``) is installed in this tree.
+
+    >>> pep_available() in (True, False)
+    True
+    """
     try:
         from fedtheory.certify import federated_pep  # noqa: F401
     except ImportError:
@@ -44,7 +48,11 @@ def certify(mu: float, L: float, K: int, gamma: float, *, theta: str = "1:K", al
             server: str = "gd", momentum: float | None = None, eta: float | None = None) -> Any:
     """The one adapter to the federated PEP: a Certificate (value = certified upper bound, lower = the
     value its extracted instance reaches, instance = JSON with the ``problem`` (a QuadraticFederation),
-    status). ``server`` is the kind, ``momentum`` its β."""
+    status). ``server`` is the kind, ``momentum`` its β. Without the module it raises ImportError.
+
+    >>> pep_available() or certify.__name__ == "certify"
+    True
+    """
     from fedtheory.certify.federated_pep import certify_local_update
 
     return certify_local_update(mu, L, K, gamma, clients=clients, theta=theta, alpha=alpha, eta=eta, server=server,
@@ -53,7 +61,12 @@ def certify(mu: float, L: float, K: int, gamma: float, *, theta: str = "1:K", al
 
 @lru_cache(maxsize=1)
 def load_table() -> dict | None:
-    """The shipped table, or None when it is absent."""
+    """The shipped table, or None when it is absent (registering its claims as a guarantee source).
+
+    >>> t = load_table()
+    >>> t is None or sorted(t["theta"]) <= ["last", "uniform"]
+    True
+    """
     try:
         text = resources.files("fedtheory.explore").joinpath("data", TABLE_NAME).read_text(encoding="utf-8")
     except (FileNotFoundError, ModuleNotFoundError, OSError):

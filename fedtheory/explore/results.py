@@ -72,7 +72,12 @@ def entry(method: str, setting: dict, *, guaranteed: Any, rounds: Any, floor: An
 
 def envelope(kind: str, *, function_class: str, constants: dict, entries: list, claims: Any, hypotheses: Any,
              caveats: Any, message: str, extra: dict) -> dict:
-    """The shared JSON form of tune, compare and frontier results (:data:`ENVELOPE_FIELDS`)."""
+    """The shared JSON form of tune, compare and frontier results (:data:`ENVELOPE_FIELDS`).
+
+    >>> tuple(envelope("tune", function_class="d1", constants={}, entries=[], claims=(), hypotheses=(), caveats=(),
+    ...                message="", extra={})) == ENVELOPE_FIELDS
+    True
+    """
     return {"kind": kind, "function_class": function_class, "constants": constants, "entries": entries,
             "claims": list(claims), "hypotheses": list(hypotheses), "caveats": list(caveats), "message": message,
             "extra": extra}

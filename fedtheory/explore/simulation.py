@@ -263,7 +263,13 @@ def probe_lower_bound(consts: dict, setting: dict, T: int, *, seed: Any = 0, fun
 
 
 def advice_instance(advice, *, n: int = 3, seed: Any = 0):
-    """A random federation of the advice's class at its constants, and x_0 (see the module docstring)."""
+    """A random federation of the advice's class at its constants, and x_0 (see the module docstring).
+
+    >>> from fedtheory.explore.tuning import tune
+    >>> q, x0 = advice_instance(tune("gd", mu=1.0, L=5.0, D=2.0, rounds=3), seed=1)
+    >>> q.d, round(float(np.linalg.norm(x0 - q.x_star())), 12)
+    (2, 2.0)
+    """
     from fedtheory.problems.quadratic import make_quadratic
 
     rng = np.random.default_rng(seed)
