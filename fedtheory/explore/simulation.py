@@ -396,6 +396,8 @@ def _simulate_dane(advice, q, x0, T, t, predicted, x_star, scale) -> Simulation:
     instance = {"family": "quadratic with exact delta_A", "n": q.n, "d": q.d, "mu": q.mu, "L": q.L,
                 "delta_A": float(q.delta_A()), "D": float(np.linalg.norm(x0 - x_star))}
     extra["claims"] = list(advice.claims)
+    extra["adversarial instances"] = ("none built here for the DANE family: its bounds are searched adversarially by "
+                                      "their own claims (sdane/theorem-*/probe, PEP certificates)")
     return Simulation(method=advice.method, setting=dict(advice.best), instance=instance,
                       rounds=np.arange(R + 1), measured=measured, predicted=predicted[: R + 1], slack=slack, extra=extra,
                       instances={"random": {"measured": measured, "instance": instance,
