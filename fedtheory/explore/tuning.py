@@ -299,6 +299,7 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     evaluated = 0
     if kind == "local-update":
         settings = _grid_local_update(method, L, mu, int(K_max), int(points))
+        settings = _with_certified_points(settings, method, consts, momentum)
         g = method_guarantee(method, consts, settings, momentum)
         value, tie = _objective(g, budget, amount)
         evaluated += len(g)
@@ -312,6 +313,9 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
             evaluated += len(fine["K"])
             order = _best(value, tie, 60)
         rows = _distinct_rows(_rows(g, order, budget, amount, method, consts, momentum))
+        # the claims and caveats of the advised setting itself (not of the whole grid)
+        g = method_guarantee(method, consts, {k: np.array([rows[0]["setting"][k]]) for k in ("K", "gamma", "alpha")},
+                             momentum)
     else:
         if consts["delta_A"] is None:
             raise ValueError(f"{method} needs delta_A, the δ_A-SOD constant of the clients (Definition 1 of the sdane paper)")
@@ -335,6 +339,24 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     if kind == "local-update" and lower_bound and function_class == "general" and method != "gd":
         _attach_lower_bound(adv, method, consts, budget, amount, momentum, K_max, points)
     return adv
+
+
+def _with_certified_points(settings: dict, method: str, consts: dict, momentum: str) -> dict:
+    """For d ≥ 2, add the certified table's grid points (the only settings with K(Θ) > 1 it answers for)."""
+    if consts.get("function_class", "general") != "general" or METHODS[method][0] != "local-update":
+        return settings
+    from fedtheory.explore.certified import certified_floor_lookup
+
+    lookup = certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"))
+    grid = getattr(lookup, "grid", None)
+    if not grid:
+        return settings
+    L = consts["L"]
+    K = np.asarray(grid["K"], dtype=np.float64)
+    alpha = np.asarray(grid["alphaL"], dtype=np.float64) * L
+    keep = (K <= 1e9) & (method != "fedavg" or alpha == 0) & (method != "fedprox" or alpha > 0)
+    extra = {"K": K[keep], "gamma": np.asarray(grid["gammaL"], dtype=np.float64)[keep] / L, "alpha": alpha[keep]}
+    return {k: np.concatenate([settings[k], extra[k]]) for k in settings}
 
 
 def _attach_lower_bound(adv: Advice, method: str, consts: dict, budget: str, amount: float, momentum: str,
