@@ -30,7 +30,6 @@ run on the driver and the figures are *measured*, not derived.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
