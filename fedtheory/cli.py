@@ -140,7 +140,7 @@ def _explore_parser(sub) -> None:
     ins.add_argument("--l2", type=float, default=0.0, help="ridge λ of client data models (default 0)")
     ins.add_argument("--x0", default=None, help="start point: comma-separated numbers or a .npy file (default 0)")
     ins.add_argument("--methods", default="gd,fedavg,fedprox,fomaml", help="comma-separated: gd, fedavg, fedprox, fomaml")
-    ins.add_argument("--servers", default="gd", help="comma-separated server kinds: gd, heavy_ball, nesterov")
+    ins.add_argument("--servers", default="gd,heavy_ball,nesterov", help="comma-separated server kinds (default all three)")
     ins.add_argument("--simulate", action="store_true", help="run the tuned setting on the driver, on this federation")
     outputs(ins)
 

@@ -457,12 +457,12 @@ def _distinct(scored: list, count: int) -> list:
 
 
 def tune_instance(federation: Any, *, rounds: int = 50, x0: Any = None, methods: Any = ("gd", "fedavg", "fedprox", "fomaml"),
-                  servers: Any = ("gd",), settings: list[dict] | None = None, worst_case: bool = True,
+                  servers: Any = SERVERS, settings: list[dict] | None = None, worst_case: bool = True,
                   model: str = "least-squares") -> InstanceAdvice:
     """The best LocalUpdate setting for ``rounds`` rounds on ``federation`` (see the module docstring).
 
     ``federation``: anything :func:`load_federation` takes. ``x0``: the start (default 0). ``methods``
-    (subset of :data:`INSTANCE_METHODS`) and ``servers`` (``"gd"``, ``"heavy_ball"``, ``"nesterov"``)
+    (subset of :data:`INSTANCE_METHODS`) and ``servers`` (``"gd"``, ``"heavy_ball"``, ``"nesterov"``; all by default)
     span the grid with :func:`default_grid` and :data:`ETA_MULTIPLES`, unless ``settings`` lists the
     (method, theta, K, gamma, alpha) points explicitly. The objective is ‖x_T − x*‖ at T = ``rounds``.
     ``worst_case``: also evaluate what :func:`fedtheory.explore.tuning.tune` advises for this federation's
