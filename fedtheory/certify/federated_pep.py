@@ -434,6 +434,74 @@ def _spectral_rate(mu, L, gamma, th, alpha, p, eta, pieces):
     return value, solver, len(pcs)
 
 
+def _spectral_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds, D, pieces):
+    """Upper bound on ‖x_T − x*‖² (C = 1 or ζ = 1, ‖x_0 − x*‖ ≤ D) by the spectral relaxation: client i is
+    queried at y_0..y_{T−1}, so its inputs are y_t − c_i = (y_t − x*) + w_i and w_i, its outputs b(A_i)(y_t − c_i)
+    and A_iw_i."""
+    import cvxpy as cp
+
+    n, T = len(p), int(rounds)
+    fn_raw = lambda lam: message_eigenvalue(lam * L, gamma, th, alpha)   # noqa: E731
+    bmax = float(np.max(fn_raw(np.linspace(mu / L, 1.0, 257))))
+    fn = lambda lam: fn_raw(lam) / bmax                                   # noqa: E731
+    pcs = _pieces(fn, mu / L, 1.0, pieces)
+    names = ["x0", "o"] + [f"w{i}" for i in range(n)] + [f"b{i}_{t}" for i in range(n) for t in range(T)] + \
+        [f"z{i}" for i in range(n - 1)]
+    P = _SpectralPEP(names)
+    v = P.vec
+    z_vecs = [v(**{f"z{i}": 1.0}) for i in range(n - 1)]
+    z_vecs.append(-sum(((p[i] / p[-1]) * z_vecs[i] for i in range(n - 1)), np.zeros(P.N)))
+    beta = momentum or 0.0
+    x, x_prev, ys = v(x0=1.0), v(x0=1.0), []
+    for t in range(T):
+        y = x + beta * (x - x_prev) if server == "nesterov" else x
+        ys.append(y)
+        q = bmax * sum((p[i] * v(**{f"b{i}_{t}": 1.0}) for i in range(n)), np.zeros(P.N))
+        x_new = y - eta * q + (beta * (x - x_prev) if server == "heavy_ball" else 0.0)
+        x_prev, x = x, x_new
+    for i in range(n):
+        w = v(**{f"w{i}": 1.0})
+        inputs = [y + w for y in ys] + [w]
+        outputs = [(t, "t", v(**{f"b{i}_{t}": 1.0})) for t in range(T)] + [(T, "s", z_vecs[i])]
+        P.client(inputs, outputs, pcs, fn, TANGENT_MARGIN)
+    if het == "C":
+        for i in range(n):
+            P.cons.append(P.quad(v(**{f"w{i}": 1.0, "o": 1.0})) <= 1.0)
+    else:
+        P.cons.append(sum(p[i] * P.quad(z_vecs[i]) for i in range(n)) * (L ** 2) <= 1.0)
+    P.cons.append(P.quad(v(x0=1.0)) <= D ** 2)
+    prob = cp.Problem(cp.Maximize(P.quad(x)), P.cons)
+    value, solver, _ = _solve_cvxpy(prob)
+    return value, solver, len(pcs)
+
+
+def _probe_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds, D, d, starts, seed):
+    """Concrete instances and starting points (‖x_0 − x*‖ = D, heterogeneity 1), the driver's ‖x_T − x*‖."""
+    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+    from fedtheory.certify.params import Custom
+    from fedtheory.certify.probe import probe
+
+    n = len(p)
+    srv = ServerOpt(server, lr=eta, momentum=momentum if server != "gd" else None)
+    algo = LocalUpdate(th, alpha, gamma, srv)
+
+    def decode(z):
+        lam, V, A, c, k = _instance(z, n, d, mu, L)
+        prob = _build(lam, V, A, c, p)
+        prob = _build(lam, V, A, c / _het_scale(prob, het), p)
+        u = z[k:k + d]
+        return prob, prob.x_star() + D * u / max(np.linalg.norm(u), 1e-300)
+
+    def val(inst):
+        prob, x0 = inst
+        return float(run_local_update(prob, algo, x0, rounds).to_numpy().dist_empirical[-1])
+
+    size = n * (d + d * d) + n * d + d
+    res = probe(val, Custom(size, decode), seed=seed, n_random=16 * starts, n_starts=starts, maxiter=300,
+                method="L-BFGS-B")
+    return res.worst_instance, res.worst_value, srv
+
+
 # --------------------------------------------------------------------------------------------
 # PEPit engine
 # --------------------------------------------------------------------------------------------
@@ -781,9 +849,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     if measure == "rate" and server != "gd":
         raise ValueError("measure 'rate' is the one-round contraction of server GD; use measure='error' for momentum")
     if engine is None:
-        engine = "spectral" if function_class == "quadratic" and measure in ("floor", "rate") else "pepit"
-    if engine == "spectral" and measure == "error":
-        raise ValueError("measure 'error' is available with engine='pepit'")
+        engine = "spectral" if function_class == "quadratic" else "pepit"
     d = int(probe_dim or max(2, n))
     hyp = {"mu": mu, "L": L, "K": K, "gamma": gamma, "theta": th.to_json(), "alpha": alpha, "eta": eta,
            "momentum": momentum, "server": server, "clients": n, "p": pp.tolist(), "C": None if zeta else scale,
@@ -801,9 +867,13 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
             if measure == "floor":
                 sq, solver, npieces = _spectral_floor(mu, L, gamma, th, alpha, pp, het, pieces)
                 upper = None if sq is None else math.sqrt(max(sq, 0.0)) * scale
-            else:
+            elif measure == "rate":
                 sq, solver, npieces = _spectral_rate(mu, L, gamma, th, alpha, pp, eta, pieces)
                 upper = None if sq is None else math.sqrt(max(sq, 0.0))
+            else:
+                sq, solver, npieces = _spectral_error(mu, L, gamma, th, alpha, pp, het, eta, momentum, server,
+                                                      rounds, D / scale, pieces)
+                upper = None if sq is None else math.sqrt(max(sq, 0.0)) * scale
             details["pieces"] = npieces
         else:
             from fedtheory.certify.pep import _solve_detail
@@ -834,7 +904,16 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
         instance = {"problem": prob.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma, "eta": eta,
                     "lambda_star": lam_star}
     else:
-        notes.append("no lower-bound instance for measure 'error' (the upper bound stands alone)")
+        (prob, x0), probed, srv = _probe_error(mu, L, gamma, th, alpha, pp, het, eta, momentum, server, rounds,
+                                               D / scale, d, probe_starts, seed)
+        from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
+
+        h = run_local_update(prob, LocalUpdate(th, alpha, gamma, srv), x0, rounds).to_numpy()
+        lower = float(h.dist_empirical[-1]) * scale
+        sp = _build(prob.eigvals, prob.eigvecs, prob.A, prob.c * scale, pp)
+        instance = {"problem": sp.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
+                    "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
+                    "x0": (sp.x_star() + (x0 - prob.x_star()) * scale).tolist(), "rounds": rounds}
 
     if upper is not None:
         upper *= 1 + SDP_MARGIN
