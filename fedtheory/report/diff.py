@@ -136,7 +136,7 @@ def render_diff(diff: dict, console: Any, baseline: str = "baseline") -> None:
               for m in diff["moved"]]
     lines += [f"  added {i}" for i in diff["added"]] + [f"  removed {i}" for i in diff["removed"]]
     for line in lines:
-        console.print(line, highlight=False, markup=False)
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     if diff["uncompared"]:
         console.print(_uncompared(diff).strip(" ;"), highlight=False, markup=False)
 

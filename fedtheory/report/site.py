@@ -359,10 +359,10 @@ def _checks_table(items: list, with_fired: bool) -> str:
 
 def _tolerance(tol: Any) -> str:
     if tol is None:
-        return '<span class="muted">none stated</span>'
+        return '<p class="muted">Tolerance: none stated.</p>'
     if isinstance(tol, dict):
-        return field_table([(k, esc(fmt(v))) for k, v in tol.items()])
-    return esc(fmt(tol))
+        return field_table([(k, esc(fmt(v))) for k, v in tol.items()], caption="Tolerance")
+    return f"<p>Tolerance: {esc(fmt(tol))}</p>"
 
 
 def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
@@ -377,10 +377,9 @@ def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
     cid = record["id"]
     status = record.get("status")
     cls = "skipped" if status == "skipped" and passed(record) else ("" if passed(record) else "fail")
-    fields = [("Reference", esc(record.get("ref", ""))), ("Title", esc(record.get("title", ""))),
-              ("Status", status_badge(record)), ("Kind", esc(record.get("kind", ""))),
-              ("Tier", esc(record.get("tier", ""))), ("Seed", esc(fmt(ev.get("seed")))),
-              ("Seconds", esc(fmt(float(record.get("seconds") or 0.0))))]
+    fields = [("Reference", esc(record.get("ref", ""))), ("Status", status_badge(record)),
+              ("Kind", esc(record.get("kind", ""))), ("Tier", esc(record.get("tier", ""))),
+              ("Seed", esc(fmt(ev.get("seed")))), ("Seconds", esc(f"{float(record.get('seconds') or 0.0):.3g}"))]
     if record.get("requires"):
         fields.append(("Requires", esc(", ".join(record["requires"]))))
     flags = []
@@ -396,9 +395,10 @@ def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
         fields.append(("Control exempt", esc(record["control_exempt"])))
     out = [f'<article class="claim {cls}" id="{esc(claim_anchor(cid))}" aria-labelledby="h-{esc(cid)}">',
            f'<h3 id="h-{esc(cid)}">{esc(cid)}</h3>']
+    out.append(f'<p class="title">{esc(record.get("title", ""))}</p>')
     if flags:
         out.append("<p>" + "".join(flags) + "</p>")
-    out.append(field_table(fields))
+    out.append(table([esc(k) for k, _ in fields], [[v for _, v in fields]], row_headers=False))
     out.append("<h4>Statement</h4>")
     out.append(f'<div class="statement">{statement_html}</div>')
     if failed_spans:
@@ -414,7 +414,7 @@ def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
         out.append(table(["Measured", "Value"], rows, numeric={1}))
     else:
         out.append('<p class="muted">Nothing measured.</p>')
-    out.append(field_table([("Tolerance", _tolerance(ev.get("tolerance")))]))
+    out.append(_tolerance(ev.get("tolerance")))
     if ev.get("notes"):
         out.append(f'<p class="notes">{esc(ev["notes"])}</p>')
     if ev.get("counterexample") is not None:
@@ -466,7 +466,6 @@ def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tupl
                     f"({len(share['exceptions'])})</summary><ul>{items}</ul></details>")
     if inventory is not None:
         body.append(_inventory_section(inventory, by_id))
-    body.append(_figures_section(figures, records))
     rows = [[claim_link(r["id"], True), esc(r.get("ref", "")), status_badge(r),
              esc(fmt(key_value(r)[1])) if key_value(r)[0] else "", esc(fmt(float(r.get("seconds") or 0.0)))]
             for r in records]
@@ -477,6 +476,7 @@ def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tupl
         html_, failed = statements[r["id"]]
         body.append(render_claim(r, html_, failed))
     body.append("</section>")
+    body.append(_figures_section(figures, records))
     current = ' aria-current="page"'
     nav = "".join(f' <a href="{esc(paper_file(p))}"{current if p == paper else ""}>{esc(p)}</a>' for p in papers(data))
     return page(f"{paper}: fedtheory check report", "\n".join(body), nav=nav)

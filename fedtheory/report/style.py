@@ -38,6 +38,8 @@ article.claim { color: var(--fg); }
 .statement { background: #fff; border-left: 3px solid var(--line); padding: .3rem .8rem; margin: .3rem 0; }
 .statement math[display=block] { margin: .4rem 0; }
 .notes { white-space: pre-wrap; }
+p.title { margin: 0 0 .4rem; font-weight: 600; }
+math { font-size: 1.12em; }
 code.tex { background: #fff8c5; }
 .gap { color: var(--warn); }
 .muted { color: var(--muted); }
