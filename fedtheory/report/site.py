@@ -301,20 +301,20 @@ def _inventory_section(inventory: dict, by_id: dict[str, dict]) -> str:
     for label, entry in inventory.items():
         if isinstance(entry, str):
             gaps += 1
-            rows.append([esc(label), f'<span class="gap">no claim: {esc(entry)}</span>', "—"])
+            rows.append([esc(label), f'<span class="gap">no claim: {esc(entry)}</span>'])
             continue
         present = [c for c in entry if c in by_id]
         covered += bool(present)
         absent += not present
-        links = "<br>".join(claim_link(c, same_page=True) if c in by_id else f"<code>{esc(c)}</code> "
-                            "<span class=\"muted\">(not in this run)</span>" for c in entry)
-        verdicts = "<br>".join(status_badge(by_id[c]) if c in by_id else "—" for c in entry)
-        rows.append([esc(label), links, verdicts])
+        items = "".join(f"<li>{claim_link(c, same_page=True)} {status_badge(by_id[c])}</li>" if c in by_id else
+                        f'<li><code>{esc(c)}</code> <span class="muted">not in this run</span></li>' for c in entry)
+        rows.append([esc(label), f'<ul class="plain">{items}</ul>'])
     head = (f"<p>{len(inventory)} numbered labels: {covered} covered by claims in this run, "
             f"{absent} covered only by claims not in this run, "
             f"<span class=\"gap\">{gaps} without a claim</span> (the reason is given).</p>")
     return ('<section aria-labelledby="inventory">\n<h2 id="inventory">Inventory</h2>\n' + head + "\n"
-            + table(["Label", "Claims", "Status"], rows, caption="Every numbered label of the paper") + "\n</section>")
+            + table(["Label", "Claims covering it, with their status in this run"], rows,
+                    caption="Every numbered label of the paper") + "\n</section>")
 
 
 def _figures_section(figures: list[dict], records: list[dict]) -> str:
@@ -450,7 +450,7 @@ def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tupl
     inventory = (data.get("inventory") or {}).get(paper)
     counts = ", ".join(f"{n} {esc(s)}" for s, n in stats["status"].items() if n)
     share = controlled_share(data, paper)
-    body = [f"<h1>Paper <code>{esc(paper)}</code></h1>",
+    body = [f"<h1>Paper: {esc(paper)}</h1>",
             f"<p>{stats['claims']} claims ({counts or 'none'}); "
             f'<span class="{"fail" if stats["failed"] else "pass"}">{stats["failed"]} not as expected</span>; '
             f"{stats['seconds']:.1f} s; seed {esc(env.get('seed', '?'))}; controlled share {esc(share_text(share))}"
