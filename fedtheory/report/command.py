@@ -74,4 +74,4 @@ def after_check(args: argparse.Namespace, data: dict, baseline: dict | None, con
 
         out = build_report(data, args.report, baseline=baseline, baseline_name=Path(args.baseline).name
                            if args.baseline else "", source=args.json, baseline_source=args.baseline)
-        console.print(f"report: {out / 'index.html'}", highlight=False, markup=False)
+        console.print(f"report: {out / 'index.html'}", highlight=False, markup=False, soft_wrap=True)

@@ -58,8 +58,10 @@ def load_check(path: Path | str, what: str = "check JSON") -> dict:
         raise UsageError(f"{what} {path} is a directory")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {what} {path}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not JSON (not UTF-8 text)") from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path} is not JSON: {exc}") from exc
     problem = _structure_problem(data)

@@ -128,9 +128,9 @@ def render_diff(diff: dict, console: Any, baseline: str = "baseline") -> None:
     """
     head = f"changes since {baseline} ({diff['compared']} claims in both runs)"
     if not has_changes(diff):
-        console.print(f"{head}: none" + _uncompared(diff), highlight=False, markup=False)
+        console.print(f"{head}: none" + _uncompared(diff), highlight=False, markup=False, soft_wrap=True)
         return
-    console.print(f"{head}:", highlight=False, markup=False)
+    console.print(f"{head}:", highlight=False, markup=False, soft_wrap=True)
     lines = [f"  status {s['id']}: {s['old']} -> {s['new']} (expect {s['expect']})" for s in diff["status"]]
     lines += [f"  moved {m['id']}: {m['key']} {m['old']:.6g} -> {m['new']:.6g} (tolerance {m['threshold']:.3g})"
               for m in diff["moved"]]
@@ -138,7 +138,7 @@ def render_diff(diff: dict, console: Any, baseline: str = "baseline") -> None:
     for line in lines:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if diff["uncompared"]:
-        console.print(_uncompared(diff).strip(" ;"), highlight=False, markup=False)
+        console.print(_uncompared(diff).strip(" ;"), highlight=False, markup=False, soft_wrap=True)
 
 
 def _uncompared(diff: dict) -> str:
