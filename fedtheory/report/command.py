@@ -17,14 +17,26 @@ from fedtheory.content import UsageError
 
 
 def add_check_options(check: argparse.ArgumentParser) -> None:
-    """``--baseline OLD.json`` and ``--report DIR`` of ``fedtheory check``."""
+    """``--baseline OLD.json`` and ``--report DIR`` of ``fedtheory check``.
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_check_options(p)
+    >>> p.parse_args([]).baseline is None
+    True
+    """
     check.add_argument("--baseline", metavar="OLD.json",
                        help="an earlier check JSON: print what changed at the end (the exit code is unchanged)")
     check.add_argument("--report", metavar="DIR", help="write the report site (fedtheory report) to DIR after the run")
 
 
 def add_report_parser(sub: Any) -> None:
-    """The ``fedtheory report CHECK.json [--figures DIR] [--baseline OLD.json] --out DIR`` subcommand."""
+    """The ``fedtheory report CHECK.json [--figures DIR] [--baseline OLD.json] --out DIR`` subcommand.
+
+    >>> sub = argparse.ArgumentParser().add_subparsers(dest="command")
+    >>> add_report_parser(sub)
+    >>> sub.choices["report"].parse_args(["run.json", "--out", "site"]).out
+    'site'
+    """
     rp = sub.add_parser("report", help="write a static, offline site from a check JSON (and figures, and a baseline)")
     rp.add_argument("check", metavar="CHECK.json", help="written by fedtheory check --json")
     rp.add_argument("--figures", metavar="DIR", help="written by fedtheory figures --out DIR")
@@ -54,6 +66,9 @@ def before_check(args: argparse.Namespace) -> dict | None:
     """Validate ``--baseline`` and ``--report`` before the run (a long run must not end in a usage error).
 
     Returns the baseline JSON, or None.
+
+    >>> before_check(argparse.Namespace(report=None, baseline=None)) is None
+    True
     """
     from fedtheory.report.build import check_destination
     from fedtheory.report.data import load_check
@@ -64,7 +79,17 @@ def before_check(args: argparse.Namespace) -> dict | None:
 
 
 def after_check(args: argparse.Namespace, data: dict, baseline: dict | None, console: Any) -> None:
-    """Print the diff against the baseline under the table; write the site with ``--report``."""
+    """Print the diff against the baseline under the table; write the site with ``--report``.
+
+    >>> import io
+    >>> from rich.console import Console
+    >>> c = Console(file=io.StringIO(), record=True)
+    >>> run = {"claims": [{"id": "a/l-1", "status": "verified"}]}
+    >>> after_check(argparse.Namespace(report=None, baseline="old.json", json=None), run, {"claims": []}, c)
+    >>> print(c.export_text().strip())
+    changes since old.json (0 claims in both runs):
+      added a/l-1
+    """
     if baseline is not None:
         from fedtheory.report.diff import diff_runs, render_diff
 

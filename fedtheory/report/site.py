@@ -159,7 +159,7 @@ def json_block(value: Any) -> str:
     """Pretty JSON in a ``<pre>``, cut past :data:`MAX_JSON_CHARS`.
 
     >>> json_block({"a": 1})
-    '<pre><code>{\\n "a": 1\\n}</code></pre>'
+    '<pre><code>{\\n &quot;a&quot;: 1\\n}</code></pre>'
     """
     text = json.dumps(value, indent=1, ensure_ascii=False, default=str)
     if len(text) > MAX_JSON_CHARS:
@@ -253,7 +253,13 @@ def _findings(summary: dict) -> str:
 
 
 def render_index(data: dict, stats: dict[str, dict], diff: dict | None, baseline_name: str) -> str:
-    """The index page: the diff first (with a baseline), then per-paper counts, findings, environment."""
+    """The index page: the diff first (with a baseline), then per-paper counts, findings, environment.
+
+    >>> data = {"claims": [{"id": "a/l-1", "status": "error", "expect": "verified"}]}
+    >>> html = render_index(data, {"a": paper_stats(data, "a", {})}, None, "")
+    >>> "FAILED: 1 claims, 1 not as expected" in html
+    True
+    """
     summary = data.get("summary") or {}
     env = data.get("environment") or {}
     records = data.get("claims", [])
@@ -443,7 +449,14 @@ def shell_quote(text: str) -> str:
 
 def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tuple[str, int]],
                  figures: list[dict]) -> str:
-    """The page of one paper: summary, inventory, figures, then every claim of the paper in the run."""
+    """The page of one paper: summary, inventory, every claim of the paper in the run, then its figures.
+
+    >>> data = {"claims": [{"id": "a/l-1", "status": "verified", "expect": "verified", "statement": "$x$"}],
+    ...         "inventory": {"a": {"Lemma 1": ["a/l-1"], "Lemma 2": "no numbers in it"}}}
+    >>> html = render_paper(data, "a", paper_stats(data, "a", {}), {"a/l-1": typeset("$x$")}, [])
+    >>> 'id="c-a/l-1"' in html, "no claim: no numbers in it" in html
+    (True, True)
+    """
     records = [r for r in data.get("claims", []) if paper_of(r) == paper]
     by_id = {r["id"]: r for r in records}
     env = data.get("environment") or {}
@@ -486,7 +499,10 @@ def render_pages(data: dict, figures: list[dict] | None = None, diff: dict | Non
                  baseline_name: str = "baseline") -> dict[str, str]:
     """``{file name: HTML}`` for the whole site; figures are dicts with ``href_png``/``href_json`` set.
 
-    Each statement is typeset once; ``data["_untypeset"]`` is not written, the counts live in the pages.
+    Each statement is typeset once.
+
+    >>> sorted(render_pages({"claims": [{"id": "b/x-1", "status": "verified"}]}))
+    ['index.html', 'paper-b.html']
     """
     statements = {r["id"]: typeset(str(r.get("statement") or "")) for r in data.get("claims", [])}
     failures = {cid: failed for cid, (_, failed) in statements.items()}
