@@ -80,8 +80,8 @@ def build_report(data: dict, out: Path | str, *, figures: Path | str | None = No
     """
     out = Path(out)
     check_destination(out)
-    figure_list = load_figures(figures) if figures is not None else []
-    for fig in figure_list:
+    figure_list = load_figures(figures) if figures is not None else None
+    for fig in figure_list or []:
         fig["href_json"] = f"figures/{fig['paper']}/{Path(fig['json']).name}"
         fig["href_png"] = f"figures/{fig['paper']}/{Path(fig['png']).name}"
     diff = diff_runs(baseline, data) if baseline is not None else None
@@ -97,7 +97,7 @@ def build_report(data: dict, out: Path | str, *, figures: Path | str | None = No
         _copy_or_dump(source, data, tmp / "check.json")
         if baseline is not None:
             _copy_or_dump(baseline_source, baseline, tmp / "baseline.json")
-        for fig in figure_list:
+        for fig in figure_list or []:
             for key in ("png", "json"):
                 target = tmp / fig[f"href_{key}"]
                 target.parent.mkdir(parents=True, exist_ok=True)

@@ -323,11 +323,14 @@ def _inventory_section(inventory: dict, by_id: dict[str, dict]) -> str:
                     caption="Every numbered label of the paper") + "\n</section>")
 
 
-def _figures_section(figures: list[dict], records: list[dict]) -> str:
+def _figures_section(figures: list[dict] | None, records: list[dict]) -> str:
     out = ['<section aria-labelledby="figures">\n<h2 id="figures">Figures</h2>']
-    if not figures:
+    if figures is None:
         out.append("<p class=\"muted\">No figures were given (build with <code>--figures DIR</code> from "
                    "<code>fedtheory figures --out DIR</code>).</p>")
+    elif not figures:
+        out.append('<p class="muted">The figures directory holds no figure of this paper.</p>')
+    figures = figures or []
     for fig in figures:
         about = [r["id"] for r in records if r["id"].startswith(fig["id"] + "/") or r["id"] == fig["id"]]
         caption = esc(fig["caption"])
@@ -448,7 +451,7 @@ def shell_quote(text: str) -> str:
 
 
 def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tuple[str, int]],
-                 figures: list[dict]) -> str:
+                 figures: list[dict] | None) -> str:
     """The page of one paper: summary, inventory, every claim of the paper in the run, then its figures.
 
     >>> data = {"claims": [{"id": "a/l-1", "status": "verified", "expect": "verified", "statement": "$x$"}],
@@ -497,7 +500,7 @@ def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tupl
 
 def render_pages(data: dict, figures: list[dict] | None = None, diff: dict | None = None,
                  baseline_name: str = "baseline") -> dict[str, str]:
-    """``{file name: HTML}`` for the whole site; figures are dicts with ``href_png``/``href_json`` set.
+    """``{file name: HTML}`` for the whole site; figures (None: none given) are dicts with ``href_png``/``href_json``.
 
     Each statement is typeset once.
 
@@ -510,5 +513,5 @@ def render_pages(data: dict, figures: list[dict] | None = None, diff: dict | Non
     pages = {"index.html": render_index(data, stats, diff, baseline_name)}
     for p in papers(data):
         pages[paper_file(p)] = render_paper(data, p, stats[p], statements,
-                                            [f for f in (figures or []) if f["paper"] == p])
+                                            None if figures is None else [f for f in figures if f["paper"] == p])
     return pages
