@@ -155,13 +155,38 @@ def field_table(rows: list[tuple[str, str]], caption: str | None = None) -> str:
     return f"<table>\n{cap}<tbody>\n{body}\n</tbody>\n</table>"
 
 
+def pretty_json(value: Any, indent: int = 0, width: int = 100) -> str:
+    """JSON indented only where a value does not fit on one line; a list of numbers is one line (a matrix: a row a line).
+
+    >>> print(pretty_json({"A": [[4.0, 0.0], [0.0, 1.0]], "L": 4.0}, width=20))
+    {
+     "A": [
+      [4.0, 0.0],
+      [0.0, 1.0]
+     ],
+     "L": 4.0
+    }
+    """
+    flat = json.dumps(value, ensure_ascii=False, default=str)
+    scalars = isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value)
+    if len(flat) + indent <= width or scalars or not isinstance(value, (dict, list)) or not value:
+        return flat
+    pad = " " * (indent + 1)
+    if isinstance(value, dict):
+        items = [f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {pretty_json(v, indent + 1, width).lstrip()}"
+                 for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    items = [pad + pretty_json(v, indent + 1, width).lstrip() for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+
+
 def json_block(value: Any) -> str:
     """Pretty JSON in a ``<pre>``, cut past :data:`MAX_JSON_CHARS`.
 
     >>> json_block({"a": 1})
-    '<pre><code>{\\n &quot;a&quot;: 1\\n}</code></pre>'
+    '<pre><code>{&quot;a&quot;: 1}</code></pre>'
     """
-    text = json.dumps(value, indent=1, ensure_ascii=False, default=str)
+    text = pretty_json(value)
     if len(text) > MAX_JSON_CHARS:
         text = text[:MAX_JSON_CHARS] + f"\n… ({len(text) - MAX_JSON_CHARS} more characters in check.json)"
     return f"<pre><code>{esc(text)}</code></pre>"
@@ -288,9 +313,9 @@ def render_index(data: dict, stats: dict[str, dict], diff: dict | None, baseline
                     + [f'<span class="{"fail" if st["failed"] else "pass"}">{st["failed"]}</span>', esc(share),
                        f"{st['seconds']:.1f}", str(st["untypeset"])])
     numeric = set(range(1, len(headers))) - {len(headers) - 3}
-    body.append('<section aria-labelledby="papers">\n<h2 id="papers">Papers</h2>\n'
+    body.append('<section aria-labelledby="papers">\n<h2 id="papers">Papers</h2>\n<div class="scroll">'
                 + table(headers, rows, caption=f"Claims by status and expectation (seed {esc(env.get('seed', '?'))})",
-                        numeric=numeric) + "\n</section>")
+                        numeric=numeric) + "</div>\n</section>")
     if failed:
         items = "".join(f"<li>{claim_link(r['id'])}: {status_badge(r)}</li>" for r in failed)
         body.append(f'<section aria-labelledby="failed">\n<h2 id="failed">Not as expected</h2>\n<ul>{items}</ul>\n</section>')

@@ -19,6 +19,7 @@ h1 { font-size: 1.6rem; margin: .6rem 0; }
 h2 { font-size: 1.3rem; margin-top: 2rem; border-bottom: 1px solid var(--line); padding-bottom: .2rem; }
 h3 { font-size: 1.08rem; margin: 1rem 0 .4rem; }
 article.claim h3 { margin-top: 0; font-family: ui-monospace, "DejaVu Sans Mono", monospace; word-break: break-all; }
+div.scroll { overflow-x: auto; }
 ul.plain { list-style: none; margin: 0; padding: 0; }
 h4 { font-size: .95rem; margin: .9rem 0 .3rem; color: var(--muted); }
 table { border-collapse: collapse; margin: .4rem 0 1rem; font-size: .92rem; }
