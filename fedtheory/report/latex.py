@@ -28,8 +28,10 @@ _MATH = re.compile(
 )
 # latex2mathml prints a macro it does not know as a raw "\name" token instead of raising.
 _RAW_MACRO = re.compile(r">\\[A-Za-z]+")
-# Standard LaTeX operator names latex2mathml lacks, rewritten as LaTeX itself defines them.
-_OPERATORS = re.compile(r"\\(arg)(?![A-Za-z])")
+# Standard LaTeX latex2mathml lacks, rewritten to what it knows: \arg as LaTeX defines it, and \textsc
+# as upright text (the words survive; only the small capitals are lost).
+_REWRITES = ((re.compile(r"\\arg(?![A-Za-z])"), r"\\operatorname{arg}"),
+             (re.compile(r"\\textsc(?![A-Za-z])"), r"\\textrm"))
 # An unmatched opening delimiter left in the prose: the statement's math is broken there.
 _STRAY = re.compile(r"(?<!\\)\$|\\\(|\\\[")
 
@@ -61,15 +63,18 @@ def math_to_mathml(latex: str, display: bool = False) -> str | None:
 
     >>> math_to_mathml(r"\\frac{1}{2}").startswith('<math xmlns="http://www.w3.org/1998/Math/MathML"')
     True
-    >>> "<mo>arg</mo>" in math_to_mathml(r"\\arg\\min_x f")
-    True
+    >>> "<mo>arg</mo>" in math_to_mathml(r"\\arg\\min_x f"), "<mtext>Update</mtext>" in math_to_mathml(r"\\textsc{Update}")
+    (True, True)
     >>> math_to_mathml(r"\\frac{1}{") is None, math_to_mathml(r"\\nosuchmacro x") is None
     (True, True)
     """
     from latex2mathml.converter import convert
 
     try:
-        out = convert(_OPERATORS.sub(r"\\operatorname{\1}", latex.strip()), display="block" if display else "inline")
+        source = latex.strip()
+        for pattern, replacement in _REWRITES:
+            source = pattern.sub(replacement, source)
+        out = convert(source, display="block" if display else "inline")
     except Exception:  # latex2mathml raises a zoo of its own exceptions (and IndexError) on bad input
         return None
     if _RAW_MACRO.search(out):

@@ -268,13 +268,25 @@ def _environment_section(env: dict) -> str:
     return "\n".join(out) + "\n</section>"
 
 
-def _findings(summary: dict) -> str:
-    findings = summary.get("findings")
-    if not isinstance(findings, dict) or not findings:
+FINDING_STATUSES = ("refuted", "vacuous", "not-reproduced", "reading-dependent")
+
+
+def _findings(data: dict) -> str:
+    """The run's findings: the summary's counts when the run wrote them, and every claim that is one."""
+    findings = (data.get("summary") or {}).get("findings")
+    out = []
+    if isinstance(findings, dict) and findings:
+        rows = [[esc(k.replace("_", " ")), esc(v if not isinstance(v, list) else len(v))] for k, v in findings.items()]
+        out.append(table(["Finding", "Count"], rows, caption="Counted by the run", numeric={1}))
+    claims = [r for r in data.get("claims", []) if r.get("status") in FINDING_STATUSES or r.get("typo")]
+    if claims:
+        rows = [[claim_link(r["id"]), status_badge(r) + (' <span class="flag">typo</span>' if r.get("typo") else ""),
+                 esc(r.get("title", ""))] for r in claims]
+        out.append(table(["Claim", "Status", "Title"], rows,
+                         caption="Claims refuted, vacuous, not reproduced, reading-dependent or marking a typo"))
+    if not out:
         return ""
-    rows = [[esc(k.replace("_", " ")), esc(v if not isinstance(v, list) else len(v))] for k, v in findings.items()]
-    return ('<section aria-labelledby="findings">\n<h2 id="findings">Findings</h2>\n'
-            + table(["Finding", "Count"], rows, numeric={1}) + "\n</section>")
+    return '<section aria-labelledby="findings">\n<h2 id="findings">Findings</h2>\n' + "\n".join(out) + "\n</section>"
 
 
 def render_index(data: dict, stats: dict[str, dict], diff: dict | None, baseline_name: str) -> str:
@@ -319,7 +331,7 @@ def render_index(data: dict, stats: dict[str, dict], diff: dict | None, baseline
     if failed:
         items = "".join(f"<li>{claim_link(r['id'])}: {status_badge(r)}</li>" for r in failed)
         body.append(f'<section aria-labelledby="failed">\n<h2 id="failed">Not as expected</h2>\n<ul>{items}</ul>\n</section>')
-    body.append(_findings(summary))
+    body.append(_findings(data))
     body.append(_environment_section(env))
     return page("fedtheory check report", "\n".join(b for b in body if b))
 
