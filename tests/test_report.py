@@ -124,6 +124,12 @@ def test_site_holds_every_claim_its_json_and_its_figures(site):
     index = (site / "index.html").read_text(encoding="utf-8")
     assert index.index("Changes since the baseline") < index.index('id="papers"')
     assert "1 of 2 verified (50%)" in index and "reading-dependent" in index and "not-reproduced" in index
+    findings = index.split('id="findings"')[1].split("</section>")[0]
+    for cid in ("demo/lemma-2", "demo/lemma-3", "demo/figure-1/shape", "toy/corollary-2"):
+        assert f"#c-{cid}" in findings, cid
+    assert "demo/theorem-1" not in findings and "typo" in findings
+    demo_row = index.split('href="paper-demo.html">demo</a>')[1].split("</tr>")[0]
+    assert demo_row.rstrip().endswith("<td class=\"num\">1</td>")  # one statement not typeset
 
 
 class _Checker(HTMLParser):
@@ -276,6 +282,10 @@ def test_check_with_baseline_and_report(tmp_path, capsys):
     assert out.index("changes since") > out.index("FAILED")  # under the table
     assert (site / "check.json").read_bytes() == second.read_bytes()
     assert "demo/lemma-2" in (site / "index.html").read_text(encoding="utf-8").split('id="papers"')[0]
+    # without --json the site still holds the run's JSON, inventory included
+    assert main(["check", str(content), "--report", str(tmp_path / "site-only")]) == 1
+    assert json.loads((tmp_path / "site-only" / "check.json").read_text(encoding="utf-8"))["inventory"] == old["inventory"]
+    capsys.readouterr()
     # bad --baseline and --report are found before the run, not after it
     assert main(["check", str(content), "--baseline", str(tmp_path / "none.json")]) == 2
     assert main(["check", str(content), "--report", str(first)]) == 2
