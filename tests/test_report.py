@@ -130,6 +130,8 @@ def test_site_holds_every_claim_its_json_and_its_figures(site):
     demo = pages["demo"]
     assert "fedtheory check --claim &#x27;demo/lemma-2&#x27;" in demo and "&quot;A&quot;" in demo  # replay + JSON
     assert "bound-halved" in demo and "gamma&lt;=2/L" in demo  # a negative control, a reading
+    assert "{&quot;gamma_max&quot;: &quot;2/L&quot;}" in demo
+    assert "Proof: <code>sympy: mu &gt; L contradicts" in pages["toy"]
     assert "typo in the paper" in demo and "checked on substitute data" in demo
     assert "no claim: a restatement of Lemma 3" in demo and "not in this run" in demo  # the inventory's gaps
     assert "1 statements not fully typeset" in demo and '<img src="figures/demo/figure-1.png"' in demo

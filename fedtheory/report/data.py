@@ -110,49 +110,35 @@ def papers(data: dict) -> list[str]:
     return out + [p for p in (data.get("inventory") or {}) if p not in out]
 
 
-def is_controlled(record: dict) -> bool | None:
-    """Whether a verified record's verdict rests on negative controls that fired; None when the run did not say.
-
-    The record's own ``controlled`` flag wins; otherwise a record with ``evidence.controls`` is
-    controlled when every control fired.
-
-    >>> is_controlled({"controlled": True}), is_controlled({"evidence": {"controls": [{"fired": False}]}})
-    (True, False)
-    >>> is_controlled({"evidence": {}}) is None
-    True
-    """
-    if isinstance(record.get("controlled"), bool):
-        return record["controlled"]
-    controls = (record.get("evidence") or {}).get("controls")
-    if controls:
-        return all(bool(c.get("fired")) for c in controls)
-    return None
-
-
 def controlled_share(data: dict, paper: str) -> dict | None:
     """``{verified, controlled, share, exceptions, source}`` for ``paper``, or None when the run recorded no controls.
 
-    From ``summary.controls[paper]`` when the run wrote it, else computed from the records (verified
-    claims whose controls fired, over verified claims).
+    From ``summary.controls[paper]`` when the run wrote it, else computed from the records as the runner
+    computes it (:func:`fedtheory.claims.runner.control_shares`; a record without a ``controlled`` flag
+    is judged by :func:`~fedtheory.claims.runner.is_controlled`). A run from before negative controls
+    existed (no record has a flag, controls or a proof) recorded none.
 
     >>> data = {"claims": [{"id": "a/l-1", "status": "verified", "controlled": True},
     ...                    {"id": "a/l-2", "status": "verified", "controlled": False, "control_exempt": "symbolic"}]}
     >>> controlled_share(data, "a")
     {'verified': 2, 'controlled': 1, 'share': 0.5, 'exceptions': [{'id': 'a/l-2', 'reason': 'symbolic'}], 'source': 'records'}
+    >>> controlled_share({"claims": [{"id": "a/l-1", "status": "verified", "evidence": {}}]}, "a") is None
+    True
     """
+    from fedtheory.claims.runner import control_shares, is_controlled
+
     summary = ((data.get("summary") or {}).get("controls") or {}).get(paper)
     if isinstance(summary, dict):
         return {"verified": summary.get("verified"), "controlled": summary.get("controlled"),
                 "share": summary.get("share"), "exceptions": list(summary.get("exceptions") or []), "source": "summary"}
-    verified = [r for r in data.get("claims", []) if paper_of(r) == paper and r.get("status") == "verified"]
-    flags = [is_controlled(r) for r in verified]
-    if all(f is None for f in flags):
+    records = [r for r in data.get("claims", []) if paper_of(r) == paper]
+    if not any("controlled" in r or (r.get("evidence") or {}).get("controls") or (r.get("evidence") or {}).get("proof")
+               for r in records):
         return None
-    controlled = sum(1 for f in flags if f)
-    exceptions = [{"id": r["id"], "reason": r.get("control_exempt") or "no negative control fired"}
-                  for r, f in zip(verified, flags) if not f]
-    return {"verified": len(verified), "controlled": controlled,
-            "share": controlled / len(verified) if verified else None, "exceptions": exceptions, "source": "records"}
+    flagged = [dict(r, controlled=r["controlled"] if isinstance(r.get("controlled"), bool) else is_controlled(r))
+               for r in records]
+    share = control_shares(flagged).get(paper)
+    return None if share is None else {**share, "source": "records"}
 
 
 def run_inventory(claims: list) -> dict:

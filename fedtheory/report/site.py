@@ -18,6 +18,7 @@ import math
 from typing import Any
 
 from fedtheory import __version__
+from fedtheory.claims.core import EXPECTS
 from fedtheory.report.data import controlled_share, paper_of, papers, statuses
 from fedtheory.report.diff import has_changes, key_value
 from fedtheory.report.latex import typeset
@@ -203,7 +204,7 @@ def paper_stats(data: dict, paper: str, typeset_failures: dict[str, int]) -> dic
     """
     records = [r for r in data.get("claims", []) if paper_of(r) == paper]
     by_status = {s: 0 for s in statuses(data)}
-    by_expect = {e: 0 for e in ("verified", "refuted", "vacuous")}
+    by_expect = {e: 0 for e in EXPECTS[:3]}
     for r in records:
         by_status[r["status"]] = by_status.get(r["status"], 0) + 1
         if r.get("expect") is not None:
@@ -313,15 +314,16 @@ def render_index(data: dict, stats: dict[str, dict], diff: dict | None, baseline
     if diff is not None:
         body.append(_diff_section(diff, baseline_name, {r["id"] for r in records}))
     used = [s for s in statuses(data) if any(st["status"].get(s) for st in stats.values())]
-    headers = ["Paper", "Claims"] + [esc(s) for s in used] + ["Expect verified", "Expect refuted", "Expect vacuous",
-                                                             "Not as expected", "Controlled share", "Seconds",
-                                                             "Statements not typeset"]
+    expects = list(EXPECTS[:3]) + [e for e in dict.fromkeys(e for st in stats.values() for e in st["expect"])
+                                   if e not in EXPECTS[:3] and any(st["expect"].get(e) for st in stats.values())]
+    headers = (["Paper", "Claims"] + [esc(s) for s in used] + [f"Expect {esc(e)}" for e in expects]
+               + ["Not as expected", "Controlled share", "Seconds", "Statements not typeset"])
     rows = []
     for paper, st in stats.items():
         share = share_text(controlled_share(data, paper))
         rows.append([f'<a href="{esc(paper_file(paper))}">{esc(paper)}</a>', str(st["claims"])]
                     + [str(st["status"].get(s, 0)) for s in used]
-                    + [str(st["expect"].get(e, 0)) for e in ("verified", "refuted", "vacuous")]
+                    + [str(st["expect"].get(e, 0)) for e in expects]
                     + [f'<span class="{"fail" if st["failed"] else "pass"}">{st["failed"]}</span>', esc(share),
                        f"{st['seconds']:.1f}", str(st["untypeset"])])
     numeric = set(range(1, len(headers))) - {len(headers) - 3}
@@ -392,7 +394,9 @@ def _checks_table(items: list, with_fired: bool) -> str:
         measured = item.get("measured")
         measured_text = ("<br>".join(f"<code>{esc(k)}</code> = {esc(fmt(v))}" for k, v in measured.items())
                          if isinstance(measured, dict) else esc(fmt(measured)) if measured is not None else "")
-        row = [esc(item.get("name", "")), esc(item.get("description", "")), esc(item.get("status", ""))]
+        params = item.get("params")
+        description = esc(item.get("description", "")) + (f"<br><code>{esc(fmt(params))}</code>" if params else "")
+        row = [esc(item.get("name", "")), description, esc(item.get("status", ""))]
         if with_fired:
             row.append("yes" if item.get("fired") else '<span class="fail">no</span>')
         row += [measured_text, f'<span class="notes">{esc(item.get("notes") or "")}</span>']
@@ -434,10 +438,10 @@ def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
     if record.get("substitute"):
         flags.append(f'<span class="flag">checked on substitute data: {esc(record["substitute"])}</span>')
     controlled = record.get("controlled")
-    if isinstance(controlled, bool):
+    if isinstance(controlled, bool) and status == "verified":  # controls run only on a verified check
         fields.append(("Controlled", "yes" if controlled else "no"
                        + (f" ({esc(record['control_exempt'])})" if record.get("control_exempt") else "")))
-    elif record.get("control_exempt"):
+    elif record.get("control_exempt") and status == "verified":
         fields.append(("Control exempt", esc(record["control_exempt"])))
     out = [f'<article class="claim {cls}" id="{esc(claim_anchor(cid))}" aria-labelledby="h-{esc(cid)}">',
            f'<h3 id="h-{esc(cid)}">{esc(cid)}</h3>']
@@ -461,6 +465,8 @@ def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
     else:
         out.append('<p class="muted">Nothing measured.</p>')
     out.append(_tolerance(ev.get("tolerance")))
+    if ev.get("proof"):
+        out.append(f"<p>Proof: <code>{esc(ev['proof'])}</code></p>")
     if ev.get("notes"):
         out.append(f'<p class="notes">{esc(ev["notes"])}</p>')
     if ev.get("counterexample") is not None:
