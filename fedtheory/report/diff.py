@@ -113,8 +113,8 @@ def has_changes(diff: dict) -> bool:
     return any(diff[k] for k in ("added", "removed", "status", "moved"))
 
 
-def render_diff(diff: dict, console: Any, baseline: str = "baseline") -> None:
-    """Print the diff under the check table (rich ``console``).
+def render_diff(diff: dict, console: Any, baseline: str = "baseline", limit: int = 20) -> None:
+    """Print the diff under the check table (rich ``console``); at most ``limit`` added and removed ids each.
 
     >>> import io
     >>> from rich.console import Console
@@ -134,7 +134,12 @@ def render_diff(diff: dict, console: Any, baseline: str = "baseline") -> None:
     lines = [f"  status {s['id']}: {s['old']} -> {s['new']} (expect {s['expect']})" for s in diff["status"]]
     lines += [f"  moved {m['id']}: {m['key']} {m['old']:.6g} -> {m['new']:.6g} (tolerance {m['threshold']:.3g})"
               for m in diff["moved"]]
-    lines += [f"  added {i}" for i in diff["added"]] + [f"  removed {i}" for i in diff["removed"]]
+    for kind in ("added", "removed"):
+        # a run of one paper against a run of all of them removes hundreds: name a few, count the rest
+        ids = diff[kind]
+        lines += [f"  {kind} {i}" for i in ids[:limit]]
+        if len(ids) > limit:
+            lines.append(f"  ... {len(ids) - limit} more {kind} (fedtheory report --baseline lists them all)")
     for line in lines:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if diff["uncompared"]:

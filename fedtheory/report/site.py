@@ -249,7 +249,10 @@ def _diff_section(diff: dict, baseline_name: str, known: set[str]) -> str:
     for key, title in (("added", "Added"), ("removed", "Removed")):
         if diff[key]:
             items = "".join(f"<li>{link(c) if key == 'added' else f'<code>{esc(c)}</code>'}</li>" for c in diff[key])
-            parts.append(f"<h3>{title} ({len(diff[key])})</h3>\n<ul>{items}</ul>")
+            # a long list (one paper's run against all papers' baseline) stays folded
+            fold = "" if len(diff[key]) <= 20 else " (folded: show it)"
+            parts.append(f"<details{'' if fold else ' open'}><summary>{title}: {len(diff[key])} claims{fold}</summary>"
+                         f"\n<ul>{items}</ul></details>")
     if diff["uncompared"]:
         parts.append(f"<p class=\"muted\">{diff['uncompared']} key values changed without a numeric tolerance to "
                      "judge them by; they are not listed as moved.</p>")
