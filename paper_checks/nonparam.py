@@ -267,7 +267,9 @@ def _literal_round_beta(fed, algo: KernelAlgorithm, a_prev: np.ndarray) -> np.nd
               r"k_{\mathbf x_i}$ (FedProx) (8), where $\mathcal L_if=f-\frac{\eta}{n_i}\sum_jf(x_{ij})k_{x_{ij}}$, "
               r"$\widetilde{\mathcal L}_if=f+\frac{\eta}{n_i}\sum_jf(x_{ij})k_{x_{ij}}$ and $w_i=n_i/N$.",
     kind="symbolic",
-    controls=[Control("operators-for-s-plus-1", "ℒ and Ψ of (8) built for s + 1 local steps while the round takes s: false for FedAvg, since ℒ_i^{s+1} − ℒ_i^s = −(η/n_i)ℒ_i^s Σ_j f(x_ij)k_{x_ij} is non-zero on span{k_x} when γ < 1", {"s_offset": 1})],
+    controls=[Control("operators-for-s-plus-1",
+        "ℒ and Ψ of (8) built for s + 1 local steps while the round takes s: false for FedAvg, since "
+        "ℒ_i^{s+1} − ℒ_i^s = −(η/n_i)ℒ_i^s Σ_j f(x_ij)k_{x_ij} is non-zero on span{k_x} when γ < 1", {"s_offset": 1})],
 )
 def proposition_1(ctx):
     """Symbolic: generic symmetric Gram matrix (3 data points in unbalanced clients n = (1, 2) + 1 extra point),
@@ -347,7 +349,9 @@ def _lemma1_residuals(fed, algo: KernelAlgorithm, extra_G=None, offset: int = 0)
               r"$f(\mathbf x)\cdot\Psi=f-\mathcal Lf$, $\mathcal Lf(\mathbf x)=(I-\eta K_{\mathbf x}P)f(\mathbf x)$, with $P$ block "
               r"diagonal, $P_{ii}=\sum_{\tau=0}^{s-1}[I-\eta K_{\mathbf x_i}]^\tau$ (FedAvg), $[I+\eta K_{\mathbf x_i}]^{-1}$ (FedProx) (10).",
     kind="symbolic",
-    controls=[Control("P-with-s-plus-1-terms", "P of (10) with s + 1 terms, Σ_{τ≤s}[I − ηK_{x_i}]^τ, against the spectral P of s steps: false for FedAvg, the two differ by [I − ηK_{x_i}]^s ≠ 0 (γ < 1)", {"s_offset": 1})],
+    controls=[Control("P-with-s-plus-1-terms",
+        "P of (10) with s + 1 terms, Σ_{τ≤s}[I − ηK_{x_i}]^τ, against the spectral P of s steps: false for "
+        "FedAvg, the two differ by [I − ηK_{x_i}]^s ≠ 0 (γ < 1)", {"s_offset": 1})],
 )
 def lemma_1(ctx):
     proved = []
@@ -399,7 +403,9 @@ def lemma_1(ctx):
     title="The in-sample predictions follow f_t(x) = [I − ηK_xP]f_{t−1}(x) + ηK_xPy",
     statement=r"$f_t(\mathbf x)=[I-\eta K_{\mathbf x}P]f_{t-1}(\mathbf x)+\eta K_{\mathbf x}Py$ (11), for FedAvg and FedProx.",
     kind="simulation",
-    controls=[Control("recursion-for-s-plus-1", "(11) with P for s + 1 local steps against the literal run of s: false for FedAvg, P changes by [I − ηK_{x_i}]^s ≠ 0 and K_xP with it", {"s_offset": 1})],
+    controls=[Control("recursion-for-s-plus-1",
+        "(11) with P for s + 1 local steps against the literal run of s: false for FedAvg, P changes by [I − "
+        "ηK_{x_i}]^s ≠ 0 and K_xP with it", {"s_offset": 1})],
 )
 def proposition_2(ctx):
     """The literal algorithm (stepwise driver, and the orthonormal-coordinates round of Proposition 1) against (11)
@@ -490,7 +496,9 @@ def _lemma2_check(ctx, kind: str, gamma_hi: float):
     statement=r"If $\gamma=\eta\max_i\|K_{\mathbf x_i}\|_2<1$, then all eigenvalues of $\mathcal L$ and $I-\eta K_{\mathbf x}P$ are within $[0,1]$ "
               r"(FedAvg, any $s\ge1$).",
     kind="probe",
-    controls=[Control("gamma-up-to-2", "the conclusion for γ < 2 (the hypothesis γ < 1 dropped): false, since one client with one point, s = 1 and γ = 1.5 has ℒ = 1 − γ = −0.5", {"gamma_max": 2.0})],
+    controls=[Control("gamma-up-to-2",
+        "the conclusion for γ < 2 (the hypothesis γ < 1 dropped): false, since one client with one point, s ="
+        " 1 and γ = 1.5 has ℒ = 1 − γ = −0.5", {"gamma_max": 2.0})],
 )
 def lemma_2(ctx):
     worst, result = _lemma2_check(ctx, "fedavg", ctx.param("gamma_max", 1.0))
@@ -516,7 +524,9 @@ def lemma_2(ctx):
     title="For FedProx, the eigenvalues of ℒ and I − ηK_xP lie in [0, 1] for every γ",
     statement=r"For FedProx the conclusion of Lemma 2 holds without any assumption on $\gamma$ (footnote 2).",
     kind="probe",
-    controls=[Control("eigenvalues-below-0.99", "the eigenvalues in [0, 0.99]: false, since the searched Gram matrices have rank ≤ 4 < N = 6, so K_x is singular and I − ηK_xP has the eigenvalue 1 on its null space", {"upper": 0.99})],
+    controls=[Control("eigenvalues-below-0.99",
+        "the eigenvalues in [0, 0.99]: false, since the searched Gram matrices have rank ≤ 4 < N = 6, so K_x "
+        "is singular and I − ηK_xP has the eigenvalue 1 on its null space", {"upper": 0.99})],
 )
 def lemma_2_fedprox(ctx):
     worst, result = _lemma2_check(ctx, "fedprox", 1e3)
@@ -560,7 +570,9 @@ def _lemma3_ratio(fed, algo: KernelAlgorithm, factor: float = 1.0) -> float:
               r"$\Lambda_i\in[\lambda_is/\kappa,\lambda_is]$ (FedAvg), $[\lambda_i/\kappa,\lambda_i]$ (FedProx) (13), "
               r"$\lambda_i,\Lambda_i$ the $i$-th largest eigenvalues of $K_{\mathbf x}$ and $K_{\mathbf x}P$; under $\gamma<1$ for FedAvg.",
     kind="probe",
-    controls=[Control("kappa-times-0.99", "(12)–(13) with κ replaced by 0.99κ: false, since a client whose Gram block has eigenvalues 0 and γ/η has P-eigenvalues s and (1 − (1 − γ)^s)/γ, so cond(P) = κ exactly", {"kappa_factor": 0.99})],
+    controls=[Control("kappa-times-0.99",
+        "(12)–(13) with κ replaced by 0.99κ: false, since a client whose Gram block has eigenvalues 0 and γ/η"
+        " has P-eigenvalues s and (1 − (1 − γ)^s)/γ, so cond(P) = κ exactly", {"kappa_factor": 0.99})],
 )
 def lemma_3(ctx):
     rng = ctx.rng
@@ -635,7 +647,9 @@ def _lemma4_ratio(G: np.ndarray, n: int, Pi: np.ndarray, c: np.ndarray) -> tuple
               r"$\Pi K_{\mathbf x}\Pi^\top\succeq\frac1n\Pi f(\mathbf x)f(\mathbf x)^\top\Pi^\top$ (35) and "
               r"$\|\Pi K_{\mathbf x}\Pi^\top\|_2=\max_{\|f\|_{\mathcal H}\le1}\frac1n\|\Pi f(\mathbf x)\|_2^2$ (36).",
     kind="probe",
-    controls=[Control("constant-0.99", "(35) with 1/n replaced by 1/(0.99n) on the right: false, since for Π = I and f = c·k_x (Z = x) the quadratic form (1/n)(Πf(x))ᵀ(ΠK_xΠᵀ)^+Πf(x) = cᵀGc = ‖f‖²_ℋ exactly", {"constant": 0.99})],
+    controls=[Control("constant-0.99",
+        "(35) with 1/n replaced by 1/(0.99n) on the right: false, since for Π = I and f = c·k_x (Z = x) the "
+        "quadratic form (1/n)(Πf(x))ᵀ(ΠK_xΠᵀ)^+Πf(x) = cᵀGc = ‖f‖²_ℋ exactly", {"constant": 0.99})],
 )
 def lemma_4(ctx):
     rng = ctx.rng
@@ -691,7 +705,9 @@ def lemma_4(ctx):
               r"non-parallel, $K_{\mathbf x}\succ0$; gradient descent (9) gives $f_t(\mathbf x)=(I-\eta K_{\mathbf x})^tf_0(\mathbf x)"
               r"+(I-(I-\eta K_{\mathbf x})^t)y\to y$, and by (11) FedAvg and FedProx attain zero training error.",
     kind="simulation",
-    controls=[Control("parallel-inputs", "the conclusion with one pair of parallel inputs (x and 2x) planted in every federation: false, since the NTK rows of x and 2x coincide, so K_x is singular and zero training error fails for generic y", {"parallel_inputs": True})],
+    controls=[Control("parallel-inputs",
+        "the conclusion with one pair of parallel inputs (x and 2x) planted in every federation: false, since"
+        " the NTK rows of x and 2x coincide, so K_x is singular and zero training error fails for generic y", {"parallel_inputs": True})],
 )
 def remark_1(ctx):
     rng = ctx.rng

@@ -137,7 +137,9 @@ def _solve_floor(inst: CoefInstance) -> float:
               r"+\sigma^2\frac{\kappa d}{N\rho_N}$ (23), $\bar\theta$ the coefficients of $\bar f=(\mathcal I-\mathcal L)^{-1}((f_1^*(\mathbf x_1),"
               r"\dots,f_M^*(\mathbf x_M))\cdot\Psi)$, $\rho_N=\lambda_{\min}(\phi(\mathbf x)^\top\phi(\mathbf x))/N$.",
     kind="probe",
-    controls=[_pred.tightened("for FedAvg with s = 1 (κ = 1, 𝓛 = Σ_iw_i(I − ηA_i) = I − ηΦᵀΦ/N for any designs), σ = 0 and θ_0 − θ̄ along the eigenvector of ρ_N, E‖θ_t − θ̄‖² = (1 − ηρ_N)^{2t}‖θ_0 − θ̄‖² exactly")],
+    controls=[_pred.tightened(
+        "for FedAvg with s = 1 (κ = 1, 𝓛 = Σ_iw_i(I − ηA_i) = I − ηΦᵀΦ/N for any designs), σ = 0 and θ_0 − θ̄"
+        " along the eigenvector of ρ_N, E‖θ_t − θ̄‖² = (1 − ηρ_N)^{2t}‖θ_0 − θ̄‖² exactly")],
 )
 def theorem_4(ctx):
     rng = ctx.rng
@@ -167,7 +169,9 @@ def _theorem4_distance_ratio(inst: CoefInstance) -> float:
     title="‖θ̄ − θ_j^*‖₂ ≤ ‖Δ_{f_j^*}‖₂ √(κ/(Nρ_N))",
     statement=r"$\|\bar\theta-\theta_j^*\|_2\le\|\Delta_{f_j^*}\|_2\sqrt{\kappa/(N\rho_N)}$ (24), for every client $j$.",
     kind="probe",
-    control_exempt="(24) has slack ≥ 1.2× at every instance sampled or searched (worst 0.81); no instance attaining it is known, so no tightened constant is known to be false",
+    control_exempt=
+        "(24) has slack ≥ 1.2× at every instance sampled or searched (worst 0.81); no instance attaining it "
+        "is known, so no tightened constant is known to be false",
 )
 def theorem_4_distance(ctx):
     rng = ctx.rng
@@ -184,7 +188,10 @@ def theorem_4_distance(ctx):
     statement=r"$\bar f(\mathbf x)\cdot\Psi=(\mathcal I-\mathcal L)\bar f=(f_1^*(\mathbf x_1),\dots,f_M^*(\mathbf x_M))\cdot\Psi$ (25), hence "
               r"$\Delta_{\bar f}\cdot\Psi=0$; $f_\infty=(\mathcal I-\mathcal L)^{-1}(y\cdot\Psi)$ satisfies $\mathbb E f_\infty=\bar f$.",
     kind="numeric",
-    controls=[Control("psi-for-s-plus-1", "(25) with ℒ and Ψ for s + 1 local steps while f̄ is the limit of s: false for FedAvg, since f̄ is the fixed point of ℒ_s f + f^*(x)·Ψ_s, not of the (s + 1)-step map, whose fixed point differs whenever the clients' local solutions differ", {"s_offset": 1})],
+    controls=[Control("psi-for-s-plus-1",
+        "(25) with ℒ and Ψ for s + 1 local steps while f̄ is the limit of s: false for FedAvg, since f̄ is "
+        "the fixed point of ℒ_s f + f^*(x)·Ψ_s, not of the (s + 1)-step map, whose fixed point differs "
+        "whenever the clients' local solutions differ", {"s_offset": 1})],
 )
 def limit_unbiased(ctx):
     """Function space with general kernels (definitional ℒ, Ψ), f̄ built as (ℐ − ℒ)^{−1}(f^*(x)·Ψ) on span{k_x}; the
@@ -232,7 +239,10 @@ def limit_unbiased(ctx):
               r"regression, yet (when $f_i^*\equiv f^*$ and $\rho_N$ is bounded below) their estimation error converges to $O(d/N)$, the "
               r"minimax-optimal rate of the centralized setting.",
     kind="numeric",
-    controls=[Control("s5-stationary", "FedAvg s = 5 (instead of s = 1) reaching the stationary point: false, its fixed point is the weighted least-squares estimator with weights P ≠ I, whose gradient of ℓ vanishes only when the clients' local least-squares solutions coincide", {"stationary_algorithm": "fedavg_s5"})],
+    controls=[Control("s5-stationary",
+        "FedAvg s = 5 (instead of s = 1) reaching the stationary point: false, its fixed point is the "
+        "weighted least-squares estimator with weights P ≠ I, whose gradient of ℓ vanishes only when the "
+        "clients' local least-squares solutions coincide", {"stationary_algorithm": "fedavg_s5"})],
 )
 def not_stationary_yet_optimal(ctx):
     """Homogeneous linear regression (Section 6.1's design at reduced size): the fixed point θ_∞ of each algorithm is
@@ -304,7 +314,9 @@ def _lemma10_violation(fed, algo, G=None, kappa_factor: float = 1.0) -> float:
               r"(64) ($s=1$ for FedProx), under $\gamma<1$ for FedAvg; if $\phi(x)$ is $d$-dimensional, the eigenvalues of $\mathcal P$ "
               r"correspond one-to-one to those of $\frac1N\phi(\mathbf x)^\top\phi(\mathbf x)$.",
     kind="probe",
-    controls=[Control("kappa-times-0.99", "(64) with κ replaced by 0.99κ: false, since for FedAvg with s = 1 (κ = 1) ℒ = ℐ − η𝒫 exactly, so ℒ ⪯ ℐ − η𝒫/0.99 fails on every eigenvector of 𝒫 with a positive eigenvalue", {"kappa_factor": 0.99})],
+    controls=[Control("kappa-times-0.99",
+        "(64) with κ replaced by 0.99κ: false, since for FedAvg with s = 1 (κ = 1) ℒ = ℐ − η𝒫 exactly, so ℒ ⪯"
+        " ℐ − η𝒫/0.99 fails on every eigenvector of 𝒫 with a positive eigenvalue", {"kappa_factor": 0.99})],
 )
 def lemma_10(ctx):
     rng = ctx.rng
@@ -371,7 +383,9 @@ def _lemma11_ratio(inst) -> float:
     statement=r"$\mathsf{Tr}(\Sigma)\le\frac{\eta s}N\sum_i\frac{(1-\tilde\lambda_i^t)^2}{1-\tilde\lambda_i}\le(\eta ts)^2\mathcal R^2(1/\sqrt{\eta ts})$, "
               r"$\Sigma$ of (63), $\tilde\lambda_i$ the eigenvalues of $\mathcal L$ (terms with $\tilde\lambda_i=1$ read 0).",
     kind="probe",
-    control_exempt="the chain is observed to reach ratio 1 (to 5e-15) on searched instances, but the attaining configuration has not been derived, so a tightened constant is not known to be false a priori",
+    control_exempt=
+        "the chain is observed to reach ratio 1 (to 5e-15) on searched instances, but the attaining "
+        "configuration has not been derived, so a tightened constant is not known to be false a priori",
 )
 def lemma_11(ctx):
     rng = ctx.rng
@@ -499,7 +513,9 @@ def _(cex, ctx):
     statement=r"Under Corollary 1's hypotheses, for $N\ge c_1d$ with probability $\ge1-e^{-d}$: $\rho_N\ge\alpha/2$ and "
               r"$\mathbb E_\xi\|\theta_t-\bar\theta\|^2\le(1-\frac{s\eta\alpha}{2\kappa})^{2t}\|\theta_0-\bar\theta\|^2+\sigma^2\frac{2\kappa d}{N\alpha}$.",
     kind="simulation",
-    controls=[Control("as-printed", "(26) as printed, with α dropped from the contraction factor: false, refuted independently on an instance replayed in 50-digit arithmetic (nonparam/corollary-1)", {"alpha_in_factor": False})],
+    controls=[Control("as-printed",
+        "(26) as printed, with α dropped from the contraction factor: false, refuted independently on an "
+        "instance replayed in 50-digit arithmetic (nonparam/corollary-1)", {"alpha_in_factor": False})],
 )
 def corollary_1_with_alpha(ctx):
     """Gaussian rows with client-specific covariances spread over [α, β]; (a) the frequency of ρ_N ≥ α/2 at N = c_1d
@@ -556,7 +572,9 @@ def corollary_1_with_alpha(ctx):
     statement=r"Under Corollary 1's hypotheses, with probability at least $1-e^{-N}$, $\|\bar\theta-\theta_j^*\|_2\le c_2\Gamma\sqrt\kappa$ (27), "
               r"$c_2$ depending only on $\alpha,\beta$.",
     kind="simulation",
-    control_exempt="c_2 = √(10β/α) is the proof's explicit constant, with slack ≥ 7× at every instance tested (worst 0.13); no attaining instance is known, so no tightened c_2 is known to be false",
+    control_exempt=
+        "c_2 = √(10β/α) is the proof's explicit constant, with slack ≥ 7× at every instance tested (worst "
+        "0.13); no attaining instance is known, so no tightened c_2 is known to be false",
 )
 def corollary_1_distance(ctx):
     """The proof's constant made explicit for Gaussian rows: ‖Δ‖² ≤ 5βΓ²N w.p. ≥ 1 − e^{−N} (Laurent–Massart) and
@@ -618,7 +636,10 @@ def _subspace_design(rng, d: int, rs, ns, *, orthogonal: bool = False, axes: boo
               r"$\mathbb E\|\theta_t-\bar\theta\|^2\le(1-\frac{s\eta\alpha}{2\kappa})^{2t}\|\theta_0-\bar\theta\|^2+\sigma^2\frac{2\kappa d}{N\alpha}$ (28) "
               r"and $\|\bar\theta-\theta_j^*\|_2\le\Gamma\sqrt{2\kappa\beta\nu Md/(\alpha N)}$ (29).",
     kind="simulation",
-    control_exempt="(28) comes within 0.04% of equality on tested draws, but no configuration attaining it is known a priori (ρ_N is only bounded by α/2 on the event), and (29) has slack ≥ 3×; no tightened constant is known false",
+    control_exempt=
+        "(28) comes within 0.04% of equality on tested draws, but no configuration attaining it is known a "
+        "priori (ρ_N is only bounded by α/2 on the event), and (29) has slack ≥ 3×; no tightened constant is "
+        "known false",
 )
 def corollary_2(ctx):
     """(a) the event ρ_N ≥ α/2 at N = Cνd log d: its frequency for the smallest tested C reaching 1 − 1/d (Haar subspaces
@@ -687,7 +708,10 @@ def corollary_2(ctx):
               r"$\alpha=\beta=\nu=1$; Corollary 2 then gives exponential convergence of $\theta_t$ to $\bar\theta$ up to the rate $d/N$ once "
               r"$N\ge Cd\log d$.",
     kind="numeric",
-    controls=[Control("F-is-sqrt-r-plus-1", "F_i = √(r_i + 1)I instead of √r_i I: false, since with U_i = ϕ(x_i)ᵀ/√d (orthonormal columns, the rows being orthogonal of norm √d) the decomposition gives F_i = √r_i I exactly, and √(r_i + 1) ≠ √r_i", {"r_offset": 1})],
+    controls=[Control("F-is-sqrt-r-plus-1",
+        "F_i = √(r_i + 1)I instead of √r_i I: false, since with U_i = ϕ(x_i)ᵀ/√d (orthonormal columns, the "
+        "rows being orthogonal of norm √d) the decomposition gives F_i = √r_i I exactly, and √(r_i + 1) ≠ "
+        "√r_i", {"r_offset": 1})],
 )
 def example_1(ctx):
     rng = ctx.rng
@@ -727,7 +751,9 @@ def example_1(ctx):
     statement=r"If the rows of $F_i$ are i.i.d. $\mathcal N(0,I_{r_i})$, then with high probability $1-\delta\le\alpha\le\beta\le1+\delta$ for a small "
               r"constant $\delta>0$, provided $n_i\ge C\max\{r_i,\log M\}$ for a sufficiently large $C$.",
     kind="simulation",
-    controls=[Control("C-equals-1", "the event already at C = 1 (n_i = max{r_i, log M}): false, since a square Gaussian F (n_i = r_i ≥ 2) has λ_min(FᵀF/n) ≈ 1/r_i² ≪ 1/2 (Edelman), far outside [1 − δ, 1 + δ]", {"large_C": 1})],
+    controls=[Control("C-equals-1",
+        "the event already at C = 1 (n_i = max{r_i, log M}): false, since a square Gaussian F (n_i = r_i ≥ 2)"
+        " has λ_min(FᵀF/n) ≈ 1/r_i² ≪ 1/2 (Edelman), far outside [1 − δ, 1 + δ]", {"large_C": 1})],
 )
 def example_2(ctx):
     """δ = 1/2: for C = 100 the event holds simultaneously over all M clients in ≥ 95% of draws (fast tier: M up to 60,
@@ -765,7 +791,9 @@ def example_2(ctx):
     statement=r"The extra factor $\nu$ in the sample complexity is necessary in general: with $r_i=1$, $n_i=n$ (all local data on a line), "
               r"by the coupon collector's problem $M\ge d\log d$ is needed to sample all $d$ basis vectors.",
     kind="simulation",
-    controls=[Control("half-dlogd-enough", "M = ½d log d lines already covering every axis with probability > 0.9: false, since the coupon collector's limit law gives P(cover) ≈ exp(−√d) ≈ 0.002 there for d = 40", {"enough": 0.5})],
+    controls=[Control("half-dlogd-enough",
+        "M = ½d log d lines already covering every axis with probability > 0.9: false, since the coupon "
+        "collector's limit law gives P(cover) ≈ exp(−√d) ≈ 0.002 there for d = 40", {"enough": 0.5})],
 )
 def coupon_collector(ctx):
     """Lines drawn uniformly among the coordinate axes (E[UUᵀ] = I/d, so Corollary 2's hypothesis holds): ϕᵀϕ is

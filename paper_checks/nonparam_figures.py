@@ -449,7 +449,8 @@ def _fig5_data(seed: int, scale: str) -> dict:
               r"the data-scarce and data-rich clients are roughly the same; both jump significantly as $M r$ reaches $d\log d$ ($r\approx16$ to "
               r"$23$); the data-rich client's gain first increases and then quickly decreases as $r$ approaches 100.",
     kind="simulation",
-    controls=[Control("same-at-r-100", "the data-scarce and data-rich curves roughly the same (within 2×) at r = 100 instead "
+    controls=[Control("same-at-r-100",
+        "the data-scarce and data-rich curves roughly the same (within 2×) at r = 100 instead "
                       "of r ≤ 27: false, since at r = d both share R^Fed while their local minimax risks differ ≈ 800-fold: "
                       "≥ (1 − n_j/d)‖θ^*‖² ≈ 50 for n_j = 50 against σ²d/(n_j − d − 1) ≈ 0.06 for n_j = 500 (Mourtada 2019)",
                       {"same_r": (100, 100)})],
@@ -525,7 +526,9 @@ def figure_5_plateau(ctx, scale, seed):
     statement=r"The four curves of the prediction errors under FedAvg with different $s$ and FedProx are very similar; each curve of the "
               r"reciprocal errors is mostly a straight line, with similar slopes, the slope of $s=10$ being slightly smaller than the others.",
     kind="simulation",
-    control_exempt="a description of one computed figure (similar curves, straight reciprocals, s = 10 the smallest slope): no variant of it is known false independently of this computation",
+    control_exempt=
+        "a description of one computed figure (similar curves, straight reciprocals, s = 10 the smallest "
+        "slope): no variant of it is known false independently of this computation",
 )
 def figure_6(ctx):
     data = _figs().figure_6_data(FIG_SEED, "paper")
@@ -556,7 +559,10 @@ def figure_6(ctx):
     statement=r"For the first-order Sobolev kernel: $\|f_t-f^*\|_N^2\le\|L^tK_{\mathbf x}L^{t\top}\|_2\|f^*\|_{\mathcal H}^2\le\frac{\kappa}{2e\eta ts}$ "
               r"($\|f^*\|_{\mathcal H}=1$, $\sigma=0$) and, with noise, Theorem 1's bound up to $T$.",
     kind="simulation",
-    control_exempt="the project's own figure: the chain measured ≤ worst case ≤ bound is tight only asymptotically and at the unit ball's extremal truth, not at this figure's fixed truth, so no tightened constant is known to be false for it",
+    control_exempt=
+        "the project's own figure: the chain measured ≤ worst case ≤ bound is tight only asymptotically and "
+        "at the unit ball's extremal truth, not at this figure's fixed truth, so no tightened constant is "
+        "known to be false for it",
 )
 def figure_sobolev(ctx):
     data = _figs().rate_figure_data(FIG_SEED, "paper" if ctx.full else "small")

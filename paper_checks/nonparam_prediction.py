@@ -169,7 +169,10 @@ def _prop3_ratio(inst: Instance, rounds=ROUNDS[1:]) -> float:
               r"$\Delta_f=(f_1^*(\mathbf x_1),\dots,f_M^*(\mathbf x_M))-f(\mathbf x)$ (19); noise independent, zero-mean, variance $\le\sigma^2$; "
               r"$\gamma<1$ (FedAvg), FedProx with $s=1$.",
     kind="probe",
-    controls=[tightened("with σ = 0, Δ_f = 0, FedAvg s = 1 and f_0 − f = c·k_x for c the eigenvector of K_x that maximises (1 − ηλ)^{2t}λ, E‖f_t − f‖_N² = δ_1(t)‖f_0 − f‖_ℋ² exactly: the bound with 3κ replaced by 0.99κ fails there", 0.99 / 3)],
+    controls=[tightened(
+        "with σ = 0, Δ_f = 0, FedAvg s = 1 and f_0 − f = c·k_x for c the eigenvector of K_x that maximises (1"
+        " − ηλ)^{2t}λ, E‖f_t − f‖_N² = δ_1(t)‖f_0 − f‖_ℋ² exactly: the bound with 3κ replaced by 0.99κ fails "
+        "there", 0.99 / 3)],
 )
 def proposition_3(ctx):
     rng = ctx.rng
@@ -188,7 +191,9 @@ def proposition_3(ctx):
     title="δ_1(t) = (1/s)max_i(1 − ηΛ_i)^{2t}Λ_i ≤ 1/(2eηts)",
     statement=r"$\delta_1(t)=\frac1s\max_i(1-\eta\Lambda_i)^{2t}\Lambda_i\le\frac1{2e\eta ts}$ for $t\ge1$ (17).",
     kind="probe",
-    controls=[tightened("max_Λ(1 − ηΛ)^{2t}Λ/s at Λ = 1/(η(2t+1)) equals (2t/(2t+1))^{2t}/(ηs(2t+1)), whose ratio to 1/(2eηts) tends to 1 as t → ∞ (above 0.99 from t ≈ 50)")],
+    controls=[tightened(
+        "max_Λ(1 − ηΛ)^{2t}Λ/s at Λ = 1/(η(2t+1)) equals (2t/(2t+1))^{2t}/(ηs(2t+1)), whose ratio to "
+        "1/(2eηts) tends to 1 as t → ∞ (above 0.99 from t ≈ 50)")],
 )
 def proposition_3_delta_1(ctx):
     def ratio(inst, rounds=ROUNDS[1:]):
@@ -213,7 +218,8 @@ def proposition_3_delta_1(ctx):
     statement=r"$\delta_2(t)=\frac1N\sum_i(1-(1-\eta\Lambda_i)^t)^2\le\frac1N\sum_i\min\{1,\eta t\Lambda_i\}\le\eta ts\,\mathcal R^2(1/\sqrt{\eta ts})$ "
               r"(18), Lemma 7, with $\mathcal R$ of (20).",
     kind="probe",
-    controls=[tightened(_S1_EQUALITY + "the second step is an equality: ηtsℛ²(1/√(ηts)) = (1/N)Σmin{1, ηtλ_i} = (1/N)Σmin{1, ηtΛ_i}")],
+    controls=[tightened(_S1_EQUALITY +
+        "the second step is an equality: ηtsℛ²(1/√(ηts)) = (1/N)Σmin{1, ηtλ_i} = (1/N)Σmin{1, ηtΛ_i}")],
 )
 def proposition_3_delta_2(ctx):
     def ratio(inst, rounds=ROUNDS[1:]):
@@ -365,7 +371,8 @@ def _lemma6_ratio(inst, rounds=ROUNDS[1:]) -> float:
     title="Bias: (1/N)‖L^t(f_0(x) − f(x))‖² ≤ κδ_1(t)‖f_0 − f‖_ℋ²",
     statement=r"For all $t\ge1$, $\frac1N\|L^t(f_0(\mathbf x)-f(\mathbf x))\|_2^2\le\kappa\delta_1(t)\|f_0-f\|_{\mathcal H}^2$.",
     kind="probe",
-    controls=[tightened(_S1_EQUALITY + "the supremum over the unit ball is ‖L^tK_xL^t‖₂ = max_i(1 − ηλ_i)^{2t}λ_i = δ_1(t) exactly")],
+    controls=[tightened(_S1_EQUALITY +
+        "the supremum over the unit ball is ‖L^tK_xL^t‖₂ = max_i(1 − ηλ_i)^{2t}λ_i = δ_1(t) exactly")],
 )
 def lemma_6(ctx):
     rng = ctx.rng
@@ -391,7 +398,8 @@ def _lemma7_ratio(inst, rounds=ROUNDS[1:]) -> float:
     title="Variance: (1/N)E‖(I − L^t)ξ‖² ≤ κσ²δ_2(t)",
     statement=r"For all $t\ge1$, $\frac1N\mathbb E\|(I-L^t)\xi\|_2^2\le\kappa\sigma^2\delta_2(t)$ (44), whenever $\mathbb E[\xi\xi^\top]\preceq\sigma^2I$.",
     kind="probe",
-    controls=[tightened(_S1_EQUALITY + "with E ξξᵀ = σ²I, (1/N)E‖(I − L^t)ξ‖² = σ²(1/N)Σ(1 − (1 − ηλ_i)^t)² = σ²δ_2(t) exactly")],
+    controls=[tightened(_S1_EQUALITY +
+        "with E ξξᵀ = σ²I, (1/N)E‖(I − L^t)ξ‖² = σ²(1/N)Σ(1 − (1 − ηλ_i)^t)² = σ²δ_2(t) exactly")],
 )
 def lemma_7(ctx):
     rng = ctx.rng
@@ -426,7 +434,9 @@ def _theorem1_ratio(inst) -> float:
     statement=r"For any $f\in\mathcal H$ and $1\le t\le T$, $T=\max\{t:\mathcal R(1/\sqrt{\eta ts})\le\frac{1}{\sqrt{2e}\sigma\eta ts}\}$ (21): "
               r"$\mathbb E_\xi\|f_t-f\|_N^2\le\frac{3\kappa}{2e\eta ts}(\|f_0-f\|_{\mathcal H}^2+1)+\frac{3\kappa}{N}\|\Delta_f\|_2^2$.",
     kind="probe",
-    control_exempt="the bound has slack ≥ 3× at every instance sampled or searched (worst 0.33); no attaining instance is known, so no tightened constant is known to be false",
+    control_exempt=
+        "the bound has slack ≥ 3× at every instance sampled or searched (worst 0.33); no attaining instance "
+        "is known, so no tightened constant is known to be false",
 )
 def theorem_1(ctx):
     rng = ctx.rng
@@ -538,7 +548,9 @@ def _theorem2_check(ctx, noise: str):
     statement=r"For any $f\in\mathcal H$ and $t<T$, with $\xi$ independent zero-mean sub-Gaussian (norm $\le\sigma$), "
               r"$\varepsilon_t\le\exp(-cN/(\sigma^2\eta ts))$ for a universal $c>0$, $\varepsilon_t$ of (22).",
     kind="simulation",
-    control_exempt="a tail bound with an unspecified constant c: the check is a statistical test whose smallest standardized gap is 58; no constant is known for which the bound is false",
+    control_exempt=
+        "a tail bound with an unspecified constant c: the check is a statistical test whose smallest "
+        "standardized gap is 58; no constant is known for which the bound is false",
 )
 def theorem_2_sub_gaussian(ctx):
     evidence, freq_ratio, checked, gap = _theorem2_check(ctx, "gaussian")
@@ -560,7 +572,9 @@ def theorem_2_sub_gaussian(ctx):
     statement=r"If the $\xi_i$ are independent, zero-mean, $\mathbb E\xi_i^2\le\sigma^2$ and $\mathbb E|\xi_i|^p\le M_p<\infty$, $p\ge4$, "
               r"then $\varepsilon_t\le c_pM_p(\frac{\eta ts}{N\sigma^2})^{p/4}$ for a $c_p$ depending only on $p$.",
     kind="simulation",
-    control_exempt="a tail bound with an unspecified constant C_p: the check is a statistical test whose smallest standardized gap is 35; no constant is known for which the bound is false",
+    control_exempt=
+        "a tail bound with an unspecified constant C_p: the check is a statistical test whose smallest "
+        "standardized gap is 35; no constant is known for which the bound is false",
 )
 def theorem_2_heavy_tailed(ctx):
     evidence, freq_ratio, checked, gap = _theorem2_check(ctx, "student-t")
@@ -598,7 +612,9 @@ def _theorem3_ratio(inst) -> float:
     statement=r"If $K_{\mathbf x}$ has finite rank $d$, then for all $t$: $\mathbb E_\xi\|f_t-f\|_N^2\le3\frac{\kappa}{\eta s}\|f_0-f\|_{\mathcal H}^2"
               r"\exp(-2\frac{\eta s}{\kappa}\lambda_dt)+3\kappa\sigma^2\frac dN+\frac{3\kappa}N\|\Delta_f\|_2^2$.",
     kind="probe",
-    control_exempt="the bound has slack ≥ 3× at every instance sampled or searched (worst 0.30); no attaining instance is known, so no tightened constant is known to be false",
+    control_exempt=
+        "the bound has slack ≥ 3× at every instance sampled or searched (worst 0.30); no attaining instance "
+        "is known, so no tightened constant is known to be false",
 )
 def theorem_3(ctx):
     rng = ctx.rng
@@ -618,7 +634,9 @@ def theorem_3(ctx):
     statement=r"When the kernel matrix $K_{\mathbf x}$ has rank $d$, the convergence rate improves to $\exp(-c_dt)$; by Theorem 3, "
               r"$c_d\ge2\eta s\lambda_d/\kappa$.",
     kind="simulation",
-    control_exempt="Theorem 3's rate is a lower bound on the fitted rate with slack ≥ 1.37× on every run; the exact rate of the attaining instance is not known a priori",
+    control_exempt=
+        "Theorem 3's rate is a lower bound on the fitted rate with slack ≥ 1.37× on every run; the exact rate"
+        " of the attaining instance is not known a priori",
 )
 def exponential_finite_rank(ctx):
     """Run FedAvg/FedProx literally (stepwise driver), noise-free, on finite-rank kernels; fit log-error vs t."""
@@ -673,7 +691,9 @@ def _sobolev_federation(rng, counts, smoothness: float = 0.1, noise: float = 0.0
     statement=r"The estimation errors decay with a rate of $1/t$ in general; $\delta_1(t)\le\frac1{2e\eta ts}$ decreases at rate $c/t$, and "
               r"one cannot hope for a rate strictly better than $O(1/t)$ since $\lambda_N$ is not bounded away from 0.",
     kind="simulation",
-    control_exempt="a qualitative rate statement (decay like 1/t) checked by fitted slopes; no sharper rate is known to be false for the figure's fixed instance",
+    control_exempt=
+        "a qualitative rate statement (decay like 1/t) checked by fitted slopes; no sharper rate is known to "
+        "be false for the figure's fixed instance",
 )
 def rate_one_over_t(ctx):
     """Sobolev kernel (eigenvalues ∝ ℓ^{−2}), N = 120 points in 3 unbalanced clients, FedAvg s = 2 run literally.
@@ -742,7 +762,9 @@ def _lemma9_ratio(inst, S: np.ndarray) -> float:
     statement=r"If $\mathcal T:\mathcal H\to\mathcal H$ is self-adjoint and $A_{ij}=\langle\mathcal T\Psi_i,\mathcal T\Psi_j\rangle_{\mathcal H}$, then "
               r"$\|A\|_2\le\frac{s\eta}N\|\mathcal T(\mathcal I-\mathcal L)\mathcal T\|_{op}$ and $\mathsf{Tr}(A)\le\frac{s\eta}N\mathsf{Tr}(\mathcal T(\mathcal I-\mathcal L)\mathcal T)$.",
     kind="probe",
-    controls=[tightened("for FedAvg with s = 1, ℐ − ℒ = η𝒫 and Ψ_i = (η/N)k_{x_i}, so Tr A = (η²/N²)Σ_i‖𝒯k_{x_i}‖² = (sη/N)Tr(𝒯(ℐ − ℒ)𝒯) exactly")],
+    controls=[tightened(
+        "for FedAvg with s = 1, ℐ − ℒ = η𝒫 and Ψ_i = (η/N)k_{x_i}, so Tr A = (η²/N²)Σ_i‖𝒯k_{x_i}‖² = "
+        "(sη/N)Tr(𝒯(ℐ − ℒ)𝒯) exactly")],
 )
 def lemma_9(ctx):
     rng = ctx.rng
@@ -767,7 +789,9 @@ def lemma_9(ctx):
     statement=r"There is a universal $c$ such that for any $t\le T$, with probability at least $1-\exp(-cN/(\sigma^2\eta ts))$, "
               r"$\|f_t-f\|_{\mathcal H}\le\|f_0-f\|_{\mathcal H}+1+\sqrt{\eta st/N}\|\Delta_f\|_2$ for all $f\in\mathcal H$.",
     kind="simulation",
-    control_exempt="a high-probability statement checked on the event with slack (worst 0.87) and by frequency tests; no attaining instance is known",
+    control_exempt=
+        "a high-probability statement checked on the event with slack (worst 0.87) and by frequency tests; no"
+        " attaining instance is known",
 )
 def lemma_8(ctx):
     """Two parts. (i) On every noise draw, the bound holds for random and adversarial f whenever ξᵀΣξ ≤ 1 (the event of
@@ -827,7 +851,9 @@ def lemma_8(ctx):
     statement=r"When the $\mathbf x_i$ are i.i.d., the bounds extend to $\mathbb E_{x\sim\mathbb P}[(f_t(x)-f(x))^2]$ and, for kernels including "
               r"Sobolev classes, yield the centralized minimax-optimal estimation error rate.",
     kind="simulation",
-    controls=[Control("parametric-rate", "an N^{−1} rate (slope −1) instead of N^{−2/3}: false, since N^{−2/3} is the minimax rate of this Sobolev class (Remark 2), so no estimator attains N^{−1} uniformly", {"target_slope": -1.0})],
+    controls=[Control("parametric-rate",
+        "an N^{−1} rate (slope −1) instead of N^{−2/3}: false, since N^{−2/3} is the minimax rate of this "
+        "Sobolev class (Remark 2), so no estimator attains N^{−1} uniformly", {"target_slope": -1.0})],
 )
 def remark_2(ctx):
     """First-order Sobolev kernel (minimax rate N^{−2/3} over its unit ball), uniform covariates, M = 4 unbalanced clients,

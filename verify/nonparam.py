@@ -41,7 +41,9 @@ def _random_least_squares(rng, *, singular: bool = False) -> LeastSquaresFederat
     statement=r"For FedAvg (any $s$, $\gamma<1$) and FedProx, unbalanced clients and any kernel, the predictions $f_t(\mathbf x)=y+V(I-\eta\Lambda)^t"
               r"V^{-1}(f_0(\mathbf x)-y)$ and the coefficients of $f_t$ equal those of the local updates run step by step.",
     kind="simulation",
-    controls=[Control("stepwise-s-plus-1", "the closed form for s steps against literal runs of s + 1 local steps: false for FedAvg, one more step multiplies each client's local map by I − ηK_{x_i} ≠ I (γ > 0), changing P and the trajectory", {"s_offset": 1})],
+    controls=[Control("stepwise-s-plus-1",
+        "the closed form for s steps against literal runs of s + 1 local steps: false for FedAvg, one more "
+        "step multiplies each client's local map by I − ηK_{x_i} ≠ I (γ > 0), changing P and the trajectory", {"s_offset": 1})],
 )
 def spectral_equals_stepwise(ctx):
     rng = ctx.rng
@@ -91,7 +93,9 @@ def spectral_equals_stepwise(ctx):
     statement=r"With $p_i=n_i/N$, LocalUpdate with $\Theta_{1:s}$, $\alpha=0$, $\gamma=\eta$ and server gradient descent of step $\eta$ produces "
               r"$\theta_t=\sum_iw_i\mathcal G_i^s(\theta_{t-1})$, the paper's FedAvg, equal to the closed form $\theta_t=\mathcal L\theta_{t-1}+o$.",
     kind="simulation",
-    controls=[Control("literal-s-plus-1", "the paper's rounds written out with s + 1 gradient steps against LocalUpdate(Θ_{1:s}): false, the extra step changes θ_t whenever the local gradients at the iterate are non-zero (θ_0 = 0, b ≠ 0)", {"s_offset": 1})],
+    controls=[Control("literal-s-plus-1",
+        "the paper's rounds written out with s + 1 gradient steps against LocalUpdate(Θ_{1:s}): false, the "
+        "extra step changes θ_t whenever the local gradients at the iterate are non-zero (θ_0 = 0, b ≠ 0)", {"s_offset": 1})],
 )
 def fedavg_parameter_space(ctx):
     rng = ctx.rng
@@ -134,7 +138,9 @@ def fedavg_parameter_space(ctx):
               r"$\theta_{i,K}-\theta_i^{\rm prox}=(I-\gamma(A_i+\alpha I))^K(\theta-\theta_i^{\rm prox})$, "
               r"$\theta_i^{\rm prox}=(I+\eta A_i)^{-1}(\theta+\eta b_i)$; so it converges to the exact round of (5) geometrically.",
     kind="simulation",
-    controls=[Control("exponent-K-plus-1", "the error formula with exponent K + 1: false, since 0 < 1 − γ(λ + α) < 1, so (1 − γ(λ + α))^{K+1} ≠ (1 − γ(λ + α))^K on the non-zero initial gap (visible at K = 1, 2, 5)", {"K_offset": 1})],
+    controls=[Control("exponent-K-plus-1",
+        "the error formula with exponent K + 1: false, since 0 < 1 − γ(λ + α) < 1, so (1 − γ(λ + α))^{K+1} ≠ "
+        "(1 − γ(λ + α))^K on the non-zero initial gap (visible at K = 1, 2, 5)", {"K_offset": 1})],
 )
 def fedprox_limit(ctx):
     rng = ctx.rng
@@ -181,7 +187,9 @@ def fedprox_limit(ctx):
     statement=r"For $k(x,z)=x^\top z$, $f_t=\theta_t\cdot x$: $f_t(\mathbf x)=X\theta_t$ and $\|f_t-\theta^*\cdot x\|_{\mathcal H}=\|\theta_t-\theta^*\|_2$, "
               r"with $\theta_t$ from the LocalUpdate driver.",
     kind="simulation",
-    controls=[Control("parameter-s-plus-1", "the parameter-space run with s + 1 local steps against the function-space run with s: false for FedAvg, one more local gradient step changes θ_t (θ_0 = 0, non-zero responses)", {"s_offset": 1})],
+    controls=[Control("parameter-s-plus-1",
+        "the parameter-space run with s + 1 local steps against the function-space run with s: false for "
+        "FedAvg, one more local gradient step changes θ_t (θ_0 = 0, non-zero responses)", {"s_offset": 1})],
 )
 def linear_kernel_equivalence(ctx):
     rng = ctx.rng
@@ -222,7 +230,9 @@ def linear_kernel_equivalence(ctx):
     statement=r"With $B_i=n_i$, each local (mini-batch) step of FedAvg is a full gradient step and each batch proximal step of FedProx "
               r"is the exact step (5).",
     kind="simulation",
-    controls=[Control("batch-one-short", "mini-batches of n_i − 1 samples reproducing the full-batch run: false, each step then omits one sample's residual term, which is non-zero for generic responses", {"batch_shrink": 1})],
+    controls=[Control("batch-one-short",
+        "mini-batches of n_i − 1 samples reproducing the full-batch run: false, each step then omits one "
+        "sample's residual term, which is non-zero for generic responses", {"batch_shrink": 1})],
 )
 def full_local_batch(ctx):
     rng = ctx.rng
