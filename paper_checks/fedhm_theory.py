@@ -30,7 +30,7 @@ import sympy as sp
 from fedtheory.algorithms.fedhm import FactorizedLayer, FactorSpace, FedHM, HybridLayout, run_fedhm
 from fedtheory.certify.params import Custom
 from fedtheory.certify.probe import probe
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LogisticFederation
 
 EPS = float(np.finfo(np.float64).eps)
@@ -1211,6 +1211,10 @@ def _theorem_sim(ctx, which: int) -> dict:
     statement=r"Theorem 2 (eq. 22) on Algorithm 2's runs: $\frac1T\sum_t\mathbb E\|\nabla g(\hat h_t)\|^2$ (Monte Carlo) is at most the "
               r"right side with $f_{\rm low}=0$, $L_{\nabla g},\kappa_g,M_g$ of the ball and $\eta\le1/L_{\nabla g}$.",
     kind="probe",
+    control_exempt="the bound is loose by construction and no instance near equality is known: the left side is at most κ_g "
+                   "(‖∇g‖² ≤ avg_p E‖∇G_p‖²) while the right side holds 6η²L²_∇gE²κ_g, so the ratio stays below 0.03 on every "
+                   "run and no tightened constant is known to be false; the derivation is checked exactly instead "
+                   "(fedhm/theorem-2/algebra, sympy) and its steps with controls (fedhm/theorem-2/step-24, Lemmas 1–3)",
 )
 def theorem_2_simulation(ctx):
     out = _theorem_sim(ctx, 2)
@@ -1505,26 +1509,63 @@ def theorem_3_algebra(ctx):
                             "summing over all of ℰ.")
 
 
+def _step_25_inputs(rng, n: int) -> dict:
+    """On ``n`` full-batch runs of the step-(25) family (rank-1 w₀, heterogeneous ranks, as fedhm/theorem-3/step-25 draws
+    them): the jump sum J = Σ_ℰ [g(ȳ_t) − g(h̄_t)] against L_f Σ_ℰ ‖w(ȳ_t) − w(h̄_t)‖ (Lipschitz continuity of f: the correct
+    form of step (25)) and against L_f Σ_ℰ ‖·‖² (the printed form), and Theorem 3's LHS/RHS on the same runs."""
+    out = {"worst_jump_over_lipschitz": -np.inf, "worst_jump_over_printed_25": -np.inf, "worst_theorem_3_ratio": 0.0,
+           "runs": 0}
+    for _ in range(n):
+        inst = _theory_instance(rng, None, batch=None, rounds=int(rng.integers(2, 5)), P=int(rng.integers(2, 4)),
+                                ratios=(1.0, 0.34), init_rank=1)
+        c = constants(inst)
+        r = run_terms(inst, 0)
+        seq = sequences(inst, 0)
+        gaps = [inst.space.w(seq.ybar(k * seq.E)) - inst.space.w(seq.hbar(k * seq.E)) for k in range(inst.rounds)]
+        lipschitz = c.L_f * sum(float(np.linalg.norm(d)) for d in gaps)
+        printed = c.L_f * sum(float(d @ d) for d in gaps)
+        scale = 1e-12 + 1e-9 * abs(r.jump)              # rounding of the loss differences
+        out["worst_jump_over_lipschitz"] = max(out["worst_jump_over_lipschitz"], (r.jump - lipschitz) / (lipschitz + scale))
+        out["worst_jump_over_printed_25"] = max(out["worst_jump_over_printed_25"], (r.jump - printed) / (printed + scale))
+        if inst.algo.lr * c.L_g(r.kappa_uv) <= 1:
+            ratio = r.lhs / theorem_3_rhs(inst, c, r.kappa_uv, r.f0, max(r.sigma1), max(r.sigma2))
+            out["worst_theorem_3_ratio"] = max(out["worst_theorem_3_ratio"], ratio)
+        out["runs"] += 1
+    return out
+
+
 @claim(
     id="fedhm/theorem-3/simulation",
     ref="Theorem 3",
-    title="Theorem 3's bound against Algorithm 2 with κ_σ1, κ_σ2 measured on the runs",
+    title="Theorem 3's bound against Algorithm 2 with κ_σ1, κ_σ2 measured on the runs, and its (25) input on runs that separate "
+          "the true step from the printed one",
     statement=r"Theorem 3 on Algorithm 2's runs: $\frac1T\sum_t\mathbb E\|\nabla g(\hat h_t)\|^2$ is at most its right side with the "
               r"problem's constants, $\kappa_{UV}$ of the run, $\kappa_{\sigma_1},\kappa_{\sigma_2}$ the largest (Monte Carlo) expectations of "
-              r"Assumption 5's quantities over $t\in\mathcal E$ and layers, $\eta\le1/L_{\nabla g}$.",
+              r"Assumption 5's quantities over $t\in\mathcal E$ and layers, $\eta\le1/L_{\nabla g}$; and on full-batch runs where the "
+              r"truncation jumps are small, the jump sum that its $\kappa_{\sigma_1}$ term bounds obeys the correct form of step (25), "
+              r"$\sum_{\mathcal E}[g(\bar y_t)-g(\bar h_t)]\le L_f\sum_{\mathcal E}\|w(\bar y_t)-w(\bar h_t)\|$.",
     kind="probe",
+    controls=[Control("step-25-as-printed", "the jump sum against the printed step (25), L_f Σ‖w(ȳ_t) − w(h̄_t)‖²: false a priori "
+                      "(f(b + εu) − f(b) ≈ ε⟨∇f(b), u⟩ exceeds L_f ε² for small ε wherever ∇f ≠ 0), so the runs must expose it "
+                      "— the bound's own ratio (≤ 0.03) could not", {"step_25": "squared"})],
 )
 def theorem_3_simulation(ctx):
     out = _theorem_sim(ctx, 3)
     result = out.pop("probe")
-    worst = max(out["worst_ratio_stochastic"], out["worst_ratio_full_batch"], out["probe_worst_ratio"])
-    ok = worst <= 1
-    return ctx.decide(ok, measured=out, tolerance="LHS/RHS ≤ 1",
-                      counterexample=None if ok else {"probe": result.to_json()},
-                      notes="The printed bound held on every run and in the adversarial search, by a wide margin, although a "
-                            "step of its proof is false (fedhm/theorem-3/step-25) and another unproven (step-26): the slack of the "
-                            "other terms (κ_g, L_∇g of the whole ball) covers them here. Heterogeneous ranks (γ ∈ {1, 1/3}) make "
-                            "κ_σ2 > 0.")
+    step = _step_25_inputs(ctx.rng, 8 if not ctx.full else 30)
+    out.update({f"step_25_family_{k}": v for k, v in step.items()})
+    worst = max(out["worst_ratio_stochastic"], out["worst_ratio_full_batch"], out["probe_worst_ratio"],
+                step["worst_theorem_3_ratio"])
+    form = ctx.param("step_25", "lipschitz")
+    jump_excess = step["worst_jump_over_printed_25" if form == "squared" else "worst_jump_over_lipschitz"]
+    ok = worst <= 1 and jump_excess <= 0
+    return ctx.decide(ok, measured=out, tolerance="LHS/RHS ≤ 1; jump sum ≤ its bound up to 1e-9 relative (loss rounding)",
+                      counterexample=None if ok else {"probe": result.to_json(), "step_25_form": form},
+                      notes="The printed bound held on every run and in the adversarial search, by a wide margin (ratios ≤ 0.03: "
+                            "it cannot tell a true derivation from one with a false step, so the jump sum its κ_σ1 term comes from "
+                            "is checked on the same kind of runs: it obeys the Lipschitz form, and the control shows these runs "
+                            "break the printed squared form, fedhm/theorem-3/step-25). The slack of the other terms (κ_g, L_∇g of "
+                            "the whole ball) covers the false step here. Heterogeneous ranks (γ ∈ {1, 1/3}) make κ_σ2 > 0.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1649,30 +1690,79 @@ def algorithm_1_aggregation(ctx):
                             "higher weight').")
 
 
+def _algorithm_2_reference(inst: Instance, local_steps: int) -> np.ndarray:
+    """Algorithm 2 (Appendix B.1) written out from its description, independently of ``run_fedhm``: full participation, full
+    local gradients (so the run is deterministic), every layer W = vec⁻¹(w[offset:offset + mn]) (row-major) factorized at
+    rank ⌊γ_p·min(m, n)⌋ by truncated SVD (U = U_rΣ_r^{1/2}, V = V_rΣ_r^{1/2}), ``local_steps`` gradient steps on the factors
+    (∂/∂U = ∇_W f·V, ∂/∂V = ∇_W fᵀ·U, eq. (10)) and on the dense entries, then the plain average of the recovered models.
+    Returns the server iterates (rounds + 1, d)."""
+    eta, d = inst.algo.lr, inst.x0.size
+    blocks = [(layer.offset, layer.m, layer.n) for layer in inst.layout.layers]
+    dense = np.ones(d, dtype=bool)
+    for off, m, n in blocks:
+        dense[off:off + m * n] = False
+    w, out = inst.x0.copy(), [inst.x0.copy()]
+    for _ in range(inst.rounds):
+        models = []
+        for p in range(inst.P):
+            gamma = inst.algo.ratios[int(inst.levels[p])]
+            factors = []
+            for off, m, n in blocks:
+                Uf, sv, Vh = np.linalg.svd(w[off:off + m * n].reshape(m, n), full_matrices=False)
+                r = max(1, math.floor(gamma * min(m, n) + 1e-9))
+                factors.append((Uf[:, :r] * np.sqrt(sv[:r]), Vh[:r].T * np.sqrt(sv[:r])))
+            b = w[dense].copy()
+
+            def assemble(b=b, factors=factors):
+                v = np.empty(d)
+                v[dense] = b
+                for (off, m, n), (U, V) in zip(blocks, factors):
+                    v[off:off + m * n] = (U @ V.T).ravel()
+                return v
+
+            for _ in range(local_steps):
+                grad = client_grad(inst.fed, p, assemble(b, factors))
+                factors = [(U - eta * grad[off:off + m * n].reshape(m, n) @ V, V - eta * grad[off:off + m * n].reshape(m, n).T @ U)
+                           for (off, m, n), (U, V) in zip(blocks, factors)]
+                b = b - eta * grad[dense]
+            models.append(assemble(b, factors))
+        w = np.mean(models, axis=0)
+        out.append(w)
+    return np.asarray(out)
+
+
 @claim(
     id="fedhm/algorithm-2/instance-of-algorithm-1",
     ref="Algorithm 2 (Appendix B.1)",
     title="Algorithm 2 is Algorithm 1 with τ = ∞ (plain averaging) and E SGD steps per round",
     statement=r"Appendix B.1: ``one can view Algorithm 2 as a specific instance of Algorithm 1'': simple averaging is the softmax "
-              r"aggregation with $\tau=\infty$, and the local training is $E$ stochastic gradient steps — checked as the limit "
-              r"$\tau\to\infty$: Algorithm 1's iterates at $\tau=10^{k}$ approach Algorithm 2's at rate $O(1/\tau)$.",
+              r"aggregation with $\tau=\infty$, and the local training is $E$ gradient steps on the factors — checked against "
+              r"Algorithm 2 written out independently of the driver: Algorithm 1 (the driver) at $\tau=\infty$ gives its iterates, "
+              r"and at $\tau=10^{k}$ approaches them at rate $O(1/\tau)$.",
     kind="simulation",
+    controls=[Control("reference-one-step-short", "the reference with E − 1 local steps per round: a different algorithm, whose "
+                      "iterates differ from E steps' after the first round whenever a gradient is nonzero", {"step_offset": -1})],
 )
 def algorithm_2_instance(ctx):
     rng = ctx.rng
+    inst = _theory_instance(rng, ctx, ratios=(1.0, 0.34), P=3, batch=None)
+    ref = _algorithm_2_reference(inst, inst.algo.local_steps + ctx.param("step_offset", 0))
+    scale = 1.0 + float(np.abs(ref).max())
+    run = dict(levels=inst.levels, batch_size=None, seed=int(rng.integers(10 ** 6)), evaluate=False)
+    at_infinity = float(np.abs(run_fedhm(inst.fed, inst.layout, inst.algo, inst.x0, inst.rounds, **run).x - ref).max()) / scale
     rows = []
-    inst = _theory_instance(rng, ctx, ratios=(1.0, 0.34), P=3)
-    seed = int(rng.integers(10 ** 6))
-    ref = run_fedhm(inst.fed, inst.layout, inst.algo, inst.x0, inst.rounds, levels=inst.levels, batch_size=1, seed=seed,
-                    evaluate=False).x
     for k in (2, 4, 6):
         algo = FedHM(inst.algo.ratios, inst.algo.local_steps, inst.algo.lr, tau=10.0 ** k, convention="matrix",
                      dense_full_rank=False)
-        x = run_fedhm(inst.fed, inst.layout, algo, inst.x0, inst.rounds, levels=inst.levels, batch_size=1, seed=seed,
-                      evaluate=False).x
-        rows.append((10.0 ** k, float(np.abs(x - ref).max())))
+        rows.append((10.0 ** k, float(np.abs(run_fedhm(inst.fed, inst.layout, algo, inst.x0, inst.rounds, **run).x - ref).max())
+                     / scale))
     slopes = [np.log10(rows[i][1] / rows[i + 1][1]) / 2 for i in range(len(rows) - 1)]
-    ok = all(0.8 <= s <= 1.2 for s in slopes) and rows[-1][1] <= 1e-5
-    return ctx.decide(ok, measured={"difference_by_tau": rows, "log_slopes": slopes},
-                      tolerance="the difference falls like 1/τ (log-slope per decade in [0.8, 1.2]) and is below 1e-5 at τ = 10⁶",
-                      notes="Same draws; the weights α_p = 1/P + O(1/τ) with unequal γ_p, so the iterates differ by O(1/τ).")
+    tol = 1e-9
+    ok = at_infinity <= tol and all(0.8 <= s <= 1.2 for s in slopes) and rows[-1][1] <= 1e-5
+    return ctx.decide(ok, measured={"driver_at_tau_infinity_vs_reference": at_infinity, "difference_by_tau": rows,
+                                    "log_slopes": slopes},
+                      tolerance={"tau_infinity": tol, "why": "the same arithmetic in another order (SVDs of ≤ 3×4 matrices, a "
+                                                             "few dozen steps): rounding ~1e-14, ×10⁵ margin",
+                                 "limit": "log-slope per decade in [0.8, 1.2] and < 1e-5 at τ = 10⁶"},
+                      notes="Full local gradients, so the reference and the driver run the same deterministic algorithm; the "
+                            "weights α_p = 1/P + O(1/τ) with unequal γ_p, so the iterates at finite τ differ by O(1/τ).")
