@@ -12,7 +12,6 @@ substitute data in ``fedhm_figures.py``.
 from __future__ import annotations
 
 import functools
-import json
 import math
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import sympy as sp
 from fedtheory.certify.params import Custom
 from fedtheory.certify.probe import probe
 from fedtheory.claims.core import Control, Reading, claim
+from fedtheory.claims.replay import recomputing_replay
 from fedtheory.content import load_module
 from fedtheory.models.low_rank import eckart_young_error, factorize, recover, unroll_conv
 
@@ -1017,26 +1017,6 @@ def vanilla_low_rank_size(ctx):
 # Replays recompute: a stored counterexample is never re-rounded from its stored integers
 # --------------------------------------------------------------------------------------------
 
-def _recomputing_replay(size_claim):
-    """The replay of a size claim: rebuild the models and count them again (the claim's own check, with the counts checked
-    against the closed form), then compare the stored counterexample with the recomputed one only as a cross-check — a
-    stored instance that the recomputation no longer gives is stale (``inconclusive``: the runner then runs the check
-    afresh and stores what it finds)."""
-
-    def replay(stored: dict, ctx):
-        evidence = size_claim.check(ctx)
-        fresh = json.loads(json.dumps(evidence.counterexample, default=str))
-        if evidence.status == "refuted" and {k: v for k, v in stored.items() if k != "reading"} != fresh:
-            return ctx.inconclusive(measured=evidence.measured,
-                                    notes="the models rebuilt and recounted refute the statement, but not with the stored "
-                                          "numbers: the stored counterexample is stale. " + evidence.notes)
-        evidence.notes = ("replay rebuilt and recounted the models (the stored counterexample is only compared). "
-                          + evidence.notes)
-        return evidence
-
-    size_claim.replayer(replay)
-
-
 for _size_claim in (rank_ratio_definition, table_2_fedhm_sizes, heterofl_ratios, table_5_rho, figure_4_ratios,
                     figure_7_macs):
-    _recomputing_replay(_size_claim)
+    recomputing_replay(_size_claim)
