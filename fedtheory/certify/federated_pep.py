@@ -378,39 +378,69 @@ class _SpectralPEP:
             self.cons.append(0.5 * (M + M.T) >> 0)
 
 
+def _split_linear(mu, L, gamma, th, alpha):
+    """b(λ·L)/b_max = c1·λ + σ·u(λ) on normalized λ ∈ [μ/L, 1], with c1 the chord slope and u the deviation from
+    it scaled to max |u| = 1 (u ≡ 0, σ = 0 when b is linear): returns (u, c1, σ, b_max). Written this way the
+    relaxation's curve Γ = {(λ, u(λ))} stays well scaled even when γ is tiny and b is almost linear."""
+    lo = mu / L
+    raw = lambda lam: message_eigenvalue(np.asarray(lam) * L, gamma, th, alpha)   # noqa: E731
+    grid = np.linspace(lo, 1.0, 4001)
+    bmax = float(np.max(raw(grid)))
+    fl, fh = float(raw(np.array([lo]))[0]) / bmax, float(raw(np.array([1.0]))[0]) / bmax
+    c1 = (fh - fl) / (1.0 - lo) if lo < 1 else fh
+    c0 = fl - c1 * lo
+    dev = raw(grid) / bmax - c0 - c1 * grid
+    sigma = float(np.max(np.abs(dev)))
+    if not sigma > 1e-15:
+        sigma = 0.0
+    u = (lambda lam: (raw(lam) / bmax - c0 - c1 * np.asarray(lam)) / sigma) if sigma else (lambda lam: 0.0 * np.asarray(lam))
+    return u, c0, c1, sigma, bmax
+
+
 def _spectral_floor(mu, L, gamma, th, alpha, p, het, pieces):
-    """Upper bound on Δ² (C = 1 or ζ = 1) by the spectral relaxation; also returns the solver note."""
+    """Upper bound on Δ² (C = 1 or ζ = 1) by the spectral relaxation; also returns the solver note.
+
+    With b̂ = b/b_max = c0 + c1λ + σu(λ) (:func:`_split_linear`; c0 = 0 since b(0) = 0 is not assumed, c0 is
+    carried), the fixed point Σp_i b̂(A_i)(x̄ − c_i) = 0 and Σp_iA_i(x* − c_i) = 0 give, for e = x̄ − x* = σê and
+    w_i = x* − c_i: c0Σp_i(σê + w_i) + c1Σp_iA_iσê + σΣp_i u(A_i)(σê + w_i) = 0 (the c1A_iw_i terms cancel), i.e.
+    c0Σp_i ê + c1Σp_iA_iê + σΣp_i u(A_i)ê + Σp_i u(A_i)w_i + (c0/σ)Σp_iw_i = 0. The unknown is ê, O(1) even when σ
+    is tiny (γ → 0), so the program stays well scaled; Δ = σ‖ê‖."""
     import cvxpy as cp
 
     n = len(p)
-    fn_raw = lambda lam: message_eigenvalue(lam * L, gamma, th, alpha)   # noqa: E731  (λ normalized by L)
-    bmax = float(np.max(fn_raw(np.linspace(mu / L, 1.0, 257))))
-    fn = lambda lam: fn_raw(lam) / bmax                                   # noqa: E731
-    pcs = _pieces(fn, mu / L, 1.0, pieces)
-    names = ["e", "o"] + [f"w{i}" for i in range(n)] + [f"a{i}" for i in range(n - 1)] + \
-        [f"b{i}" for i in range(n)] + [f"z{i}" for i in range(n - 1)]
+    u, c0, c1, sigma, _ = _split_linear(mu, L, gamma, th, alpha)
+    if sigma == 0.0:
+        # b is linear (K = 1 or γ = 0): b̂(A) = c0 + c1A and the fixed point is x* itself when c0 = 0
+        if abs(c0) <= 1e-15:
+            return 0.0, "exact (b linear: x̄ = x*)", 0
+        sigma = 1.0
+    pcs = _pieces(u, mu / L, 1.0, pieces)
+    names = ["e", "o"] + [f"w{i}" for i in range(n)] + [f"se{i}" for i in range(n - 1)] + \
+        [f"ue{i}" for i in range(n)] + [f"uw{i}" for i in range(n)] + [f"z{i}" for i in range(n - 1)]
     P = _SpectralPEP(names)
     v = P.vec
-    a_vecs = [v(**{f"a{i}": 1.0}) for i in range(n - 1)]
-    b_vecs = [v(**{f"b{i}": 1.0}) for i in range(n)]
-    z_vecs = [v(**{f"z{i}": 1.0}) for i in range(n - 1)]
-    # eliminate the last client's images: Σ p_i (a_i + b_i) = 0 (fixed point), Σ p_i z_i = 0 (x*)
-    a_last = -b_vecs[-1] - sum(((p[i] / p[-1]) * (a_vecs[i] + b_vecs[i]) for i in range(n - 1)), np.zeros(P.N))
-    z_last = -sum(((p[i] / p[-1]) * z_vecs[i] for i in range(n - 1)), np.zeros(P.N))
-    a_vecs.append(a_last)
-    z_vecs.append(z_last)
+    zero = np.zeros(P.N)
     e = v(e=1.0)
+    w = [v(**{f"w{i}": 1.0}) for i in range(n)]
+    se = [v(**{f"se{i}": 1.0}) for i in range(n - 1)]
+    ue = [v(**{f"ue{i}": 1.0}) for i in range(n)]
+    uw = [v(**{f"uw{i}": 1.0}) for i in range(n)]
+    z = [v(**{f"z{i}": 1.0}) for i in range(n - 1)]
+    z.append(-sum(((p[i] / p[-1]) * z[i] for i in range(n - 1)), zero))          # Σ p_i A_i w_i = 0
+    rest = (c0 * e + sigma * sum((p[i] * ue[i] for i in range(n)), zero) + sum((p[i] * uw[i] for i in range(n)), zero)
+            + (c0 / sigma) * sum((p[i] * w[i] for i in range(n)), zero))
+    se.append(-(c1 * sum((p[i] * se[i] for i in range(n - 1)), zero) + rest) / (c1 * p[-1]))
     for i in range(n):
-        w = v(**{f"w{i}": 1.0})
-        P.client([e, w], [(0, "t", a_vecs[i]), (1, "t", b_vecs[i]), (1, "s", z_vecs[i])], pcs, fn, TANGENT_MARGIN)
+        P.client([e, w[i]], [(0, "s", se[i]), (0, "t", ue[i]), (1, "t", uw[i]), (1, "s", z[i])], pcs, u,
+                 TANGENT_MARGIN)
     if het == "C":
         for i in range(n):
-            P.cons.append(P.quad(v(**{f"w{i}": 1.0, "o": 1.0})) <= 1.0)
+            P.cons.append(P.quad(w[i] + v(o=1.0)) <= 1.0)
     else:
-        P.cons.append(sum(p[i] * P.quad(z_vecs[i]) for i in range(n)) * (L ** 2) <= 1.0)
+        P.cons.append(sum(p[i] * P.quad(z[i]) for i in range(n)) * (L ** 2) <= 1.0)
     prob = cp.Problem(cp.Maximize(P.quad(e)), P.cons)
     value, solver, _ = _solve_cvxpy(prob)
-    return value, solver, len(pcs)
+    return (None if value is None else value * sigma ** 2), solver, len(pcs)
 
 
 def _spectral_rate(mu, L, gamma, th, alpha, p, eta, pieces):
