@@ -756,8 +756,22 @@ def _probe_floor(mu, L, gamma, th, alpha, p, het, d, starts, seed):
     def val(prob):
         return minimizer_distance(prob, alpha, gamma, th) / _het_scale(prob, het)
 
+    # structured starts: every client's spectrum at the extremes {μ, L, ..., L} (where the worst cases found so
+    # far sit), random rotations and centres; the best few seed the local search beside the random phase
+    rng = np.random.default_rng(seed)
+    extremes = np.r_[-np.pi / 2, np.full(d - 1, np.pi / 2)]
+    cands = []
+    for _ in range(24 * starts):
+        z = rng.normal(size=size)
+        for i in range(n):
+            z[i * (d + d * d):i * (d + d * d) + d] = extremes
+        try:
+            cands.append((val(decode(z)), z))
+        except (ValueError, np.linalg.LinAlgError):
+            continue
+    cands.sort(key=lambda t: -t[0])
     res = probe(val, Custom(size, decode), seed=seed, n_random=16 * starts, n_starts=starts, maxiter=400,
-                method="L-BFGS-B")
+                method="L-BFGS-B", starts=[z for _, z in cands[:starts]])
     return res.worst_instance, res.worst_value
 
 
