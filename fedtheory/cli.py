@@ -3,10 +3,11 @@
 ::
 
     fedtheory check   [PATH ...] [--paper KEY] [--claim GLOB] [--tier fast|full] [--json FILE] [--seed N]
-                      [--workers N] [--scheduler ADDRESS]
+                      [--workers N] [--scheduler ADDRESS] [--baseline OLD.json] [--report DIR]
     fedtheory figures [PATH ...] [--paper KEY] [--figure ID]  [--tier fast|full] [--out DIR]  [--seed N]
                       [--workers N] [--scheduler ADDRESS]
     fedtheory explore frontier|tune|compare|instance|oracle|page ...   (see ``fedtheory explore <what> --help``)
+    fedtheory report  CHECK.json [--figures DIR] [--baseline OLD.json] --out DIR
 
 Bad input gets one line ``error: ...`` on stderr and exit code 2, never a traceback. ``check``
 exits 0 exactly when every selected claim passed (status equals expect, or skipped for a missing
@@ -59,11 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
     _common(check)
     check.add_argument("--claim", metavar="GLOB", help="only claims whose id matches (e.g. 'localupdate/theorem-*')")
     check.add_argument("--json", metavar="FILE", help="write the report as JSON (check.schema.json)")
+    from fedtheory.report.command import add_check_options, add_report_parser
+
+    add_check_options(check)
     figures = sub.add_parser("figures", help="compute figure data (JSON) and draw the images")
     _common(figures)
     figures.add_argument("--figure", metavar="ID", help="one figure by full id (e.g. localupdate/figure-1)")
     figures.add_argument("--out", default="out/figures", metavar="DIR", help="output directory (default out/figures)")
     _explore_parser(sub)
+    add_report_parser(sub)
     return parser
 
 
@@ -273,23 +278,30 @@ def cmd_check(args: argparse.Namespace) -> int:
     _validate_common(args)
     if args.json is not None and Path(args.json).is_dir():
         raise UsageError(f"--json {args.json} is a directory")
+    from fedtheory.report.command import after_check, before_check
+    from fedtheory.report.data import run_inventory
+
+    baseline = before_check(args)
     claims = select(load_claims(args.paths or None), paper=args.paper, claim_glob=args.claim, tier=args.tier)
     report = run_claims(claims, tier=args.tier, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
                         progress=True)
-    report.render_table(Console())
+    console = Console()
+    report.render_table(console)
+    data = report.to_json()
+    data["inventory"] = run_inventory(claims)
     if args.json is not None:
         import jsonschema
 
         from fedtheory.schemas import validate
         from fedtheory.sweep import write_json_atomic
 
-        data = report.to_json()
         try:
             validate(data, "check")
         except jsonschema.ValidationError as exc:  # a bug in the runner, reported without a traceback
             path = "/".join(str(p) for p in exc.absolute_path)
             raise UsageError(f"report does not match check.schema.json at {path or '<root>'}: {exc.message}") from exc
         write_json_atomic(args.json, data, indent=1)
+    after_check(args, data, baseline, console)
     return report.exit_code
 
 
@@ -338,7 +350,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-        return {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore}[args.command](args)
+        from fedtheory.report.command import cmd_report
+
+        return {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore, "report": cmd_report}[args.command](args)
     except UsageError as exc:
         message = " ".join(str(exc).split("\n")[0].split()) if str(exc).strip() else type(exc).__name__
         print(f"error: {message}", file=sys.stderr)

@@ -2,7 +2,8 @@
 claims about Figures 2, 3, 4 and 8, checked on the figures' data, which is rebuilt at CPU scale on a substitute
 (``figures/fedhm_training.py``: scikit-learn's digits over 20 heterogeneous clients, a 64-64-64-64-10 ReLU network;
 every curve the mean of two seeded runs). A verdict here is about the substitute, not about the paper's
-CIFAR/Tiny-ImageNet runs: it says whether the qualitative claim carries over to a small problem trained the same way.
+CIFAR/Tiny-ImageNet runs: it says whether the qualitative claim carries over to a small problem trained the same way, so
+every claim declares ``substitute=SUBSTITUTE`` and a failure is ``not-reproduced``, never ``refuted``.
 
 Each claim calls the figure's data function with the seed ``fedtheory figures`` uses by default
 (``derive_seed(0, figure id)``), so it checks exactly the plotted data; the runs are cached within a process.
@@ -14,11 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.claims.core import claim, derive_seed
+from fedtheory.claims.core import Control, claim, derive_seed
 from fedtheory.content import load_module
 
 HERE = Path(__file__).resolve().parent
 EARLY = 5   # rounds before this one are the start-up transient (every model near chance)
+#: the gap between these runs and the paper's (a failure here is not-reproduced, no evidence against the paper)
+SUBSTITUTE = ("scikit-learn's 8×8 digits over 20 heterogeneous clients and a 64-64-64-64-10 ReLU network trained at CPU scale "
+              "(plain SGD, two seeds, tens of rounds) instead of CIFAR-10/100 and Tiny-ImageNet with ResNet-18/34 trained "
+              "for 60–160 rounds")
 
 
 @functools.lru_cache(maxsize=None)
@@ -44,7 +49,8 @@ def _curves(panel: dict) -> dict:
     kind="simulation",
     tier="full",
     requires=("torch",),
-    expect="refuted",
+    expect="not-reproduced",
+    substitute=SUBSTITUTE,
 )
 def figure_2_fedhm_vs_fedavg(ctx):
     data = figure_data("fedhm/figure-2")
@@ -74,14 +80,18 @@ def figure_2_fedhm_vs_fedavg(ctx):
     kind="simulation",
     tier="full",
     requires=("torch",),
+    substitute=SUBSTITUTE,
+    controls=[Control("against-itself", "HeteroFL's curve compared with itself in place of FedAvg's: a strict 'slower than' "
+                      "is false a priori for equal curves", {"baseline": "HeteroFL"})],
 )
 def figure_2_heterofl_vs_fedavg(ctx):
     data = figure_data("fedhm/figure-2")
+    baseline = ctx.param("baseline", "FedAvg")
     rows, ok = {}, True
     for p in data["panels"]:
         c = _curves(p)
-        rows[p["title"]] = {"mean_accuracy_heterofl": float(c["HeteroFL"].mean()), "mean_accuracy_fedavg": float(c["FedAvg"].mean())}
-        ok &= c["HeteroFL"].mean() < c["FedAvg"].mean()
+        rows[p["title"]] = {"mean_accuracy_heterofl": float(c["HeteroFL"].mean()), "mean_accuracy_baseline": float(c[baseline].mean())}
+        ok &= c["HeteroFL"].mean() < c[baseline].mean()
     return ctx.decide(ok, measured=rows, tolerance="strict comparison of the mean accuracy over all rounds",
                       counterexample=None if ok else {"per_setting": rows},
                       notes="Reproduced on the substitute: HeteroFL's smallest network, trained by every client as the core of "
@@ -99,7 +109,8 @@ def figure_2_heterofl_vs_fedavg(ctx):
     kind="simulation",
     tier="full",
     requires=("torch",),
-    expect="refuted",
+    expect="not-reproduced",
+    substitute=SUBSTITUTE,
 )
 def figure_3_claim(ctx):
     data = figure_data("fedhm/figure-3")
@@ -131,7 +142,8 @@ def figure_3_claim(ctx):
     kind="simulation",
     tier="full",
     requires=("torch",),
-    expect="refuted",
+    expect="not-reproduced",
+    substitute=SUBSTITUTE,
 )
 def figure_4_claim(ctx):
     data = figure_data("fedhm/figure-4")
@@ -163,7 +175,8 @@ def figure_4_claim(ctx):
     kind="simulation",
     tier="full",
     requires=("torch",),
-    expect="refuted",
+    expect="not-reproduced",
+    substitute=SUBSTITUTE,
 )
 def figure_8_low_rank_vs_width(ctx):
     data = figure_data("fedhm/figure-8")
@@ -194,13 +207,16 @@ def figure_8_low_rank_vs_width(ctx):
     kind="simulation",
     tier="full",
     requires=("torch",),
+    substitute=SUBSTITUTE,
+    controls=[Control("hybrid-as-vanilla", "the smallest hybrid model's final accuracy in place of the vanilla one's: a model "
+                      "cannot end 10 points below itself", {"vanilla_is_hybrid": True})],
 )
 def figure_8_vanilla(ctx):
     data = figure_data("fedhm/figure-8")
     rows, ok = {}, True
     for setting, f in data["params"]["finals"].items():
         hybrid = f["low_rank"][-1][1]
-        vanilla = f["vanilla"][1]
+        vanilla = hybrid if ctx.param("vanilla_is_hybrid", False) else f["vanilla"][1]
         rows[setting] = {"smallest_hybrid_final": hybrid, "vanilla_final": vanilla, "vanilla_params": f["vanilla"][0]}
         ok &= hybrid > 0.8 and vanilla <= hybrid - 0.10
     return ctx.decide(ok, measured=rows, tolerance="hybrid > 80%, vanilla at least 10 points lower",

@@ -30,7 +30,7 @@ import sympy as sp
 from fedtheory.algorithms.fedhm import FactorizedLayer, FactorSpace, FedHM, HybridLayout, run_fedhm
 from fedtheory.certify.params import Custom
 from fedtheory.certify.probe import probe
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LogisticFederation
 
 EPS = float(np.finfo(np.float64).eps)
@@ -292,13 +292,18 @@ def _random_instance(rng, fast: bool = True, **overrides) -> Instance:
               r"$\mathbb E\|\nabla F_p(w;\zeta)\|^2\le\kappa_f$ for all $w$, $p$ — on the problems every simulation here uses, with "
               r"$f_{\rm low}=0$, $L_{\nabla f}=\max_p\lambda_{\max}(A_p^\top A_p/m_p)/4$, $\kappa_f=M_f=\max_p\frac1{m_p}\sum_j\|a_j\|^2$.",
     kind="probe",
+    controls=[Control("lipschitz-0.6", "0.6·L_∇f: false a priori, L_∇f = max_p λ_max(A_pᵀA_p/m_p)/4 is the Hessian's norm at "
+                      "w = 0 (σ′(0) = 1/4), so pairs near 0 reach ratio → 1/0.6; random pairs (ratio ≤ 0.17) do not find them, "
+                      "the probe must", {"lipschitz_factor": 0.6})],
 )
 def assumption_3(ctx):
     rng = ctx.rng
     worst = {"lipschitz": 0.0, "second_moment": 0.0, "variance": 0.0, "unbiased": 0.0, "below": 0.0}
+    factor = ctx.param("lipschitz_factor", 1.0)
     for _ in range(8 if not ctx.full else 30):
         inst = _random_instance(rng)
         c = constants(inst)
+        c.L_grad_f *= factor
         fed = inst.fed
         for _ in range(20):
             w, w2 = rng.normal(size=fed.d) * rng.uniform(0.1, 20), rng.normal(size=fed.d) * rng.uniform(0.1, 20)
@@ -316,6 +321,7 @@ def assumption_3(ctx):
     # adversary: maximize the Lipschitz ratio over pairs (w, w') and the second moment over w, on one instance
     inst = _random_instance(rng)
     c, fed = constants(inst), inst.fed
+    c.L_grad_f *= factor
 
     def lip(z):
         w, w2 = z[:fed.d], z[fed.d:]
@@ -348,6 +354,8 @@ def assumption_3(ctx):
     statement=r"Appendix B.2: ``Recalling Eq. (10), it follows that under Assumption 3, $\mathbb E_{p,t}[\nabla G_p(h_{p,t};\zeta_{p,t})]"
               r"=\nabla g_p(h_{p,t})$'', with $\nabla G_p^\ell=[\nabla F_p^\ell V^\ell;\ (\nabla F_p^\ell)^\top U^\ell]$.",
     kind="numeric",
+    controls=[Control("v-block-dropped", "eq. (10) with the V-block dropped (∇_V G = 0): false a priori wherever ∇_W F·ᵀU ≠ 0, "
+                      "i.e. at every generic point", {"drop_v_block": True})],
 )
 def unbiased_factor_gradients(ctx):
     rng = ctx.rng
@@ -358,6 +366,9 @@ def unbiased_factor_gradients(ctx):
         for p in range(inst.P):
             mean, _, _ = moments(inst, p, h)
             ref = grad_g_client(inst, p, h)
+            if ctx.param("drop_v_block", False):
+                for _, sv in inst.space.slices():
+                    ref[sv] = 0.0
             worst = max(worst, float(np.linalg.norm(mean - ref) / (1 + np.linalg.norm(ref))))
     tol = 64 * EPS * 10
     return ctx.decide(worst <= tol, measured={"worst_relative_bias": worst}, tolerance=tol,
@@ -529,6 +540,9 @@ def _(cex, ctx):
               r"$\mathbb E\|\nabla G_p(h;\zeta)\|^2\le\max(1,2\kappa_{UV}^2)\kappa_f$, $\mathbb E\|\nabla G_p-\nabla g_p\|^2\le"
               r"\max(1,2\kappa_{UV}^2)M_f$, with $L_f\ge\sup_w\|\nabla f_p(w)\|$: the constants the proofs need exist on the ball.",
     kind="probe",
+    control_exempt="no instance attaining the derived constants is known: max(1, 2κ²)L_∇f + L_f, max(1, 2κ²)κ_f and "
+                   "max(1, 2κ²)M_f are worst-case norm-inequality bounds with measured ratios ≤ 0.33 (random and probe), so no "
+                   "tightened constant is known to be false on the ball",
 )
 def assumption_4_ball(ctx):
     rng = ctx.rng
@@ -586,6 +600,9 @@ def assumption_4_ball(ctx):
               r"Assumption 3, as the bounded second moments imply that the gradient of $f$ is bounded'' — $\|\nabla f(w)\|^2\le\kappa_f$ "
               r"by Jensen, so $|f(w)-f(w')|\le\sqrt{\kappa_f}\,\|w-w'\|$.",
     kind="probe",
+    control_exempt="Jensen's ‖∇f‖² ≤ κ_f is attained only in the limit of a single sample per client at an infinitely "
+                   "negative margin, outside the sampled family (measured ratios ≤ 0.22), so no tightened constant is known to be "
+                   "false on these instances",
 )
 def lipschitz_implied(ctx):
     rng = ctx.rng
@@ -659,6 +676,8 @@ def _(cex, ctx):
               r"\sqrt{\Sigma_{r(p,\ell)}})^2-\Sigma\|_F^2$ and $\|\bar y_t^\ell-y_{p,t}^\ell\|^2=2\|\frac1P\sum_i\sqrt{\Sigma_{r(i,\ell)}}"
               r"-\sqrt{\Sigma_{r(p,\ell)}}\|_F^2$.",
     kind="numeric",
+    controls=[Control("factor-2-dropped", "the second identity without its factor 2: false a priori whenever two clients have "
+                      "different ranks (then ‖avg√Σ − √Σ_p‖ > 0 for some p)", {"factor_2": 1.0})],
 )
 def kappa_sigma_identities(ctx):
     rng = ctx.rng
@@ -682,7 +701,7 @@ def kappa_sigma_identities(ctx):
         worst = max(worst, abs(lhs1 - rhs1) / scale)
         for p in range(P):
             lhs2 = float(np.sum((ybar - ys[p]) ** 2))
-            rhs2 = 2 * float(np.sum((avg - roots[p]) ** 2))
+            rhs2 = ctx.param("factor_2", 2.0) * float(np.sum((avg - roots[p]) ** 2))
             worst = max(worst, abs(lhs2 - rhs2) / (float(np.sum(s)) + 1e-300))
     tol = 200 * EPS
     return ctx.decide(worst <= tol, measured={"worst_relative_residual": worst}, tolerance=tol,
@@ -694,7 +713,7 @@ def kappa_sigma_identities(ctx):
 # Lemmas 1–3 on Algorithm 2's runs
 # --------------------------------------------------------------------------------------------
 
-def lemma_1_terms(seq: Sequences) -> list[dict]:
+def lemma_1_terms(seq: Sequences, skip: int = 0) -> list[dict]:
     """Per (t, p), t = 1..T: Lemma 1's left side and its proof's bounds (i)–(iii) on the realized gradients."""
     inst, eta, E = seq.inst, seq.inst.algo.lr, seq.E
     out = []
@@ -713,7 +732,7 @@ def lemma_1_terms(seq: Sequences) -> list[dict]:
             i = 3 * eta ** 2 * (a + b) + 3 * drift
             ii = 3 * eta ** 2 * (t - t0) * (float(np.sum(avgG ** 2)) + float(np.sum(Gs[:, p] ** 2))) + 3 * drift
             iii = 3 * eta ** 2 * (t - t0) * (float(np.sum(Gs ** 2)) / inst.P + float(np.sum(Gs[:, p] ** 2))) + 3 * drift
-            ident = float(np.linalg.norm(hs[p] - (y0[p] - eta * Gs[:, p].sum(0))))
+            ident = float(np.linalg.norm(hs[p] - (y0[p] - eta * Gs[skip:, p].sum(0))))
             out.append({"t": t, "p": p, "t0": t0, "lhs": lhs, "i": i, "ii": ii, "iii": iii, "drift": drift, "ident": ident})
     return out
 
@@ -739,6 +758,8 @@ def _theory_instance(rng, ctx, **kw) -> Instance:
               r"\kappa_g+3\,\mathbb E\|\bar y_{t_0}-y_{p,t_0}\|^2$, $t_0$ the largest $t_0<t$ with $t_0\bmod E=0$ (Algorithm 2, "
               r"factors zero-padded as in eq. (12)).",
     kind="probe",
+    controls=[Control("one-step-short", "h_{p,t} = y_{p,t0} − η Σ G with the first local step left out: false a priori wherever "
+                      "that step's gradient is nonzero (every step of these logistic runs)", {"skip_steps": 1})],
 )
 def lemma_1(ctx):
     rng = ctx.rng
@@ -750,7 +771,7 @@ def lemma_1(ctx):
         seqs = [sequences(inst, seed=s) for s in range(runs)]
         kappa = max(s.kappa_uv for s in seqs)
         kg = c.kappa_g(kappa)
-        terms = [lemma_1_terms(s) for s in seqs]
+        terms = [lemma_1_terms(s, ctx.param("skip_steps", 0)) for s in seqs]
         for run in terms:
             for row in run:
                 scale = row["lhs"] + row["iii"] + 1e-300
@@ -803,6 +824,8 @@ def lemma_1(ctx):
     statement=r"Lemma 2: under Assumptions 3 and 4, for $t\bmod E\neq0$, $\mathbb E\|\bar h_{t+1}-\bar h_t\|^2\le\frac{\eta^2M_g}{P}+"
               r"\eta^2\mathbb E\|\frac1P\sum_p\nabla g_p(h_{p,t})\|^2$; for $t\bmod E=0$ the same with $\bar y_t$ and $y_{p,t}$.",
     kind="numeric",
+    controls=[Control("variance-over-p", "the variance term (η²/P)Σ Var_p instead of (η²/P²)Σ Var_p: false a priori for P ≥ 2 "
+                      "whenever a client's samples give different gradients", {"variance_power": 1})],
 )
 def lemma_2(ctx):
     rng = ctx.rng
@@ -829,7 +852,7 @@ def lemma_2(ctx):
             total /= len(combos)
             cross /= len(combos)
             mean_sq = float(np.sum(mus.mean(0) ** 2))
-            formula = eta ** 2 / P ** 2 * (P ** 2 * mean_sq + sum(var))
+            formula = eta ** 2 * mean_sq + eta ** 2 / P ** ctx.param("variance_power", 2) * sum(var)
             scale = total + 1e-300
             worst["identity"] = max(worst["identity"], abs(total - formula) / scale)
             worst["cross_term"] = max(worst["cross_term"], abs(cross) / (float(np.sum(mus.sum(0) ** 2)) + sum(var) + 1e-300))
@@ -856,6 +879,8 @@ def lemma_2(ctx):
               r"$\mathbb E[\nabla g(\bar y_t)^\top(\bar h_{t+1}-\bar y_t)]\le-\frac\eta2\mathbb E\|\nabla g(\bar y_t)\|^2-\frac\eta2"
               r"\mathbb E\|\frac1P\sum_p\nabla g_p(y_{p,t})\|^2+\frac{\eta L_{\nabla g}^2}{2P}\sum_p\mathbb E\|\bar y_t-y_{p,t}\|^2$.",
     kind="probe",
+    controls=[Control("other-client", "E_t∇G_p compared with the next client's ∇g_{p+1}: false a priori for clients with "
+                      "different data (heterogeneity > 0)", {"client_shift": 1})],
 )
 def lemma_3(ctx):
     rng = ctx.rng
@@ -876,6 +901,7 @@ def lemma_3(ctx):
                 grad_base = grad_g(inst, base)
                 mus = np.stack([moments(inst, p, pts[p])[0] for p in range(P)])
                 gps = np.stack([grad_g_client(inst, p, pts[p]) for p in range(P)])
+                gps = np.roll(gps, ctx.param("client_shift", 0), axis=0)
                 lhs = -eta * float(grad_base @ mus.mean(0))          # E_t[∇g(base)ᵀ(h̄_{t+1} − base)], exact
                 worst["unbiased_identity"] = max(worst["unbiased_identity"], float(np.linalg.norm(mus - gps)) / (1 + float(np.linalg.norm(gps))))
                 avg = gps.mean(0)
@@ -921,6 +947,8 @@ def lemma_3(ctx):
               r"$\tilde U_p\tilde V_p^\top=U_pV_p^\top$ — checked by running each client unpadded, one at a time, against the "
               r"batched driver, which pads every client to the largest rank.",
     kind="simulation",
+    controls=[Control("reference-rank-plus-1", "the unpadded reference trained one rank higher for the clients below full rank: a "
+                      "different algorithm, false a priori whenever w's next singular value is nonzero", {"rank_offset": 1})],
 )
 def zero_padding(ctx):
     from fedtheory.problems.finite_sum import sample_batches
@@ -943,7 +971,8 @@ def zero_padding(ctx):
             batches = [sample_batches(stream, fed.counts, B, np.arange(fed.n)) for _ in range(E)]
             models = []
             for p in range(fed.n):
-                ranks = [layer.rank(inst.algo.ratios[inst.levels[p]], "matrix") for layer in layers]
+                ranks = [min(layer.rank(inst.algo.ratios[inst.levels[p]], "matrix") + ctx.param("rank_offset", 0), min(layer.m, layer.n))
+                         for layer in layers]
                 dense = w[0]
                 facs = []
                 for layer, r in zip(layers, ranks):
@@ -996,6 +1025,7 @@ def zero_padding(ctx):
               r"strides and paddings included.",
     kind="numeric",
     requires=("torch",),
+    controls=[Control("v-gradient-sign", "∇_V G = −∇_W Fᵀ U: false a priori wherever ∇_W Fᵀ U ≠ 0", {"v_sign": -1.0})],
 )
 def factor_gradients(ctx):
     import torch
@@ -1036,7 +1066,7 @@ def factor_gradients(ctx):
             for dst, src in zip(probe_layer.parameters(), layer.parameters()):
                 dst.copy_(src.grad)
         gU, gV = (f.detach() for f in probe_layer.factors())
-        ref_U, ref_V = G @ V, G.t() @ U
+        ref_U, ref_V = G @ V, ctx.param("v_sign", 1.0) * (G.t() @ U)
         scale = float(G.abs().max() * (U.abs().max() + V.abs().max()) + 1e-300)
         worst_grad = max(worst_grad, float((gU - ref_U).abs().max()) / scale, float((gV - ref_V).abs().max()) / scale)
     tol = 1e-12
@@ -1103,7 +1133,10 @@ def theorem_2_algebra(ctx):
     e, eta, L, P = sp.symbols("E eta L P", positive=True)
     per_round_gap = sp.simplify(3 * eta * L ** 2 * e / (2 * P) - ((e - 1) * 3 * eta * L ** 2 / (2 * P) + eta * L ** 2 / (2 * P)))
     ok = per_round_gap == eta * L ** 2 / P
-    return ctx.decide(ok, measured={"cases_proved": len(proved), "per_round_drift_slack": str(per_round_gap)},
+    decide = ctx.decide if not ok else (lambda ok, **kw: ctx.proved(
+        "sympy: the summed per-step bounds minus (Tη/2)·RHS(22) expand to a sum of nonnegative terms, for each E ≤ 4, K ≤ 3, "
+        "and the per-round drift slack simplifies to ηL²/P", **kw))
+    return decide(ok, measured={"cases_proved": len(proved), "per_round_drift_slack": str(per_round_gap)},
                       tolerance="exact (sympy)",
                       notes="Target (Tη/2)·RHS(22) minus the summed bounds equals (E g(h̄_T) − f_low) + Σ_t (η − L η²)/2·"
                             "E‖avg ∇g_p‖² + Σ_{t∈ℰ} (ηL²/P)·ΣE‖ȳ_t − y_{p,t}‖², nonnegative since f ≥ f_low, η ≤ 1/L_∇g. The "
@@ -1124,6 +1157,9 @@ def _runs(inst: Instance, n: int) -> list[RunTerms]:
               r"-\frac\eta2\mathbb E\|\nabla g(\bar h_t)\|^2+3\eta^3L_{\nabla g}^2\kappa_gE^2+\frac{\eta^2L_{\nabla g}M_g}{2P}+"
               r"\frac{\eta L_{\nabla g}^2}{2P}\sum_p\mathbb E\|\bar y_t-y_{p,t}\|^2$ (the line before has $\|\nabla g(\bar y_t)\|^2$).",
     kind="simulation",
+    control_exempt="the step has slack 95% on every run (its 3η³L²κ_gE² term, with κ_g of the whole ball, dwarfs the other "
+                   "terms) and no attaining instance is known, so no tightened form is known to be false; the step is a typo "
+                   "that the sum proving Theorem 2 does not use (fedhm/theorem-2/algebra, a sympy proof, uses ∇g(ȳ_t))",
 )
 def theorem_2_step_24(ctx):
     rng = ctx.rng
@@ -1211,6 +1247,10 @@ def _theorem_sim(ctx, which: int) -> dict:
     statement=r"Theorem 2 (eq. 22) on Algorithm 2's runs: $\frac1T\sum_t\mathbb E\|\nabla g(\hat h_t)\|^2$ (Monte Carlo) is at most the "
               r"right side with $f_{\rm low}=0$, $L_{\nabla g},\kappa_g,M_g$ of the ball and $\eta\le1/L_{\nabla g}$.",
     kind="probe",
+    control_exempt="the bound is loose by construction and no instance near equality is known: the left side is at most κ_g "
+                   "(‖∇g‖² ≤ avg_p E‖∇G_p‖²) while the right side holds 6η²L²_∇gE²κ_g, so the ratio stays below 0.03 on every "
+                   "run and no tightened constant is known to be false; the derivation is checked exactly instead "
+                   "(fedhm/theorem-2/algebra, sympy) and its steps with controls (fedhm/theorem-2/step-24, Lemmas 1–3)",
 )
 def theorem_2_simulation(ctx):
     out = _theorem_sim(ctx, 2)
@@ -1226,6 +1266,43 @@ def theorem_2_simulation(ctx):
 # --------------------------------------------------------------------------------------------
 # Theorem 3: the proof's steps (25)–(28), the algebra, the bound
 # --------------------------------------------------------------------------------------------
+
+def _instance_record(inst: Instance) -> dict:
+    """What a replay needs to rebuild ``inst`` and re-run Algorithm 2 on it: the data, w₀ and the configuration."""
+    return {"features": [inst.fed.a[p, :inst.fed.counts[p]].tolist() for p in range(inst.P)],
+            "labels": [inst.fed.y[p, :inst.fed.counts[p]].tolist() for p in range(inst.P)],
+            "params": inst.params, "x0": inst.x0.tolist()}
+
+
+def _stored_instance(cex: dict) -> Instance:
+    """The full-batch instance of a stored counterexample (:func:`_instance_record`), rebuilt for the driver to re-run."""
+    prm = cex["params"]
+    layers, offset = [], 1
+    for i, (m, n) in enumerate(prm["shapes"]):
+        layers.append(FactorizedLayer(f"W{i + 1}", offset, (int(m), int(n)), "matrix"))
+        offset += int(m) * int(n)
+    P = len(cex["features"])
+    fed = LogisticFederation([np.asarray(a, dtype=float) for a in cex["features"]],
+                             [np.asarray(y, dtype=float) for y in cex["labels"]], p=np.full(P, 1.0 / P))
+    algo = FedHM(tuple(prm["ratios"]), int(prm["E"]), float(prm["eta"]), convention="matrix", dense_full_rank=False)
+    return Instance(fed, HybridLayout(offset, tuple(layers)), algo, np.asarray(prm["levels"]), np.asarray(cex["x0"], dtype=float),
+                    int(prm["rounds"]), None, dict(prm))
+
+
+def _rerun_models(cex: dict) -> tuple[Instance, list, list, list]:
+    """Re-run Algorithm 2 on a stored instance: (instance, w(ȳ_t), w(h̄_t), w_t) at every aggregation step t = kE."""
+    inst = _stored_instance(cex)
+    seq = sequences(inst, 0)
+    ts = [k * seq.E for k in range(inst.rounds)]
+    return (inst, [inst.space.w(seq.ybar(t)) for t in ts], [inst.space.w(seq.hbar(t)) for t in ts],
+            [seq.server[k] for k in range(inst.rounds)])
+
+
+def _stale(stored, fresh) -> bool:
+    """True when the stored driver outputs are not what the re-run driver gives (beyond rounding)."""
+    stored, fresh = np.asarray(stored, dtype=float), np.asarray(fresh, dtype=float)
+    return stored.shape != fresh.shape or float(np.abs(stored - fresh).max()) > 1e-9 * (1 + float(np.abs(fresh).max()))
+
 
 def _step_25_26_search(rng, want: str, tries: int):
     """A full-batch run where step (25) (summed over ℰ) or step (26) (at one t ∈ ℰ) fails."""
@@ -1243,7 +1320,7 @@ def _step_25_26_search(rng, want: str, tries: int):
             ws.append(seq.server[k])
         data = {"features": [inst.fed.a[p, :inst.fed.counts[p]].tolist() for p in range(inst.P)],
                 "labels": [inst.fed.y[p, :inst.fed.counts[p]].tolist() for p in range(inst.P)], "L_f": c.L_f,
-                "params": inst.params}
+                "params": inst.params, "x0": inst.x0.tolist()}
         if want == "25":
             jump = sum(float(inst.fed.loss(a)) - float(inst.fed.loss(b)) for a, b in zip(ys, hs))
             rhs = c.L_f * sum(float(np.sum((a - b) ** 2)) for a, b in zip(ys, hs))
@@ -1293,16 +1370,19 @@ def theorem_3_step_25(ctx):
 
 @theorem_3_step_25.replayer
 def _(cex, ctx):
+    # re-run Algorithm 2 on the stored data and w₀; the stored models are only compared
+    inst, ys, hs, _ = _rerun_models(cex)
+    if _stale(cex["w_ybar"], ys) or _stale(cex["w_hbar"], hs):
+        return ctx.inconclusive(notes="the re-run driver does not reproduce the stored models: the counterexample is stale")
     with mpmath.workdps(50):
         jump = mpmath.fsum(_mp_loss(cex["features"], cex["labels"], a) - _mp_loss(cex["features"], cex["labels"], b)
-                           for a, b in zip(cex["w_ybar"], cex["w_hbar"]))
+                           for a, b in zip(ys, hs))
         # L_f from the data: max_p mean_j ‖a_j‖
         lf = max(mpmath.fsum(mpmath.sqrt(mpmath.fsum(mpmath.mpf(x) ** 2 for x in a)) for a in feats) / len(feats)
                  for feats in cex["features"])
-        rhs = lf * mpmath.fsum(mpmath.fsum((mpmath.mpf(x) - mpmath.mpf(y)) ** 2 for x, y in zip(a, b))
-                               for a, b in zip(cex["w_ybar"], cex["w_hbar"]))
+        rhs = lf * mpmath.fsum(mpmath.fsum((mpmath.mpf(x) - mpmath.mpf(y)) ** 2 for x, y in zip(a, b)) for a, b in zip(ys, hs))
     return ctx.decide(jump <= rhs, measured={"jump_mp": mpmath.nstr(jump, 15), "rhs_mp": mpmath.nstr(rhs, 15)},
-                      tolerance="50 digits", notes="replayed in mpmath from the stored models and data")
+                      tolerance="50 digits", notes="Algorithm 2 re-run on the stored data and w₀, the step evaluated in mpmath")
 
 
 def _step_26_cosines(inst: Instance, seed: int) -> list[tuple[float, dict]]:
@@ -1328,9 +1408,13 @@ def _step_26_cosines(inst: Instance, seed: int) -> list[tuple[float, dict]]:
               r"\mathbb E\|w(\bar y_t)-w_t\|^2+\mathbb E\|w_t-w(\bar h_t)\|^2$ — holds exactly when the truncation error "
               r"$a=w(\bar y_t)-w_t$ and the averaging gap $b=w_t-w(\bar h_t)$ have $\mathbb E\langle a,b\rangle\le0$.",
     kind="probe",
+    controls=[Control("averaging-gap-sign-flipped", "⟨a, −b⟩ ≤ 0 with the averaging gap's sign flipped: ⟨a, b⟩ = Σ_i (1 − ā_i²)"
+                      "σ_i(u_iᵀŪV̄ᵀv_i − σ_i) is nonzero for heterogeneous ranks, so ⟨a, b⟩ ≤ 0 and ⟨a, −b⟩ ≤ 0 cannot both hold on "
+                      "such a state: the flipped statement must fail where the claim holds strictly", {"gap_sign": -1.0})],
 )
 def theorem_3_step_26(ctx):
     rng = ctx.rng
+    sign = ctx.param("gap_sign", 1.0)
     best, best_cex, states = -np.inf, None, 0
     for _ in range(25 if not ctx.full else 150):
         kw = dict(batch=None, rounds=int(rng.integers(2, 6)), P=int(rng.integers(2, 6)), E=int(rng.integers(1, 7)),
@@ -1340,9 +1424,10 @@ def theorem_3_step_26(ctx):
                   heterogeneity=float(rng.uniform(0, 4)), samples=int(rng.integers(1, 6)))
         inst = _random_instance(rng, **kw)
         for cos, cex in _step_26_cosines(inst, 0):
+            cos *= sign
             states += 1
             if cos > best:
-                best, best_cex = cos, {**cex, "params": inst.params}
+                best, best_cex = cos, {**cex, **_instance_record(inst)}
 
     def decode(z):
         u = 0.5 * (1 + np.tanh(z))
@@ -1351,7 +1436,7 @@ def theorem_3_step_26(ctx):
 
     def violation(kw):
         inst = make_instance(np.random.default_rng(13), P=3, samples=3, ratios=(1.0, 0.67, 0.34), rounds=4, batch=None, **kw)
-        return max([c for c, _ in _step_26_cosines(inst, 0)], default=-1.0)
+        return max([sign * c for c, _ in _step_26_cosines(inst, 0)], default=-1.0)
 
     result = probe(violation, Custom(5, decode), seed=rng, n_random=12 if not ctx.full else 80, n_starts=1 if not ctx.full else 4,
                    maxiter=12 if not ctx.full else 120, target=1e-3)
@@ -1371,11 +1456,15 @@ def theorem_3_step_26(ctx):
 def _(cex, ctx):
     from fractions import Fraction
 
-    a = [Fraction(x) - Fraction(y) for x, y in zip(cex["w_ybar"], cex["w_t"])]
-    b = [Fraction(x) - Fraction(y) for x, y in zip(cex["w_t"], cex["w_hbar"])]
+    _, ys, hs, ws = _rerun_models(cex)
+    k = int(cex["round"])
+    if _stale(cex["w_ybar"], ys[k]) or _stale(cex["w_t"], ws[k]) or _stale(cex["w_hbar"], hs[k]):
+        return ctx.inconclusive(notes="the re-run driver does not reproduce the stored models: the counterexample is stale")
+    a = [Fraction(x) - Fraction(y) for x, y in zip(ys[k].tolist(), ws[k].tolist())]
+    b = [Fraction(x) - Fraction(y) for x, y in zip(ws[k].tolist(), hs[k].tolist())]
     inner = sum(x * y for x, y in zip(a, b))
     return ctx.decide(inner <= 0, measured={"inner_product_exact": float(inner)}, tolerance="exact rationals",
-                      notes="‖a + b‖² − ‖a‖² − ‖b‖² = 2⟨a, b⟩ > 0, exactly, for the stored vectors")
+                      notes="Algorithm 2 re-run on the stored data and w₀; ‖a + b‖² − ‖a‖² − ‖b‖² = 2⟨a, b⟩, exactly")
 
 
 @claim(
@@ -1386,6 +1475,8 @@ def _(cex, ctx):
               r"\Sigma_t^\ell\|_F^2\le(L-\rho)\kappa_{\sigma_1}$, and $\mathbb E\|\bar y_t-y_{p,t}\|^2=2\sum_\ell\mathbb E\|\frac1P\sum_i"
               r"\sqrt{\Sigma_{r(i,\ell),t}}-\sqrt{\Sigma_{r(p,\ell),t}}\|_F^2\le2(L-\rho)\kappa_{\sigma_2}$ — on the aggregation states of runs.",
     kind="simulation",
+    controls=[Control("factor-2-dropped", "‖ȳ − y_p‖² = Σ_ℓ ‖avg√Σ − √Σ_p‖² without the factor 2 (U and V each carry the "
+                      "gap): false a priori at any aggregation step with heterogeneous ranks (γ ∈ {1, 0.67, 0.34})", {"factor_2": 1.0})],
 )
 def theorem_3_step_27(ctx):
     rng = ctx.rng
@@ -1409,7 +1500,7 @@ def theorem_3_step_27(ctx):
                     s = np.linalg.svd(layer.to_matrix(w), compute_uv=False)
                     roots = np.array([np.where(np.arange(s.size) < layer.rank(inst.algo.ratios[inst.levels[i]], "matrix"), np.sqrt(s), 0.0)
                                       for i in range(inst.P)])
-                    rhs2 += 2 * float(np.sum((roots.mean(0) - roots[p]) ** 2))
+                    rhs2 += ctx.param("factor_2", 2.0) * float(np.sum((roots.mean(0) - roots[p]) ** 2))
                 worst = max(worst, abs(lhs2 - rhs2) / (sum(float(np.sum(np.sqrt(np.linalg.svd(layer.to_matrix(w), compute_uv=False))))
                                                              for layer in inst.layout.layers) ** 2 + 1e-300))
             states += 1
@@ -1427,6 +1518,8 @@ def theorem_3_step_27(ctx):
               r"\|_F^2\le\kappa_{UV}^2\sum_\ell\frac1P\sum_p\mathbb E\|V_{p,t}-\bar V_t\|_F^2\le\kappa_{UV}^2\frac1P\sum_p\mathbb E\|h_{p,t}-"
               r"\bar h_t\|^2\le6\eta^2\kappa_{UV}^2E^2\kappa_g+\frac{3\kappa_{UV}^2}P\sum_p\mathbb E\|\bar y_{t-E}-y_{p,t-E}\|^2$.",
     kind="simulation",
+    controls=[Control("uncentred-v", "(1/P)ΣU_pV_pᵀ − ŪV̄ᵀ = (1/P)ΣU_pV_pᵀ (V not centred): false a priori whenever ŪV̄ᵀ ≠ 0, "
+                      "i.e. at every generic state", {"centre_v": False})],
 )
 def theorem_3_step_28(ctx):
     rng = ctx.rng
@@ -1449,7 +1542,7 @@ def theorem_3_step_28(ctx):
                 middle, vdist = 0.0, 0.0
                 for (U, V), layer in zip(inst.space.factors(hs), inst.layout.layers):
                     Vbar = V.mean(0)
-                    terms = np.einsum("pir,pjr->pij", U, V - Vbar[None])
+                    terms = np.einsum("pir,pjr->pij", U, V - Vbar[None] if ctx.param("centre_v", True) else V)
                     ident = layer.to_matrix(gap) - terms.mean(0)
                     worst["identity"] = max(worst["identity"], float(np.abs(ident).max()) / (float(np.abs(terms).max()) + 1e-300))
                     middle += float(np.mean(np.sum(terms ** 2, axis=(1, 2))))
@@ -1498,33 +1591,72 @@ def _theorem_3_from_theorem_2():
 def theorem_3_algebra(ctx):
     thm2, thm3 = _theorem_3_from_theorem_2()
     diff = sp.simplify(thm2 - thm3)
-    return ctx.decide(diff == 0, measured={"difference": str(diff)}, tolerance="exact (sympy)",
+    decide = ctx.decide if diff != 0 else (lambda ok, **kw: ctx.proved(
+        "sympy: simplify(RHS(22) with (25)–(28) substituted − Theorem 3's RHS) == 0", **kw))
+    return decide(diff == 0, measured={"difference": str(diff)}, tolerance="exact (sympy)",
                       notes="The assembly is right given its inputs, but one input is false: (25) (refuted: Lipschitz "
                             "continuity bounds f(a) − f(b) by L_f‖a − b‖, not its square), and (26) invokes ‖a + b‖² ≤ ‖a‖² + ‖b‖², "
                             "false in general, which held on Algorithm 2's states. The t − E index shift of (28) is absorbed by "
                             "summing over all of ℰ.")
 
 
+def _step_25_inputs(rng, n: int) -> dict:
+    """On ``n`` full-batch runs of the step-(25) family (rank-1 w₀, heterogeneous ranks, as fedhm/theorem-3/step-25 draws
+    them): the jump sum J = Σ_ℰ [g(ȳ_t) − g(h̄_t)] against L_f Σ_ℰ ‖w(ȳ_t) − w(h̄_t)‖ (Lipschitz continuity of f: the correct
+    form of step (25)) and against L_f Σ_ℰ ‖·‖² (the printed form), and Theorem 3's LHS/RHS on the same runs."""
+    out = {"worst_jump_over_lipschitz": -np.inf, "worst_jump_over_printed_25": -np.inf, "worst_theorem_3_ratio": 0.0,
+           "runs": 0}
+    for _ in range(n):
+        inst = _theory_instance(rng, None, batch=None, rounds=int(rng.integers(2, 5)), P=int(rng.integers(2, 4)),
+                                ratios=(1.0, 0.34), init_rank=1)
+        c = constants(inst)
+        r = run_terms(inst, 0)
+        seq = sequences(inst, 0)
+        gaps = [inst.space.w(seq.ybar(k * seq.E)) - inst.space.w(seq.hbar(k * seq.E)) for k in range(inst.rounds)]
+        lipschitz = c.L_f * sum(float(np.linalg.norm(d)) for d in gaps)
+        printed = c.L_f * sum(float(d @ d) for d in gaps)
+        scale = 1e-12 + 1e-9 * abs(r.jump)              # rounding of the loss differences
+        out["worst_jump_over_lipschitz"] = max(out["worst_jump_over_lipschitz"], (r.jump - lipschitz) / (lipschitz + scale))
+        out["worst_jump_over_printed_25"] = max(out["worst_jump_over_printed_25"], (r.jump - printed) / (printed + scale))
+        if inst.algo.lr * c.L_g(r.kappa_uv) <= 1:
+            ratio = r.lhs / theorem_3_rhs(inst, c, r.kappa_uv, r.f0, max(r.sigma1), max(r.sigma2))
+            out["worst_theorem_3_ratio"] = max(out["worst_theorem_3_ratio"], ratio)
+        out["runs"] += 1
+    return out
+
+
 @claim(
     id="fedhm/theorem-3/simulation",
     ref="Theorem 3",
-    title="Theorem 3's bound against Algorithm 2 with κ_σ1, κ_σ2 measured on the runs",
+    title="Theorem 3's bound against Algorithm 2 with κ_σ1, κ_σ2 measured on the runs, and its (25) input on runs that separate "
+          "the true step from the printed one",
     statement=r"Theorem 3 on Algorithm 2's runs: $\frac1T\sum_t\mathbb E\|\nabla g(\hat h_t)\|^2$ is at most its right side with the "
               r"problem's constants, $\kappa_{UV}$ of the run, $\kappa_{\sigma_1},\kappa_{\sigma_2}$ the largest (Monte Carlo) expectations of "
-              r"Assumption 5's quantities over $t\in\mathcal E$ and layers, $\eta\le1/L_{\nabla g}$.",
+              r"Assumption 5's quantities over $t\in\mathcal E$ and layers, $\eta\le1/L_{\nabla g}$; and on full-batch runs where the "
+              r"truncation jumps are small, the jump sum that its $\kappa_{\sigma_1}$ term bounds obeys the correct form of step (25), "
+              r"$\sum_{\mathcal E}[g(\bar y_t)-g(\bar h_t)]\le L_f\sum_{\mathcal E}\|w(\bar y_t)-w(\bar h_t)\|$.",
     kind="probe",
+    controls=[Control("step-25-as-printed", "the jump sum against the printed step (25), L_f Σ‖w(ȳ_t) − w(h̄_t)‖²: false a priori "
+                      "(f(b + εu) − f(b) ≈ ε⟨∇f(b), u⟩ exceeds L_f ε² for small ε wherever ∇f ≠ 0), so the runs must expose it "
+                      "— the bound's own ratio (≤ 0.03) could not", {"step_25": "squared"})],
 )
 def theorem_3_simulation(ctx):
     out = _theorem_sim(ctx, 3)
     result = out.pop("probe")
-    worst = max(out["worst_ratio_stochastic"], out["worst_ratio_full_batch"], out["probe_worst_ratio"])
-    ok = worst <= 1
-    return ctx.decide(ok, measured=out, tolerance="LHS/RHS ≤ 1",
-                      counterexample=None if ok else {"probe": result.to_json()},
-                      notes="The printed bound held on every run and in the adversarial search, by a wide margin, although a "
-                            "step of its proof is false (fedhm/theorem-3/step-25) and another unproven (step-26): the slack of the "
-                            "other terms (κ_g, L_∇g of the whole ball) covers them here. Heterogeneous ranks (γ ∈ {1, 1/3}) make "
-                            "κ_σ2 > 0.")
+    step = _step_25_inputs(ctx.rng, 8 if not ctx.full else 30)
+    out.update({f"step_25_family_{k}": v for k, v in step.items()})
+    worst = max(out["worst_ratio_stochastic"], out["worst_ratio_full_batch"], out["probe_worst_ratio"],
+                step["worst_theorem_3_ratio"])
+    form = ctx.param("step_25", "lipschitz")
+    jump_excess = step["worst_jump_over_printed_25" if form == "squared" else "worst_jump_over_lipschitz"]
+    ok = worst <= 1 and jump_excess <= 0
+    return ctx.decide(ok, measured=out, tolerance="LHS/RHS ≤ 1; jump sum ≤ its bound up to 1e-9 relative (loss rounding)",
+                      counterexample=None if ok else {"probe": result.to_json(), "step_25_form": form},
+                      notes="The printed bound held on every run and in the adversarial search, by a wide margin (ratios ≤ 0.03: "
+                            "it cannot tell a true derivation from one with a false step, so the jump sum its κ_σ1 term comes from "
+                            "is checked on the same kind of runs: it obeys the Lipschitz form, and the control shows these runs "
+                            "break the printed squared form, fedhm/theorem-3/step-25). The slack of the other terms (κ_g, L_∇g of "
+                            "the whole ball) covers the false step here. Heterogeneous ranks (γ ∈ {1, 1/3}) make κ_σ2 > 0.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1572,7 +1704,8 @@ def theorem_1(ctx):
                 return ctx.refuted(measured={"case": case, "term": i, "gap": str(sp.simplify(gap))},
                                    counterexample={"case": case, "term": i}, notes="a term is not dominated by its order")
             proved.append(f"{case}: term {i + 1}")
-    return ctx.decide(True, measured={"dominations_proved": len(proved),
+    return ctx.proved("sympy: each of Theorem 3's terms is dominated by a constant times Theorem 1's (gap 0 or a ratio of "
+                      "polynomials with nonnegative coefficients), for Eη ≤ 1 and Eη ≥ 1", measured={"dominations_proved": len(proved),
                                       "constants": [str(c) for c in consts]},
                       tolerance="exact: after Eη = u/(1+u) or 1+u (u > 0), each gap is 0 or a ratio of polynomials with "
                                 "nonnegative coefficients",
@@ -1590,12 +1723,15 @@ def theorem_1(ctx):
               r"``appears due to the heterogeneity of the devices ... If all of the participants in the network used full rank models "
               r"(i.e., for all $p$, $U_p^\ell\in\mathbb R^{m\times r}$, ... with $r=\max\{m,n\}$), then this term would vanish.''",
     kind="simulation",
+    controls=[Control("heterogeneous-as-full-rank", "the 'full-rank' runs at ranks γ ∈ {1, 1/3}: the factors then differ "
+                      "(ȳ_t ≠ y_{p,t}) whenever w_t's second singular value is nonzero, so the drift cannot vanish",
+                      {"full_ratios": (1.0, 0.34)})],
 )
 def theorem_2_remark(ctx):
     rng = ctx.rng
     full_drift, hetero_drift = 0.0, 0.0
     for _ in range(4 if not ctx.full else 12):
-        inst = _theory_instance(rng, ctx, ratios=(1.0,), batch=1)
+        inst = _theory_instance(rng, ctx, ratios=tuple(ctx.param("full_ratios", (1.0,))), batch=1)
         full_drift = max(full_drift, run_terms(inst, int(rng.integers(100))).drift)
         inst = _theory_instance(rng, ctx, ratios=(1.0, 0.34), P=2, batch=1)
         hetero_drift = max(hetero_drift, run_terms(inst, int(rng.integers(100))).drift)
@@ -1621,6 +1757,8 @@ def theorem_2_remark(ctx):
               r"\sum_q\exp(\gamma_q/\tau)$ — checked on the driver's dynamic-setting runs ($\tau=5$) against a per-client "
               r"reconstruction from the traced factors.",
     kind="simulation",
+    controls=[Control("temperature-2.5", "the weights recomputed with τ = 2.5 instead of the driver's 5: false a priori in any "
+                      "round whose clients hold different levels (γ ∈ {0.67, 0.34})", {"check_tau": 2.5})],
 )
 def algorithm_1_aggregation(ctx):
     rng = ctx.rng
@@ -1633,7 +1771,8 @@ def algorithm_1_aggregation(ctx):
         space = h.trace["space"]
         for k in range(inst.rounds):
             gammas = np.asarray(algo.ratios)[h.levels[k]]
-            alpha = np.exp(gammas / 5.0) / np.exp(gammas / 5.0).sum()
+            tau = ctx.param("check_tau", 5.0)
+            alpha = np.exp(gammas / tau) / np.exp(gammas / tau).sum()
             weight_err = max(weight_err, float(np.abs(alpha - h.weights[k]).max()))
             order_ok &= bool(np.all(np.diff(alpha[np.argsort(gammas)]) >= -1e-15))
             recovered = np.stack([space.w(hp) for hp in h.trace["h_end"][k]])      # eq. (1), per client
@@ -1649,30 +1788,79 @@ def algorithm_1_aggregation(ctx):
                             "higher weight').")
 
 
+def _algorithm_2_reference(inst: Instance, local_steps: int) -> np.ndarray:
+    """Algorithm 2 (Appendix B.1) written out from its description, independently of ``run_fedhm``: full participation, full
+    local gradients (so the run is deterministic), every layer W = vec⁻¹(w[offset:offset + mn]) (row-major) factorized at
+    rank ⌊γ_p·min(m, n)⌋ by truncated SVD (U = U_rΣ_r^{1/2}, V = V_rΣ_r^{1/2}), ``local_steps`` gradient steps on the factors
+    (∂/∂U = ∇_W f·V, ∂/∂V = ∇_W fᵀ·U, eq. (10)) and on the dense entries, then the plain average of the recovered models.
+    Returns the server iterates (rounds + 1, d)."""
+    eta, d = inst.algo.lr, inst.x0.size
+    blocks = [(layer.offset, layer.m, layer.n) for layer in inst.layout.layers]
+    dense = np.ones(d, dtype=bool)
+    for off, m, n in blocks:
+        dense[off:off + m * n] = False
+    w, out = inst.x0.copy(), [inst.x0.copy()]
+    for _ in range(inst.rounds):
+        models = []
+        for p in range(inst.P):
+            gamma = inst.algo.ratios[int(inst.levels[p])]
+            factors = []
+            for off, m, n in blocks:
+                Uf, sv, Vh = np.linalg.svd(w[off:off + m * n].reshape(m, n), full_matrices=False)
+                r = max(1, math.floor(gamma * min(m, n) + 1e-9))
+                factors.append((Uf[:, :r] * np.sqrt(sv[:r]), Vh[:r].T * np.sqrt(sv[:r])))
+            b = w[dense].copy()
+
+            def assemble(b=b, factors=factors):
+                v = np.empty(d)
+                v[dense] = b
+                for (off, m, n), (U, V) in zip(blocks, factors):
+                    v[off:off + m * n] = (U @ V.T).ravel()
+                return v
+
+            for _ in range(local_steps):
+                grad = client_grad(inst.fed, p, assemble(b, factors))
+                factors = [(U - eta * grad[off:off + m * n].reshape(m, n) @ V, V - eta * grad[off:off + m * n].reshape(m, n).T @ U)
+                           for (off, m, n), (U, V) in zip(blocks, factors)]
+                b = b - eta * grad[dense]
+            models.append(assemble(b, factors))
+        w = np.mean(models, axis=0)
+        out.append(w)
+    return np.asarray(out)
+
+
 @claim(
     id="fedhm/algorithm-2/instance-of-algorithm-1",
     ref="Algorithm 2 (Appendix B.1)",
     title="Algorithm 2 is Algorithm 1 with τ = ∞ (plain averaging) and E SGD steps per round",
     statement=r"Appendix B.1: ``one can view Algorithm 2 as a specific instance of Algorithm 1'': simple averaging is the softmax "
-              r"aggregation with $\tau=\infty$, and the local training is $E$ stochastic gradient steps — checked as the limit "
-              r"$\tau\to\infty$: Algorithm 1's iterates at $\tau=10^{k}$ approach Algorithm 2's at rate $O(1/\tau)$.",
+              r"aggregation with $\tau=\infty$, and the local training is $E$ gradient steps on the factors — checked against "
+              r"Algorithm 2 written out independently of the driver: Algorithm 1 (the driver) at $\tau=\infty$ gives its iterates, "
+              r"and at $\tau=10^{k}$ approaches them at rate $O(1/\tau)$.",
     kind="simulation",
+    controls=[Control("reference-one-step-short", "the reference with E − 1 local steps per round: a different algorithm, whose "
+                      "iterates differ from E steps' after the first round whenever a gradient is nonzero", {"step_offset": -1})],
 )
 def algorithm_2_instance(ctx):
     rng = ctx.rng
+    inst = _theory_instance(rng, ctx, ratios=(1.0, 0.34), P=3, batch=None)
+    ref = _algorithm_2_reference(inst, inst.algo.local_steps + ctx.param("step_offset", 0))
+    scale = 1.0 + float(np.abs(ref).max())
+    run = dict(levels=inst.levels, batch_size=None, seed=int(rng.integers(10 ** 6)), evaluate=False)
+    at_infinity = float(np.abs(run_fedhm(inst.fed, inst.layout, inst.algo, inst.x0, inst.rounds, **run).x - ref).max()) / scale
     rows = []
-    inst = _theory_instance(rng, ctx, ratios=(1.0, 0.34), P=3)
-    seed = int(rng.integers(10 ** 6))
-    ref = run_fedhm(inst.fed, inst.layout, inst.algo, inst.x0, inst.rounds, levels=inst.levels, batch_size=1, seed=seed,
-                    evaluate=False).x
     for k in (2, 4, 6):
         algo = FedHM(inst.algo.ratios, inst.algo.local_steps, inst.algo.lr, tau=10.0 ** k, convention="matrix",
                      dense_full_rank=False)
-        x = run_fedhm(inst.fed, inst.layout, algo, inst.x0, inst.rounds, levels=inst.levels, batch_size=1, seed=seed,
-                      evaluate=False).x
-        rows.append((10.0 ** k, float(np.abs(x - ref).max())))
+        rows.append((10.0 ** k, float(np.abs(run_fedhm(inst.fed, inst.layout, algo, inst.x0, inst.rounds, **run).x - ref).max())
+                     / scale))
     slopes = [np.log10(rows[i][1] / rows[i + 1][1]) / 2 for i in range(len(rows) - 1)]
-    ok = all(0.8 <= s <= 1.2 for s in slopes) and rows[-1][1] <= 1e-5
-    return ctx.decide(ok, measured={"difference_by_tau": rows, "log_slopes": slopes},
-                      tolerance="the difference falls like 1/τ (log-slope per decade in [0.8, 1.2]) and is below 1e-5 at τ = 10⁶",
-                      notes="Same draws; the weights α_p = 1/P + O(1/τ) with unequal γ_p, so the iterates differ by O(1/τ).")
+    tol = 1e-9
+    ok = at_infinity <= tol and all(0.8 <= s <= 1.2 for s in slopes) and rows[-1][1] <= 1e-5
+    return ctx.decide(ok, measured={"driver_at_tau_infinity_vs_reference": at_infinity, "difference_by_tau": rows,
+                                    "log_slopes": slopes},
+                      tolerance={"tau_infinity": tol, "why": "the same arithmetic in another order (SVDs of ≤ 3×4 matrices, a "
+                                                             "few dozen steps): rounding ~1e-14, ×10⁵ margin",
+                                 "limit": "log-slope per decade in [0.8, 1.2] and < 1e-5 at τ = 10⁶"},
+                      notes="Full local gradients, so the reference and the driver run the same deterministic algorithm; the "
+                            "weights α_p = 1/P + O(1/τ) with unequal γ_p, so the iterates at finite τ differ by O(1/τ).")

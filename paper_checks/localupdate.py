@@ -151,7 +151,20 @@ def _build_inventory() -> dict:
             target = _SECTION_HOME.get(c.id)
             if target is not None:
                 inv[target] = sorted(set(inv[target]) | {c.id})
+    for label, ids in _CERTIFIED_CLAIMS.items():
+        inv[label] = sorted(set(inv[label]) | set(ids))
     return inv
+
+
+#: certified replacements for the failing floor bounds (paper_checks/localupdate_certified.py)
+_CERTIFIED_CLAIMS = {
+    "Lemma 5": ["localupdate/lemma-5/certified", "localupdate/lemma-5/certified-fast-grid",
+                "localupdate/lemma-5/certified-fedprox", "localupdate/lemma-5/certified-grid",
+                "localupdate/section-4.3/smooth-floor-larger"],
+    "Theorem 4": ["localupdate/lemma-5/certified", "localupdate/lemma-5/certified-fast-grid"],
+    "Corollary 1": ["localupdate/corollary-1/certified"],
+    "Theorem 5": ["localupdate/theorem-5/certified-d1"],
+}
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import numpy as np
 
 from fedtheory.algorithms.fedhm import FedHM, HybridLayout, run_fedhm
 from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 
 EPS = float(np.finfo(np.float64).eps)
@@ -34,6 +34,9 @@ def _uniform_federation(kind, rng, n: int, d: int):
               r"$\Theta_{1:E}$, $\alpha=0$ and server step $\eta=\gamma$ (FedAvg), iterate for iterate, for any client sampling and "
               r"mini-batches.",
     kind="simulation",
+    controls=[Control("fedavg-one-more-local-step", "FedAvg with E + 1 local steps on the same draws: a different algorithm, "
+                      "whose iterates differ from E steps' whenever a local gradient is nonzero (off by one in E)",
+                      {"reference_extra_steps": 1})],
 )
 def full_rank_is_fedavg_linear(ctx):
     rng = ctx.rng
@@ -53,7 +56,8 @@ def full_rank_is_fedavg_linear(ctx):
         x0 = rng.normal(size=d) * float(rng.uniform(0.1, 3))
         kw = dict(batch_size=B, clients_per_round=M, client_sampling=scheme, seed=int(rng.integers(10 ** 6)))
         a = run_fedhm(fed, layout, FedHM((1.0,), E, gamma), x0, rounds, evaluate=False, **kw).x
-        b = run_local_update(fed, LocalUpdate.fedavg(E, gamma), x0, rounds, **kw).to_numpy().x
+        b = run_local_update(fed, LocalUpdate.fedavg(E + ctx.param("reference_extra_steps", 0), gamma), x0, rounds,
+                             **kw).to_numpy().x
         scale = 1.0 + float(np.max(np.abs(b)))
         tol = 8 * rounds * (E + 2) * (d + 1) * EPS
         worst = max(worst, float(np.max(np.abs(a - b))) / scale / tol)
@@ -93,14 +97,14 @@ def fed_for(build, X, y, rng):
     return TorchModelFederation(net, [X[idx][p] for p in parts], [y[idx][p] for p in parts], p=np.full(6, 1 / 6))
 
 
-def _compare_on_network(fed, rng) -> dict:
+def _compare_on_network(fed, rng, extra_steps: int = 0) -> dict:
     """FedAvg, FedHM at γ = 1 and HeteroFL at width 1 on the same draws; differences relative to 1 + max|x|."""
     from fedtheory.algorithms.width_slimming import run_heterofl, slimming_masks
 
     net, x0 = fed.module, fed.initial_point()
     E, lr, rounds = 3, 0.05, 3
     kw = dict(batch_size=8, clients_per_round=4, client_sampling="without_replacement", seed=int(rng.integers(10 ** 6)))
-    ref = run_local_update(fed, LocalUpdate.fedavg(E, lr), x0, rounds, **kw).to_numpy().x
+    ref = run_local_update(fed, LocalUpdate.fedavg(E + extra_steps, lr), x0, rounds, **kw).to_numpy().x
     fedhm = run_fedhm(fed, HybridLayout.from_module(net, rho=1), FedHM((1.0,), E, lr), x0, rounds, evaluate=False, **kw).x
     hetero = run_heterofl(fed, slimming_masks(net, [1.0]), x0, rounds, local_steps=E, lr=lr, **kw).x
     amp = _fedavg_sensitivity(fed, x0, E, lr, rounds, kw, rng)
@@ -119,6 +123,9 @@ def _compare_on_network(fed, rng) -> dict:
               r"same draws.",
     kind="simulation",
     requires=("torch",),
+    controls=[Control("fedavg-one-more-local-step", "FedAvg with E + 1 local steps on the same draws: a different algorithm, "
+                      "whose iterates differ from E steps' whenever a local gradient is nonzero (off by one in E)",
+                      {"reference_extra_steps": 1})],
 )
 def full_rank_is_fedavg_network(ctx):
     from fedtheory.problems.datasets import load_dataset
@@ -128,7 +135,7 @@ def full_rank_is_fedavg_network(ctx):
     rows = {}
     ok = True
     for name, build in nets_items(rng):
-        rows[name] = _compare_on_network(fed_for(build, X, y, rng), rng)
+        rows[name] = _compare_on_network(fed_for(build, X, y, rng), rng, ctx.param("reference_extra_steps", 0))
         ok &= rows[name]["fedhm_relative_difference"] <= rows[name]["tolerance"] \
             and rows[name]["heterofl_relative_difference"] <= rows[name]["tolerance"]
     return ctx.decide(ok, measured=rows,

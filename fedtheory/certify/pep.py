@@ -68,37 +68,58 @@ CROSS_CHECK_EPS = 1e-7
 CROSS_CHECK_RTOL = 1e-3
 
 
-def _solve(problem: Any) -> tuple[float, float]:
+def _solve(problem: Any, *, wrapper: str = "cvxpy") -> tuple[float, float]:
     """Solve with Clarabel (the settings of CLARABEL_ATTEMPTS in turn, first "optimal" wins). A solution it
     only calls inaccurate counts when SCS (a different algorithm, first order) reaches "optimal" at
     CROSS_CHECK_EPS on the same SDP and agrees to CROSS_CHECK_RTOL; the value returned is then the larger one
     plus their gap (the worst case is a maximum: an upper estimate is the safe certificate for a "≤ bound"
-    claim, and the claims' margins dwarf the gap). Otherwise RuntimeError."""
+    claim, and the claims' margins dwarf the gap). Otherwise RuntimeError. ``wrapper`` names the PEPit
+    wrapper (``"cvxpy"``, or one registered in ``PEPit.wrappers.WRAPPERS`` such as
+    :mod:`fedtheory.certify.federated_pep`'s)."""
+    value, secs, _ = _solve_detail(problem, wrapper=wrapper)
+    return value, secs
+
+
+def _solve_detail(problem: Any, *, wrapper: str = "cvxpy") -> tuple[float, float, str]:
+    """:func:`_solve`, also returning which solver(s) produced the value (``"CLARABEL"`` or
+    ``"CLARABEL+SCS"``)."""
     import warnings
 
     start = time.perf_counter()
     value, status = None, None
+    # safe_mode looks the wrapper's name up as a Python package; a registered wrapper is no package
+    extra = {} if wrapper == "cvxpy" else {"safe_mode": False}
     for settings in CLARABEL_ATTEMPTS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)   # cvxpy's "may be inaccurate": handled below
-            attempt = problem.solve(wrapper="cvxpy", solver=SOLVER, verbose=0, **settings)
-        if value is None or problem.wrapper.prob.status == "optimal":
+            try:
+                attempt = problem.solve(wrapper=wrapper, solver=SOLVER, verbose=0, **extra, **settings)
+            except Exception:                              # cvxpy's SolverError (Clarabel NumericalError)
+                attempt = None
+        if attempt is not None and (value is None or problem.wrapper.prob.status == "optimal"):
             value, status = attempt, problem.wrapper.prob.status
         if status == "optimal":
             break
-    if value is None:
-        raise RuntimeError("the PEP has no finite worst case (unbounded or infeasible SDP)")
+    solver = SOLVER
     if status != "optimal":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            other = problem.solve(wrapper="cvxpy", solver="SCS", verbose=0, eps_abs=CROSS_CHECK_EPS,
-                                  eps_rel=CROSS_CHECK_EPS, max_iters=100_000)
-        other_status = problem.wrapper.prob.status
-        if other is None or other_status != "optimal" or abs(other - value) > CROSS_CHECK_RTOL * max(abs(value), 1e-12):
+            try:
+                other = problem.solve(wrapper=wrapper, solver="SCS", verbose=0, eps_abs=CROSS_CHECK_EPS,
+                                      eps_rel=CROSS_CHECK_EPS, max_iters=100_000, **extra)
+                other_status = problem.wrapper.prob.status
+            except Exception:
+                other, other_status = None, "failed"
+        if value is None and other is None:
+            raise RuntimeError("the PEP has no finite worst case (unbounded or infeasible SDP), or no solver "
+                               "could solve it")
+        if (value is None or other is None or other_status != "optimal"
+                or abs(other - value) > CROSS_CHECK_RTOL * max(abs(value), 1e-12)):
             raise RuntimeError(f"the PEP's SDP was not solved reliably: {SOLVER} {status} ({value}), "
                                f"SCS {other_status} ({other})")
         value = max(float(value), float(other)) + abs(float(value) - float(other))
-    return float(value), time.perf_counter() - start
+        solver = f"{SOLVER}+SCS"
+    return float(value), time.perf_counter() - start, solver
 
 
 def _convex_leaf(problem: Any, mu: float):

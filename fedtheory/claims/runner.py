@@ -7,7 +7,13 @@ One claim runs through :func:`run_claim` (the CLI and the pytest plugin share it
    first when the claim has a ``replay``; if it still refutes, that is the result;
 3. otherwise the full check runs; a refutation with a counterexample is stored atomically, and a
    stored counterexample of a claim expected and found ``verified`` is removed as stale;
-4. any exception gives ``error`` with the end of the traceback in the notes (never ``verified``).
+4. a claim checked on a ``substitute`` (stand-in data, reduced scale) that fails there is
+   ``not-reproduced``, never ``refuted``;
+5. a claim with faithful ``readings`` runs steps 2–4 once per reading (``ctx.reading``); its status is
+   their common one, or ``reading-dependent`` when they disagree (:func:`combine_readings`);
+6. a verified claim runs its negative ``controls`` (``ctx.control``): each must come out ``refuted``,
+   else the claim is ``inconclusive`` — its check could not have seen the statement fail;
+7. any exception gives ``error`` with the end of the traceback in the notes (never ``verified``).
 
 A claim *passes* when its status equals its ``expect``, or it is ``skipped`` for a missing
 requirement. The claim's seed is ``derive_seed(seed, claim.id)``: it does not depend on the
@@ -29,9 +35,9 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from fedtheory.claims.core import STATUSES, CheckContext, Claim, Evidence, derive_seed
+from fedtheory.claims.core import STATUSES, CheckContext, Claim, Evidence, Reading, derive_seed
 from fedtheory.content import UsageError, check_tier, in_tier, load_module, module_claims, select  # noqa: F401
 from fedtheory.environment import blas_threads, environment, missing_requirements
 from fedtheory.sweep import check_scheduler, check_workers, map_grid, write_json_atomic
@@ -42,18 +48,22 @@ TRACEBACK_LINES = 12
 _LOCAL: dict[tuple[str | None, str], Claim] = {}
 
 
-def counterexample_path(claim: Claim) -> Path | None:
-    """Where ``claim``'s counterexample is stored: ``<dir of claim.source>/counterexamples/<id>.json``.
+def counterexample_path(claim: Claim, reading: Reading | None = None) -> Path | None:
+    """Where ``claim``'s counterexample is stored: ``<dir of claim.source>/counterexamples/<id>.json``
+    (``<id>~<reading>.json`` for one of its faithful readings).
 
     >>> from fedtheory.claims.core import Claim
     >>> c = Claim(id="demo/lemma-1/part", ref="r", title="t", statement="s", kind="numeric",
     ...           check=lambda ctx: None, source="/repo/paper_checks/demo.py")
     >>> counterexample_path(c).as_posix()
     '/repo/paper_checks/counterexamples/demo/lemma-1/part.json'
+    >>> counterexample_path(c, Reading("sum", "summed")).name
+    'part~sum.json'
     """
     if not claim.source:
         return None
-    return Path(claim.source).parent / "counterexamples" / f"{claim.id}.json"
+    suffix = f"~{reading.name}" if reading is not None else ""
+    return Path(claim.source).parent / "counterexamples" / f"{claim.id}{suffix}.json"
 
 
 def _error(seed: int, exc: BaseException, what: str) -> Evidence:
@@ -66,18 +76,16 @@ def _plain(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
 
 
-def _run_evidence(claim: Claim, seed: int, tier: str, backend: str, device: str | None,
-                  store_counterexamples: bool) -> tuple[Evidence, list[str]]:
-    """The claim's evidence and its missing requirements (the steps of the module docstring)."""
-    missing = missing_requirements(claim.requires)
-    if missing:
-        return Evidence(status="skipped", seed=seed, notes="missing requirement: " + "; ".join(missing)), missing
+#: expectations under which a refuting instance is always stored (the finding is guarded by replaying it)
+_STORED_EXPECTS = ("refuted", "not-reproduced", "reading-dependent")
 
-    def context() -> CheckContext:
-        return CheckContext(seed=seed, tier=tier, backend=backend, device=device)
 
-    path = counterexample_path(claim)
+def _one_reading(claim: Claim, context: Callable[..., CheckContext], seed: int, reading: Reading | None,
+                 store_counterexamples: bool) -> Evidence:
+    """Replay the stored counterexample (of ``reading``), else run the check; store or retire instances."""
+    path = counterexample_path(claim, reading)
     prelude = ""
+    evidence = None
     if path is not None and path.exists():
         if claim.replay is None:
             prelude = f"stored counterexample {path} not replayed (the claim has no replay); ran the full check. "
@@ -85,41 +93,147 @@ def _run_evidence(claim: Claim, seed: int, tier: str, backend: str, device: str 
             try:
                 stored = json.loads(path.read_text(encoding="utf-8"))
                 start = time.perf_counter()
-                evidence = claim.replay(stored["counterexample"], context())
-                if not isinstance(evidence, Evidence):
-                    raise TypeError(f"replay of {claim.id} returned {type(evidence).__name__}, not Evidence")
-                evidence.seconds = time.perf_counter() - start
+                replayed = claim.replay(stored["counterexample"], context())
+                if not isinstance(replayed, Evidence):
+                    raise TypeError(f"replay of {claim.id} returned {type(replayed).__name__}, not Evidence")
+                replayed.seconds = time.perf_counter() - start
             except Exception as exc:
-                return _error(seed, exc, f"replay of stored counterexample {path}"), []
-            if evidence.status == "refuted":
-                evidence.counterexample = stored["counterexample"]
-                evidence.seed = seed if evidence.seed is None else evidence.seed
-                evidence.notes = f"replayed stored counterexample {path}. " + evidence.notes
-                return evidence, []
-            prelude = (f"stored counterexample {path} no longer refutes (replay: {evidence.status}); "
-                       f"ran the full check. ")
-    try:
-        evidence = claim.run(context())
-    except Exception as exc:
-        return _error(seed, exc, "check"), []
-    if evidence.status == "verified" and path is not None and path.exists() and claim.expect == "verified":
-        # a stored counterexample that no longer refutes a claim that now verifies is stale: keeping it
-        # would replay a dead instance on every run and suggest a finding that is gone
+                return _error(seed, exc, f"replay of stored counterexample {path}")
+            if replayed.status == "refuted":
+                replayed.counterexample = stored["counterexample"]
+                replayed.seed = seed if replayed.seed is None else replayed.seed
+                replayed.notes = f"replayed stored counterexample {path}. " + replayed.notes
+                evidence = replayed
+            else:
+                prelude = (f"stored counterexample {path} no longer refutes (replay: {replayed.status}); "
+                           f"ran the full check. ")
+    if evidence is None:
         try:
-            path.unlink()
-            prelude += f"removed the stale counterexample {path} (the claim now verifies). "
-        except OSError as exc:
-            prelude += f"could not remove the stale counterexample {path} ({exc}). "
-    if evidence.status == "refuted" and evidence.counterexample is not None and path is not None \
-            and (claim.expect == "refuted" or store_counterexamples):
+            evidence = claim.run(context())
+        except Exception as exc:
+            return _error(seed, exc, "check")
+        if evidence.status == "verified" and path is not None and path.exists() and claim.expect == "verified":
+            # a stored counterexample that no longer refutes a claim that now verifies is stale: keeping it
+            # would replay a dead instance on every run and suggest a finding that is gone
+            try:
+                path.unlink()
+                prelude += f"removed the stale counterexample {path} (the claim now verifies). "
+            except OSError as exc:
+                prelude += f"could not remove the stale counterexample {path} ({exc}). "
+        if evidence.status == "refuted" and evidence.counterexample is not None and path is not None \
+                and (claim.expect in _STORED_EXPECTS or store_counterexamples):
+            try:
+                write_json_atomic(path, _plain({"id": claim.id, "reading": reading.name if reading else None,
+                                                "seed": evidence.seed, "counterexample": evidence.counterexample,
+                                                "measured": evidence.measured, "notes": evidence.notes}), indent=1)
+                prelude += f"stored counterexample {path}. "
+            except OSError as exc:
+                prelude += f"could not store counterexample at {path} ({exc}). "
+        evidence.notes = prelude + evidence.notes
+    if claim.substitute and evidence.status == "refuted":
+        evidence.status = "not-reproduced"
+        evidence.notes = (f"not reproduced here, which is no evidence against the paper: {claim.substitute}. "
+                          + evidence.notes)
+    return evidence
+
+
+def combine_readings(outcomes: list[tuple[Reading, Evidence]], seed: int) -> Evidence:
+    """One verdict over the faithful readings: their common status, or ``reading-dependent`` when the
+    statement fails under some and holds under others (``error``/``inconclusive`` in any reading win).
+
+    >>> from fedtheory.claims.core import Evidence, Reading
+    >>> a, b = Reading("a", "one reading"), Reading("b", "another")
+    >>> combine_readings([(a, Evidence("refuted")), (b, Evidence("refuted"))], 0).status
+    'refuted'
+    >>> e = combine_readings([(a, Evidence("refuted", measured={"r": 2.0})), (b, Evidence("verified"))], 0)
+    >>> e.status, e.measured, [r["status"] for r in e.readings]
+    ('reading-dependent', {'a:r': 2.0, 'readings_failing': 1, 'readings': 2}, ['refuted', 'verified'])
+    """
+    statuses = [e.status for _, e in outcomes]
+    distinct = set(statuses)
+    if len(distinct) == 1:
+        status = statuses[0]
+    elif "error" in distinct:
+        status = "error"
+    elif "inconclusive" in distinct:
+        status = "inconclusive"
+    else:
+        status = "reading-dependent"
+    failing = [(r, e) for r, e in outcomes if e.status in ("refuted", "not-reproduced")]
+    measured = {f"{r.name}:{k}": v for r, e in outcomes for k, v in e.measured.items()}
+    measured.update(readings_failing=len(failing), readings=len(outcomes))
+    counterexample = None
+    if failing and failing[0][1].counterexample is not None:
+        counterexample = {"reading": failing[0][0].name, **failing[0][1].counterexample}
+    return Evidence(
+        status=status, seed=seed, measured=measured, counterexample=counterexample,
+        tolerance={r.name: e.tolerance for r, e in outcomes},
+        notes=" ".join(f"[{r.name}: {e.status}] {e.notes}" for r, e in outcomes),
+        readings=[{"name": r.name, "description": r.description, "params": r.params, "status": e.status,
+                   "measured": e.measured, "counterexample": e.counterexample, "notes": e.notes}
+                  for r, e in outcomes],
+    )
+
+
+def _run_controls(claim: Claim, evidence: Evidence, context: Callable[..., CheckContext], seed: int) -> None:
+    """Run the negative controls of a verified claim; a control that does not fire makes it ``inconclusive``."""
+    outcomes = []
+    for control in claim.controls:
+        check = control.check or claim.check
         try:
-            write_json_atomic(path, _plain({"id": claim.id, "seed": evidence.seed, "counterexample": evidence.counterexample,
-                                            "measured": evidence.measured, "notes": evidence.notes}), indent=1)
-            prelude += f"stored counterexample {path}. "
-        except OSError as exc:
-            prelude += f"could not store counterexample at {path} ({exc}). "
-    evidence.notes = prelude + evidence.notes
+            result = check(context(control=dict(control.params)))
+            if not isinstance(result, Evidence):
+                raise TypeError(f"control {control.name} of {claim.id} returned {type(result).__name__}, not Evidence")
+        except Exception as exc:
+            result = _error(seed, exc, f"control {control.name}")
+        outcomes.append({"name": control.name, "description": control.description, "status": result.status,
+                         "fired": result.status == "refuted", "measured": result.measured, "notes": result.notes})
+    evidence.controls = outcomes
+    silent = [o["name"] for o in outcomes if not o["fired"]]
+    if silent:
+        evidence.status = "inconclusive"
+        evidence.notes = (f"negative control(s) {', '.join(silent)} did not come out refuted: the check could not "
+                          f"have seen this statement fail. " + evidence.notes)
+
+
+def _run_evidence(claim: Claim, seed: int, tier: str, backend: str, device: str | None,
+                  store_counterexamples: bool) -> tuple[Evidence, list[str]]:
+    """The claim's evidence and its missing requirements (the steps of the module docstring)."""
+    missing = missing_requirements(claim.requires)
+    if missing:
+        return Evidence(status="skipped", seed=seed, notes="missing requirement: " + "; ".join(missing)), missing
+    first_reading = claim.readings[0].params if claim.readings else None
+
+    def context(control: dict | None = None, reading: dict | None = first_reading) -> CheckContext:
+        return CheckContext(seed=seed, tier=tier, backend=backend, device=device, control=control, reading=reading)
+
+    if claim.readings:
+        outcomes = []
+        for reading in claim.readings:
+            def in_reading(control: dict | None = None, _params: dict = dict(reading.params)) -> CheckContext:
+                return context(control=control, reading=_params)
+            outcomes.append((reading, _one_reading(claim, in_reading, seed, reading, store_counterexamples)))
+        evidence = combine_readings(outcomes, seed)
+        evidence.seconds = sum(e.seconds for _, e in outcomes)
+    else:
+        evidence = _one_reading(claim, context, seed, None, store_counterexamples)
+    if evidence.status == "verified" and claim.controls:
+        _run_controls(claim, evidence, context, seed)
     return evidence, []
+
+
+def is_controlled(record: dict) -> bool:
+    """A verified record whose check showed it could fail: a negative control fired, or a symbolic proof.
+
+    >>> is_controlled({"status": "verified", "evidence": {"proof": "sympy", "controls": []}})
+    True
+    >>> is_controlled({"status": "verified", "evidence": {"controls": [{"fired": False}]}})
+    False
+    """
+    evidence = record.get("evidence") or {}
+    controls = evidence.get("controls") or []
+    return record.get("status") == "verified" and (bool(evidence.get("proof"))
+                                                   or (bool(controls) and all(c.get("fired") for c in controls)))
 
 
 def run_claim(claim: Claim, *, seed: int = 0, tier: str = "fast", backend: str = "numpy", device: str | None = None,
@@ -152,6 +266,7 @@ def run_claim(claim: Claim, *, seed: int = 0, tier: str = "fast", backend: str =
         missing_requirements=missing,
         source=claim.source,
     )
+    record["controlled"] = is_controlled(record)
     return record
 
 
@@ -224,6 +339,8 @@ class Report:
             "seconds": seconds,
             "passed": all(r["passed"] for r in records),
             "failed": [r["id"] for r in records if not r["passed"]],
+            "findings": findings(records),
+            "controls": control_shares(records),
         }
 
     @property
@@ -288,9 +405,56 @@ class Report:
                 last = notes[-1] if notes else ""
                 console.print(f"  {r['id']}: expected {r['expect']}, got {r['status']}. {last}", markup=False, highlight=False)
         s = self.summary
+        for paper, share in sorted(s["controls"].items()):
+            console.print(f"{paper}: {share['controlled']} of {share['verified']} verified claims controlled "
+                          f"(a negative control fired or a symbolic proof)", highlight=False)
+        f = s["findings"]
+        console.print(f"findings: {f['refuted']} refuted, {f['typos']} typos, {f['vacuous']} vacuous, "
+                      f"{f['not_reproduced']} not reproduced on substitutes, {f['reading_dependent']} reading-dependent; "
+                      f"{f['errors']} errors", highlight=False)
         parts = ", ".join(f"{s[k]} {k}" for k in STATUSES if s[k])
         verdict = "[green]PASSED[/]" if self.passed else "[red]FAILED[/]"
         console.print(f"{verdict}: {s['total']} claims ({parts or 'none'}) in {s['seconds']:.1f}s", highlight=False)
+
+
+def findings(records: list[dict]) -> dict:
+    """What a run says against the papers, each kind apart: errors in statements (``refuted``, typos not
+    counted), typos (literal readings of a misprint), vacuous hypotheses, statements not reproduced on a
+    substitute (no evidence against the paper), reading-dependent ones, and the run's own errors.
+
+    >>> findings([{"status": "refuted", "typo": True}, {"status": "refuted"}, {"status": "not-reproduced"}])
+    {'refuted': 1, 'typos': 1, 'vacuous': 0, 'not_reproduced': 1, 'reading_dependent': 0, 'errors': 0}
+    """
+    def count(status: str, typo: bool | None = None) -> int:
+        return sum(1 for r in records if r.get("status") == status and (typo is None or bool(r.get("typo")) == typo))
+
+    return {"refuted": count("refuted", typo=False), "typos": count("refuted", typo=True),
+            "vacuous": count("vacuous"), "not_reproduced": count("not-reproduced"),
+            "reading_dependent": count("reading-dependent"), "errors": count("error")}
+
+
+def control_shares(records: list[dict]) -> dict:
+    """Per paper: verified claims, how many are controlled (a negative control fired, or a symbolic proof),
+    their share, and the exceptions with the reason each claim gives (``control_exempt``).
+
+    >>> control_shares([{"id": "a/l-1", "paper": "a", "status": "verified", "controlled": True},
+    ...                 {"id": "a/l-2", "paper": "a", "status": "verified", "controlled": False}])
+    {'a': {'verified': 2, 'controlled': 1, 'share': 0.5, 'exceptions': [{'id': 'a/l-2', 'reason': 'no negative control declared'}]}}
+    """
+    shares: dict[str, dict] = {}
+    for r in records:
+        if r.get("status") != "verified":
+            continue
+        paper = r.get("paper") or r["id"].split("/", 1)[0]
+        entry = shares.setdefault(paper, {"verified": 0, "controlled": 0, "share": 0.0, "exceptions": []})
+        entry["verified"] += 1
+        if r.get("controlled"):
+            entry["controlled"] += 1
+        else:
+            entry["exceptions"].append({"id": r["id"], "reason": r.get("control_exempt") or "no negative control declared"})
+    for entry in shares.values():
+        entry["share"] = entry["controlled"] / entry["verified"]
+    return shares
 
 
 def key_measured(measured: dict, width: int = 40) -> str:
@@ -299,14 +463,25 @@ def key_measured(measured: dict, width: int = 40) -> str:
     >>> key_measured({"n": 3, "worst_ratio": 0.123456789})
     'worst_ratio=0.1235'
     """
-    if not measured:
+    key = key_measured_name(measured)
+    if key is None:
         return ""
-    preferred = [k for k in measured if any(w in k for w in ("ratio", "slope", "worst", "gap", "error", "residual"))]
-    key = (preferred or list(measured))[0]
     value = measured[key]
     text = f"{value:.4g}" if isinstance(value, float) else str(value)
     text = f"{key}={text}"
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def key_measured_name(measured: dict) -> str | None:
+    """The key of the one measured value a claim is summarized by (the table, a report's diff), or None.
+
+    >>> key_measured_name({"n": 3, "worst_ratio": 0.5}), key_measured_name({})
+    ('worst_ratio', None)
+    """
+    if not measured:
+        return None
+    preferred = [k for k in measured if any(w in k for w in ("ratio", "slope", "worst", "gap", "error", "residual"))]
+    return (preferred or list(measured))[0]
 
 
 def run_claims(claims: list[Claim], *, tier: str = "fast", seed: int = 0, workers: int = 1, scheduler: Any = None,

@@ -158,7 +158,7 @@ def resnet(depth: int, num_classes: int, *, width: float = 1.0) -> ResNet:
     round(width·c) channels (HeteroFL, width slimming).
 
     >>> from fedtheory.models.networks import count_parameters
-    >>> count_parameters(resnet(18, 10, width=0.62))           # Table 2's HeteroFL 4.29M
+    >>> count_parameters(resnet(18, 10, width=0.62))           # 4.29M as Table 2 prints; 0.62 is fitted, C.2 states no such ratio
     4293347
     """
     blocks = _check_blocks(depth)

@@ -1,0 +1,976 @@
+r"""Certified worst cases of LocalUpdate (FedAvg, FedProx, ...) on heterogeneous clients: federated PEP.
+
+Charles & Konečný (arXiv:2103.05032) bound how far LocalUpdate's fixed point x̄ = x*(α, γ, Θ) sits from the
+minimizer x* (Lemma 5, Theorem 4, Corollary 1); those bounds fail for d ≥ 2 (see the package's localupdate
+claims). This module computes the true worst case instead, as a *certificate*: an upper bound from a convex
+program over the whole class and a lower bound from a concrete instance replayed through the real driver
+:func:`~fedtheory.algorithms.local_update.run_local_update`.
+
+The class: n clients f_i, weights p, with
+
+- ``function_class="quadratic"``: f_i(x) = ½(x − c_i)ᵀA_i(x − c_i), μI ⪯ A_i ⪯ LI (any dimension);
+- ``function_class="smooth-strongly-convex"``: f_i L-smooth and μ-strongly convex with minimizer c_i;
+
+and heterogeneity either ‖c_i − o‖ ≤ C for some point o (the paper's Assumption 2, translated), or
+Σ_i p_i‖∇f_i(x*)‖² ≤ ζ² (``zeta``). The algorithm: K local steps of size γ with proximal weight α, message
+Σ_k θ_k g_k (weights Θ), server step η (gradient descent, heavy ball or Nesterov for ``measure="error"``).
+
+Measures (``measure``):
+
+- ``"floor"``: Δ = sup ‖x̄ − x*‖, the accuracy floor (η and momentum do not move the fixed point);
+- ``"rate"``: ρ = sup ‖R(x) − R(x')‖/‖x − x'‖ for one server-GD round R;
+- ``"error"``: sup ‖x_T − x*‖ after T = ``rounds`` rounds from ‖x_0 − x*‖ ≤ D.
+
+Two engines compute the upper bound:
+
+``engine="spectral"`` (quadratics; any K, including K = 10⁶): a client enters the problem only through
+vectors u_1..u_r (the points where it is queried, minus c_i) and their images under two functions of its
+Hessian, s(A_i) = A_i and t(A_i) = b(A_i) with b(λ) = λ·q(1 − γ(λ + α)) the message eigenvalue (Theorem 1:
+the message is Q_iA_i(x − c_i)). A Gram matrix of such vectors is realizable by a symmetric A_i with spectrum in
+[μ, L] **iff** it equals ∫ Φ(λ) dM(λ) Φ(λ)ᵀ for an r×r positive semidefinite matrix measure M on [μ, L]
+(Φ stacks the identity and the rows s(λ), t(λ)): *only if* from A_i's spectral decomposition, *if* because a
+finite atomic M = Σ_j δ_{λ_j} m_j m_jᵀ is realized by A = Σ_j λ_j f_j f_jᵀ + μ(I − Σ_j f_j f_jᵀ) on
+orthonormal f_j, moved onto the given vectors by an isometry of a large enough space (the other clients'
+vectors are untouched, each client has its own isometry). The Gram entries are the moments
+∫{1, s, t, s², st, t²} dM on the curve Γ = {(λ, b(λ))}. We split [μ, L] into pieces, give each piece its own
+moments and relax "supported on the piece of Γ" to the valid inequalities s ∈ [l, h], t between the chord and
+the tangents at both ends (b is checked concave or convex on each piece) and all their pairwise products
+(Sherali–Adams) plus the order-one moment matrix. Every realizable configuration satisfies the relaxation, so
+its optimum is an **upper bound**; it tightens as pieces shrink (``pieces``). Tangent slopes are central
+differences, so each tangent is lifted by a margin 10⁻⁸·max b that dominates their error.
+
+``engine="pepit"`` (both classes; small K): the method written literally in PEPit, one leaf per client
+(:class:`~PEPit.functions.SmoothStronglyConvexFunction`, or the quadratic class of Bousselmi, Hendrickx &
+Glineur, whose interpolation is exact), the fixed point imposed by eliminating the last client's last gradient
+(never as ‖q‖² = 0, which has no interior and stalls interior-point solvers). Its SDP is exact. PEPit's cvxpy
+wrapper writes every LMI entry twice (M[i, j] and M[j, i]), which makes Clarabel's equality system rank
+deficient; :class:`_SymmetricLMIWrapper` sends each entry once.
+
+Lower bounds: a seeded multi-start probe maximizes the measure over concrete instances (A_i = U_i diag(λ_i)U_iᵀ,
+‖c_i‖ = C, d = ``probe_dim``), the best instance is replayed through ``run_local_update`` and the value the
+driver reaches is the lower bound. A quadratic instance is also an instance of the smooth class, so it bounds
+that class from below as well.
+
+Honesty: every SDP goes to Clarabel (retries), then to SCS when Clarabel is not "optimal"; a value both do not
+agree on is ``status="unreliable"`` with ``value=None`` — never a bound. A certificate whose replayed lower
+bound exceeds the upper bound by more than the solver tolerance is also unreliable.
+
+>>> cert = certify_local_update(1.0, 10.0, 4, 0.05, pieces=16, probe_starts=2, seed=0)
+>>> cert.status, cert.lower <= cert.value * (1 + 1e-6), cert.gap < 0.05
+('certified', True, True)
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Certificate", "certify_local_update", "message_eigenvalue", "floor_d1", "MEASURES", "CLASSES",
+           "ENGINES", "CLAIM_IDS"]
+
+MEASURES = ("floor", "rate", "error")
+CLASSES = ("quadratic", "smooth-strongly-convex")
+ENGINES = ("spectral", "pepit")
+#: the claim each measure's certificate replaces or informs
+CLAIM_IDS = {"floor": "localupdate/lemma-5/certified", "rate": "localupdate/theorem-3/certified",
+             "error": "localupdate/corollary-1/certified"}
+#: relative agreement of two SDP solutions, and of lower vs upper bound, for a value to count
+RTOL = 1e-4
+#: relative margin added to every SDP value before it is reported as an upper bound: the solvers stop at a
+#: relative duality gap of 1e-8 on the squared measure, and the margin dominates it (so upper ≥ lower holds
+#: whenever the relaxation is exact and the probe finds the worst instance)
+SDP_MARGIN = 1e-6
+#: margin on the numerically differentiated tangents, relative to max b on [μ, L]
+TANGENT_MARGIN = 1e-8
+
+
+@dataclass
+class Certificate:
+    """One certified worst case: ``value`` (the upper bound; ``None`` when unreliable), ``lower`` (the value a
+    concrete instance reaches in the real driver), ``gap`` = (value − lower)/value, ``instance`` (JSON: the
+    federation and algorithm that attain ``lower``), ``hypotheses`` (the class and algorithm asked for),
+    ``claim_id``, ``solver``, ``status`` (``"certified"`` | ``"unreliable"``), ``seconds``, ``notes``.
+
+    >>> c = Certificate(2.0, 1.5, 0.25, None, {"mu": 1}, "x", "CLARABEL", "certified", 0.1)
+    >>> c.to_json()["gap"]
+    0.25
+    """
+
+    value: float | None
+    lower: float | None
+    gap: float | None
+    instance: dict | None
+    hypotheses: dict
+    claim_id: str
+    solver: str
+    status: str
+    seconds: float
+    notes: str = ""
+    details: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """A JSON-able dict of every field."""
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------------------------
+# the message eigenvalue b(λ) and the d = 1 worst case
+# --------------------------------------------------------------------------------------------
+
+def _theta(theta: Any, K: int):
+    from fedtheory.algorithms.theta import Theta
+
+    if isinstance(theta, Theta):
+        return theta
+    if isinstance(theta, str):
+        if theta in ("1:K", "uniform"):
+            return Theta.uniform(K)
+        if theta in ("K", "last"):
+            return Theta.last(K)
+        raise ValueError(f"theta must be '1:K', 'K' or a weight vector, got {theta!r}")
+    return Theta(theta)
+
+
+def message_eigenvalue(lam: Any, gamma: float, theta: Any, alpha: float = 0.0) -> np.ndarray:
+    """b(λ) = λ·q(1 − γ(λ + α)): the eigenvalue of a client's message operator Q_iA_i at A_i's eigenvalue λ.
+
+    ``theta``: a :class:`~fedtheory.algorithms.theta.Theta` or a weight sequence θ_1..θ_K.
+
+    >>> message_eigenvalue([1.0, 2.0], 0.25, [1, 1]).tolist()   # λ + λ(1 − λ/4)
+    [1.75, 3.0]
+    """
+    from fedtheory.algorithms.surrogate import distortion_eigenvalues
+
+    lam = np.asarray(lam, dtype=np.float64)
+    return lam * np.asarray(distortion_eigenvalues(lam, alpha, gamma, _theta(theta, 1)))
+
+
+def floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = "1:K", alpha: float = 0.0,
+             p: Any = None, C: float = 1.0, grid: int = 2001) -> tuple[float, dict]:
+    r"""The exact worst floor over d = 1 (equivalently commuting) federations of two clients, and its instance.
+
+    In d = 1, with π_i ∝ p_iλ_i and r_i = q_i, x̄ − x* = Cov_π(r, c)/E_π r, maximal at c = ±C:
+    2Cπ_1π_2|r_1 − r_2|/(π_1r_1 + π_2r_2) (the mean-absolute-deviation form behind Theorem 5 and Lemma 12),
+    maximized over (λ_1, λ_2) ∈ [μ, L]² on a grid, then polished by bounded scalar search. Commuting clients
+    reduce to this: the floor splits over the shared eigendirections and is largest with all of C in one.
+
+    >>> v, inst = floor_d1(1.0, 10.0, 2, 0.05)
+    >>> round(v, 6) > 0, sorted(inst["lambdas"]) == [1.0, 10.0]
+    (True, True)
+    """
+    from scipy.optimize import minimize
+
+    th = _theta(theta, K)
+    pp = np.array([0.5, 0.5]) if p is None else np.asarray(p, dtype=np.float64)
+    if pp.shape != (2,):
+        raise ValueError(f"floor_d1 is for two clients: p must have 2 entries, got {pp.tolist()}")
+
+    def value(l1, l2):
+        lam = np.stack([np.asarray(l1, float), np.asarray(l2, float)])
+        r = message_eigenvalue(lam, gamma, th, alpha) / lam
+        w = pp.reshape((2,) + (1,) * (lam.ndim - 1)) * lam
+        pi = w / w.sum(axis=0)
+        return 2 * C * pi[0] * pi[1] * np.abs(r[0] - r[1]) / (pi[0] * r[0] + pi[1] * r[1])
+
+    g = np.geomspace(mu, L, grid)
+    V = value(g[:, None] * np.ones((1, grid)), np.ones((grid, 1)) * g[None, :])
+    i, j = np.unravel_index(int(np.argmax(V)), V.shape)
+    best = (float(V[i, j]), float(g[i]), float(g[j]))
+    res = minimize(lambda z: -float(value(np.clip(z[0], mu, L), np.clip(z[1], mu, L))), [g[i], g[j]],
+                   bounds=[(mu, L), (mu, L)], method="L-BFGS-B")
+    if -res.fun > best[0]:
+        best = (float(-res.fun), float(res.x[0]), float(res.x[1]))
+    return best[0], {"lambdas": [best[1], best[2]], "p": pp.tolist(), "C": C}
+
+
+# --------------------------------------------------------------------------------------------
+# solver: Clarabel with retries, SCS cross-check (on our own cvxpy problems)
+# --------------------------------------------------------------------------------------------
+
+def _solve_cvxpy(prob) -> tuple[float | None, str, str]:
+    """(value or None, solver description, status) — ``None`` unless Clarabel is optimal, or SCS agrees with
+    an inaccurate Clarabel to RTOL (then the larger value plus their gap)."""
+    import warnings
+
+    from fedtheory.certify.pep import CLARABEL_ATTEMPTS, CROSS_CHECK_EPS
+
+    value, status = None, "failed"
+    for settings in CLARABEL_ATTEMPTS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                v = prob.solve(solver="CLARABEL", **settings)
+            except Exception:
+                continue
+        if prob.status == "optimal":
+            return float(v), "CLARABEL", "optimal"
+        if prob.status == "optimal_inaccurate" and v is not None:
+            value, status = float(v), prob.status
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            other = prob.solve(solver="SCS", eps_abs=CROSS_CHECK_EPS, eps_rel=CROSS_CHECK_EPS, max_iters=100_000)
+            other_status = prob.status
+        except Exception:
+            other, other_status = None, "failed"
+    if value is not None and other is not None and other_status in ("optimal", "optimal_inaccurate") \
+            and abs(other - value) <= RTOL * max(abs(value), 1e-12):
+        return max(value, float(other)) + abs(value - float(other)), "CLARABEL+SCS", "agree"
+    return None, f"CLARABEL {status} ({value}), SCS {other_status} ({other})", "unreliable"
+
+
+# --------------------------------------------------------------------------------------------
+# spectral engine: a client as a matrix measure on the curve (λ, b(λ)), relaxed piecewise
+# --------------------------------------------------------------------------------------------
+
+_MONOS = ("1", "s", "t", "ss", "st", "tt")
+
+
+def _pieces(fn, lo: float, hi: float, count: int) -> list[tuple[float, float, int]]:
+    """Breakpoints of [lo, hi] (normalized λ) where b keeps one curvature sign (+1 convex, −1 concave, 0 affine),
+    refined where the chord–tangent gap is largest until ``count`` pieces."""
+    grid = np.linspace(lo, hi, 4001)                         # uniform: second differences keep b'' 's sign
+    v = fn(grid)
+    d2 = np.diff(v, 2)
+    scale = max(np.abs(v).max(), 1e-300)
+    sign = np.where(np.abs(d2) <= 1e-12 * scale, 0, np.sign(d2))
+    cuts, last = [lo], 0
+    for k in range(len(sign)):
+        if sign[k] != 0:
+            if last != 0 and sign[k] != last:
+                cuts.append(float(grid[k + 1]))
+            last = sign[k]
+    cuts.append(hi)
+    cuts = sorted(set(cuts))
+    pieces = list(zip(cuts[:-1], cuts[1:]))
+
+    def gap(a, b):
+        m = 0.5 * (a + b)
+        return abs(float(fn(np.array([m]))[0]) - 0.5 * float(fn(np.array([a]))[0] + fn(np.array([b]))[0])) + (b - a) * 1e-3 * scale / (hi - lo)
+
+    while len(pieces) < count:
+        k = max(range(len(pieces)), key=lambda j: gap(*pieces[j]))
+        a, b = pieces[k]
+        m = math.sqrt(a * b) if b / a > 4 else 0.5 * (a + b)
+        pieces[k:k + 1] = [(a, m), (m, b)]
+    out = []
+    for a, b in pieces:
+        xs = np.linspace(a, b, 65)
+        dd = np.diff(fn(xs), 2)
+        tol = 1e-12 * scale
+        sg = 1 if np.all(dd >= -tol) else (-1 if np.all(dd <= tol) else None)
+        if sg is None:
+            raise RuntimeError(f"message eigenvalue changes curvature inside [{a}, {b}]: refine the pieces")
+        out.append((a, b, sg))
+    return out
+
+
+class _SpectralPEP:
+    """Gram-matrix program over named vectors, with clients given as (inputs, outputs) on the curve pieces."""
+
+    def __init__(self, names: list[str]):
+        import cvxpy as cp
+
+        self.names = list(names)
+        self.N = len(names)
+        self.G = cp.Variable((self.N, self.N), symmetric=True)
+        self.cons = [self.G >> 0]
+
+    def vec(self, **coeffs) -> np.ndarray:
+        v = np.zeros(self.N)
+        for k, c in coeffs.items():
+            v[self.names.index(k)] += c
+        return v
+
+    def quad(self, u: np.ndarray, v: np.ndarray | None = None):
+        v = u if v is None else v
+        import cvxpy as cp
+
+        return cp.sum(cp.multiply(np.outer(u, v), self.G))
+
+    def client(self, inputs: list[np.ndarray], outputs: list[tuple[int, str, np.ndarray]], pieces, fn, margin):
+        """Tie the Gram block of ``inputs`` and ``outputs`` ((input index, "s" | "t", vector)) to a relaxed PSD
+        matrix measure on the pieces of Γ = {(λ, fn(λ))}. Each piece's r×r moments are stored as rows of one
+        (pieces, r(r+1)/2) variable per monomial, so the localizing constraints are a few vectorized cones."""
+        import cvxpy as cp
+
+        r = len(inputs)
+        nt = r * (r + 1) // 2
+        tri = [(i, j) for i in range(r) for j in range(i, r)]
+        index = {}
+        for k, (i, j) in enumerate(tri):
+            index[(i, j)] = index[(j, i)] = k
+        unvec = np.zeros((r * r, nt))                         # vec(M), row-major, from the upper triangle
+        for i in range(r):
+            for j in range(r):
+                unvec[i * r + j, index[(i, j)]] = 1.0
+        m = len(pieces)
+        Y = {mono: cp.Variable((m, nt)) for mono in _MONOS}
+        tot = {mono: cp.sum(Y[mono], axis=0) for mono in _MONOS}
+        vecs = list(inputs) + [v for _, _, v in outputs]
+        rows = []
+        for a in range(len(vecs)):
+            row = []
+            for b in range(len(vecs)):
+                ia, fa = (a, "") if a < r else (outputs[a - r][0], outputs[a - r][1])
+                ib, fb = (b, "") if b < r else (outputs[b - r][0], outputs[b - r][1])
+                key = "".join(sorted(fa + fb)) or "1"
+                row.append(tot[key][index[(ia, ib)]])
+            rows.append(row)
+        V = np.stack(vecs)
+        self.cons.append(V @ self.G @ V.T == cp.bmat(rows))
+
+        # per piece: the affine functions (c0, cs, ct) that are >= 0 on the piece of the curve
+        affs = []
+        for lo, hi, sg in pieces:
+            fl, fh = float(fn(np.array([lo]))[0]), float(fn(np.array([hi]))[0])
+            slope = (fh - fl) / (hi - lo)
+            chord = (fl - slope * lo, slope)                   # t = c0 + c1 s
+            eps = 1e-7 * (hi - lo) + 1e-12
+            d_lo = float((fn(np.array([lo + eps])) - fn(np.array([lo - eps])))[0] / (2 * eps))
+            d_hi = float((fn(np.array([hi + eps])) - fn(np.array([hi - eps])))[0] / (2 * eps))
+            tans = [(fl - d_lo * lo, d_lo), (fh - d_hi * hi, d_hi)]
+            aff = [(-lo, 1.0, 0.0), (hi, -1.0, 0.0)]
+            if sg <= 0:    # concave: chord <= t <= tangents (+ margin)
+                aff.append((-chord[0] + margin * 1e-3, -chord[1], 1.0))
+                aff += [(c0 + margin, c1, -1.0) for c0, c1 in tans]
+            if sg >= 0:    # convex: tangents (- margin) <= t <= chord
+                aff.append((chord[0] + margin * 1e-3, chord[1], -1.0))
+                aff += [(-c0 + margin, -c1, 1.0) for c0, c1 in tans]
+            affs.append(aff[:5] if len(aff) > 5 else aff)
+        width = min(len(a) for a in affs)
+        A = np.array([a[:width] for a in affs])              # (m, width, 3)
+
+        def cone(expr):
+            """expr (m, nt): each row the upper triangle of an r×r matrix that must be PSD."""
+            if r == 1:
+                self.cons.append(expr >= 0)
+            elif r == 2:
+                self.cons.append(cp.SOC(expr[:, 0] + expr[:, 2],
+                                        cp.vstack([2 * expr[:, 1], expr[:, 0] - expr[:, 2]]), axis=0))
+            else:
+                for k in range(m):
+                    M = cp.reshape(unvec @ expr[k, :], (r, r), order="C")
+                    self.cons.append(0.5 * (M + M.T) >> 0)
+
+        def col(x):
+            return x.reshape(-1, 1)
+
+        for f in range(width):
+            c0, cs, ct = (col(A[:, f, k]) for k in range(3))
+            cone(cp.multiply(c0, Y["1"]) + cp.multiply(cs, Y["s"]) + cp.multiply(ct, Y["t"]))
+        for f in range(width):
+            for g in range(f + 1, width):
+                a0, a1, a2 = (col(A[:, f, k]) for k in range(3))
+                b0, b1, b2 = (col(A[:, g, k]) for k in range(3))
+                cone(cp.multiply(a0 * b0, Y["1"]) + cp.multiply(a0 * b1 + a1 * b0, Y["s"])
+                     + cp.multiply(a0 * b2 + a2 * b0, Y["t"]) + cp.multiply(a1 * b1, Y["ss"])
+                     + cp.multiply(a1 * b2 + a2 * b1, Y["st"]) + cp.multiply(a2 * b2, Y["tt"]))
+        # order-one moment matrix of each piece: [[1, s, t], [s, ss, st], [t, st, tt]] ⊗ (r×r) ⪰ 0
+        layout = [["1", "s", "t"], ["s", "ss", "st"], ["t", "st", "tt"]]
+        for k in range(m):
+            blocks = [[cp.reshape(unvec @ Y[layout[i][j]][k, :], (r, r), order="C") for j in range(3)]
+                      for i in range(3)]
+            M = cp.bmat(blocks)
+            self.cons.append(0.5 * (M + M.T) >> 0)
+
+
+def _split_linear(mu, L, gamma, th, alpha):
+    """b(λ·L)/b_max = c1·λ + σ·u(λ) on normalized λ ∈ [μ/L, 1], with c1 the chord slope and u the deviation from
+    it scaled to max |u| = 1 (u ≡ 0, σ = 0 when b is linear): returns (u, c1, σ, b_max). Written this way the
+    relaxation's curve Γ = {(λ, u(λ))} stays well scaled even when γ is tiny and b is almost linear."""
+    lo = mu / L
+    raw = lambda lam: message_eigenvalue(np.asarray(lam) * L, gamma, th, alpha)   # noqa: E731
+    grid = np.linspace(lo, 1.0, 4001)
+    bmax = float(np.max(raw(grid)))
+    fl, fh = float(raw(np.array([lo]))[0]) / bmax, float(raw(np.array([1.0]))[0]) / bmax
+    c1 = (fh - fl) / (1.0 - lo) if lo < 1 else fh
+    c0 = fl - c1 * lo
+    dev = raw(grid) / bmax - c0 - c1 * grid
+    sigma = float(np.max(np.abs(dev)))
+    if not sigma > 1e-15:
+        sigma = 0.0
+    u = (lambda lam: (raw(lam) / bmax - c0 - c1 * np.asarray(lam)) / sigma) if sigma else (lambda lam: 0.0 * np.asarray(lam))
+    return u, c0, c1, sigma, bmax
+
+
+def _spectral_floor(mu, L, gamma, th, alpha, p, het, pieces):
+    """Upper bound on Δ² (C = 1 or ζ = 1) by the spectral relaxation; also returns the solver note.
+
+    With b̂ = b/b_max = c0 + c1λ + σu(λ) (:func:`_split_linear`; c0 = 0 since b(0) = 0 is not assumed, c0 is
+    carried), the fixed point Σp_i b̂(A_i)(x̄ − c_i) = 0 and Σp_iA_i(x* − c_i) = 0 give, for e = x̄ − x* = σê and
+    w_i = x* − c_i: c0Σp_i(σê + w_i) + c1Σp_iA_iσê + σΣp_i u(A_i)(σê + w_i) = 0 (the c1A_iw_i terms cancel), i.e.
+    c0Σp_i ê + c1Σp_iA_iê + σΣp_i u(A_i)ê + Σp_i u(A_i)w_i + (c0/σ)Σp_iw_i = 0. The unknown is ê, O(1) even when σ
+    is tiny (γ → 0), so the program stays well scaled; Δ = σ‖ê‖."""
+    import cvxpy as cp
+
+    n = len(p)
+    u, c0, c1, sigma, _ = _split_linear(mu, L, gamma, th, alpha)
+    if sigma == 0.0:
+        # b is linear (K = 1 or γ = 0): b̂(A) = c0 + c1A and the fixed point is x* itself when c0 = 0
+        if abs(c0) <= 1e-15:
+            return 0.0, "exact (b linear: x̄ = x*)", 0
+        sigma = 1.0
+    pcs = _pieces(u, mu / L, 1.0, pieces)
+    names = ["e", "o"] + [f"w{i}" for i in range(n)] + [f"se{i}" for i in range(n - 1)] + \
+        [f"ue{i}" for i in range(n)] + [f"uw{i}" for i in range(n)] + [f"z{i}" for i in range(n - 1)]
+    P = _SpectralPEP(names)
+    v = P.vec
+    zero = np.zeros(P.N)
+    e = v(e=1.0)
+    w = [v(**{f"w{i}": 1.0}) for i in range(n)]
+    se = [v(**{f"se{i}": 1.0}) for i in range(n - 1)]
+    ue = [v(**{f"ue{i}": 1.0}) for i in range(n)]
+    uw = [v(**{f"uw{i}": 1.0}) for i in range(n)]
+    z = [v(**{f"z{i}": 1.0}) for i in range(n - 1)]
+    z.append(-sum(((p[i] / p[-1]) * z[i] for i in range(n - 1)), zero))          # Σ p_i A_i w_i = 0
+    rest = (c0 * e + sigma * sum((p[i] * ue[i] for i in range(n)), zero) + sum((p[i] * uw[i] for i in range(n)), zero)
+            + (c0 / sigma) * sum((p[i] * w[i] for i in range(n)), zero))
+    se.append(-(c1 * sum((p[i] * se[i] for i in range(n - 1)), zero) + rest) / (c1 * p[-1]))
+    for i in range(n):
+        P.client([e, w[i]], [(0, "s", se[i]), (0, "t", ue[i]), (1, "t", uw[i]), (1, "s", z[i])], pcs, u,
+                 TANGENT_MARGIN)
+    if het == "C":
+        for i in range(n):
+            P.cons.append(P.quad(w[i] + v(o=1.0)) <= 1.0)
+    else:
+        P.cons.append(sum(p[i] * P.quad(z[i]) for i in range(n)) * (L ** 2) <= 1.0)
+    prob = cp.Problem(cp.Maximize(P.quad(e)), P.cons)
+    value, solver, _ = _solve_cvxpy(prob)
+    return (None if value is None else value * sigma ** 2), solver, len(pcs)
+
+
+def _spectral_rate(mu, L, gamma, th, alpha, p, eta, pieces):
+    """Upper bound on ρ² for one server-GD round: ‖d − ηΣ_i p_i b(A_i)d‖² over ‖d‖ ≤ 1."""
+    import cvxpy as cp
+
+    n = len(p)
+    fn_raw = lambda lam: message_eigenvalue(lam * L, gamma, th, alpha)   # noqa: E731
+    bmax = float(np.max(fn_raw(np.linspace(mu / L, 1.0, 257))))
+    fn = lambda lam: fn_raw(lam) / bmax                                   # noqa: E731
+    pcs = _pieces(fn, mu / L, 1.0, pieces)
+    P = _SpectralPEP(["d"] + [f"a{i}" for i in range(n)])
+    d = P.vec(d=1.0)
+    outs = [P.vec(**{f"a{i}": 1.0}) for i in range(n)]
+    for i in range(n):
+        P.client([d], [(0, "t", outs[i])], pcs, fn, TANGENT_MARGIN)
+    P.cons.append(P.quad(d) <= 1.0)
+    step = d - eta * bmax * sum((p[i] * outs[i] for i in range(n)), np.zeros(P.N))
+    prob = cp.Problem(cp.Maximize(P.quad(step)), P.cons)
+    value, solver, _ = _solve_cvxpy(prob)
+    return value, solver, len(pcs)
+
+
+def _spectral_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds, D, pieces):
+    """Upper bound on ‖x_T − x*‖² (C = 1 or ζ = 1, ‖x_0 − x*‖ ≤ D) by the spectral relaxation: client i is
+    queried at y_0..y_{T−1}, so its inputs are y_t − c_i = (y_t − x*) + w_i and w_i, its outputs b(A_i)(y_t − c_i)
+    and A_iw_i."""
+    import cvxpy as cp
+
+    n, T = len(p), int(rounds)
+    fn_raw = lambda lam: message_eigenvalue(lam * L, gamma, th, alpha)   # noqa: E731
+    bmax = float(np.max(fn_raw(np.linspace(mu / L, 1.0, 257))))
+    fn = lambda lam: fn_raw(lam) / bmax                                   # noqa: E731
+    pcs = _pieces(fn, mu / L, 1.0, pieces)
+    names = ["x0", "o"] + [f"w{i}" for i in range(n)] + [f"b{i}_{t}" for i in range(n) for t in range(T)] + \
+        [f"z{i}" for i in range(n - 1)]
+    P = _SpectralPEP(names)
+    v = P.vec
+    z_vecs = [v(**{f"z{i}": 1.0}) for i in range(n - 1)]
+    z_vecs.append(-sum(((p[i] / p[-1]) * z_vecs[i] for i in range(n - 1)), np.zeros(P.N)))
+    beta = momentum or 0.0
+    x, x_prev, ys = v(x0=1.0), v(x0=1.0), []
+    for t in range(T):
+        y = x + beta * (x - x_prev) if server == "nesterov" else x
+        ys.append(y)
+        q = bmax * sum((p[i] * v(**{f"b{i}_{t}": 1.0}) for i in range(n)), np.zeros(P.N))
+        x_new = y - eta * q + (beta * (x - x_prev) if server == "heavy_ball" else 0.0)
+        x_prev, x = x, x_new
+    for i in range(n):
+        w = v(**{f"w{i}": 1.0})
+        inputs = [y + w for y in ys] + [w]
+        outputs = [(t, "t", v(**{f"b{i}_{t}": 1.0})) for t in range(T)] + [(T, "s", z_vecs[i])]
+        P.client(inputs, outputs, pcs, fn, TANGENT_MARGIN)
+    if het == "C":
+        for i in range(n):
+            P.cons.append(P.quad(v(**{f"w{i}": 1.0, "o": 1.0})) <= 1.0)
+    else:
+        P.cons.append(sum(p[i] * P.quad(z_vecs[i]) for i in range(n)) * (L ** 2) <= 1.0)
+    P.cons.append(P.quad(v(x0=1.0)) <= D ** 2)
+    prob = cp.Problem(cp.Maximize(P.quad(x)), P.cons)
+    value, solver, _ = _solve_cvxpy(prob)
+    return value, solver, len(pcs)
+
+
+def _probe_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds, D, d, starts, seed):
+    """Concrete instances and starting points (‖x_0 − x*‖ = D, heterogeneity 1), the driver's ‖x_T − x*‖."""
+    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+    from fedtheory.certify.params import Custom
+    from fedtheory.certify.probe import probe
+
+    n = len(p)
+    srv = ServerOpt(server, lr=eta, momentum=momentum if server != "gd" else None)
+    algo = LocalUpdate(th, alpha, gamma, srv)
+
+    def decode(z):
+        lam, V, A, c, k = _instance(z, n, d, mu, L)
+        prob = _build(lam, V, A, c, p)
+        prob = _build(lam, V, A, c / _het_scale(prob, het), p)
+        u = z[k:k + d]
+        return prob, prob.x_star() + D * u / max(np.linalg.norm(u), 1e-300)
+
+    def val(inst):
+        prob, x0 = inst
+        return float(run_local_update(prob, algo, x0, rounds).to_numpy().dist_empirical[-1])
+
+    size = n * (d + d * d) + n * d + d
+    res = probe(val, Custom(size, decode), seed=seed, n_random=16 * starts, n_starts=starts, maxiter=300,
+                method="L-BFGS-B")
+    return res.worst_instance, res.worst_value, srv
+
+
+# --------------------------------------------------------------------------------------------
+# PEPit engine
+# --------------------------------------------------------------------------------------------
+
+_WRAPPER = "fedtheory_cvxpy"
+
+
+def _register_wrapper() -> None:
+    from PEPit import PSDMatrix
+    from PEPit.wrappers import WRAPPERS
+    from PEPit.wrappers.cvxpy_wrapper import CvxpyWrapper
+
+    if _WRAPPER in WRAPPERS:
+        return
+
+    class _SymmetricLMIWrapper(CvxpyWrapper):
+        """PEPit's cvxpy wrapper with each LMI entry sent once (upper triangle, symmetrized)."""
+
+        def send_lmi_constraint_to_solver(self, psd_matrix):
+            import cvxpy as cp
+
+            self._list_of_constraints_sent_to_solver.append(psd_matrix)
+            M = cp.Variable(psd_matrix.shape, symmetric=True)
+            cons = [M >> 0]
+            n = psd_matrix.shape[0]
+            for i in range(n):
+                for j in range(i, n):
+                    ex = self._expression_to_solver(psd_matrix[i, j])
+                    if i != j:
+                        ex = 0.5 * (ex + self._expression_to_solver(psd_matrix[j, i]))
+                    cons.append(M[i, j] == ex)
+            self._list_of_solver_constraints += cons
+
+        def _recover_dual_values(self):
+            vals = [c.dual_value for c in self.prob.constraints]
+            out, k = [vals[0]], 1
+            for c in self._list_of_constraints_sent_to_solver:
+                out.append(vals[k])
+                k += 1
+                if isinstance(c, PSDMatrix):
+                    k += c.shape[0] * (c.shape[0] + 1) // 2
+            return out, vals[0]
+
+    WRAPPERS[_WRAPPER] = _SymmetricLMIWrapper
+
+
+def _quadratic_leaf_class():
+    import numpy as _np
+    from PEPit import Expression, PSDMatrix
+    from PEPit.functions import SmoothStronglyConvexQuadraticFunction
+
+    class _QuadraticLeaf(SmoothStronglyConvexQuadraticFunction):
+        """PEPit's quadratic class without the identically zero row of its stationary point in the LMI (a zero
+        row leaves the LMI without interior)."""
+
+        def add_class_constraints(self):
+            xs, _, fs = self.list_of_stationary_points[0]
+            pts = [t for t in self.list_of_points if t[0] is not xs]
+            for xi, gi, fi in pts:
+                self.list_of_class_constraints.append(fi - fs == 0.5 * (xi - xs) * gi)
+            for a in range(len(pts)):
+                for b in range(a + 1, len(pts)):
+                    self.list_of_class_constraints.append((pts[a][0] - xs) * pts[b][1] == (pts[b][0] - xs) * pts[a][1])
+            N = len(pts)
+            T = _np.empty((N, N), dtype=Expression)
+            for i, (xi, gi, _) in enumerate(pts):
+                for j, (xj, gj, _) in enumerate(pts):
+                    T[i, j] = (self.L + self.mu) * gi * (xj - xs) - gi * gj - self.mu * self.L * (xi - xs) * (xj - xs)
+            if N:
+                self.list_of_class_psd.append(PSDMatrix(matrix_of_expressions=T))
+
+    return _QuadraticLeaf
+
+
+def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, eta, momentum, server, rounds, D):
+    """The PEPit problem (units L = 1) for the measure; returns (pep, metric is squared)."""
+    from PEPit import PEP, Expression
+    from PEPit.functions import SmoothStronglyConvexFunction
+
+    _register_wrapper()
+    leaf = _quadratic_leaf_class() if function_class == "quadratic" else SmoothStronglyConvexFunction
+    m_, g_, a_, eta_ = mu / L, gamma * L, alpha / L, (eta or 0.0) * L
+    n = len(p)
+    pb = PEP()
+    fs = [pb.declare_function(leaf, mu=m_, L=1.0) for _ in range(n)]
+    F = float(p[0]) * fs[0]
+    for pi, f in zip(p[1:], fs[1:]):
+        F = F + float(pi) * f
+    xs = F.stationary_point()
+    cs = [f.stationary_point() for f in fs]
+    if het == "C":
+        o = pb.set_initial_point()
+        for c in cs:
+            pb.add_constraint((c - o) ** 2 <= 1.0)
+    else:
+        grads = [f.gradient(xs) for f in fs]
+        # units L = 1 divide every gradient by L: Σ p_i‖∇f_i(x*)‖² ≤ 1 reads ≤ 1/L² here
+        pb.add_constraint(sum((float(pi) * g ** 2 for pi, g in zip(p[1:], grads[1:])), float(p[0]) * grads[0] ** 2)
+                          <= 1.0 / L ** 2)
+    w = th.weights
+    kmax = int(np.flatnonzero(w > 0)[-1])
+
+    def message(i, x):
+        y, q = x, None
+        for k in range(kmax + 1):
+            gk = fs[i].gradient(y) + a_ * (y - x)
+            if w[k] > 0:
+                q = float(w[k]) * gk if q is None else q + float(w[k]) * gk
+            y = y - g_ * gk
+        return q
+
+    if measure == "floor":
+        xb = pb.set_initial_point()
+        total = None
+        for i in range(n - 1):
+            qi = float(p[i]) * message(i, xb)
+            total = qi if total is None else total + qi
+        # last client: its last weighted gradient is whatever makes Σ p_i q_i = 0
+        partial = _message_without_last(fs[n - 1], xb, w, kmax, g_, a_)
+        last_g = (-1.0 / (float(p[n - 1]) * float(w[kmax]))) * (total + float(p[n - 1]) * partial[0]) \
+            if total is not None else (-1.0 / float(w[kmax])) * partial[0]
+        fs[n - 1].add_point((partial[1], last_g - a_ * (partial[1] - xb), Expression()))
+        pb.set_performance_metric((xb - xs) ** 2)
+    elif measure == "rate":
+        x1, x2 = pb.set_initial_point(), pb.set_initial_point()
+        pb.set_initial_condition((x1 - x2) ** 2 <= 1.0)
+        r1 = x1 - eta_ * _sum_p(p, [message(i, x1) for i in range(n)])
+        r2 = x2 - eta_ * _sum_p(p, [message(i, x2) for i in range(n)])
+        pb.set_performance_metric((r1 - r2) ** 2)
+    else:
+        x0 = pb.set_initial_point()
+        pb.set_initial_condition((x0 - xs) ** 2 <= (D / 1.0) ** 2)
+        x, x_prev = x0, x0
+        beta = momentum or 0.0
+        for _ in range(rounds):
+            y = x + beta * (x - x_prev) if server == "nesterov" else x
+            step = y - eta_ * _sum_p(p, [message(i, y) for i in range(n)])
+            x_new = step + beta * (x - x_prev) if server == "heavy_ball" else step
+            x_prev, x = x, x_new
+        pb.set_performance_metric((x - xs) ** 2)
+    return pb
+
+
+def _message_without_last(f, x, w, kmax, g_, a_):
+    """The last client's message without its last weighted gradient, and the point where that gradient sits."""
+    y, q = x, None
+    from PEPit import Point
+
+    for k in range(kmax):
+        gk = f.gradient(y) + a_ * (y - x)
+        if w[k] > 0:
+            q = float(w[k]) * gk if q is None else q + float(w[k]) * gk
+        y = y - g_ * gk
+    if q is None:
+        q = Point(is_leaf=False, decomposition_dict=dict())
+    return q, y
+
+
+def _sum_p(p, vecs):
+    out = float(p[0]) * vecs[0]
+    for pi, v in zip(p[1:], vecs[1:]):
+        out = out + float(pi) * v
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# lower bounds: probe over concrete quadratic federations, replayed through the driver
+# --------------------------------------------------------------------------------------------
+
+def _instance(z, n, d, mu, L):
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    k = 0
+    lam, V = [], []
+    for _ in range(n):
+        li = mu + (L - mu) * (1 + np.sin(z[k:k + d])) / 2
+        k += d
+        Q, R = np.linalg.qr(z[k:k + d * d].reshape(d, d) + 1e-9 * np.eye(d))
+        Q = Q * np.sign(np.diag(R) + 1e-300)
+        order = np.argsort(li)
+        lam.append(li[order])
+        V.append(Q[:, order])
+        k += d * d
+    c = []
+    for _ in range(n):
+        u = z[k:k + d]
+        c.append(u / max(np.linalg.norm(u), 1e-300))
+        k += d
+    lam, V = np.array(lam), np.array(V)
+    A = np.einsum("nij,nj,nkj->nik", V, lam, V)
+    return lam, V, A, np.array(c), k
+
+
+def _build(lam, V, A, c, p):
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    return QuadraticFederation(A=0.5 * (A + np.swapaxes(A, 1, 2)), c=c, p=p, eigvals=lam, eigvecs=V)
+
+
+def _het_scale(prob, het):
+    """The instance's heterogeneity in the certificate's units (max‖c_i‖ = C, or (Σp‖∇f_i(x*)‖²)^½ = ζ)."""
+    if het == "C":
+        return float(np.linalg.norm(prob.c, axis=1).max())
+    xs = prob.x_star()
+    g = np.einsum("nij,nj->ni", prob.A, xs[None, :] - prob.c)
+    return float(np.sqrt(prob.p @ np.sum(g ** 2, axis=1)))
+
+
+def _probe_floor(mu, L, gamma, th, alpha, p, het, d, starts, seed):
+    from fedtheory.algorithms.surrogate import minimizer_distance
+    from fedtheory.certify.params import Custom
+    from fedtheory.certify.probe import probe
+
+    n = len(p)
+
+    def decode(z):
+        lam, V, A, c, _ = _instance(z, n, d, mu, L)
+        return _build(lam, V, A, c, p)
+
+    size = n * (d + d * d) + n * d
+
+    def val(prob):
+        return minimizer_distance(prob, alpha, gamma, th) / _het_scale(prob, het)
+
+    # structured starts: every client's spectrum at the extremes {μ, L, ..., L} (where the worst cases found so
+    # far sit), random rotations and centres; the best few seed the local search beside the random phase
+    rng = np.random.default_rng(seed)
+    extremes = np.r_[-np.pi / 2, np.full(d - 1, np.pi / 2)]
+    cands = []
+    for _ in range(24 * starts):
+        z = rng.normal(size=size)
+        for i in range(n):
+            z[i * (d + d * d):i * (d + d * d) + d] = extremes
+        try:
+            cands.append((val(decode(z)), z))
+        except (ValueError, np.linalg.LinAlgError):
+            continue
+    cands.sort(key=lambda t: -t[0])
+    res = probe(val, Custom(size, decode), seed=seed, n_random=16 * starts, n_starts=starts, maxiter=400,
+                method="L-BFGS-B", starts=[z for _, z in cands[:starts]])
+    return res.worst_instance, res.worst_value
+
+
+def _replay_floor(prob, mu, L, gamma, th, alpha, het):
+    """Run the driver from x* until it settles at its fixed point; the distance it reaches, per unit C (or ζ)."""
+    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+    from fedtheory.algorithms.surrogate import surrogate_hessian
+
+    H = surrogate_hessian(prob, alpha, gamma, th)
+    ev = np.linalg.eigvalsh(0.5 * (H + H.T))
+    eta = 2.0 / (ev[0] + ev[-1])
+    rate = (ev[-1] - ev[0]) / (ev[-1] + ev[0])
+    rounds = int(min(200_000, max(50, math.ceil(math.log(1e-14) / math.log(max(rate, 1e-300))) + 20))) if rate > 0 else 5
+    algo = LocalUpdate(th, alpha, gamma, ServerOpt("gd", lr=eta))
+    h = run_local_update(prob, algo, prob.x_star(), rounds).to_numpy()
+    return float(h.dist_empirical[-1]) / _het_scale(prob, het), float(h.dist_surrogate[-1]), rounds
+
+
+def _probe_rate_instance(mu, L, gamma, th, alpha, p, eta, d):
+    """Identical clients whose common eigenvalue maximizes |1 − η b(λ)| (the worst direction)."""
+    grid = np.geomspace(mu, L, 4001)
+    r = np.abs(1 - eta * message_eigenvalue(grid, gamma, th, alpha))
+    lam_star = float(grid[int(np.argmax(r))])
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    n = len(p)
+    lam = np.array([[lam_star] + [mu] * (d - 1)] * n)
+    lam.sort(axis=1)
+    V = np.array([np.eye(d)] * n)
+    A = np.einsum("nij,nj,nkj->nik", V, lam, V)
+    return QuadraticFederation(A=A, c=np.zeros((n, d)), p=p, eigvals=lam, eigvecs=V), lam_star
+
+
+def _replay_rate(prob, gamma, th, alpha, eta):
+    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+
+    algo = LocalUpdate(th, alpha, gamma, ServerOpt("gd", lr=eta))
+    best = 0.0
+    for j in range(prob.d):
+        x0 = np.zeros(prob.d)
+        x1 = np.eye(prob.d)[j]
+        a = run_local_update(prob, algo, x0, 1).to_numpy().x[-1]
+        b = run_local_update(prob, algo, x1, 1).to_numpy().x[-1]
+        best = max(best, float(np.linalg.norm(a - b)))
+    return best
+
+
+# --------------------------------------------------------------------------------------------
+# the API
+# --------------------------------------------------------------------------------------------
+
+def _check(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class, engine, rounds, D, eta, theta):
+    for name, v in (("mu", mu), ("L", L), ("gamma", gamma), ("alpha", alpha)):
+        if not (isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(float(v))):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if not 0 < mu <= L:
+        raise ValueError(f"hypothesis 0 < mu <= L violated: mu={mu:g}, L={L:g}")
+    if isinstance(K, bool) or int(K) != K or K < 1:
+        raise ValueError(f"K must be an integer >= 1, got {K!r}")
+    if alpha < 0:
+        raise ValueError(f"hypothesis alpha >= 0 violated: alpha={alpha:g}")
+    if not 0 < gamma * (L + alpha) < 1:
+        raise ValueError(f"hypothesis 0 < gamma < 1/(L + alpha) violated: gamma={gamma:g}, L={L:g}, alpha={alpha:g} "
+                         f"(1/(L+alpha)={1 / (L + alpha):g}; Lemma 1)")
+    if isinstance(clients, bool) or int(clients) != clients or clients < 2:
+        raise ValueError(f"clients must be an integer >= 2, got {clients!r}")
+    if measure not in MEASURES:
+        raise ValueError(f"measure must be one of {MEASURES}, got {measure!r}")
+    if function_class not in CLASSES:
+        raise ValueError(f"function_class must be one of {CLASSES}, got {function_class!r}")
+    if engine is not None and engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "spectral" and function_class != "quadratic":
+        raise ValueError("engine 'spectral' is exact for quadratic clients only; use engine='pepit'")
+    if zeta is not None and not (zeta > 0):
+        raise ValueError(f"zeta must be > 0, got {zeta!r}")
+    if zeta is None and not (C > 0):
+        raise ValueError(f"C must be > 0, got {C!r}")
+    if measure in ("rate", "error") and not (eta is not None and eta > 0):
+        raise ValueError(f"measure {measure!r} needs a server step eta > 0, got {eta!r}")
+    if measure == "error" and (rounds is None or int(rounds) != rounds or rounds < 1 or D is None or not D >= 0):
+        raise ValueError(f"measure 'error' needs rounds >= 1 and D >= 0, got rounds={rounds!r}, D={D!r}")
+
+
+def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: int = 2, theta: Any = "1:K",
+                         alpha: float = 0.0, eta: float | None = None, momentum: float | None = None,
+                         server: str = "gd", C: float = 1.0, zeta: float | None = None, measure: str = "floor",
+                         rounds: int | None = None, D: float | None = None, function_class: str = "quadratic",
+                         p: Any = None, engine: str | None = None, pieces: int = 48, probe_dim: int | None = None,
+                         probe_starts: int = 6, seed: int = 0) -> Certificate:
+    r"""Certified worst case of LocalUpdate over n = ``clients`` heterogeneous clients (see the module docstring).
+
+    ``measure="floor"``: sup ‖x̄ − x*‖ (scales with C or ζ); ``"rate"``: sup one-round contraction of server GD
+    with step ``eta``; ``"error"``: sup ‖x_T − x*‖ after ``rounds`` from ‖x_0 − x*‖ ≤ D (server ``"gd"``,
+    ``"heavy_ball"`` or ``"nesterov"`` with ``momentum``; PEPit engine). ``engine`` defaults to ``"spectral"``
+    for quadratic floor/rate and ``"pepit"`` otherwise. ``pieces``: spectral relaxation refinement. Lower
+    bounds: ``probe_starts`` seeded starts in dimension ``probe_dim`` (default n), replayed in the driver.
+
+    A hypothesis outside the class (γ ≥ 1/(L + α), μ > L, ...) raises ValueError naming it.
+
+    >>> c = certify_local_update(1.0, 4.0, 1, 0.1, pieces=8, probe_starts=1)      # K = 1: gradient descent
+    >>> c.value < 1e-6, c.status
+    (True, 'certified')
+    """
+    t0 = time.perf_counter()
+    _check(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class, engine, rounds, D, eta, theta)
+    mu, L, gamma, alpha = float(mu), float(L), float(gamma), float(alpha)
+    n, K = int(clients), int(K)
+    th = _theta(theta, K)
+    if th.K != K and not isinstance(theta, str):
+        K = th.K
+    pp = np.full(n, 1.0 / n) if p is None else np.asarray(p, dtype=np.float64)
+    if pp.shape != (n,) or np.any(pp <= 0) or abs(pp.sum() - 1) > 1e-9:
+        raise ValueError(f"p must be {n} positive weights summing to 1, got {np.asarray(p).tolist()}")
+    het = "C" if zeta is None else "zeta"
+    scale = float(C if zeta is None else zeta)
+    if server not in ("gd", "heavy_ball", "nesterov"):
+        raise ValueError(f"server must be 'gd', 'heavy_ball' or 'nesterov', got {server!r}")
+    if measure == "rate" and server != "gd":
+        raise ValueError("measure 'rate' is the one-round contraction of server GD; use measure='error' for momentum")
+    if engine is None:
+        engine = "spectral" if function_class == "quadratic" else "pepit"
+    d = int(probe_dim or max(2, n))
+    hyp = {"mu": mu, "L": L, "K": K, "gamma": gamma, "theta": th.to_json(), "alpha": alpha, "eta": eta,
+           "momentum": momentum, "server": server, "clients": n, "p": pp.tolist(), "C": None if zeta else scale,
+           "zeta": zeta, "measure": measure, "rounds": rounds, "D": D, "function_class": function_class,
+           "engine": engine}
+    claim = CLAIM_IDS[measure]
+    notes = []
+    details: dict = {}
+
+    # ---- upper bound
+    solver = ""
+    upper = None
+    try:
+        if engine == "spectral":
+            if measure == "floor":
+                sq, solver, npieces = _spectral_floor(mu, L, gamma, th, alpha, pp, het, pieces)
+                upper = None if sq is None else math.sqrt(max(sq, 0.0)) * scale
+            elif measure == "rate":
+                sq, solver, npieces = _spectral_rate(mu, L, gamma, th, alpha, pp, eta, pieces)
+                upper = None if sq is None else math.sqrt(max(sq, 0.0))
+            else:
+                sq, solver, npieces = _spectral_error(mu, L, gamma, th, alpha, pp, het, eta, momentum, server,
+                                                      rounds, D / scale, pieces)
+                upper = None if sq is None else math.sqrt(max(sq, 0.0)) * scale
+            details["pieces"] = npieces
+        else:
+            from fedtheory.certify.pep import _solve_detail
+
+            het_pep = het
+            pb = _pepit_problem(mu, L, K, gamma, th, alpha, pp, het_pep, measure, function_class, eta, momentum,
+                                server, rounds, (D / scale) if measure == "error" and scale > 0 else D)
+            sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
+            root = math.sqrt(max(sq, 0.0))
+            upper = root * scale if measure in ("floor", "error") else root
+    except RuntimeError as err:
+        solver = f"unreliable: {err}"
+        upper = None
+
+    # ---- lower bound
+    lower, instance = None, None
+    if measure == "floor":
+        prob, probed = _probe_floor(mu, L, gamma, th, alpha, pp, het, d, probe_starts, seed)
+        replayed, settle, nrounds = _replay_floor(prob, mu, L, gamma, th, alpha, het)
+        lower = replayed * scale
+        s = scale / _het_scale(prob, het)
+        instance = {"problem": _build(prob.eigvals, prob.eigvecs, prob.A, prob.c * s, pp).to_json(),
+                    "theta": th.to_json(), "alpha": alpha, "gamma": gamma, "x0": "x_star", "rounds": nrounds,
+                    "driver_distance_to_fixed_point": settle * s, "probe_value": probed * scale}
+    elif measure == "rate":
+        prob, lam_star = _probe_rate_instance(mu, L, gamma, th, alpha, pp, eta, d)
+        lower = _replay_rate(prob, gamma, th, alpha, eta)
+        instance = {"problem": prob.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma, "eta": eta,
+                    "lambda_star": lam_star}
+    else:
+        (prob, x0), probed, srv = _probe_error(mu, L, gamma, th, alpha, pp, het, eta, momentum, server, rounds,
+                                               D / scale, d, probe_starts, seed)
+        from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
+
+        h = run_local_update(prob, LocalUpdate(th, alpha, gamma, srv), x0, rounds).to_numpy()
+        lower = float(h.dist_empirical[-1]) * scale
+        sp = _build(prob.eigvals, prob.eigvecs, prob.A, prob.c * scale, pp)
+        instance = {"problem": sp.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
+                    "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
+                    "x0": (sp.x_star() + (x0 - prob.x_star()) * scale).tolist(), "rounds": rounds}
+
+    if upper is not None:
+        upper *= 1 + SDP_MARGIN
+    status = "certified" if upper is not None else "unreliable"
+    gap = None
+    if upper is not None and lower is not None:
+        gap = (upper - lower) / upper if upper > 0 else 0.0
+        if lower > upper * (1 + RTOL) + 1e-9 * scale:
+            status = "unreliable"
+            notes.append(f"replayed lower bound {lower!r} exceeds the upper bound {upper!r}: the SDP's value is wrong")
+            upper = None
+    if function_class != "quadratic" and lower is not None:
+        notes.append("lower bound from a quadratic instance (quadratics belong to the smooth strongly convex class)")
+    return Certificate(value=upper, lower=lower, gap=gap, instance=instance, hypotheses=hyp, claim_id=claim,
+                       solver=solver, status=status, seconds=time.perf_counter() - t0, notes="; ".join(notes),
+                       details=details)

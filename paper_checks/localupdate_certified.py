@@ -1,0 +1,273 @@
+"""Certified replacements for the accuracy-floor bounds of Charles & Konečný, *Convergence and Accuracy Trade-Offs
+in Federated Learning and Meta-Learning* (arXiv:2103.05032) that fail for d ≥ 2 (Lemma 5, Theorem 4,
+Corollary 1; see paper_checks/localupdate.py).
+
+Each value here is a certificate from :func:`fedtheory.certify.federated_pep.certify_local_update`: an upper bound
+valid over the whole class (n quadratic clients, μI ⪯ A_i ⪯ LI, ‖c_i − o‖ ≤ C, any dimension) and a lower bound
+that a concrete federation reaches in the real driver. A claim below states an interval or a comparison; its
+check takes every constant from ``ctx.param`` so a negative control reruns it against a known-false constant.
+
+Findings (measured by these claims):
+
+* at μ = 1, L = 1000, K = 100, γ = 1/(2L), n = 2 the worst floor is Δ/C = 15.2017 (upper and replayed lower
+  agree to 10⁻⁶): Lemma 5's proved constant 8 fails by a factor 1.9, Theorem 4's right-hand side by far more;
+* the certificates are tight on every grid point tried (gap ≤ 10⁻³): the relaxation is exact in practice;
+* with smooth strongly convex (non-quadratic) clients FedAvg's worst floor is strictly larger than with
+  quadratics (localupdate/section-4.3/smooth-floor-larger).
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+from fedtheory.algorithms.surrogate import minimizer_distance, surrogate_hessian
+from fedtheory.algorithms.theta import Theta
+from fedtheory.analysis.rates import suboptimality_delta
+from fedtheory.algorithms.surrogate import kappa_bound_uniform
+from fedtheory.certify.federated_pep import certify_local_update
+from fedtheory.claims.core import Control, claim
+from fedtheory.problems.quadratic import QuadraticFederation
+
+_HERE = Path(__file__).resolve().parent
+_LEMMA5_CEX = _HERE / "counterexamples" / "localupdate" / "lemma-5.json"
+
+#: the acceptance point and its certified interval for sup Δ/C (upper and lower agree to 1e-6 there)
+ACCEPT = {"mu": 1.0, "L": 1000.0, "K": 100, "gamma": 0.5 / 1000.0}
+ACCEPT_INTERVAL = (15.20, 15.21)
+#: the fast grid: n = 2, γL = 1/2
+FAST_GRID = [(10.0, 2), (10.0, 10), (100.0, 2), (100.0, 10)]
+#: tightness required of a certificate: lower >= (1 - TIGHT)·upper (the SDP's own tolerance is 1e-6)
+TIGHT = 1e-3
+
+
+def _theorem4_rhs(mu, L, K, gamma, constant=8.0):
+    """Theorem 4's right-hand side per unit C with κ of eq. (11) (Θ_{1:K}, α = 0)."""
+    kap = float(kappa_bound_uniform(mu, L, 0.0, gamma, K))
+    return constant * float(suboptimality_delta(L / mu, kap))
+
+
+def _row(c, mu, L, K, gamma):
+    return {"kappa0": L / mu, "K": K, "gammaL": gamma * L, "upper": c.value, "lower": c.lower, "gap": c.gap,
+            "status": c.status, "seconds": round(c.seconds, 2), "theorem4_rhs_8": _theorem4_rhs(mu, L, K, gamma),
+            "theorem4_rhs_2": _theorem4_rhs(mu, L, K, gamma, 2.0)}
+
+
+@claim(
+    id="localupdate/lemma-5/certified",
+    ref="Lemma 5",
+    title="Certified worst floor at κ₀ = 1000, K = 100, γ = 1/(2L): sup‖x*(0,γ,Θ_{1:K}) − x*‖/C ∈ [15.20, 15.21]",
+    statement=r"For $n=2$ clients $f_i=\tfrac12(x-c_i)^\top A_i(x-c_i)$, $I\preceq A_i\preceq 1000I$, $\|c_i-o\|\le C$, "
+              r"any dimension, FedAvg ($\Theta_{1:100}$, $\gamma=1/2000$, $\alpha=0$, $p=(\tfrac12,\tfrac12)$): "
+              r"$\sup\|x^*(\alpha,\gamma,\Theta)-x^*\|/C\in[15.20,15.21]$, above Lemma 5's $8$ and Theorem 4's "
+              r"$8(\sqrt{\kappa_0}-\sqrt\kappa)/(\sqrt{\kappa_0}+\sqrt\kappa)$; and at the parameters of the stored "
+              r"Lemma 5 counterexample the certificate bounds the counterexample's floor.",
+    kind="certificate",
+    controls=[Control("below-attained", "the interval's upper end 15.0, below the 15.2017 a federation reaches",
+                      {"interval": (15.0, 15.21)}),
+              Control("cex-above", "the stored counterexample's floor scaled up by 1.5, beyond the certificate",
+                      {"cex_factor": 1.5})],
+)
+def certified_floor(ctx):
+    """Upper bound: the spectral relaxation (exact in the limit of fine pieces, a valid upper bound at any);
+    lower bound: the probe's federation, replayed through run_local_update from x* until it settles."""
+    lo, hi = ctx.param("interval", ACCEPT_INTERVAL)
+    c = certify_local_update(ACCEPT["mu"], ACCEPT["L"], ACCEPT["K"], ACCEPT["gamma"], pieces=16, probe_starts=3,
+                             seed=ctx.seed % (2 ** 31))
+    # the stored Lemma 5 counterexample, certified at its own parameters (p, L, K, γ)
+    data = json.loads(_LEMMA5_CEX.read_text())["counterexample"]
+    prob = QuadraticFederation.from_json(data["problem"])
+    theta = Theta.from_json(data["theta"])
+    gamma = float(data["gamma"])
+    C = float(prob.C)
+    c2 = certify_local_update(float(prob.mu), float(prob.L), theta.K, gamma, p=prob.p.tolist(), C=C, pieces=16,
+                              probe_starts=2, seed=ctx.seed % (2 ** 31))
+    H = surrogate_hessian(prob, 0.0, gamma, theta)
+    ev = np.linalg.eigvalsh(H)
+    algo = LocalUpdate(theta, 0.0, gamma, ServerOpt("gd", lr=2 / (ev[0] + ev[-1])))
+    rounds = int(math.ceil(math.log(1e-14) / math.log((ev[-1] - ev[0]) / (ev[-1] + ev[0])))) + 10
+    cex_floor = float(run_local_update(prob, algo, prob.x_star(), rounds).to_numpy().dist_empirical[-1])
+    cex_floor *= ctx.param("cex_factor", 1.0)
+    ok = (c.status == "certified" and c2.status == "certified" and lo <= c.lower and c.value <= hi
+          and c.gap <= 0.10 and cex_floor <= c2.value)
+    t4 = _theorem4_rhs(ACCEPT["mu"], ACCEPT["L"], ACCEPT["K"], ACCEPT["gamma"])
+    return ctx.decide(ok, measured={
+        "upper": c.value, "lower": c.lower, "gap": c.gap, "solver": c.solver, "seconds": c.seconds,
+        "ratio_to_8": c.lower / 8.0, "theorem4_rhs": t4, "ratio_to_theorem4": c.lower / t4,
+        "conjecture_2c_rhs": t4 / 4, "counterexample_floor": cex_floor, "counterexample_certified_upper": c2.value,
+        "counterexample_certified_lower": c2.lower, "counterexample_lemma5_ratio": 7.7247},
+        tolerance={"interval": [lo, hi], "gap": "≤ 10 % (acceptance), measured ~1e-6",
+                   "sdp": "upper bound inflated by 1e-6 relative over Clarabel's 1e-8 duality gap"},
+        counterexample=None, notes="The attaining instance is in the certificate (c.instance); its floor is the "
+                                   "driver's ‖x_T − x*‖ after it settles at x*(α,γ,Θ) (‖x_T − x*(α,γ,Θ)‖ ≤ 1e-12).")
+
+
+@claim(
+    id="localupdate/lemma-5/certified-fast-grid",
+    ref="Lemma 5",
+    title="Certified worst floors for κ₀ ∈ {10, 100}, K ∈ {2, 10}, γ = 1/(2L), n = 2: tight, against 8C and 2C",
+    statement=r"For $n=2$ quadratic clients ($\mu I\preceq A_i\preceq LI$, $\|c_i-o\|\le C$) and FedAvg with "
+              r"$\gamma L=\tfrac12$, at each $(\kappa_0,K)\in\{10,100\}\times\{2,10\}$ the worst floor "
+              r"$\sup\|x^*(0,\gamma,\Theta_{1:K})-x^*\|/C$ is attained to $10^{-3}$ by a federation replayed in the driver "
+              r"(upper and lower bound agree).",
+    kind="certificate",
+    controls=[Control("tighter-than-attained", "the claim that the worst floor is 0.1 % below the certified value",
+                      {"upper_factor": 0.999})],
+)
+def certified_fast_grid(ctx):
+    """Also records, per point, the certified floor against Lemma 5/Theorem 4's 8(√κ₀ − √κ)/(√κ₀ + √κ) and the
+    2C conjecture (measured, not asserted: where each holds and by how much it fails)."""
+    factor = ctx.param("upper_factor", 1.0)
+    rows, ok = [], True
+    for kap, K in FAST_GRID:
+        c = certify_local_update(1.0, kap, K, 0.5 / kap, pieces=16, probe_starts=2, seed=ctx.seed % (2 ** 31))
+        rows.append(_row(c, 1.0, kap, K, 0.5 / kap))
+        ok &= c.status == "certified" and c.lower >= (1 - TIGHT) * c.value and c.lower <= factor * c.value
+    for r in rows:
+        r["holds_8"] = r["upper"] <= r["theorem4_rhs_8"]
+        r["holds_2"] = r["upper"] <= r["theorem4_rhs_2"]
+    return ctx.decide(ok, measured={"grid": rows}, tolerance={"tightness": TIGHT})
+
+
+@claim(
+    id="localupdate/lemma-5/certified-fedprox",
+    ref="Lemma 5",
+    title="FedProx (α > 0): the certified worst floor is attained, and the proximal term lowers it",
+    statement=r"For $n=2$ quadratic clients with $\kappa_0=10$, $K=4$, $\gamma L=\tfrac12$ and FedProx's $\alpha=L/5$, "
+              r"the certified worst floor is attained to $10^{-3}$ and is below FedAvg's ($\alpha=0$).",
+    kind="certificate",
+    controls=[Control("prox-raises", "the reversed claim: FedProx's worst floor above FedAvg's",
+                      {"direction": -1.0})],
+)
+def certified_fedprox(ctx):
+    sign = ctx.param("direction", 1.0)
+    L, K, g = 10.0, 4, 0.05
+    prox = certify_local_update(1.0, L, K, g, alpha=L / 5, pieces=16, probe_starts=2, seed=ctx.seed % (2 ** 31))
+    avg = certify_local_update(1.0, L, K, g, pieces=16, probe_starts=2, seed=ctx.seed % (2 ** 31))
+    ok = (prox.status == avg.status == "certified" and prox.lower >= (1 - TIGHT) * prox.value
+          and sign * (avg.lower - prox.value) > 0)
+    return ctx.decide(ok, measured={"fedprox_upper": prox.value, "fedprox_lower": prox.lower,
+                                    "fedavg_upper": avg.value, "fedavg_lower": avg.lower},
+                      tolerance={"tightness": TIGHT})
+
+
+@claim(
+    id="localupdate/section-4.3/smooth-floor-larger",
+    ref="Section 4.3",
+    title="Beyond quadratics: FedAvg's worst floor on smooth strongly convex clients exceeds the quadratic one",
+    statement=r"For $n=2$ clients, $\kappa_0=10$, $K\in\{2,4\}$, $\gamma L=\tfrac12$, $\|c_i-o\|\le C$: the worst "
+              r"floor over $L$-smooth $\mu$-strongly convex clients (PEP, exact interpolation) is at least $1.2$ times "
+              r"the certified worst floor over quadratic clients.",
+    kind="certificate",
+    controls=[Control("factor-2", "the claim that the smooth class doubles the floor", {"factor": 2.0})],
+)
+def smooth_floor_larger(ctx):
+    """The smooth class's value is PEPit's exact PEP (Clarabel, SCS cross-check); the quadratic value is the
+    spectral certificate's *upper* bound, so the comparison is conservative."""
+    factor = ctx.param("factor", 1.2)
+    rows, ok = [], True
+    for K in (2, 4):
+        s = certify_local_update(1.0, 10.0, K, 0.05, function_class="smooth-strongly-convex", probe_starts=1,
+                                 seed=ctx.seed % (2 ** 31))
+        q = certify_local_update(1.0, 10.0, K, 0.05, pieces=16, probe_starts=2, seed=ctx.seed % (2 ** 31))
+        rows.append({"K": K, "smooth_upper": s.value, "quadratic_upper": q.value, "quadratic_lower": q.lower,
+                     "smooth_solver": s.solver})
+        ok &= s.status == q.status == "certified" and s.value >= factor * q.value
+    return ctx.decide(ok, measured={"rows": rows},
+                      notes="The smooth class's PEP value is its exact worst case (PEPit's interpolation for smooth "
+                            "strongly convex functions is exact); a concrete non-quadratic attaining federation is not "
+                            "rebuilt here, so the smooth side rests on the SDP (two solvers) alone.")
+
+
+@claim(
+    id="localupdate/lemma-5/certified-grid",
+    ref="Lemma 5",
+    title="Certified worst floor over a grid of κ₀, K, γL (n = 2, 3) against 8C and the 2C conjecture",
+    statement=r"For $n\in\{2,3\}$ quadratic clients, $\kappa_0\in\{10,100,1000\}$, $K\in\{1,2,5,10,20,50,100\}$, "
+              r"$\gamma L\in\{0.1,0.5,0.9\}$: every certificate is reliable and attained to $10^{-2}$.",
+    kind="certificate",
+    tier="full",
+    controls=[Control("tighter-than-attained", "the worst floor 1 % below the certified value",
+                      {"upper_factor": 0.99})],
+)
+def certified_grid(ctx):
+    factor = ctx.param("upper_factor", 1.0)
+    rows, ok = [], True
+    for n in (2, 3):
+        for kap in (10.0, 100.0, 1000.0):
+            for K in (1, 2, 5, 10, 20, 50, 100):
+                for gl in (0.1, 0.5, 0.9):
+                    if n == 3 and K not in (2, 10, 100):
+                        continue
+                    c = certify_local_update(1.0, kap, K, gl / kap, clients=n, pieces=16, probe_starts=3,
+                                             seed=ctx.seed % (2 ** 31))
+                    r = _row(c, 1.0, kap, K, gl / kap)
+                    r["n"] = n
+                    rows.append(r)
+                    if c.value is None or c.value < 1e-6:
+                        ok &= c.status == "certified"
+                        continue
+                    ok &= c.status == "certified" and c.lower >= 0.99 * c.value and c.lower <= factor * c.value
+    return ctx.decide(ok, measured={"grid": rows}, tolerance={"tightness": 1e-2})
+
+
+@claim(
+    id="localupdate/corollary-1/certified",
+    ref="Corollary 1",
+    title="Certified ‖x_T − x*‖ after T rounds of FedAvg with server GD (quadratics, n = 2)",
+    statement=r"For $n=2$ quadratic clients, $\kappa_0=10$, $K=2$, $\gamma L=\tfrac12$, server GD with $\eta=0.1$, "
+              r"$\|x_0-x^*\|\le C$, $T=2$: the certified worst $\|x_T-x^*\|/C$ is attained to $10^{-3}$ by a "
+              r"federation and start replayed in the driver.",
+    kind="certificate",
+    tier="full",
+    controls=[Control("tighter-than-attained", "the worst error 0.1 % below the certified value",
+                      {"upper_factor": 0.999})],
+)
+def certified_error(ctx):
+    factor = ctx.param("upper_factor", 1.0)
+    c = certify_local_update(1.0, 10.0, 2, 0.05, measure="error", eta=0.1, rounds=2, D=1.0, pieces=16,
+                             probe_starts=3, seed=ctx.seed % (2 ** 31))
+    ok = c.status == "certified" and c.lower >= (1 - TIGHT) * c.value and c.lower <= factor * c.value
+    return ctx.decide(ok, measured={"upper": c.value, "lower": c.lower, "gap": c.gap, "solver": c.solver},
+                      tolerance={"tightness": TIGHT})
+
+
+@claim(
+    id="localupdate/theorem-5/certified-d1",
+    ref="Theorem 5",
+    title="d = 1 / commuting clients: the exact worst floor (Theorem 5's mean-absolute-deviation form) is attained, "
+          "obeys Lemma 12's 2C bound, and the all-dimension certificate exceeds it",
+    statement=r"For two clients in $d=1$ (equivalently commuting $A_i$), $\kappa_0=100$, $K=10$, $\gamma L=\tfrac12$: "
+              r"$\sup\|x^*(0,\gamma,\Theta_{1:K})-x^*\| = \max_{\lambda_1,\lambda_2}2C\pi_1\pi_2|r_1-r_2|/(\pi_1r_1+\pi_2r_2)$ "
+              r"(attained in the driver to $10^{-9}$), which is $\le 2C(\sqrt b-\sqrt a)/(\sqrt b+\sqrt a)$ (Lemma 12, "
+              r"via Theorem 5) and $\le$ the certified floor over all dimensions, which is larger by a factor $>1.5$.",
+    kind="certificate",
+    controls=[Control("no-dimension-effect", "the claim that d ≥ 2 does not raise the worst floor (factor 1.5 → 1/1.5)",
+                      {"factor": 1 / 1.5, "direction": -1.0})],
+)
+def certified_d1(ctx):
+    from fedtheory.algorithms.surrogate import distortion_eigenvalues
+    from fedtheory.certify.federated_pep import floor_d1
+
+    mu, L, K, g = 1.0, 100.0, 10, 0.005
+    factor, direction = ctx.param("factor", 1.5), ctx.param("direction", 1.0)
+    v, inst = floor_d1(mu, L, K, g)
+    l1, l2 = inst["lambdas"]
+    prob = QuadraticFederation(A=[[[l1]], [[l2]]], c=[[1.0], [-1.0]], p=[0.5, 0.5])
+    replay = minimizer_distance(prob, 0.0, g, Theta.uniform(K))
+    q = np.asarray(distortion_eigenvalues(np.array([mu, L]), 0.0, g, Theta.uniform(K)))
+    a, b = float(q.min()), float(q.max())
+    lemma12 = 2 * (math.sqrt(b) - math.sqrt(a)) / (math.sqrt(b) + math.sqrt(a))
+    c = certify_local_update(mu, L, K, g, pieces=16, probe_starts=2, seed=ctx.seed % (2 ** 31))
+    ok = (abs(replay - v) <= 1e-9 * max(v, 1.0) and v <= lemma12 * (1 + 1e-12) and c.status == "certified"
+          and v <= c.value and direction * (c.lower - factor * v) > 0)
+    return ctx.decide(ok, measured={"d1_worst": v, "d1_instance": inst, "driver_replay": replay,
+                                    "lemma12_rhs": lemma12, "certified_upper": c.value, "certified_lower": c.lower,
+                                    "dimension_factor": c.lower / v},
+                      tolerance={"replay": 1e-9, "why": "closed form vs the library's spectral solve, d = 1"},
+                      notes="The all-dimension certificate cannot be restricted to commuting clients (the SDP is "
+                            "dimension-free); commuting clients reduce to d = 1 because the floor splits over the "
+                            "shared eigendirections and is largest with all of C in one of them.")
