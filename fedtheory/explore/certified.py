@@ -45,7 +45,8 @@ def pep_available() -> bool:
 
 def certify(mu: float, L: float, K: int, gamma: float, *, theta: str = "1:K", alpha: float = 0.0, clients: int = 2,
             measure: str = "floor", rounds: int | None = None, D: float | None = None, C: float = 1.0,
-            server: str = "gd", momentum: float | None = None, eta: float | None = None) -> Any:
+            server: str = "gd", momentum: float | None = None, eta: float | None = None, pieces: int = 48,
+            probe_starts: int = 6, seed: int = 0) -> Any:
     """The one adapter to the federated PEP: a Certificate (value = certified upper bound, lower = the
     value its extracted instance reaches, instance = JSON with the ``problem`` (a QuadraticFederation),
     status). ``server`` is the kind, ``momentum`` its β. Without the module it raises ImportError.
@@ -56,7 +57,8 @@ def certify(mu: float, L: float, K: int, gamma: float, *, theta: str = "1:K", al
     from fedtheory.certify.federated_pep import certify_local_update
 
     return certify_local_update(mu, L, K, gamma, clients=clients, theta=theta, alpha=alpha, eta=eta, server=server,
-                                momentum=momentum, C=C, measure=measure, rounds=rounds, D=D)
+                                momentum=momentum, C=C, measure=measure, rounds=rounds, D=D, pieces=pieces,
+                                probe_starts=probe_starts, seed=seed)
 
 
 @lru_cache(maxsize=1)
