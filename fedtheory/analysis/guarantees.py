@@ -212,6 +212,7 @@ def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: st
     delta12 = np.atleast_1d(suboptimality_delta_from_log(np.abs(log_distortion_spread(
         float(mu), float(L), theta=theta, alpha=out["alpha"], gamma=out["gamma"], K=out["K"]))))
     sources = [f"rate/{momentum}"]
+    extra_hyp = None
     if function_class == "d1":
         floor = 2 * C * delta12
         sources.append("floor/d1")
@@ -225,6 +226,7 @@ def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: st
             floor = np.where(np.isfinite(cert), cert, floor)
             if np.any(np.isfinite(cert) & ~one_step) and "floor/certified" in GUARANTEE_SOURCES:
                 sources.append("floor/certified")
+                extra_hyp = getattr(certified_floor, "hypothesis", None)
         floor = np.where(one_step, 0.0, floor)
         if np.any(one_step):
             sources.append("floor/one-step")
@@ -247,6 +249,8 @@ def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: st
             f"ServerOpt tuned as in Table 2 at the class-wide μ̃, L̃ ({momentum}: η, β printed with the setting)",
             "full participation, full-batch clients (Section 4.2)",
             f"class: {FUNCTION_CLASSES[function_class]}" + (f", n = {int(clients)} clients" if clients else "")]
+    if extra_hyp:
+        hyps.append(extra_hyp)
     caveats = []
     if function_class == "general" and not np.all(valid):
         caveats.append("no valid guarantee is known for d ≥ 2 at settings with K(Θ) > 1 that the certified table does "

@@ -104,4 +104,7 @@ def certified_floor_lookup(mu: float, L: float, theta: str, momentum: str, clien
                          for x, y, z in zip(g.ravel(), k.ravel(), a.ravel())], dtype=np.float64)
 
     lookup.grid = part      # the tuner searches these points for d ≥ 2
+    lookup.hypothesis = (f"certified floor (federated PEP table): n = {table['clients']} clients with equal weights, "
+                         f"any dimension, L/μ ≤ {float(up.min()):g} at the tabulated (γL, K, α/L)")
+    lookup.equal_weights = table.get("weights") == "uniform"
     return lookup

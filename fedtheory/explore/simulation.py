@@ -142,10 +142,11 @@ def _rotation(phi: float) -> np.ndarray:
     return np.array([[math.cos(phi), -math.sin(phi)], [math.sin(phi), math.cos(phi)]])
 
 
-def class_family(function_class: str, consts: dict) -> tuple[int, Any]:
+def class_family(function_class: str, consts: dict, *, equal_weights: bool = False) -> tuple[int, Any]:
     """(size, decode): z ∈ R^size ↦ (federation, x_0) in the class at the constants (μ, L attained by one client,
     ‖c_i‖ ≤ C, ‖x_0 − x*‖ = D). d = 1: 3 clients; commuting: the advice's n clients (at most 6) in d = 2 with
     one shared basis; general: 2 clients, d = 2, each with its own rotation (the family of the refutations).
+    ``equal_weights``: p_i = 1/n (the class of the certified table's certificates).
 
     >>> size, decode = class_family("general", {"mu": 1.0, "L": 10.0, "C": 1.0, "D": 2.0})
     >>> q, x0 = decode(np.zeros(size))
@@ -178,7 +179,7 @@ def class_family(function_class: str, consts: dict) -> tuple[int, Any]:
         k += n * (d + 1)
         direction = raw[:, :d] / np.maximum(np.linalg.norm(raw[:, :d], axis=1, keepdims=True), 1e-300)
         c = C * _unit(raw[:, d:]) * direction
-        w = np.exp(np.clip(z[k:k + n], -20, 20))
+        w = np.ones(n) if equal_weights else np.exp(np.clip(z[k:k + n], -20, 20))
         k += n
         q = _federation(lam, U, c, w)
         x_star = q.x_star()
@@ -304,9 +305,13 @@ def simulate(advice, *, seed: Any = 0, rounds: int | None = None, adversarial: b
     s = advice.best
     if s.get("eta") is None:
         raise ValueError("the advice has no finite tuned server (the class-wide μ̃, L̃ under/overflow float64)")
+    equal = "floor/certified" in g.sources        # the certificates' class: equal weights
+    if equal:
+        size, decode = class_family(advice.function_class, advice.constants, equal_weights=True)
+        q, x0 = decode(np.random.default_rng(seed).normal(size=size) * 2)
     found = {"random": (q, x0, {"family": f"random, class {advice.function_class}"})}
     if adversarial:
-        size, decode = class_family(advice.function_class, advice.constants)
+        size, decode = class_family(advice.function_class, advice.constants, equal_weights=equal)
         cert = _certificate_instance(advice, T)
         starts = ()
         if cert is not None:
@@ -360,7 +365,8 @@ def _certificate_instance(advice, T: int):
 
     s, c = advice.best, advice.constants
     cert = certify(c["mu"], c["L"], int(s["K"]), s["gamma"], theta="1:K" if s["theta"] == "uniform" else "K",
-                   alpha=s["alpha"], C=c.get("C", 0.0) or 1.0, measure="floor", clients=c.get("clients") or 2)
+                   alpha=s["alpha"], C=c.get("C", 0.0) or 1.0, measure="floor", clients=c.get("clients") or 2,
+                   pieces=16, probe_starts=2)
     inst = dict(cert.instance or {})
     if "problem" not in inst:
         return None
