@@ -33,15 +33,15 @@ def main(argv: list[str] | None = None) -> int:
     from fedtheory.sweep import write_json_atomic
 
     kappa0 = [10.0, 100.0, 1000.0]
-    Ks = [2, 5, 10] if args.quick else [2, 5, 10, 20, 50]
-    gLs = [0.02, 0.1, 0.5] if args.quick else [0.005, 0.02, 0.1, 0.3, 0.5]
+    Ks = {"uniform": [2, 5, 10] if args.quick else [2, 5, 10, 20], "last": [2, 5, 10]}
+    gLs = {"uniform": [0.02, 0.1, 0.5] if args.quick else [0.005, 0.02, 0.1, 0.3, 0.5], "last": [0.02, 0.05, 0.1]}
     thetas = (("uniform", "1:K"),) if args.quick else (("uniform", "1:K"), ("last", "K"))
     # the certificates' own claim (the federated PEP) and the claim that re-certifies this table at sampled points
     table = {"claims": ["localupdate/lemma-5/certified", "verify/explorer/certified-table"], "clients": 2,
              "weights": "uniform", "normalization": "L = 1; floor per unit C; the class ‖c_i − o‖ ≤ C, any o",
              "pieces": args.pieces, "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "theta": {}}
     for theta, arg in thetas:
-        pts = [(g, K, 0.0) for K in Ks for g in gLs if theta == "uniform" or g * K < 1]
+        pts = [(g, K, 0.0) for K in Ks[theta] for g in gLs[theta] if theta == "uniform" or g * K < 1]
         part = {"kappa0": kappa0, "gammaL": [p[0] for p in pts], "K": [p[1] for p in pts],
                 "alphaL": [p[2] for p in pts], "floor": [[None] * len(pts) for _ in kappa0]}
         table["theta"][theta] = part
