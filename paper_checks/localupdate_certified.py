@@ -83,7 +83,7 @@ def certified_floor(ctx):
     theta = Theta.from_json(data["theta"])
     gamma = float(data["gamma"])
     C = float(prob.C)
-    c2 = certify_local_update(float(prob.mu), float(prob.L), theta.K, gamma, p=prob.p.tolist(), C=C, pieces=16,
+    c2 = certify_local_update(float(prob.mu), float(prob.L), theta.K, gamma, p=prob.p.tolist(), C=C, pieces=48,
                               probe_starts=2, seed=ctx.seed % (2 ** 31))
     H = surrogate_hessian(prob, 0.0, gamma, theta)
     ev = np.linalg.eigvalsh(H)
