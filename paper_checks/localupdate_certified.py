@@ -271,3 +271,31 @@ def certified_d1(ctx):
                       notes="The all-dimension certificate cannot be restricted to commuting clients (the SDP is "
                             "dimension-free); commuting clients reduce to d = 1 because the floor splits over the "
                             "shared eigendirections and is largest with all of C in one of them.")
+
+
+@claim(
+    id="localupdate/lemma-5/certified-limit",
+    ref="Lemma 5",
+    title="Law of the certified constant: as Kγμ → ∞ the worst floor of two equal-weight clients tends to "
+          "C(κ₀ − 1)/(2√κ₀)",
+    statement=r"For $n=2$, $p=(\tfrac12,\tfrac12)$, quadratic clients with $\kappa_0=L/\mu$ and FedAvg with "
+              r"$K\gamma\mu\ge50$ (so $(1-\gamma\mu)^K\le e^{-50}$ and $b(\lambda)=1/\gamma$ to float64 precision): "
+              r"$\sup\|x^*(0,\gamma,\Theta_{1:K})-x^*\| = C\,\frac{\kappa_0-1}{2\sqrt{\kappa_0}}$ to $10^{-5}$, "
+              r"for $\kappa_0\in\{10,100\}$.",
+    kind="certificate",
+    controls=[Control("law-0.99", "the law with constant 0.99", {"law_factor": 0.99})],
+)
+def certified_limit(ctx):
+    """In the limit every client's message is (x − c_i)/γ, so x̄ is the plain mean of the c_i and the floor is
+    sup C‖(A_1 + A_2)⁻¹(A_1 − A_2)‖; the certificates (upper and replayed lower bound) pin it to the closed form.
+    The closed form is observed on the certificates, not proved here (the corrected Lemma 5 remains open)."""
+    factor = ctx.param("law_factor", 1.0)
+    rows, ok = [], True
+    for kap, K in ((10.0, 1000), (100.0, 10000)):
+        gamma = 0.5 / kap
+        law = factor * (kap - 1) / (2 * math.sqrt(kap))
+        c = certify_local_update(1.0, kap, K, gamma, pieces=16, probe_starts=2, seed=ctx.seed % (2 ** 31))
+        rows.append({"kappa0": kap, "K": K, "K_gamma_mu": K * gamma, "law": law, "upper": c.value, "lower": c.lower})
+        ok &= c.status == "certified" and abs(c.value - law) <= 1e-5 * law and abs(c.lower - law) <= 1e-5 * law
+    return ctx.decide(ok, measured={"rows": rows}, tolerance={"relative": 1e-5,
+                                                              "why": "SDP margin 1e-6; (1 − γμ)^K ≤ e^-50"})
