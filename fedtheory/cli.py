@@ -164,6 +164,9 @@ def _explore_parser(sub) -> None:
 
     pg = what.add_parser("page", help="write the standalone interactive HTML page")
     pg.add_argument("--out", default="out/explore.html", metavar="FILE", help="where (default out/explore.html)")
+    from fedtheory.explore.certify import add_certify_parser
+
+    add_certify_parser(what)
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
@@ -174,6 +177,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
     if args.explore_command is None:
         raise UsageError("explore needs one of: frontier, tune, compare, instance, oracle, page")
     try:
+        if args.explore_command == "certify":
+            from fedtheory.explore.certify import run_certify
+
+            return run_certify(args, console)
         if args.explore_command == "page":
             from fedtheory.explore.page import write_page
 

@@ -1,0 +1,91 @@
+"""Federated PEP certificates (fedtheory.certify.federated_pep): upper ≥ lower, tightness, consistency, bad input."""
+import json
+import re
+import math
+
+import numpy as np
+import pytest
+
+from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+from fedtheory.algorithms.theta import Theta
+from fedtheory.certify import federated_pep as fp
+from fedtheory.cli import main
+from fedtheory.problems.quadratic import QuadraticFederation
+
+
+def test_floor_certificate_is_tight_and_its_instance_replays():
+    c = fp.certify_local_update(1.0, 10.0, 4, 0.05, pieces=8, probe_starts=2, seed=0)
+    assert c.status == "certified"
+    assert c.lower <= c.value and c.gap < 1e-4
+    # the stored instance reproduces the lower bound in the driver, independently of the certificate code
+    inst = c.instance
+    prob = QuadraticFederation.from_json(inst["problem"])
+    H = np.einsum("n,nij->ij", prob.p, prob.A)
+    algo = LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"],
+                       ServerOpt("gd", lr=1.0 / (4 * np.linalg.eigvalsh(H)[-1])))
+    h = run_local_update(prob, algo, prob.x_star(), 3000).to_numpy()
+    assert math.isclose(float(h.dist_empirical[-1]) / prob.C, c.lower, rel_tol=1e-6)
+    assert json.loads(json.dumps(c.to_json()))["claim_id"] == "localupdate/lemma-5/certified"
+
+
+def test_floor_is_homogeneous_in_C_and_zero_at_K1():
+    a = fp.certify_local_update(1.0, 10.0, 2, 0.05, C=1.0, pieces=8, probe_starts=1)
+    b = fp.certify_local_update(1.0, 10.0, 2, 0.05, C=3.0, pieces=8, probe_starts=1)
+    assert math.isclose(b.value, 3 * a.value, rel_tol=1e-9) and math.isclose(b.lower, 3 * a.lower, rel_tol=1e-6)
+    assert fp.certify_local_update(1.0, 10.0, 1, 0.05, pieces=8, probe_starts=1).value == 0.0
+
+
+def test_rate_matches_gradient_descent_at_K1():
+    c = fp.certify_local_update(1.0, 10.0, 1, 0.05, measure="rate", eta=0.15, pieces=8)
+    assert c.status == "certified" and abs(c.value - 0.85) < 1e-5 and abs(c.lower - 0.85) < 1e-12
+
+
+def test_engines_agree_on_a_small_case():
+    s = fp.certify_local_update(1.0, 10.0, 2, 0.05, pieces=8, probe_starts=1)
+    p = fp.certify_local_update(1.0, 10.0, 2, 0.05, engine="pepit", probe_starts=1)
+    assert s.status == p.status == "certified" and abs(s.value - p.value) < 1e-4 * s.value
+
+
+def test_smooth_class_is_at_least_the_quadratic_floor():
+    s = fp.certify_local_update(1.0, 10.0, 2, 0.05, function_class="smooth-strongly-convex", probe_starts=1)
+    assert s.status == "certified" and s.value > 1.2 * s.lower      # lower: a quadratic instance
+
+
+def test_d1_formula_matches_its_instance():
+    v, inst = fp.floor_d1(1.0, 100.0, 10, 0.005)
+    from fedtheory.algorithms.surrogate import minimizer_distance
+
+    l1, l2 = inst["lambdas"]
+    prob = QuadraticFederation(A=[[[l1]], [[l2]]], c=[[1.0], [-1.0]], p=[0.5, 0.5])
+    assert math.isclose(minimizer_distance(prob, 0.0, 0.005, Theta.uniform(10)), v, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("kw, needle", [
+    (dict(mu=2.0, L=1.0, K=2, gamma=0.1), "0 < mu <= L"),
+    (dict(mu=1.0, L=10.0, K=2, gamma=0.2), "gamma < 1/(L + alpha)"),
+    (dict(mu=1.0, L=10.0, K=0, gamma=0.05), "K must be an integer"),
+    (dict(mu=1.0, L=10.0, K=2, gamma=0.05, measure="speed"), "measure must be one of"),
+    (dict(mu=1.0, L=10.0, K=2, gamma=0.05, measure="rate"), "needs a server step eta"),
+    (dict(mu=1.0, L=10.0, K=2, gamma=0.05, clients=1), "clients must be an integer >= 2"),
+    (dict(mu=1.0, L=10.0, K=2, gamma=0.05, function_class="smooth-strongly-convex", engine="spectral"),
+     "quadratic clients only"),
+])
+def test_bad_hypotheses_raise(kw, needle):
+    args = {k: kw.pop(k) for k in ("mu", "L", "K", "gamma")}
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        fp.certify_local_update(args["mu"], args["L"], args["K"], args["gamma"], **kw)
+
+
+def test_cli_certify_json_and_bad_input(tmp_path, capsys):
+    out = tmp_path / "c.json"
+    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05",
+               "--pieces", "8", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "upper" in text and "lower" in text and "gap" in text and "solver" in text
+    data = json.loads(out.read_text())
+    assert data["status"] == "certified" and data["value"] >= data["lower"]
+    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.5"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and err[0].startswith("error: hypothesis 0 < gamma")
+    rc = main(["explore", "certify", "fedprox", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05"])
+    assert rc == 2 and "alpha > 0" in capsys.readouterr().err
