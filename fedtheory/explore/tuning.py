@@ -336,6 +336,14 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
                                for w, i in zip(which, index)])
         g = parts[0]
     adv = _advice(method, consts, budget, amount, rows, g, value[order[0]], evaluated, function_class)
+    if kind == "local-update" and function_class == "general":
+        from fedtheory.explore.certified import load_table
+
+        table = load_table()
+        if table is not None and consts["clients"] != table.get("clients"):
+            adv.message = ((adv.message + "; ") if adv.message else "") + (
+                f"certified d ≥ 2 guarantees at K(Θ) > 1 exist for n = {table['clients']} clients with equal weights "
+                f"(--clients {table['clients']}) at the certified table's points")
     if kind == "local-update" and lower_bound and function_class == "general" and method != "gd":
         _attach_lower_bound(adv, method, consts, budget, amount, momentum, K_max, points)
     return adv
