@@ -139,9 +139,31 @@ def _explore_parser(sub) -> None:
 
     pg = what.add_parser("page", help="write the standalone interactive HTML page")
     pg.add_argument("--out", default="out/explore.html", metavar="FILE", help="where (default out/explore.html)")
-    from fedtheory.explore.certify import add_certify_parser
+    _certify_parser(what)
 
-    add_certify_parser(what)
+
+def _certify_parser(what) -> None:
+    """``fedtheory explore certify``: its logic is fedtheory.explore.certify (imported only when it runs)."""
+    ce = what.add_parser("certify", help="certified worst case (PEP upper bound + replayed lower bound)")
+    ce.add_argument("method", help="fedavg, fedprox or fomaml")
+    ce.add_argument("--mu", type=float, required=True, help="strong convexity μ")
+    ce.add_argument("--L", type=float, required=True, help="smoothness L")
+    ce.add_argument("--K", type=int, required=True, help="local steps K")
+    ce.add_argument("--gamma", type=float, required=True, help="client step γ (γ < 1/(L + α))")
+    ce.add_argument("--alpha", type=float, default=0.0, help="proximal weight α (fedprox)")
+    ce.add_argument("--clients", type=int, default=2, help="number of clients n (default 2)")
+    ce.add_argument("--C", type=float, default=1.0, help="heterogeneity ‖c_i − o‖ ≤ C (default 1)")
+    ce.add_argument("--zeta", type=float, default=None, help="use Σp_i‖∇f_i(x*)‖² ≤ ζ² instead of C")
+    ce.add_argument("--measure", default="floor", help="floor, rate or error (default floor)")
+    ce.add_argument("--class", dest="function_class", default="quadratic", help="quadratic or smooth-strongly-convex")
+    ce.add_argument("--eta", type=float, default=None, help="server step η (rate, error)")
+    ce.add_argument("--server", default="gd", help="gd, heavy_ball or nesterov (error)")
+    ce.add_argument("--momentum", type=float, default=None, help="server momentum β (error)")
+    ce.add_argument("--rounds", type=int, default=None, help="rounds T (error)")
+    ce.add_argument("--D", type=float, default=None, help="‖x_0 − x*‖ ≤ D (error)")
+    ce.add_argument("--pieces", type=int, default=16, help="spectral relaxation pieces (default 16)")
+    ce.add_argument("--seed", type=int, default=0, help="seed of the lower-bound probe")
+    ce.add_argument("--json", metavar="FILE", help="write the certificate as JSON")
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
