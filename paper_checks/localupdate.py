@@ -160,9 +160,10 @@ def _build_inventory() -> dict:
 _CERTIFIED_CLAIMS = {
     "Lemma 5": ["localupdate/lemma-5/certified", "localupdate/lemma-5/certified-fast-grid",
                 "localupdate/lemma-5/certified-fedprox", "localupdate/lemma-5/certified-grid",
-                "localupdate/lemma-5/certified-limit",
+                "localupdate/lemma-5/certified-limit", "localupdate/lemma-5/corrected",
                 "localupdate/section-4.3/smooth-floor-larger"],
-    "Theorem 4": ["localupdate/lemma-5/certified", "localupdate/lemma-5/certified-fast-grid"],
+    "Theorem 4": ["localupdate/lemma-5/certified", "localupdate/lemma-5/certified-fast-grid",
+                  "localupdate/lemma-5/corrected"],
     "Corollary 1": ["localupdate/corollary-1/certified"],
     "Theorem 5": ["localupdate/theorem-5/certified-d1"],
 }
