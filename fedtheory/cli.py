@@ -30,6 +30,9 @@ from fedtheory import __version__
 from fedtheory.content import UsageError, check_tier
 
 
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that raises :class:`UsageError` instead of printing usage and exiting."""
 
@@ -59,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(check)
     check.add_argument("--claim", metavar="GLOB", help="only claims whose id matches (e.g. 'localupdate/theorem-*')")
     check.add_argument("--json", metavar="FILE", help="write the report as JSON (check.schema.json)")
+    check.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                       help="time limit per claim; a claim that runs longer is stopped and recorded as error "
+                            "(default 600 for the fast tier, 3600 for full; 0: no limit, claims run in this "
+                            "process when --workers is 1)")
     figures = sub.add_parser("figures", help="compute figure data (JSON) and draw the images")
     _common(figures)
     figures.add_argument("--figure", metavar="ID", help="one figure by full id (e.g. localupdate/figure-1)")
@@ -143,6 +150,17 @@ def cmd_explore(args: argparse.Namespace) -> int:
     console = Console()
     if args.explore_command is None:
         raise UsageError("explore needs one of: frontier, tune, compare, oracle, page")
+    from fedtheory.sweep import check_output_file
+
+    if args.explore_command == "page":
+        check_output_file(args.out, "--out")
+    else:
+        if args.json is not None:
+            check_output_file(args.json, "--json")
+        if args.plot is not None:
+            check_output_file(args.plot, "--plot")
+            if Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
+                raise UsageError(f"--plot {args.plot}: the file name must end in one of {', '.join(PLOT_SUFFIXES)}")
     try:
         if args.explore_command == "page":
             from fedtheory.explore.page import write_page
@@ -188,6 +206,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
             extra = None
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+    except MemoryError:
+        raise UsageError("not enough memory for this request: ask for fewer points") from None
     result.print(console, max_rows=args.rows)
     if extra is not None:
         extra.print(console)
@@ -205,12 +225,21 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 
 def _validate_common(args: argparse.Namespace) -> None:
-    from fedtheory.sweep import check_scheduler, check_workers
+    """Everything about the run that can be wrong, checked before any work (bad input: exit 2)."""
+    from fedtheory.environment import blas_thread_count
+    from fedtheory.sweep import check_scheduler, check_workers, core_count
 
     check_tier(args.tier)
     check_workers(args.workers)
     if args.scheduler is not None:
         check_scheduler(args.scheduler)
+    elif args.workers > core_count():
+        print(f"warning: --workers {args.workers} is more than the {core_count()} CPU cores here; "
+              f"using {core_count()}", file=sys.stderr)
+    try:
+        blas_thread_count()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -220,12 +249,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     from fedtheory.claims.runner import run_claims
     from fedtheory.content import load_claims, select
 
+    from fedtheory.sweep import check_output_file
+
     _validate_common(args)
-    if args.json is not None and Path(args.json).is_dir():
-        raise UsageError(f"--json {args.json} is a directory")
+    if args.json is not None:
+        check_output_file(args.json, "--json")
+    timeout = "default"
+    if args.timeout is not None:
+        if not (args.timeout >= 0 and args.timeout != float("inf")):
+            raise UsageError(f"--timeout must be a number of seconds >= 0 (0: no limit), got {args.timeout:g}")
+        timeout = args.timeout or None
     claims = select(load_claims(args.paths or None), paper=args.paper, claim_glob=args.claim, tier=args.tier)
     report = run_claims(claims, tier=args.tier, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
-                        progress=True)
+                        progress=True, timeout=timeout)
     report.render_table(Console())
     if args.json is not None:
         import jsonschema
@@ -240,6 +276,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             path = "/".join(str(p) for p in exc.absolute_path)
             raise UsageError(f"report does not match check.schema.json at {path or '<root>'}: {exc.message}") from exc
         write_json_atomic(args.json, data, indent=1)
+    if report.interrupted is not None:
+        import signal
+
+        done = sum(1 for r in report.records if not r["evidence"]["notes"].startswith("not run:"))
+        print(f"error: stopped by {signal.Signals(report.interrupted).name}: {done} of {len(report.records)} "
+              f"claims finished" + (f"; report written to {args.json}" if args.json else ""), file=sys.stderr)
+        return 128 + report.interrupted
     return report.exit_code
 
 
@@ -247,10 +290,10 @@ def cmd_figures(args: argparse.Namespace) -> int:
     """``fedtheory figures``: load, select and hand the figures to the figure engine."""
     from fedtheory.content import load_figures, select_figures
 
+    from fedtheory.sweep import check_output_dir
+
     _validate_common(args)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} exists and is not a directory")
+    out = check_output_dir(args.out, "--out")
     figures = select_figures(load_figures(args.paths or None), args.paper, args.figure, args.tier)
     from fedtheory.environment import missing_requirements
     from fedtheory.plotting.engine import run_figures
@@ -279,25 +322,38 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["check", "no/such/path"])
     2
     """
+    from fedtheory.sweep import Interrupted, handle_signals
+
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help
+            return exc.code if isinstance(exc.code, int) else 0
         if args.version:
             print(f"fedtheory {__version__}")
             return 0
         if args.command is None:
             parser.print_help()
             return 2
-        return {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore}[args.command](args)
+        with handle_signals():
+            return {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore}[args.command](args)
     except UsageError as exc:
         message = " ".join(str(exc).split("\n")[0].split()) if str(exc).strip() else type(exc).__name__
         print(f"error: {message}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        print(f"error: stopped by {exc}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
-    except SystemExit as exc:  # --help
-        return exc.code if isinstance(exc.code, int) else 0
+    except SystemExit as exc:
+        # only --help may end the program through SystemExit; one raised by content code during a run must
+        # never turn into that run's exit code (sys.exit(0) would pass a run that did not finish)
+        print(f"error: internal error: SystemExit({exc.code!r}) raised during the run (content code called "
+              f"sys.exit?)", file=sys.stderr)
+        return 3
     except Exception as exc:
         # A bug, not bad input: still one line, with the traceback on request.
         if os.environ.get("FEDTHEORY_DEBUG"):
