@@ -35,6 +35,7 @@ from fedtheory.content import UsageError
 _SCHEDULER_RE = re.compile(r"^(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
 CONNECT_TIMEOUT_S = 10.0
 WORKER_WAIT_S = 60.0
+_GRACE_S = 2.0   # seconds a stopped worker gets between SIGTERM and SIGKILL
 
 
 def check_scheduler(address: str) -> str:
@@ -572,11 +573,20 @@ def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) ->
                     pool.remove(w)
                     fail(i, f"timed out: still running after the {timeout:g}s limit (worker killed)")
     finally:
+        # busy workers get SIGTERM and a short grace (a figure mid-commit finishes its pair), then SIGKILL
+        busy = [w for w in pool if w.task is not None]
+        for w in busy:
+            try:
+                w.proc.terminate()
+            except OSError:
+                pass
+        deadline = time.monotonic() + _GRACE_S
+        for w in busy:
+            w.proc.join(max(0.0, deadline - time.monotonic()))
+            w.kill()
         for w in pool:
             if w.task is None:
                 w.stop()
-            else:
-                w.kill()
 
 
 # --------------------------------------------------------------------------------------------
