@@ -302,8 +302,14 @@ def cmd_figures(args: argparse.Namespace) -> int:
     skipped = {k: v for k, v in skipped.items() if v}
     figures = [f for f in figures if f.id not in skipped]
 
-    manifest = run_figures(figures, out_dir=out, tier=args.tier, seed=args.seed, workers=args.workers,
-                           scheduler=args.scheduler, progress=True)
+    from fedtheory.sweep import Interrupted
+
+    try:
+        manifest = run_figures(figures, out_dir=out, tier=args.tier, seed=args.seed, workers=args.workers,
+                               scheduler=args.scheduler, progress=True)
+    except Interrupted as exc:
+        print(f"error: stopped by {exc}; {out / 'manifest.json'} lists the figures that finished", file=sys.stderr)
+        return exc.exit_code
     entries = (manifest.get("figures", []) if isinstance(manifest, dict) else manifest) or []
     wanted = {f.id for f in figures}
     for entry in entries:

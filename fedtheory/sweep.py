@@ -345,8 +345,8 @@ def map_grid(fn: Callable[[Any], Any], points: Sequence[Any], *, workers: int = 
       are then JSON round-tripped, so a fresh and a loaded result are identical. Use one store per ``fn``.
     - ``progress``: None/False, True (a rich progress bar on a terminal), or ``callable(index, result)``
       called as each point finishes (loaded points included).
-    - ``on_failure(index, reason)``: the result to record for a point whose ``fn`` raised, whose worker
-      died twice or that ran out of time; without it, the exception propagates (a dead or timed-out
+    - ``on_failure(index, reason, seconds)``: the result to record for a point whose ``fn`` raised, whose
+      worker died twice or that ran out of time (``seconds``: how long its last attempt ran); without it, the exception propagates (a dead or timed-out
       worker raises :class:`PointFailed`) and the remaining work is cancelled. Points already finished
       stay in ``store``.
 
@@ -356,7 +356,7 @@ def map_grid(fn: Callable[[Any], Any], points: Sequence[Any], *, workers: int = 
     >>> map_grid(abs, [-1, -2], progress=lambda i, r: seen.append((i, r))); seen
     [1, 2]
     [(0, 1), (1, 2)]
-    >>> map_grid(abs, ["x"], on_failure=lambda i, why: why.splitlines()[-1])
+    >>> map_grid(abs, ["x"], on_failure=lambda i, why, seconds: why.splitlines()[-1])
     ["TypeError: bad operand type for abs(): 'str'"]
     """
     check_workers(workers)
@@ -389,12 +389,12 @@ def map_grid(fn: Callable[[Any], Any], points: Sequence[Any], *, workers: int = 
             results[i] = result
             advance(i, result)
 
-        def fail(i: int, reason: str, exc: BaseException | None = None) -> None:
+        def fail(i: int, reason: str, exc: BaseException | None = None, seconds: float = 0.0) -> None:
             if on_failure is None:
                 if isinstance(exc, Exception):
                     raise exc
                 raise PointFailed(f"point {i} ({points[i]!r}): {reason.strip().splitlines()[-1]}")
-            finish(i, on_failure(i, reason))
+            finish(i, on_failure(i, reason, seconds))
 
         if scheduler is not None:
             _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeout)
@@ -402,12 +402,13 @@ def map_grid(fn: Callable[[Any], Any], points: Sequence[Any], *, workers: int = 
             _run_processes(fn, points, todo, finish, fail, min(workers, core_count()), timeout, retries)
         else:
             for i in todo:
+                started = time.perf_counter()
                 try:
                     result = fn(points[i])
                 except Exception as exc:
                     if on_failure is None:
                         raise
-                    fail(i, _describe(exc), exc)
+                    fail(i, _describe(exc), exc, time.perf_counter() - started)
                     continue
                 finish(i, result)
     finally:
@@ -557,7 +558,8 @@ def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) ->
                     if reply[0] == "ok":
                         finish(i, reply[2])
                     else:
-                        fail(i, reply[2], reply[3] if isinstance(reply[3], BaseException) else None)
+                        fail(i, reply[2], reply[3] if isinstance(reply[3], BaseException) else None,
+                             time.monotonic() - started)
                 elif w.conn in ready or w.proc.sentinel in ready:
                     w.proc.join(5)
                     why = _death(w.proc.exitcode)
@@ -567,11 +569,13 @@ def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) ->
                     if deaths[i] <= retries:
                         queue.appendleft(i)     # retried on a fresh worker
                     else:
-                        fail(i, f"{why}, also on a fresh worker ({deaths[i]} attempts)")
+                        fail(i, f"{why}, also on a fresh worker ({deaths[i]} attempts)", None,
+                             time.monotonic() - started)
                 elif timeout is not None and time.monotonic() - started > timeout:
                     w.kill()
                     pool.remove(w)
-                    fail(i, f"timed out: still running after the {timeout:g}s limit (worker killed)")
+                    fail(i, f"timed out: still running after the {timeout:g}s limit (worker killed)", None,
+                         time.monotonic() - started)
     finally:
         # busy workers get SIGTERM and a short grace (a figure mid-commit finishes its pair), then SIGKILL
         busy = [w for w in pool if w.task is not None]
@@ -731,7 +735,8 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
                         if now - start > timeout:
                             pending.discard(fut)
                             client.cancel([fut])
-                            fail(index[fut.key], f"timed out: still running on Dask after the {timeout:g}s limit")
+                            fail(index[fut.key], f"timed out: still running on Dask after the {timeout:g}s limit",
+                                 None, now - start)
     except BaseException:
         if futures:
             client.cancel(futures)

@@ -497,12 +497,12 @@ def key_measured(measured: dict, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _failed_record(claim: Claim, seed: int, reason: str) -> dict:
+def _failed_record(claim: Claim, seed: int, reason: str, seconds: float = 0.0) -> dict:
     """The record of a claim whose run never returned one: its worker died, it ran out of time, or the
     run was interrupted before it finished. Always ``error``, never passed."""
-    evidence = Evidence(status="error", seed=derive_seed(seed, claim.id), notes=reason)
+    evidence = Evidence(status="error", seed=derive_seed(seed, claim.id), notes=reason, seconds=seconds)
     record = claim.metadata()
-    record.update(status="error", evidence=_plain(evidence.to_json()), seconds=0.0, passed=False,
+    record.update(status="error", evidence=_plain(evidence.to_json()), seconds=seconds, passed=False,
                   missing_requirements=[], source=claim.source, controlled=False)
     return record
 
@@ -565,7 +565,7 @@ def run_claims(claims: list[Claim], *, tier: str = "fast", seed: int = 0, worker
     interrupted = None
     try:
         records = map_grid(run_unit, units, workers=workers, scheduler=scheduler, progress=finished, timeout=timeout,
-                           on_failure=lambda i, reason: _failed_record(chosen[i], seed, reason))
+                           on_failure=lambda i, reason, seconds: _failed_record(chosen[i], seed, reason, seconds))
     except Interrupted as exc:
         interrupted = exc.signum
         records = [done[i] if i in done else
