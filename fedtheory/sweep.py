@@ -339,8 +339,9 @@ def map_grid(fn: Callable[[Any], Any], points: Sequence[Any], *, workers: int = 
       the reason.
     - ``scheduler="tcp://HOST:PORT"``: ``distributed.Client(scheduler).map`` (or pass a ``Client``); the
       workers must share this file system and Python environment. The scheduler must answer the Dask
-      handshake within ``connect_timeout`` seconds (default ``CONNECT_TIMEOUT_S``) and have a worker
-      within ``FEDTHEORY_DASK_WORKER_WAIT`` seconds (default 60), else a :class:`UsageError`.
+      handshake within ``connect_timeout`` seconds (default ``FEDTHEORY_DASK_CONNECT_TIMEOUT``, else
+      ``CONNECT_TIMEOUT_S``) and have a worker within ``FEDTHEORY_DASK_WORKER_WAIT`` seconds (default
+      ``WORKER_WAIT_S``), else a :class:`UsageError`; tasks left with no worker for that long fail.
     - ``store``: a directory holding one result per finished point (see the module docstring); results
       are then JSON round-tripped, so a fresh and a loaded result are identical. Use one store per ``fn``.
     - ``progress``: None/False, True (a rich progress bar on a terminal), or ``callable(index, result)``
@@ -672,7 +673,7 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
     except ImportError as exc:
         raise UsageError("--scheduler needs dask.distributed: pip install 'fedtheory[dask]'") from exc
     if connect_timeout is None:
-        connect_timeout = CONNECT_TIMEOUT_S
+        connect_timeout = _env_seconds("FEDTHEORY_DASK_CONNECT_TIMEOUT", CONNECT_TIMEOUT_S)
     worker_wait = _env_seconds("FEDTHEORY_DASK_WORKER_WAIT", WORKER_WAIT_S)
     own = isinstance(scheduler, str)
     if own:
