@@ -245,8 +245,12 @@ class Interrupted(KeyboardInterrupt):
     def exit_code(self) -> int:
         return 128 + self.signum
 
+    def __reduce__(self):
+        return (Interrupted, (self.signum,))
+
 
 _RECEIVED: list[int] = []
+_ACTIVE: list[bool] = []
 
 
 def signal_received() -> int | None:
@@ -264,13 +268,14 @@ def signal_received() -> int | None:
 @contextlib.contextmanager
 def handle_signals():
     """Within the block, SIGINT and SIGTERM raise :class:`Interrupted` (once; later ones are noted only,
-    so the clean-up they interrupt can finish). Outside the main thread it does nothing.
+    so the clean-up they interrupt can finish). Outside the main thread, or nested in another such block,
+    it does nothing.
 
     >>> with handle_signals():
     ...     signal_received() is None
     True
     """
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or _ACTIVE:
         yield
         return
 
@@ -281,11 +286,13 @@ def handle_signals():
             raise Interrupted(signum)
 
     old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    _ACTIVE.append(True)
     try:
         yield
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+        _ACTIVE.clear()
         _RECEIVED.clear()
 
 

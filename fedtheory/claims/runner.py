@@ -40,8 +40,8 @@ from typing import Any, Callable
 from fedtheory.claims.core import STATUSES, CheckContext, Claim, Evidence, Reading, derive_seed
 from fedtheory.content import UsageError, check_tier, in_tier, load_module, module_claims, select  # noqa: F401
 from fedtheory.environment import blas_threads, environment, missing_requirements
-from fedtheory.sweep import (Interrupted, check_scheduler, check_workers, map_grid, signal_received,
-                             write_json_atomic)
+from fedtheory.sweep import (Interrupted, check_scheduler, check_workers, handle_signals, map_grid,
+                             signal_received, write_json_atomic)
 
 TRACEBACK_LINES = 12
 #: what a check may raise and still be only its own claim's ``error``: ``sys.exit()`` or a stray
@@ -260,7 +260,7 @@ def run_claim(claim: Claim, *, seed: int = 0, tier: str = "fast", backend: str =
     check_tier(tier)
     claim_seed = derive_seed(seed, claim.id)
     start = time.perf_counter()
-    with blas_threads():
+    with blas_threads(), handle_signals():   # a real Ctrl-C stops the run; a claim's own KeyboardInterrupt is its error
         evidence, missing = _run_evidence(claim, claim_seed, tier, backend, device, store_counterexamples)
     seconds = time.perf_counter() - start
     evidence_json = _plain(evidence.to_json())
