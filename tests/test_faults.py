@@ -297,20 +297,32 @@ def test_a_dask_cluster_without_workers_is_an_error(repo):
 # Signals: no orphans, no half-written pair, the manifest / report of what finished
 # ---------------------------------------------------------------------------------------------------
 
-def test_sigterm_stops_workers_and_writes_what_finished(repo):
-    proc = start("check", "slow", "--workers", "2", "--json", "r.json", cwd=repo)
+def interrupt(proc: subprocess.Popen, signum: int, ready, log: Path | None = None) -> tuple[str, set[int]]:
+    """Send ``signum`` once ``ready()``; return stderr (piped, or written to ``log``) and the descendants the
+    process had then."""
     try:
-        wait_for(lambda: len([p for p in children(proc.pid) if alive(p)]) >= 2)
-        time.sleep(3)   # the fast claim finishes; two workers hang
+        wait_for(ready)
         kids = children(proc.pid)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         _, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 128 + signal.SIGTERM, err
-    assert "Traceback" not in err and "stopped by SIGTERM" in err
-    wait_for(lambda: not any(alive(p) for p in kids), limit=10)   # workers and the resource tracker
+    err = log.read_text() if log is not None else err
+    assert proc.returncode == 128 + signum, err
+    assert "Traceback" not in err and f"stopped by {signal.Signals(signum).name}" in err, err
+    assert kids, "the run had worker processes"
+    wait_for(lambda: not any(alive(p) for p in kids), limit=10)   # workers and the resource tracker: no orphans
+    return err, kids
+
+
+def test_sigterm_stops_workers_and_writes_what_finished(repo):
+    log = repo / "stderr.log"
+    with open(log, "w") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "fedtheory", "check", "slow", "--workers", "2", "--json",
+                                 "r.json"], cwd=repo, env=_env(), stdout=subprocess.DEVNULL, stderr=fh, text=True)
+        err, _ = interrupt(proc, signal.SIGTERM, lambda: "slow/lemma-1: verified" in log.read_text(), log)
+    assert "stopped by SIGTERM: 1 of 4 claims finished" in err
     report = json.loads((repo / "r.json").read_text())
     status = {c["id"]: c["status"] for c in report["claims"]}
     assert status["slow/lemma-1"] == "verified", "the finished claim is kept"
@@ -319,17 +331,7 @@ def test_sigterm_stops_workers_and_writes_what_finished(repo):
 
 def test_sigint_during_figures_leaves_whole_pairs_and_a_manifest(repo):
     proc = start("figures", "figures", "--workers", "2", "--out", "o", cwd=repo, FIGURE_PAUSE="3")
-    try:
-        wait_for(lambda: (repo / "o" / "demo" / "figure-1.png").exists())
-        kids = children(proc.pid)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 128 + signal.SIGINT, err
-    assert "Traceback" not in err
-    wait_for(lambda: not any(alive(p) for p in kids), limit=10)
+    interrupt(proc, signal.SIGINT, lambda: (repo / "o" / "demo" / "figure-1.png").exists())
     out = repo / "o" / "demo"
     jsons = {p.stem for p in out.glob("*.json")}
     pngs = {p.stem for p in out.glob("*.png")}
