@@ -726,17 +726,22 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
             if not pending or now - last_check < 1.0:
                 continue
             last_check = now
-            if not client.scheduler_info().get("workers"):
+            try:
+                workers_now = bool(client.scheduler_info().get("workers"))
+                processing = ({k for keys in client.processing().values() for k in keys}
+                              if timeout is not None else set())
+            except Exception:   # the scheduler went away: counts as no workers
+                workers_now, processing = False, set()
+            if not workers_now:
                 no_workers_since = no_workers_since or now
                 if now - no_workers_since > worker_wait:
                     for fut in list(pending):
                         pending.discard(fut)
-                        fail(index[fut.key], f"the Dask cluster lost all its workers for {worker_wait:g}s")
+                        fail(index[fut.key], f"the Dask cluster had no workers (or no scheduler) for {worker_wait:g}s")
                     break
             else:
                 no_workers_since = None
             if timeout is not None:
-                processing = {k for keys in client.processing().values() for k in keys}
                 for fut in list(pending):
                     if fut.key in processing:
                         start = running_since.setdefault(fut.key, now)

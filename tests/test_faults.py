@@ -194,7 +194,7 @@ def test_exiting_claims_are_errors_and_the_rest_is_kept(repo, workers):
     assert any(line.startswith("[") and line.split("] ", 1)[1].startswith(long_id + ": verified (")
                for line in proc.stderr.splitlines())
     if workers == "2":
-        assert status["crash/lemma-1"] == status["crash/lemma-2"] == status["crash/lemma-3"] == "error"
+        assert status["crash/lemma-2"] == status["crash/lemma-3"] == "error"
         assert "fresh worker" in notes["crash/lemma-1"] and "SIGKILL" in notes["crash/lemma-2"]
         assert "timed out" in notes["crash/lemma-3"]
         assert report["claims"][-1]["seconds"] >= 3
@@ -384,3 +384,29 @@ def test_simulate_never_says_holds_when_measured_exceeds_predicted(repo):
     assert any(exceeded), "the case under test: the bound underflows below what float64 resolves"
     assert sim["holds"] is False and "holds at every round" not in proc.stdout
     assert proc.returncode == 1
+
+
+# ---------------------------------------------------------------------------------------------------
+# The same guarantees on Dask (library level: a CLI run adds nothing the tests above do not cover)
+# ---------------------------------------------------------------------------------------------------
+
+def test_dask_timeouts_and_killed_workers_are_failures_of_their_point_only(repo):
+    pytest.importorskip("distributed")
+    import dask
+    from distributed import LocalCluster
+
+    from fedtheory.claims.runner import run_claims
+    from fedtheory.content import load_claims
+
+    wanted = {"demo/lemma-1", "demo/lemma-2", "crash/lemma-2", "crash/lemma-3"}
+    claims = [c for c in load_claims([str(repo / "claims"), str(repo / "crash")]) if c.id in wanted]
+    # a killed worker's task is retried once (as with local processes), then it is that claim's error
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                         dashboard_address=None) as cluster:
+        report = run_claims(claims, scheduler=cluster.scheduler_address, timeout=3, progress=False)
+    status = {r["id"]: r["status"] for r in report.records}
+    notes = {r["id"]: r["evidence"]["notes"] for r in report.records}
+    assert status["demo/lemma-1"] == "verified" and status["demo/lemma-2"] == "error"
+    assert status["crash/lemma-2"] == status["crash/lemma-3"] == "error"
+    assert "KilledWorker" in notes["crash/lemma-2"] and "timed out" in notes["crash/lemma-3"]
