@@ -479,8 +479,6 @@ def _worker_main(conn, parent_pid: int) -> None:
 
 class _Worker:
     def __init__(self, ctx) -> None:
-        import multiprocessing.connection  # noqa: F401  (Pipe)
-
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
         self.proc.start()

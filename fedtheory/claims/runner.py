@@ -406,8 +406,8 @@ class Report:
                               highlight=False)
         else:
             table = Table(title="fedtheory check", show_lines=False)
-            longest = max((len(r["id"]) for r in self.records), default=5)
-            for name, kw in (("claim", {"no_wrap": True, "min_width": longest}), ("expect", {}), ("status", {}),
+            # fold, never crop: a narrow terminal wraps an id instead of cutting it
+            for name, kw in (("claim", {"overflow": "fold"}), ("expect", {}), ("status", {}),
                              ("measured", {"overflow": "fold"}), ("s", {"justify": "right"})):
                 table.add_column(name, **kw)
             for r, row in zip(self.records, rows):
