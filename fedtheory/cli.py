@@ -369,5 +369,77 @@ def main(argv: list[str] | None = None) -> int:
         return 3
 
 
+def entry(argv: list[str] | None = None) -> int:
+    """The console script: :func:`main` in a forked child, supervised (POSIX), so that a run can never end
+    with a false exit code. A content file that calls ``os._exit(0)`` while being loaded, or a crash in C,
+    ends the child without its final report; the supervisor then says so and exits non-zero instead of
+    passing on the child's 0. SIGINT and SIGTERM are passed on to the child (which stops its workers and
+    writes what finished); the child dies with the supervisor. Elsewhere (no
+    ``fork``) it is :func:`main`.
+
+    >>> entry(["--version"])
+    fedtheory 0.1.0
+    0
+    """
+    if not hasattr(os, "fork") or argv is not None:   # in-process callers (tests, doctests) get main() itself
+        return main(argv)
+    import signal
+
+    from fedtheory.sweep import _die_with_parent
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        _die_with_parent(parent)
+        code = main(argv)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.write(write_end, f"{code}\n".encode())
+        os.close(write_end)
+        return code
+    os.close(write_end)
+
+    def forward(signum, frame):   # a terminal's Ctrl-C reaches the child twice: its handler acts on the first
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+    signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGTERM, forward)
+    report = b""
+    while True:
+        try:
+            chunk = os.read(read_end, 64)
+        except InterruptedError:
+            continue
+        if not chunk:
+            break
+        report += chunk
+    os.close(read_end)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if report.strip():
+        return int(report)
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        how = f"was killed by {signal.Signals(signum).name}"
+        code = 128 + signum
+    else:
+        how = f"exited with code {os.WEXITSTATUS(status)}"
+        code = os.WEXITSTATUS(status) or 3
+    print(f"error: the run ended abruptly: it {how} before it could report (content code called os._exit, or a "
+          f"crash in native code); nothing it ran counts as passed", file=sys.stderr)
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -214,6 +214,17 @@ def test_a_crashing_claim_with_one_worker_is_its_error(repo):
     assert {c["status"] for c in json.loads((repo / "r.json").read_text())["claims"]} == {"error"}
 
 
+@pytest.mark.parametrize("body, rc, needle", [
+    ("import sys; sys.exit(0)", 2, "SystemExit"),                 # a broken content file, named
+    ("import os; os._exit(0)", 3, "ended abruptly"),              # the process itself ends: never a pass
+    ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", 128 + signal.SIGSEGV, "SIGSEGV"),
+], ids=["sys.exit", "os._exit", "segfault"])
+def test_content_that_ends_the_process_while_loading_never_passes(repo, body, rc, needle):
+    (repo / "bad").mkdir()
+    (repo / "bad" / "bad.py").write_text(body + "\n")
+    one_error_line(cli("check", "bad", "claims", cwd=repo, limit=60), rc, needle)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Output destinations: bad input before any work
 # ---------------------------------------------------------------------------------------------------
