@@ -252,8 +252,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from fedtheory.sweep import check_output_file
 
     _validate_common(args)
-    if args.json is not None:
-        check_output_file(args.json, "--json")
+    if args.json is not None:   # absolute: content code that changes directory cannot move the report
+        args.json = str(check_output_file(args.json, "--json").absolute())
     timeout = "default"
     if args.timeout is not None:
         if not (args.timeout >= 0 and args.timeout != float("inf")):
@@ -262,20 +262,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     claims = select(load_claims(args.paths or None), paper=args.paper, claim_glob=args.claim, tier=args.tier)
     report = run_claims(claims, tier=args.tier, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
                         progress=True, timeout=timeout)
-    report.render_table(Console())
-    if args.json is not None:
+    if args.json is not None:   # first: a closed stdout (`| head`) or a schema bug must not lose the results
         import jsonschema
 
         from fedtheory.schemas import validate
         from fedtheory.sweep import write_json_atomic
 
         data = report.to_json()
+        write_json_atomic(args.json, data, indent=1)
         try:
             validate(data, "check")
         except jsonschema.ValidationError as exc:  # a bug in the runner, reported without a traceback
             path = "/".join(str(p) for p in exc.absolute_path)
-            raise UsageError(f"report does not match check.schema.json at {path or '<root>'}: {exc.message}") from exc
-        write_json_atomic(args.json, data, indent=1)
+            raise UsageError(f"report written to {args.json} does not match check.schema.json at "
+                             f"{path or '<root>'}: {exc.message}") from exc
+    try:
+        report.render_table(Console())
+    except SystemExit:   # rich's answer to a closed stdout (BrokenPipeError); the exit code still tells
+        pass
     if report.interrupted is not None:
         import signal
 
