@@ -50,6 +50,9 @@ def _grid(sweep: str, lo: float, hi: float, points: int) -> np.ndarray:
     if sweep == "K":
         if lo < 1:
             raise ValueError(f"hypothesis K >= 1 violated: the K range starts at {lo:g}")
+        if hi > 2.0 ** 53:   # beyond, float64 cannot tell K from K + 1 and the int64 grid overflows
+            raise ValueError(f"the K range ends at {hi:g}, above 2^53 = {2.0 ** 53:.4g} local steps, where float64 "
+                             f"no longer counts steps exactly")
         return np.unique(np.round(np.geomspace(lo, hi, points)).astype(np.int64)).astype(np.float64)
     if sweep == "alpha" and lo == 0:
         return np.concatenate([[0.0], np.geomspace(max(hi, 1e-300) * 1e-6, hi, max(points - 1, 1))]) if hi > 0 else np.zeros(1)
