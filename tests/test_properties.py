@@ -15,8 +15,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fedtheory.analysis.guarantees import LOCAL_SOLVERS, local_update_guarantee, sdane_guarantee
+from fedtheory.explore.comparison import compare
 from fedtheory.explore.frontiers import frontier
 from fedtheory.explore.tuning import tune
+from fedtheory.problems.polyhedron import make_polyhedron
 from fedtheory.problems.quadratic import make_quadratic
 
 SETTINGS = settings(max_examples=25, deadline=None, database=None, derandomize=True,
@@ -232,3 +234,47 @@ def test_make_quadratic_names_the_violated_hypothesis(n, d, mu, ratio, which, ba
     with pytest.raises(ValueError) as info:
         make_quadratic(*args, seed=0, **kw)
     names_hypothesis(info.value, "hypothesis", "n", "d", "mu", "C", "delta_A")
+
+
+@SETTINGS
+@given(N=st.integers(1, 40), d=st.integers(1, 6), n=st.integers(1, 5), R=st.floats(1e-3, 1e6), slack=st.floats(0, 10),
+       seed=st.integers(0, 2**32 - 1))
+def test_make_polyhedron_is_feasible_and_finite(N, d, n, R, slack, seed):
+    assume(n <= N)
+    fed = make_polyhedron(N=N, d=d, n=n, R=R, slack=slack, seed=seed)
+    x = fed.x_star()
+    assert_finite("x*", x)
+    for a, y in zip(fed.a, fed.y):
+        assert_finite("A", a)
+        assert_finite("b", y)
+        assert (a @ x - y <= 1e-9 * max(R, 1.0) * d).all(), "the planted point is feasible"
+
+
+@SETTINGS
+@given(which=st.sampled_from(["n>N", "n", "R", "slack"]), bad=bad_number)
+def test_make_polyhedron_names_the_violated_hypothesis(which, bad):
+    kw = dict(N=10, d=3, n=2, R=5.0, slack=1.0)
+    if which == "n>N":
+        kw["n"] = 11
+    elif which == "n":
+        kw["n"] = 0
+    elif which == "R":
+        kw["R"] = bad
+    else:
+        assume(bad != 0.0)
+        kw["slack"] = bad if not bad > 0 else -bad
+    with pytest.raises(ValueError) as info:
+        make_polyhedron(**kw)
+    names_hypothesis(info.value, "n <= N", "R > 0", "slack >= 0")
+
+
+@settings(SETTINGS, max_examples=8)
+@given(mu=positive, ratio=st.floats(1.0, 1e3), D=st.floats(0.1, 100), scale=st.floats(1e-6, 0.5), C=st.floats(0, 1))
+def test_compare_gives_finite_rounds_or_says_infeasible(mu, ratio, D, scale, C):
+    L = mu * ratio
+    result = compare(["gd", "fedavg", "s-dane"], mu=mu, L=L, D=D, C=C, eps=D * scale,
+                     delta_A=max(0.1 * (L - mu), 1e-3 * mu))
+    for e in result.entries:
+        assert not math.isnan(e["rounds"]) and not math.isnan(e["floor"])
+        if e["feasible"]:
+            assert_finite(e["method"], [e["rounds"], e["floor"], e["local_steps"]])
