@@ -541,7 +541,18 @@ def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) ->
                     idle = _Worker(ctx)
                     pool.append(idle)
                 i = queue.popleft()
-                idle.conn.send((i, fn, points[i]))
+                try:
+                    idle.conn.send((i, fn, points[i]))
+                except OSError:   # the worker died before taking it (killed while idle, or at start-up)
+                    why = _death(idle.proc.exitcode)
+                    idle.kill()
+                    pool.remove(idle)
+                    deaths[i] = deaths.get(i, 0) + 1
+                    if deaths[i] <= retries:
+                        queue.appendleft(i)
+                    else:
+                        fail(i, f"{why}, also on a fresh worker ({deaths[i]} attempts)")
+                    continue
                 idle.task = (i, time.monotonic())
             busy = [w for w in pool if w.task is not None]
             wait_for = None
