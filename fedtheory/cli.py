@@ -3,10 +3,11 @@
 ::
 
     fedtheory check   [PATH ...] [--paper KEY] [--claim GLOB] [--tier fast|full] [--json FILE] [--seed N]
-                      [--workers N] [--scheduler ADDRESS]
+                      [--workers N] [--scheduler ADDRESS] [--baseline OLD.json] [--report DIR]
     fedtheory figures [PATH ...] [--paper KEY] [--figure ID]  [--tier fast|full] [--out DIR]  [--seed N]
                       [--workers N] [--scheduler ADDRESS]
     fedtheory explore frontier|tune|compare|oracle|page ...   (see ``fedtheory explore <what> --help``)
+    fedtheory report  CHECK.json [--figures DIR] [--baseline OLD.json] --out DIR
 
 Bad input gets one line ``error: ...`` on stderr and exit code 2, never a traceback. ``check``
 exits 0 exactly when every selected claim passed (status equals expect, or skipped for a missing
@@ -66,11 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="time limit per claim; a claim that runs longer is stopped and recorded as error "
                             "(default 600 for the fast tier, 3600 for full; 0: no limit, claims run in this "
                             "process when --workers is 1)")
+    from fedtheory.report.command import add_check_options, add_report_parser
+
+    add_check_options(check)
     figures = sub.add_parser("figures", help="compute figure data (JSON) and draw the images")
     _common(figures)
     figures.add_argument("--figure", metavar="ID", help="one figure by full id (e.g. localupdate/figure-1)")
     figures.add_argument("--out", default="out/figures", metavar="DIR", help="output directory (default out/figures)")
     _explore_parser(sub)
+    add_report_parser(sub)
     return parser
 
 
@@ -243,12 +248,14 @@ def _validate_common(args: argparse.Namespace) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """``fedtheory check``: load, select, run, print the table, write ``--json``; exit code of the report."""
+    """``fedtheory check``: validate every output first, load, select, run, write ``--json``, print the table;
+    exit code of the report (128 + the signal when SIGINT/SIGTERM stopped it, with what finished written)."""
     from rich.console import Console
 
     from fedtheory.claims.runner import run_claims
     from fedtheory.content import load_claims, select
-
+    from fedtheory.report.command import after_check, before_check
+    from fedtheory.report.data import run_inventory
     from fedtheory.sweep import check_output_file
 
     _validate_common(args)
@@ -259,16 +266,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         if not (args.timeout >= 0 and args.timeout != float("inf")):
             raise UsageError(f"--timeout must be a number of seconds >= 0 (0: no limit), got {args.timeout:g}")
         timeout = args.timeout or None
+    baseline = before_check(args)
     claims = select(load_claims(args.paths or None), paper=args.paper, claim_glob=args.claim, tier=args.tier)
     report = run_claims(claims, tier=args.tier, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
                         progress=True, timeout=timeout)
+    data = report.to_json()
+    data["inventory"] = run_inventory(claims)
     if args.json is not None:   # first: a closed stdout (`| head`) or a schema bug must not lose the results
         import jsonschema
 
         from fedtheory.schemas import validate
         from fedtheory.sweep import write_json_atomic
 
-        data = report.to_json()
         write_json_atomic(args.json, data, indent=1)
         try:
             validate(data, "check")
@@ -276,8 +285,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             path = "/".join(str(p) for p in exc.absolute_path)
             raise UsageError(f"report written to {args.json} does not match check.schema.json at "
                              f"{path or '<root>'}: {exc.message}") from exc
+    console = Console()
     try:
-        report.render_table(Console())
+        report.render_table(console)
     except SystemExit:   # rich's answer to a closed stdout (BrokenPipeError); the exit code still tells
         pass
     if report.interrupted is not None:
@@ -287,6 +297,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"error: stopped by {signal.Signals(report.interrupted).name}: {done} of {len(report.records)} "
               f"claims finished" + (f"; report written to {args.json}" if args.json else ""), file=sys.stderr)
         return 128 + report.interrupted
+    after_check(args, data, baseline, console)
     return report.exit_code
 
 
@@ -347,7 +358,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return 2
         with handle_signals():
-            return {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore}[args.command](args)
+            from fedtheory.report.command import cmd_report
+
+            return {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore,
+                    "report": cmd_report}[args.command](args)
     except UsageError as exc:
         message = " ".join(str(exc).split("\n")[0].split()) if str(exc).strip() else type(exc).__name__
         print(f"error: {message}", file=sys.stderr)

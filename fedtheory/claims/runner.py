@@ -487,14 +487,25 @@ def key_measured(measured: dict, width: int = 40) -> str:
     >>> key_measured({"n": 3, "worst_ratio": 0.123456789})
     'worst_ratio=0.1235'
     """
-    if not measured:
+    key = key_measured_name(measured)
+    if key is None:
         return ""
-    preferred = [k for k in measured if any(w in k for w in ("ratio", "slope", "worst", "gap", "error", "residual"))]
-    key = (preferred or list(measured))[0]
     value = measured[key]
     text = f"{value:.4g}" if isinstance(value, float) else str(value)
     text = f"{key}={text}"
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def key_measured_name(measured: dict) -> str | None:
+    """The key of the one measured value a claim is summarized by (the table, a report's diff), or None.
+
+    >>> key_measured_name({"n": 3, "worst_ratio": 0.5}), key_measured_name({})
+    ('worst_ratio', None)
+    """
+    if not measured:
+        return None
+    preferred = [k for k in measured if any(w in k for w in ("ratio", "slope", "worst", "gap", "error", "residual"))]
+    return (preferred or list(measured))[0]
 
 
 def _failed_record(claim: Claim, seed: int, reason: str, seconds: float = 0.0) -> dict:

@@ -1,0 +1,205 @@
+"""Mutation score of the claims: which single-point mutants of the library does ``fedtheory check`` catch?
+
+Each mutant is one textual change (``find`` → ``replace``, ``find`` occurring exactly once) in one library
+file: a driver, a problem family, the counting of models, a certificate, FedLRGD's formulas, the probe
+helper. The runner copies the repository (the files git tracks or does not ignore) into a temporary
+directory, applies the mutant there, and runs the claims that exercise that code — ``fedtheory check``,
+the command users run, not the unit tests. A mutant is *caught* when that run fails (exit code 1: some claim's
+status differs from its expectation). The unmutated copy is run first with the same selection and must pass,
+so a catch is the mutant's doing.
+
+    python benchmarks/mutation.py                   # every mutant, a table and a score
+    python benchmarks/mutation.py --list            # the mutants
+    python benchmarks/mutation.py --mutant probe-stops-after-first-evaluation --json out/mutation.json
+    python benchmarks/mutation.py --pytest          # also run the unit tests on each mutant, for comparison
+
+``tests/test_mutation.py`` keeps every mutant applicable to the current tree (each ``find`` occurs exactly
+once) and runs the cheapest mutants through this runner, so the mechanism is tested in CI; the whole run is
+on demand (about a minute per mutant on 2 cores).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One single-point change: in ``file``, ``find`` (occurring exactly once) becomes ``replace``;
+    ``claims`` are the ``fedtheory check`` arguments that select the claims exercising that code."""
+
+    name: str
+    area: str
+    file: str
+    find: str
+    replace: str
+    claims: tuple[str, ...]
+    why: str
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    # --- drivers -------------------------------------------------------------------------------------
+    Mutant("local-update-prox-sign", "driver", "fedtheory/algorithms/local_update.py",
+           "g = _matvec(F.A, xk - F.c, be) + alpha * (xk - x)",
+           "g = _matvec(F.A, xk - F.c, be) - alpha * (xk - x)",
+           ("--paper", "localupdate"),
+           "the proximal term of Algorithm 2 with the wrong sign (step-by-step path)"),
+    Mutant("local-update-spectral-alpha", "driver", "fedtheory/algorithms/local_update.py",
+           "s = algo.gamma * (F.eigvals + algo.alpha)",
+           "s = algo.gamma * F.eigvals",
+           ("--paper", "localupdate"),
+           "the spectral path forgets the proximal weight α"),
+    Mutant("local-update-skip-last-step", "driver", "fedtheory/algorithms/local_update.py",
+           "    for theta_k in algo.theta.weights:\n        g = _matvec(F.A, xk - F.c, be) + alpha * (xk - x)",
+           "    for theta_k in algo.theta.weights[:-1]:\n        g = _matvec(F.A, xk - F.c, be) + alpha * (xk - x)",
+           ("--paper", "localupdate"),
+           "an off-by-one: the step-by-step driver drops the last local step"),
+    # --- problem families ----------------------------------------------------------------------------
+    Mutant("quadratic-mean-hessian-weights", "problem", "fedtheory/problems/quadratic.py",
+           'return _symmetrize(np.einsum("i,ijk->jk", p, A))',
+           'return _symmetrize(np.einsum("i,ijk->jk", np.full_like(p, 1.0 / p.size), A))',
+           ("--paper", "localupdate"),
+           "the mean Hessian ignores the client weights p_i"),
+    # --- counting of models --------------------------------------------------------------------------
+    Mutant("resnet-fc-without-bias", "counting", "fedtheory/models/resnet.py",
+           "    return ResNet(stem, layers, nn.Linear(in_planes, num_classes))\n\n\ndef ",
+           "    return ResNet(stem, layers, nn.Linear(in_planes, num_classes, bias=False))\n\n\ndef ",
+           ("--paper", "fedhm"),
+           "ResNet-18's classifier loses its bias (every counted size shifts by the class count)"),
+    # --- certificates ---------------------------------------------------------------------------------
+    Mutant("pep-second-client-not-strongly-convex", "certificate", "fedtheory/certify/pep.py",
+           "    f2 = f1 - 2 * g\n",
+           "    f2 = f1 - 2 * g\n    mu2_removed = True\n",
+           ("--paper", "sdane"),
+           "placeholder for the two-client S-DANE PEP losing client 2's strong convexity (set after merge)"),
+    # --- FedLRGD --------------------------------------------------------------------------------------
+    Mutant("fedlrgd-viete-sign", "fedlrgd", "fedtheory/symbolic/oracle_complexity.py",
+           "return -(2 * self.C3 / 3) * math.sin(v / 3) * math.cos(5 * math.pi / 6 - v / 3)",
+           "return (2 * self.C3 / 3) * math.sin(v / 3) * math.cos(5 * math.pi / 6 - v / 3)",
+           ("--paper", "fedlrgd"),
+           "a sign slip in the Viète root of the cubic (86)"),
+    # --- probes ---------------------------------------------------------------------------------------
+    Mutant("probe-stops-after-first-evaluation", "probe", "fedtheory/certify/probe.py",
+           '    opts: dict[str, Any] = {"maxiter": maxiter}',
+           '    opts: dict[str, Any] = {"maxiter": 1}',
+           ("verify/probes.py",),
+           "the probe's local search stops after its first iteration: only random sampling is left"),
+)
+
+
+def _copy_tree(dest: Path) -> None:
+    """The files git tracks or does not ignore, copied to ``dest`` (the working tree as it is now)."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                            capture_output=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        src = ROOT / rel
+        if src.is_file():
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+
+
+def apply(mutant: Mutant, tree: Path) -> None:
+    """Apply ``mutant`` to the copy at ``tree``; ValueError unless ``find`` occurs exactly once.
+
+    >>> import tempfile
+    >>> t = Path(tempfile.mkdtemp()); (t / "a.py").write_text("x = 1\\n")
+    6
+    >>> apply(Mutant("m", "demo", "a.py", "x = 1", "x = 2", (), "why"), t); (t / "a.py").read_text()
+    'x = 2\\n'
+    """
+    path = tree / mutant.file
+    text = path.read_text(encoding="utf-8")
+    hits = text.count(mutant.find)
+    if hits != 1:
+        raise ValueError(f"mutant {mutant.name}: its text occurs {hits} times in {mutant.file} (must be once)")
+    path.write_text(text.replace(mutant.find, mutant.replace), encoding="utf-8")
+
+
+def _check(tree: Path, selection: tuple[str, ...], timeout: float) -> tuple[int, float, str]:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    start = time.perf_counter()
+    try:
+        run = subprocess.run([sys.executable, "-m", "fedtheory", "check", *selection], cwd=tree, env=env,
+                             capture_output=True, text=True, timeout=timeout)
+        code, out = run.returncode, run.stdout + run.stderr
+    except subprocess.TimeoutExpired:
+        code, out = -1, f"timed out after {timeout:.0f}s"
+    seconds = time.perf_counter() - start
+    summary = "; ".join(line.strip() for line in out.splitlines() if ": expected " in line)
+    if not summary and out.strip():
+        summary = out.strip().splitlines()[-1]
+    return code, seconds, summary
+
+
+def _pytest(tree: Path, timeout: float) -> int:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    try:
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests"],
+                              cwd=tree, env=env, capture_output=True, timeout=timeout).returncode
+    except subprocess.TimeoutExpired:
+        return -1
+
+
+def run_mutants(mutants: tuple[Mutant, ...], *, timeout: float = 900.0, with_pytest: bool = False) -> list[dict]:
+    """Run each mutant on a fresh copy; a record per mutant (caught by the claims, by pytest, seconds)."""
+    records = []
+    baselines: dict[tuple[str, ...], int] = {}
+    for mutant in mutants:
+        with tempfile.TemporaryDirectory(prefix="fedtheory-mutant-") as tmp:
+            tree = Path(tmp)
+            _copy_tree(tree)
+            if mutant.claims not in baselines:
+                baselines[mutant.claims] = _check(tree, mutant.claims, timeout)[0]
+            record = {**asdict(mutant), "baseline_exit": baselines[mutant.claims]}
+            apply(mutant, tree)
+            code, seconds, failures = _check(tree, mutant.claims, timeout)
+            record.update(exit=code, caught=code != 0 and baselines[mutant.claims] == 0, seconds=seconds,
+                          failures=failures)
+            if with_pytest:
+                record["caught_by_pytest"] = _pytest(tree, timeout) != 0
+        records.append(record)
+        print(f"{mutant.name:45s} {'CAUGHT' if record['caught'] else 'missed'}  ({record['seconds']:.0f}s) "
+              f"{record['failures'][:160]}", flush=True)
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mutant", action="append", help="run only this mutant (repeatable)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--pytest", action="store_true", help="also run the unit tests on each mutant")
+    parser.add_argument("--json", help="write the records to this file")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per fedtheory check run")
+    args = parser.parse_args(argv)
+    by_name = {m.name: m for m in MUTANTS}
+    if args.list:
+        for m in MUTANTS:
+            print(f"{m.name:45s} {m.area:12s} {m.file}: {m.why}")
+        return 0
+    unknown = [n for n in args.mutant or () if n not in by_name]
+    if unknown:
+        print(f"error: unknown mutant(s) {', '.join(unknown)} (see --list)", file=sys.stderr)
+        return 2
+    chosen = tuple(by_name[n] for n in args.mutant) if args.mutant else MUTANTS
+    records = run_mutants(chosen, timeout=args.timeout, with_pytest=args.pytest)
+    caught = sum(r["caught"] for r in records)
+    print(f"mutation score (claims alone): {caught}/{len(records)} caught")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"mutants": records, "caught": caught, "total": len(records)}, indent=1))
+    return 0 if caught == len(records) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""Reading what a report is built from: a check JSON, a figures directory, a run's inventories.
+
+The report reads the JSON, never the claims: a JSON written by an older or newer fedtheory still
+builds. Fields other branches of the contract add (negative controls, readings, the statuses
+``not-reproduced`` and ``reading-dependent``) are used when present and never required.
+
+>>> data = {"claims": [{"id": "a/lemma-1", "paper": "a", "status": "verified", "expect": "verified"}],
+...         "summary": {}, "environment": {"seed": 0}}
+>>> papers(data), statuses(data)[:3]
+(['a'], ['verified', 'refuted', 'vacuous'])
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fedtheory.claims.core import STATUSES
+from fedtheory.content import UsageError
+
+# Statuses the growing contract adds (DESIGN.md, "Growing the contract"); shown after the engine's own.
+LATER_STATUSES = ("not-reproduced", "reading-dependent")
+
+
+def statuses(data: dict) -> list[str]:
+    """Every status to count, in a stable order: the engine's, the contract's later ones, then any other seen.
+
+    >>> statuses({"claims": [{"status": "odd"}]})[3:]
+    ['not-reproduced', 'reading-dependent', 'inconclusive', 'skipped', 'error', 'odd']
+    """
+    order = [s for s in STATUSES if s not in ("inconclusive", "skipped", "error")]
+    order += [s for s in LATER_STATUSES if s not in order] + [s for s in ("inconclusive", "skipped", "error")]
+    order += [s for s in STATUSES if s not in order]
+    for record in data.get("claims", []):
+        if record.get("status") not in order:
+            order.append(record.get("status"))
+    return order
+
+
+def load_check(path: Path | str, what: str = "check JSON") -> dict:
+    """The check JSON at ``path``; a missing file or one that is not a check JSON is a one-line :class:`UsageError`.
+
+    Only the structure the report relies on is required (``claims``: records with string ``id`` and
+    ``status``); other fields are read when present.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "x.json"
+    >>> _ = f.write_text('{"figures": []}')
+    >>> try:
+    ...     load_check(f)
+    ... except UsageError as e:
+    ...     print(str(e).replace(str(f), "F"))
+    F is not a check JSON (fedtheory check --json): no "claims" list
+    """
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"{what} {path} does not exist")
+    if path.is_dir():
+        raise UsageError(f"{what} {path} is a directory")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not JSON (not UTF-8 text)") from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not JSON: {exc}") from exc
+    problem = _structure_problem(data)
+    if problem:
+        raise UsageError(f"{path} is not a check JSON (fedtheory check --json): {problem}")
+    return data
+
+
+def _structure_problem(data) -> str | None:
+    if not isinstance(data, dict):
+        return f"the top level is a {type(data).__name__}, not an object"
+    if not isinstance(data.get("claims"), list):
+        return 'no "claims" list'
+    for i, record in enumerate(data["claims"]):
+        if not isinstance(record, dict):
+            return f"claims[{i}] is not an object"
+        for key in ("id", "status"):
+            if not isinstance(record.get(key), str):
+                return f'claims[{i}] has no string "{key}"'
+    for key in ("summary", "environment", "inventory"):
+        if key in data and not isinstance(data[key], dict):
+            return f'"{key}" is not an object'
+    return None
+
+
+def paper_of(record: dict) -> str:
+    """A record's paper: its ``paper`` field, else the first part of its id.
+
+    >>> paper_of({"id": "verify/numpy-torch/x"})
+    'verify'
+    """
+    return record.get("paper") or record["id"].split("/", 1)[0]
+
+
+def papers(data: dict) -> list[str]:
+    """The papers of the run, in the order their first claims appear (then inventory-only papers).
+
+    >>> papers({"claims": [{"id": "b/x-1"}, {"id": "a/x-1"}, {"id": "b/x-2"}], "inventory": {"c": {}}})
+    ['b', 'a', 'c']
+    """
+    out: list[str] = []
+    for record in data.get("claims", []):
+        p = paper_of(record)
+        if p not in out:
+            out.append(p)
+    return out + [p for p in (data.get("inventory") or {}) if p not in out]
+
+
+def controlled_share(data: dict, paper: str) -> dict | None:
+    """``{verified, controlled, share, exceptions, source}`` for ``paper``, or None when the run recorded no controls.
+
+    From ``summary.controls[paper]`` when the run wrote it, else computed from the records as the runner
+    computes it (:func:`fedtheory.claims.runner.control_shares`; a record without a ``controlled`` flag
+    is judged by :func:`~fedtheory.claims.runner.is_controlled`). A run from before negative controls
+    existed (no record has a flag, controls or a proof) recorded none.
+
+    >>> data = {"claims": [{"id": "a/l-1", "status": "verified", "controlled": True},
+    ...                    {"id": "a/l-2", "status": "verified", "controlled": False, "control_exempt": "symbolic"}]}
+    >>> controlled_share(data, "a")
+    {'verified': 2, 'controlled': 1, 'share': 0.5, 'exceptions': [{'id': 'a/l-2', 'reason': 'symbolic'}], 'source': 'records'}
+    >>> controlled_share({"claims": [{"id": "a/l-1", "status": "verified", "evidence": {}}]}, "a") is None
+    True
+    """
+    from fedtheory.claims.runner import control_shares, is_controlled
+
+    summary = ((data.get("summary") or {}).get("controls") or {}).get(paper)
+    if isinstance(summary, dict):
+        return {"verified": summary.get("verified"), "controlled": summary.get("controlled"),
+                "share": summary.get("share"), "exceptions": list(summary.get("exceptions") or []), "source": "summary"}
+    records = [r for r in data.get("claims", []) if paper_of(r) == paper]
+    if not any("controlled" in r or (r.get("evidence") or {}).get("controls") or (r.get("evidence") or {}).get("proof")
+               for r in records):
+        return None
+    flagged = [dict(r, controlled=r["controlled"] if isinstance(r.get("controlled"), bool) else is_controlled(r))
+               for r in records]
+    share = control_shares(flagged).get(paper)
+    return None if share is None else {**share, "source": "records"}
+
+
+def run_inventory(claims: list) -> dict:
+    """``{paper: {label: [claim ids] | reason}}`` from the ``INVENTORY`` of the content files the claims came from.
+
+    A paper's inventory lives in ``paper_checks/<paper>.py``; a claim from a sibling part
+    ``<paper>_<part>.py`` leads there too. Papers without an inventory file are left out.
+
+    >>> import tempfile, pathlib
+    >>> from fedtheory.content import load_claims
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "demo.py").write_text('''
+    ... from fedtheory.claims.core import claim
+    ... INVENTORY = {"Lemma 1": ["demo/lemma-1"], "Lemma 2": "a definition, nothing to check"}
+    ... @claim(id="demo/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric")
+    ... def lemma_1(ctx):
+    ...     return ctx.verified()
+    ... ''')
+    >>> run_inventory(load_claims([str(d)]))
+    {'demo': {'Lemma 1': ['demo/lemma-1'], 'Lemma 2': 'a definition, nothing to check'}}
+    """
+    from fedtheory.content import load_inventory
+
+    out: dict[str, dict] = {}
+    for claim in claims:
+        if claim.paper in out or not claim.source:
+            continue
+        home = Path(claim.source).with_name(f"{claim.paper}.py")
+        if not home.is_file():
+            continue
+        inventory = load_inventory(home)
+        if inventory is not None:
+            out[claim.paper] = {str(label): entry if isinstance(entry, str) else [str(i) for i in entry]
+                                for label, entry in inventory.items()}
+    return out
+
+
+def load_figures(directory: Path | str) -> list[dict]:
+    """The figures of a ``fedtheory figures --out DIR``: ``[{id, paper, png, json, caption, substitute}]``.
+
+    ``png`` and ``json`` are absolute paths; a figure whose files are gone is left out. A directory
+    without a readable ``manifest.json`` is a :class:`UsageError`.
+
+    >>> try:
+    ...     load_figures("no/such/dir")
+    ... except UsageError as e:
+    ...     print(e)
+    --figures no/such/dir has no manifest.json (write one with fedtheory figures --out DIR)
+    """
+    directory = Path(directory)
+    manifest_path = directory / "manifest.json"
+    if not manifest_path.is_file():
+        raise UsageError(f"--figures {directory} has no manifest.json (write one with fedtheory figures --out DIR)")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {manifest_path}: {exc}") from exc
+    entries = manifest.get("figures") if isinstance(manifest, dict) else manifest
+    if not isinstance(entries, list):
+        raise UsageError(f"{manifest_path} is not a figures manifest (no list of figures)")
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("id", "png", "json")):
+            raise UsageError(f"{manifest_path} has an entry without id, png and json: {str(entry)[:80]}")
+        png, data_json = directory / entry["png"], directory / entry["json"]
+        if not png.is_file() or not data_json.is_file():
+            continue
+        try:
+            figure = json.loads(data_json.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read figure data {data_json}: {exc}") from exc
+        out.append({"id": entry["id"], "paper": entry["id"].split("/", 1)[0], "png": png, "json": data_json,
+                    "caption": str(figure.get("caption") or ""), "substitute": figure.get("substitute"),
+                    "seconds": entry.get("seconds")})
+    return out

@@ -1,0 +1,38 @@
+"""The mutation runner (benchmarks/mutation.py): its mutants stay applicable, and a mutant is caught by the claims."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _runner():
+    spec = importlib.util.spec_from_file_location("fedtheory_mutation_runner", ROOT / "benchmarks" / "mutation.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", [m.name for m in _runner().MUTANTS])
+def test_every_mutant_applies_to_the_current_tree_exactly_once(name, tmp_path):
+    runner = _runner()
+    mutant = next(m for m in runner.MUTANTS if m.name == name)
+    target = tmp_path / mutant.file
+    target.parent.mkdir(parents=True)
+    target.write_text((ROOT / mutant.file).read_text(encoding="utf-8"), encoding="utf-8")
+    runner.apply(mutant, tmp_path)
+    assert target.read_text(encoding="utf-8") != (ROOT / mutant.file).read_text(encoding="utf-8")
+
+
+def test_a_probe_that_stops_searching_is_caught_by_a_claim():
+    runner = _runner()
+    mutant = next(m for m in runner.MUTANTS if m.name == "probe-stops-after-first-evaluation")
+    (record,) = runner.run_mutants((mutant,), timeout=300)
+    assert record["baseline_exit"] == 0
+    assert record["caught"], record["failures"]
+    assert "verify/probes/search-finds-planted-violation" in record["failures"]
