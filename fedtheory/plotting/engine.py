@@ -27,6 +27,7 @@ import json
 import math
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -353,6 +354,8 @@ def run_figures(figures: Iterable[Figure], *, out_dir: str | os.PathLike = "out/
         results[entry["id"]] = entry
         if bar is not None:
             bar[0].advance(bar[1])
+        elif progress:   # a log (CI, a pipe): one line per finished figure instead of silence
+            print(f"[{len(results)}/{len(figs)}] {entry['id']} ({entry['seconds']:.1f}s)", file=sys.stderr, flush=True)
 
     try:
         if from_files:
@@ -402,7 +405,7 @@ def _write_manifest(out: Path, new: list[dict]) -> list[dict]:
 
 
 def _progress_bar(total: int):
-    """(rich Progress, task) on a terminal, else None (no bar in logs, CI or pipes)."""
+    """(rich Progress, task) on a terminal, else None (logs, CI and pipes get one line per figure)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
