@@ -7,7 +7,8 @@ paper's in the full tier). Where the paper leaves a generator unspecified the ch
 
 * θ^* ~ N(0, I_d) (consistent with the text's ‖θ_j^*‖₂ ≈ 10 for d = 100, Section 6.2);
 * T = 100 rounds for Figures 1–3 (the paper's horizon is not stated);
-* client heterogeneity for Figure 4: θ_i^* = θ^* + h_i with h_i Gaussian, rescaled so max_{i,k}‖θ_i^* − θ_k^*‖ = Γ;
+* client heterogeneity for Figure 4: θ_i^* = θ^* + h_i with h_i Gaussian, rescaled so max_{i,k}‖θ_i^* − θ_k^*‖ = Γ
+  (the figure's default; :func:`heterogeneity_offsets` has the other faithful generators the claims also run);
 * federation gains use the exact expectation over the noise (of the min-norm least-squares benchmark and of the
   federated iterate, minimised over t), averaged over design draws;
 * Figure 6: covariates on the left-closed uniform grid of each client's interval, and the federated model at
@@ -60,26 +61,36 @@ def linear_regression_setup(seed: int, scale: str):
     return LeastSquaresFederation(feats, targs), theta, cfg
 
 
-def section_6_1_runs(seed: int = 0, scale: str = "paper", batch_size: int | None = None) -> dict:
+def section_6_1_runs(seed: int = 0, scale: str = "paper", batch_size: int | None = None,
+                     batch_scaling: str = "batch") -> dict:
     """FedAvg s ∈ {1, 5, 10} and FedProx (η = 0.1) through LocalUpdate, full batch (``batch_size=None``) or with
     mini-batches of B.
 
     Mini-batches (Section 6.1, literally): each client partitions its data once into n/B batches; per round FedAvg
     passes over them in order s times (one step of size η per batch), FedProx takes one exact proximal step per
     batch, centred at the current local iterate (``batch_scheme="partition"``; full batch goes through LocalUpdate).
-    Returns per algorithm: rounds, ‖∇ℓ(θ_t)‖₂ and ‖θ_t − θ^*‖₂ (cached per seed, scale and B).
+    The paper does not say how a batch's gradient is scaled: ``batch_scaling="batch"`` averages it over the batch,
+    ``"client"`` divides the batch's sum by n_i (one pass ≈ one full-gradient step); see
+    :func:`fedtheory.algorithms.parameter_space.run_parameter_space`.
+    Returns per algorithm: rounds, ‖∇ℓ(θ_t)‖₂ and ‖θ_t − θ^*‖₂ (cached per seed, scale, B and scaling).
+
+    >>> r = section_6_1_runs(0, "small", 50, batch_scaling="client")
+    >>> sorted(r["runs"]) == sorted(ALGORITHMS), r["params"]["batch_scaling"]
+    (True, 'client')
     """
-    key = (seed, scale, batch_size)
+    if batch_size is None:
+        batch_scaling = "batch"     # full batch: both scalings are the full gradient
+    key = (seed, scale, batch_size, batch_scaling)
     if key in _CACHE:
         return _CACHE[key]
     fed, theta, cfg = linear_regression_setup(seed, scale)
     rng = np.random.default_rng([seed, batch_size or 0])
     rounds = cfg["rounds"] if batch_size is None else cfg["minibatch_rounds"]
-    out = {"params": {**cfg, "sigma": SIGMA, "eta": ETA, "seed": seed}, "runs": {}}
+    out = {"params": {**cfg, "sigma": SIGMA, "eta": ETA, "seed": seed, "batch_scaling": batch_scaling}, "runs": {}}
     quad = least_squares_quadratic(fed) if batch_size is None else None
     for kind, s in ALGORITHMS:
         h = run_parameter_space(fed, kind, ETA, rounds, s=s, batch_size=batch_size, seed=rng, batch_scheme="partition",
-                                quadratic=quad)
+                                quadratic=quad, batch_scaling=batch_scaling)
         out["runs"][(kind, s)] = {"rounds": np.arange(rounds + 1), "grad": paper_gradient_norm(h),
                                   "error": np.linalg.norm(h.theta - theta[None, :], axis=1)}
     _CACHE[key] = out
@@ -100,28 +111,31 @@ def figure_1_data(seed: int = 0, scale: str = "paper") -> dict:
                        panel("(b) estimation errors", "communication round t", "‖θ_t − θ^*‖₂", err, yscale="log")]}
 
 
-def _minibatch_panels(seed: int, scale: str, quantity: str, ylabel: str) -> dict:
+def _minibatch_panels(seed: int, scale: str, quantity: str, ylabel: str, batch_scaling: str = "batch") -> dict:
     cfg = SCALES[scale]
     panels = []
     for B in (None,) + tuple(cfg["batch_sizes"]):
-        runs = section_6_1_runs(seed, scale, B)
+        runs = section_6_1_runs(seed, scale, B, batch_scaling)
         ser = [series(_label(k, s), runs["runs"][(k, s)]["rounds"], runs["runs"][(k, s)][quantity],
                       params={"kind": k, "s": s, "batch_size": B}) for k, s in ALGORITHMS]
         title = "full S_i in each local step" if B is None else f"batch size {B}"
         panels.append(panel(title, "communication round t", ylabel, ser, yscale="log"))
-    return {"params": {**cfg, "sigma": SIGMA, "eta": ETA, "seed": seed,
+    return {"params": {**cfg, "sigma": SIGMA, "eta": ETA, "seed": seed, "batch_scaling": batch_scaling,
                        "minibatch": "a fixed random partition into n/B batches per client, passed in order s times per round "
-                                    "by FedAvg (s·n/B steps); FedProx: one exact proximal step per batch",
+                                    "by FedAvg (s·n/B steps); FedProx: one exact proximal step per batch; each batch's loss "
+                                    + ("averaged over the batch" if batch_scaling == "batch" else "divided by n_i"),
                        "unspecified_by_paper": "θ^* ~ N(0, I); rounds; the partition (drawn once, uniformly at random)"},
             "panels": panels}
 
 
-def figure_2_data(seed: int = 0, scale: str = "paper") -> dict:
-    return _minibatch_panels(seed, scale, "grad", "‖∇ℓ(θ_t)‖₂")
+def figure_2_data(seed: int = 0, scale: str = "paper", batch_scaling: str = "batch") -> dict:
+    """Figure 2: ‖∇ℓ(θ_t)‖₂ per batch size (``batch_scaling`` as in :func:`section_6_1_runs`)."""
+    return _minibatch_panels(seed, scale, "grad", "‖∇ℓ(θ_t)‖₂", batch_scaling)
 
 
-def figure_3_data(seed: int = 0, scale: str = "paper") -> dict:
-    return _minibatch_panels(seed, scale, "error", "‖θ_t − θ^*‖₂")
+def figure_3_data(seed: int = 0, scale: str = "paper", batch_scaling: str = "batch") -> dict:
+    """Figure 3: ‖θ_t − θ^*‖₂ per batch size (``batch_scaling`` as in :func:`section_6_1_runs`)."""
+    return _minibatch_panels(seed, scale, "error", "‖θ_t − θ^*‖₂", batch_scaling)
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,6 +144,7 @@ def figure_3_data(seed: int = 0, scale: str = "paper") -> dict:
 
 GAIN_SCALES = {
     "paper": {"gammas": np.logspace(-2, 2, 17), "trials": 3, "rs": np.arange(1, 101), "trials_r": 20},
+    "single-draw": {"gammas": np.logspace(-2, 2, 17), "trials": 1},     # one design draw, as the paper's Figure 4
     "small": {"gammas": np.logspace(-2, 2, 13), "trials": 1, "rs": np.array([4, 12, 16, 23, 27, 40, 60, 100]),
               "trials_r": 2},
 }
@@ -161,8 +176,51 @@ def _gains(Phis, thetas, dyns, clients, sigma=SIGMA) -> dict:
     return out
 
 
-def figure_4_data(seed: int = 0, scale: str = "paper") -> dict:
-    """Section 6.2: M = 20, d = 100, n_i = 50 (10 data-scarce clients) or 500 (10 data-rich), σ = 0.5, η = 0.1."""
+HETEROGENEITY = ("gaussian", "simplex", "two-clusters", "isolated")
+
+
+def heterogeneity_offsets(rng: np.random.Generator, M: int, d: int, generator: str = "gaussian",
+                          focus: int = 0) -> np.ndarray:
+    """Offsets h_i (M, d) with max_{i,k}‖h_i − h_k‖ = 1, so θ_i^* = θ^* + Γh_i has model heterogeneity Γ (Section 6.2
+    gives Γ but not how the θ_i^* are drawn):
+
+    * ``"gaussian"``: h_i i.i.d. N(0, I), rescaled (a few pairs reach Γ, most clients sit closer to the consensus);
+    * ``"simplex"``: every pair at distance exactly Γ (h_i = q_i/√2 with q_i orthonormal, a random rotation);
+    * ``"two-clusters"``: h_i = ±u/2 for a random unit u, the signs alternating over the clients (each cluster
+      holds half the data-scarce and half the data-rich clients of figure 4's ordering);
+    * ``"isolated"``: client ``focus`` (the one whose gain is plotted) keeps θ^* and every other client sits at
+      distance Γ from it, sharing θ^* + Γu for a random unit u (h_focus = 0, h_i = u otherwise).
+
+    >>> rng = np.random.default_rng(0)
+    >>> h = heterogeneity_offsets(rng, 4, 6, "simplex")
+    >>> D = np.linalg.norm(h[:, None] - h[None], axis=2)
+    >>> bool(np.allclose(D[~np.eye(4, dtype=bool)], 1.0))
+    True
+    >>> [round(float(np.linalg.norm(h[:, None] - h[None], axis=2).max()), 12)
+    ...  for h in (heterogeneity_offsets(rng, 4, 6, g) for g in HETEROGENEITY)]
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    if generator == "gaussian":
+        g = rng.normal(size=(M, d))
+    elif generator == "simplex":
+        if M > d:
+            raise ValueError(f"the simplex generator needs M ≤ d orthonormal directions, got M = {M}, d = {d}")
+        g = np.linalg.qr(rng.normal(size=(d, M)))[0].T / math.sqrt(2.0)
+    elif generator == "two-clusters":
+        u = rng.normal(size=d)
+        g = np.where(np.arange(M) % 2 == 0, 0.5, -0.5)[:, None] * (u / np.linalg.norm(u))[None, :]
+    elif generator == "isolated":
+        u = rng.normal(size=d)
+        g = np.tile(u / np.linalg.norm(u), (M, 1))
+        g[focus] = 0.0
+    else:
+        raise ValueError(f"heterogeneity generator must be one of {HETEROGENEITY}, got {generator!r}")
+    return g / max(float(np.linalg.norm(a - b)) for a in g for b in g)
+
+
+def figure_4_data(seed: int = 0, scale: str = "paper", heterogeneity: str = "gaussian") -> dict:
+    """Section 6.2: M = 20, d = 100, n_i = 50 (10 data-scarce clients) or 500 (10 data-rich), σ = 0.5, η = 0.1;
+    θ_i^* = θ^* + Γh_i with h_i from :func:`heterogeneity_offsets` (``heterogeneity``)."""
     cfg = GAIN_SCALES[scale]
     rng = np.random.default_rng(seed)
     M, d = 20, 100
@@ -173,15 +231,18 @@ def figure_4_data(seed: int = 0, scale: str = "paper") -> dict:
     for trial in range(cfg["trials"]):
         Phis = [rng.normal(size=(n, d)) for n in ns]
         theta = rng.normal(size=d)
-        g = rng.normal(size=(M, d))
-        spread = max(float(np.linalg.norm(a - b)) for a in g for b in g)
+        # one offset pattern per plotted client: the same one unless the generator isolates that client
+        offsets = {j: heterogeneity_offsets(np.random.default_rng(rng.bit_generator.random_raw()), M, d, heterogeneity,
+                                            focus=j) for j in (scarce, rich)}
+        if heterogeneity != "isolated":
+            offsets[rich] = offsets[scarce]
         norms.append(float(np.linalg.norm(theta)))
         dyns = _dynamics(Phis, ETA)
         for k, Gamma in enumerate(cfg["gammas"]):
-            thetas = theta[None, :] + g * (Gamma / spread)
-            res = _gains(Phis, thetas, dyns, (scarce, rich))
-            for key, v in res.items():
-                gains[key][k] += v / cfg["trials"]
+            for j in (scarce, rich):
+                res = _gains(Phis, theta[None, :] + Gamma * offsets[j], dyns, (j,))
+                for key, v in res.items():
+                    gains[key][k] += v / cfg["trials"]
     B = float(np.mean(norms))
     thr = {"scarce": fg.heterogeneity_thresholds(50, d, SIGMA, B), "rich": fg.heterogeneity_thresholds(500, d, SIGMA, B)}
     panels = []
@@ -197,8 +258,9 @@ def figure_4_data(seed: int = 0, scale: str = "paper") -> dict:
                        "mean_norm_theta_star": B, "thresholds": thr,
                        "local_estimator": "minimum-norm least squares (X_jᵀX_j)^+X_jᵀy_j",
                        "risks": "exact over the noise; federated risk minimised over t (early stopping)",
-                       "unspecified_by_paper": "θ^* ~ N(0, I); θ_i^* = θ^* + h_i (Gaussian h_i rescaled to max pairwise distance Γ); "
-                                               "Γ grid; gains averaged over design draws"},
+                       "heterogeneity": heterogeneity,
+                       "unspecified_by_paper": f"θ^* ~ N(0, I); θ_i^* = θ^* + Γh_i ({heterogeneity} offsets h_i, max "
+                                               "pairwise distance 1); Γ grid; gains averaged over design draws"},
             "panels": panels}
 
 

@@ -20,7 +20,7 @@ from fedtheory.algorithms.parameter_space import ParameterDynamics
 from fedtheory.analysis import kernel_bounds as kb
 from fedtheory.certify.params import Box, Choice, Custom, IntRange, Product
 from fedtheory.certify.probe import probe
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.kernels import KERNEL_FAMILIES, KernelFederation, LinearKernel, gram_federation
 
@@ -137,6 +137,9 @@ def _solve_floor(inst: CoefInstance) -> float:
               r"+\sigma^2\frac{\kappa d}{N\rho_N}$ (23), $\bar\theta$ the coefficients of $\bar f=(\mathcal I-\mathcal L)^{-1}((f_1^*(\mathbf x_1),"
               r"\dots,f_M^*(\mathbf x_M))\cdot\Psi)$, $\rho_N=\lambda_{\min}(\phi(\mathbf x)^\top\phi(\mathbf x))/N$.",
     kind="probe",
+    controls=[_pred.tightened(
+        "for FedAvg with s = 1 (κ = 1, 𝓛 = Σ_iw_i(I − ηA_i) = I − ηΦᵀΦ/N for any designs), σ = 0 and θ_0 − θ̄"
+        " along the eigenvector of ρ_N, E‖θ_t − θ̄‖² = (1 − ηρ_N)^{2t}‖θ_0 − θ̄‖² exactly")],
 )
 def theorem_4(ctx):
     rng = ctx.rng
@@ -160,16 +163,31 @@ def _theorem4_distance_ratio(inst: CoefInstance) -> float:
     return worst
 
 
+def _theorem4_distance_attaining() -> CoefInstance:
+    """An instance where (24) holds with equality: FedAvg s = 1 (θ̄ = pooled least squares), ΦᵀΦ = diag(6, 6, 1/2) with
+    eigenvector e_3 of ρ_N, client 0's design orthogonal to e_3 and θ_i^* = θ_0^* + e_3 for the others, so
+    Δ_{f_0^*} = Φe_3 and ‖θ̄ − θ_0^*‖ = 1 = ‖Δ‖/√(Nρ_N)."""
+    Phis = [2.0 * np.eye(3)[:2], np.diag([1.0, 1.0, 0.5]), np.diag([1.0, 1.0, 0.5])]
+    theta = np.array([0.3, -0.2, 0.1])
+    thetas = np.stack([theta, theta + np.eye(3)[2], theta + np.eye(3)[2]])
+    return CoefInstance(Phis, thetas, np.zeros(3), np.zeros(3), "fedavg", 0.5, 1)
+
+
 @claim(
     id="nonparam/theorem-4/distance",
     ref="Theorem 4, eq. (24)",
     title="‖θ̄ − θ_j^*‖₂ ≤ ‖Δ_{f_j^*}‖₂ √(κ/(Nρ_N))",
     statement=r"$\|\bar\theta-\theta_j^*\|_2\le\|\Delta_{f_j^*}\|_2\sqrt{\kappa/(N\rho_N)}$ (24), for every client $j$.",
     kind="probe",
+    controls=[_pred.tightened(
+        "(24) is attained: FedAvg s = 1 makes θ̄ the pooled least-squares fit, θ̄ − θ_j^* = (ΦᵀΦ)^{−1}ΦᵀΔ_{f_j^*}, and "
+        "when client j's design annihilates the eigenvector v of ρ_N while every other θ_i^* = θ_j^* + v, Δ_{f_j^*} = Φv "
+        "and ‖θ̄ − θ_j^*‖ = ‖Δ‖/√(Nρ_N) exactly (the check includes such an instance)")],
 )
 def theorem_4_distance(ctx):
     rng = ctx.rng
     worst = max(_theorem4_distance_ratio(random_coef_instance(rng)) for _ in range(40 if ctx.full else 20))
+    worst = max(worst, _theorem4_distance_ratio(_theorem4_distance_attaining()))
     result = _search(ctx, _theorem4_distance_ratio, coef_instance_param(), target=1.0)
     return _verdict(ctx, worst, result, 0.0, why="a deterministic inequality; rounding allowance 1e3·d·eps·cond(I − 𝓛)·scale "
                                                       "for the solve that gives θ̄ (homogeneous truths make both sides 0)")
@@ -182,6 +200,10 @@ def theorem_4_distance(ctx):
     statement=r"$\bar f(\mathbf x)\cdot\Psi=(\mathcal I-\mathcal L)\bar f=(f_1^*(\mathbf x_1),\dots,f_M^*(\mathbf x_M))\cdot\Psi$ (25), hence "
               r"$\Delta_{\bar f}\cdot\Psi=0$; $f_\infty=(\mathcal I-\mathcal L)^{-1}(y\cdot\Psi)$ satisfies $\mathbb E f_\infty=\bar f$.",
     kind="numeric",
+    controls=[Control("psi-for-s-plus-1",
+        "(25) with ℒ and Ψ for s + 1 local steps while f̄ is the limit of s: false for FedAvg, since f̄ is "
+        "the fixed point of ℒ_s f + f^*(x)·Ψ_s, not of the (s + 1)-step map, whose fixed point differs "
+        "whenever the clients' local solutions differ", {"s_offset": 1})],
 )
 def limit_unbiased(ctx):
     """Function space with general kernels (definitional ℒ, Ψ), f̄ built as (ℐ − ℒ)^{−1}(f^*(x)·Ψ) on span{k_x}; the
@@ -196,7 +218,7 @@ def limit_unbiased(ctx):
         algo = _base.random_algorithm(rng, fed, kind=("fedavg", "fedprox")[trial % 2])
         fstar = fed.truth_values()
         a_bar = limit_coefficients(fed, algo, y=fstar)
-        ops = definitional_operators(fed.gram, fed.counts, algo.kind, algo.eta, algo.s)
+        ops = definitional_operators(fed.gram, fed.counts, algo.kind, algo.eta, algo.s + ctx.param("s_offset", 0))
         G = fed.gram
         lhs = ops["Psi"] @ (G @ a_bar)          # f̄(x)·Ψ
         mid = (np.eye(fed.N) - ops["L"]) @ a_bar  # (ℐ − ℒ)f̄
@@ -229,6 +251,10 @@ def limit_unbiased(ctx):
               r"regression, yet (when $f_i^*\equiv f^*$ and $\rho_N$ is bounded below) their estimation error converges to $O(d/N)$, the "
               r"minimax-optimal rate of the centralized setting.",
     kind="numeric",
+    controls=[Control("s5-stationary",
+        "FedAvg s = 5 (instead of s = 1) reaching the stationary point: false, its fixed point is the "
+        "weighted least-squares estimator with weights P ≠ I, whose gradient of ℓ vanishes only when the "
+        "clients' local least-squares solutions coincide", {"stationary_algorithm": "fedavg_s5"})],
 )
 def not_stationary_yet_optimal(ctx):
     """Homogeneous linear regression (Section 6.1's design at reduced size): the fixed point θ_∞ of each algorithm is
@@ -259,7 +285,7 @@ def not_stationary_yet_optimal(ctx):
             out[key]["relative_gradient"].append(grad)
             out[key]["risk_over_ols"].append(ratio)
             stationary = grad <= 1e-10
-            ok &= stationary == (key == "fedavg_s1")
+            ok &= stationary == (key == ctx.param("stationary_algorithm", "fedavg_s1"))
             ok &= 1 - 1e-9 <= ratio <= inst.kappa * (1 + 1e-9)
     measured = {k: {"max_relative_gradient": max(v["relative_gradient"]), "min_relative_gradient": min(v["relative_gradient"]),
                     "max_risk_over_ols": max(v["risk_over_ols"]), "kappa": v["kappa"]} for k, v in out.items()}
@@ -275,14 +301,14 @@ def not_stationary_yet_optimal(ctx):
 # Lemmas 10–11
 # --------------------------------------------------------------------------------------------
 
-def _lemma10_violation(fed, algo, G=None) -> float:
+def _lemma10_violation(fed, algo, G=None, kappa_factor: float = 1.0) -> float:
     """max of λ_max((ℐ − sη𝒫) − ℒ) and λ_max(ℒ − (ℐ − sη𝒫/κ)), in an orthonormal basis of span{k_Z}, over the scale."""
     G = fed.gram if G is None else G
     ops = definitional_operators(G, fed.counts, algo.kind, algo.eta, algo.s)
     N, Zn = fed.N, G.shape[0]
     Pcoef = ops["E_x"] @ ops["G_xZ"] / N          # 𝒫(c·k_Z) = (1/N)(G_xZ c)·k_x
     s = algo.bound_s
-    kap = algo.kappa(fed.gamma(algo.eta))
+    kap = algo.kappa(fed.gamma(algo.eta)) * kappa_factor
     L = operator_in_orthonormal_basis(ops["L"], G)
     Pon = operator_in_orthonormal_basis(Pcoef, G)
     I = np.eye(L.shape[0])
@@ -300,18 +326,22 @@ def _lemma10_violation(fed, algo, G=None) -> float:
               r"(64) ($s=1$ for FedProx), under $\gamma<1$ for FedAvg; if $\phi(x)$ is $d$-dimensional, the eigenvalues of $\mathcal P$ "
               r"correspond one-to-one to those of $\frac1N\phi(\mathbf x)^\top\phi(\mathbf x)$.",
     kind="probe",
+    controls=[Control("kappa-times-0.99",
+        "(64) with κ replaced by 0.99κ: false, since for FedAvg with s = 1 (κ = 1) ℒ = ℐ − η𝒫 exactly, so ℒ ⪯"
+        " ℐ − η𝒫/0.99 fails on every eigenvector of 𝒫 with a positive eigenvalue", {"kappa_factor": 0.99})],
 )
 def lemma_10(ctx):
     rng = ctx.rng
+    kf = ctx.param("kappa_factor", 1.0)
     worst = 0.0
     for trial in range(30 if not ctx.full else 80):
         fed = _base.random_federation(rng, family=KERNEL_FAMILIES[trial % 7], n_range=(1, 8))
-        worst = max(worst, _lemma10_violation(fed, _base.random_algorithm(rng, fed, s_max=15)))
+        worst = max(worst, _lemma10_violation(fed, _base.random_algorithm(rng, fed, s_max=15), kappa_factor=kf))
     counts = (1, 2, 3)
 
     def violation(inst):
         fed = gram_federation(inst["G"], counts)
-        return _lemma10_violation(fed, _base._algo_from(inst["kind"], fed, inst["frac"], inst["s"]), inst["G"])
+        return _lemma10_violation(fed, _base._algo_from(inst["kind"], fed, inst["frac"], inst["s"]), inst["G"], kf)
 
     param = Product(G=_base.gram_param(counts, extra=0, rank=4), kind=Choice(["fedavg", "fedprox"]),
                     frac=Box(0.0, 1.0, open_lo=True, open_hi=True), s=IntRange(1, 15))
@@ -365,6 +395,9 @@ def _lemma11_ratio(inst) -> float:
     statement=r"$\mathsf{Tr}(\Sigma)\le\frac{\eta s}N\sum_i\frac{(1-\tilde\lambda_i^t)^2}{1-\tilde\lambda_i}\le(\eta ts)^2\mathcal R^2(1/\sqrt{\eta ts})$, "
               r"$\Sigma$ of (63), $\tilde\lambda_i$ the eigenvalues of $\mathcal L$ (terms with $\tilde\lambda_i=1$ read 0).",
     kind="probe",
+    controls=[_pred.tightened(
+        "for FedAvg with s = 1, ℒ = ℐ − η𝒫 (λ̃_i = 1 − ηλ_i) and ΨΨ* = (η²/N)𝒫, so Tr Σ = (η²/N)Σ_iλ_i((1 − λ̃_i^t)/(ηλ_i))² "
+        "= (η/N)Σ_i(1 − λ̃_i^t)²/(1 − λ̃_i): the first step is an equality")],
 )
 def lemma_11(ctx):
     rng = ctx.rng
@@ -421,6 +454,7 @@ _COROLLARY_1_NOTES = ("(26) drops α from the contraction factor: the proof says
               r"$\mathbb E_\xi\|\theta_t-\bar\theta\|_2^2\le(1-\frac{s\eta}{2\kappa})^{2t}\|\theta_0-\bar\theta\|_2^2+\sigma^2\frac{2\kappa d}{N\alpha}$ (26).",
     kind="simulation",
     expect="refuted",
+    typo=True,
 )
 def corollary_1(ctx):
     """Counterexample family: Σ_ij = αI with α = β = 0.1, homogeneous truth, σ = 0.01, FedAvg s = 1, η = 1 (γ ≈ 0.13 < 1):
@@ -491,50 +525,59 @@ def _(cex, ctx):
     statement=r"Under Corollary 1's hypotheses, for $N\ge c_1d$ with probability $\ge1-e^{-d}$: $\rho_N\ge\alpha/2$ and "
               r"$\mathbb E_\xi\|\theta_t-\bar\theta\|^2\le(1-\frac{s\eta\alpha}{2\kappa})^{2t}\|\theta_0-\bar\theta\|^2+\sigma^2\frac{2\kappa d}{N\alpha}$.",
     kind="simulation",
+    controls=[Control("as-printed",
+        "(26) as printed, with α dropped from the contraction factor: false, refuted independently on an "
+        "instance replayed in 50-digit arithmetic (nonparam/corollary-1)", {"alpha_in_factor": False})],
 )
 def corollary_1_with_alpha(ctx):
     """Gaussian rows with client-specific covariances spread over [α, β]; (a) the frequency of ρ_N ≥ α/2 at N = c_1d
     for the smallest tested c_1 reaching 1 − e^{−d}; (b) on that event, the exact expected error against the bound."""
     rng = ctx.rng
-    alpha, beta, d = 0.2, 2.0, 4
-    found_c1 = None
-    worst = 0.0
-    for c1 in (2, 5, 10, 20, 40, 80):
-        hits, total = 0, 0
-        for rep in range(40 if not ctx.full else 200):
-            M = int(rng.integers(2, 6))
-            N = c1 * d
-            counts = np.maximum(1, rng.multinomial(N - M, np.ones(M) / M) + 1)
-            Phis = []
-            for n in counts:
-                ev = rng.uniform(alpha, beta, size=d)
-                ev[0], ev[-1] = alpha, beta
-                Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
-                Phis.append(rng.normal(size=(int(n), d)) @ (Q * np.sqrt(ev)[None, :]).T)
-            Phi = np.concatenate(Phis)
-            rho = float(np.linalg.eigvalsh(Phi.T @ Phi)[0] / N)
-            total += 1
-            if rho >= alpha / 2:
-                hits += 1
-                theta = rng.normal(size=d)
-                kind = ("fedavg", "fedprox")[rep % 2]
-                inst = CoefInstance(Phis, theta[None, :] + 0.3 * rng.normal(size=(M, d)), rng.uniform(0, 1, size=M),
-                                    theta + rng.normal(size=d), kind, float(rng.uniform(0.05, 0.95)), int(rng.integers(1, 8)))
-                lhs = inst.expected_error(ROUNDS)
-                rhs = kb.corollary_1_bound(inst.kappa, inst.algo.eta, inst.s, 1.0, d, ROUNDS, float(np.max(inst.sigma2)) ** 0.5,
-                                           float(np.sum((inst.theta0 - inst.theta_bar) ** 2)), N)
-                # the corrected factor: (1 − sηα/(2κ)) — corollary_1_bound's α-free factor is replaced here
-                rhs = (1 - inst.s * inst.algo.eta * alpha / (2 * inst.kappa)) ** (2 * ROUNDS) * float(
-                    np.sum((inst.theta0 - inst.theta_bar) ** 2)) + float(np.max(inst.sigma2)) * 2 * inst.kappa * d / (N * alpha)
-                worst = max(worst, float(np.max(lhs / rhs)))
-        if found_c1 is None and hits / total >= 1 - math.exp(-d):
-            found_c1 = c1
-    ok = found_c1 is not None and worst <= 1.0
-    return ctx.decide(ok, measured={"worst_ratio_on_event": worst, "smallest_c1_tested_reaching_1_minus_e^-d": found_c1},
+    d = 4
+    found, worst = {}, 0.0
+    # (α, β) = (0.1, 0.1): covariances αI, the family where (26) as printed (α dropped) fails
+    for alpha, beta in ((0.2, 2.0), (0.1, 0.1)):
+        found_c1 = None
+        for c1 in (2, 5, 10, 20, 40, 80):
+            hits, total = 0, 0
+            for rep in range(40 if not ctx.full else 200):
+                M = int(rng.integers(2, 6))
+                N = c1 * d
+                counts = np.maximum(1, rng.multinomial(N - M, np.ones(M) / M) + 1)
+                Phis = []
+                for n in counts:
+                    ev = rng.uniform(alpha, beta, size=d)
+                    ev[0], ev[-1] = alpha, beta
+                    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+                    Phis.append(rng.normal(size=(int(n), d)) @ (Q * np.sqrt(ev)[None, :]).T)
+                Phi = np.concatenate(Phis)
+                rho = float(np.linalg.eigvalsh(Phi.T @ Phi)[0] / N)
+                total += 1
+                if rho >= alpha / 2:
+                    hits += 1
+                    theta = rng.normal(size=d)
+                    kind = ("fedavg", "fedprox")[rep % 2]
+                    inst = CoefInstance(Phis, theta[None, :] + 0.3 * rng.normal(size=(M, d)), rng.uniform(0, 1, size=M),
+                                        theta + rng.normal(size=d), kind, float(rng.uniform(0.05, 0.95)),
+                                        int(rng.integers(1, 8)))
+                    lhs = inst.expected_error(ROUNDS)
+                    a_f = alpha if ctx.param("alpha_in_factor", True) else 1.0     # False: (26) as printed
+                    # the corrected factor (1 − sηα/(2κ)) (kb.corollary_1_bound has the printed, α-free one); the printed
+                    # factor can fall below −1 for large η, where its power overflows to +inf: a vacuous bound, no violation
+                    with np.errstate(over="ignore"):
+                        rhs = (1 - inst.s * inst.algo.eta * a_f / (2 * inst.kappa)) ** (2 * ROUNDS) * float(
+                            np.sum((inst.theta0 - inst.theta_bar) ** 2)) \
+                            + float(np.max(inst.sigma2)) * 2 * inst.kappa * d / (N * alpha)
+                    worst = max(worst, float(np.max(lhs / rhs)))
+            if found_c1 is None and hits / total >= 1 - math.exp(-d):
+                found_c1 = c1
+        found[f"alpha_{alpha}_beta_{beta}"] = found_c1
+    ok = all(v is not None for v in found.values()) and worst <= 1.0
+    return ctx.decide(ok, measured={"worst_ratio_on_event": worst, "smallest_c1_tested_reaching_1_minus_e^-d": found},
                       tolerance={"ratio": 1.0, "why": "exact expectations"},
-                      notes=f"α = {alpha}, β = {beta}, d = {d}; heterogeneous client covariances (each with spectrum spanning [α, β]), "
-                            "unbalanced clients, heterogeneous truths and noise. c_1 is the paper's unspecified constant; the bound on "
-                            "the event ρ_N ≥ α/2 is Theorem 4 with ρ_N ≥ α/2.")
+                      notes=f"(α, β) = (0.2, 2.0) and (0.1, 0.1), d = {d}; heterogeneous client covariances (each with spectrum "
+                            "spanning [α, β]), unbalanced clients, heterogeneous truths and noise. c_1 is the paper's unspecified "
+                            "constant; the bound on the event ρ_N ≥ α/2 is Theorem 4 with ρ_N ≥ α/2.")
 
 
 @claim(
@@ -544,6 +587,9 @@ def corollary_1_with_alpha(ctx):
     statement=r"Under Corollary 1's hypotheses, with probability at least $1-e^{-N}$, $\|\bar\theta-\theta_j^*\|_2\le c_2\Gamma\sqrt\kappa$ (27), "
               r"$c_2$ depending only on $\alpha,\beta$.",
     kind="simulation",
+    control_exempt=
+        "c_2 = √(10β/α) is the proof's explicit constant, with slack ≥ 7× at every instance tested (worst "
+        "0.13); no attaining instance is known, so no tightened c_2 is known to be false",
 )
 def corollary_1_distance(ctx):
     """The proof's constant made explicit for Gaussian rows: ‖Δ‖² ≤ 5βΓ²N w.p. ≥ 1 − e^{−N} (Laurent–Massart) and
@@ -605,6 +651,10 @@ def _subspace_design(rng, d: int, rs, ns, *, orthogonal: bool = False, axes: boo
               r"$\mathbb E\|\theta_t-\bar\theta\|^2\le(1-\frac{s\eta\alpha}{2\kappa})^{2t}\|\theta_0-\bar\theta\|^2+\sigma^2\frac{2\kappa d}{N\alpha}$ (28) "
               r"and $\|\bar\theta-\theta_j^*\|_2\le\Gamma\sqrt{2\kappa\beta\nu Md/(\alpha N)}$ (29).",
     kind="simulation",
+    control_exempt=
+        "(28) comes within 0.04% of equality on tested draws, but no configuration attaining it is known a "
+        "priori (ρ_N is only bounded by α/2 on the event), and (29) has slack ≥ 3×; no tightened constant is "
+        "known false",
 )
 def corollary_2(ctx):
     """(a) the event ρ_N ≥ α/2 at N = Cνd log d: its frequency for the smallest tested C reaching 1 − 1/d (Haar subspaces
@@ -673,6 +723,10 @@ def corollary_2(ctx):
               r"$\alpha=\beta=\nu=1$; Corollary 2 then gives exponential convergence of $\theta_t$ to $\bar\theta$ up to the rate $d/N$ once "
               r"$N\ge Cd\log d$.",
     kind="numeric",
+    controls=[Control("F-is-sqrt-r-plus-1",
+        "F_i = √(r_i + 1)I instead of √r_i I: false, since with U_i = ϕ(x_i)ᵀ/√d (orthonormal columns, the "
+        "rows being orthogonal of norm √d) the decomposition gives F_i = √r_i I exactly, and √(r_i + 1) ≠ "
+        "√r_i", {"r_offset": 1})],
 )
 def example_1(ctx):
     rng = ctx.rng
@@ -690,7 +744,8 @@ def example_1(ctx):
             # the decomposition ϕ = √(d/r) F Uᵀ with U = Pᵀ/√d (orthonormal columns) gives F = √r I
             U = P.T / math.sqrt(d)
             F = P @ U / math.sqrt(d / r)
-            worst_dec = max(worst_dec, float(np.abs(F - math.sqrt(r) * np.eye(r)).max()),
+            r_claimed = r + ctx.param("r_offset", 0)
+            worst_dec = max(worst_dec, float(np.abs(F - math.sqrt(r_claimed) * np.eye(r)).max()),
                             float(np.abs(F.T @ F / r - np.eye(r)).max()))
         inst = CoefInstance(Phis, np.zeros((M, d)), np.full(M, 0.25), rng.normal(size=d), "fedavg", 0.5, 3)
         if inst.rho_N >= 0.5:
@@ -711,13 +766,17 @@ def example_1(ctx):
     statement=r"If the rows of $F_i$ are i.i.d. $\mathcal N(0,I_{r_i})$, then with high probability $1-\delta\le\alpha\le\beta\le1+\delta$ for a small "
               r"constant $\delta>0$, provided $n_i\ge C\max\{r_i,\log M\}$ for a sufficiently large $C$.",
     kind="simulation",
+    controls=[Control("C-equals-1",
+        "the event already at C = 1 (n_i = max{r_i, log M}): false, since a square Gaussian F (n_i = r_i ≥ 2)"
+        " has λ_min(FᵀF/n) ≈ 1/r_i² ≪ 1/2 (Edelman), far outside [1 − δ, 1 + δ]", {"large_C": 1})],
 )
 def example_2(ctx):
     """δ = 1/2: for C = 100 the event holds simultaneously over all M clients in ≥ 95% of draws (fast tier: M up to 60,
     r_i up to 10; full: M up to 200, r_i up to 20); for C = 1 it fails often (so C must indeed be large)."""
     rng = ctx.rng
     freq = {}
-    for C in (1, 100):
+    large = ctx.param("large_C", 100)
+    for C in sorted({1, large}):
         good, total = 0, 0
         for rep in range(20 if not ctx.full else 150):
             M = int(rng.choice([5, 60])) if not ctx.full else int(rng.choice([5, 50, 200]))
@@ -733,8 +792,8 @@ def example_2(ctx):
             good += ok_all
             total += 1
         freq[C] = good / total
-    ok = freq[100] >= 0.95 and freq[1] < 0.5
-    return ctx.decide(ok, measured={"event_frequency_C_100": freq[100], "event_frequency_C_1": freq[1]},
+    ok = freq[large] >= 0.95 and freq[1] < 0.5
+    return ctx.decide(ok, measured={f"event_frequency_C_{large}": freq[large], "event_frequency_C_1": freq[1]},
                       tolerance={"frequency": 0.95, "delta": 0.5},
                       notes="Consistent with Bai–Yin: the extreme eigenvalues of FᵀF/n are ≈ (1 ± √(r/n))²; log M covers the "
                             "union over clients.")
@@ -747,6 +806,9 @@ def example_2(ctx):
     statement=r"The extra factor $\nu$ in the sample complexity is necessary in general: with $r_i=1$, $n_i=n$ (all local data on a line), "
               r"by the coupon collector's problem $M\ge d\log d$ is needed to sample all $d$ basis vectors.",
     kind="simulation",
+    controls=[Control("half-dlogd-enough",
+        "M = ½d log d lines already covering every axis with probability > 0.9: false, since the coupon "
+        "collector's limit law gives P(cover) ≈ exp(−√d) ≈ 0.002 there for d = 40", {"enough": 0.5})],
 )
 def coupon_collector(ctx):
     """Lines drawn uniformly among the coordinate axes (E[UUᵀ] = I/d, so Corollary 2's hypothesis holds): ϕᵀϕ is
@@ -760,7 +822,7 @@ def coupon_collector(ctx):
         with mpmath.workdps(30):
             return float(sum((-1) ** k * mpmath.binomial(d, k) * (mpmath.mpf(d - k) / d) ** M for k in range(d + 1)))
 
-    lo, hi = int(0.5 * d * math.log(d)), int(2 * d * math.log(d))
+    lo, hi = int(0.5 * d * math.log(d)), int(ctx.param("enough", 2.0) * d * math.log(d))
     p_lo, p_hi = p_cover(lo), p_cover(hi)
     sims = []
     for M in (lo, hi):

@@ -15,7 +15,7 @@ import numpy as np
 
 from fedtheory.algorithms.parameter_space import ParameterDynamics
 from fedtheory.analysis import federation_gain as fg
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 
 _coef = load_module(Path(__file__).with_name("nonparam_coefficients.py"))
@@ -33,6 +33,9 @@ def _dyn(Phis, kind: str, eta: float, s: int) -> ParameterDynamics:
     statement=r"$\mathsf{FG}_j=R_j^{\mathsf{Loc}}/R_j^{\mathsf{Fed}}$ with $R_j^{\mathsf{Loc}}=\inf_{\hat f_j}\sup_{f_j^*\in\mathcal H_B}\mathbb E\|\hat f_j-f_j^*\|_{\mathcal H}^2$ (30) "
               r"and $R_j^{\mathsf{Fed}}=\inf_{t\ge0}\sup_{f_j^*\in\mathcal H_B}\mathbb E\|f_t-f_j^*\|_{\mathcal H}^2$ (31).",
     kind="simulation",
+    controls=[Control("local-risk-is-pooled",
+        "the local minimax risk equal to the pooled OLS risk σ²d/(N − d − 1) (FG_j = 1): false, since client "
+        "j has n_j = 20 < N = 80 samples and its minimax risk is σ²d/(n_j − d − 1) (Mourtada 2019)", {"local_sample_size": 80})],
 )
 def definition_1(ctx):
     """Homogeneous linear regression, Gaussian design (Σ = I), B = ∞ (‖θ^*‖ large), FedAvg s = 1: the local minimax risk
@@ -54,7 +57,8 @@ def definition_1(ctx):
         fed.append(r)
     loc, fed = np.array(loc), np.array(fed)
     N = M * n_j
-    exact_loc, exact_fed = sigma ** 2 * d / (n_j - d - 1), sigma ** 2 * d / (N - d - 1)
+    n_loc = ctx.param("local_sample_size", n_j)       # a control plants the pooled N here
+    exact_loc, exact_fed = sigma ** 2 * d / (n_loc - d - 1), sigma ** 2 * d / (N - d - 1)
     z_loc = abs(loc.mean() - exact_loc) / (loc.std(ddof=1) / math.sqrt(draws))
     z_fed = abs(fed.mean() - exact_fed) / (fed.std(ddof=1) / math.sqrt(draws))
     gain = fg.federation_gain(loc.mean(), fed.mean())
@@ -89,6 +93,10 @@ def _local_risk_bracket(d, n, sigma, B, draws, rng, *, subspace_r=None):
     statement=r"In the setting of Corollary 1 with $\xi_i\sim\mathcal N(0,\sigma^2\mathbf I)$, there is $c_1$ depending only on $\alpha,\beta$ with "
               r"$\mathsf{FG}_j\ge\frac{c_1}{\kappa}\frac{\min\{\sigma^2d/n_j,B^2\}+\max\{1-n_j/d,0\}B^2}{\sigma^2d/N+\Gamma^2}$ (32).",
     kind="simulation",
+    controls=[Control("fed-risk-constant-half",
+        "R^Fed ≤ ½(σ²d/N + Γ²) (Cκ replaced by ½): false at Γ = 0, since the fixed point is an unbiased "
+        "linear estimator, so by Gauss–Markov its risk is ≥ σ²tr((ΦᵀΦ)^{−1}) ≥ σ²d²/tr(ΦᵀΦ) ≈ σ²d/N for "
+        "Gaussian rows", {"fed_constant": 0.5})],
 )
 def theorem_5(ctx):
     """The proof's two halves, each with explicit constants (α = β = 1: Gaussian rows with identity covariance).
@@ -129,7 +137,8 @@ def theorem_5(ctx):
             if inst.rho_N < alpha / 2:
                 continue
             risk = inst.dyn.limit_variance(inst.sigma2) + float(np.sum((inst.theta_bar - theta_j) ** 2))
-            worst_upper = max(worst_upper, risk / (C * inst.kappa * (sigma ** 2 * d / N + Gamma ** 2)))
+            const = ctx.param("fed_constant", C * inst.kappa)
+            worst_upper = max(worst_upper, risk / (const * (sigma ** 2 * d / N + Gamma ** 2)))
             del A
     c_F = (0.279 - 1 / 16) / 64
     c1 = c_F / (2 * max(beta, 1) * C)
@@ -150,6 +159,10 @@ def theorem_5(ctx):
     statement=r"In the setting of Corollary 2 with $\alpha,\beta$ fixed, $f_i^*=f^*$, $N\ge C\nu d\log d$ and Gaussian noise, "
               r"$\mathsf{FG}_j\ge\frac{c_1}{\kappa}\frac{\min\{\sigma^2d/n_j,B^2\}+(1-r_j/d)B^2}{\sigma^2d/N}$ (33).",
     kind="simulation",
+    controls=[Control("fed-risk-constant-half",
+        "R^Fed ≤ ½σ²d/N (2κ/α replaced by ½): false, since the fixed point is an unbiased linear estimator, "
+        "so by Gauss–Markov its risk is ≥ σ²tr((ΦᵀΦ)^{−1}) ≥ σ²d²/tr(ΦᵀΦ) ≈ σ²d/N (rows of squared norm d in "
+        "expectation)", {"fed_constant": 0.5})],
 )
 def theorem_6(ctx):
     """(a) The local lower bound's shape against the best ridge estimator on r_j-dimensional random-subspace data: the
@@ -180,7 +193,8 @@ def theorem_6(ctx):
         if inst.rho_N < a / 2:
             continue
         risk = inst.dyn.limit_variance(inst.sigma2) + float(np.sum((inst.theta_bar - theta) ** 2))
-        worst_fed = max(worst_fed, risk / (2 * inst.kappa * sigma ** 2 * d / (inst.N * a)))
+        const = ctx.param("fed_constant", 2 * inst.kappa / a)
+        worst_fed = max(worst_fed, risk / (const * sigma ** 2 * d / inst.N))
     ok = min_ratio >= 0.25 and worst_fed <= 1.0
     return ctx.decide(ok, measured={"min_best_local_risk_over_shape": float(min_ratio), "max_federated_risk_over_bound": worst_fed},
                       tolerance={"local": "ratio ≥ 1/4 in every regime", "federated": 1.0},

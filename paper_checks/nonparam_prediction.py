@@ -17,7 +17,7 @@ from fedtheory.analysis import kernel_bounds as kb
 from fedtheory.analysis.rate_fit import fit_exponential, fit_power_law
 from fedtheory.certify.params import Box, Choice, Custom, IntRange, Product
 from fedtheory.certify.probe import probe
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, Reading, claim
 from fedtheory.content import load_module
 from fedtheory.problems.kernels import (KERNEL_FAMILIES, KernelFederation, LinearKernel, MercerSeries,
                                         SobolevKernel, gram_federation)
@@ -122,13 +122,33 @@ def _search(ctx, violation, param, *, target, n_random=40, n_starts=2, maxiter=6
 
 
 def _verdict(ctx, worst_random, result, tol, *, measured=None, notes="", why=""):
-    worst = max(worst_random, result.worst_value)
+    """Verified when the worst ratio (left side over the bound, from sampling and the probe) is ≤ 1 + tol; a control's
+    ``bound_factor`` f checks the bound multiplied by f instead (ratio/f)."""
+    factor = ctx.param("bound_factor", 1.0)
+    worst = max(worst_random, result.worst_value) / factor
     ok = worst <= 1 + tol
     m = {"worst_ratio": worst, "random_worst_ratio": worst_random, "probe_worst": result.worst_value,
          "probe_evaluations": result.n_evaluations}
+    if factor != 1.0:
+        m["bound_factor"] = factor
     m.update(measured or {})
     return ctx.decide(ok, measured=m, tolerance={"ratio": 1 + tol, "why": why},
                       counterexample=None if ok else {"probe": result.to_json()}, notes=notes)
+
+
+def tightened(attained: str, factor: float = 0.99) -> Control:
+    """The negative control 'the bound times ``factor``', false because ``attained`` (an instance in the searched class
+    where the bound holds with equality, or approaches it)."""
+    return Control(f"bound-times-{factor:g}", f"the bound multiplied by {factor:g}: false, since {attained}",
+                   {"bound_factor": factor})
+
+
+_S1_EQUALITY = ("for FedAvg with s = 1 (P = I, κ = 1, L = I − ηK_x symmetric, Λ_i = λ_i) ")
+_tightened_theorem_1 = tightened(
+    "for FedAvg with s = 1, f_0 − f along an eigenvector of K_x with Λ = 1/(η(2t+1)), ‖f_0 − f‖_ℋ² ≫ 1 (so the +1 of "
+    "the variance term is negligible), Δ_f = 0 and σ → 0 (so T → ∞), E‖f_t − f‖_N² → (2t/(2t+1))^{2t}‖f_0 − f‖_ℋ²/"
+    "(η(2t+1)), whose ratio to ‖f_0 − f‖_ℋ²/(2eηt) exceeds 0.95 for t ≥ 5: the bound with 3κ replaced by 0.9κ fails "
+    "there", 0.3)
 
 
 # --------------------------------------------------------------------------------------------
@@ -154,6 +174,10 @@ def _prop3_ratio(inst: Instance, rounds=ROUNDS[1:]) -> float:
               r"$\Delta_f=(f_1^*(\mathbf x_1),\dots,f_M^*(\mathbf x_M))-f(\mathbf x)$ (19); noise independent, zero-mean, variance $\le\sigma^2$; "
               r"$\gamma<1$ (FedAvg), FedProx with $s=1$.",
     kind="probe",
+    controls=[tightened(
+        "with σ = 0, Δ_f = 0, FedAvg s = 1 and f_0 − f = c·k_x for c the eigenvector of K_x that maximises (1"
+        " − ηλ)^{2t}λ, E‖f_t − f‖_N² = δ_1(t)‖f_0 − f‖_ℋ² exactly: the bound with 3κ replaced by 0.99κ fails "
+        "there", 0.99 / 3)],
 )
 def proposition_3(ctx):
     rng = ctx.rng
@@ -172,6 +196,9 @@ def proposition_3(ctx):
     title="δ_1(t) = (1/s)max_i(1 − ηΛ_i)^{2t}Λ_i ≤ 1/(2eηts)",
     statement=r"$\delta_1(t)=\frac1s\max_i(1-\eta\Lambda_i)^{2t}\Lambda_i\le\frac1{2e\eta ts}$ for $t\ge1$ (17).",
     kind="probe",
+    controls=[tightened(
+        "max_Λ(1 − ηΛ)^{2t}Λ/s at Λ = 1/(η(2t+1)) equals (2t/(2t+1))^{2t}/(ηs(2t+1)), whose ratio to "
+        "1/(2eηts) tends to 1 as t → ∞ (above 0.99 from t ≈ 50)")],
 )
 def proposition_3_delta_1(ctx):
     def ratio(inst, rounds=ROUNDS[1:]):
@@ -196,6 +223,8 @@ def proposition_3_delta_1(ctx):
     statement=r"$\delta_2(t)=\frac1N\sum_i(1-(1-\eta\Lambda_i)^t)^2\le\frac1N\sum_i\min\{1,\eta t\Lambda_i\}\le\eta ts\,\mathcal R^2(1/\sqrt{\eta ts})$ "
               r"(18), Lemma 7, with $\mathcal R$ of (20).",
     kind="probe",
+    controls=[tightened(_S1_EQUALITY +
+        "the second step is an equality: ηtsℛ²(1/√(ηts)) = (1/N)Σmin{1, ηtλ_i} = (1/N)Σmin{1, ηtΛ_i}")],
 )
 def proposition_3_delta_2(ctx):
     def ratio(inst, rounds=ROUNDS[1:]):
@@ -212,11 +241,28 @@ def proposition_3_delta_2(ctx):
                     notes="The second step uses Λ_i ≤ λ_i s (Lemma 3).")
 
 
-_DELTA2_NOTES = ("Capped at 1 and non-decreasing: verified (0 ≤ ηΛ_i ≤ 1). The limit is rank(K_x)/N, not 1: for a kernel "
-                 "matrix of rank d < N (any finite-rank kernel with N > d, the case of Theorem 3, whose proof itself uses "
-                 "δ_2(t) ≤ d/N), d of the Λ_i are positive and the rest are 0, so δ_2(t) ≤ d/N for all t. Here the linear "
-                 "kernel on two points gives δ_2(∞) = 1/2 (replayed in exact arithmetic). The statement holds iff K_x is "
-                 "nonsingular; nothing downstream uses the limit.")
+_DELTA2_NOTES = ("Capped at 1 and non-decreasing hold in both readings (0 ≤ ηΛ_i ≤ 1). The limit is the fraction of positive Λ_i, "
+                 "rank(K_x)/N: it is 1 exactly when K_x is nonsingular (distinct covariates under a strictly positive "
+                 "definite kernel — the infinite-dimensional kernels of Section 5.1's 1/t rate). For a kernel matrix of "
+                 "rank d < N (any finite-rank kernel with N > d, the case of Theorem 3, whose proof itself uses "
+                 "δ_2(t) ≤ d/N) it is d/N: the linear kernel on two points gives δ_2(∞) = 1/2 (replayed exactly). The "
+                 "paper's remark evidently has the nonsingular case in mind; nothing downstream uses the limit.")
+
+SCOPES = (
+    Reading("any-kernel", "any kernel and covariates, as Proposition 3's setting allows (finite-rank kernels with "
+            "N > rank included)", {"scope": "any"}),
+    Reading("nonsingular", "a nonsingular kernel matrix K_x (distinct covariates, a strictly positive definite kernel: "
+            "the setting of the 1/t rate the remark comments on)", {"scope": "nonsingular"}),
+)
+_PLANTED = {"kernel": "linear", "x": [[1.0], [2.0]], "clients": [2], "eta": 0.1, "s": 1}
+
+
+def _delta2_limit(Lam, eta: float) -> float:
+    """δ_2 at a t where every Λ_i ≥ 1e-10·max Λ has (1 − ηΛ_i)^t ≤ e^{−40} (smaller Λ_i count as zero)."""
+    Lam = np.asarray(Lam, dtype=float)
+    pos = Lam[Lam >= 1e-10 * max(float(Lam.max()), 1e-300)]
+    t = math.ceil(40.0 / (eta * float(pos.min()))) if pos.size else 1
+    return float(kb.delta_2(Lam, eta, t))
 
 
 @claim(
@@ -226,26 +272,39 @@ _DELTA2_NOTES = ("Capped at 1 and non-decreasing: verified (0 ≤ ηΛ_i ≤ 1).
     statement=r"$\delta_2(t)$ is capped at 1 and is increasing in $t$. Specifically, it converges to 1 as $t\to\infty$, capturing the "
               r"phenomenon of over-fitting to noises.",
     kind="numeric",
-    expect="refuted",
+    expect="reading-dependent",
+    readings=SCOPES,
 )
 def variance_term_dynamics(ctx):
     rng = ctx.rng
-    cap_ok, mono_ok = True, True
-    for trial in range(20):
-        inst = random_instance(rng, family=KERNEL_FAMILIES[trial % 7])
-        d = kb.delta_2(inst.dyn.Lambda, inst.algo.eta, np.arange(0, 200))
+    nonsingular = ctx.param("scope", "any") == "nonsingular"
+    cap_ok, mono_ok, limits, tried = True, True, [], 0
+    while len(limits) < 20 and tried < 400:
+        inst = random_instance(rng, family=KERNEL_FAMILIES[tried % 7])
+        tried += 1
+        Lam = inst.dyn.Lambda
+        if nonsingular and float(np.min(Lam)) < 1e-8 * float(np.max(Lam)):
+            continue                       # outside this reading's scope (numerically singular K_x)
+        d = kb.delta_2(Lam, inst.algo.eta, np.arange(0, 200))
         cap_ok &= bool(np.all(d <= 1 + 1e-12))
         mono_ok &= bool(np.all(np.diff(d) >= -1e-15))
-    # a finite-rank kernel with N > rank: the limit is rank(K_x)/N < 1
-    cex = {"kernel": "linear", "x": [[1.0], [2.0]], "clients": [2], "eta": 0.1, "s": 1}
-    fed = KernelFederation(LinearKernel(), [np.array(cex["x"])], [np.zeros(2)])
-    dyn = PredictionDynamics(fed, KernelAlgorithm.fedavg(cex["eta"], cex["s"]))
-    limit = kb.delta_2(dyn.Lambda, cex["eta"], 10 ** 9)
-    return ctx.refuted(
-        measured={"capped_at_1": cap_ok, "non_decreasing": mono_ok, "limit_delta_2_rank_1_N_2": limit},
-        counterexample=cex,
-        notes=_DELTA2_NOTES,
-    )
+        limits.append(_delta2_limit(Lam, inst.algo.eta))
+    if len(limits) < 20:
+        return ctx.inconclusive(notes=f"only {len(limits)} in-scope instances in {tried} draws")
+    planted = None
+    if not nonsingular:
+        # a finite-rank kernel with N > rank is in this reading's scope: the linear kernel on two points
+        fed = KernelFederation(LinearKernel(), [np.array(_PLANTED["x"])], [np.zeros(2)])
+        dyn = PredictionDynamics(fed, KernelAlgorithm.fedavg(_PLANTED["eta"], _PLANTED["s"]))
+        planted = _delta2_limit(dyn.Lambda, _PLANTED["eta"])
+        limits.append(planted)
+    worst = float(min(limits))
+    ok = cap_ok and mono_ok and abs(worst - 1) <= 1e-9
+    return ctx.decide(ok, measured={"capped_at_1": cap_ok, "non_decreasing": mono_ok, "smallest_limit": worst,
+                                    "instances": len(limits), "planted_linear_2_points_limit": planted},
+                      tolerance={"limit": "|δ_2(∞) − 1| ≤ 1e-9 (δ_2 at a t where every positive (1 − ηΛ_i)^t ≤ e^{−40})"},
+                      counterexample=None if ok or planted is None or abs(planted - 1) <= 1e-9 else dict(_PLANTED),
+                      notes=_DELTA2_NOTES)
 
 
 @variance_term_dynamics.replayer
@@ -289,6 +348,7 @@ def _lemma5_ratio(inst, rounds=ROUNDS[1:]) -> float:
     title="‖I − L^t‖_F ≤ √κ‖I − (I − ηΛ)^t‖_F ≤ √(κNηts) ℛ(1/√(ηts))",
     statement=r"$\|I-L^t\|_F\le\sqrt\kappa\|I-(I-\eta\Lambda)^t\|_F\le\sqrt{\kappa N\eta ts}\,\mathcal R(1/\sqrt{\eta ts})$, $L=I-\eta K_{\mathbf x}P$.",
     kind="probe",
+    controls=[tightened(_S1_EQUALITY + "the first step is an equality: I − L^t = V(I − (I − ηΛ)^t)Vᵀ with V orthogonal")],
 )
 def lemma_5(ctx):
     rng = ctx.rng
@@ -316,6 +376,8 @@ def _lemma6_ratio(inst, rounds=ROUNDS[1:]) -> float:
     title="Bias: (1/N)‖L^t(f_0(x) − f(x))‖² ≤ κδ_1(t)‖f_0 − f‖_ℋ²",
     statement=r"For all $t\ge1$, $\frac1N\|L^t(f_0(\mathbf x)-f(\mathbf x))\|_2^2\le\kappa\delta_1(t)\|f_0-f\|_{\mathcal H}^2$.",
     kind="probe",
+    controls=[tightened(_S1_EQUALITY +
+        "the supremum over the unit ball is ‖L^tK_xL^t‖₂ = max_i(1 − ηλ_i)^{2t}λ_i = δ_1(t) exactly")],
 )
 def lemma_6(ctx):
     rng = ctx.rng
@@ -341,6 +403,8 @@ def _lemma7_ratio(inst, rounds=ROUNDS[1:]) -> float:
     title="Variance: (1/N)E‖(I − L^t)ξ‖² ≤ κσ²δ_2(t)",
     statement=r"For all $t\ge1$, $\frac1N\mathbb E\|(I-L^t)\xi\|_2^2\le\kappa\sigma^2\delta_2(t)$ (44), whenever $\mathbb E[\xi\xi^\top]\preceq\sigma^2I$.",
     kind="probe",
+    controls=[tightened(_S1_EQUALITY +
+        "with E ξξᵀ = σ²I, (1/N)E‖(I − L^t)ξ‖² = σ²(1/N)Σ(1 − (1 − ηλ_i)^t)² = σ²δ_2(t) exactly")],
 )
 def lemma_7(ctx):
     rng = ctx.rng
@@ -375,6 +439,7 @@ def _theorem1_ratio(inst) -> float:
     statement=r"For any $f\in\mathcal H$ and $1\le t\le T$, $T=\max\{t:\mathcal R(1/\sqrt{\eta ts})\le\frac{1}{\sqrt{2e}\sigma\eta ts}\}$ (21): "
               r"$\mathbb E_\xi\|f_t-f\|_N^2\le\frac{3\kappa}{2e\eta ts}(\|f_0-f\|_{\mathcal H}^2+1)+\frac{3\kappa}{N}\|\Delta_f\|_2^2$.",
     kind="probe",
+    controls=[_tightened_theorem_1],
 )
 def theorem_1(ctx):
     rng = ctx.rng
@@ -486,6 +551,9 @@ def _theorem2_check(ctx, noise: str):
     statement=r"For any $f\in\mathcal H$ and $t<T$, with $\xi$ independent zero-mean sub-Gaussian (norm $\le\sigma$), "
               r"$\varepsilon_t\le\exp(-cN/(\sigma^2\eta ts))$ for a universal $c>0$, $\varepsilon_t$ of (22).",
     kind="simulation",
+    control_exempt=
+        "a tail bound with an unspecified constant c: the check is a statistical test whose smallest "
+        "standardized gap is 58; no constant is known for which the bound is false",
 )
 def theorem_2_sub_gaussian(ctx):
     evidence, freq_ratio, checked, gap = _theorem2_check(ctx, "gaussian")
@@ -507,6 +575,9 @@ def theorem_2_sub_gaussian(ctx):
     statement=r"If the $\xi_i$ are independent, zero-mean, $\mathbb E\xi_i^2\le\sigma^2$ and $\mathbb E|\xi_i|^p\le M_p<\infty$, $p\ge4$, "
               r"then $\varepsilon_t\le c_pM_p(\frac{\eta ts}{N\sigma^2})^{p/4}$ for a $c_p$ depending only on $p$.",
     kind="simulation",
+    control_exempt=
+        "a tail bound with an unspecified constant C_p: the check is a statistical test whose smallest "
+        "standardized gap is 35; no constant is known for which the bound is false",
 )
 def theorem_2_heavy_tailed(ctx):
     evidence, freq_ratio, checked, gap = _theorem2_check(ctx, "student-t")
@@ -544,6 +615,9 @@ def _theorem3_ratio(inst) -> float:
     statement=r"If $K_{\mathbf x}$ has finite rank $d$, then for all $t$: $\mathbb E_\xi\|f_t-f\|_N^2\le3\frac{\kappa}{\eta s}\|f_0-f\|_{\mathcal H}^2"
               r"\exp(-2\frac{\eta s}{\kappa}\lambda_dt)+3\kappa\sigma^2\frac dN+\frac{3\kappa}N\|\Delta_f\|_2^2$.",
     kind="probe",
+    control_exempt=
+        "the bound has slack ≥ 3× at every instance sampled or searched (worst 0.30); no attaining instance "
+        "is known, so no tightened constant is known to be false",
 )
 def theorem_3(ctx):
     rng = ctx.rng
@@ -563,6 +637,9 @@ def theorem_3(ctx):
     statement=r"When the kernel matrix $K_{\mathbf x}$ has rank $d$, the convergence rate improves to $\exp(-c_dt)$; by Theorem 3, "
               r"$c_d\ge2\eta s\lambda_d/\kappa$.",
     kind="simulation",
+    control_exempt=
+        "Theorem 3's rate is a lower bound on the fitted rate with slack ≥ 1.37× on every run; the exact rate"
+        " of the attaining instance is not known a priori",
 )
 def exponential_finite_rank(ctx):
     """Run FedAvg/FedProx literally (stepwise driver), noise-free, on finite-rank kernels; fit log-error vs t."""
@@ -617,6 +694,9 @@ def _sobolev_federation(rng, counts, smoothness: float = 0.1, noise: float = 0.0
     statement=r"The estimation errors decay with a rate of $1/t$ in general; $\delta_1(t)\le\frac1{2e\eta ts}$ decreases at rate $c/t$, and "
               r"one cannot hope for a rate strictly better than $O(1/t)$ since $\lambda_N$ is not bounded away from 0.",
     kind="simulation",
+    control_exempt=
+        "a qualitative rate statement (decay like 1/t) checked by fitted slopes; no sharper rate is known to "
+        "be false for the figure's fixed instance",
 )
 def rate_one_over_t(ctx):
     """Sobolev kernel (eigenvalues ∝ ℓ^{−2}), N = 120 points in 3 unbalanced clients, FedAvg s = 2 run literally.
@@ -685,6 +765,9 @@ def _lemma9_ratio(inst, S: np.ndarray) -> float:
     statement=r"If $\mathcal T:\mathcal H\to\mathcal H$ is self-adjoint and $A_{ij}=\langle\mathcal T\Psi_i,\mathcal T\Psi_j\rangle_{\mathcal H}$, then "
               r"$\|A\|_2\le\frac{s\eta}N\|\mathcal T(\mathcal I-\mathcal L)\mathcal T\|_{op}$ and $\mathsf{Tr}(A)\le\frac{s\eta}N\mathsf{Tr}(\mathcal T(\mathcal I-\mathcal L)\mathcal T)$.",
     kind="probe",
+    controls=[tightened(
+        "for FedAvg with s = 1, ℐ − ℒ = η𝒫 and Ψ_i = (η/N)k_{x_i}, so Tr A = (η²/N²)Σ_i‖𝒯k_{x_i}‖² = "
+        "(sη/N)Tr(𝒯(ℐ − ℒ)𝒯) exactly")],
 )
 def lemma_9(ctx):
     rng = ctx.rng
@@ -709,6 +792,9 @@ def lemma_9(ctx):
     statement=r"There is a universal $c$ such that for any $t\le T$, with probability at least $1-\exp(-cN/(\sigma^2\eta ts))$, "
               r"$\|f_t-f\|_{\mathcal H}\le\|f_0-f\|_{\mathcal H}+1+\sqrt{\eta st/N}\|\Delta_f\|_2$ for all $f\in\mathcal H$.",
     kind="simulation",
+    control_exempt=
+        "a high-probability statement checked on the event with slack (worst 0.87) and by frequency tests; no"
+        " attaining instance is known",
 )
 def lemma_8(ctx):
     """Two parts. (i) On every noise draw, the bound holds for random and adversarial f whenever ξᵀΣξ ≤ 1 (the event of
@@ -768,6 +854,9 @@ def lemma_8(ctx):
     statement=r"When the $\mathbf x_i$ are i.i.d., the bounds extend to $\mathbb E_{x\sim\mathbb P}[(f_t(x)-f(x))^2]$ and, for kernels including "
               r"Sobolev classes, yield the centralized minimax-optimal estimation error rate.",
     kind="simulation",
+    controls=[Control("parametric-rate",
+        "an N^{−1} rate (slope −1) instead of N^{−2/3}: false, since N^{−2/3} is the minimax rate of this "
+        "Sobolev class (Remark 2), so no estimator attains N^{−1} uniformly", {"target_slope": -1.0})],
 )
 def remark_2(ctx):
     """First-order Sobolev kernel (minimax rate N^{−2/3} over its unit ball), uniform covariates, M = 4 unbalanced clients,
@@ -804,7 +893,7 @@ def remark_2(ctx):
             vals.append(float(mean @ mean + sigma ** 2 * np.sum(B * B)))
         errors.append(float(np.mean(vals)))
     fit = fit_power_law(Ns, errors)
-    ok = abs(fit["slope"] + 2 / 3) <= 0.15
+    ok = abs(fit["slope"] - ctx.param("target_slope", -2 / 3)) <= 0.15
     return ctx.decide(ok, measured={"fitted_slope": fit["slope"], "minimax_slope": -2 / 3, "errors": errors, "N": Ns},
                       tolerance={"slope": "within ±0.15 of −2/3",
                                  "why": "a log-log fit over three doublings of N with few covariate draws; the truth sits at the "

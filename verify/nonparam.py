@@ -17,7 +17,7 @@ from fedtheory.algorithms.kernel_federated import KernelAlgorithm, run_kernel_fe
 from fedtheory.algorithms.local_update import run_local_update
 from fedtheory.algorithms.parameter_space import (ParameterDynamics, _moments, exact_prox_round, least_squares_quadratic,
                                                   local_update_fedavg, local_update_fedprox, run_parameter_space)
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation
 from fedtheory.problems.kernels import (KERNEL_FAMILIES, FeatureFunction, KernelFederation, LinearKernel,
                                         random_kernel_federation)
@@ -41,6 +41,9 @@ def _random_least_squares(rng, *, singular: bool = False) -> LeastSquaresFederat
     statement=r"For FedAvg (any $s$, $\gamma<1$) and FedProx, unbalanced clients and any kernel, the predictions $f_t(\mathbf x)=y+V(I-\eta\Lambda)^t"
               r"V^{-1}(f_0(\mathbf x)-y)$ and the coefficients of $f_t$ equal those of the local updates run step by step.",
     kind="simulation",
+    controls=[Control("stepwise-s-plus-1",
+        "the closed form for s steps against literal runs of s + 1 local steps: false for FedAvg, one more "
+        "step multiplies each client's local map by I − ηK_{x_i} ≠ I (γ > 0), changing P and the trajectory", {"s_offset": 1})],
 )
 def spectral_equals_stepwise(ctx):
     rng = ctx.rng
@@ -56,7 +59,8 @@ def spectral_equals_stepwise(ctx):
         a0 = rng.normal(size=fed.N) * 0.3
         T = 40
         fast = run_kernel_federated(fed, algo, T, f0=a0)
-        slow = run_kernel_federated(fed, algo, T, f0=a0, path="stepwise")
+        off = ctx.param("s_offset", 0) if algo.kind == "fedavg" else 0
+        slow = run_kernel_federated(fed, KernelAlgorithm(algo.kind, algo.eta, algo.s + off), T, f0=a0, path="stepwise")
         scale = float(np.abs(slow.predictions).max() + np.abs(fed.y).max())
         err_pred = float(np.abs(fast.predictions - slow.predictions).max() / scale)
         # the iterates as functions, at fresh points: f_t(x') = k(x', x)·a_t. Coefficients along null(G) are zero
@@ -89,6 +93,9 @@ def spectral_equals_stepwise(ctx):
     statement=r"With $p_i=n_i/N$, LocalUpdate with $\Theta_{1:s}$, $\alpha=0$, $\gamma=\eta$ and server gradient descent of step $\eta$ produces "
               r"$\theta_t=\sum_iw_i\mathcal G_i^s(\theta_{t-1})$, the paper's FedAvg, equal to the closed form $\theta_t=\mathcal L\theta_{t-1}+o$.",
     kind="simulation",
+    controls=[Control("literal-s-plus-1",
+        "the paper's rounds written out with s + 1 gradient steps against LocalUpdate(Θ_{1:s}): false, the "
+        "extra step changes θ_t whenever the local gradients at the iterate are non-zero (θ_0 = 0, b ≠ 0)", {"s_offset": 1})],
 )
 def fedavg_parameter_space(ctx):
     rng = ctx.rng
@@ -109,7 +116,7 @@ def fedavg_parameter_space(ctx):
         lit = [np.zeros(fed.d)]
         for _ in range(T):
             th = np.tile(lit[-1], (fed.n, 1))
-            for _ in range(s):
+            for _ in range(s + ctx.param("s_offset", 0)):
                 th = th - eta * (np.einsum("nij,nj->ni", A, th) - b)
             lit.append(np.asarray(fed.p) @ th)
         runs.append(np.stack(lit))
@@ -131,6 +138,9 @@ def fedavg_parameter_space(ctx):
               r"$\theta_{i,K}-\theta_i^{\rm prox}=(I-\gamma(A_i+\alpha I))^K(\theta-\theta_i^{\rm prox})$, "
               r"$\theta_i^{\rm prox}=(I+\eta A_i)^{-1}(\theta+\eta b_i)$; so it converges to the exact round of (5) geometrically.",
     kind="simulation",
+    controls=[Control("exponent-K-plus-1",
+        "the error formula with exponent K + 1: false, since 0 < 1 − γ(λ + α) < 1, so (1 − γ(λ + α))^{K+1} ≠ "
+        "(1 − γ(λ + α))^K on the non-zero initial gap (visible at K = 1, 2, 5)", {"K_offset": 1})],
 )
 def fedprox_limit(ctx):
     rng = ctx.rng
@@ -151,7 +161,8 @@ def fedprox_limit(ctx):
             lu = local_update_fedprox(eta, L, K=K, gamma=gamma)
             x1 = run_local_update(q, lu, theta, 1).to_numpy().x[1]
             lam, V = np.linalg.eigh(A)
-            pred_local = prox_local + np.einsum("nij,nj,nkj,nk->ni", V, (1 - gamma * (lam + alpha)) ** K, V,
+            Kc = K + ctx.param("K_offset", 0)
+            pred_local = prox_local + np.einsum("nij,nj,nkj,nk->ni", V, (1 - gamma * (lam + alpha)) ** Kc, V,
                                                 theta[None, :] - prox_local)
             pred = np.asarray(fed.p) @ pred_local
             scale = float(np.linalg.norm(theta) + np.linalg.norm(exact))
@@ -176,6 +187,9 @@ def fedprox_limit(ctx):
     statement=r"For $k(x,z)=x^\top z$, $f_t=\theta_t\cdot x$: $f_t(\mathbf x)=X\theta_t$ and $\|f_t-\theta^*\cdot x\|_{\mathcal H}=\|\theta_t-\theta^*\|_2$, "
               r"with $\theta_t$ from the LocalUpdate driver.",
     kind="simulation",
+    controls=[Control("parameter-s-plus-1",
+        "the parameter-space run with s + 1 local steps against the function-space run with s: false for "
+        "FedAvg, one more local gradient step changes θ_t (θ_0 = 0, non-zero responses)", {"s_offset": 1})],
 )
 def linear_kernel_equivalence(ctx):
     rng = ctx.rng
@@ -190,7 +204,7 @@ def linear_kernel_equivalence(ctx):
         L = float(np.linalg.eigvalsh(A)[:, -1].max())
         eta, s = float(rng.uniform(0.1, 0.9)) / L, int(rng.integers(1, 6)) if kind == "fedavg" else 1
         T = 25
-        h = run_parameter_space(fed_ls, kind, eta, T, s=s)
+        h = run_parameter_space(fed_ls, kind, eta, T, s=s + (ctx.param("s_offset", 0) if kind == "fedavg" else 0))
         k = run_kernel_federated(kfed, KernelAlgorithm(kind, eta, s), T, path="stepwise")
         X = np.concatenate(feats)
         pred_err = float(np.abs(k.predictions - h.theta @ X.T).max()) / (float(np.abs(k.predictions).max()) + 1)
@@ -216,6 +230,9 @@ def linear_kernel_equivalence(ctx):
     statement=r"With $B_i=n_i$, each local (mini-batch) step of FedAvg is a full gradient step and each batch proximal step of FedProx "
               r"is the exact step (5).",
     kind="simulation",
+    controls=[Control("batch-one-short",
+        "mini-batches of n_i − 1 samples reproducing the full-batch run: false, each step then omits one "
+        "sample's residual term, which is non-zero for generic responses", {"batch_shrink": 1})],
 )
 def full_local_batch(ctx):
     rng = ctx.rng
@@ -228,7 +245,8 @@ def full_local_batch(ctx):
             continue
         for algo in (KernelAlgorithm.fedavg(0.7 / norm, 3), KernelAlgorithm.fedprox(2.0 / norm)):
             full = run_kernel_federated(fed, algo, 10, path="stepwise")
-            mini = run_kernel_federated(fed, algo, 10, batch_size=n, seed=int(rng.integers(1 << 30)))
+            mini = run_kernel_federated(fed, algo, 10, batch_size=n - ctx.param("batch_shrink", 0),
+                                        seed=int(rng.integers(1 << 30)))
             worst = max(worst, float(np.abs(full.predictions - mini.predictions).max()) / (float(np.abs(full.predictions).max()) + 1))
         ls = _random_least_squares(rng)
         m = int(ls.counts.min())

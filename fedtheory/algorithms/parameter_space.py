@@ -330,11 +330,18 @@ def _prox_minibatch_rounds(fed, eta: float, steps: int, B: int, theta0: np.ndarr
     return out
 
 
+BATCH_SCALINGS = ("batch", "client")
+
+
 def _partition_rounds(fed, kind: str, eta: float, epochs: int, B: int, theta0: np.ndarray, rounds: int,
-                      rng: np.random.Generator) -> np.ndarray:
+                      rng: np.random.Generator, batch_scaling: str = "batch") -> np.ndarray:
     """Section 6.1's mini-batches literally: each client partitions its data once into n_i/B batches (a random
     partition, drawn once); per round, FedAvg passes over the batches in order ``epochs`` (= s) times, one gradient step
-    of size η per batch, and FedProx takes one exact proximal step per batch, centred at the current local iterate."""
+    of size η per batch, and FedProx takes one exact proximal step per batch, centred at the current local iterate.
+
+    ``batch_scaling`` is the batch loss each step uses, which the paper leaves open: ``"batch"`` its mean over the B
+    samples, (1/2B)‖X_Sθ − y_S‖² (a step per batch as large as a full-gradient step); ``"client"`` the batch's share
+    of the client's loss, (1/2n_i)‖X_Sθ − y_S‖² (one pass over the n_i/B batches ≈ one full-gradient step)."""
     M, d = fed.n, fed.d
     if np.any(fed.counts % B):
         raise ValueError(f"the partition scheme needs every n_i divisible by B={B}, got n = {fed.counts.tolist()}")
@@ -345,10 +352,13 @@ def _partition_rounds(fed, kind: str, eta: float, epochs: int, B: int, theta0: n
     rows = np.arange(M)[:, None]
     Xb = [fed.a[rows, order[:, k]] for k in range(nb)]          # (M, B, d) per batch, fixed
     yb = [fed.y[rows, order[:, k]] for k in range(nb)]
+    if batch_scaling not in BATCH_SCALINGS:
+        raise ValueError(f"batch_scaling must be one of {BATCH_SCALINGS}, got {batch_scaling!r}")
+    scale = B if batch_scaling == "batch" else int(fed.counts[0])     # the batch loss's denominator
     out = np.empty((rounds + 1, d))
     out[0] = theta = np.asarray(theta0, dtype=np.float64)
     if kind == "fedprox":
-        eye = np.eye(B)[None] * (B / eta)
+        eye = np.eye(B)[None] * (scale / eta)
         inv = [np.linalg.inv(eye + np.matmul(X, np.swapaxes(X, 1, 2))) for X in Xb]
     for t in range(1, rounds + 1):
         Th = np.broadcast_to(theta, (M, d)).copy()
@@ -356,7 +366,7 @@ def _partition_rounds(fed, kind: str, eta: float, epochs: int, B: int, theta0: n
             for X, y, k in zip(Xb, yb, range(nb)):
                 r = np.matmul(X, Th[..., None])[..., 0] - y
                 if kind == "fedavg":
-                    Th = Th - (eta / B) * np.matmul(np.swapaxes(X, 1, 2), r[..., None])[..., 0]
+                    Th = Th - (eta / scale) * np.matmul(np.swapaxes(X, 1, 2), r[..., None])[..., 0]
                 else:
                     z = np.matmul(inv[k], r[..., None])
                     Th = Th - np.matmul(np.swapaxes(X, 1, 2), z)[..., 0]
@@ -366,7 +376,7 @@ def _partition_rounds(fed, kind: str, eta: float, epochs: int, B: int, theta0: n
 
 def run_parameter_space(fed, kind: str, eta: float, rounds: int, *, s: int = 1, theta0: Any = None,
                         batch_size: int | None = None, seed: Any = None, batch_scheme: str = "sampled",
-                        quadratic: Any = None) -> ParameterHistory:
+                        quadratic: Any = None, batch_scaling: str = "batch") -> ParameterHistory:
     """Run the paper's FedAvg/FedProx on a LeastSquaresFederation (weights p_i = n_i/N).
 
     * FedAvg, full batch: LocalUpdate (:func:`local_update_fedavg`) on :func:`least_squares_quadratic`,
@@ -382,12 +392,18 @@ def run_parameter_space(fed, kind: str, eta: float, rounds: int, *, s: int = 1, 
     ``batch_scheme="partition"`` runs Section 6.1's scheme literally instead: a fixed partition of each client's data
     into n_i/B batches, passed in order s times per round by FedAvg (``s`` = epochs here) and once by FedProx
     (:func:`_partition_rounds`); LocalUpdate draws each step's batch afresh and cannot express a cycled partition.
+    ``batch_scaling`` (partition scheme only): ``"batch"`` (default) averages each step's loss over its batch,
+    ``"client"`` divides it by n_i instead, so one pass over a client's batches is about one full-gradient step.
 
     >>> from fedtheory.problems.finite_sum import LeastSquaresFederation
     >>> fed = LeastSquaresFederation.random(n=2, m=30, d=3, seed=0)
     >>> h = run_parameter_space(fed, "fedprox", 0.1, 50)
     >>> bool(np.allclose(h.theta[1], exact_prox_round(*_moments(fed), np.asarray(fed.p), np.zeros(3), 0.1), atol=1e-14))
     True
+    >>> h = run_parameter_space(fed, "fedavg", 0.1, 3, batch_size=10, batch_scheme="partition", batch_scaling="client",
+    ...                         seed=0)
+    >>> h.theta.shape
+    (4, 3)
     """
     if kind not in ("fedavg", "fedprox"):
         raise ValueError(f"kind must be 'fedavg' or 'fedprox', got {kind!r}")
@@ -395,8 +411,12 @@ def run_parameter_space(fed, kind: str, eta: float, rounds: int, *, s: int = 1, 
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if batch_scheme not in ("sampled", "partition"):
         raise ValueError(f"batch_scheme must be 'sampled' or 'partition', got {batch_scheme!r}")
+    if batch_scaling != "batch" and batch_scheme != "partition":
+        raise ValueError(f"batch_scaling={batch_scaling!r} needs batch_scheme='partition' (the sampled scheme averages "
+                         "over the batch)")
     if batch_size is not None and batch_scheme == "partition":
-        theta = _partition_rounds(fed, kind, float(eta), int(s), int(batch_size), theta0, int(rounds), rng)
+        theta = _partition_rounds(fed, kind, float(eta), int(s), int(batch_size), theta0, int(rounds), rng,
+                                  batch_scaling)
         loss, grad = _loss_and_grad_from_moments(fed, theta)
         label = (f"FedAvg s={s}" if kind == "fedavg" else "FedProx") + f" B={batch_size} (partition)"
         return ParameterHistory(theta, loss, grad, label)
