@@ -251,6 +251,19 @@ def test_bad_output_destinations_fail_before_any_work(repo):
         "nothing is written anywhere, in particular not in the working directory"
 
 
+def test_a_closed_stdout_keeps_the_report_and_the_exit_code(repo):
+    proc = start("check", "claims", "--claim", "demo/lemma-1", "--json", "r.json", cwd=repo)
+    proc.stdout.close()   # `fedtheory check | head -0`: every write to stdout fails
+    try:
+        err = proc.stderr.read()
+        proc.wait(timeout=LIMIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert json.loads((repo / "r.json").read_text())["summary"]["passed"] is True
+
+
 def test_bad_blas_threads_is_bad_input(repo):
     one_error_line(cli("check", "claims", cwd=repo, limit=30, FEDTHEORY_BLAS_THREADS="abc"), 2,
                    "FEDTHEORY_BLAS_THREADS")
