@@ -3,7 +3,7 @@
 ::
 
     fedtheory check   [PATH ...] [--paper KEY] [--claim GLOB] [--tier fast|full] [--json FILE] [--seed N]
-                      [--workers N] [--scheduler ADDRESS] [--baseline OLD.json] [--report DIR]
+                      [--workers N] [--scheduler ADDRESS] [--timeout SECONDS] [--baseline OLD.json] [--report DIR]
     fedtheory figures [PATH ...] [--paper KEY] [--figure ID]  [--tier fast|full] [--out DIR]  [--seed N]
                       [--workers N] [--scheduler ADDRESS]
     fedtheory explore frontier|tune|compare|oracle|page ...   (see ``fedtheory explore <what> --help``)
@@ -13,6 +13,13 @@ Bad input gets one line ``error: ...`` on stderr and exit code 2, never a traceb
 exits 0 exactly when every selected claim passed (status equals expect, or skipped for a missing
 optional capability), 1 otherwise; an internal error is one line and exit code 3
 (``FEDTHEORY_DEBUG=1`` shows its traceback). Heavy libraries are imported only by the commands that need them.
+
+Reliability: every output destination is checked before any work (exit 2); a claim that exits, crashes,
+kills its worker or runs past ``--timeout`` is that claim's ``error`` and every other result is kept;
+SIGINT/SIGTERM stop the workers, write what finished (the ``--json`` report, the figures' manifest) and
+exit 130/143; the console script runs the command in a supervised child (:func:`entry`), so a process
+that ends without reporting never exits 0. Off a terminal, progress is one line per finished claim or
+figure on stderr and the table prints every claim id in full.
 
 >>> main(["--version"])
 fedtheory 0.1.0
