@@ -555,6 +555,8 @@ def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) ->
                     continue
                 idle.task = (i, time.monotonic())
             busy = [w for w in pool if w.task is not None]
+            if not busy:   # every point handed out so far failed before it started
+                continue
             wait_for = None
             if timeout is not None:
                 wait_for = max(0.0, min(w.task[1] + timeout for w in busy) - time.monotonic()) + 0.01
