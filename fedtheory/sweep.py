@@ -6,6 +6,12 @@ atomically to ``<store>/<sha256 of the point's canonical JSON>.json`` the moment
 rerun loads those and computes only the rest, so a sweep killed part-way resumes where it stopped.
 Results come back in the order of ``points`` whatever the order they finished in.
 
+The module also holds what every long run needs to be reliable: atomic writes that honour the umask
+(:func:`atomic_writer`, :func:`write_json_atomic`), checks of output destinations made before any work
+(:func:`check_output_file`, :func:`check_output_dir`), SIGINT/SIGTERM turned into :class:`Interrupted`
+(:func:`handle_signals`), and worker processes that are capped at the cores, time-limited, replaced when
+they die and never outlive the run.
+
 >>> import math, tempfile
 >>> store = tempfile.mkdtemp()
 >>> map_grid(math.sqrt, [4.0, 9.0], store=store)
