@@ -773,4 +773,4 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
         raise
     finally:
         if own:
-            client.close()
+            client.close(timeout=connect_timeout)
