@@ -9,7 +9,7 @@ import numpy as np
 from fedtheory.algorithms.dane import run_acc_sdane, run_sdane
 from fedtheory.algorithms.local_solvers import FGM, GD, Exact, FastGradNorm, StabilizedTest
 from fedtheory.certify import pep
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.dissimilarity import delta_A
@@ -93,15 +93,24 @@ def corollary_3_runs(ctx):
 @claim(id="sdane/corollary-3/pep", ref="Corollary 3", kind="certificate",
        title="Corollary 3's local guarantee ‖∇F(x_K)‖ ≤ c(K)L̃‖x_0 − x*‖ for FGM+OGM-G, certified by PEP",
        statement=r"FGM ($\lceil K/2\rceil$ steps) then OGM-G ($\lfloor K/2\rfloor$ steps) on an $\tilde L$-smooth convex $F$: "
-                 r"$\|\nabla F(x_K)\|\le\frac{2\tilde L\|x_0-x^\star\|}{(\lceil K/2\rceil+1)\tilde\theta_0(\lfloor K/2\rfloor)}=O(\tilde L\|x_0-x^\star\|/K^2)$.")
+                 r"$\|\nabla F(x_K)\|\le\frac{2\tilde L\|x_0-x^\star\|}{(\lceil K/2\rceil+1)\tilde\theta_0(\lfloor K/2\rfloor)}=O(\tilde L\|x_0-x^\star\|/K^2)$.",
+       controls=[Control("closed-form-0.999", "the K = 1 worst case stated as 0.999·(L/2)²: false, K = 1 is one gradient "
+                         "step, whose worst ‖∇F(x_1)‖² = (L/2)² is attained by a Huber function (pep.huber_gd_gradient_norm)",
+                         {"closed_form_scale": 0.999})])
 def corollary_3_pep(ctx):
     Ks = (1, 2, 3, 4, 6) if not ctx.full else (1, 2, 3, 4, 6, 8, 10, 12)
     res = [pep.fast_gradient_norm(K) for K in Ks]
     worst = max(r.ratio for r in res)
-    ok = worst <= 1 + pep.SDP_RTOL
-    return ctx.decide(ok, measured={"worst_pep_over_bound_squared": worst, **{f"K{r.params['K']}": r.ratio for r in res}},
-                      tolerance={"relative": pep.SDP_RTOL},
-                      notes="PEPit over all convex 1-smooth F, ‖x_0 − x*‖ ≤ 1: the worst ‖∇F(x_K)‖² is below (c(K))², so the "
+    target = ctx.param("closed_form_scale", 1.0) * pep.huber_gd_gradient_norm(1)
+    closed = abs(res[0].value - target) / target
+    gap = pep.worst_gap(res)
+    ok = worst <= 1 + pep.SDP_RTOL and closed <= pep.TIGHT_RTOL and gap <= pep.TIGHT_RTOL
+    return ctx.decide(ok, measured={"worst_pep_over_bound_squared": worst, **{f"K{r.params['K']}": r.ratio for r in res},
+                                    "K1_relative_distance_to_huber": closed, "worst_gap_upper_vs_extracted_lower": gap},
+                      tolerance={"relative": pep.SDP_RTOL, "tightness": pep.TIGHT_RTOL},
+                      notes="Tightness: the K = 1 PEP equals the Huber instance's (L/2)² to 1e-4 and every worst case, "
+                            "extracted and checked against the smooth convex interpolation conditions, reaches the PEP "
+                            "value to 1e-4. PEPit over all convex 1-smooth F, ‖x_0 − x*‖ ≤ 1: the worst ‖∇F(x_K)‖² is below (c(K))², so the "
                             "step counts of sdane/corollary-3/runs rest on a certified constant (the bound is 2–4× loose). "
                             "The paper cites OGM-G / Lan et al. without the constant (lost); this confirms the rebuilt "
                             "O(L̃‖x_0 − x*‖/K²) form with an explicit constant.")
@@ -111,7 +120,10 @@ def corollary_3_pep(ctx):
        title="Lemma 20: GD with step 1/L has ‖∇f(x_k)‖ ≤ L‖x_0 − x*‖/(k+1), with non-increasing gradient norms",
        statement=r"Let $f$ be convex and $L$-smooth and $x_{k+1}=x_k-\frac1L\nabla f(x_k)$. Then $\|\nabla f(x_k)\|$ is non-increasing "
                  r"and $\|\nabla f(x_k)\|\le\frac{cL\|x_0-x^\star\|}{k+1}$ (C.5) (from Nesterov's Thm 2.2.5; rebuilt with the tight "
-                 r"$c=1$, which implies any larger constant).")
+                 r"$c=1$, which implies any larger constant).",
+       controls=[Control("closed-form-0.999", "the worst ‖∇f(x_N)‖² stated as 0.999·(L/(N+1))²: false, the Huber function "
+                         "with a = L/(N+1) attains (L/(N+1))² (pep.huber_gd_gradient_norm, a plain loop)",
+                         {"closed_form_scale": 0.999})])
 def lemma_20(ctx):
     from PEPit import PEP
     from PEPit.functions import SmoothConvexFunction
@@ -119,6 +131,9 @@ def lemma_20(ctx):
     Ns = (1, 2, 3, 5) if not ctx.full else (1, 2, 3, 5, 8, 12)
     res = [pep.gd_gradient_norm(N) for N in Ns]
     worst = max(r.ratio for r in res)
+    scale = ctx.param("closed_form_scale", 1.0)
+    closed = max(abs(r.value - scale * pep.huber_gd_gradient_norm(r.params["N"])) / r.bound for r in res)
+    gap = pep.worst_gap(res)
     pb = PEP()
     f = pb.declare_function(SmoothConvexFunction, L=1.0)
     x = pb.set_initial_point()
@@ -127,11 +142,13 @@ def lemma_20(ctx):
     x1 = x - g
     pb.set_performance_metric(f.gradient(x1) ** 2 - g ** 2)
     mono = float(pb.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0))
-    ok = worst <= 1 + pep.SDP_RTOL and mono <= 1e-6
+    ok = worst <= 1 + pep.SDP_RTOL and mono <= 1e-6 and closed <= pep.TIGHT_RTOL and gap <= pep.TIGHT_RTOL
     return ctx.decide(ok, measured={"worst_pep_over_bound": worst, "tight_ratios": [r.ratio for r in res],
-                                    "max_gradient_norm_increase": mono},
-                      tolerance={"relative": pep.SDP_RTOL, "monotonicity": "1e-6 absolute (‖∇f(x_k)‖ ≤ 1)"},
-                      notes="PEPit: the worst ‖∇f(x_N)‖ equals L‖x_0 − x*‖/(N+1) (ratio 1: tight), and one GD step never "
+                                    "max_gradient_norm_increase": mono, "worst_relative_distance_to_huber": closed,
+                                    "worst_gap_upper_vs_extracted_lower": gap},
+                      tolerance={"relative": pep.SDP_RTOL, "monotonicity": "1e-6 absolute (‖∇f(x_k)‖ ≤ 1)",
+                                 "tightness": pep.TIGHT_RTOL},
+                      notes="Tightness: each PEP equals the Huber instance's (L/(N+1))² to 1e-4 (upper = lower). PEPit: the worst ‖∇f(x_N)‖ equals L‖x_0 − x*‖/(N+1) (ratio 1: tight), and one GD step never "
                             "increases ‖∇f‖ (the proof's remaining text). The paper's constant was lost; c = 1 is the tightest "
                             "possible, so the rebuilt (C.5) holds for whatever constant the paper took from Nesterov.")
 
