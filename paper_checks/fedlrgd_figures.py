@@ -92,6 +92,7 @@ def _replay_panels(cex, ctx):
     title="Appendix C's procedure on a small trained perceptron (digits): approximate ranks of gradient slices ≪ k",
     statement=_STATEMENT_1 + r" (Fast check: one reduced panel — 32 hidden units, 10 epochs, $k=30$, 200 slices.)",
     kind="simulation",
+    substitute="scikit-learn's 8×8 digits instead of MNIST, a reduced perceptron (32 hidden units, 10 epochs)",
     requires=("torch",),
 )
 def figure_1_procedure(ctx):
@@ -117,6 +118,7 @@ def figure_1_procedure(ctx):
     title="Figure 1 (all nine panels, digits substitute): gradient slices of trained perceptrons are approximately low rank",
     statement=_STATEMENT_1,
     kind="simulation",
+    substitute="scikit-learn's 8×8 digits instead of MNIST",
     tier="full",
     requires=("torch",),
 )
@@ -133,6 +135,7 @@ figure_1_low_rank.replayer(_replay_panels)
     title="Appendix C's procedure on a small trained convolutional network (digits): approximate ranks ≪ k",
     statement=_STATEMENT_2 + r" (Fast check: one reduced panel — 8 filters, 32 dense units, 6 epochs at rate 0.02, $k=30$, 200 slices.)",
     kind="simulation",
+    substitute="scikit-learn's 8×8 digits instead of CIFAR-10, a reduced convolutional network",
     requires=("torch",),
 )
 def figure_2_procedure(ctx):
@@ -159,7 +162,8 @@ def figure_2_procedure(ctx):
     statement=_STATEMENT_2,
     kind="simulation",
     tier="full",
-    expect="refuted",
+    expect="not-reproduced",
+    substitute="scikit-learn's 8×8 digits instead of CIFAR-10, small convolutional networks trained on CPU",
     requires=("torch",),
 )
 def figure_2_low_rank(ctx):
