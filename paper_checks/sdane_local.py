@@ -52,7 +52,9 @@ def _fixed_K_runs(rng, solver_for, rounds=20, trials=6, ratios=(3.0, 10.0, 30.0,
        statement=r"Under Theorem 1 with each $f_i$ $L$-smooth, a method for fast gradient-norm minimization (OGM-G, or Lan et al.) "
                  r"run from $v^r$ satisfies (6) after $O(\sqrt{L/\delta_A})$ evaluations of $\nabla f_i$ per round, independently "
                  r"of $r$ and $\varepsilon$. (Rebuilt; the method here: FGM for ⌈K/2⌉ steps then OGM-G for ⌊K/2⌋, "
-                 r"$\|\nabla F(x_K)\|\le c(K)\tilde L\|v^r-x^\star_{i,r}\|$ with $c(K)=2/((\lceil K/2\rceil+1)\tilde\theta_0(\lfloor K/2\rfloor))$.)")
+                 r"$\|\nabla F(x_K)\|\le c(K)\tilde L\|v^r-x^\star_{i,r}\|$ with $c(K)=2/((\lceil K/2\rceil+1)\tilde\theta_0(\lfloor K/2\rfloor))$.)",
+       controls=[Control("order-0.4", "the a-priori K grows at most like (L/δ_A)^0.4: false, c(K) ∝ 1/K² makes the smallest "
+                         "K with c(K)(L + λ) ≤ λ/3 grow like √(L/δ_A) (slope 1/2 up to integer rounding)", {"slope_max": 0.4})])
 def corollary_3_runs(ctx):
     rng = ctx.rng
     # (a) the a-priori K = FastGradNorm.steps_bound(L, λ) meets (6) at every round (no test: fixed K)
@@ -76,7 +78,7 @@ def corollary_3_runs(ctx):
         meas.append((orc.L / lam, float(np.mean(steps))))
     m = np.asarray(meas)
     slope_meas = float(np.polyfit(np.log(m[:, 0]), np.log(m[:, 1]), 1)[0])
-    ok = fails == 0 and slope_bound <= 0.5 + 0.05 and worst_over <= 1 and growth <= 1
+    ok = fails == 0 and slope_bound <= ctx.param("slope_max", 0.5 + 0.05) and worst_over <= 1 and growth <= 1
     return ctx.decide(ok, measured={"rounds_failing_6_with_fixed_K": fails, "slope_K_bound_vs_L_over_delta": slope_bound,
                                     "slope_measured_steps_vs_L_over_lambda": slope_meas,
                                     "worst_steps_over_2x_bound": worst_over, "late_over_early_steps": growth},
@@ -157,11 +159,17 @@ def lemma_20(ctx):
        title="Remark 19: K + 1 ≥ 3(L+λ)/λ GD steps, or 2√κ ln(3√(L̃(L̃+μ̃))/λ) FGM steps, meet (C.4) and hence (6)",
        statement=r"With GD from $v^r$ (step $1/(L+\lambda)$, last point), Lemma 20 gives $\|\nabla F(x_K)\|\le\frac{(L+\lambda)\|x_0-x^\star\|}{K+1}$, "
                  r"so $K\ge3(L+\lambda)/\lambda-1$ steps satisfy (C.4); with FGM (Bubeck, Thm 3.18) "
-                 r"$K=O(\sqrt{\kappa}\log\frac{L+\lambda}\lambda)$ suffice. (Rebuilt constants.)")
+                 r"$K=O(\sqrt{\kappa}\log\frac{L+\lambda}\lambda)$ suffice. (Rebuilt constants.)",
+       controls=[Control("no-local-steps", "K = 0 local steps (each client returns the centre v^r) meets (6): false, (6) at "
+                         "x = v^r asks ∇F_i(v^r) = 0, i.e. v^r already optimal for every client's subproblem",
+                         {"gd_steps": 0, "fgm_steps": 0})])
 def remark_19(ctx):
     rng = ctx.rng
-    f_gd, _, _ = _fixed_K_runs(rng, lambda L, lam, mu: GD(K=GD.steps_bound(L, lam)), trials=5 if not ctx.full else 25)
-    f_fgm, _, _ = _fixed_K_runs(rng, lambda L, lam, mu: FGM(K=FGM.steps_bound(L, lam, mu)), trials=5 if not ctx.full else 25)
+    kg, kf = ctx.param("gd_steps", None), ctx.param("fgm_steps", None)
+    f_gd, _, _ = _fixed_K_runs(rng, lambda L, lam, mu: GD(K=GD.steps_bound(L, lam) if kg is None else kg),
+                               trials=5 if not ctx.full else 25)
+    f_fgm, _, _ = _fixed_K_runs(rng, lambda L, lam, mu: FGM(K=FGM.steps_bound(L, lam, mu) if kf is None else kf),
+                                trials=5 if not ctx.full else 25)
     ok = f_gd == 0 and f_fgm == 0
     return ctx.decide(ok, measured={"rounds_failing_6_gd": f_gd, "rounds_failing_6_fgm": f_fgm},
                       notes="Fixed K from the explicit bounds (GD.steps_bound, FGM.steps_bound) at every round of S-DANE runs "
@@ -170,6 +178,9 @@ def remark_19(ctx):
 
 
 @claim(id="sdane/remark-4", ref="Remark 4", kind="simulation",
+       control_exempt="O(·) upper bounds on test-stopped step counts: the counts depend on the instance (easy ones stop "
+                      "early), so no smaller order is known false on these instances a priori; the explicit bounds' own "
+                      "control is in sdane/remark-19 and sdane/corollary-3/runs",
        title="Remark 4: GD needs O(L/δ_A) and FGM O(√(L/δ_A) log) local steps per round, a constant number",
        statement=r"For standard GD the number of oracle calls per round is $O(L/\delta_A)$; the fast gradient method needs "
                  r"$O(\sqrt{L/\delta_A}\log\frac L{\delta_A})$; the difference to Corollary 3 is a logarithmic factor, so each "
@@ -239,7 +250,7 @@ def _slope_claim(accelerated):
             h = runner(q, x0, 20000, lam=lam, mu=orc.mu, solver=Exact(), stop_gap=1e-4 * orc.gaps(x0[None])[0])
             rounds.append(_rounds_to(h, 1e-4))
         slope = float(np.polyfit(np.log(ratios), np.log(rounds), 1)[0])
-        theory = 0.5 if accelerated else 1.0
+        theory = ctx.param("exponent", 0.5 if accelerated else 1.0)
         ok = abs(slope - theory) <= 0.1
         return ctx.decide(ok, measured={"fitted_slope": slope, "theory": theory, "rounds": rounds,
                                         "delta_over_mu": ratios.tolist()},
@@ -256,10 +267,15 @@ table_1_sdane_slope = claim(
     id="sdane/table-1/sdane-rounds-slope", ref="Table 1", kind="simulation",
     title="Table 1, S-DANE: rounds to ε grow like δ_A/μ (fitted slope 1 on a hard family)",
     statement=r"S-DANE's strongly convex communication complexity is $O(\frac{\delta_A}\mu\log(1+\frac{\mu D^2}\varepsilon))$.",
+    controls=[Control("accelerated-order", "S-DANE's rounds grow like √(δ_A/μ): false on this family, whose shared e_1 "
+                      "error contracts by exactly λ/(λ + μ) per round with exact solves, i.e. Θ(λ/μ) rounds",
+                      {"exponent": 0.5})],
 )(_slope_claim(False))
 
 table_1_acc_slope = claim(
     id="sdane/table-1/acc-sdane-rounds-slope", ref="Table 1", kind="simulation",
     title="Table 1, Acc-S-DANE: rounds to ε grow like √(δ_A/μ) (fitted slope 1/2 on a hard family)",
     statement=r"Acc-S-DANE's strongly convex communication complexity is $O(\sqrt{\delta_A/\mu}\log(1+\frac{\mu D^2}\varepsilon))$.",
+    controls=[Control("unaccelerated-order", "Acc-S-DANE's rounds grow like δ_A/μ (exponent 1): false, Theorem 6 (proved in "
+                      "the rebuild, certified in sdane/theorem-6/pep) bounds them by O(√(δ_A/μ) log)", {"exponent": 1.0})],
 )(_slope_claim(True))
