@@ -10,7 +10,7 @@ import sympy as sp
 
 from fedtheory.algorithms.baselines import run_baseline
 from fedtheory.algorithms.dane import acc_coefficient, run_acc_sdane, run_dane, run_sdane, run_sdane_deep
-from fedtheory.algorithms.local_solvers import SGD, Exact, FGM, StabilizedTest
+from fedtheory.algorithms.local_solvers import Exact, FGM, StabilizedTest
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.clients import client_oracles
