@@ -50,6 +50,11 @@ SDP_RTOL = 1e-5
 #: honest primal solution violates no condition by more than ~1e-7; a dropped class constraint that matters
 #: violates it at the scale of the worst case itself (≥ 1e-3 in every certificate here)
 CLASS_ATOL = 1e-6
+#: largest violation of the accuracy condition (6) that the replayed worst case may show, on the scale of its largest
+#: right side: PEPit reads the points back from the Gram matrix (PSD only to solver accuracy, negative eigenvalues
+#: clipped), which moves the quadratic forms of (6) by up to ~1e-6 at R = 4 (measured 6e-7); a dropped constraint
+#: moves a class condition by ≥ 0.1
+TEST_ATOL = 1e-5
 #: relative agreement required between a PEP's value and its lower bound, or a known closed-form worst case
 #: (SDP accuracy ~1e-8 relative; the gaps measured are ≤ 3e-8): a missing constraint that matters moves the
 #: value by far more (0.36 → 0.40 without client 2's strong convexity in two_client_sdane(2, 2, 0.5, 1))
@@ -444,7 +449,7 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
                interpolation_violation(*_data(g), mu=-delta, L=delta))
     replay = _replay_two_client(f1, f2, xs, x0, [[p.eval() for p in pts] for pts in locals_], R, lam, mu, c,
                                 accelerated)
-    ok = viol <= CLASS_ATOL and replay["test_violation"] <= CLASS_ATOL
+    ok = viol <= CLASS_ATOL and replay["test_violation"] <= TEST_ATOL
     return PepResult(value, bound, {"R": R, "lam": lam, "mu": mu, "delta": delta, "c": c, "accelerated": accelerated,
                                     "n": 2, "drop": drop}, secs, replay["metric"] if ok else math.nan, viol, replay)
 
@@ -538,8 +543,10 @@ def _replay_two_client(f1: Any, f2: Any, xs: Any, x0: Any, local_points: list, R
     else:
         out_gap = float(orc.gaps(h.weighted_average(mu)[-1][None])[0])
     metric = out_gap + mu / 2 * float(np.sum((h.v[-1] - xs_) ** 2))
-    # relative to the right side of (6): the SDP holds it to ~1e-8 of its size
-    test_violation = float(np.max((h.test_lhs - c * lam ** 2 * h.test_rhs) / np.maximum(c * lam ** 2 * h.test_rhs, 1e-12)))
+    # on the SDP's scale (data O(1), the largest right side of (6) in the run): the solver holds each constraint to
+    # ~1e-8 of that scale, not of a late round's small right side
+    rhs = c * lam ** 2 * h.test_rhs
+    test_violation = float(np.max(h.test_lhs - rhs) / max(1.0, float(np.max(rhs))))
     return {"metric": metric, "test_violation": test_violation, "rounds": h.rounds, "method": h.method}
 
 
