@@ -67,6 +67,25 @@ def _solvers(rng):
             Boundary(weights=tuple(rng.normal(size=3)), seed=int(rng.integers(1 << 30)))]
 
 
+def _near_attaining_ratio(accelerated: bool) -> float:
+    """The theorem's ratio after one round on a known instance that comes close to its bound: two clients sharing
+    the eigenpair (1, e_1) and differing on e_2 by ±δ_A, x* = 0, x^0 = 5e_1, exact local solves. Along e_1 the
+    clients agree and one round contracts the error by λ/(λ + 1), so Theorem 1 (μ = 1, δ_A = 1/2, λ = 1) reaches
+    2λ/(λ + 1)² = 1/2 of its bound and Theorem 6's potential (μ = 0, δ_A = 100, λ = 200) λ/(λ + 1) = 200/201."""
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    dA = 100.0 if accelerated else 0.5
+    q = QuadraticFederation(A=[np.diag([1.0, 1.0 + 2 * dA]), np.diag([1.0, 1.0])], c=np.zeros((2, 2)), p=[0.5, 0.5])
+    orc = client_oracles(q)
+    x0 = np.array([5.0, 0.0])
+    lam = 2 * delta_A(q)
+    if accelerated:
+        h = run_acc_sdane(q, x0, 1, lam=lam, mu=0.0, solver=Exact())
+        return float(H.acc_ratios(orc, h, x0, 0.0).max())
+    h = run_sdane(q, x0, 1, lam=lam, mu=orc.mu, solver=Exact())
+    return float(H.sdane_ratios(orc, h, x0, orc.mu, lam).max())
+
+
 # --------------------------------------------------------------------------------------------
 # Theorem 1
 # --------------------------------------------------------------------------------------------
@@ -79,10 +98,9 @@ THEOREM_1 = (r"Consider Algorithm 1 with $s=n$. Let each $f_i$ be $\mu$-convex, 
 
 
 @claim(id="sdane/theorem-1/runs", ref="Theorem 1", kind="simulation", statement=THEOREM_1,
-       control_exempt=("no attaining instance of the bound is known on the instances searched here (quadratic "
-                       "clients, boundary local answers): the two-client PEP worst case reaches only 0.74–0.93 of it "
-                       "with non-quadratic clients, so no tightened constant is known false on them; the bound's "
-                       "tightness and its control live in sdane/theorem-1/pep"),
+       controls=[Control("bound-0.45", "the bound scaled by 0.45: false, the two-client instance of _near_attaining_ratio "
+                         "(μ = 1, δ_A = 1/2, λ = 1, exact solves) reaches 1/2 of it after one round",
+                         {"bound_scale": 0.45})],
        title="Theorem 1 at every round of real S-DANE runs (quadratics with exact δ_A; logistic clients)")
 def theorem_1_runs(ctx):
     rng = ctx.rng
@@ -120,8 +138,12 @@ def theorem_1_runs(ctx):
             use = rhs > 1e-9   # Newton's x* is accurate to ~1e-13: gaps below 1e-12 are not resolved
             worst = max(worst, float(((lhs - 1e-12) / rhs)[use].max()))
             runs += 1
+    near = _near_attaining_ratio(False)
+    scale = ctx.param("bound_scale", 1.0)
+    worst = max(worst, near) / scale
     ok = worst <= 1 and test_fail == 0
-    return ctx.decide(ok, measured={"worst_ratio": worst, "runs": runs, "rounds_failing_test": test_fail},
+    return ctx.decide(ok, measured={"worst_ratio": worst, "runs": runs, "rounds_failing_test": test_fail,
+                                    "near_attaining_instance_ratio": near},
                       tolerance={"absolute_slack": "100·(R+1)·d·eps·(L+1)·(‖x0‖+‖x*‖+1)² subtracted from the left side; "
                                                   "rounds used while the bound exceeds 10⁶× that"},
                       counterexample=None if ok else worst_case,
@@ -131,7 +153,8 @@ def theorem_1_runs(ctx):
                             "Hessians, plus ℓ2-logistic clients (breast-cancer data split by Dirichlet(0.5) and IID, and "
                             "generated clients) with λ = L (valid: δ_A ≤ L/2 for convex L-smooth clients). "
                             "Confirms the rebuild at every round. Each local solver stops by the per-client test, which "
-                            "implies (6).")
+                            "implies (6). Also one known instance reaching 1/2 of the bound (_near_attaining_ratio), the basis of "
+                            "the control.")
 
 
 def _theorem1_violation(inst, R=15):
@@ -570,10 +593,9 @@ def _explicit_ratios(orc, h, x0, mu, lam):
 
 
 @claim(id="sdane/theorem-6/runs", ref="Theorem 6", kind="simulation", statement=THEOREM_6,
-       control_exempt=("no attaining instance of the bound is known on the instances searched here (quadratic "
-                       "clients, boundary local answers): the two-client PEP worst case reaches only 0.76 or less of "
-                       "it with non-quadratic clients, so no tightened constant is known false on them; the bound's "
-                       "tightness and its control live in sdane/theorem-6/pep"),
+       controls=[Control("potential-0.98", "the potential bound D²/2 scaled by 0.98: false, the two-client instance of "
+                         "_near_attaining_ratio (μ = 0, δ_A = 100, λ = 200, exact solves) reaches 200/201 of it after one "
+                         "round", {"bound_scale": 0.98})],
        title="Theorem 6 at every round of real Acc-S-DANE runs, both regimes μ ≤ 4λ and μ > 4λ")
 def theorem_6_runs(ctx):
     rng = ctx.rng
@@ -607,15 +629,18 @@ def theorem_6_runs(ctx):
             worst = max(worst, float(((lhs - 1e-12 * (h.A[1:] + h.B[1:])) / (D2 / 2)).max()))
             test_fail += h.test_failures
             runs += 1
+    near = _near_attaining_ratio(True)
+    worst = max(worst, near) / ctx.param("bound_scale", 1.0)
     ok = worst <= 1 and worst_exp <= 1 and chain <= 1 + 1e-12 and test_fail == 0
-    return ctx.decide(ok, measured={"worst_potential_ratio": worst, "worst_explicit_bound_ratio": worst_exp,
+    return ctx.decide(ok, measured={"worst_potential_ratio": worst, "near_attaining_instance_ratio": near, "worst_explicit_bound_ratio": worst_exp,
                                     "max_b1_over_b2": chain, "runs": runs, "rounds_failing_test": test_fail},
                       tolerance={"absolute_slack": "as Theorem 1 (float64 error of iterates), times A_R + B_R"},
                       notes="Checks the rebuilt Theorem 6: the potential A_R(f(x^R) − f*) + B_R/2‖v^R − x*‖² ≤ D²/2 at every "
                             "round, the explicit bound 2μD²/[(1+q)^R − (1−q)^R]² ≤ 2λD²/R² (q ≤ 1) and 2λD²(1+q)^{−2(R−1)} "
                             "(q > 1: nearly homogeneous federations with μ > 8δ_A), over 7 local solvers, μ ∈ {μ, 0}, "
-                            "plus ℓ2-logistic clients (breast cancer, Dirichlet/IID; generated) with λ = L ≥ 2δ_A. Confirms the "
-                            "rebuild.")
+                            "plus ℓ2-logistic clients (breast cancer, Dirichlet/IID; generated) with λ = L ≥ 2δ_A, and one known "
+                            "instance reaching 200/201 of the potential bound (_near_attaining_ratio: the bound is tight "
+                            "as δ_A/μ grows; the control's basis). Confirms the rebuild.")
 
 
 @claim(id="sdane/theorem-6/probe", ref="Theorem 6", kind="probe", statement=THEOREM_6,
