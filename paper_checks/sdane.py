@@ -150,6 +150,14 @@ def sdane_ratios(orc, h, x0, mu: float, lam: float) -> np.ndarray:
     return ((lhs - slack) / rhs)[use]
 
 
+def near_attaining_federation(dA: float):
+    """(q, x0): two clients sharing the eigenpair (1, e_1) and differing on e_2 by ±δ_A (δ_A = ``dA``, μ = 1), x* = 0,
+    x^0 = 5e_1. Along e_1 the clients agree, so an exact round contracts the error by exactly λ/(λ + 1): the instance
+    the theorems' checks use to come close to their bounds (and their controls' basis)."""
+    q = QuadraticFederation(A=[np.diag([1.0, 1.0 + 2 * dA]), np.diag([1.0, 1.0])], c=np.zeros((2, 2)), p=[0.5, 0.5])
+    return q, np.array([5.0, 0.0])
+
+
 def cx_bound(R: int, lam: float, mu: float, D2: float) -> float:
     """μD²/(2[(1+μ/λ)^R − 1]) (λD²/(2R) at μ = 0), computed with expm1/log1p."""
     return lam * D2 / (2 * R) if mu == 0 else mu * D2 / (2 * math.expm1(R * math.log1p(mu / lam)))

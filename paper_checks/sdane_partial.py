@@ -164,10 +164,8 @@ def _near_attaining_partial(accelerated: bool, one_step: bool = False) -> float:
     recurrence (δ_A = 100, λ = (4/3)(δ̃_2 + γ)), E[f(x⁺) − f* + (λ+μ)/2‖v⁺ − x*‖²]/(λ/2‖v − x*‖²) = 1 − 1/(λ + 1)²."""
     from fedtheory.algorithms.local_solvers import Exact
 
-    dA = 100.0 if accelerated or one_step else 0.5
-    q = QuadraticFederation(A=[np.diag([1.0, 1.0 + 2 * dA]), np.diag([1.0, 1.0])], c=np.zeros((2, 2)), p=[0.5, 0.5])
+    q, x0 = H.near_attaining_federation(100.0 if accelerated or one_step else 0.5)
     orc = client_oracles(q)
-    x0 = np.array([5.0, 0.0])
     D2 = float(np.sum(x0 ** 2))
     dt, gamma = delta_s(q, 2) + Delta_s(q, 2), 1e-3
     if one_step:

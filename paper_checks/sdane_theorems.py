@@ -72,12 +72,8 @@ def _near_attaining_ratio(accelerated: bool) -> float:
     the eigenpair (1, e_1) and differing on e_2 by ±δ_A, x* = 0, x^0 = 5e_1, exact local solves. Along e_1 the
     clients agree and one round contracts the error by λ/(λ + 1), so Theorem 1 (μ = 1, δ_A = 1/2, λ = 1) reaches
     2λ/(λ + 1)² = 1/2 of its bound and Theorem 6's potential (μ = 0, δ_A = 100, λ = 200) λ/(λ + 1) = 200/201."""
-    from fedtheory.problems.quadratic import QuadraticFederation
-
-    dA = 100.0 if accelerated else 0.5
-    q = QuadraticFederation(A=[np.diag([1.0, 1.0 + 2 * dA]), np.diag([1.0, 1.0])], c=np.zeros((2, 2)), p=[0.5, 0.5])
+    q, x0 = H.near_attaining_federation(100.0 if accelerated else 0.5)
     orc = client_oracles(q)
-    x0 = np.array([5.0, 0.0])
     lam = 2 * delta_A(q)
     if accelerated:
         h = run_acc_sdane(q, x0, 1, lam=lam, mu=0.0, solver=Exact())
