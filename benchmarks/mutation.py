@@ -88,10 +88,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "a convolution's MACs counted for one output channel instead of all"),
     # --- certificates ---------------------------------------------------------------------------------
     Mutant("pep-second-client-not-strongly-convex", "certificate", "fedtheory/certify/pep.py",
-           "    f2 = f1 - 2 * g\n",
-           "    f2 = f1 - 2 * g\n    mu2_removed = True\n",
-           ("--paper", "sdane"),
-           "placeholder for the two-client S-DANE PEP losing client 2's strong convexity (set after merge)"),
+           'mu2 = 0.0 if drop == "client-2-strong-convexity" else mu',
+           "mu2 = 0.0",
+           ("--paper", "sdane", "--claim", "sdane/theorem-*"),
+           "the two-client S-DANE PEP loses client 2's strong convexity (its value only grows: a 'value <= bound' "
+           "check cannot see it)"),
     # --- FedLRGD --------------------------------------------------------------------------------------
     Mutant("fedlrgd-viete-sign", "fedlrgd", "fedtheory/symbolic/oracle_complexity.py",
            "return -(2 * self.C3 / 3) * math.sin(v / 3) * math.cos(5 * math.pi / 6 - v / 3)",
