@@ -217,6 +217,12 @@ _PROOFS = {
 }
 
 
+#: Table 1's (and Appendix A's) negative control: the same comparison with one local step too many on the driver's side (an
+#: off-by-one in K, which changes every iterate: one more gradient, or one more mini-batch draw, per client)
+_TABLE1_CONTROL = Control("extra-local-step", "the driver run with K(Θ) + 1 local steps (the last weight repeated) "
+                          "against the literal K-step reference: an off-by-one in K, false a priori", {"extra_step": True})
+
+
 def _proved_if(ctx, proof: str, ok: bool, **kw):
     """``verified`` by the exact symbolic proof named in ``proof`` when ``ok`` (it counts as the claim's control:
     an exact residual could not have vanished for a false identity), else ``refuted``."""
@@ -500,6 +506,7 @@ def theorem_1_minibatch_exact(ctx):
     statement=r"$\mathbb{E}[q_t\mid x_t]=\nabla\tilde f(x_t,\alpha,\gamma,\Theta)$ for LocalUpdate with mini-batches of size $B$ "
               r"and $M$ sampled clients.",
     kind="simulation",
+    controls=[Control("extra-local-step", "E[q_t] compared with ∇f̃ for Θ extended by one step (θ_5 = 2): a different gradient, false a priori; the deviation is then O(γ‖A‖²‖x − c‖), far beyond the standard errors", {"extra_step": True})],
 )
 def theorem_1_monte_carlo(ctx):
     """One long run of the driver with a tiny server step: each round's q_t = (x_t − x_{t+1})/η, and the deviations
@@ -518,7 +525,9 @@ def theorem_1_monte_carlo(ctx):
         h = run_local_update(fed, algo, rng.normal(size=3), rounds, batch_size=3, clients_per_round=M,
                              client_sampling=scheme, seed=rng).to_numpy()
         q = (h.x[:-1] - h.x[1:]) / eta
-        dev = q - surrogate_grad(quad, h.x[:-1], alpha, gamma, theta)
+        # control: ∇f̃ with one more local step (Θ extended by θ_K), which E[q_t] is not
+        reference = Theta(np.r_[theta.weights, theta.weights[-1]]) if ctx.param("extra_step", False) else theta
+        dev = q - surrogate_grad(quad, h.x[:-1], alpha, gamma, reference)
         mean, se = dev.mean(axis=0), dev.std(axis=0, ddof=1) / math.sqrt(rounds)
         z = np.abs(mean) / se
         z_max = max(z_max, float(z.max()))
@@ -840,6 +849,7 @@ def lemma_8(ctx):
               r"$\sum_k\theta_k(1-\gamma(\lambda+\alpha))^{k-1}$ (29) and $Q_iA_i$ the eigenvalue "
               r"$\sum_k\theta_k(1-\gamma(\lambda+\alpha))^{k-1}\lambda$ (30), with the multiplicity of $\lambda$.",
     kind="numeric",
+    controls=[Control("exponent-k", "(29) with exponents k in place of k − 1: Σθ_k(1 − γ(λ + α))^k, off by a factor 1 − γ(λ + α) ≠ 1 (γ > 0): false a priori", {"exponent_shift": True})],
 )
 def lemma_9(ctx):
     """Dense Q by explicit matrix powers (independent of the spectral code) vs the formula, with repeated eigenvalues,
@@ -858,7 +868,9 @@ def lemma_9(ctx):
         gamma = float(rng.uniform(0, 2)) / (lam.max() + alpha)
         M = np.eye(d) - gamma * (A + alpha * np.eye(d))
         Q = sum(t * np.linalg.matrix_power(M, k) for k, t in enumerate(theta.weights))
-        q = np.asarray(distortion_eigenvalues(lam, alpha, gamma, theta))
+        # control: the formula with exponents k instead of k − 1 (Θ shifted by one step)
+        formula_theta = Theta(np.r_[0.0, theta.weights]) if ctx.param("exponent_shift", False) else theta
+        q = np.asarray(distortion_eigenvalues(lam, alpha, gamma, formula_theta))
         for mat, expected in ((Q, q), (Q @ A, q * lam)):
             got = np.sort(np.linalg.eigvals(mat).real)
             scale = np.abs(expected).max() * K
@@ -1096,7 +1108,10 @@ def _tightness_claim(last: bool):
             problem = QuadraticFederation(A=[[[L, 0.0], [0.0, 1.0]]], c=[[0.0, 0.0]], p=[1.0])
             theta = Theta.last(K) if last else Theta.uniform(K)
             ev = np.linalg.eigvalsh(surrogate_hessian(problem, alpha, gamma, theta))
-            bound = kappa_bound_last(1.0, L, alpha, gamma, K) if last else kappa_bound_uniform(1.0, L, alpha, gamma, K)
+            # controls: Lemma 3's bound at K + 1; for Θ_K, Lemma 3's bound φ(L)/φ(μ) in place of ψ(L)/ψ(μ)
+            Kb = K + ctx.param("k_offset", 0)
+            last_bound = last and not ctx.param("uniform_bound", False)
+            bound = kappa_bound_last(1.0, L, alpha, gamma, Kb) if last_bound else kappa_bound_uniform(1.0, L, alpha, gamma, Kb)
             worst = max(worst, abs((ev[-1] / ev[0]) / bound - 1))
         tol = 1e-12
         return ctx.decide(worst <= tol, measured={"max_relative_gap": worst}, tolerance={"relative": tol},
@@ -1110,14 +1125,17 @@ lemma_3_tightness = claim(
     title="Lemma 3 is tight: A = diag(L, μ) attains cond(f̃) = φ(L)/φ(μ) (Appendix B.3)",
     statement=r"For one client with $A=\operatorname{diag}(L,\mu)$, $c=0$ and $\gamma<(L+\alpha)^{-1}$: "
               r"$\operatorname{cond}(\tilde f(\alpha,\gamma,\Theta_{1:K}))=\phi(L,\alpha,\gamma,K)/\phi(\mu,\alpha,\gamma,K)$.",
-    kind="numeric")(_tightness_claim(False))
+    kind="numeric",
+    controls=[Control("bound-at-k-plus-1", "cond(f̃) at K equated with the bound at K + 1: false a priori, the bound is strictly decreasing in K for γ > 0 (the proofs of Lemmas 3 and 4)", {"k_offset": 1})])(_tightness_claim(False))
 
 lemma_4_tightness = claim(
     id="localupdate/lemma-4/tightness", ref="Lemma 4",
     title="Lemma 4 is tight: A = diag(L, μ) attains cond(f̃) = ψ(L)/ψ(μ) (Appendix B.3)",
     statement=r"For one client with $A=\operatorname{diag}(L,\mu)$, $c=0$ and $\gamma<(KL+\alpha)^{-1}$: "
               r"$\operatorname{cond}(\tilde f(\alpha,\gamma,\Theta_K))=\psi(L,\alpha,\gamma,K)/\psi(\mu,\alpha,\gamma,K)$.",
-    kind="numeric")(_tightness_claim(True))
+    kind="numeric",
+    controls=[Control("lemma-3-bound", "cond(f̃(Θ_K)) equated with Lemma 3's φ(L)/φ(μ): false a priori for K ≥ 2, "
+                      "γ > 0, L > μ (φ(L)/φ(μ) > ψ(L)/ψ(μ), as for the typo of Lemma 3)", {"uniform_bound": True})])(_tightness_claim(True))
 
 
 @claim(
@@ -3045,6 +3063,7 @@ def heavy_ball_symmetry(ctx):
               r"$x_{t+1}=x_t-\gamma\frac1M\sum_{i\in I_t}\sum_kg_k^i$, i.e. LocalUpdate with $\Theta_{1:K}$ and ServerOpt = GD, $\eta=\gamma$ "
               r"(FedProx alike with $\alpha>0$).",
     kind="simulation",
+    controls=[_TABLE1_CONTROL],
 )
 def fedavg_is_localupdate(ctx):
     seed = int(ctx.rng.integers(2**31))
@@ -3052,7 +3071,7 @@ def fedavg_is_localupdate(ctx):
     worst = 0.0
     for alpha in (0.0, 0.7):
         K, gamma, B, M, T = 5, 0.05, 3, 3, 20
-        algo = LocalUpdate(Theta.uniform(K), alpha, gamma, ServerOpt("gd", lr=gamma))
+        algo = LocalUpdate(Theta.uniform(K + ctx.param("extra_step", False)), alpha, gamma, ServerOpt("gd", lr=gamma))
         h = run_local_update(fed, algo, np.zeros(4), T, batch_size=B, clients_per_round=M, seed=seed).to_numpy()
         ref = _model_averaging_reference(fed, np.zeros(4), T, K, gamma, alpha, B, M, seed)
         worst = max(worst, float(np.abs(h.x - ref).max() / max(np.abs(ref).max(), 1)))
@@ -3105,12 +3124,14 @@ def _model_averaging_reference(fed, x0, T, K, gamma, alpha, B, M, seed):
               r"(LocalUpdate with server rate $\eta\gamma$), so at $\gamma=0$, $x_{t+1}=x_t$, while LocalUpdate with $\gamma=0$ "
               r"and $\eta>0$ (FedSGD) moves.",
     kind="simulation",
+    controls=[Control("server-rate-eta", "model-delta averaging equated with LocalUpdate at server rate η instead of ηγ: false a priori for γ ≠ 1 (the local steps carry the factor γ)", {"server_rate": "eta"})],
 )
 def model_delta(ctx):
     seed = int(ctx.rng.integers(2**31))
     fed = LeastSquaresFederation.random(4, 12, 3, seed=seed)
     K, gamma, eta, B, M, T = 4, 0.04, 2.5, 4, 2, 15
-    h = run_local_update(fed, LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=eta * gamma)), np.ones(3), T,
+    server_lr = eta * gamma if ctx.param("server_rate", "eta*gamma") == "eta*gamma" else eta
+    h = run_local_update(fed, LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=server_lr)), np.ones(3), T,
                          batch_size=B, clients_per_round=M, seed=seed).to_numpy()
     rng = np.random.default_rng(seed)
     x = np.ones(3)
@@ -3142,9 +3163,13 @@ def model_delta(ctx):
 # Table 1: special cases of LocalUpdate, run on the driver against literal implementations
 # ============================================================================================
 
-def _table1_run(fed, algo, x0, T, *, B, M, seed, scheme="with_replacement"):
+def _table1_run(fed, algo, x0, T, *, B, M, seed, scheme="with_replacement", extra_step: bool = False):
+    """The driver's iterates; ``extra_step`` (a negative control) appends one local step to Θ (an off-by-one in K)."""
+    if extra_step:
+        algo = LocalUpdate(Theta(np.r_[algo.theta.weights, algo.theta.weights[-1]]), algo.alpha, algo.gamma, algo.server)
     return run_local_update(fed, algo, x0, T, batch_size=B, clients_per_round=M, client_sampling=scheme,
                             seed=seed).to_numpy().x
+
 
 
 def _table1_decide(ctx, gap, what, notes=""):
@@ -3167,12 +3192,12 @@ def _table1_fed(ctx, n):
        title="Mini-batch SGD = LocalUpdate with Θ_1, |P| = 1, α = 0, γ = 0",
        statement=r"Table 1: with one client, $\Theta=\Theta_1$, $\alpha=0$, $\gamma=0$ and ServerOpt = GD, LocalUpdate is "
                  r"mini-batch SGD $x_{t+1}=x_t-\eta\frac1B\sum_{z\in S_t}\nabla f(x_t;z)$.",
-       kind="simulation")
+       kind="simulation", controls=[_TABLE1_CONTROL])
 def table1_sgd(ctx):
     fed, seed = _table1_fed(ctx, 1)
     eta, B, T = 0.05, 4, 25
     xs = _table1_run(fed, LocalUpdate(Theta.uniform(1), 0.0, 0.0, ServerOpt("gd", lr=eta)), np.zeros(3), T,
-                     B=B, M=None, seed=seed)
+                     B=B, M=None, seed=seed, extra_step=ctx.param("extra_step", False))
     rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
     for _ in range(T):
         _, batches = _draws(rng, fed, None, B, 1)
@@ -3185,12 +3210,12 @@ def table1_sgd(ctx):
        title="Lookahead = LocalUpdate with Θ_{1:K}, |P| = 1, α = 0, γ > 0",
        statement=r"Table 1 (Zhang et al., 2019): $K$ fast SGD steps of rate $\gamma$ from the slow weights $\phi$, then "
                  r"$\phi\leftarrow\phi+a(\theta_K-\phi)$ — LocalUpdate with one client, $\Theta_{1:K}$, server GD with $\eta=a\gamma$.",
-       kind="simulation")
+       kind="simulation", controls=[_TABLE1_CONTROL])
 def table1_lookahead(ctx):
     fed, seed = _table1_fed(ctx, 1)
     K, gamma, a, B, T = 5, 0.05, 0.5, 3, 20
     xs = _table1_run(fed, LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=a * gamma)), np.zeros(3), T,
-                     B=B, M=None, seed=seed)
+                     B=B, M=None, seed=seed, extra_step=ctx.param("extra_step", False))
     rng, phi_w, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
     for _ in range(T):
         _, batches = _draws(rng, fed, None, B, K)
@@ -3206,12 +3231,12 @@ def table1_lookahead(ctx):
        title="FedSGD = LocalUpdate with Θ_{1:K}, α = 0, γ = 0",
        statement=r"Table 1: with $\gamma=0$ every local gradient is taken at $x_t$, so each client sends $\sum_{k\le K}g_k(x_t)$: "
                  r"FedSGD (McMahan et al., 2017) with $K$ mini-batches per client.",
-       kind="simulation")
+       kind="simulation", controls=[_TABLE1_CONTROL])
 def table1_fedsgd(ctx):
     fed, seed = _table1_fed(ctx, 5)
     K, eta, B, M, T = 3, 0.02, 3, 3, 20
     xs = _table1_run(fed, LocalUpdate(Theta.uniform(K), 0.0, 0.0, ServerOpt("gd", lr=eta)), np.zeros(3), T,
-                     B=B, M=M, seed=seed)
+                     B=B, M=M, seed=seed, extra_step=ctx.param("extra_step", False))
     rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
     for _ in range(T):
         idx, batches = _draws(rng, fed, M, B, K)
@@ -3226,12 +3251,12 @@ def table1_fedsgd(ctx):
        statement=r"Table 1: Reptile (Nichol et al., 2018) — each task runs $K$ SGD steps to $\tilde\phi_i$ and "
                  r"$x\leftarrow x+\epsilon\frac1M\sum_i(\tilde\phi_i-x)$ — is LocalUpdate with $\Theta_{1:K}$, server GD $\eta=\epsilon\gamma$ "
                  r"($\epsilon=1$: FedAvg, Appendix A).",
-       kind="simulation")
+       kind="simulation", controls=[_TABLE1_CONTROL])
 def table1_reptile(ctx):
     fed, seed = _table1_fed(ctx, 5)
     K, gamma, eps_meta, B, M, T = 4, 0.05, 0.7, 3, 2, 20
     xs = _table1_run(fed, LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=eps_meta * gamma)), np.zeros(3),
-                     T, B=B, M=M, seed=seed, scheme="without_replacement")
+                     T, B=B, M=M, seed=seed, scheme="without_replacement", extra_step=ctx.param("extra_step", False))
     rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
     for _ in range(T):
         idx, batches = _draws(rng, fed, M, B, K, scheme="without_replacement")
@@ -3251,12 +3276,12 @@ def table1_reptile(ctx):
        title="FedProx / MetaMinibatchProx = LocalUpdate with Θ_{1:K}, α > 0, γ > 0",
        statement=r"Table 1: clients take $K$ SGD steps on $f_i(\cdot)+\frac\alpha2\|\cdot-x_t\|^2$ and the server averages the "
                  r"models — LocalUpdate with $\Theta_{1:K}$, $\alpha>0$, server GD $\eta=\gamma$.",
-       kind="simulation")
+       kind="simulation", controls=[_TABLE1_CONTROL])
 def table1_fedprox(ctx):
     fed, seed = _table1_fed(ctx, 5)
     K, gamma, alpha, B, M, T = 5, 0.05, 1.3, 3, 3, 20
     xs = _table1_run(fed, LocalUpdate(Theta.uniform(K), alpha, gamma, ServerOpt("gd", lr=gamma)), np.zeros(3), T,
-                     B=B, M=M, seed=seed)
+                     B=B, M=M, seed=seed, extra_step=ctx.param("extra_step", False))
     ref = _model_averaging_reference(fed, np.zeros(3), T, K, gamma, alpha, B, M, seed)
     return _table1_decide(ctx, _rel_gap(xs, ref), "proximal local SGD with model averaging")
 
@@ -3265,12 +3290,12 @@ def table1_fedprox(ctx):
        title="FOMAML = LocalUpdate with Θ_K, α = 0, γ > 0",
        statement=r"Table 1: first-order MAML — adapt with $K-1$ SGD steps, send the (first-order) gradient at the adapted point, "
                  r"meta-step with rate $\beta$ — is LocalUpdate with $\Theta_K$, server GD $\eta=\beta$.",
-       kind="simulation")
+       kind="simulation", controls=[_TABLE1_CONTROL])
 def table1_fomaml(ctx):
     fed, seed = _table1_fed(ctx, 5)
     K, gamma, beta, B, M, T = 4, 0.05, 0.1, 3, 3, 20
     xs = _table1_run(fed, LocalUpdate(Theta.last(K), 0.0, gamma, ServerOpt("gd", lr=beta)), np.zeros(3), T,
-                     B=B, M=M, seed=seed)
+                     B=B, M=M, seed=seed, extra_step=ctx.param("extra_step", False))
     rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
     for _ in range(T):
         idx, batches = _draws(rng, fed, M, B, K)
@@ -3288,7 +3313,7 @@ def table1_fomaml(ctx):
 @claim(id="localupdate/table-1/maml", ref="Table 1",
        title="MAML = LocalUpdate with Θ_{2K+1}, α = 0, on quadratics (full batch; Theorem 2)",
        statement=r"Table 1: MAML with $K$ full-batch inner steps on quadratic clients is LocalUpdate with $\Theta_{2K+1}$, $\alpha=0$.",
-       kind="simulation")
+       kind="simulation", controls=[_TABLE1_CONTROL])
 def table1_maml(ctx):
     """Three runs, iterate for iterate: the driver with MAML clients (exact Jacobians through the inner steps, stepwise
     path), the driver with LocalUpdate(Θ_{2K+1}), and MAML written here with dense Jacobian products."""
@@ -3297,8 +3322,9 @@ def table1_maml(ctx):
     K, gamma, beta, T = 3, 0.02, 0.05, 25
     server = ServerOpt("gd", lr=beta)
     a = run_local_update(problem, MAML(K, gamma, server), np.zeros(4), T, path="stepwise").to_numpy().x
-    b = run_local_update(problem, LocalUpdate(Theta.last(2 * K + 1), 0.0, gamma, server), np.zeros(4), T,
-                         path="stepwise").to_numpy().x
+    # control: Θ_{2K+2} (an off-by-one in K) in place of Θ_{2K+1}
+    b = run_local_update(problem, LocalUpdate(Theta.last(2 * K + 1 + ctx.param("extra_step", False)), 0.0, gamma,
+                                              server), np.zeros(4), T, path="stepwise").to_numpy().x
     x, ref = np.zeros(4), [np.zeros(4)]
     for _ in range(T):
         g = np.zeros(4)
