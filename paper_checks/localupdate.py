@@ -1848,6 +1848,7 @@ def lemma_12(ctx):
     statement=r"With $A_1=4$, $A_2=1$, $c_1=1$, $c_2=-1$, $\alpha=0$, $\gamma=1/8$, $\Theta_K$ and $P(i=1)=p$: "
               r"$\lim_{K\to\infty}\|x^*(\Theta_K)-x^*\|=\frac{8p}{3p+1}$ (37) and $\lim_K 2\frac{\sqrt b-\sqrt a}{\sqrt b+\sqrt a}=2$ (36).",
     kind="numeric",
+    controls=[Control("limit-sign-slip", "(37) with a sign slip, 8p/(3p − 1): false a priori (it differs from 8p/(3p + 1) by 16p/(9p² − 1) ≈ 2 near p = 1)", {"limit_sign": -1})],
 )
 def lemma_12_tightness(ctx):
     with mpmath.workdps(50):
@@ -1858,7 +1859,9 @@ def lemma_12_tightness(ctx):
             xs = (5 * p - 1) / (3 * p + 1)
             dist = abs(xt - xs)
             bound = 2 * (mpmath.sqrt(Q2) - mpmath.sqrt(Q1)) / (mpmath.sqrt(Q2) + mpmath.sqrt(Q1))
-            rows.append((float(p), K, float(dist), float(8 * p / (3 * p + 1)), float(dist / bound)))
+            # control: (37) with a sign slip, 8p/(3p − 1)
+            limit = 8 * p / (3 * p + ctx.param("limit_sign", 1))
+            rows.append((float(p), K, float(dist), float(limit), float(dist / bound)))
     limits_ok = all(abs(d - lim) < 1e-12 for _, _, d, lim, _ in rows)
     approach = rows[-1][4] > 1 - 1e-4 and all(r[4] <= 1 for r in rows)
     return ctx.decide(limits_ok and approach, measured={"rows_p_K_dist_limit_ratio": rows},
@@ -1898,6 +1901,7 @@ _PAIRS_SIZE = 1 + 3 * 5
     statement=r"$D(X):=\mathbb E[\|X-\mathbb E[X]\|]$ for $X$ in a Banach space; for $Y\in\{a,b\}$ with $P(Y=b)=p$, "
               r"$D(Y)=2(1-p)p(b-a)$ (used in Theorem 5's proof).",
     kind="numeric",
+    controls=[Control("unweighted-centre", "D(X) computed about the unweighted mean of the values instead of E[X]: false a priori for unequal weights", {"unweighted_mean": True})],
 )
 def definition_1(ctx):
     rng = ctx.rng
@@ -1906,7 +1910,8 @@ def definition_1(ctx):
         n, d = int(rng.integers(1, 6)), int(rng.integers(1, 4))
         X = rng.normal(size=(n, d))
         p = rng.dirichlet(np.ones(n))
-        direct = sum(p[i] * np.linalg.norm(X[i] - p @ X) for i in range(n))
+        centre = X.mean(axis=0) if ctx.param("unweighted_mean", False) else p @ X   # control: a wrong centre
+        direct = sum(p[i] * np.linalg.norm(X[i] - centre) for i in range(n))
         worst = max(worst, abs(mean_absolute_deviation(X, p) - direct) / max(direct, 1e-300))
     sym_ok = symt.two_point_mad_residual() == (0, 0)
     return ctx.decide(worst <= 1e-13 and sym_ok, measured={"library_vs_direct_relative": worst, "two_point_symbolic": sym_ok},
@@ -1921,6 +1926,7 @@ def definition_1(ctx):
     statement=r"$f(X_1..X_n|Y_1..Y_n):=(\sum_iX_iY_i)Y^{-1}$, $Y=\sum_iY_i$ (commuting pairs); for $d=1$, $Y_i>0$ it is the "
               r"mean of $X$ with probabilities $Y_i/Y$; $f(X|Y)$ is similar to $P=Y^{-1/2}(\sum_iY_i^{1/2}X_iY_i^{1/2})Y^{-1/2}$.",
     kind="numeric",
+    controls=[Control("uniform-weights", "f(X|Y) in d = 1 equated with the unweighted mean of the x_i (probabilities 1/n instead of Y_i/Y): false a priori for unequal Y_i", {"uniform_weights": True})],
 )
 def definition_2(ctx):
     rng = ctx.rng
@@ -1929,7 +1935,8 @@ def definition_2(ctx):
         n = int(rng.integers(1, 6))
         x, y = rng.uniform(-3, 3, n), rng.uniform(0.1, 4, n)
         f = matrix_weighted_mean(x[:, None, None], y[:, None, None])[0, 0]
-        worst_1d = max(worst_1d, abs(f - np.dot(x, y) / y.sum()) / (np.abs(x).max()))
+        ref = x.mean() if ctx.param("uniform_weights", False) else np.dot(x, y) / y.sum()   # control: wrong weights
+        worst_1d = max(worst_1d, abs(f - ref) / (np.abs(x).max()))
         X, Y, _, _ = _commuting_pairs(rng.normal(size=_PAIRS_SIZE))
         F = matrix_weighted_mean(X, Y)
         w, V = np.linalg.eigh(Y.sum(axis=0))
@@ -1955,6 +1962,7 @@ def definition_2(ctx):
     statement=r"$M(X|Y)=\sum_i\|Y^{-1}f(X|Y)^{-1}(X_i-f(X|Y))Y_i\|$ (operator norm); for $d=1$, $X_i>0$, $Y_i>0$: "
               r"$M(X|Y)=D(X)/|\mathbb E[X]|$ with probabilities $Y_i/Y$.",
     kind="numeric",
+    controls=[Control("uniform-weights", "M(X|Y) in d = 1 equated with D(X)/|E X| under probabilities 1/n instead of Y_i/Y: false a priori for unequal Y_i", {"uniform_weights": True})],
 )
 def definition_3(ctx):
     rng = ctx.rng
@@ -1963,7 +1971,7 @@ def definition_3(ctx):
         n = int(rng.integers(1, 6))
         x, y = rng.uniform(0.1, 5, n), rng.uniform(0.1, 4, n)
         M = matrix_weighted_discrepancy(x[:, None, None], y[:, None, None])
-        probs = y / y.sum()
+        probs = np.full(n, 1.0 / n) if ctx.param("uniform_weights", False) else y / y.sum()   # control: wrong weights
         ref = mean_absolute_deviation(x, probs) / abs(np.dot(probs, x))
         worst = max(worst, abs(M - ref) / max(ref, 1e-300) if ref > 0 else abs(M))
     return ctx.decide(worst <= 1e-13, measured={"d1_relative_error": worst}, tolerance={"relative": 1e-13},
@@ -2555,6 +2563,7 @@ theorem_3_heavy_ball_corrected = _theorem3_corrected_claim("heavy-ball", "heavy_
     title="Θ = Θ_1 gives Q_i = I (no distortion)",
     statement=r"\"When $\Theta=\Theta_1$, $Q_i(\alpha,\gamma,\Theta)=I$, in which case there is no distortion.\"",
     kind="numeric",
+    controls=[Control("theta-2", "the same statement for Θ_2 = (0, 1): Q_i = I − γ(A_i + αI) ≠ I for γ > 0, false a priori", {"theta_2": True})],
 )
 def theta_1(ctx):
     rng = ctx.rng
@@ -2563,10 +2572,11 @@ def theta_1(ctx):
         problem = make_quadratic(3, 4, mu=1.0, L=float(10 ** rng.uniform(0, 3)), seed=rng)
         alpha, gamma = float(rng.uniform(0, 5)), float(rng.uniform(0, 3))      # any γ: K(Θ_1) = 1 never uses it
         from fedtheory.algorithms.surrogate import distortion_matrices
-        Q = distortion_matrices(problem, alpha, gamma, Theta.uniform(1))
+        theta = Theta.last(2) if ctx.param("theta_2", False) else Theta.uniform(1)   # control: Θ_2, Q = I − γ(A + αI)
+        Q = distortion_matrices(problem, alpha, gamma, theta)
         worst = max(worst, float(np.abs(Q - np.eye(4)).max()))
         x = rng.normal(size=4)
-        worst = max(worst, float(np.abs(surrogate_grad(problem, x, alpha, gamma, Theta.uniform(1)) - problem.grad(x)).max()
+        worst = max(worst, float(np.abs(surrogate_grad(problem, x, alpha, gamma, theta) - problem.grad(x)).max()
                                  / (problem.L * (np.abs(x).max() + problem.C))))
     return ctx.decide(worst <= 16 * EPS * 10, measured={"max_abs_Q_minus_I_or_grad_rel": worst},
                       tolerance="reassembly V diag(1) Vᵀ: ~d·eps", notes="q(λ) = θ_1 = 1 exactly for every λ, α, γ.")
@@ -2579,6 +2589,7 @@ def theta_1(ctx):
     statement=r"\"As $\gamma\to0$ or $K\to1$, $\tilde f(x,\alpha,\gamma,\Theta)\to w(\Theta)f(x)$\" (up to the constant of "
               r"$f$; in Hessians and gradients), $w(\Theta)=\sum_k\theta_k$.",
     kind="numeric",
+    controls=[Control("first-weight-limit", "the γ → 0 limit claimed as θ_1·f instead of w(Θ)·f: false a priori whenever K(Θ) ≥ 2 (Q(α, 0, Θ) = w(Θ)I)", {"first_weight": True})],
 )
 def surrogate_limit(ctx):
     """∇²f̃ − w(Θ)∇²f is exactly 0 at γ = 0 and for K(Θ) = 1, and is O(γ): the ratio ‖·‖/γ converges as γ → 0."""
@@ -2588,7 +2599,9 @@ def surrogate_limit(ctx):
         problem, theta, alpha, _ = _random_instance(rng)
         H0 = surrogate_hessian(problem, alpha, 0.0, theta)
         wA = theta.w * problem.mean_hessian()
-        worst_exact = max(worst_exact, float(np.abs(H0 - wA).max() / np.abs(wA).max()))
+        # control: the γ → 0 limit claimed as θ_1·f (the first weight) instead of w(Θ)·f
+        limit = theta.weights[0] * problem.mean_hessian() if ctx.param("first_weight", False) else wA
+        worst_exact = max(worst_exact, float(np.abs(H0 - limit).max() / np.abs(wA).max()))
         H1 = surrogate_hessian(problem, alpha, 0.3 / (problem.L + alpha), Theta([theta.weights[-1]]))
         worst_exact = max(worst_exact, float(np.abs(H1 - theta.weights[-1] * problem.mean_hessian()).max() / np.abs(wA).max()))
         g = np.array([1e-2, 1e-3, 1e-4]) / (problem.L + alpha)
@@ -2607,6 +2620,7 @@ def surrogate_limit(ctx):
     statement=r"\"As $K\to1$ or $\gamma\to0$, $\kappa(\alpha,\gamma,\Theta_K)\to L/\mu$ [...] If $\gamma$ is not close to 0, we get "
               r"an exponential reduction (in terms of $K$) of the condition number\" (bound (13)).",
     kind="numeric",
+    controls=[Control("doubled-exponent", "log κ claimed to fall by 2·log((1−γ(L+α))/(1−γ(μ+α))) per unit of K (exponent 2(K − 1) in (13)): false a priori for γ > 0, L > μ", {"step_factor": 2.0})],
 )
 def kappa_last_limits(ctx):
     rng = ctx.rng
@@ -2619,7 +2633,8 @@ def kappa_last_limits(ctx):
         worst_g0 = max(worst_g0, abs(kappa_bound_last(1.0, L, alpha, 1e-12 / (K * L + alpha), K) / L - 1))
         g = 0.5 / (K * L + alpha)
         logs = np.log(kappa_bound_last(1.0, L, alpha, g, np.array([K, K + 1, K + 2])))
-        step = np.log1p(-g * (L + alpha)) - np.log1p(-g * (1.0 + alpha))
+        # control: a step twice as large (log κ read with exponent 2(K − 1))
+        step = ctx.param("step_factor", 1.0) * (np.log1p(-g * (L + alpha)) - np.log1p(-g * (1.0 + alpha)))
         worst_lin = max(worst_lin, float(np.abs(np.diff(logs) - step).max() / abs(step)))
     ok = worst_k1 <= 4 * EPS and worst_g0 <= 1e-8 and worst_lin <= 1e-6
     return ctx.decide(ok, measured={"K1_rel_error": worst_k1, "gamma_1e-12_rel_gap": worst_g0,
@@ -2813,6 +2828,7 @@ def _(cex, ctx):
     statement=r"\"When $\gamma\ge(KL+\alpha)^{-1}$, $\operatorname{cond}(\tilde f(x,\alpha,\gamma,\Theta_K))$ depends on intermediate "
               r"eigenvalues of the $A_i$\"; for $\gamma<(KL+\alpha)^{-1}$ it depends only on $\mu$ and $L$ (for clients attaining both).",
     kind="numeric",
+    controls=[Control("inside-regime", "the dependence on intermediate eigenvalues claimed at γKL = 0.9 < 1, inside Lemma 4's regime: false a priori (there ψ is increasing on [μ, L], so cond = ψ(L)/ψ(μ))", {"gamma_beyond": 0.9 / 2000})],
 )
 def beyond_threshold(ctx):
     L, alpha, K = 10.0, 0.0, 200
@@ -2824,10 +2840,12 @@ def beyond_threshold(ctx):
         return ev[-1] / ev[0]
 
     inside = [cond(0.5 / (K * L + alpha), m) for m in mids]
-    beyond = [cond(0.001, m) for m in mids]                      # γ·K·L = 2 ≥ 1
+    # γ·K·L = 2 ≥ 1; control: "beyond" taken inside the regime (γKL = 0.9), where Lemma 4 says cond depends on μ, L only
+    g_beyond = ctx.param("gamma_beyond", 0.001)
+    beyond = [cond(g_beyond, m) for m in mids]
     spread_in = (max(inside) - min(inside)) / min(inside)
     spread_out = (max(beyond) - min(beyond)) / min(beyond)
-    bound_violated = max(beyond) > float(np.exp((K - 1) * (np.log1p(-0.001 * L) - np.log1p(-0.001))) * L)
+    bound_violated = max(beyond) > float(np.exp((K - 1) * (np.log1p(-g_beyond * L) - np.log1p(-g_beyond))) * L) * (1 + 1e-9)
     ok = spread_in <= 1e-12 and spread_out > 0.1 and bound_violated
     return ctx.decide(ok, measured={"relative_spread_inside_regime": spread_in, "relative_spread_beyond": spread_out,
                                     "cond_beyond_max": max(beyond), "bound13_formula_beyond": float(
