@@ -2239,13 +2239,14 @@ table_2_nesterov = _table2_claim("nesterov", "nesterov")
 table_2_heavy_ball = _table2_claim("heavy-ball", "heavy_ball")
 
 
-def _theorem3_ratios(problem, theta, alpha, gamma, momentum, x0, rounds, *, corrected=False):
+def _theorem3_ratios(problem, theta, alpha, gamma, momentum, x0, rounds, *, corrected=False, rho_scale=1.0):
     """Run LocalUpdate (the real driver, spectral path) with the tuned server; return per-T ratios
     ‖x_T − x*(α,γ,Θ)‖ / (c_T ρ^T ‖x_0 − x*(α,γ,Θ)‖) for the T above float64's floor, and the run's data.
 
     c_T = 1 is (14) as printed; ``corrected``: c_T = 1 + (1 + ρ)T (:func:`transient_constant`), with ρ
     widened by the double-root radius tolerance of the Table 2 claims (the iteration is tuned from
-    float64 eigenvalue bounds, so its radius can exceed ρ by that much)."""
+    float64 eigenvalue bounds, so its radius can exceed ρ by that much). ``rho_scale`` multiplies the rate
+    in the bound (a negative control's tightened rate)."""
     kap, L_t, mu_t = kappa(problem, alpha, gamma, theta)
     rho = table2_rate(kap, momentum)
     server = tuned_server(momentum, mu_t, L_t)
@@ -2257,7 +2258,7 @@ def _theorem3_ratios(problem, theta, alpha, gamma, momentum, x0, rounds, *, corr
     # cond(∇²f̃) ≤ κ (Lemma 2); the float eigenvalues cannot stand in for it (λ_min can round to ≤ 0)
     solve_error = 16 * problem.d * EPS * kap * np.linalg.norm(x_star)
     slack = 64 * (T + 1) * problem.d * EPS * (np.linalg.norm(x0) + np.linalg.norm(x_star)) + solve_error
-    rho_b = _widened_rate(rho) if corrected else rho
+    rho_b = (_widened_rate(rho) if corrected else rho) * rho_scale
     bound = (transient_constant(rho_b, T, momentum) if corrected else 1.0) * rho_b ** T * e0
     usable = bound >= 1e3 * slack
     ratios = (history.dist_surrogate - slack) / bound
@@ -2298,6 +2299,10 @@ def _theorem3_claim(slug: str, momentum: str, expect: str):
                     r"full-participation) LocalUpdate satisfy $\|x_T-x^*(\alpha,\gamma,\Theta)\|\le\rho^T\|x_0-x^*(\alpha,\gamma,\Theta)\|$ (14).",
         kind="simulation",
         expect=expect,
+        controls=[Control("rate-tightened-10pc", "the bound with 0.9ρ in place of ρ: false a priori, since for aligned "
+                          "clients ∇²f̃ attains μ̃ and L̃ and the tuned iteration contracts exactly by ρ along their "
+                          "eigenvectors (half the instances drawn are aligned)", {"rho_scale": 0.9})]
+        if expect == "verified" else (),
     )
     def check(ctx):
         rng = ctx.rng
@@ -2305,7 +2310,8 @@ def _theorem3_claim(slug: str, momentum: str, expect: str):
         for trial in range(30 if not ctx.full else 200):
             problem, theta, alpha, gamma = _random_instance(rng, aligned=trial % 2 == 0)
             x0 = rng.normal(size=problem.d) * float(rng.uniform(0.1, 10))
-            ratios, info = _theorem3_ratios(problem, theta, alpha, gamma, momentum, x0, rounds=40)
+            ratios, info = _theorem3_ratios(problem, theta, alpha, gamma, momentum, x0, rounds=40,
+                                            rho_scale=ctx.param("rho_scale", 1.0))
             if ratios.size and ratios.max() > worst:
                 worst, worst_eigs = float(ratios.max()), info["eigs"]
                 worst_case = {"problem": problem.to_json(), "theta": theta.weights.tolist(), "alpha": alpha,
@@ -2328,7 +2334,8 @@ def _theorem3_claim(slug: str, momentum: str, expect: str):
                                                         "T used only while ρ^T‖e0‖ ≥ 10³·slack"},
                                 notes="Tuned η = 2/(L̃+μ̃) with κ of eq. (9); gradient descent on f̃ contracts every eigen-direction "
                                       "by |1 − ηλ| ≤ (κ−1)/(κ+1) because μ̃ ≤ λ(∇²f̃) ≤ L̃ (Lemma 2), so the constant is 1.")
-        measured.update(_best_hyperparameters(worst_eigs, momentum))
+        if momentum != "gd":                 # the (η, β) search is about momentum (gd's control has no β)
+            measured.update(_best_hyperparameters(worst_eigs, momentum))
         return ctx.refuted(measured=measured, counterexample=worst_case, notes=_THEOREM3_NOTES)
 
     @check.replayer
@@ -2724,6 +2731,7 @@ def _(cex, ctx):
     statement=r"\"$\kappa(\alpha,\gamma,\Theta_{1:K})$ decreases as $K\to\infty$ or $\gamma\to(L+\alpha)^{-1}$\": the bound (11) is "
               r"non-increasing in $K$ and in $\gamma\in[0,(L+\alpha)^{-1})$.",
     kind="probe",
+    controls=[Control("uniform-decrease", "κ claimed to fall by a factor 1 − 10⁻³ at each step in K or γ: false a priori, since κ → 1 as K → ∞ (and is flat at γ → 0), so consecutive ratios tend to 1", {"factor": 1 - 1e-3})],
 )
 def kappa_uniform_decreasing(ctx):
     rng = ctx.rng
@@ -2749,7 +2757,9 @@ def kappa_uniform_decreasing(ctx):
     res = probe(viol, Custom(6, lambda z: z), seed=rng, n_random=64, n_starts=3 if not ctx.full else 10,
                 maxiter=100 if not ctx.full else 600, options=_FEV[ctx.full])
     worst = max(worst_K, worst_g, res.worst_value)
-    return ctx.decide(worst <= 1 + 8 * EPS, measured={"worst_ratio_K": worst_K, "worst_ratio_gamma": worst_g,
+    # control: a uniform rate of decrease, κ(next) ≤ (1 − 10⁻³)κ
+    return ctx.decide(worst <= (1 + 8 * EPS) * ctx.param("factor", 1.0),
+                      measured={"worst_ratio_K": worst_K, "worst_ratio_gamma": worst_g,
                                                       "probe_worst": res.worst_value},
                       tolerance={"ratio": "1 + 8 eps (log-space closed forms)"},
                       notes="Checked for every α ≥ 0 (the text states it alongside the α-monotonicity claims).")
@@ -2777,7 +2787,7 @@ def _alpha_claim(last: bool, expect: str):
             r, gamma = pair(L, K, gf, a1, a2)
             if r > worst:
                 worst, worst_args = r, {"mu": 1.0, "L": L, "K": K, "gamma": gamma, "alpha1": a1, "alpha2": a2}
-        ok = worst <= 1 + 8 * EPS
+        ok = worst <= (1 + 8 * EPS) * ctx.param("factor", 1.0)      # control: a uniform rate of decrease
         return ctx.decide(ok, measured={"worst_kappa_ratio_alpha2_over_alpha1": worst, "instance": worst_args},
                           counterexample=None if ok else dict(worst_args, theta=kind_name),
                           tolerance={"ratio": "1 + 8 eps"},
@@ -2802,7 +2812,10 @@ alpha_last = claim(
     title="Increasing α decreases κ for Θ_K",
     statement=r"\"For both $\Theta_{1:K}$ and $\Theta_K$, increasing $\alpha$ decreases $\kappa$\" — here $\Theta_K$, bound (13), "
               r"$\gamma$ fixed with $\gamma<(KL+\alpha)^{-1}$ for both $\alpha$.",
-    kind="probe")(_alpha_claim(True, "verified"))
+    kind="probe",
+    controls=[Control("uniform-decrease", "κ claimed to fall by a factor 1 − 10⁻³ whenever α increases: false a priori, "
+                      "the ratio tends to 1 as α₂ → α₁ or K = 1 (κ = L/μ for every α)", {"factor": 1 - 1e-3})])(
+    _alpha_claim(True, "verified"))
 
 
 @alpha_uniform.replayer
@@ -2862,6 +2875,7 @@ def beyond_threshold(ctx):
     statement=r"\"Theorem 1 implies that $q_t=\nabla\tilde f(x_t,\alpha,\gamma,\Theta)$, so LocalUpdate is equivalent to applying "
               r"ServerOpt to the true gradients of $\tilde f$\" (all clients, full batches, $q_t=\mathbb E_{i\sim\mathcal P}[q_t^i]$).",
     kind="simulation",
+    controls=[Control("reference-step-off", "the driver equated with ServerOpt at a server step 0.1 % larger: a different iteration, false a priori (the iterates drift apart by ~1e-3 relative within 30 rounds)", {"reference_lr_factor": 1.001})],
 )
 def deterministic_serveropt(ctx):
     """The driver's literal local steps (stepwise path) vs gradient descent, heavy-ball, Nesterov and Adam written here
@@ -2875,6 +2889,7 @@ def deterministic_serveropt(ctx):
         server = ServerOpt(kind, lr=lr, momentum=None if kind == "adam" else (0.0 if kind == "gd" else 0.6))
         x0 = rng.normal(size=problem.d)
         h = run_local_update(problem, LocalUpdate(theta, alpha, gamma, server), x0, 30, path="stepwise").to_numpy()
+        lr = lr * ctx.param("reference_lr_factor", 1.0)        # control: the reference's step off by 0.1 %
         xs, x, x_prev, m, v = [x0], x0.copy(), x0.copy(), 0.0, 0.0
         for t in range(1, 31):
             if kind == "gd":
@@ -2908,6 +2923,7 @@ def deterministic_serveropt(ctx):
               r"accuracy of the learned model\": with tuned gradient descent, Nesterov or heavy-ball momentum the iterates "
               r"converge to the same $x^*(\alpha,\gamma,\Theta)$.",
     kind="simulation",
+    controls=[Control("empirical-minimizer", "the iterates claimed to converge to x* (the minimizer of f) instead of x*(α,γ,Θ): false a priori for heterogeneous clients with K(Θ) ≥ 2, γ > 0 (Section 5: only γ = 0 or K = 1 reaches critical points of f)", {"target": "empirical"})],
 )
 def momentum_accuracy(ctx):
     rng = ctx.rng
@@ -2916,6 +2932,8 @@ def momentum_accuracy(ctx):
         problem, theta, alpha, gamma = _random_instance(rng, K_max=10)
         _, L_t, mu_t = kappa(problem, alpha, gamma, theta)
         x_tilde = surrogate_minimizer(problem, alpha, gamma, theta)
+        if ctx.param("target", "surrogate") == "empirical":     # control: the empirical minimizer x* instead
+            x_tilde = problem.x_star()
         for m in ("gd", "nesterov", "heavy_ball"):
             h = run_local_update(problem, LocalUpdate(theta, alpha, gamma, tuned_server(m, mu_t, L_t)),
                                  rng.normal(size=problem.d), 3000).to_numpy()
@@ -2934,6 +2952,7 @@ def momentum_accuracy(ctx):
     statement=r"\"Given the bounds (11) and (13) [...] one can show that increasing $\gamma$ or $K$ decreases $\kappa$ (and "
               r"therefore $\rho$)\" — for $\Theta_K$ within $\gamma<(KL+\alpha)^{-1}$.",
     kind="probe",
+    controls=[Control("uniform-decrease", "κ and ρ claimed to fall by 10⁻³ (relative) whenever γ or K increases: false a priori, the change tends to 0 as γ₂ → γ₁ or as γ → 0", {"min_decrease": 1e-3})],
 )
 def kappa_rho_decrease(ctx):
     rng = ctx.rng
@@ -2950,7 +2969,8 @@ def kappa_rho_decrease(ctx):
             r = table2_rate(k, m)
             worst = max(worst, (r[1] - r[0]) / max(r[0], 1e-300), (r[2] - r[0]) / max(r[0], 1e-300))
         worst = max(worst, k[1] / k[0] - 1, k[2] / k[0] - 1)
-    return ctx.decide(worst <= 16 * EPS, measured={"worst_relative_increase": worst},
+    # control: a uniform relative decrease of 10⁻³
+    return ctx.decide(worst <= 16 * EPS - ctx.param("min_decrease", 0.0), measured={"worst_relative_increase": worst},
                       tolerance="16 eps", notes="Θ_{1:K} is covered by localupdate/section-4.1/kappa-uniform-decreasing; "
                                                 "ρ is increasing in κ for every momentum type.")
 
@@ -2962,6 +2982,7 @@ def kappa_rho_decrease(ctx):
     statement=r"\"FedAvg can arrive at a neighborhood of a critical point in fewer communication rounds than mini-batch SGD, but "
               r"may not ever actually reach the critical point.\"",
     kind="simulation",
+    controls=[Control("reach-x-star", "FedAvg claimed to reach x* itself (radius 0) in fewer rounds: false a priori, its iterates converge to x*(α,γ,Θ) ≠ x* and never hit x* exactly", {"radius_factor": 0.0})],
 )
 def fedavg_fewer_rounds(ctx):
     """An instance (clients sharing an eigenbasis, so f itself has L/μ = 100): FedAvg Θ_{1:50}, γ = 1/(2L) vs K = 1 (full-batch gradient descent
@@ -2975,7 +2996,7 @@ def fedavg_fewer_rounds(ctx):
         h = run_local_update(problem, LocalUpdate(theta, 0.0, gamma, tuned_server("gd", mu_t, L_t)), x0, 2000).to_numpy()
         results[name] = h.dist_empirical
     floor = minimizer_distance(problem, 0.0, 1 / 200, Theta.uniform(50))
-    r = 3 * floor
+    r = ctx.param("radius_factor", 3.0) * floor     # control: radius 0, i.e. FedAvg reaching x* itself
     first = {k: int(np.argmax(v <= r)) if np.any(v <= r) else None for k, v in results.items()}
     ok = first["fedavg"] is not None and first["sgd"] is not None and first["fedavg"] < first["sgd"] \
         and abs(results["fedavg"][-1] - floor) <= 1e-9 * max(floor, 1) and results["fedavg"].min() > 0.1 * floor > 1e-7
@@ -2995,6 +3016,7 @@ def fedavg_fewer_rounds(ctx):
               r"$K(\Theta)=1$\": $x^*(\alpha,\gamma,\Theta)=x^*$ for every instance when $\gamma=0$ or $K(\Theta)=1$, and not "
               r"in general otherwise.",
     kind="numeric",
+    controls=[Control("two-steps-equal", "x*(α,γ,Θ) = x* claimed for Θ_{1:2} with γ > 0: false a priori for heterogeneous clients (Q_i = 2I − γ(A_i + αI) differ between clients)", {"two_steps": True})],
 )
 def critical_points(ctx):
     rng = ctx.rng
@@ -3004,7 +3026,8 @@ def critical_points(ctx):
         x = problem.x_star()
         worst_equal = max(worst_equal, float(np.linalg.norm(surrogate_minimizer(problem, alpha, 0.0, theta) - x)
                                              / max(np.linalg.norm(x), 1)))
-        worst_equal = max(worst_equal, float(np.linalg.norm(surrogate_minimizer(problem, alpha, gamma, Theta([2.0])) - x)
+        one_step = Theta.uniform(2) if ctx.param("two_steps", False) else Theta([2.0])   # control: K = 2 "equal"
+        worst_equal = max(worst_equal, float(np.linalg.norm(surrogate_minimizer(problem, alpha, gamma, one_step) - x)
                                              / max(np.linalg.norm(x), 1)))
         if theta.K >= 2 and gamma > 0 and problem.n >= 2:
             min_unequal = min(min_unequal, minimizer_distance(problem, alpha, gamma, theta) / max(np.linalg.norm(x), 1))
@@ -3021,6 +3044,7 @@ def critical_points(ctx):
     statement=r"\"Note that $\rho,\Delta\in[0,1]$\" (Table 2 and eq. (17), $\Theta_{1:K}$ with $\gamma<(L+\alpha)^{-1}$, $\Theta_K$ "
               r"with $\gamma<(KL+\alpha)^{-1}$).",
     kind="probe",
+    controls=[Control("upper-0.99", "ρ, Δ claimed in [0, 0.99]: false a priori, ρ_GD = (κ₀ − 1)/(κ₀ + 1) > 0.99 at K = 1 once L/μ > 199 (L/μ ranges up to 10⁴)", {"upper": 0.99})],
 )
 def rho_delta_unit(ctx):
     rng = ctx.rng
@@ -3034,7 +3058,7 @@ def rho_delta_unit(ctx):
         kap = (kappa_bound_last if last else kappa_bound_uniform)(1.0, L, alpha, gamma, K)
         vals = [table2_rate(kap, m) for m in ("gd", "nesterov", "heavy_ball")] + [suboptimality_delta(L, kap)]
         lo, hi = min(lo, min(vals)), max(hi, max(vals))
-    ok = lo >= -8 * EPS and hi <= 1
+    ok = lo >= -8 * EPS and hi <= ctx.param("upper", 1.0)      # control: [0, 0.99]
     return ctx.decide(ok, measured={"min_value": lo, "max_value": hi},
                       tolerance="[−8 eps, 1]: at γ → 0 the bound κ rounds a few ulps above κ₀, so Δ rounds to −1e-16",
                       notes="Needs 1 ≤ κ ≤ κ₀ (the bounds (11), (13) within the lemmas' regimes). Beyond Lemma 4's regime "
