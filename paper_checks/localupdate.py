@@ -3398,11 +3398,12 @@ def _nonlinearity(x, y) -> float:
 @claim(id="localupdate/figure-1/nearly-identical-for-l5", ref="Figure 1",
        title="Figure 1: for L = 5, varying K and varying γ give nearly identical curves",
        statement=r"\"When $L=5$, we obtain nearly identical curves\" (Figure 1: $\gamma=0.01$, $K$ varied vs $K=100$, $\gamma$ varied).",
-       kind="numeric")
+       kind="numeric", controls=[Control("l50", "the same reading for L = 50: false a priori, the γ-path there stops at ρ = ρ(1/(1 − (1 − μ/L)^100)) ≈ 0.15 (the closed-form γ-limit of (11)), not ρ ≈ 0", {"series": 1})])
 def fig1_identical(ctx):
     d = _figure_data(1, ctx.seed)
-    kx, ky = _xy(d["panels"][0]["series"][0])
-    gx, gy = _xy(d["panels"][1]["series"][0])
+    which = ctx.param("series", 0)          # control: L = 50 (series 1)
+    kx, ky = _xy(d["panels"][0]["series"][which])
+    gx, gy = _xy(d["panels"][1]["series"][which])
     gap = float(_distance_to_curve(gx, gy, kx, ky).max())
     overlap = float(_distance_to_curve(kx[kx >= gx.min()], ky[kx >= gx.min()], gx, gy).max())
     ok = max(gap, overlap) <= 0.01 and gx.min() <= 1e-3
@@ -3416,11 +3417,12 @@ def fig1_identical(ctx):
        title="Figure 1: for L = 50, fixing K = 100 and varying γ does not reach ρ ≈ 0 (varying K does)",
        statement=r"\"The curves for $L=50$ are similar, except that when we fix $K$ and vary $\gamma$, we do not reach $\rho\approx0$. "
                  r"[...] varying $K$ leads [to] a larger set of attainable $(\rho,\Delta)$.\"",
-       kind="numeric")
+       kind="numeric", controls=[Control("l5", "the same reading for L = 5: false a priori, there the γ-limit of (11) is 1/(1 − 0.8^100) = 1 + 2e-10, so the γ-path reaches ρ ≈ 0", {"series": 0})])
 def fig1_l50(ctx):
     d = _figure_data(1, ctx.seed)
-    kx, ky = _xy(d["panels"][0]["series"][1])
-    gx, gy = _xy(d["panels"][1]["series"][1])
+    which = ctx.param("series", 1)          # control: L = 5 (series 0)
+    kx, ky = _xy(d["panels"][0]["series"][which])
+    gx, gy = _xy(d["panels"][1]["series"][which])
     similar = float(_distance_to_curve(gx, gy, kx, ky).max())
     ok = gx.min() >= 0.05 and kx.min() <= 1e-3 and similar <= 0.01 and kx.min() < gx.min() and kx.max() >= gx.max()
     return ctx.decide(ok, measured={"gamma_path_min_rho": float(gx.min()), "K_path_min_rho": float(kx.min()),
@@ -3434,12 +3436,12 @@ def fig1_l50(ctx):
        statement=r"\"Formally, this is because in (11), $\lim_{\gamma\to L^{-1}}(\kappa)\neq0$. Intuitively, $K\to\infty$ recovers "
                  r"one-shot averaging while $\gamma\to L^{-1}$ does not\" — read as: the γ-limit of κ exceeds 1 ($\rho>0$), the "
                  r"$K$-limit equals 1 ($\rho=0$).",
-       kind="numeric")
+       kind="numeric", controls=[Control("exponent-99", "the γ-limit with exponent K − 1 = 99: false a priori (it differs from the limit at K = 100 by a factor ~(1 − μ/L)^99 μ/L ≫ 1e-9 at L = 50)", {"k_offset": -1})])
 def fig1_limit(ctx):
     rows = []
     ok = True
     for L in (5.0, 50.0):
-        limit = 1 / (1 - (1 - 1 / L) ** 100)
+        limit = 1 / (1 - (1 - 1 / L) ** (100 + ctx.param("k_offset", 0)))     # control: exponent 99
         near = kappa_bound_uniform(1.0, L, 0.0, (1 - 1e-12) / L, 100)
         far = kappa_bound_uniform(1.0, L, 0.0, 0.01, 10**9)
         rows.append({"L": L, "gamma_limit_closed_form": limit, "gamma_near_1_over_L": near, "K_1e9": far})
@@ -3456,10 +3458,12 @@ def fig1_limit(ctx):
 @claim(id="localupdate/figure-1/closer-to-linear-as-l-decreases", ref="Figure 1",
        title="Figure 1: the trade-off is closer to linear for L/μ = 5 than for 50",
        statement=r"\"Notably, the convergence-accuracy trade-off becomes closer to a linear trade-off as $L/\mu$ decreases.\"",
-       kind="numeric")
+       kind="numeric", controls=[Control("self-comparison", "the statement's strict comparison applied to one curve against itself (L = 5 against L = 5): false a priori (a strict inequality between equal numbers), so the check's comparison is seen to come out false", {"self": True})])
 def fig1_linear(ctx):
     d = _figure_data(1, ctx.seed)
     dev = [_nonlinearity(*_xy(s)) for s in d["panels"][0]["series"]]
+    if ctx.param("self", False):
+        dev = [dev[0], dev[0]]
     return ctx.decide(dev[0] < dev[1], measured={"nonlinearity_L5": dev[0], "nonlinearity_L50": dev[1]},
                       tolerance="strict ordering of the max distance from the chord (relative to its length)")
 
@@ -3491,14 +3495,14 @@ def fig2_order(ctx):
 @claim(id="localupdate/figure-2/momentum-benefit-grows-with-l", ref="Figure 2",
        title="Figure 2: the benefit of momentum is more pronounced as L/μ increases",
        statement=r"\"One important finding is that the benefit of momentum is more pronounced as $L/\mu$ increases.\"",
-       kind="numeric")
+       kind="numeric", controls=[Control("self-comparison", "the statement's strict comparison applied to one curve against itself (every panel replaced by the smallest L's): false a priori (a strict inequality between equal numbers), so the check's comparison is seen to come out false", {"self": True})])
 def fig2_benefit(ctx):
     """Benefit = rounds saved: at equal Δ (same K), a server with rate ρ needs ∝ 1/log(1/ρ) rounds, so the speed-up
     of heavy-ball (and Nesterov) over no momentum is log ρ_mom / log ρ_GD; compared at Δ = 0 (K = 1) and at its
     maximum over the frontier. The raw distance ρ_GD − ρ_HB on the plot is reported too (it does not grow)."""
     d = _figure_data(2, ctx.seed)
     speedup_hb, speedup_n, speedup_max, gaps, areas = [], [], [], [], []
-    for p in d["panels"]:
+    for p in ([d["panels"][0]] * len(d["panels"]) if ctx.param("self", False) else d["panels"]):
         s = _series_by_label(p)
         rg, rn, rh = (np.asarray(s[k]["x"]) for k in ("no momentum", "Nesterov", "heavy-ball"))
         dl = np.asarray(s["no momentum"]["y"])
@@ -3524,12 +3528,12 @@ def fig2_benefit(ctx):
 @claim(id="localupdate/figure-2/heavy-ball-frontier-symmetric", ref="Figure 2",
        title="Figure 2: the heavy-ball frontiers are symmetric about ρ = Δ",
        statement=r"\"The Pareto frontiers for heavy-ball momentum appear to be symmetric about the line $\rho=\Delta$.\"",
-       kind="numeric")
+       kind="numeric", controls=[Control("no-momentum", "the no-momentum frontier claimed symmetric about ρ = Δ: false a priori — its end points are ((κ₀−1)/(κ₀+1), 0) and (0, (√κ₀−1)/(√κ₀+1)), which are not reflections of each other", {"series": "no momentum"})])
 def fig2_symmetric(ctx):
     d = _figure_data(2, ctx.seed)
     worst = 0.0
     for p in d["panels"]:
-        x, y = _xy(_series_by_label(p)["heavy-ball"])
+        x, y = _xy(_series_by_label(p)[ctx.param("series", "heavy-ball")])     # control: "no momentum"
         worst = max(worst, float(_distance_to_curve(y, x, x, y).max()))
     return ctx.decide(worst <= 5e-3, measured={"max_distance_of_reflected_points_to_curve": worst},
                       tolerance="5e-3: 400 log-spaced K; the reflection of a point lies on the curve but between grid points",
@@ -3548,10 +3552,12 @@ def _on_curve_and_range(sub, ref, tol=2e-3):
        statement=r"\"In all settings we examined, changing $\alpha$ did not bring the Pareto frontier closer to 0. Instead, the "
                  r"frontier for $\alpha>0$ was simply a subset of the frontier for $\alpha=0$.\" \"FedAvg can always attain the "
                  r"same $(\rho,\Delta)$ as FedProx [...] The reverse is not true, as FedProx cannot recover one-shot averaging.\"",
-       kind="numeric")
+       kind="numeric", controls=[Control("reversed-inclusion", "the α = 0 frontier claimed a subset of the largest α's: false a priori, α = 0 reaches one-shot averaging (κ → 1) while α > 0 caps κ at L(μ+α)/(μ(L+α)) > 1", {"swap": True})])
 def fig3_subset(ctx):
     d = _figure_data(3, ctx.seed)
     series_ = d["panels"][0]["series"]
+    if ctx.param("swap", False):        # control: the α = 0 frontier claimed a subset of the largest α's
+        series_ = [series_[-1], series_[0]]
     base = series_[0]
     dists = {s["label"]: _on_curve_and_range(s, base)[0] for s in series_[1:]}
     min_rho = {s["label"]: float(np.min(s["x"])) for s in series_}
@@ -3565,11 +3571,13 @@ def fig3_subset(ctx):
 @claim(id="localupdate/figure-3/frontier-shrinks-as-alpha-grows", ref="Figure 3",
        title="Figure 3: as α increases, the frontier becomes a smaller subset",
        statement=r"\"As $\alpha$ increases, the frontier becomes a smaller subset of the frontier for $\alpha=0$.\"",
-       kind="numeric")
+       kind="numeric", controls=[Control("wrong-limit", "the K → ∞ limit taken as (L + α)/(μ + α): false a priori (it is L(μ+α)/(μ(L+α)), and the two differ for every α ≥ 0 when L > μ)", {"wrong_limit": True})])
 def fig3_shrinks(ctx):
     d = _figure_data(3, ctx.seed)
     kmins = [float(np.min(s["params"]["kappa"])) for s in d["panels"][0]["series"]]
     limits = [10 * (1 + a) / (10 + a) for a in d["params"]["alphas"]]
+    if ctx.param("wrong_limit", False):     # control: (L + α)/(μ + α), a wrong limit
+        limits = [(10 + a) / (1 + a) for a in d["params"]["alphas"]]
     ok = all(np.diff(kmins) > 0) and np.allclose(kmins, limits, rtol=1e-3)
     return ctx.decide(ok, measured={"alphas": d["params"]["alphas"], "kappa_min": kmins, "kappa_limit_L(mu+a)/(mu(L+a))": limits},
                       tolerance="κ_min strictly increasing in α; equal to the K → ∞ limit to 1e-3 (K = 10⁶)")
@@ -3579,14 +3587,15 @@ def fig3_shrinks(ctx):
        title="Figure 4: for each ServerOpt the MAML frontier is a subset of the FedAvg frontier (the same when ρ is large)",
        statement=r"\"For each ServerOpt, the MAML frontier is a subset of the FedAvg frontier. [...] these two fundamentally "
                  r"different methods attain the same frontier when $\rho$ is large.\"",
-       kind="numeric")
+       kind="numeric", controls=[Control("reversed-inclusion", "the FedAvg frontier claimed a subset of MAML's: false a priori, within Lemma 4\'s regime MAML (Θ_K) keeps κ ≥ ψ(L)/ψ(μ) > 1 at every admissible K, while FedAvg reaches κ → 1 (ρ → 0)", {"swap": True})])
 def fig4_subset(ctx):
     d = _figure_data(4, ctx.seed)
     rows = {}
     ok = True
     for p in d["panels"]:
         s = _series_by_label(p)
-        dist, on = _on_curve_and_range(s["MAML (Θ_K)"], s["FedAvg (Θ_{1:K})"])
+        sub, ref = ("FedAvg (Θ_{1:K})", "MAML (Θ_K)") if ctx.param("swap", False) else ("MAML (Θ_K)", "FedAvg (Θ_{1:K})")
+        dist, on = _on_curve_and_range(s[sub], s[ref])          # control: the reversed inclusion
         mx, fx = np.asarray(s["MAML (Θ_K)"]["x"]), np.asarray(s["FedAvg (Θ_{1:K})"]["x"])
         rows[p["title"]] = {"max_distance": dist, "maml_rho_range": [float(mx.min()), float(mx.max())],
                             "fedavg_rho_range": [float(fx.min()), float(fx.max())]}
@@ -3597,11 +3606,15 @@ def fig4_subset(ctx):
 @claim(id="localupdate/figure-4/momentum-similar-near-rho-zero", ref="Figure 4",
        title="Figure 4: the momentum types reach similar suboptimality as ρ → 0",
        statement=r"\"In Figure 4, the various types of momentum lead to similar suboptimality when the convergence rate is close to 0.\"",
-       kind="numeric")
+       kind="numeric", controls=[Control("with-maml", "MAML's end point claimed to share FedAvg's Δ near ρ = 0: false a priori, within Lemma 4\'s regime MAML stops at κ > 1, i.e. at a smaller Δ and a larger ρ than FedAvg's K = 10⁶ end", {"with_maml": True})])
 def fig4_near_zero(ctx):
     d = _figure_data(4, ctx.seed)
     ends = {p["title"]: (float(np.min(_series_by_label(p)["FedAvg (Θ_{1:K})"]["x"])),
                          float(np.asarray(_series_by_label(p)["FedAvg (Θ_{1:K})"]["y"])[-1])) for p in d["panels"]}
+    if ctx.param("with_maml", False):       # control: the MAML end point joins the comparison
+        p = d["panels"][0]
+        ends["MAML"] = (float(np.min(_series_by_label(p)["MAML (Θ_K)"]["x"])),
+                        float(np.asarray(_series_by_label(p)["MAML (Θ_K)"]["y"])[-1]))
     deltas = [v[1] for v in ends.values()]
     ok = max(deltas) - min(deltas) <= 1e-12 and max(v[0] for v in ends.values()) <= 0.05
     return ctx.decide(ok, measured={"end_points_rho_delta": ends}, tolerance="same Δ to 1e-12 at K = 10⁶, where ρ ≤ 0.05",
@@ -3616,7 +3629,7 @@ def _simulated_parts(d, panel_index=0):
 @claim(id="localupdate/figure-5/identical-for-small-k", ref="Figure 5",
        title="Figure 5: simulated MAML and FedAvg frontiers are identical while γ < 1/(KL + α)",
        statement=r"\"The Pareto frontiers are identical for small $K$ (mirroring Figure 4), but diverge when $\gamma\ge(KL+\alpha)^{-1}$.\"",
-       kind="numeric")
+       kind="numeric", controls=[Control("identical-beyond", "the curves claimed identical also for γKL ≥ 2: false a priori, beyond Lemma 4\'s regime ψ peaks inside (μ, L) and κ depends on intermediate eigenvalues (Section 4.1)", {"beyond": True})])
 def fig5_identical(ctx):
     d = _figure_data(5, ctx.seed)
     fedavg, mamls = _simulated_parts(d)
@@ -3626,7 +3639,8 @@ def fig5_identical(ctx):
         K = np.asarray(s["params"]["K"])
         x, y = _xy(s)
         dist = _distance_to_curve(x, y, fx, fy)
-        inside = max(inside, float(dist[K * 10.0 * 0.001 < 1].max()))
+        regime = K * 10.0 * 0.001 >= 2 if ctx.param("beyond", False) else K * 10.0 * 0.001 < 1   # control: beyond
+        inside = max(inside, float(dist[regime].max()))
         beyond = min(beyond, float(dist[K * 10.0 * 0.001 >= 2].min()))
     ok = inside <= 2e-3 and beyond >= 0.02
     return ctx.decide(ok, measured={"max_distance_for_gamma_KL_lt_1": inside, "min_distance_for_gamma_KL_ge_2": beyond},
@@ -3637,7 +3651,7 @@ def fig5_identical(ctx):
 @claim(id="localupdate/figure-5/maml-moves-away-from-origin", ref="Figure 5",
        title="Figure 5: beyond the threshold the MAML frontier moves further from 0",
        statement=r"\"The frontier for MAML then moves further from 0.\"",
-       kind="numeric")
+       kind="numeric", controls=[Control("from-k1", "the distance to the origin claimed non-decreasing from K = 1 on: false a priori, before the cusp the curve follows FedAvg's toward smaller ρ (from ρ = (κ₀−1)/(κ₀+1) ≈ 0.82, Δ = 0 at K = 1)", {"from_start": True})])
 def fig5_away(ctx):
     d = _figure_data(5, ctx.seed)
     _, mamls = _simulated_parts(d)
@@ -3645,7 +3659,7 @@ def fig5_away(ctx):
     ok = True
     for s in mamls:
         x, y = _xy(s)
-        i = int(np.argmin(x))
+        i = 0 if ctx.param("from_start", False) else int(np.argmin(x))    # control: from K = 1, before the cusp
         r = np.hypot(x[i:], y[i:])
         rows[s["label"]] = {"cusp_distance": float(r[0]), "final_point": [float(x[-1]), float(y[-1])],
                             "monotone_fraction": float(np.mean(np.diff(r) >= -1e-12))}
@@ -3657,7 +3671,7 @@ def fig5_away(ctx):
        title="Figure 5: the MAML frontier is noisy for d = 5 and stabilizes for d = 100",
        statement=r"\"The MAML frontier is noisy for $d=5$ (as $\rho,\Delta$ depend on random eigenvalues of $A$), but stabilizes "
                  r"for $d=100$.\"",
-       kind="numeric")
+       kind="numeric", controls=[Control("self-comparison", "the statement's strict comparison applied to one curve against itself (d = 5's spread against itself): false a priori (a strict inequality between equal numbers), so the check's comparison is seen to come out false", {"self": True})])
 def fig5_noise(ctx):
     curves = {5: [], 100: []}
     for seed in range(8 if not ctx.full else 32):
@@ -3667,6 +3681,8 @@ def fig5_noise(ctx):
     K = np.asarray(_simulated_parts(_figure_data(5, ctx.seed))[1][0]["params"]["K"])
     window = (K * 0.001 * 10 >= 1) & (K <= 1000)
     spread = {d: float(np.std(np.array(c)[:, window], axis=0).max()) for d, c in curves.items()}
+    if ctx.param("self", False):
+        spread[100] = spread[5]
     ok = spread[5] > 3 * spread[100]
     return ctx.decide(ok, measured={"max_std_of_rho_over_seeds": spread, "K_window": [int(K[window][0]), int(K[window][-1])]},
                       tolerance="d = 5's seed-to-seed spread of ρ at least 3× d = 100's, over K from the threshold to 10³",
@@ -3678,7 +3694,7 @@ def fig5_noise(ctx):
        title="Figure 5: the MAML curve's cusp sits at the suboptimality of FedAvg's ρ = 0 intercept",
        statement=r"\"The curve for MAML when $d=100$ has a clear cusp. This seems to occur at the same suboptimality (ie. $y$-value) "
                  r"as the intersection of the FedAvg curve with the $y$-axis.\" (The text says Figure 4; only Figure 5 has $d$.)",
-       kind="numeric")
+       kind="numeric", controls=[Control("rho-form", "the intercept taken as (κ₀ − 1)/(κ₀ + 1) = 0.82 (ρ's form) instead of (√κ₀ − 1)/(√κ₀ + 1) = 0.52: false a priori", {"gd_form": True})])
 def fig5_cusp(ctx):
     """The cusp (minimum ρ) and its Δ vs (√κ₀ − 1)/(√κ₀ + 1), on the figure and on a fine K grid. Explanation
     found here: the cusp is where ψ(μ) = ψ(L), i.e. cond(Q) = ((1 − γμ)/(1 − γL))^{K−1} = L/μ = κ₀, so the
@@ -3689,6 +3705,8 @@ def fig5_cusp(ctx):
     fedavg, mamls = _simulated_parts(d)
     k0 = 10.0
     intercept = (math.sqrt(k0) - 1) / (math.sqrt(k0) + 1)
+    if ctx.param("gd_form", False):          # control: (κ₀ − 1)/(κ₀ + 1), ρ's form instead of Δ's
+        intercept = (k0 - 1) / (k0 + 1)
     rows = {}
     ok = True
     for s in mamls:
