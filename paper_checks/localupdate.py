@@ -12,7 +12,9 @@ Findings (refuted claims, each with a stored counterexample replayed in high pre
   not its spectral radius (the proof equates the two). Theorem 6 (M(X|Y) ≤ 2(b − a)/b), whose proof uses
   the same step, is false; so are Lemma 5 (the 8C bound), Theorem 4, Corollary 1 and the 2C conjecture
   for d ≥ 2: with non-commuting clients ‖x*(α,γ,Θ) − x*‖ exceeds the bounds by factors that grow with
-  L/μ. The d = 1 results (Theorem 5, Corollary 2, Lemma 12) hold.
+  L/μ. The d = 1 results (Theorem 5, Corollary 2, Lemma 12) hold. With commuting clients in d = 2..8 the
+  8C bound holds (per coordinate Lemma 12 gives 2√d·C), but Lemma 12's 2C does not carry over: ratio > 1 in
+  d = 2 (``localupdate/lemma-5/commuting-2c``, replayed in 60 digits).
 * Lemma 13 holds under both faithful readings (the spectrum of the non-symmetric f(X|Y), the Loewner order of the
   symmetric matrix it is similar to); the quadratic-form reading of f(X|Y) is not the paper's (⪯ is defined for
   symmetric matrices) and fails — Theorem 6's proof leans on it.
@@ -20,6 +22,10 @@ Findings (refuted claims, each with a stored counterexample replayed in high pre
   tuned iteration has a Jordan block, so ‖x_T − x*‖ ≤ ρ^T‖x_0 − x*‖ (constant 1, all T) fails for
   every hyperparameter setting the adversary tries. The constant 1 + (1 + ρ)T suffices for both momentum
   types and is attained for heavy-ball (proved and checked in ``localupdate/theorem-3/*-corrected``).
+* Negative controls: every verified claim runs a known-false variant of its statement (a tightened constant at
+  an attaining instance, an off-by-one in K, a wrong weight or limit, a planted departure) that must come out
+  refuted; the probe claims' controls are calibrated so only the probe's optimizer reaches them
+  (tests/test_localupdate_controls.py); symbolic claims are verified by their exact sympy proof.
 * Section 4.1: "κ(α,γ,Θ_{1:K}) = L/μ iff α = 0 and (γ = 0 or K = 1)" fails (α > 0 with γ = 0 or K = 1
   also gives equality), and "increasing α decreases κ" fails for Θ_{1:K} at large K (it holds for Θ_K).
 * Lemma 3 as printed compares with κ(α,γ,Θ_K), a typo for Θ_{1:K}: the literal reading is false (a typo claim,
