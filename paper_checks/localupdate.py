@@ -1386,6 +1386,17 @@ def _search_lemma5(ctx, constant: float):
                   "probe_evaluations": res_fam.n_evaluations + res_gen.n_evaluations}
 
 
+def _decide_lemma5(ctx, best: tuple, measured: dict, notes: str):
+    """Verdict of a Lemma-5-type search: ``best`` = (worst ratio, its instance, where it was found); a ratio above
+    1 + 1e-9 refutes, with the instance stored (and replayed in 60 digits)."""
+    worst, inst, where = best
+    refuted = worst > 1 + 1e-9
+    return ctx.decide(not refuted, measured={"worst_ratio": worst, "found_by": where, **measured},
+                      counterexample=_instance_json(*inst) if refuted else None,
+                      tolerance={"ratio": "1 + 1e-9 (minimizer distance and bound in float64; a stored instance is "
+                                          "replayed in 60 digits)"}, notes=notes)
+
+
 def _lemma5_replay(cex, ctx, constant: float, label: str):
     problem, theta, alpha, gamma = _instance_from_json(cex)
     with mpmath.workdps(60):
@@ -1415,12 +1426,7 @@ _LEMMA5_NOTES = ("Which step fails: Lemma 14 (‖P₁P⁻¹‖ ≤ 1) is false f
     expect="refuted",
 )
 def lemma_5(ctx):
-    (worst, inst, where), measured = _search_lemma5(ctx, 8.0)
-    measured.update(worst_ratio=worst, found_by=where)
-    cex = _instance_json(*inst) if inst is not None else None
-    return ctx.decide(worst <= 1 + 1e-9, measured=measured, counterexample=cex if worst > 1 else None,
-                      tolerance={"ratio": "1 + 1e-9 (the stored instance is replayed in 60 digits)"},
-                      notes=_LEMMA5_NOTES)
+    return _decide_lemma5(ctx, *_search_lemma5(ctx, 8.0), _LEMMA5_NOTES)
 
 
 @lemma_5.replayer
@@ -1437,12 +1443,8 @@ def _(cex, ctx):
     expect="refuted",
 )
 def conjecture_2c(ctx):
-    (worst, inst, where), measured = _search_lemma5(ctx, 2.0)
-    measured.update(worst_ratio=worst, found_by=where)
-    cex = _instance_json(*inst) if inst is not None else None
-    return ctx.decide(worst <= 1 + 1e-9, measured=measured, counterexample=cex if worst > 1 else None,
-                      tolerance={"ratio": "1 + 1e-9 (replayed in 60 digits)"},
-                      notes="Refuted for d = 2 (it holds for d = 1: localupdate/lemma-12). " + _LEMMA5_NOTES)
+    return _decide_lemma5(ctx, *_search_lemma5(ctx, 2.0),
+                          "Refuted for d = 2 (it holds for d = 1: localupdate/lemma-12). " + _LEMMA5_NOTES)
 
 
 @conjecture_2c.replayer
@@ -1526,11 +1528,8 @@ _COMMUTING_NOTES = (
     expect="refuted",
 )
 def lemma_5_commuting_2c(ctx):
-    (worst, inst, where), measured = _search_commuting(ctx, 2.0)
-    return ctx.decide(worst <= 1 + 1e-9, measured={"worst_ratio": worst, "found_by": where, **measured},
-                      counterexample=_instance_json(*inst) if worst > 1 + 1e-9 else None,
-                      tolerance={"ratio": "1 + 1e-9 (the stored instance is replayed in 60 digits)"},
-                      notes="Refuted even without the non-commuting mechanism of Lemma 14. " + _COMMUTING_NOTES)
+    return _decide_lemma5(ctx, *_search_commuting(ctx, 2.0),
+                          "Refuted even without the non-commuting mechanism of Lemma 14. " + _COMMUTING_NOTES)
 
 
 @lemma_5_commuting_2c.replayer
@@ -1554,11 +1553,8 @@ def _(cex, ctx):
         {"constant": 2.0, "plain_sampling": False})],
 )
 def lemma_5_commuting_8c(ctx):
-    (worst, inst, where), measured = _search_commuting(ctx, ctx.param("constant", 8.0))
-    return ctx.decide(worst <= 1 + 1e-9, measured={"worst_ratio": worst, "found_by": where, **measured},
-                      counterexample=_instance_json(*inst) if worst > 1 + 1e-9 else None,
-                      tolerance={"ratio": "1 + 1e-9 (minimizer distance and bound in float64, cond ≤ 10¹⁰)"},
-                      notes=_COMMUTING_NOTES + " The non-commuting case fails (localupdate/lemma-5).")
+    return _decide_lemma5(ctx, *_search_commuting(ctx, ctx.param("constant", 8.0)),
+                          _COMMUTING_NOTES + " The non-commuting case fails (localupdate/lemma-5).")
 
 
 def _theorem4_ratio(inst) -> float:
