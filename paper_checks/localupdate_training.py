@@ -44,7 +44,8 @@ LOSS_TIE = 0.01
 INITIAL_FRACTION = 0.5
 
 SUBSTITUTE_NOTE = ("Checked on the substitute (digits, small MLP; see the figure's substitute sentence and params), "
-                   "not on the paper's data: a failure here (not-reproduced) means the statement does not carry over to this "
+                   "not on the paper's data: a failure here (not-reproduced) means the statement does not carry over "
+                   "to this "
                    "stand-in, and is no evidence against the paper's curves.")
 
 

@@ -30,7 +30,9 @@ EPS = float(np.finfo(np.float64).eps)
               r"$J_{K+1}^\top\nabla f_{S_{out}}(X_{K+1})$ by the recursion equals torch.autograd's gradient of "
               r"$f_{S_{out}}(X_{K+1}(x))$; and the driver's numpy and torch runs agree iterate for iterate.",
     kind="numeric",
-    controls=[Control("one-more-inner-step", "the closed-form message compared with autograd run with one inner step more (an off-by-one in K): a different message, false a priori", {"k_offset": 1})],
+    controls=[Control("one-more-inner-step", "the closed-form message compared with autograd run with one inner step "
+                                             "more (an off-by-one in K): a different message, false a priori",
+                                             {"k_offset": 1})],
     requires=("torch",),
 )
 def maml_autograd(ctx):
@@ -76,7 +78,9 @@ def maml_autograd(ctx):
     statement=r"On quadratics, LocalUpdate's spectral path with $\Theta'$ of maml\_theta and the stepwise Jacobian "
               r"recursion give the same iterates.",
     kind="simulation",
-    controls=[Control("one-more-inner-step", "the spectral path compared with the stepwise path run with one inner step more (an off-by-one in K): a different message, false a priori", {"k_offset": 1})],
+    controls=[Control("one-more-inner-step", "the spectral path compared with the stepwise path run with one inner "
+                                             "step more (an off-by-one in K): a different message, false a priori",
+                                             {"k_offset": 1})],
 )
 def maml_spectral(ctx):
     rng = ctx.rng
@@ -100,7 +104,8 @@ def maml_spectral(ctx):
     statement=r"frontier\_spectrum's κ = cond(Q(α,γ,Θ_K)A) and cond(Q) agree with a dense matrix power and with "
               r"mpmath, including K = 10⁶ where (1 − γλ)^{K−1} underflows float64.",
     kind="numeric",
-    controls=[Control("exponent-k", "the dense reference with (I − γ(A + αI))^K in place of ^(K − 1): a different κ for K ≥ 1, γ > 0, false a priori (and the mpmath side with it)", {"k_offset": 1})],
+    controls=[Control("exponent-k", "the dense reference with (I − γ(A + αI))^K in place of ^(K − 1): a different κ "
+                                    "for K ≥ 1, γ > 0, false a priori (and the mpmath side with it)", {"k_offset": 1})],
 )
 def simulated_dense(ctx):
     rng = ctx.rng
@@ -137,7 +142,8 @@ def simulated_dense(ctx):
     statement=r"For clients sharing an eigenbasis with every spectrum attaining $\mu$ and $L$, frontier\_problem "
               r"(κ of eq. 9 from the matrices) equals frontier\_uniform (eq. 11).",
     kind="numeric",
-    controls=[Control("k-plus-1", "the matrices' κ at K equated with the analytic κ at K + 1: false a priori, (11) is strictly decreasing in K for γ > 0", {"k_offset": 1})],
+    controls=[Control("k-plus-1", "the matrices' κ at K equated with the analytic κ at K + 1: false a priori, (11) "
+                                  "is strictly decreasing in K for γ > 0", {"k_offset": 1})],
 )
 def problem_frontier(ctx):
     rng = ctx.rng
