@@ -270,8 +270,9 @@ def certified_d1(ctx):
                                     "dimension_factor": c.lower / v},
                       tolerance={"replay": 1e-9, "why": "closed form vs the library's spectral solve, d = 1"},
                       notes="The all-dimension certificate cannot be restricted to commuting clients (the SDP is "
-                            "dimension-free); commuting clients reduce to d = 1 because the floor splits over the "
-                            "shared eigendirections and is largest with all of C in one of them.")
+                            "dimension-free); two commuting clients reduce to d = 1 because coordinate j of the "
+                            "floor is δ_j(c_1j − c_2j), so it is at most max_j|δ_j|·‖c_1 − c_2‖ (not so for three "
+                            "or more clients: localupdate/lemma-5/commuting-2c).")
 
 
 @claim(

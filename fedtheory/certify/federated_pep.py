@@ -156,8 +156,10 @@ def floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = "1:K", a
 
     In d = 1, with π_i ∝ p_iλ_i and r_i = q_i, x̄ − x* = Cov_π(r, c)/E_π r, maximal at c = ±C:
     2Cπ_1π_2|r_1 − r_2|/(π_1r_1 + π_2r_2) (the mean-absolute-deviation form behind Theorem 5 and Lemma 12),
-    maximized over (λ_1, λ_2) ∈ [μ, L]² on a grid, then polished by bounded scalar search. Commuting clients
-    reduce to this: the floor splits over the shared eigendirections and is largest with all of C in one.
+    maximized over (λ_1, λ_2) ∈ [μ, L]² on a grid, then polished by bounded scalar search. Two commuting clients
+    reduce to this: in the shared eigenbasis coordinate j contributes δ_j(c_1j − c_2j), so the floor is at most
+    max_j|δ_j|·‖c_1 − c_2‖ ≤ 2C·max_j|δ_j| (with three or more clients this reduction fails: see
+    ``localupdate/lemma-5/commuting-2c``).
 
     >>> v, inst = floor_d1(1.0, 100.0, 10, 0.005)
     >>> round(v, 4), [round(l, 2) for l in sorted(inst["lambdas"])]
