@@ -194,7 +194,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     else:
         if args.json is not None:
             check_output_file(args.json, "--json")
-        if args.plot is not None:
+        if getattr(args, "plot", None) is not None:      # certify has no --plot
             check_output_file(args.plot, "--plot")
             if Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
                 raise UsageError(f"--plot {args.plot}: the file name must end in one of {', '.join(PLOT_SUFFIXES)}")
