@@ -1,7 +1,7 @@
 """``python -m fedtheory ...`` is the ``fedtheory`` command line (see :mod:`fedtheory.cli`)."""
 import sys
 
-from fedtheory.cli import main
+from fedtheory.cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

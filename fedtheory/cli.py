@@ -3,7 +3,7 @@
 ::
 
     fedtheory check   [PATH ...] [--paper KEY] [--claim GLOB] [--tier fast|full] [--json FILE] [--seed N]
-                      [--workers N] [--scheduler ADDRESS] [--baseline OLD.json] [--report DIR]
+                      [--workers N] [--scheduler ADDRESS] [--timeout SECONDS] [--baseline OLD.json] [--report DIR]
     fedtheory figures [PATH ...] [--paper KEY] [--figure ID]  [--tier fast|full] [--out DIR]  [--seed N]
                       [--workers N] [--scheduler ADDRESS]
     fedtheory explore frontier|tune|compare|instance|oracle|page ...   (see ``fedtheory explore <what> --help``)
@@ -13,6 +13,13 @@ Bad input gets one line ``error: ...`` on stderr and exit code 2, never a traceb
 exits 0 exactly when every selected claim passed (status equals expect, or skipped for a missing
 optional capability), 1 otherwise; an internal error is one line and exit code 3
 (``FEDTHEORY_DEBUG=1`` shows its traceback). Heavy libraries are imported only by the commands that need them.
+
+Reliability: every output destination is checked before any work (exit 2); a claim that exits, crashes,
+kills its worker or runs past ``--timeout`` is that claim's ``error`` and every other result is kept;
+SIGINT/SIGTERM stop the workers, write what finished (the ``--json`` report, the figures' manifest) and
+exit 130/143; the console script runs the command in a supervised child (:func:`entry`), so a process
+that ends without reporting never exits 0. Off a terminal, progress is one line per finished claim or
+figure on stderr and the table prints every claim id in full.
 
 >>> main(["--version"])
 fedtheory 0.1.0
@@ -29,6 +36,9 @@ from pathlib import Path
 
 from fedtheory import __version__
 from fedtheory.content import UsageError, check_tier
+
+
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(check)
     check.add_argument("--claim", metavar="GLOB", help="only claims whose id matches (e.g. 'localupdate/theorem-*')")
     check.add_argument("--json", metavar="FILE", help="write the report as JSON (check.schema.json)")
+    check.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                       help="time limit per claim; a claim that runs longer is stopped and recorded as error "
+                            "(default 600 for the fast tier, 3600 for full; 0: no limit, claims run in this "
+                            "process when --workers is 1)")
     from fedtheory.report.command import add_check_options, add_report_parser
 
     add_check_options(check)
@@ -164,9 +178,31 @@ def _explore_parser(sub) -> None:
 
     pg = what.add_parser("page", help="write the standalone interactive HTML page")
     pg.add_argument("--out", default="out/explore.html", metavar="FILE", help="where (default out/explore.html)")
-    from fedtheory.explore.certify import add_certify_parser
+    _certify_parser(what)
 
-    add_certify_parser(what)
+
+def _certify_parser(what) -> None:
+    """``fedtheory explore certify``: its logic is fedtheory.explore.certify (imported only when it runs)."""
+    ce = what.add_parser("certify", help="certified worst case (PEP upper bound + replayed lower bound)")
+    ce.add_argument("method", help="fedavg, fedprox or fomaml")
+    ce.add_argument("--mu", type=float, required=True, help="strong convexity μ")
+    ce.add_argument("--L", type=float, required=True, help="smoothness L")
+    ce.add_argument("--K", type=int, required=True, help="local steps K")
+    ce.add_argument("--gamma", type=float, required=True, help="client step γ (γ < 1/(L + α))")
+    ce.add_argument("--alpha", type=float, default=0.0, help="proximal weight α (fedprox)")
+    ce.add_argument("--clients", type=int, default=2, help="number of clients n (default 2)")
+    ce.add_argument("--C", type=float, default=1.0, help="heterogeneity ‖c_i − o‖ ≤ C (default 1)")
+    ce.add_argument("--zeta", type=float, default=None, help="use Σp_i‖∇f_i(x*)‖² ≤ ζ² instead of C")
+    ce.add_argument("--measure", default="floor", help="floor, rate or error (default floor)")
+    ce.add_argument("--class", dest="function_class", default="quadratic", help="quadratic or smooth-strongly-convex")
+    ce.add_argument("--eta", type=float, default=None, help="server step η (rate, error)")
+    ce.add_argument("--server", default="gd", help="gd, heavy_ball or nesterov (error)")
+    ce.add_argument("--momentum", type=float, default=None, help="server momentum β (error)")
+    ce.add_argument("--rounds", type=int, default=None, help="rounds T (error)")
+    ce.add_argument("--D", type=float, default=None, help="‖x_0 − x*‖ ≤ D (error)")
+    ce.add_argument("--pieces", type=int, default=16, help="spectral relaxation pieces (default 16)")
+    ce.add_argument("--seed", type=int, default=0, help="seed of the lower-bound probe")
+    ce.add_argument("--json", metavar="FILE", help="write the certificate as JSON")
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
@@ -175,7 +211,18 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
     console = Console()
     if args.explore_command is None:
-        raise UsageError("explore needs one of: frontier, tune, compare, instance, oracle, page")
+        raise UsageError("explore needs one of: frontier, tune, compare, instance, certify, oracle, page")
+    from fedtheory.sweep import check_output_file
+
+    if args.explore_command == "page":
+        check_output_file(args.out, "--out")
+    else:
+        if args.json is not None:
+            check_output_file(args.json, "--json")
+        if getattr(args, "plot", None) is not None:      # certify has no --plot
+            check_output_file(args.plot, "--plot")
+            if Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
+                raise UsageError(f"--plot {args.plot}: the file name must end in one of {', '.join(PLOT_SUFFIXES)}")
     try:
         if args.explore_command == "certify":
             from fedtheory.explore.certify import run_certify
@@ -246,6 +293,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
             extra = None
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+    except MemoryError:
+        raise UsageError("not enough memory for this request: ask for fewer points") from None
     result.print(console, max_rows=args.rows)
     if extra is not None:
         extra.print(console)
@@ -267,47 +316,73 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 
 def _validate_common(args: argparse.Namespace) -> None:
-    from fedtheory.sweep import check_scheduler, check_workers
+    """Everything about the run that can be wrong, checked before any work (bad input: exit 2)."""
+    from fedtheory.environment import blas_thread_count
+    from fedtheory.sweep import check_scheduler, check_workers, core_count
 
     check_tier(args.tier)
     check_workers(args.workers)
     if args.scheduler is not None:
         check_scheduler(args.scheduler)
+    elif args.workers > core_count():
+        print(f"warning: --workers {args.workers} is more than the {core_count()} CPU cores here; "
+              f"using {core_count()}", file=sys.stderr)
+    try:
+        blas_thread_count()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """``fedtheory check``: load, select, run, print the table, write ``--json``; exit code of the report."""
+    """``fedtheory check``: validate every output first, load, select, run, write ``--json``, print the table;
+    exit code of the report (128 + the signal when SIGINT/SIGTERM stopped it, with what finished written)."""
     from rich.console import Console
 
     from fedtheory.claims.runner import run_claims
     from fedtheory.content import load_claims, select
-
-    _validate_common(args)
-    if args.json is not None and Path(args.json).is_dir():
-        raise UsageError(f"--json {args.json} is a directory")
     from fedtheory.report.command import after_check, before_check
     from fedtheory.report.data import run_inventory
+    from fedtheory.sweep import check_output_file
 
+    _validate_common(args)
+    if args.json is not None:   # absolute: content code that changes directory cannot move the report
+        args.json = str(check_output_file(args.json, "--json").absolute())
+    timeout = "default"
+    if args.timeout is not None:
+        if not (args.timeout >= 0 and args.timeout != float("inf")):
+            raise UsageError(f"--timeout must be a number of seconds >= 0 (0: no limit), got {args.timeout:g}")
+        timeout = args.timeout or None
     baseline = before_check(args)
     claims = select(load_claims(args.paths or None), paper=args.paper, claim_glob=args.claim, tier=args.tier)
     report = run_claims(claims, tier=args.tier, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
-                        progress=True)
-    console = Console()
-    report.render_table(console)
+                        progress=True, timeout=timeout)
     data = report.to_json()
     data["inventory"] = run_inventory(claims)
-    if args.json is not None:
+    if args.json is not None:   # first: a closed stdout (`| head`) or a schema bug must not lose the results
         import jsonschema
 
         from fedtheory.schemas import validate
         from fedtheory.sweep import write_json_atomic
 
+        write_json_atomic(args.json, data, indent=1)
         try:
             validate(data, "check")
         except jsonschema.ValidationError as exc:  # a bug in the runner, reported without a traceback
             path = "/".join(str(p) for p in exc.absolute_path)
-            raise UsageError(f"report does not match check.schema.json at {path or '<root>'}: {exc.message}") from exc
-        write_json_atomic(args.json, data, indent=1)
+            raise UsageError(f"report written to {args.json} does not match check.schema.json at "
+                             f"{path or '<root>'}: {exc.message}") from exc
+    console = Console()
+    try:
+        report.render_table(console)
+    except SystemExit:   # rich's answer to a closed stdout (BrokenPipeError); the exit code still tells
+        pass
+    if report.interrupted is not None:
+        import signal
+
+        done = sum(1 for r in report.records if not r["evidence"]["notes"].startswith("not run:"))
+        print(f"error: stopped by {signal.Signals(report.interrupted).name}: {done} of {len(report.records)} "
+              f"claims finished" + (f"; report written to {args.json}" if args.json else ""), file=sys.stderr)
+        return 128 + report.interrupted
     after_check(args, data, baseline, console)
     return report.exit_code
 
@@ -316,10 +391,10 @@ def cmd_figures(args: argparse.Namespace) -> int:
     """``fedtheory figures``: load, select and hand the figures to the figure engine."""
     from fedtheory.content import load_figures, select_figures
 
+    from fedtheory.sweep import check_output_dir
+
     _validate_common(args)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} exists and is not a directory")
+    out = check_output_dir(args.out, "--out")
     figures = select_figures(load_figures(args.paths or None), args.paper, args.figure, args.tier)
     from fedtheory.environment import missing_requirements
     from fedtheory.plotting.engine import run_figures
@@ -328,8 +403,14 @@ def cmd_figures(args: argparse.Namespace) -> int:
     skipped = {k: v for k, v in skipped.items() if v}
     figures = [f for f in figures if f.id not in skipped]
 
-    manifest = run_figures(figures, out_dir=out, tier=args.tier, seed=args.seed, workers=args.workers,
-                           scheduler=args.scheduler, progress=True)
+    from fedtheory.sweep import Interrupted
+
+    try:
+        manifest = run_figures(figures, out_dir=out, tier=args.tier, seed=args.seed, workers=args.workers,
+                               scheduler=args.scheduler, progress=True)
+    except Interrupted as exc:
+        print(f"error: stopped by {exc}; {out / 'manifest.json'} lists the figures that finished", file=sys.stderr)
+        return exc.exit_code
     entries = (manifest.get("figures", []) if isinstance(manifest, dict) else manifest) or []
     wanted = {f.id for f in figures}
     for entry in entries:
@@ -348,27 +429,41 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["check", "no/such/path"])
     2
     """
+    from fedtheory.sweep import Interrupted, handle_signals
+
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help
+            return exc.code if isinstance(exc.code, int) else 0
         if args.version:
             print(f"fedtheory {__version__}")
             return 0
         if args.command is None:
             parser.print_help()
             return 2
-        from fedtheory.report.command import cmd_report
+        with handle_signals():
+            from fedtheory.report.command import cmd_report
 
-        return {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore, "report": cmd_report}[args.command](args)
+            return {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore,
+                    "report": cmd_report}[args.command](args)
     except UsageError as exc:
         message = " ".join(str(exc).split("\n")[0].split()) if str(exc).strip() else type(exc).__name__
         print(f"error: {message}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        print(f"error: stopped by {exc}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
-    except SystemExit as exc:  # --help
-        return exc.code if isinstance(exc.code, int) else 0
+    except SystemExit as exc:
+        # only --help may end the program through SystemExit; one raised by content code during a run must
+        # never turn into that run's exit code (sys.exit(0) would pass a run that did not finish)
+        print(f"error: internal error: SystemExit({exc.code!r}) raised during the run (content code called "
+              f"sys.exit?)", file=sys.stderr)
+        return 3
     except Exception as exc:
         # A bug, not bad input: still one line, with the traceback on request.
         if os.environ.get("FEDTHEORY_DEBUG"):
@@ -378,5 +473,77 @@ def main(argv: list[str] | None = None) -> int:
         return 3
 
 
+def entry(argv: list[str] | None = None) -> int:
+    """The console script: :func:`main` in a forked child, supervised (POSIX), so that a run can never end
+    with a false exit code. A content file that calls ``os._exit(0)`` while being loaded, or a crash in C,
+    ends the child without its final report; the supervisor then says so and exits non-zero instead of
+    passing on the child's 0. SIGINT and SIGTERM are passed on to the child (which stops its workers and
+    writes what finished); the child dies with the supervisor. Elsewhere (no
+    ``fork``) it is :func:`main`.
+
+    >>> entry(["--version"])
+    fedtheory 0.1.0
+    0
+    """
+    if not hasattr(os, "fork") or argv is not None:   # in-process callers (tests, doctests) get main() itself
+        return main(argv)
+    import signal
+
+    from fedtheory.sweep import _die_with_parent
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        _die_with_parent(parent)
+        code = main(argv)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.write(write_end, f"{code}\n".encode())
+        os.close(write_end)
+        return code
+    os.close(write_end)
+
+    def forward(signum, frame):   # a terminal's Ctrl-C reaches the child twice: its handler acts on the first
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+    signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGTERM, forward)
+    report = b""
+    while True:
+        try:
+            chunk = os.read(read_end, 64)
+        except InterruptedError:
+            continue
+        if not chunk:
+            break
+        report += chunk
+    os.close(read_end)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if report.strip():
+        return int(report)
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        how = f"was killed by {signal.Signals(signum).name}"
+        code = 128 + signum
+    else:
+        how = f"exited with code {os.WEXITSTATUS(status)}"
+        code = os.WEXITSTATUS(status) or 3
+    print(f"error: the run ended abruptly: it {how} before it could report (content code called os._exit, or a "
+          f"crash in native code); nothing it ran counts as passed", file=sys.stderr)
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

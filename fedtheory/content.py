@@ -148,7 +148,7 @@ def load_module(path: Path | str) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:   # sys.exit() at import is a broken file, not the run's exit code
         sys.modules.pop(name, None)
         raise ContentError(f"cannot load {resolved}: {_where(exc, resolved)}{type(exc).__name__}: {exc}") from exc
     _MODULES[resolved] = module

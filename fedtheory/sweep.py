@@ -6,6 +6,12 @@ atomically to ``<store>/<sha256 of the point's canonical JSON>.json`` the moment
 rerun loads those and computes only the rest, so a sweep killed part-way resumes where it stopped.
 Results come back in the order of ``points`` whatever the order they finished in.
 
+The module also holds what every long run needs to be reliable: atomic writes that honour the umask
+(:func:`atomic_writer`, :func:`write_json_atomic`), checks of output destinations made before any work
+(:func:`check_output_file`, :func:`check_output_dir`), SIGINT/SIGTERM turned into :class:`Interrupted`
+(:func:`handle_signals`), and worker processes that are capped at the cores, time-limited, replaced when
+they die and never outlive the run.
+
 >>> import math, tempfile
 >>> store = tempfile.mkdtemp()
 >>> map_grid(math.sqrt, [4.0, 9.0], store=store)
@@ -15,11 +21,18 @@ Results come back in the order of ``points`` whatever the order they finished in
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import signal
+import struct
+import sys
 import tempfile
+import threading
+import time
+import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -27,6 +40,8 @@ from fedtheory.content import UsageError
 
 _SCHEDULER_RE = re.compile(r"^(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
 CONNECT_TIMEOUT_S = 10.0
+WORKER_WAIT_S = 60.0
+_GRACE_S = 2.0   # seconds a stopped worker gets between SIGTERM and SIGKILL
 
 
 def check_scheduler(address: str) -> str:
@@ -73,6 +88,67 @@ def point_key(point: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _umask() -> int:
+    # os.umask can only be read by setting it; /proc avoids the (brief, process-wide) change on Linux
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path | str, mode: str = "w"):
+    """A file object whose content replaces ``path`` atomically when the block ends without error.
+
+    The temp file lives beside ``path`` (same file system, so the rename is atomic; never in ``/`` or the
+    cwd) and gets the permissions a plain ``open`` would give (``0o666 & ~umask``; ``mkstemp`` alone
+    makes 0600). On an error the temp file is removed and ``path`` is left as it was.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
+    >>> with atomic_writer(p) as fh:
+    ...     _ = fh.write("hi")
+    >>> p.read_text(), oct(p.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    ('hi', True)
+    """
+    path = Path(path)
+    if not path.name:
+        raise ValueError(f"cannot write to {str(path)!r}: no file name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_text_atomic(path: Path | str, text: str) -> None:
+    """Write ``text`` (plus a final newline) to ``path`` atomically (see :func:`atomic_writer`).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.txt"
+    >>> write_text_atomic(p, "ok"); p.read_text()
+    'ok\\n'
+    """
+    with atomic_writer(path) as fh:
+        fh.write(text + "\n")
+
+
 def write_json_atomic(path: Path | str, data: Any, **dump_kw: Any) -> None:
     """Write ``data`` as JSON to ``path`` atomically (temp file in the same directory, then rename).
 
@@ -81,22 +157,161 @@ def write_json_atomic(path: Path | str, data: Any, **dump_kw: Any) -> None:
     >>> write_json_atomic(p, {"a": 1}); json.loads(p.read_text())
     {'a': 1}
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with atomic_writer(path) as fh:
+        json.dump(data, fh, **dump_kw)
+        fh.write("\n")
+
+
+def _probe_directory(directory: Path, what: str) -> None:
+    """UsageError unless a file can be created in ``directory`` (or in the nearest existing ancestor)."""
+    d = directory
+    while not d.exists():
+        if d.is_symlink():
+            raise UsageError(f"{what}: {d} is a dangling symbolic link")
+        d = d.parent
+    if not d.is_dir():
+        raise UsageError(f"{what}: {d} is not a directory")
+    # os.access is wrong for root and for read-only mounts (/proc): try for real
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, **dump_kw)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+        fd, probe = tempfile.mkstemp(dir=d, prefix=".fedtheory-probe.")
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot write in {d} ({exc.strerror or type(exc).__name__})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_output_file(path: Any, flag: str) -> Path:
+    """``path`` as a :class:`Path` if a file can be written there, else a :class:`UsageError` naming ``flag``.
+
+    Run before any work, so a bad destination fails in a second, not after the run. Rejected: an empty
+    name, a directory, a path under a regular file, a directory where nothing can be created.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> check_output_file(d / "new" / "r.json", "--json").name
+    'r.json'
+    >>> for bad in ("", str(d)):
+    ...     try:
+    ...         check_output_file(bad, "--json")
+    ...     except UsageError as e:
+    ...         print(str(e).replace(str(d), "DIR"))
+    --json: empty file name
+    --json DIR is a directory, not a file
+    """
+    text = os.fspath(path) if path is not None else ""
+    if not text.strip():
+        raise UsageError(f"{flag}: empty file name")
+    p = Path(text)
+    if text.endswith(os.sep) or p.is_dir():
+        raise UsageError(f"{flag} {text} is a directory, not a file")
+    if p.exists() and not p.is_file():
+        raise UsageError(f"{flag} {text} exists and is not a regular file")
+    _probe_directory(p.parent, f"{flag} {text}")
+    return p
+
+
+def check_output_dir(path: Any, flag: str) -> Path:
+    """``path`` as a :class:`Path` if it is (or can be made) a writable directory, else a :class:`UsageError`.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "file"; _ = f.write_text("")
+    >>> try:
+    ...     check_output_dir(f / "sub", "--out")
+    ... except UsageError as e:
+    ...     print(str(e).replace(str(f.parent), "DIR"))
+    --out DIR/file/sub: DIR/file is not a directory
+    """
+    text = os.fspath(path) if path is not None else ""
+    if not text.strip():
+        raise UsageError(f"{flag}: empty directory name")
+    p = Path(text)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{flag} {text} exists and is not a directory")
+    _probe_directory(p, f"{flag} {text}")
+    return p
+
+
+# --------------------------------------------------------------------------------------------
+# Signals: SIGINT and SIGTERM become an exception in the main thread, so every ``finally`` runs
+# (workers are stopped, finished results written) and the exit code says which signal it was.
+# --------------------------------------------------------------------------------------------
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM received while :func:`handle_signals` was active; ``signum`` says which.
+
+    >>> Interrupted(15).exit_code
+    143
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    def __reduce__(self):
+        return (Interrupted, (self.signum,))
+
+
+_RECEIVED: list[int] = []
+_ACTIVE: list[bool] = []
+
+
+def signal_received() -> int | None:
+    """The first signal :func:`handle_signals` caught in this process, or None.
+
+    A claim that raises KeyboardInterrupt itself is that claim's error; one the user sent stops the run:
+    this tells the two apart.
+
+    >>> signal_received() is None
+    True
+    """
+    return _RECEIVED[0] if _RECEIVED else None
+
+
+@contextlib.contextmanager
+def handle_signals():
+    """Within the block, SIGINT and SIGTERM raise :class:`Interrupted` (once; later ones are noted only,
+    so the clean-up they interrupt can finish). Outside the main thread, or nested in another such block,
+    it does nothing.
+
+    >>> with handle_signals():
+    ...     signal_received() is None
+    True
+    """
+    if threading.current_thread() is not threading.main_thread() or _ACTIVE:
+        yield
+        return
+
+    def handler(signum, frame):
+        first = not _RECEIVED
+        _RECEIVED.append(signum)
+        if first:
+            raise Interrupted(signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    _ACTIVE.append(True)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        _ACTIVE.clear()
+        _RECEIVED.clear()
+
+
+def core_count() -> int:
+    """CPU cores this process may use (its affinity mask where the platform has one).
+
+    >>> core_count() >= 1
+    True
+    """
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _progress_callback(progress: Any, total: int) -> tuple[Callable[[int, Any], None], Callable[[], None]]:
@@ -117,25 +332,37 @@ def _progress_callback(progress: Any, total: int) -> tuple[Callable[[int, Any], 
     return (lambda i, r: bar.advance(task)), bar.stop
 
 
+class PointFailed(RuntimeError):
+    """A point's worker died or ran past its time limit, and no ``on_failure`` was given."""
+
+
 def map_grid(fn: Callable[[Any], Any], points: Sequence[Any], *, workers: int = 1, scheduler: Any = None,
              store: Path | str | None = None, progress: Any = None,
-             connect_timeout: float | None = None) -> list:
+             connect_timeout: float | None = None, timeout: float | None = None,
+             on_failure: Callable[[int, str], Any] | None = None, retries: int = 1) -> list:
     """``[fn(p) for p in points]``, in parallel and resumable.
 
-    - ``workers=1`` and no scheduler: inline, in this process.
-    - ``workers > 1``: a :class:`concurrent.futures.ProcessPoolExecutor` started with ``spawn``
-      (nothing inherited by fork; ``fn`` is imported by the workers).
+    - ``workers=1``, no scheduler, no ``timeout``: inline, in this process.
+    - ``workers > 1`` or a ``timeout``: worker processes started with ``spawn`` (nothing inherited by
+      fork; ``fn`` is imported by the workers), at most :func:`core_count` of them. Each runs one point
+      at a time; a worker that dies (killed, ``os._exit``, a crash in C) is replaced, and its point is
+      retried ``retries`` times on a fresh worker before it counts as failed; a point running longer than
+      ``timeout`` seconds has its worker killed (with its process group) and counts as failed. Workers
+      ignore the terminal's Ctrl-C, die with this process, and are stopped when this call ends, whatever
+      the reason.
     - ``scheduler="tcp://HOST:PORT"``: ``distributed.Client(scheduler).map`` (or pass a ``Client``); the
-      workers must share this file system and Python environment. Without dask installed, or with a
-      scheduler not reached within ``connect_timeout`` seconds (default ``CONNECT_TIMEOUT_S``), a
-      :class:`UsageError`.
+      workers must share this file system and Python environment. The scheduler must answer the Dask
+      handshake within ``connect_timeout`` seconds (default ``FEDTHEORY_DASK_CONNECT_TIMEOUT``, else
+      ``CONNECT_TIMEOUT_S``) and have a worker within ``FEDTHEORY_DASK_WORKER_WAIT`` seconds (default
+      ``WORKER_WAIT_S``), else a :class:`UsageError`; tasks left with no worker for that long fail.
     - ``store``: a directory holding one result per finished point (see the module docstring); results
       are then JSON round-tripped, so a fresh and a loaded result are identical. Use one store per ``fn``.
     - ``progress``: None/False, True (a rich progress bar on a terminal), or ``callable(index, result)``
       called as each point finishes (loaded points included).
-
-    An exception raised by ``fn`` propagates (remaining work is cancelled); points already finished
-    stay in ``store``.
+    - ``on_failure(index, reason, seconds)``: the result to record for a point whose ``fn`` raised, whose
+      worker died twice or that ran out of time (``seconds``: how long its last attempt ran); without it, the exception propagates (a dead or timed-out
+      worker raises :class:`PointFailed`) and the remaining work is cancelled. Points already finished
+      stay in ``store``.
 
     >>> map_grid(abs, [-3, 2, -1], workers=1)
     [3, 2, 1]
@@ -143,10 +370,14 @@ def map_grid(fn: Callable[[Any], Any], points: Sequence[Any], *, workers: int = 
     >>> map_grid(abs, [-1, -2], progress=lambda i, r: seen.append((i, r))); seen
     [1, 2]
     [(0, 1), (1, 2)]
+    >>> map_grid(abs, ["x"], on_failure=lambda i, why, seconds: why.splitlines()[-1])
+    ["TypeError: bad operand type for abs(): 'str'"]
     """
     check_workers(workers)
     if isinstance(scheduler, str):
         check_scheduler(scheduler)
+    if timeout is not None and not (timeout > 0):
+        raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
     points = list(points)
     results: list[Any] = [None] * len(points)
     advance, close = _progress_callback(progress, len(points))
@@ -172,66 +403,374 @@ def map_grid(fn: Callable[[Any], Any], points: Sequence[Any], *, workers: int = 
             results[i] = result
             advance(i, result)
 
+        def fail(i: int, reason: str, exc: BaseException | None = None, seconds: float = 0.0) -> None:
+            if on_failure is None:
+                if isinstance(exc, Exception):
+                    raise exc
+                raise PointFailed(f"point {i} ({points[i]!r}): {reason.strip().splitlines()[-1]}")
+            finish(i, on_failure(i, reason, seconds))
+
         if scheduler is not None:
-            _run_dask(fn, points, todo, finish, scheduler, connect_timeout)
-        elif workers > 1 and len(todo) > 1:
-            _run_processes(fn, points, todo, finish, workers)
+            _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeout)
+        elif (workers > 1 and len(todo) > 1) or (timeout is not None and todo):
+            _run_processes(fn, points, todo, finish, fail, min(workers, core_count()), timeout, retries)
         else:
             for i in todo:
-                finish(i, fn(points[i]))
+                started = time.perf_counter()
+                try:
+                    result = fn(points[i])
+                except Exception as exc:
+                    if on_failure is None:
+                        raise
+                    fail(i, _describe(exc), exc, time.perf_counter() - started)
+                    continue
+                finish(i, result)
     finally:
         close()
     return results
 
 
-def _run_processes(fn, points, todo, finish, workers) -> None:
-    import concurrent.futures as cf
+def _describe(exc: BaseException) -> str:
+    lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip().splitlines()
+    return "\n".join(lines[-12:])
+
+
+# --------------------------------------------------------------------------------------------
+# Local worker processes
+# --------------------------------------------------------------------------------------------
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Linux: the kernel kills this worker when its parent dies (even by SIGKILL), so none is orphaned."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:     # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _worker_main(conn, parent_pid: int) -> None:
+    """A worker: run ``fn(point)`` for each ``(index, fn, point)`` received; None or EOF ends it."""
+    _die_with_parent(parent_pid)
+    try:
+        os.setsid()   # its own process group: Ctrl-C reaches the parent only, and a kill takes its children
+    except OSError:
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        i, fn, point = msg
+        try:
+            reply = ("ok", i, fn(point))
+        except BaseException as exc:   # SystemExit and KeyboardInterrupt too: the point's failure, not the worker's
+            reply = ("exc", i, _describe(exc), exc)
+        try:
+            conn.send(reply)
+        except (EOFError, OSError):
+            return
+        except Exception as exc:   # an unpicklable result or exception
+            try:
+                conn.send(("exc", i, f"{type(exc).__name__}: cannot send the result back: {exc}", None))
+            except Exception:
+                return
+
+
+class _Worker:
+    def __init__(self, ctx) -> None:
+        self.conn, child = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
+        self.proc.start()
+        child.close()
+        self.task: tuple[int, float] | None = None   # (index, start time)
+
+    def kill(self) -> None:
+        pid = self.proc.pid
+        try:
+            if pid is not None and os.getpgid(pid) == pid:   # never our own group
+                os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+        try:
+            self.proc.kill()
+        except (OSError, AttributeError):
+            pass
+        self.proc.join(5)
+        self.conn.close()
+
+    def stop(self) -> None:
+        """Ask an idle worker to exit; kill it if it does not within a second."""
+        try:
+            self.conn.send(None)
+        except (OSError, EOFError):
+            pass
+        self.proc.join(1)
+        if self.proc.exitcode is None:
+            self.kill()
+        else:
+            self.conn.close()
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"its worker process was killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"its worker process was killed by signal {-exitcode}"
+    return f"its worker process exited with code {exitcode}"
+
+
+def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) -> None:
     import multiprocessing
+    import multiprocessing.connection
+    from collections import deque
 
     ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx) as pool:
-        futures = {pool.submit(fn, points[i]): i for i in todo}
-        handled: set = set()
+    queue = deque(todo)
+    deaths: dict[int, int] = {}
+    pool: list[_Worker] = []
+    n = max(1, min(workers, len(todo)))
+    try:
+        while queue or any(w.task for w in pool):
+            while queue:
+                idle = next((w for w in pool if w.task is None), None)
+                if idle is None:
+                    if len(pool) >= n:
+                        break
+                    idle = _Worker(ctx)
+                    pool.append(idle)
+                i = queue.popleft()
+                try:
+                    idle.conn.send((i, fn, points[i]))
+                except OSError:   # the worker died before taking it (killed while idle, or at start-up)
+                    why = _death(idle.proc.exitcode)
+                    idle.kill()
+                    pool.remove(idle)
+                    deaths[i] = deaths.get(i, 0) + 1
+                    if deaths[i] <= retries:
+                        queue.appendleft(i)
+                    else:
+                        fail(i, f"{why}, also on a fresh worker ({deaths[i]} attempts)")
+                    continue
+                idle.task = (i, time.monotonic())
+            busy = [w for w in pool if w.task is not None]
+            if not busy:   # every point handed out so far failed before it started
+                continue
+            wait_for = None
+            if timeout is not None:
+                wait_for = max(0.0, min(w.task[1] + timeout for w in busy) - time.monotonic()) + 0.01
+            ready = set(multiprocessing.connection.wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],
+                                                        timeout=wait_for))
+            for w in busy:
+                i, started = w.task
+                reply = None
+                if w.conn in ready:
+                    try:
+                        reply = w.conn.recv()
+                    except (EOFError, OSError):
+                        reply = None
+                    except Exception as exc:   # an exception that does not unpickle here
+                        reply = ("exc", i, f"cannot read the worker's reply: {type(exc).__name__}: {exc}", None)
+                if reply is not None:
+                    w.task = None
+                    if reply[0] == "ok":
+                        finish(i, reply[2])
+                    else:
+                        fail(i, reply[2], reply[3] if isinstance(reply[3], BaseException) else None,
+                             time.monotonic() - started)
+                elif w.conn in ready or w.proc.sentinel in ready:
+                    w.proc.join(5)
+                    why = _death(w.proc.exitcode)
+                    w.kill()
+                    pool.remove(w)
+                    deaths[i] = deaths.get(i, 0) + 1
+                    if deaths[i] <= retries:
+                        queue.appendleft(i)     # retried on a fresh worker
+                    else:
+                        fail(i, f"{why}, also on a fresh worker ({deaths[i]} attempts)", None,
+                             time.monotonic() - started)
+                elif timeout is not None and time.monotonic() - started > timeout:
+                    w.kill()
+                    pool.remove(w)
+                    fail(i, f"timed out: still running after the {timeout:g}s limit (worker killed)", None,
+                         time.monotonic() - started)
+    finally:
+        # busy workers get SIGTERM and a short grace (a figure mid-commit finishes its pair), then SIGKILL
+        busy = [w for w in pool if w.task is not None]
+        for w in busy:
+            try:
+                w.proc.terminate()
+            except OSError:
+                pass
+        deadline = time.monotonic() + _GRACE_S
+        for w in busy:
+            w.proc.join(max(0.0, deadline - time.monotonic()))
+            w.kill()
+        for w in pool:
+            if w.task is None:
+                w.stop()
+
+
+# --------------------------------------------------------------------------------------------
+# Dask
+# --------------------------------------------------------------------------------------------
+
+def _recv_exactly(sock, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def probe_dask(address: str, timeout: float) -> None:
+    """UsageError unless ``address`` (``tcp://``) sends a Dask handshake within ``timeout`` seconds.
+
+    A Dask scheduler speaks first: an 8-byte little-endian length, then msgpack frames holding its
+    settings (``compression``, ``python``, ``pickle-protocol``). Reading that with a deadline, before
+    ``distributed`` sees the socket, turns a listener that is not Dask (silent, or answering HTTP) into
+    one clear line instead of a hang or a multi-exabyte allocation.
+
+    >>> import socket, threading
+    >>> srv = socket.create_server(("127.0.0.1", 0)); port = srv.getsockname()[1]
+    >>> t = threading.Thread(target=lambda: srv.accept()[0].sendall(b"HTTP/1.1 400 Bad Request\\r\\n\\r\\n")); t.start()
+    >>> try:
+    ...     probe_dask(f"tcp://127.0.0.1:{port}", 2)
+    ... except UsageError as e:
+    ...     print(str(e).split(" (")[0].replace(str(port), "PORT"))
+    tcp://127.0.0.1:PORT is not a Dask scheduler
+    >>> t.join(); srv.close()
+    """
+    import socket
+
+    m = _SCHEDULER_RE.match(address)
+    if m is None or m.group(1) != "tcp":
+        return
+    host, port = m.group(2).strip("[]"), int(m.group(3))
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except OSError as exc:
+        raise UsageError(f"cannot reach Dask scheduler at {address} within {timeout:g}s "
+                         f"({type(exc).__name__})") from None
+    try:
+        sock.settimeout(timeout)
         try:
-            for fut in cf.as_completed(futures):
-                handled.add(fut)
-                finish(futures[fut], fut.result())
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
-            # Keep what other workers finished meanwhile, so a rerun does not redo it.
-            for fut, i in futures.items():
-                if fut not in handled and fut.done() and not fut.cancelled() and fut.exception() is None:
-                    finish(i, fut.result())
-            raise
+            head = _recv_exactly(sock, 8)
+            size = struct.unpack("<Q", head)[0] if len(head) == 8 else None
+            body = _recv_exactly(sock, size) if size is not None and 8 <= size <= 1 << 20 else b""
+        except socket.timeout:
+            raise UsageError(f"no Dask handshake from {address} within {timeout:g}s: "
+                             f"is it a Dask scheduler?") from None
+        except OSError as exc:
+            raise UsageError(f"cannot reach Dask scheduler at {address} ({type(exc).__name__})") from None
+        if b"compression" not in body and b"pickle-protocol" not in body:
+            raise UsageError(f"{address} is not a Dask scheduler (it answered {(head + body)[:24]!r})")
+    finally:
+        sock.close()
 
 
-def _run_dask(fn, points, todo, finish, scheduler, connect_timeout) -> None:
+def _env_seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"{name} must be a positive number of seconds, got {raw!r}")
+    return value
+
+
+def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeout) -> None:
     try:
         import distributed
     except ImportError as exc:
         raise UsageError("--scheduler needs dask.distributed: pip install 'fedtheory[dask]'") from exc
     if connect_timeout is None:
-        connect_timeout = CONNECT_TIMEOUT_S
+        connect_timeout = _env_seconds("FEDTHEORY_DASK_CONNECT_TIMEOUT", CONNECT_TIMEOUT_S)
+    worker_wait = _env_seconds("FEDTHEORY_DASK_WORKER_WAIT", WORKER_WAIT_S)
     own = isinstance(scheduler, str)
     if own:
+        probe_dask(scheduler, connect_timeout)
         try:
             client = distributed.Client(scheduler, timeout=connect_timeout, set_as_default=False)
-        except (OSError, TimeoutError) as exc:
+        except Exception as exc:
             raise UsageError(f"cannot reach Dask scheduler at {scheduler} within {connect_timeout:g}s "
-                             f"({type(exc).__name__})") from exc
+                             f"({type(exc).__name__})") from None
     else:
         client = scheduler
+    address = getattr(client, "scheduler", None) and client.scheduler.address
+    futures: list = []
     try:
         if not todo:
             return
+        try:
+            client.wait_for_workers(1, timeout=worker_wait)
+        except Exception:  # distributed raises TimeoutError (or its own) when none came
+            raise UsageError(f"the Dask cluster at {address or scheduler} has no workers "
+                             f"(waited {worker_wait:g}s)") from None
         futures = client.map(fn, [points[i] for i in todo], pure=False)
         index = {fut.key: i for fut, i in zip(futures, todo)}
-        try:
-            for fut in distributed.as_completed(futures, loop=client.loop):
-                finish(index[fut.key], fut.result())
-        except BaseException:
+        pending = set(futures)
+        running_since: dict = {}
+        no_workers_since: float | None = None
+        last_check = time.monotonic()
+        while pending:
+            done = {fut for fut in pending if fut.done()}
+            if not done:
+                time.sleep(0.05)
+            for fut in done:
+                pending.discard(fut)
+                i = index[fut.key]
+                if fut.status == "finished":
+                    finish(i, fut.result())
+                elif fut.status == "error":
+                    exc = fut.exception()
+                    fail(i, f"{type(exc).__name__}: {exc}", exc)
+                else:
+                    fail(i, f"Dask task {fut.status}")
+            now = time.monotonic()
+            if not pending or now - last_check < 1.0:
+                continue
+            last_check = now
+            try:
+                workers_now = bool(client.scheduler_info().get("workers"))
+                processing = ({k for keys in client.processing().values() for k in keys}
+                              if timeout is not None else set())
+            except Exception:   # the scheduler went away: counts as no workers
+                workers_now, processing = False, set()
+            if not workers_now:
+                no_workers_since = no_workers_since or now
+                if now - no_workers_since > worker_wait:
+                    for fut in list(pending):
+                        pending.discard(fut)
+                        fail(index[fut.key], f"the Dask cluster had no workers (or no scheduler) for {worker_wait:g}s")
+                    break
+            else:
+                no_workers_since = None
+            if timeout is not None:
+                for fut in list(pending):
+                    if fut.key in processing:
+                        start = running_since.setdefault(fut.key, now)
+                        if now - start > timeout:
+                            pending.discard(fut)
+                            client.cancel([fut])
+                            fail(index[fut.key], f"timed out: still running on Dask after the {timeout:g}s limit",
+                                 None, now - start)
+    except BaseException:
+        if futures:
             client.cancel(futures)
-            raise
+        raise
     finally:
         if own:
-            client.close()
+            client.close(timeout=connect_timeout)

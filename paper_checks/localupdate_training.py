@@ -4,9 +4,10 @@ Trade-Offs in Federated Learning and Meta-Learning* (arXiv:2103.05032), checked 
 The paper's figures train networks on FEMNIST, CIFAR-100 and Shakespeare; ours train a small MLP on
 scikit-learn's digits split across clients (figures/localupdate_training.py says exactly how). Every
 claim here calls the figure's data function and checks the statement on that data: a verdict is a
-verdict about the substitute, not about the paper's data sets. A statement that fails on digits is
-reported as refuted *on the substitute* (expect="refuted", counterexample = the figure and seed), which
-says nothing against the paper's FEMNIST/CIFAR-100/Shakespeare curves; the notes say so.
+verdict about the substitute, not about the paper's data sets. Every claim names its gap to the paper's
+setting (``substitute=``); a statement that fails on digits is ``not-reproduced`` (counterexample = the
+figure and seed, replayed by retraining), never ``refuted``: it says nothing against the paper's
+FEMNIST/CIFAR-100/Shakespeare curves.
 
 Every claim about one figure reads the figure as ``fedtheory figures`` draws it by default (seed
 ``derive_seed(0, figure id)``), so all claims about a figure share one set of training runs (the
@@ -43,7 +44,8 @@ LOSS_TIE = 0.01
 INITIAL_FRACTION = 0.5
 
 SUBSTITUTE_NOTE = ("Checked on the substitute (digits, small MLP; see the figure's substitute sentence and params), "
-                   "not on the paper's data: a refutation here means the statement does not carry over to this "
+                   "not on the paper's data: a failure here (not-reproduced) means the statement does not carry over "
+                   "to this "
                    "stand-in, and is no evidence against the paper's curves.")
 
 
@@ -157,6 +159,25 @@ def _decide(ctx, fig_id: str, seed: int, ok: bool, measured: dict, tolerance: st
                        counterexample={"figure": fig_id, "seed": seed, "backend": ctx.backend, "device": ctx.device})
 
 
+#: the gap between the substitute runs and the paper's setting, per figure (the claims' ``substitute``)
+SUBSTITUTES = {
+    6: "digits (scikit-learn, an MLP 64-32-10) instead of FEMNIST (a CNN); K = 10 local steps instead of 50; "
+       "60 rounds, tuned on the last 12, instead of tuning on the last 100 rounds; (gamma, eta) by nested line "
+       "searches instead of the full grid; one seed; CPU scale",
+    12: "digits (scikit-learn, MLPs) instead of FEMNIST, CIFAR-100 and Shakespeare (CNN, ResNet-18, LSTM); "
+        "300 rounds, 'eventually' = the last 60; one seed per figure; CPU scale",
+    13: "digits (scikit-learn, MLPs) instead of FEMNIST, CIFAR-100 and Shakespeare (CNN, ResNet-18, LSTM); "
+        "100 rounds, eta tuned on the last 20 instead of the last 100 rounds; one seed; CPU scale",
+}
+SUBSTITUTES[11] = SUBSTITUTES[6]
+
+#: why the training claims that verify have no negative control
+TRAINING_CONTROL_EXEMPT = (
+    "a statement about trained networks on a substitute: no variant of it is known false before the runs (what "
+    "training does is the measurement), so no a priori false control exists; the measurement functions are "
+    "exercised on hand-made failing and passing curves in tests/test_localupdate_training.py")
+
+
 def _figure_claim(fig_id: str, evaluate, tolerance: str, notes: str):
     """A check reading ``fig_id``'s data at the figure's seed, and its replay at a stored seed."""
 
@@ -190,7 +211,8 @@ def _momentum(fig_id: str, n: int, expect: str, finding: str):
     c = claim(id=f"{fig_id}/server-momentum-improves-convergence", ref=f"Figure {n}",
               title=f"Figure {n}: server momentum improves convergence (tuned learning rates)",
               statement=MOMENTUM_STATEMENT.format(n=n), kind="simulation", tier="full", expect=expect,
-              requires=("torch",))(check)
+              requires=("torch",), substitute=SUBSTITUTES[n],
+              control_exempt=TRAINING_CONTROL_EXEMPT if expect == "verified" else None)(check)
     c.replayer(replay)
     return c
 
@@ -201,7 +223,8 @@ def _alpha(fig_id: str, n: int, expect: str, finding: str):
     c = claim(id=f"{fig_id}/alpha-little-effect", ref=f"Figure {n}",
               title=f"Figure {n}: the proximal strength alpha has little to no effect when learning rates are tuned",
               statement=ALPHA_STATEMENT.format(n=n), kind="simulation", tier="full", expect=expect,
-              requires=("torch",))(check)
+              requires=("torch",), substitute=SUBSTITUTES[n],
+              control_exempt=TRAINING_CONTROL_EXEMPT if expect == "verified" else None)(check)
     c.replayer(replay)
     return c
 
@@ -351,7 +374,8 @@ def _fig_claim(cid: str, n: int, title: str, statement: str, evaluate, tolerance
     fig_id = f"localupdate/figure-{n}"
     check, replay = _figure_claim(fig_id, evaluate, tolerance, notes + SUBSTITUTE_NOTE)
     c = claim(id=f"{fig_id}/{cid}", ref=f"Figure {n}", title=title, statement=statement, kind="simulation",
-              tier="full", expect=expect, requires=("torch",))(check)
+              tier="full", expect=expect, requires=("torch",), substitute=SUBSTITUTES[n],
+              control_exempt=TRAINING_CONTROL_EXEMPT if expect == "verified" else None)(check)
     c.replayer(replay)
     return c
 
@@ -377,10 +401,10 @@ ALPHA_FINDING = (
     "So the statement fails here through alpha = 1 and through tuning noise, not through a systematic effect of "
     "small alpha. ")
 
-figure_6_momentum = _momentum("localupdate/figure-6", 6, "refuted", MOMENTUM_FINDING)
-figure_6_alpha = _alpha("localupdate/figure-6", 6, "refuted", ALPHA_FINDING)
-figure_11_momentum = _momentum("localupdate/figure-11", 11, "refuted", MOMENTUM_FINDING)
-figure_11_alpha = _alpha("localupdate/figure-11", 11, "refuted", ALPHA_FINDING)
+figure_6_momentum = _momentum("localupdate/figure-6", 6, "not-reproduced", MOMENTUM_FINDING)
+figure_6_alpha = _alpha("localupdate/figure-6", 6, "not-reproduced", ALPHA_FINDING)
+figure_11_momentum = _momentum("localupdate/figure-11", 11, "not-reproduced", MOMENTUM_FINDING)
+figure_11_alpha = _alpha("localupdate/figure-11", 11, "not-reproduced", ALPHA_FINDING)
 
 figure_12_crossing = _fig_claim(
     "client-lr-changes-point-reached", 12,
@@ -456,4 +480,4 @@ figure_13_monotone = _fig_claim(
     "step lets them converge fast, and the MLP fits the 1437 training digits almost exactly (tail losses down to "
     "~0.03), so the gamma-dependent gap that smaller client learning rates close (the surrogate's bias of Section 4) "
     "does not show within the horizon. The 'similar behavior' of Figure 13 does not carry over to this stand-in. ",
-    "refuted")
+    "not-reproduced")

@@ -9,7 +9,7 @@ import numpy as np
 from fedtheory.algorithms.dane import run_acc_sdane, run_sdane
 from fedtheory.algorithms.local_solvers import FGM, GD, Exact, FastGradNorm, StabilizedTest
 from fedtheory.certify import pep
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.dissimilarity import delta_A
@@ -52,7 +52,9 @@ def _fixed_K_runs(rng, solver_for, rounds=20, trials=6, ratios=(3.0, 10.0, 30.0,
        statement=r"Under Theorem 1 with each $f_i$ $L$-smooth, a method for fast gradient-norm minimization (OGM-G, or Lan et al.) "
                  r"run from $v^r$ satisfies (6) after $O(\sqrt{L/\delta_A})$ evaluations of $\nabla f_i$ per round, independently "
                  r"of $r$ and $\varepsilon$. (Rebuilt; the method here: FGM for ⌈K/2⌉ steps then OGM-G for ⌊K/2⌋, "
-                 r"$\|\nabla F(x_K)\|\le c(K)\tilde L\|v^r-x^\star_{i,r}\|$ with $c(K)=2/((\lceil K/2\rceil+1)\tilde\theta_0(\lfloor K/2\rfloor))$.)")
+                 r"$\|\nabla F(x_K)\|\le c(K)\tilde L\|v^r-x^\star_{i,r}\|$ with $c(K)=2/((\lceil K/2\rceil+1)\tilde\theta_0(\lfloor K/2\rfloor))$.)",
+       controls=[Control("order-0.4", "the a-priori K grows at most like (L/δ_A)^0.4: false, c(K) ∝ 1/K² makes the smallest "
+                         "K with c(K)(L + λ) ≤ λ/3 grow like √(L/δ_A) (slope 1/2 up to integer rounding)", {"slope_max": 0.4})])
 def corollary_3_runs(ctx):
     rng = ctx.rng
     # (a) the a-priori K = FastGradNorm.steps_bound(L, λ) meets (6) at every round (no test: fixed K)
@@ -76,7 +78,7 @@ def corollary_3_runs(ctx):
         meas.append((orc.L / lam, float(np.mean(steps))))
     m = np.asarray(meas)
     slope_meas = float(np.polyfit(np.log(m[:, 0]), np.log(m[:, 1]), 1)[0])
-    ok = fails == 0 and slope_bound <= 0.5 + 0.05 and worst_over <= 1 and growth <= 1
+    ok = fails == 0 and slope_bound <= ctx.param("slope_max", 0.5 + 0.05) and worst_over <= 1 and growth <= 1
     return ctx.decide(ok, measured={"rounds_failing_6_with_fixed_K": fails, "slope_K_bound_vs_L_over_delta": slope_bound,
                                     "slope_measured_steps_vs_L_over_lambda": slope_meas,
                                     "worst_steps_over_2x_bound": worst_over, "late_over_early_steps": growth},
@@ -93,15 +95,24 @@ def corollary_3_runs(ctx):
 @claim(id="sdane/corollary-3/pep", ref="Corollary 3", kind="certificate",
        title="Corollary 3's local guarantee ‖∇F(x_K)‖ ≤ c(K)L̃‖x_0 − x*‖ for FGM+OGM-G, certified by PEP",
        statement=r"FGM ($\lceil K/2\rceil$ steps) then OGM-G ($\lfloor K/2\rfloor$ steps) on an $\tilde L$-smooth convex $F$: "
-                 r"$\|\nabla F(x_K)\|\le\frac{2\tilde L\|x_0-x^\star\|}{(\lceil K/2\rceil+1)\tilde\theta_0(\lfloor K/2\rfloor)}=O(\tilde L\|x_0-x^\star\|/K^2)$.")
+                 r"$\|\nabla F(x_K)\|\le\frac{2\tilde L\|x_0-x^\star\|}{(\lceil K/2\rceil+1)\tilde\theta_0(\lfloor K/2\rfloor)}=O(\tilde L\|x_0-x^\star\|/K^2)$.",
+       controls=[Control("closed-form-0.999", "the K = 1 worst case stated as 0.999·(L/2)²: false, K = 1 is one gradient "
+                         "step, whose worst ‖∇F(x_1)‖² = (L/2)² is attained by a Huber function (pep.huber_gd_gradient_norm)",
+                         {"closed_form_scale": 0.999})])
 def corollary_3_pep(ctx):
     Ks = (1, 2, 3, 4, 6) if not ctx.full else (1, 2, 3, 4, 6, 8, 10, 12)
     res = [pep.fast_gradient_norm(K) for K in Ks]
     worst = max(r.ratio for r in res)
-    ok = worst <= 1 + pep.SDP_RTOL
-    return ctx.decide(ok, measured={"worst_pep_over_bound_squared": worst, **{f"K{r.params['K']}": r.ratio for r in res}},
-                      tolerance={"relative": pep.SDP_RTOL},
-                      notes="PEPit over all convex 1-smooth F, ‖x_0 − x*‖ ≤ 1: the worst ‖∇F(x_K)‖² is below (c(K))², so the "
+    target = ctx.param("closed_form_scale", 1.0) * pep.huber_gd_gradient_norm(1)
+    closed = abs(res[0].value - target) / target
+    gap = pep.worst_gap(res)
+    ok = worst <= 1 + pep.SDP_RTOL and closed <= pep.TIGHT_RTOL and gap <= pep.TIGHT_RTOL
+    return ctx.decide(ok, measured={"worst_pep_over_bound_squared": worst, **{f"K{r.params['K']}": r.ratio for r in res},
+                                    "K1_relative_distance_to_huber": closed, "worst_gap_upper_vs_extracted_lower": gap},
+                      tolerance={"relative": pep.SDP_RTOL, "tightness": pep.TIGHT_RTOL},
+                      notes="Tightness: the K = 1 PEP equals the Huber instance's (L/2)² to 1e-4 and every worst case, "
+                            "extracted and checked against the smooth convex interpolation conditions, reaches the PEP "
+                            "value to 1e-4. PEPit over all convex 1-smooth F, ‖x_0 − x*‖ ≤ 1: the worst ‖∇F(x_K)‖² is below (c(K))², so the "
                             "step counts of sdane/corollary-3/runs rest on a certified constant (the bound is 2–4× loose). "
                             "The paper cites OGM-G / Lan et al. without the constant (lost); this confirms the rebuilt "
                             "O(L̃‖x_0 − x*‖/K²) form with an explicit constant.")
@@ -111,7 +122,10 @@ def corollary_3_pep(ctx):
        title="Lemma 20: GD with step 1/L has ‖∇f(x_k)‖ ≤ L‖x_0 − x*‖/(k+1), with non-increasing gradient norms",
        statement=r"Let $f$ be convex and $L$-smooth and $x_{k+1}=x_k-\frac1L\nabla f(x_k)$. Then $\|\nabla f(x_k)\|$ is non-increasing "
                  r"and $\|\nabla f(x_k)\|\le\frac{cL\|x_0-x^\star\|}{k+1}$ (C.5) (from Nesterov's Thm 2.2.5; rebuilt with the tight "
-                 r"$c=1$, which implies any larger constant).")
+                 r"$c=1$, which implies any larger constant).",
+       controls=[Control("closed-form-0.999", "the worst ‖∇f(x_N)‖² stated as 0.999·(L/(N+1))²: false, the Huber function "
+                         "with a = L/(N+1) attains (L/(N+1))² (pep.huber_gd_gradient_norm, a plain loop)",
+                         {"closed_form_scale": 0.999})])
 def lemma_20(ctx):
     from PEPit import PEP
     from PEPit.functions import SmoothConvexFunction
@@ -119,6 +133,9 @@ def lemma_20(ctx):
     Ns = (1, 2, 3, 5) if not ctx.full else (1, 2, 3, 5, 8, 12)
     res = [pep.gd_gradient_norm(N) for N in Ns]
     worst = max(r.ratio for r in res)
+    scale = ctx.param("closed_form_scale", 1.0)
+    closed = max(abs(r.value - scale * pep.huber_gd_gradient_norm(r.params["N"])) / r.bound for r in res)
+    gap = pep.worst_gap(res)
     pb = PEP()
     f = pb.declare_function(SmoothConvexFunction, L=1.0)
     x = pb.set_initial_point()
@@ -127,11 +144,13 @@ def lemma_20(ctx):
     x1 = x - g
     pb.set_performance_metric(f.gradient(x1) ** 2 - g ** 2)
     mono = float(pb.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0))
-    ok = worst <= 1 + pep.SDP_RTOL and mono <= 1e-6
+    ok = worst <= 1 + pep.SDP_RTOL and mono <= 1e-6 and closed <= pep.TIGHT_RTOL and gap <= pep.TIGHT_RTOL
     return ctx.decide(ok, measured={"worst_pep_over_bound": worst, "tight_ratios": [r.ratio for r in res],
-                                    "max_gradient_norm_increase": mono},
-                      tolerance={"relative": pep.SDP_RTOL, "monotonicity": "1e-6 absolute (‖∇f(x_k)‖ ≤ 1)"},
-                      notes="PEPit: the worst ‖∇f(x_N)‖ equals L‖x_0 − x*‖/(N+1) (ratio 1: tight), and one GD step never "
+                                    "max_gradient_norm_increase": mono, "worst_relative_distance_to_huber": closed,
+                                    "worst_gap_upper_vs_extracted_lower": gap},
+                      tolerance={"relative": pep.SDP_RTOL, "monotonicity": "1e-6 absolute (‖∇f(x_k)‖ ≤ 1)",
+                                 "tightness": pep.TIGHT_RTOL},
+                      notes="Tightness: each PEP equals the Huber instance's (L/(N+1))² to 1e-4 (upper = lower). PEPit: the worst ‖∇f(x_N)‖ equals L‖x_0 − x*‖/(N+1) (ratio 1: tight), and one GD step never "
                             "increases ‖∇f‖ (the proof's remaining text). The paper's constant was lost; c = 1 is the tightest "
                             "possible, so the rebuilt (C.5) holds for whatever constant the paper took from Nesterov.")
 
@@ -140,11 +159,17 @@ def lemma_20(ctx):
        title="Remark 19: K + 1 ≥ 3(L+λ)/λ GD steps, or 2√κ ln(3√(L̃(L̃+μ̃))/λ) FGM steps, meet (C.4) and hence (6)",
        statement=r"With GD from $v^r$ (step $1/(L+\lambda)$, last point), Lemma 20 gives $\|\nabla F(x_K)\|\le\frac{(L+\lambda)\|x_0-x^\star\|}{K+1}$, "
                  r"so $K\ge3(L+\lambda)/\lambda-1$ steps satisfy (C.4); with FGM (Bubeck, Thm 3.18) "
-                 r"$K=O(\sqrt{\kappa}\log\frac{L+\lambda}\lambda)$ suffice. (Rebuilt constants.)")
+                 r"$K=O(\sqrt{\kappa}\log\frac{L+\lambda}\lambda)$ suffice. (Rebuilt constants.)",
+       controls=[Control("no-local-steps", "K = 0 local steps (each client returns the centre v^r) meets (6): false, (6) at "
+                         "x = v^r asks ∇F_i(v^r) = 0, i.e. v^r already optimal for every client's subproblem",
+                         {"gd_steps": 0, "fgm_steps": 0})])
 def remark_19(ctx):
     rng = ctx.rng
-    f_gd, _, _ = _fixed_K_runs(rng, lambda L, lam, mu: GD(K=GD.steps_bound(L, lam)), trials=5 if not ctx.full else 25)
-    f_fgm, _, _ = _fixed_K_runs(rng, lambda L, lam, mu: FGM(K=FGM.steps_bound(L, lam, mu)), trials=5 if not ctx.full else 25)
+    kg, kf = ctx.param("gd_steps", None), ctx.param("fgm_steps", None)
+    f_gd, _, _ = _fixed_K_runs(rng, lambda L, lam, mu: GD(K=GD.steps_bound(L, lam) if kg is None else kg),
+                               trials=5 if not ctx.full else 25)
+    f_fgm, _, _ = _fixed_K_runs(rng, lambda L, lam, mu: FGM(K=FGM.steps_bound(L, lam, mu) if kf is None else kf),
+                                trials=5 if not ctx.full else 25)
     ok = f_gd == 0 and f_fgm == 0
     return ctx.decide(ok, measured={"rounds_failing_6_gd": f_gd, "rounds_failing_6_fgm": f_fgm},
                       notes="Fixed K from the explicit bounds (GD.steps_bound, FGM.steps_bound) at every round of S-DANE runs "
@@ -153,6 +178,9 @@ def remark_19(ctx):
 
 
 @claim(id="sdane/remark-4", ref="Remark 4", kind="simulation",
+       control_exempt="O(·) upper bounds on test-stopped step counts: the counts depend on the instance (easy ones stop "
+                      "early), so no smaller order is known false on these instances a priori; the explicit bounds' own "
+                      "control is in sdane/remark-19 and sdane/corollary-3/runs",
        title="Remark 4: GD needs O(L/δ_A) and FGM O(√(L/δ_A) log) local steps per round, a constant number",
        statement=r"For standard GD the number of oracle calls per round is $O(L/\delta_A)$; the fast gradient method needs "
                  r"$O(\sqrt{L/\delta_A}\log\frac L{\delta_A})$; the difference to Corollary 3 is a logarithmic factor, so each "
@@ -222,7 +250,7 @@ def _slope_claim(accelerated):
             h = runner(q, x0, 20000, lam=lam, mu=orc.mu, solver=Exact(), stop_gap=1e-4 * orc.gaps(x0[None])[0])
             rounds.append(_rounds_to(h, 1e-4))
         slope = float(np.polyfit(np.log(ratios), np.log(rounds), 1)[0])
-        theory = 0.5 if accelerated else 1.0
+        theory = ctx.param("exponent", 0.5 if accelerated else 1.0)
         ok = abs(slope - theory) <= 0.1
         return ctx.decide(ok, measured={"fitted_slope": slope, "theory": theory, "rounds": rounds,
                                         "delta_over_mu": ratios.tolist()},
@@ -239,10 +267,15 @@ table_1_sdane_slope = claim(
     id="sdane/table-1/sdane-rounds-slope", ref="Table 1", kind="simulation",
     title="Table 1, S-DANE: rounds to ε grow like δ_A/μ (fitted slope 1 on a hard family)",
     statement=r"S-DANE's strongly convex communication complexity is $O(\frac{\delta_A}\mu\log(1+\frac{\mu D^2}\varepsilon))$.",
+    controls=[Control("accelerated-order", "S-DANE's rounds grow like √(δ_A/μ): false on this family, whose shared e_1 "
+                      "error contracts by exactly λ/(λ + μ) per round with exact solves, i.e. Θ(λ/μ) rounds",
+                      {"exponent": 0.5})],
 )(_slope_claim(False))
 
 table_1_acc_slope = claim(
     id="sdane/table-1/acc-sdane-rounds-slope", ref="Table 1", kind="simulation",
     title="Table 1, Acc-S-DANE: rounds to ε grow like √(δ_A/μ) (fitted slope 1/2 on a hard family)",
     statement=r"Acc-S-DANE's strongly convex communication complexity is $O(\sqrt{\delta_A/\mu}\log(1+\frac{\mu D^2}\varepsilon))$.",
+    controls=[Control("unaccelerated-order", "Acc-S-DANE's rounds grow like δ_A/μ (exponent 1): false, Theorem 6 (proved in "
+                      "the rebuild, certified in sdane/theorem-6/pep) bounds them by O(√(δ_A/μ) log)", {"exponent": 1.0})],
 )(_slope_claim(True))

@@ -21,7 +21,7 @@ from fedtheory.algorithms.local_solvers import (FGM, GD, OGMG, Boundary, DaneTes
 from fedtheory.certify import pep
 from fedtheory.certify.params import Ball, Box, Product, quadratic_instance_param
 from fedtheory.certify.probe import probe
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.dissimilarity import delta_A, delta_s, uniform_hessians
@@ -31,6 +31,22 @@ from fedtheory.symbolic import complexity as cx
 H = load_module(Path(__file__).with_name("sdane.py"))
 EPS = H.EPS
 PEP_RTOL = pep.SDP_RTOL
+
+#: the defect issue 15 found passing every check: the two-client PEP without client 2's μ-convexity
+DROP_CONTROL = Control(
+    "pep-without-client-2-strong-convexity",
+    "the PEP with f_2 only convex (its μ-convexity dropped) taken for the theorem's class: it is the PEP of a larger "
+    "class (f_2 convex, not μ-convex, admitted), so its worst case (μ = 0.5) is an instance outside the class and "
+    "the certificate must not find it attained inside — the tightness comparison must fail",
+    {"drop": "client-2-strong-convexity"})
+
+
+def _pep_tightness(results) -> dict:
+    """The certificates' tightness measurements: worst relative gap between the PEP value and the value the
+    extracted worst case reaches on the real driver, and the worst class violation of that instance."""
+    return {"worst_gap_upper_vs_replayed_lower": pep.worst_gap(results),
+            "worst_class_violation": max(r.class_violation for r in results),
+            "lower": {f"R{r.params['R']}_mu{r.params['mu']}": r.lower for r in results}}
 
 
 def _logistic_federation(rng, trial):
@@ -51,6 +67,21 @@ def _solvers(rng):
             Boundary(weights=tuple(rng.normal(size=3)), seed=int(rng.integers(1 << 30)))]
 
 
+def _near_attaining_ratio(accelerated: bool) -> float:
+    """The theorem's ratio after one round on a known instance that comes close to its bound: two clients sharing
+    the eigenpair (1, e_1) and differing on e_2 by ±δ_A, x* = 0, x^0 = 5e_1, exact local solves. Along e_1 the
+    clients agree and one round contracts the error by λ/(λ + 1), so Theorem 1 (μ = 1, δ_A = 1/2, λ = 1) reaches
+    2λ/(λ + 1)² = 1/2 of its bound and Theorem 6's potential (μ = 0, δ_A = 100, λ = 200) λ/(λ + 1) = 200/201."""
+    q, x0 = H.near_attaining_federation(100.0 if accelerated else 0.5)
+    orc = client_oracles(q)
+    lam = 2 * delta_A(q)
+    if accelerated:
+        h = run_acc_sdane(q, x0, 1, lam=lam, mu=0.0, solver=Exact())
+        return float(H.acc_ratios(orc, h, x0, 0.0).max())
+    h = run_sdane(q, x0, 1, lam=lam, mu=orc.mu, solver=Exact())
+    return float(H.sdane_ratios(orc, h, x0, orc.mu, lam).max())
+
+
 # --------------------------------------------------------------------------------------------
 # Theorem 1
 # --------------------------------------------------------------------------------------------
@@ -63,6 +94,9 @@ THEOREM_1 = (r"Consider Algorithm 1 with $s=n$. Let each $f_i$ be $\mu$-convex, 
 
 
 @claim(id="sdane/theorem-1/runs", ref="Theorem 1", kind="simulation", statement=THEOREM_1,
+       controls=[Control("bound-0.45", "the bound scaled by 0.45: false, the two-client instance of _near_attaining_ratio "
+                         "(μ = 1, δ_A = 1/2, λ = 1, exact solves) reaches 1/2 of it after one round",
+                         {"bound_scale": 0.45})],
        title="Theorem 1 at every round of real S-DANE runs (quadratics with exact δ_A; logistic clients)")
 def theorem_1_runs(ctx):
     rng = ctx.rng
@@ -100,8 +134,12 @@ def theorem_1_runs(ctx):
             use = rhs > 1e-9   # Newton's x* is accurate to ~1e-13: gaps below 1e-12 are not resolved
             worst = max(worst, float(((lhs - 1e-12) / rhs)[use].max()))
             runs += 1
+    near = _near_attaining_ratio(False)
+    scale = ctx.param("bound_scale", 1.0)
+    worst = max(worst, near) / scale
     ok = worst <= 1 and test_fail == 0
-    return ctx.decide(ok, measured={"worst_ratio": worst, "runs": runs, "rounds_failing_test": test_fail},
+    return ctx.decide(ok, measured={"worst_ratio": worst, "runs": runs, "rounds_failing_test": test_fail,
+                                    "near_attaining_instance_ratio": near},
                       tolerance={"absolute_slack": "100·(R+1)·d·eps·(L+1)·(‖x0‖+‖x*‖+1)² subtracted from the left side; "
                                                   "rounds used while the bound exceeds 10⁶× that"},
                       counterexample=None if ok else worst_case,
@@ -111,7 +149,8 @@ def theorem_1_runs(ctx):
                             "Hessians, plus ℓ2-logistic clients (breast-cancer data split by Dirichlet(0.5) and IID, and "
                             "generated clients) with λ = L (valid: δ_A ≤ L/2 for convex L-smooth clients). "
                             "Confirms the rebuild at every round. Each local solver stops by the per-client test, which "
-                            "implies (6).")
+                            "implies (6). Also one known instance reaching 1/2 of the bound (_near_attaining_ratio), the basis of "
+                            "the control.")
 
 
 def _theorem1_violation(inst, R=15):
@@ -124,6 +163,10 @@ def _theorem1_violation(inst, R=15):
 
 
 @claim(id="sdane/theorem-1/probe", ref="Theorem 1", kind="probe", statement=THEOREM_1,
+       control_exempt=("the probe searches boundary local answers (fraction ∈ [0.5, 1] of the test), where no instance "
+                       "near the bound is known, so no tightened constant is known false on its search space; the "
+                       "near-attaining exact-solve instance and its control are in sdane/theorem-1/runs, the tightness of "
+                       "the worst case in sdane/theorem-1/pep"),
        title="Theorem 1 under an adversarial search over instances and worst admissible local answers")
 def theorem_1_probe(ctx):
     P = H.federation_param(3, 3)
@@ -140,10 +183,13 @@ def theorem_1_probe(ctx):
 
 
 @claim(id="sdane/theorem-1/pep", ref="Theorem 1", kind="certificate", statement=THEOREM_1,
-       title="Theorem 1 certified by PEP for two clients under δ-SOD (R rounds, any dimension)")
+       title="Theorem 1 certified by PEP for two clients under δ-SOD (R rounds, any dimension)",
+       controls=[DROP_CONTROL])
 def theorem_1_pep(ctx):
     cases = [(1, 0.0), (2, 0.0), (2, 0.5)] + ([(1, 0.5), (3, 0.0), (3, 0.5), (4, 0.0), (4, 0.5)] if ctx.full else [])
-    results = [pep.two_client_sdane(R, 2.0, mu, 1.0) for R, mu in cases]
+    drop = ctx.param("drop", None)
+    results = [pep.two_client_sdane(R, 2.0, mu, 1.0, drop=drop) for R, mu in cases]
+    tight = _pep_tightness(results)
     worst = max(r.ratio for r in results)
     extra = {}
     if ctx.full:
@@ -157,11 +203,19 @@ def theorem_1_pep(ctx):
         # the accuracy constant: the derivation's λ(λ − δ)/λ² = 1/2 at λ = 2δ is exactly tight; above it the bound fails
         extra["accuracy_constant_1/2_ratio_R2"] = observed(2, 2.0, 0.0, 1.0, c=0.5)
         extra["accuracy_constant_0.6_ratio_R2"] = observed(2, 2.0, 0.0, 1.0, c=0.6)
-    ok = worst <= 1 + PEP_RTOL
+    ok = worst <= 1 + PEP_RTOL and tight["worst_gap_upper_vs_replayed_lower"] <= pep.TIGHT_RTOL
     return ctx.decide(ok, measured={"worst_pep_over_bound": worst, **{f"R{r.params['R']}_mu{r.params['mu']}": r.ratio for r in results},
-                                    **extra},
-                      tolerance={"relative": PEP_RTOL, "why": "SDP solved by Clarabel to ~1e-8; 1e-5 allowed"},
-                      notes="Two μ-convex clients f_1, f_2 = f_1 − 2g with g δ-smooth (exactly δ_A-SOD for n = 2), δ = 1, "
+                                    **tight, **extra},
+                      tolerance={"relative": PEP_RTOL, "why": "SDP solved by Clarabel to ~1e-8; 1e-5 allowed",
+                                 "tightness": pep.TIGHT_RTOL, "class": pep.CLASS_ATOL, "test_6": pep.TEST_ATOL},
+                      notes="Tightness: each worst case is extracted (the SDP's primal solution as points, gradients and "
+                            "values), replayed on the real S-DANE driver (run_sdane; the clients answer from the table, "
+                            "the local solver returns the extracted points, (6) is re-checked), and its data pass the "
+                            "interpolation conditions of f_1, f_2 (μ-convex) and g (δ-smooth), checked independently "
+                            "of PEPit; the value it reaches on the driver is within 1e-4 (measured ≤ 3e-8) of the PEP's: "
+                            "the certificate is the exact worst case of its class, so a dropped class constraint is "
+                            "seen (its control). The class is the PEP's: each function's data interpolable on its own; "
+                            "a joint extension with f_1 − f_2 = 2g everywhere is not constructed. Two μ-convex clients f_1, f_2 = f_1 − 2g with g δ-smooth (exactly δ_A-SOD for n = 2), δ = 1, "
                             "λ = 2δ, free local points under (6); PEP value of f(x̄^R) − f* + μ/2‖v^R − x*‖² over ‖x^0 − x*‖ ≤ 1 "
                             "against μ/(2[(1+μ/λ)^R−1]). The interpolation conditions written are necessary ones, so the PEP "
                             "value bounds the true worst case from above: the theorem is certified for n = 2 and these R. "
@@ -180,6 +234,8 @@ def theorem_1_pep(ctx):
 
 @claim(id="sdane/section-2.1/stabilized-ppm", ref="Section 2.1 (with Theorem 1 for n = 1)", kind="certificate",
        title="The stabilized PPM under the relaxed condition ‖∇F_k(x_{k+1})‖ ≤ λ‖x_{k+1} − v_k‖ keeps the PPM rate (tight)",
+       controls=[Control("closed-form-0.999", "the worst case at μ = 0 stated as 0.999·λD²/(2K): false, the instance "
+                         "f = (λ/K)|x| attains λD²/(2K) (pep.abs_stabilized_ppm, a plain loop)", {"closed_form_scale": 0.999})],
        statement=r"The stabilized proximal-point method (3) with the relative accuracy condition "
                  r"$\|\nabla F_k(x_{k+1})\|\le\lambda\|x_{k+1}-v_k\|$ has the iteration complexity of the exact method (2): "
                  r"$f(\bar x_K)-f^\star+\frac\mu2\|v_K-x^\star\|^2\le\frac{\mu D^2}{2[(1+\mu/\lambda)^K-1]}\le\frac{\lambda D^2}{2K}$ "
@@ -189,10 +245,19 @@ def stabilized_ppm_claim(ctx):
     res = [pep.stabilized_ppm(K, 1.0, mu) for K in Ks for mu in (0.0, 0.3)]
     worst = max(r.ratio for r in res)
     tight = [r.ratio for r in res if r.params["mu"] == 0.0]
-    ok = worst <= 1 + PEP_RTOL
-    return ctx.decide(ok, measured={"worst_pep_over_bound": worst, "mu0_ratios": tight},
-                      tolerance={"relative": PEP_RTOL},
-                      notes="PEPit over all (μ-)convex f, ‖x_0 − x*‖ ≤ 1, λ = 1, relative accuracy c = 1 (‖∇F‖² ≤ λ²‖x − v‖²): "
+    scale = ctx.param("closed_form_scale", 1.0)
+    # the PEP's value against the attaining instance's, both ways: a loosened PEP overshoots, a wrong one undershoots
+    closed = [abs(r.value - scale * pep.abs_stabilized_ppm(r.params["K"], 1.0)) / r.bound for r in res if r.params["mu"] == 0.0]
+    gap = pep.worst_gap(res)
+    ok = worst <= 1 + PEP_RTOL and max(closed) <= pep.TIGHT_RTOL and gap <= pep.TIGHT_RTOL
+    return ctx.decide(ok, measured={"worst_pep_over_bound": worst, "mu0_ratios": tight,
+                                    "worst_relative_distance_to_attaining_instance": max(closed),
+                                    "worst_gap_upper_vs_extracted_lower": gap},
+                      tolerance={"relative": PEP_RTOL, "tightness": pep.TIGHT_RTOL},
+                      notes="Tightness: at μ = 0 the PEP value equals, to 1e-4, the value λD²/(2K) that the stabilized PPM "
+                            "reaches on f = (λ/K)|x| (x_0 = 1, each local point at the boundary of the condition), and every "
+                            "PEP's worst case, extracted and checked against the μ-convex interpolation conditions, reaches "
+                            "the PEP value to 1e-4. PEPit over all (μ-)convex f, ‖x_0 − x*‖ ≤ 1, λ = 1, relative accuracy c = 1 (‖∇F‖² ≤ λ²‖x − v‖²): "
                             "the worst case equals λD²/(2K) exactly at μ = 0 (ratio 1 to solver accuracy: the bound is tight) "
                             "and is below the bound for μ = 0.3. Confirms the rebuilt condition (constant 1 for n = 1, the "
                             "[N] note of rebuild §2).")
@@ -202,13 +267,16 @@ def stabilized_ppm_claim(ctx):
        title="One gradient step x = v − ∇f(v)/L satisfies the relaxed condition with λ = L (indeed with any λ ≥ L/2)",
        statement=r"When $f$ is $L$-smooth and $\lambda=L$, the relaxed accuracy condition $\|\nabla F(x)\|\le\lambda\|x-v\|$, "
                  r"$F=f+\frac\lambda2\|\cdot-v\|^2$, is satisfied after one gradient step $x=v-\frac1L\nabla f(v)$ "
-                 r"(Nesterov 2013, Lemma 5).")
+                 r"(Nesterov 2013, Lemma 5).",
+       controls=[Control("lambda-0.2L", "the condition claimed also for λ = 0.2L: false, f = (L/4)‖x‖² gives "
+                         "‖∇F(x)‖ = 0.15L‖v‖ > λ‖x − v‖ = 0.1L‖v‖ after the step", {"claimed_lambdas": [1.0, 0.5, 0.2]})])
 def one_gradient_step(ctx):
     from PEPit import PEP
     from PEPit.functions import SmoothConvexFunction
 
     ratios = {}
-    for lam in (1.0, 0.5, 0.45):
+    claimed = [float(v) for v in ctx.param("claimed_lambdas", [1.0, 0.5])]
+    for lam in sorted(set(claimed) | {0.45}, reverse=True):
         pb = PEP()
         f = pb.declare_function(SmoothConvexFunction, L=1.0)
         v = pb.set_initial_point()
@@ -217,7 +285,7 @@ def one_gradient_step(ctx):
         x = v - g0
         pb.set_performance_metric((f.gradient(x) + lam * (x - v)) ** 2 - lam ** 2 * (x - v) ** 2)
         ratios[lam] = float(pb.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0))
-    ok = ratios[1.0] <= 1e-6 and ratios[0.5] <= 1e-6
+    ok = all(ratios[lam] <= 1e-6 for lam in claimed)
     return ctx.decide(ok, measured={f"max_violation_lambda_{k}L": v for k, v in ratios.items()},
                       tolerance={"pep": "1e-6 absolute, ‖∇f(v)‖ ≤ 1, L = 1"},
                       notes="PEP over all convex 1-smooth f: max of ‖∇F(x)‖² − λ²‖x − v‖² after x = v − ∇f(v)/L is ≤ 0 for "
@@ -233,7 +301,10 @@ def one_gradient_step(ctx):
        title="S-DANE reaches ε after (1 + λ/μ) ln(1 + μD²/(2ε)) rounds; δ_AD²/ε as μ → 0",
        statement=r"Under Theorem 1, $f(\bar x^R)-f^\star\le\varepsilon$ for $R\ge(1+\frac\lambda\mu)\ln(1+\frac{\mu D^2}{2\varepsilon})$ "
                  r"(using $\ln(1+x)\ge\frac x{1+x}$); with $\lambda=2\delta_A$ this is $O(\frac{\delta_A+\mu}{\mu}\log(1+\frac{\mu D^2}\varepsilon))$ "
-                 r"and tends to $\frac{\delta_AD^2}{\varepsilon}$ as $\mu\to0$. (Rebuilt.)")
+                 r"and tends to $\frac{\delta_AD^2}{\varepsilon}$ as $\mu\to0$. (Rebuilt.)",
+       controls=[Control("half-the-rounds", "half of (1 + λ/μ)ln(1 + μD²/(2ε)) rounds suffice: false for μ < λ, where the "
+                         "exact requirement ln(1 + μD²/(2ε))/ln(1 + μ/λ) exceeds it (1/ln(1 + x) > (1 + 1/x)/2 for 0 < x ≤ 1)",
+                         {"rounds_factor": 0.5})])
 def corollary_18(ctx):
     t = sp.Symbol("t", positive=True)
     # ln(1+t) − t/(1+t) vanishes at 0 and has derivative t/(1+t)² ≥ 0
@@ -251,7 +322,7 @@ def corollary_18(ctx):
             mu = lam * mpmath.mpf(10 ** rng.uniform(-8, 3))
             D2 = mpmath.mpf(10 ** rng.uniform(-2, 4))
             eps = D2 * lam * mpmath.mpf(10 ** rng.uniform(-12, 0))
-            R = int(mpmath.ceil((1 + lam / mu) * mpmath.log(1 + mu * D2 / (2 * eps))))
+            R = int(mpmath.ceil(ctx.param("rounds_factor", 1.0) * (1 + lam / mu) * mpmath.log(1 + mu * D2 / (2 * eps))))
             bound = mu * D2 / (2 * ((1 + mu / lam) ** R - 1))
             worst = max(worst, bound / eps)
     # on real runs: rounds to reach ε are at most ⌈R18⌉
@@ -295,7 +366,7 @@ def _subset_delta(A, S):
     return math.sqrt(max(float(np.linalg.eigvalsh(0.5 * (M + M.T))[-1]), 0.0))
 
 
-def lemma_16_gap(orc, A, S, v, X, lam):
+def lemma_16_gap(orc, A, S, v, X, lam, delta_scale=1.0):
     """(LHS − RHS, scale) of Lemma 16 for clients S at points X (s, d), with δ = the subset's own SOD constant."""
     s = len(S)
     V = np.broadcast_to(v, (s, orc.d)).copy()
@@ -309,14 +380,19 @@ def lemma_16_gap(orc, A, S, v, X, lam):
     lhs = float(lhs_terms.mean()) - float(gbar @ gbar) / (2 * lam)
     gradF = G - (Gv - Gv.mean(0)) + lam * (X - V)
     U = float(np.mean(np.sum((X - V) ** 2, axis=1)))
-    delta = _subset_delta(A, S)
+    delta = _subset_delta(A, S) * delta_scale
     rhs = fS_xbar + (lam - delta) / 2 * U - float(np.mean(np.sum(gradF ** 2, axis=1))) / (2 * lam)
     scale = abs(float(lhs_terms.mean())) + float(gbar @ gbar) / (2 * lam) + abs(fS_xbar) + (lam + delta) / 2 * U \
         + float(np.mean(np.sum(gradF ** 2, axis=1))) / (2 * lam)
     return lhs - rhs, scale
 
 
-@claim(id="sdane/lemma-16", ref="Lemma 16", kind="probe", statement=LEMMA_16,
+SOD_DROPPED = Control("sod-term-dropped", "the lemma with δ_s replaced by 0 (the SOD term dropped): false for "
+                      "heterogeneous clients, the Cauchy–Schwarz steps of the SOD term are attained (x̄ − v along the top "
+                      "eigenvector of (1/s)Σ(A_i − A_S)², the x_i − x̄ along the gradient differences)", {"delta_scale": 0.0})
+
+
+@claim(id="sdane/lemma-16", ref="Lemma 16", kind="probe", statement=LEMMA_16, controls=[SOD_DROPPED],
        title="Lemma 16 for arbitrary local points, every subset, quadratic clients with the subset's exact δ")
 def lemma_16(ctx):
     rng = ctx.rng
@@ -330,7 +406,7 @@ def lemma_16(ctx):
         v = rng.normal(size=q.d) * 3
         X = v + rng.normal(size=(s, q.d)) * float(10 ** rng.uniform(-2, 1))
         lam = float(10 ** rng.uniform(-1, 1)) * max(_subset_delta(A, S), 1e-3)
-        gap, scale = lemma_16_gap(orc, A, S, v, X, lam)
+        gap, scale = lemma_16_gap(orc, A, S, v, X, lam, ctx.param("delta_scale", 1.0))
         worst = max(worst, -gap / scale)
 
     def violation(inst):
@@ -340,7 +416,7 @@ def lemma_16(ctx):
         S = np.arange(problem.n)
         Z = np.asarray(inst["pts"]).reshape(problem.n, problem.d)
         lam = float(inst["lamf"]) * max(_subset_delta(A, S), 1e-6)
-        gap, scale = lemma_16_gap(orc, A, S, x0, x0 + Z, lam)
+        gap, scale = lemma_16_gap(orc, A, S, x0, x0 + Z, lam, ctx.param("delta_scale", 1.0))
         return -gap / scale
 
     P = Product(inst=quadratic_instance_param(n=3, d=3, mu=1.0, L=(2.0, 300.0), K=1), x0=Ball(3, 5.0),
@@ -362,7 +438,7 @@ def lemma_16(ctx):
                             "here: the SOD term is Σ⟨∇h_i(x̄) − ∇h_i(v), x_i − x̄⟩ ≤ δ‖x̄ − v‖·√V ≤ δ/2·U by Lemma 11).")
 
 
-@claim(id="sdane/lemma-16/pep", ref="Lemma 16", kind="certificate", statement=LEMMA_16,
+@claim(id="sdane/lemma-16/pep", ref="Lemma 16", kind="certificate", statement=LEMMA_16, controls=[SOD_DROPPED],
        title="Lemma 16 certified by PEP for two convex clients under δ-SOD")
 def lemma_16_pep(ctx):
     from PEPit import PEP
@@ -394,7 +470,7 @@ def lemma_16_pep(ctx):
         lhs = 0.5 * (fi[0] + gi[0] * (v - xs[0]) + fi[1] + gi[1] * (v - xs[1])) - (1 / (2 * lam)) * (0.5 * (gi[0] + gi[1])) ** 2
         E = 0.5 * ((gi[0] - gv[0] + gS + lam * (xs[0] - v)) ** 2 + (gi[1] - gv[1] + gS + lam * (xs[1] - v)) ** 2)
         fbar = 0.5 * (f1(xbar) + f2(xbar))
-        rhs = fbar + ((lam - 1.0) / 2) * U - (1 / (2 * lam)) * E
+        rhs = fbar + ((lam - 1.0 * ctx.param("delta_scale", 1.0)) / 2) * U - (1 / (2 * lam)) * E
         pb.set_performance_metric(rhs - lhs)
         worst = max(worst, float(pb.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0)))
     ok = worst <= 1e-6
@@ -409,7 +485,7 @@ LEMMA_17 = (r"Consider Algorithm 1 with $f_i$ $\mu$-convex and $\delta_s$-SOD. F
             r"\frac1s\sum_{i\in S_r}\|x_{i,r+1}-v^r\|^2+\frac1{2\lambda}\frac1s\sum_{i\in S_r}\|\nabla F_{i,r}(x_{i,r+1})\|^2$ (C.1). (Rebuilt.)")
 
 
-def lemma_17_gap(orc, A, S, v, X, lam, mu, x):
+def lemma_17_gap(orc, A, S, v, X, lam, mu, x, delta_scale=1.0):
     """(RHS − LHS, scale) of (C.1) for one S-DANE step from v with client points X (any), δ = δ(S)."""
     s = len(S)
     V = np.broadcast_to(v, (s, orc.d)).copy()
@@ -421,7 +497,7 @@ def lemma_17_gap(orc, A, S, v, X, lam, mu, x):
     gradF = G - (Gv - Gv.mean(0)) + lam * (X - V)
     U = float(np.mean(np.sum((X - V) ** 2, axis=1)))
     E = float(np.mean(np.sum(gradF ** 2, axis=1)))
-    delta = _subset_delta(A, S)
+    delta = _subset_delta(A, S) * delta_scale
     lhs = fS(xn) - fS(x) + (lam + mu) / 2 * float(np.sum((vn - x) ** 2))
     rhs = lam / 2 * float(np.sum((v - x) ** 2)) - (lam - delta) / 2 * U + E / (2 * lam)
     scale = abs(fS(xn)) + abs(fS(x)) + (lam + mu) / 2 * float(np.sum((vn - x) ** 2)) + lam / 2 * float(np.sum((v - x) ** 2)) \
@@ -430,6 +506,9 @@ def lemma_17_gap(orc, A, S, v, X, lam, mu, x):
 
 
 @claim(id="sdane/lemma-17", ref="Lemma 17", kind="probe", statement=LEMMA_17,
+       control_exempt="(C.1) is Lemma 16 (whose SOD-term control fires) plus μ-convexity steps that add slack; with the "
+                      "SOD term dropped the search finds no violation (tried), and no instance attaining (C.1) is known, "
+                      "so no tightened variant is known false a priori",
        title="Lemma 17 (C.1) at every round of real runs (full and partial participation) and for adversarial local points")
 def lemma_17(ctx):
     rng = ctx.rng
@@ -447,7 +526,7 @@ def lemma_17(ctx):
             for r in range(h.rounds):
                 S = h.clients[r]
                 for x in (orc.x_star(), rng.normal(size=q.d) * 3):
-                    gap, scale = lemma_17_gap(orc, A, S, h.v[r], h.client_x[r], lam, orc.mu, x)
+                    gap, scale = lemma_17_gap(orc, A, S, h.v[r], h.client_x[r], lam, orc.mu, x, ctx.param("delta_scale", 1.0))
                     worst = max(worst, -gap / scale)
                 rounds += 1
 
@@ -458,7 +537,7 @@ def lemma_17(ctx):
         S = np.arange(problem.n)
         Z = np.asarray(inst["pts"]).reshape(problem.n, problem.d)
         lam = float(inst["lamf"]) * max(_subset_delta(A, S), 1e-6)
-        gap, scale = lemma_17_gap(orc, A, S, x0, x0 + Z, lam, orc.mu, np.asarray(inst["x"]))
+        gap, scale = lemma_17_gap(orc, A, S, x0, x0 + Z, lam, orc.mu, np.asarray(inst["x"]), ctx.param("delta_scale", 1.0))
         return -gap / scale
 
     P = Product(inst=quadratic_instance_param(n=3, d=3, mu=1.0, L=(2.0, 300.0), K=1), x0=Ball(3, 5.0),
@@ -510,6 +589,9 @@ def _explicit_ratios(orc, h, x0, mu, lam):
 
 
 @claim(id="sdane/theorem-6/runs", ref="Theorem 6", kind="simulation", statement=THEOREM_6,
+       controls=[Control("potential-0.98", "the potential bound D²/2 scaled by 0.98: false, the two-client instance of "
+                         "_near_attaining_ratio (μ = 0, δ_A = 100, λ = 200, exact solves) reaches 200/201 of it after one "
+                         "round", {"bound_scale": 0.98})],
        title="Theorem 6 at every round of real Acc-S-DANE runs, both regimes μ ≤ 4λ and μ > 4λ")
 def theorem_6_runs(ctx):
     rng = ctx.rng
@@ -543,18 +625,25 @@ def theorem_6_runs(ctx):
             worst = max(worst, float(((lhs - 1e-12 * (h.A[1:] + h.B[1:])) / (D2 / 2)).max()))
             test_fail += h.test_failures
             runs += 1
+    near = _near_attaining_ratio(True)
+    worst = max(worst, near) / ctx.param("bound_scale", 1.0)
     ok = worst <= 1 and worst_exp <= 1 and chain <= 1 + 1e-12 and test_fail == 0
-    return ctx.decide(ok, measured={"worst_potential_ratio": worst, "worst_explicit_bound_ratio": worst_exp,
+    return ctx.decide(ok, measured={"worst_potential_ratio": worst, "near_attaining_instance_ratio": near, "worst_explicit_bound_ratio": worst_exp,
                                     "max_b1_over_b2": chain, "runs": runs, "rounds_failing_test": test_fail},
                       tolerance={"absolute_slack": "as Theorem 1 (float64 error of iterates), times A_R + B_R"},
                       notes="Checks the rebuilt Theorem 6: the potential A_R(f(x^R) − f*) + B_R/2‖v^R − x*‖² ≤ D²/2 at every "
                             "round, the explicit bound 2μD²/[(1+q)^R − (1−q)^R]² ≤ 2λD²/R² (q ≤ 1) and 2λD²(1+q)^{−2(R−1)} "
                             "(q > 1: nearly homogeneous federations with μ > 8δ_A), over 7 local solvers, μ ∈ {μ, 0}, "
-                            "plus ℓ2-logistic clients (breast cancer, Dirichlet/IID; generated) with λ = L ≥ 2δ_A. Confirms the "
-                            "rebuild.")
+                            "plus ℓ2-logistic clients (breast cancer, Dirichlet/IID; generated) with λ = L ≥ 2δ_A, and one known "
+                            "instance reaching 200/201 of the potential bound (_near_attaining_ratio: the bound is tight "
+                            "as δ_A/μ grows; the control's basis). Confirms the rebuild.")
 
 
 @claim(id="sdane/theorem-6/probe", ref="Theorem 6", kind="probe", statement=THEOREM_6,
+       control_exempt=("the probe searches boundary local answers (fraction ∈ [0.5, 1] of the test), where no instance "
+                       "near the bound is known, so no tightened constant is known false on its search space; the "
+                       "near-attaining exact-solve instance and its control are in sdane/theorem-6/runs, the tightness of "
+                       "the worst case in sdane/theorem-6/pep"),
        title="Theorem 6 under an adversarial search over instances and worst admissible local answers")
 def theorem_6_probe(ctx):
     def violation(inst):
@@ -575,15 +664,18 @@ def theorem_6_probe(ctx):
 
 
 @claim(id="sdane/theorem-6/pep", ref="Theorem 6", kind="certificate", statement=THEOREM_6,
-       title="Theorem 6 certified by PEP for two clients under δ-SOD")
+       title="Theorem 6 certified by PEP for two clients under δ-SOD", controls=[DROP_CONTROL])
 def theorem_6_pep(ctx):
     cases = [(1, 0.0), (2, 0.0), (2, 0.5)] + ([(3, 0.0), (3, 0.5)] if ctx.full else [])
-    results = [pep.two_client_sdane(R, 2.0, mu, 1.0, accelerated=True) for R, mu in cases]
+    drop = ctx.param("drop", None)
+    results = [pep.two_client_sdane(R, 2.0, mu, 1.0, accelerated=True, drop=drop) for R, mu in cases]
     worst = max(r.ratio for r in results)
-    ok = worst <= 1 + PEP_RTOL
-    return ctx.decide(ok, measured={"worst_pep_over_bound": worst, **{f"R{r.params['R']}_mu{r.params['mu']}": r.ratio for r in results}},
-                      tolerance={"relative": PEP_RTOL},
-                      notes="As sdane/theorem-1/pep for Algorithm 2: PEP value of f(x^R) − f* + μ/2‖v^R − x*‖² against "
+    tight = _pep_tightness(results)
+    ok = worst <= 1 + PEP_RTOL and tight["worst_gap_upper_vs_replayed_lower"] <= pep.TIGHT_RTOL
+    return ctx.decide(ok, measured={"worst_pep_over_bound": worst, **{f"R{r.params['R']}_mu{r.params['mu']}": r.ratio for r in results},
+                                    **tight},
+                      tolerance={"relative": PEP_RTOL, "tightness": pep.TIGHT_RTOL, "class": pep.CLASS_ATOL, "test_6": pep.TEST_ATOL},
+                      notes="Tightness as sdane/theorem-1/pep, replayed on run_acc_sdane. As sdane/theorem-1/pep for Algorithm 2: PEP value of f(x^R) − f* + μ/2‖v^R − x*‖² against "
                             "D²/(2A_R) with Algorithm 2's exact A_R (δ = 1, λ = 2). Certifies the rebuilt Theorem 6 for n = 2.")
 
 
@@ -616,6 +708,8 @@ def lemma_24_gap(orc, A_mat, S, x, v, A, B, X, lam, mu, z):
 
 
 @claim(id="sdane/lemma-24", ref="Lemma 24", kind="probe", statement=LEMMA_24,
+       control_exempt="a one-step potential inequality whose leftover is ≤ 0 under the test; no instance attaining it is "
+                      "known for Acc-S-DANE's coupled centre y^r, so no tightened constant is known false a priori",
        title="Lemma 24 (D.1) at every round of real Acc-S-DANE runs and for adversarial points")
 def lemma_24(ctx):
     rng = ctx.rng
@@ -669,7 +763,10 @@ def lemma_24(ctx):
 @claim(id="sdane/corollary-25", ref="Corollary 25", kind="symbolic",
        title="Acc-S-DANE reaches ε after (1 + 2√(λ/μ)) ln(1 + √(2μD²/ε)) rounds (μ ≤ 4λ); 4√(δ_AD²/ε) as μ → 0",
        statement=r"Under Theorem 6 with $\mu\le4\lambda$: $R\ge(1+2\sqrt{\lambda/\mu})\ln(1+\sqrt{2\mu D^2/\varepsilon})$ rounds suffice; "
-                 r"if $\mu>4\lambda$, $2\lambda D^2(1+q)^{-2(R-1)}\le\varepsilon$ suffices. The limit $\mu\to0$ is $4\sqrt{\delta_AD^2/\varepsilon}$. (Rebuilt.)")
+                 r"if $\mu>4\lambda$, $2\lambda D^2(1+q)^{-2(R-1)}\le\varepsilon$ suffices. The limit $\mu\to0$ is $4\sqrt{\delta_AD^2/\varepsilon}$. (Rebuilt.)",
+       controls=[Control("half-the-rounds", "half of (1 + 2√(λ/μ))ln(1 + √(2μD²/ε)) rounds suffice: false for small "
+                         "q = √(μ/(4λ)) and ε, where (1+q)^R − (1−q)^R ≈ 2 sinh(qR) needs R ≈ ln(√(2μD²/ε))/q, about twice "
+                         "that", {"rounds_factor": 0.5})])
 def corollary_25(ctx):
     import mpmath
 
@@ -683,7 +780,8 @@ def corollary_25(ctx):
             D2 = mpmath.mpf(10 ** rng.uniform(-2, 4))
             eps = D2 * lam * mpmath.mpf(10 ** rng.uniform(-12, 0))
             q = mpmath.sqrt(mu / (4 * lam))
-            R = int(mpmath.ceil((1 + 2 * mpmath.sqrt(lam / mu)) * mpmath.log(1 + mpmath.sqrt(2 * mu * D2 / eps))))
+            R = int(mpmath.ceil(ctx.param("rounds_factor", 1.0) * (1 + 2 * mpmath.sqrt(lam / mu))
+                                * mpmath.log(1 + mpmath.sqrt(2 * mu * D2 / eps))))
             bound = 2 * mu * D2 / ((1 + q) ** R - (1 - q) ** R) ** 2
             worst = max(worst, bound / eps)
         for _ in range(500):  # μ > 4λ
@@ -705,11 +803,17 @@ def corollary_25(ctx):
        title="Stabilized Catalyst: Algorithm 2 with n = 1, λ = L and one gradient step attains the accelerated rate 2LD²/R²",
        statement=r"With $n=1$, $\lambda=L$ and $f$ $L$-smooth convex, one gradient step $x_{r+1}=y_r-\frac1L\nabla f(y_r)$ satisfies "
                  r"$\|\nabla F_r(x_{r+1})\|\le\lambda\|x_{r+1}-y_r\|$, and Algorithm 2 gives "
-                 r"$f(x^R)-f^\star\le\frac{D^2}{2A_R}\le\frac{2LD^2}{R^2}$ (Catalyst's rate without its log overhead).")
+                 r"$f(x^R)-f^\star\le\frac{D^2}{2A_R}\le\frac{2LD^2}{R^2}$ (Catalyst's rate without its log overhead).",
+       controls=[Control("closed-form-0.999", "the R = 1, μ = 0 worst case stated as 0.999·LD²/6: false, the round is one "
+                         "gradient step from x_0 whose tight worst case LD²/(4N+2) = LD²/6 is attained by a Huber function "
+                         "(Drori & Teboulle 2014)", {"closed_form_scale": 0.999})])
 def stabilized_catalyst(ctx):
     Rs = (1, 2, 3) if not ctx.full else (1, 2, 3, 4, 6)
     res = [pep.stabilized_catalyst(R, 1.0, mu) for R in Rs for mu in (0.0, 0.1)]
     worst = max(r.ratio for r in res)
+    r1 = next(r for r in res if r.params["R"] == 1 and r.params["mu"] == 0.0)
+    closed = abs(r1.value - ctx.param("closed_form_scale", 1.0) / 6) * 6
+    gap = pep.worst_gap(res)
     rng = ctx.rng
     worst_run = -np.inf
     for _ in range(4):
@@ -728,10 +832,13 @@ def stabilized_catalyst(ctx):
         bound = 2 * orc.L * D2 / R ** 2
         use = bound > 1e-9
         worst_run = max(worst_run, float(((orc.gaps(h.x[1:]) - 1e-12) / bound)[use].max()))
-    ok = worst <= 1 + PEP_RTOL and worst_run <= 1
-    return ctx.decide(ok, measured={"worst_pep_over_D2_over_2A_R": worst, "worst_run_over_2LD2_R2": worst_run},
-                      tolerance={"pep": PEP_RTOL},
-                      notes="PEPit over all convex (and 0.1-strongly convex) 1-smooth f: Algorithm 2 with n = 1, λ = L and a "
+    ok = worst <= 1 + PEP_RTOL and worst_run <= 1 and closed <= pep.TIGHT_RTOL and gap <= pep.TIGHT_RTOL
+    return ctx.decide(ok, measured={"worst_pep_over_D2_over_2A_R": worst, "worst_run_over_2LD2_R2": worst_run,
+                                    "R1_relative_distance_to_L_over_6": closed, "worst_gap_upper_vs_extracted_lower": gap},
+                      tolerance={"pep": PEP_RTOL, "tightness": pep.TIGHT_RTOL},
+                      notes="Tightness: at R = 1, μ = 0 the PEP equals one gradient step's known tight worst case LD²/6 to "
+                            "1e-4, and every worst case, extracted and checked against the F_{μ,L} interpolation conditions, "
+                            "reaches the PEP value to 1e-4 (the bound itself is not tight: ratios < 1). PEPit over all convex (and 0.1-strongly convex) 1-smooth f: Algorithm 2 with n = 1, λ = L and a "
                             "single gradient step as local solver stays below D²/(2A_R) (A_R ≥ R²/(4L)); logistic runs satisfy "
                             "the condition with constant 1 at every round and f(x^R) − f* ≤ 2LD²/R². Note n = 1 means δ = 0, "
                             "so the condition's constant is λ² (not λ²/4), the leftover of Lemma 24 being λ(λ − δ). Confirms "
@@ -745,21 +852,29 @@ def stabilized_catalyst(ctx):
 @claim(id="sdane/remark-2/classical-ppm", ref="Remark 2", kind="certificate",
        title="Remark 2: under S-DANE's fixed relative accuracy, the classical prox-centre loses the λD²/(2K) guarantee; "
              "DANE's 1/(r+1)² tightening restores it",
+       controls=[Control("stabilized-centre", "the 'fixed test loses the guarantee' half for the stabilized centre v_k "
+                         "(same test, same averaged iterate): false, Theorem 1 with n = 1 (proved in the rebuild, c = 1/4 ≤ 1) "
+                         "gives f(x̄_K) − f* ≤ λD²/(2K)", {"centre": "stabilized"})],
        statement=r"To achieve Theorem 1's guarantee, DANE (prox-centre $x^r$) requires the accuracy condition with an extra "
                  r"$(r+1)^2$ in the denominator, "
                  r"$\sum_i\|\nabla F_{i,r}(x_{i,r+1})\|^2\le\frac{c\lambda^2}{(r+1)^2}\sum_i\|x_{i,r+1}-x^r\|^2$, "
                  r"while S-DANE's (6) has none. (Rebuilt; shown here for $n=1$, where DANE is the proximal-point method (2).)")
 def remark_2_classical(ctx):
     Kav = (4, 8) if not ctx.full else (4, 8, 16)
-    fixed_avg = [pep.classical_ppm(K, 1.0, c=0.25, average=True) for K in Kav]
+    if ctx.param("centre", "classical") == "stabilized":
+        fixed_avg = [pep.stabilized_ppm(K, 1.0, 0.0, c=0.25) for K in Kav]
+    else:
+        fixed_avg = [pep.classical_ppm(K, 1.0, c=0.25, average=True) for K in Kav]
     tight = [pep.classical_ppm(K, 1.0, c=0.25, tighten=True) for K in (4, 8)]
     stab = [pep.stabilized_ppm(K, 1.0, 0.0, c=0.25) for K in (4, 8)]
     extra = {}
     if ctx.full:
         extra["fixed_last_iterate_K16"] = pep.classical_ppm(16, 1.0, c=0.25).ratio
-    worst_fixed = max(r.ratio for r in fixed_avg)
+    # "exceeds the bound" needs an instance: the extracted worst case's value (a lower bound), not the PEP's
+    worst_fixed = max(r.lower / r.bound if math.isfinite(r.lower) else -math.inf for r in fixed_avg)
     ok = worst_fixed > 1 + 1e-3 and max(r.ratio for r in tight) <= 1 + PEP_RTOL and max(r.ratio for r in stab) <= 1 + PEP_RTOL
     return ctx.decide(ok, measured={"fixed_test_average_ratio": {r.params["K"]: r.ratio for r in fixed_avg},
+                                    "fixed_test_average_attained_ratio": worst_fixed,
                                     "tightened_test_last_ratio": {r.params["K"]: r.ratio for r in tight},
                                     "stabilized_same_test_ratio": {r.params["K"]: r.ratio for r in stab}, **extra},
                       tolerance={"relative": PEP_RTOL, "violation": "a ratio above 1 + 1e-3 (far above SDP accuracy)"},
@@ -772,6 +887,8 @@ def remark_2_classical(ctx):
 
 
 @claim(id="sdane/remark-2/dane-runs", ref="Remark 2", kind="simulation",
+       control_exempt="a qualitative statement (DANE's local steps grow with r, S-DANE's stay bounded) read off runs; the "
+                      "step counts depend on the instances, so no variant is known false independently of these runs",
        title="Remark 2 in runs: with GD locally, DANE's tightening test makes local steps grow with r; S-DANE's stay bounded",
        statement=r"DANE's accuracy condition has the overhead $(r+1)^2$, so its local work per round grows with $r$, whereas "
                  r"S-DANE's condition (6) is met by a constant number of local GD steps (Remark 4).")

@@ -142,12 +142,16 @@ def _numbers(report: dict) -> list:
 
 def test_workers_do_not_change_results(repo):
     one, two = repo / "one.json", repo / "two.json"
+    inline = repo / "inline.json"
     assert fedtheory("check", "--workers", "1", "--json", str(one), cwd=repo).returncode == 0
     assert fedtheory("check", "--workers", "2", "--json", str(two), cwd=repo).returncode == 0
-    a, b = json.loads(one.read_text()), json.loads(two.read_text())
-    assert _numbers(a) == _numbers(b)
-    assert {c["executor"]["kind"] for c in a["claims"]} == {"local"}
+    assert fedtheory("check", "--timeout", "0", "--json", str(inline), cwd=repo).returncode == 0
+    a, b, d = (json.loads(p.read_text()) for p in (one, two, inline))
+    assert _numbers(a) == _numbers(b) == _numbers(d)
+    # a time limit (the default) runs claims in a worker process even for --workers 1; --timeout 0 inline
+    assert {c["executor"]["kind"] for c in a["claims"]} == {"process"}
     assert {c["executor"]["kind"] for c in b["claims"]} == {"process"}
+    assert {c["executor"]["kind"] for c in d["claims"]} == {"local"}
     again = repo / "again.json"
     assert fedtheory("check", "--json", str(again), cwd=repo).returncode == 0
     assert _numbers(json.loads(again.read_text())) == _numbers(a), "same seed, same numbers"

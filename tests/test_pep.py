@@ -32,3 +32,27 @@ def test_cocoercivity_and_catalyst():
     assert pep.cocoercivity_gap().value <= 1e-6
     assert pep.stabilized_catalyst(2, 1.0, 0.0).ratio <= 1 + pep.SDP_RTOL
     assert pep.fast_gradient_norm(2).ratio <= 1 + pep.SDP_RTOL
+
+
+def test_certificates_are_attained_and_a_dropped_class_constraint_is_seen():
+    # upper (PEP) meets lower (the extracted worst case replayed on the real S-DANE driver)
+    r = pep.two_client_sdane(2, 2.0, 0.5, 1.0)
+    assert r.gap < pep.TIGHT_RTOL and r.class_violation <= pep.CLASS_ATOL
+    # without client 2's strong convexity the PEP grows and its worst case leaves the class: no lower bound
+    loose = pep.two_client_sdane(2, 2.0, 0.5, 1.0, drop="client-2-strong-convexity")
+    assert loose.value > r.value * (1 + 1e-3)
+    assert loose.class_violation > 1e-3 and math.isnan(loose.lower) and pep.worst_gap([loose]) == math.inf
+
+
+def test_known_attaining_instances_match_the_peps():
+    for K in (1, 3):
+        assert abs(pep.stabilized_ppm(K, 1.0, 0.0).value - pep.abs_stabilized_ppm(K, 1.0)) <= 1e-6
+    for N in (1, 4):
+        assert abs(pep.gd_gradient_norm(N).value - pep.huber_gd_gradient_norm(N)) <= 1e-6
+
+
+def test_two_client_sdane_rejects_unknown_drop():
+    import pytest
+
+    with pytest.raises(ValueError, match="drop"):
+        pep.two_client_sdane(1, 2.0, 0.0, 1.0, drop="everything")

@@ -12,7 +12,7 @@ from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
 from fedtheory.algorithms.surrogate import kappa
 from fedtheory.algorithms.theta import Theta
 from fedtheory.analysis.rates import tuned_server
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.problems.quadratic import make_quadratic
 
 SERVERS = ("gd", "heavy_ball", "nesterov")
@@ -40,7 +40,9 @@ def _compare(ctx, device: str):
         algo = LocalUpdate(theta, alpha, gamma, tuned_server(kind, mu_t, L_t))
         for path in ("spectral", "stepwise"):
             ref = run_local_update(problem, algo, x0, ROUNDS, path=path, backend="numpy")
-            run = run_local_update(problem, algo, x0, ROUNDS, path=path, backend="torch", device=device)
+            # a control runs torch on a perturbed algorithm (α·1.01): a different method, so the iterates must differ
+            torch_algo = LocalUpdate(theta, alpha * ctx.param("torch_alpha_scale", 1.0), gamma, tuned_server(kind, mu_t, L_t))
+            run = run_local_update(problem, torch_algo, x0, ROUNDS, path=path, backend="torch", device=device)
             for f in FIELDS:
                 value = getattr(run, f)
                 on_device = isinstance(value, torch.Tensor) and value.device.type == torch.device(device).type
@@ -74,12 +76,17 @@ def _compare(ctx, device: str):
     )
 
 
+PERTURBED = Control("perturbed-alpha", "numpy's run against torch's run of LocalUpdate with α·1.01: a different "
+                    "proximal weight changes every local step, so the iterates differ", {"torch_alpha_scale": 1.01})
+
+
 @claim(
     id="verify/backends/numpy-torch-local-update",
     ref="DESIGN: one algorithm, one implementation",
     title="LocalUpdate on numpy and on torch (cpu) gives the same iterates",
     statement=_STATEMENT + r" Device: cpu.",
     kind="simulation",
+    controls=[PERTURBED],
     requires=("torch",),
 )
 def numpy_torch_local_update(ctx):
@@ -92,6 +99,7 @@ def numpy_torch_local_update(ctx):
     title="LocalUpdate on numpy and on torch (cuda) gives the same iterates",
     statement=_STATEMENT + r" Device: cuda.",
     kind="simulation",
+    controls=[PERTURBED],
     requires=("torch", "cuda"),
 )
 def numpy_torch_local_update_cuda(ctx):

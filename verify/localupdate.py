@@ -15,7 +15,7 @@ from fedtheory.algorithms.local_update import ServerOpt, run_local_update
 from fedtheory.algorithms.maml import MAML, maml_messages
 from fedtheory.analysis.pareto import frontier_problem, frontier_spectrum, frontier_uniform
 from fedtheory.algorithms.theta import Theta
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 from fedtheory.problems.quadratic import make_quadratic
 
@@ -30,6 +30,9 @@ EPS = float(np.finfo(np.float64).eps)
               r"$J_{K+1}^\top\nabla f_{S_{out}}(X_{K+1})$ by the recursion equals torch.autograd's gradient of "
               r"$f_{S_{out}}(X_{K+1}(x))$; and the driver's numpy and torch runs agree iterate for iterate.",
     kind="numeric",
+    controls=[Control("one-more-inner-step", "the closed-form message compared with autograd run with one inner step "
+                                             "more (an off-by-one in K): a different message, false a priori",
+                                             {"k_offset": 1})],
     requires=("torch",),
 )
 def maml_autograd(ctx):
@@ -39,12 +42,18 @@ def maml_autograd(ctx):
         fed = Fed.random(4, [6, 9, 7, 12], 3, seed=rng)
         for K, alpha in ((1, 0.0), (4, 0.6)):
             algo = MAML(K, 0.1, ServerOpt("gd", lr=1.0), alpha=alpha)
+            # control: autograd through one inner step more (the last inner batch repeated)
+            algo_b = MAML(K + ctx.param("k_offset", 0), 0.1, ServerOpt("gd", lr=1.0), alpha=alpha)
+
+            def batches_b(b):
+                return b if b is None or algo_b.K == K else np.concatenate([b, b[-1:]])
             inner = np.stack([np.stack([rng.choice(6, 3, replace=False) for _ in range(4)]) for _ in range(K)])
             outer = np.stack([rng.choice(6, 3, replace=False) for _ in range(4)])
             x = rng.normal(size=3)
             for batches in ((None, None), (inner, None), (inner, outer)):
                 a = maml_messages(fed, x, algo, inner_batches=batches[0], outer_batch=batches[1])
-                b = maml_messages(fed, x, algo, inner_batches=batches[0], outer_batch=batches[1], method="autograd")
+                b = maml_messages(fed, x, algo_b, inner_batches=batches_b(batches[0]), outer_batch=batches[1],
+                                  method="autograd")
                 worst_msg = max(worst_msg, float(np.abs(a - b).max() / max(np.abs(a).max(), 1)))
         algo = MAML(3, 0.05, ServerOpt("heavy_ball", lr=0.1, momentum=0.5), alpha=0.3)
         seed = int(rng.integers(2**31))
@@ -69,6 +78,9 @@ def maml_autograd(ctx):
     statement=r"On quadratics, LocalUpdate's spectral path with $\Theta'$ of maml\_theta and the stepwise Jacobian "
               r"recursion give the same iterates.",
     kind="simulation",
+    controls=[Control("one-more-inner-step", "the spectral path compared with the stepwise path run with one inner "
+                                             "step more (an off-by-one in K): a different message, false a priori",
+                                             {"k_offset": 1})],
 )
 def maml_spectral(ctx):
     rng = ctx.rng
@@ -78,7 +90,9 @@ def maml_spectral(ctx):
         algo = MAML(5, 0.5 / (problem.L + alpha), ServerOpt("nesterov", lr=0.05, momentum=0.4), alpha=alpha)
         seed = int(rng.integers(2**31))
         a = run_local_update(problem, algo, np.ones(4), 30, clients_per_round=M, seed=seed).to_numpy().x
-        b = run_local_update(problem, algo, np.ones(4), 30, path="stepwise", clients_per_round=M, seed=seed).to_numpy().x
+        algo_b = MAML(5 + ctx.param("k_offset", 0), 0.5 / (problem.L + alpha), ServerOpt("nesterov", lr=0.05, momentum=0.4),
+                      alpha=alpha)             # control: the stepwise run with one inner step more
+        b = run_local_update(problem, algo_b, np.ones(4), 30, path="stepwise", clients_per_round=M, seed=seed).to_numpy().x
         worst = max(worst, float(np.abs(a - b).max() / max(np.abs(a).max(), 1)))
     return ctx.decide(worst <= 1e-12, measured={"max_rel_gap": worst}, tolerance={"relative": 1e-12})
 
@@ -90,6 +104,8 @@ def maml_spectral(ctx):
     statement=r"frontier\_spectrum's κ = cond(Q(α,γ,Θ_K)A) and cond(Q) agree with a dense matrix power and with "
               r"mpmath, including K = 10⁶ where (1 − γλ)^{K−1} underflows float64.",
     kind="numeric",
+    controls=[Control("exponent-k", "the dense reference with (I − γ(A + αI))^K in place of ^(K − 1): a different κ "
+                                    "for K ≥ 1, γ > 0, false a priori (and the mpmath side with it)", {"k_offset": 1})],
 )
 def simulated_dense(ctx):
     rng = ctx.rng
@@ -103,12 +119,14 @@ def simulated_dense(ctx):
         alpha, gamma = float(rng.uniform(0, 2)), 0.001
         fr = frontier_spectrum(lam, alpha=alpha, gamma=gamma, Ks=[1, 37, 300], theta="last")
         for K, kap in zip(fr["K"], fr["kappa"]):
-            Q = np.linalg.matrix_power(np.eye(d) - gamma * (A + alpha * np.eye(d)), int(K) - 1)
+            # control: the dense power with exponent K in place of K − 1
+            Q = np.linalg.matrix_power(np.eye(d) - gamma * (A + alpha * np.eye(d)), int(K) - 1 + ctx.param("k_offset", 0))
             ev = np.linalg.eigvals(Q @ A).real
             worst_dense = max(worst_dense, abs(ev.max() / ev.min() / kap - 1))
         big = frontier_spectrum(lam, alpha=alpha, gamma=gamma, Ks=[10**6], theta="last")
         with mpmath.workdps(50):
-            vals = [(1 - mpmath.mpf(gamma) * (mpmath.mpf(float(v)) + mpmath.mpf(alpha))) ** (10**6 - 1) * mpmath.mpf(float(v))
+            vals = [(1 - mpmath.mpf(gamma) * (mpmath.mpf(float(v)) + mpmath.mpf(alpha))) ** (10**6 - 1 + ctx.param("k_offset", 0))
+                    * mpmath.mpf(float(v))
                     for v in lam]
             log_k = mpmath.log(max(vals) / min(vals))
         worst_mp = max(worst_mp, abs(float(log_k) / float(big["log_kappa"][0]) - 1))
@@ -124,12 +142,15 @@ def simulated_dense(ctx):
     statement=r"For clients sharing an eigenbasis with every spectrum attaining $\mu$ and $L$, frontier\_problem "
               r"(κ of eq. 9 from the matrices) equals frontier\_uniform (eq. 11).",
     kind="numeric",
+    controls=[Control("k-plus-1", "the matrices' κ at K equated with the analytic κ at K + 1: false a priori, (11) "
+                                  "is strictly decreasing in K for γ > 0", {"k_offset": 1})],
 )
 def problem_frontier(ctx):
     rng = ctx.rng
     problem = make_quadratic(3, 4, mu=1.0, L=25.0, weights="random", commuting=True, seed=rng)
     Ks = [1, 3, 10, 100, 1000]
     a = frontier_problem(problem, [Theta.uniform(K) for K in Ks], gammas=0.01)
-    b = frontier_uniform(1.0, 25.0, 0.0, gammas=0.01, Ks=Ks)
+    # control: the analytic frontier one local step further (K + 1)
+    b = frontier_uniform(1.0, 25.0, 0.0, gammas=0.01, Ks=[K + ctx.param("k_offset", 0) for K in Ks])
     gap = float(np.max(np.abs(a["kappa"] / b["kappa"] - 1)))
     return ctx.decide(gap <= 1e-12, measured={"kappa_rel_gap": gap}, tolerance={"relative": 1e-12})

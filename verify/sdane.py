@@ -13,7 +13,7 @@ from fedtheory.algorithms.control_variates import run_scaffold
 from fedtheory.algorithms.dane import run_dane, run_sdane
 from fedtheory.algorithms.local_solvers import (FGM, GD, OGMG, SGD, Exact, FastGradNorm, ProxLinearGD, StabilizedTest,
                                                 Subproblem)
-from fedtheory.claims.core import claim
+from fedtheory.claims.core import Control, claim
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.finite_sum import LogisticFederation
 from fedtheory.problems.quadratic import make_quadratic
@@ -23,7 +23,9 @@ from fedtheory.problems.quadratic import make_quadratic
        title="Scaffold with full-gradient control variates and server step 1 equals DANE-GD with λ = 0",
        statement=r"Scaffold's local step $y\leftarrow y-\eta(\nabla f_i(y)-c_i+c)$ with $c_i=\nabla f_i(x^r)$, $c=\frac1s\sum_{i\in S}c_i$ "
                  r"and $x^{r+1}=\frac1s\sum y_i$ is gradient descent on DANE's subproblem with $\lambda=0$, so the two produce "
-                 r"the same iterates (full and partial participation).")
+                 r"the same iterates (full and partial participation).",
+       controls=[Control("dane-one-local-step-fewer", "Scaffold with K local steps against DANE-GD with K − 1: a different "
+                         "method, whose iterates differ", {"dane_steps_offset": -1})])
 def scaffold_is_dane(ctx):
     rng = ctx.rng
     worst = 0.0
@@ -34,11 +36,12 @@ def scaffold_is_dane(ctx):
             problem = make_quadratic(5, 4, mu=0.5, L=20.0, weights="random", seed=rng)
         d = client_oracles(problem).d
         x0 = rng.normal(size=d)
-        K, step = int(rng.integers(1, 12)), float(rng.uniform(0.01, 0.05))
+        K, step = int(rng.integers(2, 12)), float(rng.uniform(0.01, 0.05))
         s = int(rng.choice([problem.n, 2]))
         seed = int(rng.integers(1 << 30))
         a = run_scaffold(problem, x0, 15, K=K, step=step, clients_per_round=s, seed=seed)
-        b = run_dane(problem, x0, 15, lam=0.0, solver=GD(K=K, step=step), test=None, clients_per_round=s, seed=seed)
+        b = run_dane(problem, x0, 15, lam=0.0, solver=GD(K=K + ctx.param("dane_steps_offset", 0), step=step), test=None,
+                     clients_per_round=s, seed=seed)
         worst = max(worst, float(np.abs(a.x - b.x).max() / (np.abs(a.x).max() + 1)))
     ok = worst <= 1e-12
     return ctx.decide(ok, measured={"max_relative_difference": worst}, tolerance={"relative": 1e-12},
@@ -66,7 +69,9 @@ def _plain_dane(problem, x0, rounds, lam):
 
 @claim(id="verify/sdane/sdane-exact-is-dane", ref="Algorithm 1", kind="simulation",
        title="S-DANE with exact local solves equals a plain DANE implementation",
-       statement=r"With exact local solves, Algorithm 1's $x^r$ equals DANE's (4) for every $\mu\ge0$, and $v^r=x^r$.")
+       statement=r"With exact local solves, Algorithm 1's $x^r$ equals DANE's (4) for every $\mu\ge0$, and $v^r=x^r$.",
+       controls=[Control("dane-one-round-ahead", "S-DANE's x^r against the plain DANE's x^{r+1}: different points, the exact "
+                         "DANE iterates move at every round from x^0 ≠ x*", {"reference_shift": 1})])
 def sdane_exact_is_dane(ctx):
     rng = ctx.rng
     worst = 0.0
@@ -77,7 +82,8 @@ def sdane_exact_is_dane(ctx):
         lam = float(rng.uniform(0.2, 10))
         mu = float(rng.choice([0.0, client_oracles(q).mu]))
         h = run_sdane(q, x0, 20, lam=lam, mu=mu, solver=Exact())
-        ref = _plain_dane(q, x0, 20, lam)
+        k = int(ctx.param("reference_shift", 0))
+        ref = _plain_dane(q, x0, 20 + k, lam)[k:]
         scale = np.abs(ref).max() + 1
         worst = max(worst, float(np.abs(h.x - ref).max() / scale), float(np.abs(h.v - h.x).max() / scale))
     ok = worst <= 1e-10
@@ -89,7 +95,9 @@ def sdane_exact_is_dane(ctx):
 @claim(id="verify/sdane/local-solvers-agree", ref="Section 5 (implementation)", kind="numeric",
        title="Every local solver, run to float64 resolution, reaches the exact subproblem minimizer",
        statement=r"GD, prox-linear GD, FGM, OGM-G, FGM+OGM-G and SGD without noise, stopped by an accuracy test with a "
-                 r"vanishing constant, return $\arg\min F_i$ (closed form on quadratics).")
+                 r"vanishing constant, return $\arg\min F_i$ (closed form on quadratics).",
+       controls=[Control("other-subproblem", "the solvers' points against the minimizer of the subproblem with λ·1.01: a "
+                         "different strongly convex function, whose minimizer differs", {"exact_lam_scale": 1.01})])
 def local_solvers_agree(ctx):
     rng = ctx.rng
     worst = {}
@@ -100,7 +108,8 @@ def local_solvers_agree(ctx):
         GC = orc.grads(C)
         sub = Subproblem(orc, np.arange(4), C, GC - GC.mean(0), float(rng.uniform(0.5, 5)), G_center=GC,
                          rng=np.random.default_rng(0))
-        exact = Exact().solve(sub).X
+        ref = Subproblem(orc, np.arange(4), C, GC - GC.mean(0), sub.lam * ctx.param("exact_lam_scale", 1.0), G_center=GC)
+        exact = Exact().solve(ref).X
         test = StabilizedTest(c=1e-26)
         for solver in (GD(), ProxLinearGD(), FGM(), OGMG(), FastGradNorm(), SGD(step=0.5 / float(sub.L.max()))):
             X = solver.solve(sub, test).X

@@ -35,7 +35,9 @@ vectors are untouched, each client has its own isometry). The Gram entries are t
 ∫{1, s, t, s², st, t²} dM on the curve Γ = {(λ, b(λ))}. We split [μ, L] into pieces, give each piece its own
 moments and relax "supported on the piece of Γ" to the valid inequalities s ∈ [l, h], t between the chord and
 the tangents at both ends (b is checked concave or convex on each piece) and all their pairwise products
-(Sherali–Adams) plus the order-one moment matrix. Every realizable configuration satisfies the relaxation, so
+(Sherali–Adams) plus the order-one moment matrix. For the floor, t is b's deviation from its chord, scaled to
+one, and the fixed-point relation is eliminated at its largest coefficient (:func:`_spectral_floor`), so the
+program stays well scaled from γ → 0 (b almost linear) to Kγμ ≫ 1 (b almost constant). Every realizable configuration satisfies the relaxation, so
 its optimum is an **upper bound**; it tightens as pieces shrink (``pieces``). Tangent slopes are central
 differences, so each tangent is lifted by a margin 10⁻⁸·max b that dominates their error.
 
@@ -75,7 +77,7 @@ MEASURES = ("floor", "rate", "error")
 CLASSES = ("quadratic", "smooth-strongly-convex")
 ENGINES = ("spectral", "pepit")
 #: the claim each measure's certificate replaces or informs
-CLAIM_IDS = {"floor": "localupdate/lemma-5/certified", "rate": "localupdate/theorem-3/certified",
+CLAIM_IDS = {"floor": "localupdate/lemma-5/certified", "rate": "verify/federated-pep/rate-closed-form",
              "error": "localupdate/corollary-1/certified"}
 #: relative agreement of two SDP solutions, and of lower vs upper bound, for a value to count
 RTOL = 1e-4
@@ -154,8 +156,10 @@ def floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = "1:K", a
 
     In d = 1, with π_i ∝ p_iλ_i and r_i = q_i, x̄ − x* = Cov_π(r, c)/E_π r, maximal at c = ±C:
     2Cπ_1π_2|r_1 − r_2|/(π_1r_1 + π_2r_2) (the mean-absolute-deviation form behind Theorem 5 and Lemma 12),
-    maximized over (λ_1, λ_2) ∈ [μ, L]² on a grid, then polished by bounded scalar search. Commuting clients
-    reduce to this: the floor splits over the shared eigendirections and is largest with all of C in one.
+    maximized over (λ_1, λ_2) ∈ [μ, L]² on a grid, then polished by bounded scalar search. Two commuting clients
+    reduce to this: in the shared eigenbasis coordinate j contributes δ_j(c_1j − c_2j), so the floor is at most
+    max_j|δ_j|·‖c_1 − c_2‖ ≤ 2C·max_j|δ_j| (with three or more clients this reduction fails: see
+    ``localupdate/lemma-5/commuting-2c``).
 
     >>> v, inst = floor_d1(1.0, 100.0, 10, 0.005)
     >>> round(v, 4), [round(l, 2) for l in sorted(inst["lambdas"])]
@@ -251,7 +255,8 @@ def _pieces(fn, lo: float, hi: float, count: int) -> list[tuple[float, float, in
 
     def gap(a, b):
         m = 0.5 * (a + b)
-        return abs(float(fn(np.array([m]))[0]) - 0.5 * float(fn(np.array([a]))[0] + fn(np.array([b]))[0])) + (b - a) * 1e-3 * scale / (hi - lo)
+        mid = float(fn(np.array([m]))[0]) - 0.5 * float(fn(np.array([a]))[0] + fn(np.array([b]))[0])
+        return abs(mid) + (b - a) * 1e-3 * scale / (hi - lo)
 
     while len(pieces) < count:
         k = max(range(len(pieces)), key=lambda j: gap(*pieces[j]))
@@ -404,7 +409,9 @@ def _split_linear(mu, L, gamma, th, alpha):
     sigma = float(np.max(np.abs(dev)))
     if not sigma > 1e-15:
         sigma = 0.0
-    u = (lambda lam: (raw(lam) / bmax - c0 - c1 * np.asarray(lam)) / sigma) if sigma else (lambda lam: 0.0 * np.asarray(lam))
+    def u(lam):
+        return (raw(lam) / bmax - c0 - c1 * np.asarray(lam)) / sigma if sigma else 0.0 * np.asarray(lam)
+
     return u, c0, c1, sigma, bmax
 
 
@@ -439,8 +446,6 @@ def _spectral_floor(mu, L, gamma, th, alpha, p, het, pieces, scale_hint=1.0):
     floor) keeps ê of order one, and the relation eliminates whichever of A_nê, u(A_n)ê, u(A_n)w_n, w_n has the
     largest coefficient: the program stays well scaled when γ → 0 (b almost linear, Δ ~ σ) and when Kγμ ≫ 1
     (b almost constant, c1 ~ 0). Δ = s‖ê‖."""
-    import cvxpy as cp
-
     n = len(p)
     u, c0, c1, sigma, _ = _split_linear(mu, L, gamma, th, alpha)
     if sigma == 0.0 and abs(c0) <= 1e-15:
@@ -631,7 +636,7 @@ def _quadratic_leaf_class():
 
 
 def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, eta, momentum, server, rounds, D):
-    """The PEPit problem (units L = 1) for the measure; returns (pep, metric is squared)."""
+    """The PEPit problem (units L = 1: f_i/L, γL, α/L, ηL) whose worst case is the squared measure."""
     from PEPit import PEP, Expression
     from PEPit.functions import SmoothStronglyConvexFunction
 
@@ -726,8 +731,7 @@ def _sum_p(p, vecs):
 # --------------------------------------------------------------------------------------------
 
 def _instance(z, n, d, mu, L):
-    from fedtheory.problems.quadratic import QuadraticFederation
-
+    """Decode z: per client d eigenvalues in [μ, L] (sine map), a rotation (QR), then unit centres."""
     k = 0
     lam, V = [], []
     for _ in range(n):
@@ -808,7 +812,9 @@ def _replay_floor(prob, mu, L, gamma, th, alpha, het):
     ev = np.linalg.eigvalsh(0.5 * (H + H.T))
     eta = 2.0 / (ev[0] + ev[-1])
     rate = (ev[-1] - ev[0]) / (ev[-1] + ev[0])
-    rounds = int(min(200_000, max(50, math.ceil(math.log(1e-14) / math.log(max(rate, 1e-300))) + 20))) if rate > 0 else 5
+    rounds = 5
+    if rate > 0:
+        rounds = int(min(200_000, max(50, math.ceil(math.log(1e-14) / math.log(max(rate, 1e-300))) + 20)))
     algo = LocalUpdate(th, alpha, gamma, ServerOpt("gd", lr=eta))
     h = run_local_update(prob, algo, prob.x_star(), rounds).to_numpy()
     return float(h.dist_empirical[-1]) / _het_scale(prob, het), float(h.dist_surrogate[-1]), rounds
@@ -961,7 +967,9 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     # ---- lower bound
     lower, instance = None, None
     if measure == "floor":
-        prob, probed = hint if hint is not None else _probe_floor(mu, L, gamma, th, alpha, pp, het, d, probe_starts, seed)
+        if hint is None:
+            hint = _probe_floor(mu, L, gamma, th, alpha, pp, het, d, probe_starts, seed)
+        prob, probed = hint
         replayed, settle, nrounds = _replay_floor(prob, mu, L, gamma, th, alpha, het)
         lower = replayed * scale
         s = scale / _het_scale(prob, het)

@@ -33,31 +33,156 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.problems.clients import ClientOracles
+
 __all__ = ["PepResult", "stabilized_ppm", "classical_ppm", "two_client_sdane", "stabilized_catalyst", "gd_gradient_norm",
-           "fast_gradient_norm", "cocoercivity_gap", "sdane_bound", "acc_sdane_bound", "SOLVER"]
+           "fast_gradient_norm", "cocoercivity_gap", "sdane_bound", "acc_sdane_bound", "SOLVER",
+           "interpolation_violation", "huber_gd_gradient_norm", "abs_stabilized_ppm", "CLASS_ATOL", "TIGHT_RTOL",
+           "worst_gap"]
 
 SOLVER = "CLARABEL"
 #: relative accuracy of the SDP solutions (Clarabel's default tolerances are 1e-8): ratios are compared to 1 + this.
 SDP_RTOL = 1e-5
 
 
+#: largest violation of an interpolation (class) condition that the extracted worst-case instance may show and
+#: still count as a member of the class: the SDP is solved to ~1e-8 on data of size O(1) (‖x_0 − x*‖ ≤ 1), so an
+#: honest primal solution violates no condition by more than ~1e-7; a dropped class constraint that matters
+#: violates it at the scale of the worst case itself (≥ 1e-3 in every certificate here)
+CLASS_ATOL = 1e-6
+#: largest violation of the accuracy condition (6) that the replayed worst case may show, on the scale of its largest
+#: right side: PEPit reads the points back from the Gram matrix (PSD only to solver accuracy, negative eigenvalues
+#: clipped), which moves the quadratic forms of (6) by up to ~1e-6 at R = 4 (measured 6e-7); a dropped constraint
+#: moves a class condition by ≥ 0.1
+TEST_ATOL = 1e-5
+#: relative agreement required between a PEP's value and its lower bound, or a known closed-form worst case
+#: (SDP accuracy ~1e-8 relative; the gaps measured are ≤ 3e-8): a missing constraint that matters moves the
+#: value by far more (0.36 → 0.40 without client 2's strong convexity in two_client_sdane(2, 2, 0.5, 1))
+TIGHT_RTOL = 1e-4
+
+
+def worst_gap(results: list) -> float:
+    """The largest tightness gap of PEP results (``inf`` when one has no valid lower bound).
+
+    >>> worst_gap([PepResult(1.0, 2.0, {}, 0.0, lower=1.0 - 1e-9), PepResult(1.0, 2.0, {}, 0.0, lower=0.5)])
+    0.5
+    >>> worst_gap([PepResult(1.0, 2.0, {}, 0.0, lower=float("nan"))])
+    inf
+    """
+    gaps = [r.gap for r in results]
+    return math.inf if any(not math.isfinite(g) for g in gaps) else max(gaps)
+
+
 @dataclass
 class PepResult:
-    """A PEP's worst case ``value`` (the solver's dual bound), the theory's ``bound``, their ``ratio``,
-    the problem's parameters and the solve time."""
+    """A PEP's worst case ``value`` (the solver's dual bound, an upper bound on the true worst case), the
+    theory's ``bound``, their ``ratio``, the problem's parameters and the solve time.
+
+    ``lower`` is the value reached by the extracted worst-case instance (the SDP's primal solution read back
+    as points, gradients and function values), replayed where the certificate says so on the real driver;
+    it is a valid lower bound only when ``class_violation`` (the largest violation of the class's
+    interpolation conditions on that data, checked by :func:`interpolation_violation`, independently of
+    PEPit) is ≤ :data:`CLASS_ATOL` — otherwise ``lower`` is ``nan``. ``gap`` = (value − lower)/value
+    measures how tight the certificate is: a PEP missing a class constraint that matters has a worst case
+    outside the class, so its lower bound is lost."""
 
     value: float
     bound: float
     params: dict
     seconds: float
+    lower: float | None = None
+    class_violation: float | None = None
+    replay: dict | None = None
 
     @property
     def ratio(self) -> float:
         return self.value / self.bound if self.bound > 0 else math.inf
 
+    @property
+    def gap(self) -> float:
+        """Relative tightness gap (value − lower)/max(|value|, 1e-12); ``nan`` without a valid lower bound."""
+        if self.lower is None or not math.isfinite(self.lower):
+            return math.nan
+        return (self.value - self.lower) / max(abs(self.value), 1e-12)
+
     def to_json(self) -> dict:
         return {"value": self.value, "bound": self.bound, "ratio": self.ratio, "params": self.params,
-                "seconds": self.seconds}
+                "seconds": self.seconds, "lower": self.lower, "class_violation": self.class_violation,
+                "gap": self.gap, "replay": self.replay}
+
+
+def interpolation_violation(X: Any, G: Any, F: Any, mu: float = 0.0, L: float = math.inf) -> float:
+    r"""Largest violation of the interpolation conditions of the class F_{μ,L} (Taylor, Hendrickx & Glineur,
+    2017, Thm 4 and its extension to −L ≤ μ < L) on the data (x_i, g_i, f_i):
+
+    .. math:: f_i \ge f_j + \langle g_j, x_i - x_j\rangle + \frac1{2L}\|g_i - g_j\|^2
+              + \frac{\mu}{2(1-\mu/L)}\|x_i - x_j - (g_i - g_j)/L\|^2
+
+    (L = ∞: f_i ≥ f_j + ⟨g_j, x_i − x_j⟩ + μ/2‖x_i − x_j‖²; μ = −L: L-smooth, not necessarily convex). The data
+    come from some function of the class exactly when the returned value is ≤ 0. Written from the theorem,
+    independently of PEPit's own constraints (so it can see a constraint a PEP forgot).
+
+    >>> x = [[0.0], [1.0], [-2.0]]
+    >>> q = lambda a: ([[a * xi[0]] for xi in x], [a * xi[0] ** 2 / 2 for xi in x])   # a/2·x²
+    >>> interpolation_violation(x, *q(1.0), mu=0.5, L=2.0) <= 1e-12                  # in F_{0.5,2}
+    True
+    >>> interpolation_violation(x, *q(3.0), mu=0.5, L=2.0) > 0.1                     # not 2-smooth
+    True
+    >>> interpolation_violation(x, *q(-1.0), mu=-1.0, L=1.0) <= 1e-12                # 1-smooth, concave
+    True
+    """
+    X, G, F = (np.asarray(a, dtype=np.float64) for a in (X, G, F))
+    X, G = X.reshape(len(F), -1), G.reshape(len(F), -1)
+    dX = X[:, None, :] - X[None, :, :]
+    dG = G[:, None, :] - G[None, :, :]
+    rhs = F[None, :] + np.einsum("jk,ijk->ij", G, dX)
+    if math.isfinite(L):
+        rhs = rhs + np.einsum("ijk,ijk->ij", dG, dG) / (2 * L)
+        W = dX - dG / L
+        rhs = rhs + mu / (2 * (1 - mu / L)) * np.einsum("ijk,ijk->ij", W, W)
+    else:
+        rhs = rhs + mu / 2 * np.einsum("ijk,ijk->ij", dX, dX)
+    viol = rhs - F[:, None]
+    np.fill_diagonal(viol, -np.inf)
+    return float(viol.max()) if len(F) > 1 else 0.0
+
+
+def _leaf_class(f: Any) -> tuple[float, float]:
+    """(μ, L) of a PEPit leaf function of the classes used here."""
+    from PEPit.functions import (ConvexFunction, SmoothConvexFunction, SmoothFunction, SmoothStronglyConvexFunction,
+                                 StronglyConvexFunction)
+
+    if isinstance(f, SmoothStronglyConvexFunction):
+        return float(f.mu), float(f.L)
+    if isinstance(f, SmoothConvexFunction):
+        return 0.0, float(f.L)
+    if isinstance(f, SmoothFunction):
+        return -float(f.L), float(f.L)
+    if isinstance(f, StronglyConvexFunction):
+        return float(f.mu), math.inf
+    if isinstance(f, ConvexFunction):
+        return 0.0, math.inf
+    raise TypeError(f"no interpolation conditions known here for {type(f).__name__}")
+
+
+def _data(f: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The solved PEP's points, gradients and values of ``f`` (leaf or combination): (k, dim), (k, dim), (k,)."""
+    pts = f.list_of_points
+    return (np.array([p.eval() for p, _, _ in pts]), np.array([g.eval() for _, g, _ in pts]),
+            np.array([float(v.eval()) for _, _, v in pts]))
+
+
+def _extract(pb: Any, metric: Any, classes: list) -> tuple[float, float]:
+    """(lower, class_violation) of a solved PEP: the metric at the primal solution and the largest violation of
+    the interpolation conditions of each (function, μ, L) in ``classes``; lower is nan when that violation
+    exceeds CLASS_ATOL (the extracted instance is then not in the class, so it proves nothing)."""
+    viol = max(interpolation_violation(*_data(f), mu=mu, L=L) for f, mu, L in classes)
+    lower = float(metric.eval())
+    return (lower if viol <= CLASS_ATOL else math.nan), viol
+
+
+def _leaves(*fs: Any) -> list:
+    return [(f, *_leaf_class(f)) for f in fs]
 
 
 #: Clarabel settings tried in turn: its defaults, then without Ruiz equilibration (on the ill-scaled PEP SDPs
@@ -192,9 +317,31 @@ def stabilized_ppm(K: int, lam: float, mu: float = 0.0, c: float = 1.0) -> PepRe
         v = (lam * v + mu * x - g) * (1.0 / (lam + mu))
         xk.append(x)
     xbar = _weighted_average(xk, (1 + mu / lam) ** np.arange(1, K + 1))
-    pb.set_performance_metric(f(xbar) - fs + (mu / 2) * (v - xs) ** 2)
+    metric = f(xbar) - fs + (mu / 2) * (v - xs) ** 2
+    pb.set_performance_metric(metric)
     value, secs = _solve(pb)
-    return PepResult(value, sdane_bound(K, lam, mu), {"K": K, "lam": lam, "mu": mu, "c": c}, secs)
+    lower, viol = _extract(pb, metric, _leaves(f))
+    return PepResult(value, sdane_bound(K, lam, mu), {"K": K, "lam": lam, "mu": mu, "c": c}, secs, lower, viol)
+
+
+def abs_stabilized_ppm(K: int, lam: float, c: float = 1.0) -> float:
+    r"""The stabilized PPM (3) (μ = 0) on the known attaining instance f(x) = (λ/K)|x| in one dimension, x_0 = 1,
+    x* = 0, each local point the farthest the relative condition ‖∇F_k(x)‖² ≤ cλ²‖x − v_k‖² admits on the
+    way to the prox point: x_{k+1} = v_k − s/(λ(1 + √c)), s = λ/K. Returns f(x̄_K) − f*; at c = 1 it is
+    λ/(2K), Theorem 1's bound (n = 1, D = 1), so that bound is attained. A plain loop, independent of PEPit.
+
+    >>> abs_stabilized_ppm(4, 2.0)
+    0.25
+    """
+    s, v, xs = lam / K, 1.0, []
+    for _ in range(K):
+        x = v - s / (lam * (1 + math.sqrt(c)))
+        g = s * np.sign(x)
+        if (g + lam * (x - v)) ** 2 > c * lam ** 2 * (x - v) ** 2 * (1 + 1e-12):
+            raise AssertionError("the local point violates the relative accuracy condition")
+        v = v - g / lam
+        xs.append(x)
+    return float(s * abs(np.mean(xs)))
 
 
 def classical_ppm(K: int, lam: float, c: float = 0.25, tighten: bool = False, average: bool = False) -> PepResult:
@@ -219,16 +366,20 @@ def classical_ppm(K: int, lam: float, c: float = 0.25, tighten: bool = False, av
         x = xn
         iterates.append(x)
     out = _weighted_average(iterates, np.ones(K)) if average else x
-    pb.set_performance_metric(f(out) - fs)
+    metric = f(out) - fs
+    pb.set_performance_metric(metric)
     value, secs = _solve(pb)
-    return PepResult(value, lam / (2 * K), {"K": K, "lam": lam, "c": c, "tighten": tighten, "average": average}, secs)
+    lower, viol = _extract(pb, metric, _leaves(f))
+    return PepResult(value, lam / (2 * K), {"K": K, "lam": lam, "c": c, "tighten": tighten, "average": average}, secs,
+                     lower, viol)
 
 
 # --------------------------------------------------------------------------------------------
 # two clients under δ-SOD
 # --------------------------------------------------------------------------------------------
 
-def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.25, accelerated: bool = False) -> PepResult:
+def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.25, accelerated: bool = False,
+                     drop: str | None = None) -> PepResult:
     r"""Worst case of S-DANE (Theorem 1) or Acc-S-DANE (Theorem 6) with n = 2 μ-convex clients under δ-SOD.
 
     Clients f_1, f_2 = f_1 − 2g with g δ-smooth (so δ_A ≤ δ); f = f_1 − g; full participation; in each
@@ -236,15 +387,26 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
     ‖x^0 − x*‖ ≤ 1. Metric and bound: S-DANE: f(x̄^R) − f* + μ/2‖v^R − x*‖² against
     μ/(2[(1+μ/λ)^R − 1]); Acc-S-DANE: f(x^R) − f* + μ/2‖v^R − x*‖² against 1/(2A_R).
 
+    The worst case found is replayed on the real driver (:func:`~fedtheory.algorithms.dane.run_sdane` /
+    :func:`~fedtheory.algorithms.dane.run_acc_sdane`): the clients answer from the extracted table of points,
+    gradients and values (a query anywhere else is an error, so the driver must reproduce the PEP's iterates),
+    the local solver returns the extracted local points, and ``lower`` is the driver's metric once (6) holds
+    and f_1, f_2 (μ-convex) and g (δ-smooth) pass :func:`interpolation_violation`. ``drop`` removes a class
+    constraint from the PEP (``"client-2-strong-convexity"``: f_2 only convex, not μ-convex) — a loosened PEP
+    for negative controls; its value only grows, and where the dropped constraint matters its worst case leaves
+    the class, so ``lower`` is lost.
+
     >>> r = two_client_sdane(R=1, lam=2.0, mu=0.0, delta=1.0)
-    >>> bool(r.ratio <= 1)
-    True
+    >>> bool(r.ratio <= 1), bool(r.gap < 1e-4)
+    (True, True)
     """
     from PEPit import PEP
     from PEPit.functions import SmoothFunction
 
     from fedtheory.algorithms.dane import acc_coefficient
 
+    if drop not in (None, "client-2-strong-convexity"):
+        raise ValueError(f"drop must be None or 'client-2-strong-convexity', got drop={drop!r}")
     pb = PEP()
     f1 = _convex_leaf(pb, mu)
     g = pb.declare_function(SmoothFunction, L=delta)
@@ -256,7 +418,7 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
     pb.set_initial_condition((x0 - xs) ** 2 <= 1)
     x, v = x0, x0
     A, B = 0.0, 1.0
-    iterates = []
+    iterates, vs, locals_ = [], [], []
     for _ in range(R):
         if accelerated:
             a = acc_coefficient(A, B, lam)
@@ -275,6 +437,7 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
             E = e if E is None else E + e
             U = u if U is None else U + u
         pb.add_constraint(E <= c * lam ** 2 * U)
+        locals_.append(pts)
         xbar = 0.5 * (pts[0] + pts[1])
         gbar = 0.5 * (grads[0] + grads[1])
         if accelerated:
@@ -284,24 +447,128 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
             v = (lam * v + mu * xbar - gbar) * (1.0 / (lam + mu))
         x = xbar
         iterates.append(xbar)
+        vs.append(v)
     out = x if accelerated else _weighted_average(iterates, (1 + mu / lam) ** np.arange(1, R + 1))
     metric = f(out) - fs + (mu / 2) * (v - xs) ** 2
-    # every point where either client is evaluated: both leaves everywhere, so f_2's list is complete
-    for p in [xs] + [pt for pt, _, _ in f1.list_of_points] + [out, v]:
+    # every point where either client is evaluated, the driver's history included (x^r, v^r): both leaves
+    # everywhere, so f_2's list is complete
+    for p in [xs] + [pt for pt, _, _ in f1.list_of_points] + iterates + vs + [out]:
         f1.gradient(p)
         f2.gradient(p)
+    mu2 = 0.0 if drop == "client-2-strong-convexity" else mu
     pts2 = f2.list_of_points
     for a_i in range(len(pts2)):
         for b_i in range(len(pts2)):
             if a_i != b_i:
                 xa, ga, fa = pts2[a_i]
                 xb, gb, fb = pts2[b_i]
-                pb.add_constraint(fa >= fb + gb * (xa - xb) + (mu / 2) * (xa - xb) ** 2)
+                pb.add_constraint(fa >= fb + gb * (xa - xb) + (mu2 / 2) * (xa - xb) ** 2)
     pb.set_performance_metric(metric)
     value, secs = _solve(pb)
     bound = acc_sdane_bound(R, lam, mu) if accelerated else sdane_bound(R, lam, mu)
+    viol = max(interpolation_violation(*_data(f1), mu=mu), interpolation_violation(*_data(f2), mu=mu),
+               interpolation_violation(*_data(g), mu=-delta, L=delta))
+    replay = _replay_two_client(f1, f2, xs, x0, [[p.eval() for p in pts] for pts in locals_], R, lam, mu, c,
+                                accelerated)
+    ok = viol <= CLASS_ATOL and replay["test_violation"] <= TEST_ATOL
     return PepResult(value, bound, {"R": R, "lam": lam, "mu": mu, "delta": delta, "c": c, "accelerated": accelerated,
-                                    "n": 2}, secs)
+                                    "n": 2, "drop": drop}, secs, replay["metric"] if ok else math.nan, viol, replay)
+
+
+class _TableClients(ClientOracles):
+    """Client oracles answering from a finite table of (point, gradient, value) per client: the extracted PEP
+    worst case. A query at a point not in the table raises (the driver left the PEP's trajectory)."""
+
+    name = "pep-table"
+
+    def __init__(self, tables: list, x_star: np.ndarray, mu: float) -> None:
+        self.tables = tables
+        self.n, self.d = len(tables), len(x_star)
+        self.L_i = np.full(self.n, math.inf)
+        self.mu_i = np.full(self.n, float(mu))
+        self.noise = 0.0
+        self._xs = np.asarray(x_star, dtype=np.float64)
+        scale = max(float(np.abs(t[0]).max()) for t in tables) + 1.0
+        self.tol = 1e-9 * scale
+
+    def _lookup(self, i: int, x: np.ndarray) -> int:
+        X = self.tables[i][0]
+        dist = np.linalg.norm(X - x, axis=1)
+        k = int(np.argmin(dist))
+        if dist[k] > self.tol:
+            raise ValueError(f"the driver queried client {i} at a point the PEP instance does not define "
+                             f"(nearest at distance {dist[k]:.3g})")
+        return k
+
+    def _clients(self, clients: Any, k: int) -> np.ndarray:
+        return np.arange(self.n) if clients is None else np.asarray(clients, dtype=np.int64).ravel()
+
+    def grads(self, X: Any, clients: Any = None) -> np.ndarray:
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        idx = self._clients(clients, X.shape[0])
+        return np.stack([self.tables[i][1][self._lookup(i, x)] for i, x in zip(idx, X)])
+
+    def client_losses(self, X: Any, clients: Any = None) -> np.ndarray:
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        idx = self._clients(clients, X.shape[0])
+        return np.array([self.tables[i][2][self._lookup(i, x)] for i, x in zip(idx, X)])
+
+    def grad(self, x: Any) -> np.ndarray:
+        return self.grads(np.broadcast_to(x, (self.n, self.d)).copy()).mean(axis=0)
+
+    def losses(self, X: Any) -> np.ndarray:
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        return np.array([np.mean(self.client_losses(np.broadcast_to(x, (self.n, self.d)).copy())) for x in X])
+
+    def prox(self, C: Any, lin: Any, lam: float, clients: Any = None) -> None:
+        return None
+
+    def x_star(self) -> np.ndarray:
+        return self._xs
+
+    def f_star(self) -> float:
+        return float(self.losses(self._xs[None])[0])
+
+    def gaps(self, X: Any) -> np.ndarray:
+        return self.losses(X) - self.f_star()
+
+
+@dataclass
+class _GivenLocalPoints:
+    """A local solver returning given points (round r: ``points[r]``, one row per client)."""
+
+    points: list
+    name = "pep-worst-case"
+
+    def solve(self, sub: Any, test: Any = None):
+        from fedtheory.algorithms.local_solvers import _finish
+
+        X = np.asarray(self.points[sub.r], dtype=np.float64)[sub.clients]
+        return _finish(sub, X, sub.oracles.grads(X, sub.clients), np.zeros(sub.clients.size, dtype=np.int64), test)
+
+
+def _replay_two_client(f1: Any, f2: Any, xs: Any, x0: Any, local_points: list, R: int, lam: float, mu: float,
+                       c: float, accelerated: bool) -> dict:
+    """Re-run the real S-DANE / Acc-S-DANE driver on the extracted two-client worst case (see two_client_sdane)."""
+    from fedtheory.algorithms.dane import run_acc_sdane, run_sdane
+
+    orc = _TableClients([_data(f1), _data(f2)], xs.eval(), mu)
+    run = run_acc_sdane if accelerated else run_sdane
+    try:
+        h = run(orc, x0.eval(), R, lam=lam, mu=mu, solver=_GivenLocalPoints(local_points), test=None)
+    except ValueError as exc:
+        return {"metric": math.nan, "test_violation": math.inf, "error": str(exc)}
+    xs_ = orc.x_star()
+    if accelerated:
+        out_gap = float(h.gap[-1])
+    else:
+        out_gap = float(orc.gaps(h.weighted_average(mu)[-1][None])[0])
+    metric = out_gap + mu / 2 * float(np.sum((h.v[-1] - xs_) ** 2))
+    # on the SDP's scale (data O(1), the largest right side of (6) in the run): the solver holds each constraint to
+    # ~1e-8 of that scale, not of a late round's small right side
+    rhs = c * lam ** 2 * h.test_rhs
+    test_violation = float(np.max(h.test_lhs - rhs) / max(1.0, float(np.max(rhs))))
+    return {"metric": metric, "test_violation": test_violation, "rounds": h.rounds, "method": h.method}
 
 
 def stabilized_catalyst(R: int, L: float = 1.0, mu: float = 0.0) -> PepResult:
@@ -330,9 +597,11 @@ def stabilized_catalyst(R: int, L: float = 1.0, mu: float = 0.0) -> PepResult:
         x = y - (1.0 / L) * f.gradient(y)
         v = (B * v + mu * a * x - a * f.gradient(x)) * (1.0 / (B + mu * a))
         A, B = A + a, B + mu * a
-    pb.set_performance_metric(f(x) - fs + (mu / 2) * (v - xs) ** 2)
+    metric = f(x) - fs + (mu / 2) * (v - xs) ** 2
+    pb.set_performance_metric(metric)
     value, secs = _solve(pb)
-    return PepResult(value, 1.0 / (2 * A), {"R": R, "L": L, "mu": mu}, secs)
+    lower, viol = _extract(pb, metric, _leaves(f))
+    return PepResult(value, 1.0 / (2 * A), {"R": R, "L": L, "mu": mu}, secs, lower, viol)
 
 
 # --------------------------------------------------------------------------------------------
@@ -357,9 +626,28 @@ def gd_gradient_norm(N: int, L: float = 1.0) -> PepResult:
     pb.set_initial_condition((x - xs) ** 2 <= 1)
     for _ in range(N):
         x = x - (1.0 / L) * f.gradient(x)
-    pb.set_performance_metric(f.gradient(x) ** 2)
+    metric = f.gradient(x) ** 2
+    pb.set_performance_metric(metric)
     value, secs = _solve(pb)
-    return PepResult(value, (L / (N + 1)) ** 2, {"N": N, "L": L}, secs)
+    lower, viol = _extract(pb, metric, _leaves(f))
+    return PepResult(value, (L / (N + 1)) ** 2, {"N": N, "L": L}, secs, lower, viol)
+
+
+def huber_gd_gradient_norm(N: int, L: float = 1.0) -> float:
+    r"""‖∇f(x_N)‖² of gradient descent with step 1/L from x_0 = 1 on the known attaining instance, the Huber
+    function f(x) = a|x| − a²/(2L) (|x| ≥ a/L), Lx²/2 (|x| ≤ a/L), a = L/(N+1) (convex, L-smooth, x* = 0): every
+    step moves by a/L and x_N = a/L sits on the kink, so ‖∇f(x_N)‖² = (L/(N+1))², Lemma 20's bound. A plain
+    loop, independent of PEPit.
+
+    >>> huber_gd_gradient_norm(3, 2.0)
+    0.25
+    """
+    a = L / (N + 1)
+    grad = lambda x: a * np.sign(x) if abs(x) >= a / L else L * x  # noqa: E731
+    x = 1.0
+    for _ in range(N):
+        x = x - grad(x) / L
+    return float(grad(x) ** 2)
 
 
 def fast_gradient_norm(K: int, L: float = 1.0) -> PepResult:
@@ -393,14 +681,17 @@ def fast_gradient_norm(K: int, L: float = 1.0) -> PepResult:
             b = (2 * th[i + 1] - 1) / (2 * th[i] - 1)
             x = ynew + a * (ynew - yold) + b * (ynew - x)
             yold = ynew
-    pb.set_performance_metric(f.gradient(x) ** 2)
+    metric = f.gradient(x) ** 2
+    pb.set_performance_metric(metric)
     value, secs = _solve(pb)
-    return PepResult(value, (FastGradNorm.gradient_bound_factor(K) * L) ** 2, {"K": K, "L": L}, secs)
+    lower, viol = _extract(pb, metric, _leaves(f))
+    return PepResult(value, (FastGradNorm.gradient_bound_factor(K) * L) ** 2, {"K": K, "L": L}, secs, lower, viol)
 
 
-def cocoercivity_gap(L: float = 1.0) -> PepResult:
-    r"""Worst value of f(x) + ⟨∇f(x), y − x⟩ + ‖∇f(x) − ∇f(y)‖²/(2L) − f(y) over convex L-smooth f with
-    ‖x − y‖ ≤ 1: Lemma 9 (B.5) says it is ≤ 0 (``bound`` 0; read ``value``).
+def cocoercivity_gap(L: float = 1.0, scale: float = 1.0) -> PepResult:
+    r"""Worst value of f(x) + ⟨∇f(x), y − x⟩ + scale·‖∇f(x) − ∇f(y)‖²/(2L) − f(y) over convex L-smooth f with
+    ‖x − y‖ ≤ 1: Lemma 9 (B.5) says it is ≤ 0 at scale 1 (``bound`` 0; read ``value``), attained (= 0) by
+    f = L/2‖·‖², for which any scale > 1 makes it (scale − 1)L/2·‖x − y‖² > 0.
     """
     from PEPit import PEP
     from PEPit.functions import SmoothConvexFunction
@@ -412,6 +703,8 @@ def cocoercivity_gap(L: float = 1.0) -> PepResult:
     pb.set_initial_condition((x - y) ** 2 <= 1)
     gx, fx = f.oracle(x)
     gy, fy = f.oracle(y)
-    pb.set_performance_metric(fx + gx * (y - x) + (1.0 / (2 * L)) * (gx - gy) ** 2 - fy)
+    metric = fx + gx * (y - x) + (scale / (2 * L)) * (gx - gy) ** 2 - fy
+    pb.set_performance_metric(metric)
     value, secs = _solve(pb)
-    return PepResult(value, 0.0, {"L": L}, secs)
+    lower, viol = _extract(pb, metric, _leaves(f))
+    return PepResult(value, 0.0, {"L": L, "scale": scale}, secs, lower, viol)

@@ -40,9 +40,15 @@ from typing import Any, Callable
 from fedtheory.claims.core import STATUSES, CheckContext, Claim, Evidence, Reading, derive_seed
 from fedtheory.content import UsageError, check_tier, in_tier, load_module, module_claims, select  # noqa: F401
 from fedtheory.environment import blas_threads, environment, missing_requirements
-from fedtheory.sweep import check_scheduler, check_workers, map_grid, write_json_atomic
+from fedtheory.sweep import (Interrupted, check_scheduler, check_workers, handle_signals, map_grid,
+                             signal_received, write_json_atomic)
 
 TRACEBACK_LINES = 12
+#: what a check may raise and still be only its own claim's ``error``: ``sys.exit()`` or a stray
+#: KeyboardInterrupt inside a claim must not end (or falsely pass) the whole run
+CLAIM_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
+#: per-claim time limit (seconds) by tier when the caller asks for the default
+DEFAULT_TIMEOUTS = {"fast": 600.0, "full": 3600.0}
 
 # Claims handed to run_claims, by (source, id): inline runs use these objects rather than reloading.
 _LOCAL: dict[tuple[str | None, str], Claim] = {}
@@ -67,6 +73,8 @@ def counterexample_path(claim: Claim, reading: Reading | None = None) -> Path | 
 
 
 def _error(seed: int, exc: BaseException, what: str) -> Evidence:
+    if isinstance(exc, KeyboardInterrupt) and signal_received() is not None:
+        raise exc   # the user's Ctrl-C or a SIGTERM stops the run; it is no claim's error
     lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip().splitlines()
     return Evidence(status="error", seed=seed, notes=f"{what} raised:\n" + "\n".join(lines[-TRACEBACK_LINES:]))
 
@@ -97,7 +105,7 @@ def _one_reading(claim: Claim, context: Callable[..., CheckContext], seed: int, 
                 if not isinstance(replayed, Evidence):
                     raise TypeError(f"replay of {claim.id} returned {type(replayed).__name__}, not Evidence")
                 replayed.seconds = time.perf_counter() - start
-            except Exception as exc:
+            except CLAIM_FAILURES as exc:
                 return _error(seed, exc, f"replay of stored counterexample {path}")
             if replayed.status == "refuted":
                 replayed.counterexample = stored["counterexample"]
@@ -110,7 +118,7 @@ def _one_reading(claim: Claim, context: Callable[..., CheckContext], seed: int, 
     if evidence is None:
         try:
             evidence = claim.run(context())
-        except Exception as exc:
+        except CLAIM_FAILURES as exc:
             return _error(seed, exc, "check")
         if evidence.status == "verified" and path is not None and path.exists() and claim.expect == "verified":
             # a stored counterexample that no longer refutes a claim that now verifies is stale: keeping it
@@ -184,7 +192,7 @@ def _run_controls(claim: Claim, evidence: Evidence, context: Callable[..., Check
             result = check(context(control=dict(control.params)))
             if not isinstance(result, Evidence):
                 raise TypeError(f"control {control.name} of {claim.id} returned {type(result).__name__}, not Evidence")
-        except Exception as exc:
+        except CLAIM_FAILURES as exc:
             result = _error(seed, exc, f"control {control.name}")
         outcomes.append({"name": control.name, "description": control.description, "status": result.status,
                          "fired": result.status == "refuted", "measured": result.measured, "notes": result.notes})
@@ -252,7 +260,7 @@ def run_claim(claim: Claim, *, seed: int = 0, tier: str = "fast", backend: str =
     check_tier(tier)
     claim_seed = derive_seed(seed, claim.id)
     start = time.perf_counter()
-    with blas_threads():
+    with blas_threads(), handle_signals():   # a real Ctrl-C stops the run; a claim's own KeyboardInterrupt is its error
         evidence, missing = _run_evidence(claim, claim_seed, tier, backend, device, store_counterexamples)
     seconds = time.perf_counter() - start
     evidence_json = _plain(evidence.to_json())
@@ -327,6 +335,9 @@ class Report:
     (1, True, 0)
     """
 
+    #: the signal number that stopped the run early (:func:`run_claims`), else None
+    interrupted: int | None = None
+
     def __init__(self, records: list[dict], environment: dict, seconds: float) -> None:
         self.records = records
         self.environment = environment
@@ -381,17 +392,30 @@ class Report:
         from rich.text import Text
 
         console = console or Console()
-        table = Table(title="fedtheory check", show_lines=False)
-        for name, kw in (("claim", {}), ("expect", {}), ("status", {}), ("measured", {"overflow": "fold"}),
-                         ("s", {"justify": "right"})):
-            table.add_column(name, **kw)
-        for r in self.records:
-            style = "green" if r["passed"] else "red"
-            if r["status"] == "skipped" and r["passed"]:
-                style = "yellow"
-            table.add_row(Text(r["id"]), r["expect"], Text(r["status"], style=style),
-                          Text(key_measured(r.get("evidence", {}).get("measured", {}))), f"{r['seconds']:.2f}")
-        console.print(table)
+        rows = [(r["id"], r["expect"], r["status"], key_measured(r.get("evidence", {}).get("measured", {})),
+                 f"{r['seconds']:.2f}") for r in self.records]
+        if not console.is_terminal:
+            # a log (CI, a pipe, a file) has no width: plain columns, never wrapped or cut, so every claim id
+            # appears in full and can be searched for
+            console.soft_wrap = True
+            head = ("claim", "expect", "status", "measured", "s")
+            widths = [max([len(h)] + [len(row[k]) for row in rows]) for k, h in enumerate(head)]
+            console.print("fedtheory check", markup=False, highlight=False)
+            for row in [head] + rows:
+                console.print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip(), markup=False,
+                              highlight=False)
+        else:
+            table = Table(title="fedtheory check", show_lines=False)
+            # fold, never crop: a narrow terminal wraps an id instead of cutting it
+            for name, kw in (("claim", {"overflow": "fold"}), ("expect", {}), ("status", {}),
+                             ("measured", {"overflow": "fold"}), ("s", {"justify": "right"})):
+                table.add_column(name, **kw)
+            for r, row in zip(self.records, rows):
+                style = "green" if r["passed"] else "red"
+                if r["status"] == "skipped" and r["passed"]:
+                    style = "yellow"
+                table.add_row(Text(row[0]), row[1], Text(row[2], style=style), Text(row[3]), row[4])
+            console.print(table)
         skips = [r for r in self.records if r["status"] == "skipped"]
         if skips:
             console.print("[yellow]skipped:[/]")
@@ -484,48 +508,93 @@ def key_measured_name(measured: dict) -> str | None:
     return (preferred or list(measured))[0]
 
 
+def _failed_record(claim: Claim, seed: int, reason: str, seconds: float = 0.0) -> dict:
+    """The record of a claim whose run never returned one: its worker died, it ran out of time, or the
+    run was interrupted before it finished. Always ``error``, never passed."""
+    evidence = Evidence(status="error", seed=derive_seed(seed, claim.id), notes=reason, seconds=seconds)
+    record = claim.metadata()
+    record.update(status="error", evidence=_plain(evidence.to_json()), seconds=seconds, passed=False,
+                  missing_requirements=[], source=claim.source, controlled=False)
+    return record
+
+
 def run_claims(claims: list[Claim], *, tier: str = "fast", seed: int = 0, workers: int = 1, scheduler: Any = None,
                progress: bool = True, backend: str = "numpy", device: str | None = None,
-               store_counterexamples: bool = True) -> Report:
+               store_counterexamples: bool = True, timeout: float | str | None = None) -> Report:
     """Run the claims of ``tier`` (``fast``: fast claims; ``full``: fast and full) and report.
 
     Work goes through :func:`fedtheory.sweep.map_grid`: one unit per claim, ``(source, id, seed, tier)``;
-    with ``workers > 1`` or a ``scheduler`` each worker reloads the claim's content file by path.
+    with ``workers > 1``, a ``scheduler`` or a ``timeout`` each worker reloads the claim's content file by path.
+
+    ``timeout``: seconds one claim may run (``"default"``: :data:`DEFAULT_TIMEOUTS` of the tier; None: no
+    limit). With a limit, claims run in worker processes even for ``workers=1``, since a claim stuck in C
+    code (BLAS, a solver) cannot be stopped inside this process; claims without a content file then run
+    inline, without the limit. A claim that runs out of time, or whose worker dies (``os._exit``, a crash,
+    ``kill -9``; retried once on a fresh worker), is recorded as ``error`` with the reason, and every other
+    result is kept. A SIGINT/SIGTERM under :func:`fedtheory.sweep.handle_signals` ends the run early: the
+    finished claims keep their records, the others are ``error`` ("not run"), and ``report.interrupted``
+    holds the signal number (None otherwise).
 
     >>> from fedtheory.claims.core import claim
     >>> slow = claim(id="demo/lemma-9", ref="Lemma 9", title="t", statement="s", kind="numeric",
     ...              tier="full")(lambda ctx: ctx.verified())
     >>> len(run_claims([slow], progress=False).records), len(run_claims([slow], tier="full", progress=False).records)
     (0, 1)
+    >>> import sys
+    >>> quits = claim(id="demo/lemma-10", ref="Lemma 10", title="t", statement="s", kind="numeric")(lambda ctx: sys.exit(0))
+    >>> r = run_claims([quits], progress=False); r.records[0]["status"], r.exit_code
+    ('error', 1)
     """
     check_tier(tier)
     check_workers(workers)
     if isinstance(scheduler, str):
         check_scheduler(scheduler)
+    if timeout == "default":
+        timeout = DEFAULT_TIMEOUTS[tier]
     chosen = [c for c in claims if in_tier(c.tier, tier)]
     remote = workers > 1 or scheduler is not None
-    if remote:
-        sourceless = [c.id for c in chosen if not c.source]
-        if sourceless:
-            raise UsageError(f"claims without a content file cannot run in workers: {', '.join(sourceless)}")
+    sourceless = [c.id for c in chosen if not c.source]
+    if remote and sourceless:
+        raise UsageError(f"claims without a content file cannot run in workers: {', '.join(sourceless)}")
+    if sourceless:
+        timeout = None
     units = [dict(source=c.source, id=c.id, seed=seed, tier=tier, backend=backend, device=device,
                   store_counterexamples=store_counterexamples, parent_pid=os.getpid()) for c in chosen]
     start = time.perf_counter()
     bar, stop = _progress_bar(progress, len(units))
     keys = [(c.source, c.id) for c in chosen]
-    if not remote:
+    in_process = not remote and timeout is None
+    if in_process:
         _LOCAL.update(dict(zip(keys, chosen)))
+    done: dict[int, dict] = {}
+
+    def finished(index: int, record: dict) -> None:
+        done[index] = record
+        if bar is not None:
+            bar(index, record)
+
+    interrupted = None
     try:
-        records = map_grid(run_unit, units, workers=workers, scheduler=scheduler, progress=bar)
+        records = map_grid(run_unit, units, workers=workers, scheduler=scheduler, progress=finished, timeout=timeout,
+                           on_failure=lambda i, reason, seconds: _failed_record(chosen[i], seed, reason, seconds))
+    except Interrupted as exc:
+        interrupted = exc.signum
+        records = [done[i] if i in done else
+                   _failed_record(c, seed, f"not run: the run was stopped by {exc} before this claim finished")
+                   for i, c in enumerate(chosen)]
     finally:
         stop()
-        for k in keys:
-            _LOCAL.pop(k, None)
-    return Report(records, environment(seed, backend, device), time.perf_counter() - start)
+        if in_process:
+            for k in keys:
+                _LOCAL.pop(k, None)
+    report = Report(records, environment(seed, backend, device), time.perf_counter() - start)
+    report.interrupted = interrupted
+    return report
 
 
 def _progress_bar(progress: bool, total: int):
-    """(callback(index, record), stop) showing a rich bar on a terminal."""
+    """(callback(index, record), stop): a rich bar on a terminal; elsewhere (CI logs, pipes) one line per
+    finished claim on stderr, ``[n/total] <full id>: <status> (<seconds>s)``, so a log names every claim."""
     if not progress or total == 0:
         return None, lambda: None
     from rich.console import Console
@@ -533,7 +602,18 @@ def _progress_bar(progress: bool, total: int):
 
     console = Console(stderr=True)
     if not console.is_terminal:
-        return None, lambda: None
+        count = [0]
+
+        def line(index: int, record: dict) -> None:
+            count[0] += 1
+            why = ""
+            if not record.get("passed"):
+                notes = (record.get("evidence", {}).get("notes") or "").strip().splitlines()
+                why = f" expected {record.get('expect')}" + (f": {notes[-1]}" if notes else "")
+            print(f"[{count[0]}/{total}] {record['id']}: {record['status']} ({record['seconds']:.1f}s){why}",
+                  file=sys.stderr, flush=True)
+
+        return line, lambda: None
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=console, transient=True)
     task = bar.add_task("claims", total=total)

@@ -3,7 +3,8 @@
 A thin layer over :func:`fedtheory.certify.federated_pep.certify_local_update`: the method name picks Θ and α
 (``fedavg``: Θ_{1:K}, α = 0; ``fedprox``: Θ_{1:K}, α from ``--alpha``; ``fomaml``: Θ_K), the rest are the
 certificate's own arguments. The result prints as upper, lower, gap, solver and seconds, and ``--json`` writes
-the whole :class:`~fedtheory.certify.federated_pep.Certificate`.
+the whole :class:`~fedtheory.certify.federated_pep.Certificate`. The arguments are declared in
+``fedtheory.cli`` (so that ``fedtheory --help`` imports no solver).
 
 >>> c = certify("fedavg", mu=1.0, L=10.0, K=2, gamma=0.05, pieces=8, probe_starts=1)
 >>> c.status, round(c.value, 4)
@@ -14,9 +15,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fedtheory.certify.federated_pep import CLASSES, MEASURES, Certificate, certify_local_update
+from fedtheory.certify.federated_pep import Certificate, certify_local_update
 
-__all__ = ["METHODS", "certify", "add_certify_parser", "run_certify"]
+__all__ = ["METHODS", "certify", "run_certify"]
 
 #: method -> (Θ family, whether α is free)
 METHODS = {"fedavg": ("1:K", False), "fedprox": ("1:K", True), "fomaml": ("K", False)}
@@ -39,30 +40,6 @@ def certify(method: str, *, mu: float, L: float, K: int, gamma: float, alpha: fl
     if method == "fedprox" and not alpha > 0:
         raise ValueError(f"fedprox needs a proximal weight --alpha > 0, got alpha={alpha:g}")
     return certify_local_update(mu, L, K, gamma, theta=theta, alpha=alpha, **kw)
-
-
-def add_certify_parser(what: Any) -> None:
-    """Register ``certify`` under ``fedtheory explore``."""
-    ce = what.add_parser("certify", help="certified worst case (PEP upper bound + replayed lower bound)")
-    ce.add_argument("method", help="fedavg, fedprox or fomaml")
-    ce.add_argument("--mu", type=float, required=True, help="strong convexity μ")
-    ce.add_argument("--L", type=float, required=True, help="smoothness L")
-    ce.add_argument("--K", type=int, required=True, help="local steps K")
-    ce.add_argument("--gamma", type=float, required=True, help="client step γ (γ < 1/(L + α))")
-    ce.add_argument("--alpha", type=float, default=0.0, help="proximal weight α (fedprox)")
-    ce.add_argument("--clients", type=int, default=2, help="number of clients n (default 2)")
-    ce.add_argument("--C", type=float, default=1.0, help="heterogeneity ‖c_i − o‖ ≤ C (default 1)")
-    ce.add_argument("--zeta", type=float, default=None, help="use Σp_i‖∇f_i(x*)‖² ≤ ζ² instead of C")
-    ce.add_argument("--measure", default="floor", help=f"one of {', '.join(MEASURES)} (default floor)")
-    ce.add_argument("--class", dest="function_class", default="quadratic", help=f"one of {', '.join(CLASSES)}")
-    ce.add_argument("--eta", type=float, default=None, help="server step η (rate, error)")
-    ce.add_argument("--server", default="gd", help="gd, heavy_ball or nesterov (error)")
-    ce.add_argument("--momentum", type=float, default=None, help="server momentum β (error)")
-    ce.add_argument("--rounds", type=int, default=None, help="rounds T (error)")
-    ce.add_argument("--D", type=float, default=None, help="‖x_0 − x*‖ ≤ D (error)")
-    ce.add_argument("--pieces", type=int, default=16, help="spectral relaxation pieces (default 16)")
-    ce.add_argument("--seed", type=int, default=0, help="seed of the lower-bound probe")
-    ce.add_argument("--json", metavar="FILE", help="write the certificate as JSON")
 
 
 def run_certify(args: argparse.Namespace, console: Any) -> int:

@@ -25,17 +25,39 @@ __all__ = ["Frontier", "frontier", "SWEEPS", "SERVERS"]
 
 SWEEPS = ("K", "gamma", "alpha")
 SERVERS = ("gd", "nesterov", "heavy_ball")
+#: most swept points one call computes, and what each costs (measured peak of the computation, ~170 B;
+#: the table, JSON and plot add more): a bound that fails in a millisecond instead of a MemoryError later
+MAX_POINTS = 10**6
+BYTES_PER_POINT = 200
+
+
+def check_points(points: int) -> int:
+    """``points`` if 1 <= points <= :data:`MAX_POINTS`, else ValueError naming the memory it would take.
+
+    >>> check_points(10**8)
+    Traceback (most recent call last):
+    ...
+    ValueError: points=100000000 would take about 20 GB (200 bytes per point) and is above the limit of 1000000 points
+    """
+    points = int(points)
+    if points < 1:
+        raise ValueError(f"points must be >= 1, got {points}")
+    if points > MAX_POINTS:
+        raise ValueError(f"points={points} would take about {points * BYTES_PER_POINT / 1e9:.3g} GB "
+                         f"({BYTES_PER_POINT} bytes per point) and is above the limit of {MAX_POINTS} points")
+    return points
 
 
 def _grid(sweep: str, lo: float, hi: float, points: int) -> np.ndarray:
     if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
         raise ValueError(f"sweep range needs finite lo <= hi, got lo={lo:g}, hi={hi:g}")
-    points = int(points)
-    if points < 1:
-        raise ValueError(f"points must be >= 1, got {points}")
+    points = check_points(points)
     if sweep == "K":
         if lo < 1:
             raise ValueError(f"hypothesis K >= 1 violated: the K range starts at {lo:g}")
+        if hi > 2.0 ** 53:   # beyond, float64 cannot tell K from K + 1 and the int64 grid overflows
+            raise ValueError(f"the K range ends at {hi:g}, above 2^53 = {2.0 ** 53:.4g} local steps, where float64 "
+                             f"no longer counts steps exactly")
         return np.unique(np.round(np.geomspace(lo, hi, points)).astype(np.int64)).astype(np.float64)
     if sweep == "alpha" and lo == 0:
         return np.concatenate([[0.0], np.geomspace(max(hi, 1e-300) * 1e-6, hi, max(points - 1, 1))]) if hi > 0 else np.zeros(1)
@@ -144,6 +166,7 @@ def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0,
 
     if sweep not in SWEEPS:
         raise ValueError(f"sweep must be one of {SWEEPS}, got {sweep!r}")
+    check_points(points if values is None else np.size(values))
     theta_arg: Any = theta
     if theta == "custom":
         from fedtheory.algorithms.theta import Theta

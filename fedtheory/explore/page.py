@@ -33,19 +33,11 @@ def write_page(path: str | Path) -> Path:
     >>> p.stat().st_size > 5000
     True
     """
-    import os
-    import tempfile
+    from fedtheory.sweep import atomic_writer
 
     path = Path(path)
     if path.exists() and path.is_dir():
         raise ValueError(f"{path} is a directory; give a file name such as {path / 'explore.html'}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(page_html())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as f:
+        f.write(page_html())
     return path

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -179,9 +180,14 @@ class Result:
         """Write the plot to ``path`` (format from its suffix)."""
         import matplotlib.pyplot as plt
 
+        from fedtheory.sweep import atomic_writer
+
         fig = self.figure()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        try:
+            with atomic_writer(path, "wb") as fh:
+                fig.savefig(fh, dpi=110, format=Path(path).suffix.lstrip(".").lower() or "png")
+        finally:
+            plt.close(fig)
 
     def save_json(self, path: str) -> None:
         """Write :meth:`to_json` atomically."""

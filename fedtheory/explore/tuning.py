@@ -290,6 +290,11 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
         raise ValueError(f"function_class must be one of {', '.join(FUNCTION_CLASSES)}, got {function_class!r}")
     if clients is not None and (isinstance(clients, bool) or int(clients) != clients or clients < 1):
         raise ValueError(f"clients must be a positive integer, got {clients!r}")
+    if budget == "eps" and math.isfinite(float(D)) and amount < float(D) * np.finfo(np.float64).eps:
+        # ‖x − x*‖ for iterates of size ~D is known to about D·2.2e-16 at best: a smaller target has no
+        # float64 meaning, and its "guarantee" (ρ underflowing to 0) could never be checked
+        raise ValueError(f"target eps={amount:g} is below float64 resolution at the scale D={float(D):g} "
+                         f"(D·2.2e-16 = {float(D) * np.finfo(np.float64).eps:.3g}): ask for eps >= that")
     mu, L = float(mu), float(L)
     if not (0 < mu <= L < np.inf):
         raise ValueError(f"hypothesis 0 < mu <= L < inf violated (Assumption 1): mu={mu:g}, L={L:g}")

@@ -22,10 +22,13 @@ anyone can inspect. :func:`run_figures` does this for many figures through
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
-import tempfile
+import signal
+import sys
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -111,16 +114,53 @@ def dumps_figure_json(obj: Any, indent: int = 2) -> str:
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    from fedtheory.sweep import write_text_atomic
+
+    write_text_atomic(path, text)
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """SIGINT and SIGTERM wait until the block ends, so a figure's JSON and PNG are renamed into place
+    together: an interrupted run leaves both or neither (only SIGKILL cannot be deferred, and the parent
+    sends it only after a grace period)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _write_pair(json_path: Path, text: str, png_path: Path) -> None:
+    """Write the figure JSON ``text`` and the PNG drawn from it (as read back from disk) as one step:
+    both are prepared beside their destinations, then renamed in a block that signals cannot split."""
+    from fedtheory.sweep import atomic_writer
+
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    staged: list[Path] = []
+    try:
+        stage_json = json_path.with_name(f".{json_path.name}.{os.getpid()}.{os.urandom(4).hex()}.staged")
+        with atomic_writer(stage_json) as fh:
             fh.write(text + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        staged.append(stage_json)
+        with open(stage_json, encoding="utf-8") as fh:
+            from_disk = json.load(fh)
+        stage_png = png_path.with_name(f".{png_path.name}.{os.getpid()}.{os.urandom(4).hex()}.staged")
+        staged.append(stage_png)
+        render_json(from_disk, stage_png)
+        with _signals_deferred():
+            os.replace(stage_png, png_path)
+            os.replace(stage_json, json_path)
+    finally:
+        for p in staged:
+            try:
+                p.unlink()
+            except FileNotFoundError:
+                pass
 
 
 def _validate(instance: Any, name: str) -> None:
@@ -174,7 +214,7 @@ def write_figure(fig: Figure, *, out_dir: str | os.PathLike, seed: int, tier: st
 
     ``seed`` is the figure's own seed (:func:`run_figures` derives it from the run's seed and the
     figure id). The PNG is drawn from the JSON as read back from disk, never from memory, so the
-    image comes from the JSON alone. The entry is ``{"id", "png", "json", "seconds"}`` with paths
+    image comes from the JSON alone; the two files appear together or not at all. The entry is ``{"id", "png", "json", "seconds"}`` with paths
     relative to ``out_dir`` (POSIX separators).
 
     >>> import os, tempfile
@@ -193,10 +233,7 @@ def write_figure(fig: Figure, *, out_dir: str | os.PathLike, seed: int, tier: st
     rel_json = Path(fig.paper) / f"{fig.slug}.json"
     rel_png = Path(fig.paper) / f"{fig.slug}.png"
     doc = figure_document(fig, FigureContext(seed=seed, tier=tier, backend=backend, device=device))
-    _write_text_atomic(out / rel_json, dumps_figure_json(doc))
-    with open(out / rel_json, encoding="utf-8") as fh:
-        from_disk = json.load(fh)
-    render_json(from_disk, out / rel_png)
+    _write_pair(out / rel_json, dumps_figure_json(doc), out / rel_png)
     return {"id": fig.id, "png": rel_png.as_posix(), "json": rel_json.as_posix(),
             "seconds": round(time.perf_counter() - start, 4)}
 
@@ -283,7 +320,9 @@ def run_figures(figures: Iterable[Figure], *, out_dir: str | os.PathLike = "out/
     whose workers reload the file by path; a figure without a source (built in memory) runs in
     this process. The manifest is a JSON list of ``{id, png, json, seconds}`` (paths relative to
     ``out_dir``), merged with the entries of figures from earlier runs whose files are still
-    there, sorted by id, validated against ``manifest.schema.json`` and returned. An unknown
+    there (under a lock, so concurrent runs into one directory keep each other's entries), sorted by
+    id, validated against ``manifest.schema.json`` and returned; a run stopped part-way (a signal, a
+    failing figure) still writes the manifest of the figures that finished. An unknown
     tier, ``workers < 1``, a malformed scheduler address or an id given twice is a
     :class:`~fedtheory.content.UsageError`; an exception in a figure's data function propagates.
 
@@ -310,33 +349,63 @@ def run_figures(figures: Iterable[Figure], *, out_dir: str | os.PathLike = "out/
     from_files = [f for f in figs if f.source is not None]
     in_memory = [f for f in figs if f.source is None]
     bar = _progress_bar(len(figs)) if progress and figs else None
+
+    def tick(index: int | None, entry: dict) -> None:
+        results[entry["id"]] = entry
+        if bar is not None:
+            bar[0].advance(bar[1])
+        elif progress:   # a log (CI, a pipe): one line per finished figure instead of silence
+            print(f"[{len(results)}/{len(figs)}] {entry['id']} ({entry['seconds']:.1f}s)", file=sys.stderr, flush=True)
+
     try:
-        tick = (lambda *_a, **_k: bar[0].advance(bar[1])) if bar is not None else None
         if from_files:
             points = [{"source": os.path.abspath(f.source), "id": f.id, "seed": seeds[f.id], "tier": tier,
                        "out_dir": out_abs, "backend": backend, "device": device} for f in from_files]
-            for f, entry in zip(from_files, map_grid(_run_point, points, workers=workers,
-                                                     scheduler=scheduler, progress=tick)):
-                results[f.id] = entry
+            map_grid(_run_point, points, workers=workers, scheduler=scheduler, progress=tick)
         for f in in_memory:
-            results[f.id] = write_figure(f, out_dir=out_abs, seed=seeds[f.id], tier=tier, backend=backend,
-                                         device=device)
-            if tick is not None:
-                tick()
+            tick(None, write_figure(f, out_dir=out_abs, seed=seeds[f.id], tier=tier, backend=backend, device=device))
+    except BaseException:
+        # stopped (a signal, a failing figure): the manifest still lists every figure that finished
+        if results:
+            _write_manifest(out, [results[f.id] for f in figs if f.id in results])
+        raise
     finally:
         if bar is not None:
             bar[0].stop()
 
-    new = [results[f.id] for f in figs]
+    return _write_manifest(out, [results[f.id] for f in figs])
+
+
+@contextlib.contextmanager
+def _manifest_lock(out: Path):
+    """An exclusive lock on ``out/.manifest.lock`` (POSIX ``flock``): runs writing into one directory
+    merge their manifests one after another, so none loses another's entries."""
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock, merge-on-write only
+        yield
+        return
+    with open(out / ".manifest.lock", "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _write_manifest(out: Path, new: list[dict]) -> list[dict]:
+    """Merge ``new`` entries into ``out/manifest.json`` under the lock, validate, write atomically."""
     manifest_path = out / "manifest.json"
-    manifest = _merge_manifest(manifest_path, out, new)
-    _validate(manifest, "manifest")
-    _write_text_atomic(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False, allow_nan=False))
+    with _manifest_lock(out):
+        manifest = _merge_manifest(manifest_path, out, new)
+        _validate(manifest, "manifest")
+        _write_text_atomic(manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False, allow_nan=False))
     return manifest
 
 
 def _progress_bar(total: int):
-    """(rich Progress, task) on a terminal, else None (no bar in logs, CI or pipes)."""
+    """(rich Progress, task) on a terminal, else None (logs, CI and pipes get one line per figure)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

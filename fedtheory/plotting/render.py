@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import textwrap
 from numbers import Real
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -217,15 +215,8 @@ def render_json(data: dict, png_path: str | os.PathLike) -> None:
     if note is not None:
         fig.text(0.01, bottom / 2, note, ha="left", va="center", fontsize=9, style="italic", color="#8b0000")
 
-    png_path = Path(png_path)
-    png_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{png_path.name}.", suffix=".tmp", dir=png_path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            # No "Software" entry and no timestamp: the bytes depend on the JSON only.
-            fig.savefig(fh, format="png", dpi=DPI, metadata={"Software": None})
-        os.replace(tmp, png_path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from fedtheory.sweep import atomic_writer
+
+    with atomic_writer(png_path, "wb") as fh:
+        # No "Software" entry and no timestamp: the bytes depend on the JSON only.
+        fig.savefig(fh, format="png", dpi=DPI, metadata={"Software": None})

@@ -90,8 +90,8 @@ def make_polyhedron(N: int = 1000, d: int = 100, n: int = 10, *, R: float = 5.0,
     N, d, n = int(N), int(d), int(n)
     if d < 1 or not (1 <= n <= N):
         raise ValueError(f"make_polyhedron needs 1 <= n <= N (each client holds at least one constraint), got n={n}, N={N}")
-    if not (R > 0 and slack >= 0):
-        raise ValueError(f"make_polyhedron needs R > 0 and slack >= 0, got R={R}, slack={slack}")
+    if not (0 < R < np.inf and 0 <= slack < np.inf):   # NaN fails both; inf would plant a NaN point
+        raise ValueError(f"make_polyhedron needs finite R > 0 and slack >= 0, got R={R}, slack={slack}")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     A = rng.uniform(-1.0, 1.0, size=(N, d))
     g = rng.normal(size=d)

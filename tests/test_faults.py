@@ -1,0 +1,436 @@
+"""Faults and hostile input, each run as the CLI in a subprocess with a time limit (a hang fails, never blocks CI).
+
+Every case of the reliability issue: a claim that exits, crashes, kills its worker, hangs or raises
+KeyboardInterrupt is that claim's error and every other result is kept; bad output destinations are bad
+input before any work; non-Dask listeners and worker-less clusters are one clear line; signals leave no
+orphans and no half-written figure; concurrent figure runs keep every manifest entry; sizes are bounded.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT = 120   # seconds any one CLI run may take before the test fails as a hang
+
+CLAIMS = '''
+import os, signal, sys, time
+from fedtheory.claims.core import claim
+
+@claim(id="demo/lemma-1", ref="Lemma 1", title="fine", statement="s", kind="numeric")
+def lemma_1(ctx):
+    return ctx.verified(measured={"x": 1.0})
+
+@claim(id="demo/lemma-2", ref="Lemma 2", title="calls sys.exit(0)", statement="s", kind="numeric")
+def lemma_2(ctx):
+    sys.exit(0)
+
+@claim(id="demo/lemma-3", ref="Lemma 3", title="raises KeyboardInterrupt", statement="s", kind="numeric")
+def lemma_3(ctx):
+    raise KeyboardInterrupt
+
+@claim(id="demo/section-4.1/a-slug-long-enough-that-a-table-cut-at-eighty-columns-would-lose-its-end",
+       ref="Section 4.1", title="fine, long id", statement="s", kind="numeric")
+def long_one(ctx):
+    return ctx.verified()
+'''
+
+CRASHES = '''
+import os, signal, time
+from fedtheory.claims.core import claim
+
+@claim(id="crash/lemma-1", ref="Lemma 1", title="os._exit in the worker", statement="s", kind="numeric")
+def lemma_1(ctx):
+    os._exit(0)
+
+@claim(id="crash/lemma-2", ref="Lemma 2", title="worker killed by SIGKILL", statement="s", kind="numeric")
+def lemma_2(ctx):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+@claim(id="crash/lemma-3", ref="Lemma 3", title="hangs", statement="s", kind="numeric")
+def lemma_3(ctx):
+    time.sleep(10_000)
+'''
+
+SLOW = '''
+import time
+from fedtheory.claims.core import claim
+
+def make(n):
+    @claim(id=f"slow/lemma-{n}", ref=f"Lemma {n}", title="slow", statement="s", kind="numeric")
+    def c(ctx):
+        if n > 1:
+            time.sleep(10_000)
+        return ctx.verified()
+    return c
+
+lemma_1, lemma_2, lemma_3, lemma_4 = (make(n) for n in range(1, 5))
+'''
+
+FIGURES = '''
+import os, time
+from fedtheory.plotting.spec import figure, panel, series
+
+def make(n, pause):
+    @figure(id=f"demo/figure-{n}", caption=f"figure {n}")
+    def f(ctx):
+        time.sleep(pause)
+        return {"params": {}, "panels": [panel("", "x", "y", [series("s", [0, 1], [1, n])])]}
+    return f
+
+PAUSE = float(os.environ.get("FIGURE_PAUSE", "0"))
+figure_1, figure_2, figure_3, figure_4 = (make(n, PAUSE * (n > 1) * n) for n in range(1, 5))
+'''
+
+
+def _env(**extra) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("FEDTHEORY_DEBUG", None)
+    env.update(extra)
+    return env
+
+
+def cli(*args, cwd, limit=LIMIT, **env) -> subprocess.CompletedProcess:
+    """Run ``python -m fedtheory ARGS``; a run past ``limit`` seconds fails the test as a hang."""
+    try:
+        return subprocess.run([sys.executable, "-m", "fedtheory", *args], cwd=cwd, env=_env(**env),
+                              capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"fedtheory {' '.join(args)} hung for more than {limit}s: {exc.stderr!r}")
+
+
+def start(*args, cwd, **env) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "fedtheory", *args], cwd=cwd, env=_env(**env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def one_error_line(proc: subprocess.CompletedProcess, rc: int, *needles: str) -> None:
+    assert proc.returncode == rc, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, proc.stderr
+    for needle in needles:
+        assert needle in errors[0], errors[0]
+
+
+def children(pid: int) -> set[int]:
+    """Every descendant of ``pid`` (from /proc), so a test can show none survives its parent."""
+    kids: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(entry.name))
+    out, todo = set(), [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.add(k)
+            todo.append(k)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def wait_for(predicate, limit: float = 60.0) -> None:
+    end = time.monotonic() + limit
+    while not predicate():
+        if time.monotonic() > end:
+            pytest.fail("condition not reached in time")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    (tmp_path / "claims").mkdir()
+    (tmp_path / "claims" / "demo.py").write_text(CLAIMS)
+    (tmp_path / "crash").mkdir()
+    (tmp_path / "crash" / "crash.py").write_text(CRASHES)
+    (tmp_path / "slow").mkdir()
+    (tmp_path / "slow" / "slow.py").write_text(SLOW)
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "demo.py").write_text(FIGURES)
+    return tmp_path
+
+
+# ---------------------------------------------------------------------------------------------------
+# A claim's exit, crash or hang is that claim's error; the run never passes falsely, never loses results
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("workers", ["2", "inline"])
+def test_exiting_claims_are_errors_and_the_rest_is_kept(repo, workers):
+    if workers == "2":   # crashes and hangs only in workers: inline, os._exit would end the run itself
+        proc = cli("check", "claims", "crash", "--workers", "2", "--timeout", "3", "--json", "r.json", cwd=repo)
+    else:
+        proc = cli("check", "claims", "--timeout", "0", "--json", "r.json", cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads((repo / "r.json").read_text())
+    status = {c["id"]: c["status"] for c in report["claims"]}
+    long_id = "demo/section-4.1/a-slug-long-enough-that-a-table-cut-at-eighty-columns-would-lose-its-end"
+    assert status["demo/lemma-1"] == status[long_id] == "verified", "finished results are kept"
+    assert status["demo/lemma-2"] == status["demo/lemma-3"] == "error"
+    notes = {c["id"]: c["evidence"]["notes"] for c in report["claims"]}
+    assert "SystemExit: 0" in notes["demo/lemma-2"] and "KeyboardInterrupt" in notes["demo/lemma-3"]
+    assert report["summary"]["passed"] is False and "FAILED" in proc.stdout
+    # a CI log (no terminal): every id in full, in the table and in one progress line per claim
+    assert long_id in proc.stdout
+    assert sum(1 for line in proc.stderr.splitlines() if line.startswith("[")) == len(report["claims"])
+    assert any(line.startswith("[") and line.split("] ", 1)[1].startswith(long_id + ": verified (")
+               for line in proc.stderr.splitlines())
+    if workers == "2":
+        assert status["crash/lemma-2"] == status["crash/lemma-3"] == "error"
+        assert "fresh worker" in notes["crash/lemma-1"] and "SIGKILL" in notes["crash/lemma-2"]
+        assert "timed out" in notes["crash/lemma-3"]
+        assert report["claims"][-1]["seconds"] >= 3
+    # files are created with the user's umask, not mkstemp's 0600
+    assert (repo / "r.json").stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def test_a_crashing_claim_with_one_worker_is_its_error(repo):
+    proc = cli("check", "crash", "--claim", "crash/lemma-[12]", "--json", "r.json", cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    assert {c["status"] for c in json.loads((repo / "r.json").read_text())["claims"]} == {"error"}
+
+
+@pytest.mark.parametrize("body, rc, needle", [
+    ("import sys; sys.exit(0)", 2, "SystemExit"),                 # a broken content file, named
+    ("import os; os._exit(0)", 3, "ended abruptly"),              # the process itself ends: never a pass
+    ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", 128 + signal.SIGSEGV, "SIGSEGV"),
+], ids=["sys.exit", "os._exit", "segfault"])
+def test_content_that_ends_the_process_while_loading_never_passes(repo, body, rc, needle):
+    (repo / "bad").mkdir()
+    (repo / "bad" / "bad.py").write_text(body + "\n")
+    one_error_line(cli("check", "bad", "claims", cwd=repo, limit=60), rc, needle)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Output destinations: bad input before any work
+# ---------------------------------------------------------------------------------------------------
+
+def test_bad_output_destinations_fail_before_any_work(repo):
+    (repo / "plain").write_text("")
+    cases = [
+        (("check", "claims", "--json", "/proc/x"), "--json /proc/x"),
+        (("check", "claims", "--json", "plain/r.json"), "plain is not a directory"),
+        (("check", "claims", "--json", ""), "--json: empty file name"),
+        (("check", "claims", "--json", "claims"), "is a directory"),
+        (("figures", "figures", "--out", ""), "--out: empty directory name"),
+        (("figures", "figures", "--out", "/proc/figs"), "--out /proc/figs"),
+        (("figures", "figures", "--out", "plain"), "not a directory"),
+        (("explore", "frontier", "--mu", "1", "--L", "2", "--json", "/proc/x"), "--json /proc/x"),
+        (("explore", "frontier", "--mu", "1", "--L", "2", "--plot", "plain/p.png"), "--plot"),
+        (("explore", "page", "--out", "/proc/x.html"), "--out /proc/x.html"),
+    ]
+    for args, needle in cases:
+        start_time = time.monotonic()
+        one_error_line(cli(*args, cwd=repo, limit=30), 2, needle)
+        assert time.monotonic() - start_time < 20, f"{args} failed only after doing the work"
+    assert sorted(p.name for p in repo.iterdir()) == ["claims", "crash", "figures", "plain", "slow"], \
+        "nothing is written anywhere, in particular not in the working directory"
+
+
+def test_a_closed_stdout_keeps_the_report_and_the_exit_code(repo):
+    proc = start("check", "claims", "--claim", "demo/lemma-1", "--json", "r.json", cwd=repo)
+    proc.stdout.close()   # `fedtheory check | head -0`: every write to stdout fails
+    try:
+        err = proc.stderr.read()
+        proc.wait(timeout=LIMIT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert json.loads((repo / "r.json").read_text())["summary"]["passed"] is True
+
+
+def test_bad_blas_threads_is_bad_input(repo):
+    one_error_line(cli("check", "claims", cwd=repo, limit=30, FEDTHEORY_BLAS_THREADS="abc"), 2,
+                   "FEDTHEORY_BLAS_THREADS")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Dask: bounded handshake, no workers
+# ---------------------------------------------------------------------------------------------------
+
+def _listener(reply: bytes | None):
+    srv = socket.create_server(("127.0.0.1", 0))
+    conns = []
+
+    def serve():
+        try:
+            while True:
+                conn, _ = srv.accept()
+                conns.append(conn)
+                if reply is not None:
+                    conn.sendall(reply)
+        except OSError:
+            pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv, conns
+
+
+@pytest.mark.parametrize("reply", [b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", b"\xff" * 64, None],
+                         ids=["http-400", "garbage", "silent"])
+def test_a_listener_that_is_not_dask_is_one_clear_line(repo, reply):
+    srv, conns = _listener(reply)
+    try:
+        address = f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+        start_time = time.monotonic()
+        proc = cli("check", "claims", "--scheduler", address, cwd=repo, limit=60, FEDTHEORY_DASK_CONNECT_TIMEOUT="1")
+        one_error_line(proc, 2, address)
+        assert time.monotonic() - start_time < 30
+    finally:
+        srv.close()
+        for c in conns:
+            c.close()
+
+
+def test_a_dask_cluster_without_workers_is_an_error(repo):
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None) as cluster:
+        proc = cli("check", "claims", "--scheduler", cluster.scheduler_address, cwd=repo, limit=60,
+                   FEDTHEORY_DASK_WORKER_WAIT="2")
+    one_error_line(proc, 2, "has no workers")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Signals: no orphans, no half-written pair, the manifest / report of what finished
+# ---------------------------------------------------------------------------------------------------
+
+def interrupt(proc: subprocess.Popen, signum: int, ready, log: Path | None = None) -> tuple[str, set[int]]:
+    """Send ``signum`` once ``ready()``; return stderr (piped, or written to ``log``) and the descendants the
+    process had then."""
+    try:
+        wait_for(ready)
+        kids = children(proc.pid)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = log.read_text() if log is not None else err
+    assert proc.returncode == 128 + signum, err
+    assert "Traceback" not in err and f"stopped by {signal.Signals(signum).name}" in err, err
+    assert kids, "the run had worker processes"
+    wait_for(lambda: not any(alive(p) for p in kids), limit=10)   # workers and the resource tracker: no orphans
+    return err, kids
+
+
+def test_sigterm_stops_workers_and_writes_what_finished(repo):
+    log = repo / "stderr.log"
+    with open(log, "w") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "fedtheory", "check", "slow", "--workers", "2", "--json",
+                                 "r.json"], cwd=repo, env=_env(), stdout=subprocess.DEVNULL, stderr=fh, text=True)
+        err, _ = interrupt(proc, signal.SIGTERM, lambda: "slow/lemma-1: verified" in log.read_text(), log)
+    assert "stopped by SIGTERM: 1 of 4 claims finished" in err
+    report = json.loads((repo / "r.json").read_text())
+    status = {c["id"]: c["status"] for c in report["claims"]}
+    assert status["slow/lemma-1"] == "verified", "the finished claim is kept"
+    assert all(status[f"slow/lemma-{n}"] == "error" for n in (2, 3, 4))
+
+
+def test_sigint_during_figures_leaves_whole_pairs_and_a_manifest(repo):
+    proc = start("figures", "figures", "--workers", "2", "--out", "o", cwd=repo, FIGURE_PAUSE="3")
+    interrupt(proc, signal.SIGINT, lambda: (repo / "o" / "demo" / "figure-1.png").exists())
+    out = repo / "o" / "demo"
+    jsons = {p.stem for p in out.glob("*.json")}
+    pngs = {p.stem for p in out.glob("*.png")}
+    assert jsons == pngs and "figure-1" in jsons, "a figure's JSON and PNG appear together or not at all"
+    assert not [p for p in out.iterdir() if p.name.startswith(".")], "no staged files left behind"
+    manifest = json.loads((repo / "o" / "manifest.json").read_text())
+    assert {e["id"] for e in manifest} == {f"demo/{s}" for s in jsons}
+
+
+def test_concurrent_figure_runs_keep_every_manifest_entry(repo):
+    procs = [start("figures", "figures", "--figure", f"demo/figure-{n}", "--out", "o", cwd=repo) for n in (1, 2, 3)]
+    for p in procs:
+        try:
+            p.communicate(timeout=LIMIT)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            pytest.fail("a figures run hung")
+        assert p.returncode == 0
+    manifest = json.loads((repo / "o" / "manifest.json").read_text())
+    assert [e["id"] for e in manifest] == ["demo/figure-1", "demo/figure-2", "demo/figure-3"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Unbounded work, wrong answers
+# ---------------------------------------------------------------------------------------------------
+
+def test_workers_beyond_the_cores_are_capped(repo):
+    proc = cli("check", "claims", "--claim", "demo/lemma-1", "--workers", "10000", "--json", "r.json", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: --workers 10000" in proc.stderr
+
+
+def test_frontier_points_are_bounded_with_the_memory_named(repo):
+    start_time = time.monotonic()
+    one_error_line(cli("explore", "frontier", "--mu", "1", "--L", "10", "--points", "100000000", cwd=repo, limit=30),
+                   2, "points=100000000", "GB")
+    assert time.monotonic() - start_time < 20
+
+
+def test_tune_rejects_targets_below_float_resolution(repo):
+    one_error_line(cli("explore", "tune", "fedavg", "--mu", "1", "--L", "100", "--D", "10", "--eps", "1e-300",
+                       "--simulate", cwd=repo, limit=60), 2, "below float64 resolution")
+
+
+def test_simulate_never_says_holds_when_measured_exceeds_predicted(repo):
+    proc = cli("explore", "tune", "fedavg", "--mu", "1", "--L", "100", "--D", "10", "--eps", "3e-15", "--simulate",
+               "--json", "t.json", cwd=repo, limit=60)
+    sim = json.loads((repo / "t.json").read_text())["simulation"]
+    exceeded = [m > p for m, p in zip(sim["measured"], sim["predicted"]) if p < 1e-12]
+    assert any(exceeded), "the case under test: the bound underflows below what float64 resolves"
+    assert sim["holds"] is False and "holds at every round" not in proc.stdout
+    assert proc.returncode == 1
+
+
+# ---------------------------------------------------------------------------------------------------
+# The same guarantees on Dask (library level: a CLI run adds nothing the tests above do not cover)
+# ---------------------------------------------------------------------------------------------------
+
+def test_dask_timeouts_and_killed_workers_are_failures_of_their_point_only(repo):
+    pytest.importorskip("distributed")
+    import dask
+    from distributed import LocalCluster
+
+    from fedtheory.claims.runner import run_claims
+    from fedtheory.content import load_claims
+
+    wanted = {"demo/lemma-1", "demo/lemma-2", "crash/lemma-2", "crash/lemma-3"}
+    claims = [c for c in load_claims([str(repo / "claims"), str(repo / "crash")]) if c.id in wanted]
+    # a killed worker is that claim's error (allowed-failures 0: no Dask retry, to keep the test short)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                         dashboard_address=None) as cluster:
+        report = run_claims(claims, scheduler=cluster.scheduler_address, timeout=3, progress=False)
+    status = {r["id"]: r["status"] for r in report.records}
+    notes = {r["id"]: r["evidence"]["notes"] for r in report.records}
+    assert status["demo/lemma-1"] == "verified" and status["demo/lemma-2"] == "error"
+    assert status["crash/lemma-2"] == status["crash/lemma-3"] == "error"
+    assert "KilledWorker" in notes["crash/lemma-2"] and "timed out" in notes["crash/lemma-3"]

@@ -1,0 +1,47 @@
+"""The localupdate probe claims' negative controls need the adversarial search (issue 15).
+
+Charles & Konečný, arXiv:2103.05032. Each control below runs its claim's check with the plain random
+sampling off against a statement known to be false, calibrated so that the probe's random phase stays on
+the true side: with the probe's optimizer disabled (a probe helper that stops after sampling), the
+control must go silent. The claim runs themselves show the controls fire with the real probe.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from fedtheory.certify.probe import probe as real_probe
+from fedtheory.claims.core import CheckContext, derive_seed
+from fedtheory.content import load_module, module_claims
+
+ROOT = Path(__file__).resolve().parent.parent
+#: the probe claims whose control only the optimizer reaches (the others' descriptions say why not)
+OPTIMIZER_ONLY = ("localupdate/lemma-1", "localupdate/lemma-2", "localupdate/lemma-3", "localupdate/lemma-4",
+                  "localupdate/lemma-8", "localupdate/lemma-10", "localupdate/lemma-12", "localupdate/lemma-13",
+                  "localupdate/theorem-5", "localupdate/corollary-2", "localupdate/table-2/no-momentum",
+                  "localupdate/table-2/nesterov", "localupdate/theorem-3/heavy-ball-corrected",
+                  "localupdate/lemma-5/commuting-8c")
+
+
+@pytest.fixture(scope="module")
+def module():
+    return load_module(ROOT / "paper_checks" / "localupdate.py")
+
+
+@pytest.mark.parametrize("claim_id", OPTIMIZER_ONLY)
+def test_control_goes_silent_without_the_optimizer(module, monkeypatch, claim_id):
+    claim = {c.id: c for c in module_claims(module)}[claim_id]
+    (control,) = claim.controls
+    assert control.params.get("plain_sampling") is False
+    random_only = functools.partial(real_probe, n_starts=0)
+
+    def stopped_probe(violation, param, **kw):
+        kw.pop("n_starts", None)
+        return random_only(violation, param, **kw)
+
+    monkeypatch.setattr(module, "probe", stopped_probe)
+    ctx = CheckContext(seed=derive_seed(0, claim.id), control=dict(control.params),
+                       reading=claim.readings[0].params if claim.readings else None)
+    assert claim.check(ctx).status == "verified", f"{claim_id}: the control fired without the optimizer"
