@@ -103,16 +103,24 @@ def method_guarantee(method: str, consts: dict, settings: dict, momentum: str = 
                            lam=settings["lambda"], solver=solver, accelerated=(method == "acc-s-dane"))
 
 
-def _objective(g, budget: str, amount: float) -> tuple[np.ndarray, np.ndarray]:
-    """(value to minimize, tie-break) for every setting of guarantee ``g``."""
+#: below RESOLUTION·(T + 1)·D a bound on ‖x_T − x*‖ cannot be checked in float64 (it is 10³ times the float slack
+#: :func:`~fedtheory.explore.simulation.simulate` allows per round); settings whose bound is below it are equal,
+#: and the cheaper one wins the tie
+RESOLUTION = 1e3 * 64 * float(np.finfo(np.float64).eps)
+
+
+def _objective(g, budget: str, amount: float, D: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(value to minimize, tie-break) for every setting of guarantee ``g``; error bounds are floored at the float64
+    resolution RESOLUTION·(T + 1)·D (see :data:`RESOLUTION`)."""
     steps = np.maximum(g.local_steps, 1.0)
-    if budget == "rounds":
-        return g.error_after(amount), steps
-    if budget == "work":
-        T = np.floor(amount / steps)
-        return g.error_after(T), T
-    R = g.rounds_to(amount)
-    return R, R * steps
+    if budget == "eps":
+        R = g.rounds_to(amount)
+        return R, R * steps
+    T = np.full(steps.shape, float(amount)) if budget == "rounds" else np.floor(amount / steps)
+    value = g.error_after(T)
+    with np.errstate(invalid="ignore"):
+        value = np.where(np.isfinite(value), np.maximum(value, RESOLUTION * (T + 1) * D), value)
+    return value, (steps if budget == "rounds" else T)
 
 
 def _best(value: np.ndarray, tie: np.ndarray, count: int = 5) -> np.ndarray:
@@ -306,7 +314,7 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
         settings = _grid_local_update(method, L, mu, int(K_max), int(points))
         settings = _with_certified_points(settings, method, consts, momentum)
         g = method_guarantee(method, consts, settings, momentum)
-        value, tie = _objective(g, budget, amount)
+        value, tie = _objective(g, budget, amount, consts["D"])
         evaluated += len(g)
         order = _best(value, tie, 60)
         if method != "gd" and np.isfinite(value[order[0]]) and g.params["K"][order[0]] > 1:
@@ -314,7 +322,7 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
             fine = _grid_local_update(method, L, mu, int(K_max), int(points), center=center)
             settings = {k: np.concatenate([settings[k], fine[k]]) for k in settings}
             g = method_guarantee(method, consts, settings, momentum)
-            value, tie = _objective(g, budget, amount)
+            value, tie = _objective(g, budget, amount, consts["D"])
             evaluated += len(fine["K"])
             order = _best(value, tie, 60)
         rows = _distinct_rows(_rows(g, order, budget, amount, method, consts, momentum))
@@ -331,7 +339,7 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
         if method == "acc-s-dane":
             lams = np.unique(np.maximum(lams, mu / 4))
         parts = [method_guarantee(method, consts, {"lambda": lams, "solver": s}) for s in LOCAL_SOLVERS]
-        values = [_objective(p, budget, amount) for p in parts]
+        values = [_objective(p, budget, amount, consts["D"]) for p in parts]
         value = np.concatenate([v for v, _ in values])
         tie = np.concatenate([t for _, t in values])
         evaluated = int(value.size)
@@ -340,7 +348,8 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
         rows = _distinct_rows([_rows(parts[w], [i], budget, amount, method, consts, momentum)[0]
                                for w, i in zip(which, index)])
         g = parts[0]
-    adv = _advice(method, consts, budget, amount, rows, g, value[order[0]], evaluated, function_class)
+    best_value = value[order[0]] if budget == "eps" or not np.isfinite(value[order[0]]) else rows[0]["bound"]
+    adv = _advice(method, consts, budget, amount, rows, g, best_value, evaluated, function_class)
     if kind == "local-update" and function_class == "general":
         from fedtheory.explore.certified import load_table
 
