@@ -25,7 +25,7 @@ def test_frontier_is_the_library_sweep_with_valid_floors_and_pareto_marks():
     # general d ≥ 2: no valid floor at K > 1 without a certified table, so no point is valid there
     gen = frontier(mu=1.0, L=20.0, theta="last", sweep="gamma", lo=1e-4, hi=0.04, points=30, K=5)
     if gen.claims and "floor/certified" not in " ".join(gen.claims):
-        assert not gen.valid.any() and not gen.pareto.any() and np.isnan(gen.delta).all()
+        assert not gen.valid.any() and not gen.pareto.any() and np.isinf(gen.delta).all()
 
 
 def test_frontier_sweeps_alpha_and_K_up_to_a_million():

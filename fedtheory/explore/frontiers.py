@@ -90,8 +90,13 @@ class Frontier(Result):
 
     @property
     def delta(self) -> np.ndarray:
-        """The floor per C (NaN where the class has no valid floor)."""
-        return np.where(self.valid, self.floor, np.nan)
+        """The floor per C (inf where the class has no valid floor: no guarantee, never a number).
+
+        >>> fr = frontier(mu=1.0, L=10.0, sweep="K", points=3)      # d ≥ 2: only K = 1 has a valid floor
+        >>> fr.delta.tolist()
+        [0.0, inf, inf]
+        """
+        return np.where(self.valid, self.floor, np.inf)
 
     def columns(self) -> list[str]:
         return ["K", "gamma", "alpha", "kappa", "rho", "floor/C", "valid", "pareto"]

@@ -60,7 +60,8 @@ class Simulation(Result):
 
     def _ratio(self, measured: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(self.predicted > 0, (measured - self.slack) / self.predicted,
+            # an error within float64 slack of zero reads 0 (never a negative "ratio")
+            return np.where(self.predicted > 0, np.maximum(measured - self.slack, 0.0) / self.predicted,
                             np.where(measured - self.slack > 0, np.inf, 0.0))
 
     @property
