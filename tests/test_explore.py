@@ -12,14 +12,20 @@ from fedtheory.analysis.pareto import pareto_mask, worst_case_tradeoff
 from fedtheory.explore import METHODS, compare, frontier, simulate, tune
 
 
-def test_frontier_is_the_library_sweep_with_pareto_marks():
-    fr = frontier(mu=1.0, L=20.0, theta="last", sweep="gamma", lo=1e-4, hi=0.04, points=300, K=5, server="heavy_ball")
+def test_frontier_is_the_library_sweep_with_valid_floors_and_pareto_marks():
+    fr = frontier(mu=1.0, L=20.0, theta="last", sweep="gamma", lo=1e-4, hi=0.04, points=300, K=5, server="heavy_ball",
+                  function_class="d1")
     ref = worst_case_tradeoff(1.0, 20.0, theta="last", gamma=fr.gamma, K=5, momentum="heavy_ball")
-    assert np.array_equal(fr.rho, ref["rho"]) and np.array_equal(fr.delta, ref["delta"])
-    assert np.array_equal(fr.pareto, pareto_mask(ref["rho"], ref["delta"]))
-    assert set(fr.delta_source) == {"theorem-4", "lemma-5"}      # the range crosses Lemma 4's γ < 1/(KL + α)
+    g = local_update_guarantee(mu=1.0, L=20.0, C=1.0, D=0.0, theta="last", gamma=fr.gamma, K=5, momentum="heavy_ball",
+                               function_class="d1")
+    assert np.array_equal(fr.rho, ref["rho"]) and np.array_equal(fr.floor, g.floor) and fr.valid.all()
+    assert np.array_equal(fr.pareto, pareto_mask(ref["rho"], g.floor))
     doc = fr.to_json()
-    assert len(doc["points"]) == len(fr) and {"K", "gamma", "alpha", "rho", "delta", "pareto"} <= set(doc["points"][0])
+    assert len(doc["entries"]) == len(fr) and {"setting", "rho", "floor", "pareto", "valid"} <= set(doc["entries"][0])
+    # general d ≥ 2: no valid floor at K > 1 without a certified table, so no point is valid there
+    gen = frontier(mu=1.0, L=20.0, theta="last", sweep="gamma", lo=1e-4, hi=0.04, points=30, K=5)
+    if gen.claims and "floor/certified" not in " ".join(gen.claims):
+        assert not gen.valid.any() and not gen.pareto.any() and np.isnan(gen.delta).all()
 
 
 def test_frontier_sweeps_alpha_and_K_up_to_a_million():
@@ -44,7 +50,7 @@ def test_out_of_hypothesis_requests_name_the_condition(kw, needle):
 @pytest.mark.parametrize("method", list(METHODS))
 @pytest.mark.parametrize("budget", [{"rounds": 25}, {"work": 400.0}, {"eps": 0.05}])
 def test_tune_returns_the_best_setting_it_evaluated(method, budget):
-    adv = tune(method, mu=1.0, L=50.0, C=0.2, D=5.0, delta_A=3.0, **budget)
+    adv = tune(method, mu=1.0, L=50.0, C=0.2, D=5.0, delta_A=3.0, function_class="d1", **budget)
     assert adv.feasible
     kind = next(iter(budget))
     for r in adv.runner_ups:
@@ -53,7 +59,8 @@ def test_tune_returns_the_best_setting_it_evaluated(method, budget):
     s = adv.best
     if METHODS[method][0] == "local-update":
         g = local_update_guarantee(mu=1.0, L=50.0, C=0.2, D=5.0, theta=s["theta"], alpha=s["alpha"], gamma=s["gamma"],
-                                   K=s["K"])
+                                   K=s["K"], function_class="d1")
+        assert s["server"] == "gd" and s["eta"] > 0 and s["beta"] == 0      # the server the guarantee assumes
     else:
         g = sdane_guarantee(mu=1.0, L=50.0, delta_A=3.0, D=5.0, lam=s["lambda"], solver=s["solver"],
                             accelerated=method == "acc-s-dane")
@@ -66,9 +73,23 @@ def test_tune_returns_the_best_setting_it_evaluated(method, budget):
         assert float(g.error_after(math.floor(400 / max(g.local_steps[0], 1)))[0]) == pytest.approx(adv.value, rel=1e-12)
 
 
+def test_runner_ups_are_distinct_in_print_and_valid():
+    from fedtheory.explore.results import setting_text
+
+    for klass in ("d1", "general"):
+        adv = tune("fedprox", mu=1.0, L=100.0, C=0.1, D=10.0, rounds=50, function_class=klass)
+        texts = [setting_text(adv.best)] + [setting_text(r["setting"]) for r in adv.runner_ups]
+        assert len(set(texts)) == len(texts)
+        assert all(math.isfinite(r["bound"]) for r in adv.runner_ups)
+        assert {"theta", "K", "gamma", "alpha", "server", "eta", "beta"} <= set(adv.best)
+
+
 def test_tune_is_infeasible_below_every_floor_and_rejects_bad_budgets():
-    adv = tune("fedavg", mu=1.0, L=10.0, C=100.0, D=1.0, eps=1e-6)
+    adv = tune("fedavg", mu=1.0, L=10.0, C=100.0, D=1.0, eps=1e-6, function_class="d1")
     assert adv.feasible and adv.best["K"] == 1          # only K = 1 (no drift) reaches eps
+    assert not tune("maml", mu=1.0, L=10.0, C=1.0, D=1.0, rounds=10, lower_bound=False).feasible   # d ≥ 2: none valid
+    with pytest.raises(ValueError, match="depends on the number of clients"):
+        tune("fedavg", mu=1.0, L=10.0, C=1.0, D=1.0, rounds=10, function_class="commuting")
     with pytest.raises(ValueError, match="exactly one budget"):
         tune("fedavg", mu=1.0, L=10.0, D=1.0)
     with pytest.raises(ValueError, match="needs delta_A"):
@@ -78,38 +99,57 @@ def test_tune_is_infeasible_below_every_floor_and_rejects_bad_budgets():
 
 
 def test_compare_traces_every_entry_to_claims():
-    cmp = compare(mu=1.0, L=100.0, C=0.01, D=10.0, delta_A=1.0, eps=1e-2)
-    assert [e["method"] for e in cmp.entries] == list(METHODS)
-    for e in cmp.entries:
-        assert e["claims"] and all("/" in c for c in e["claims"])
-    assert compare(["gd", "s-dane"], mu=1.0, L=10.0, D=1.0, eps=0.1).entries[1]["missing"].startswith("needs delta_A")
+    cmp = compare(mu=1.0, L=100.0, C=0.01, D=10.0, delta_A=1.0, eps=1e-2, function_class="d1")
+    assert [e["method"] for e in cmp.entries()] == list(METHODS)
+    for e in cmp.entries():
+        assert e["claims"] and all("/" in c for c in e["claims"]) and e["function_class"] == "d1"
+    assert compare(["gd", "s-dane"], mu=1.0, L=10.0, D=1.0, eps=0.1).entries()[1]["missing"].startswith("needs delta_A")
 
 
-@pytest.mark.parametrize("method, budget", [("gd", {"rounds": 40}), ("fedavg", {"rounds": 30}),
-                                            ("fedprox", {"eps": 0.9}), ("fomaml", {"work": 300.0}),
-                                            ("maml", {"rounds": 30}), ("s-dane", {"eps": 1e-3}),
-                                            ("acc-s-dane", {"rounds": 20})])
-def test_predictions_hold_on_the_instances_simulate_builds(method, budget):
-    adv = tune(method, mu=1.0, L=40.0, C=0.5, D=4.0, delta_A=2.0, **budget)
+def test_tune_compare_frontier_share_one_json_form():
+    from fedtheory.explore.results import ENTRY_FIELDS, ENVELOPE_FIELDS
+
+    docs = [tune("fedavg", mu=1.0, L=10.0, C=0.1, D=1.0, rounds=10, function_class="d1").to_json(),
+            compare(["gd", "fedavg"], mu=1.0, L=10.0, C=0.1, D=1.0, eps=0.1, function_class="d1").to_json(),
+            frontier(mu=1.0, L=10.0, points=20, gamma=0.01, function_class="d1").to_json()]
+    for doc in docs:
+        assert tuple(doc) == ENVELOPE_FIELDS
+        assert all(set(ENTRY_FIELDS) <= set(e) for e in doc["entries"])
+    assert [d["kind"] for d in docs] == ["tune", "compare", "frontier"]
+
+
+@pytest.mark.parametrize("method, budget, klass", [("gd", {"rounds": 40}, "general"), ("fedavg", {"rounds": 30}, "d1"),
+                                                   ("fedavg", {"rounds": 30}, "general"),
+                                                   ("fedprox", {"eps": 0.9}, "commuting"),
+                                                   ("fomaml", {"work": 300.0}, "d1"),
+                                                   ("maml", {"rounds": 30}, "d1"), ("s-dane", {"eps": 1e-3}, "general"),
+                                                   ("acc-s-dane", {"rounds": 20}, "general")])
+def test_predictions_hold_on_random_and_adversarial_instances(method, budget, klass):
+    adv = tune(method, mu=1.0, L=40.0, C=0.5, D=4.0, delta_A=2.0, function_class=klass, clients=3, lower_bound=False,
+               **budget)
     sim = simulate(adv, seed=3)
     assert sim.holds, sim.notes()
     assert len(sim.rounds) >= 2 and sim.measured[0] == pytest.approx(4.0)
+    if not method.endswith("s-dane"):
+        assert "probe" in sim.instances          # the adversarial instance ran on the driver too
     if method.endswith("s-dane"):
         assert sim.extra["test (6) failures (must be 0)"] == 0
 
 
 @pytest.mark.parametrize("momentum", ["heavy_ball", "nesterov"])
 def test_momentum_advice_uses_the_corrected_constant_and_holds(momentum):
-    adv = tune("fedavg", mu=1.0, L=50.0, C=0.0, D=5.0, rounds=30, momentum=momentum)
+    adv = tune("fedavg", mu=1.0, L=50.0, C=0.0, D=5.0, rounds=30, momentum=momentum, function_class="d1")
     slug = momentum.replace("_", "-")
     assert f"localupdate/theorem-3/{slug}-corrected" in adv.claims
-    assert any(f"theorem-3/{slug})" in c for c in adv.caveats)
+    assert f"localupdate/theorem-3/{slug}" not in adv.claims            # constant 1: refuted, never cited
+    assert adv.best["server"] == momentum and adv.best["beta"] > 0
     sim = simulate(adv, seed=1)
     assert sim.holds, sim.notes()
 
 
 def test_momentum_guarantee_is_the_corrected_bound_and_rounds_match_it():
-    g = local_update_guarantee(mu=1.0, L=100.0, C=0.1, D=10.0, gamma=0.001, K=[1, 5, 50], momentum="heavy_ball")
+    g = local_update_guarantee(mu=1.0, L=100.0, C=0.1, D=10.0, gamma=0.001, K=[1, 5, 50], momentum="heavy_ball",
+                               function_class="d1")
     T = np.arange(0, 400)
     rho, start = g.rho[:, None], 10.0 + g.floor[:, None]
     expected = (1 + (1 + rho) * T) * rho ** T * start + g.floor[:, None]
@@ -129,12 +169,13 @@ def test_cli_commands_and_json(tmp_path):
     out = _run("frontier", "--mu", "1", "--L", "10", "--sweep", "gamma", "--K", "50", "--points", "200",
                "--json", str(tmp_path / "f.json"), "--plot", str(tmp_path / "f.png"))
     assert out.returncode == 0, out.stderr
-    assert len(json.loads((tmp_path / "f.json").read_text())["points"]) == 200 and (tmp_path / "f.png").stat().st_size
+    assert len(json.loads((tmp_path / "f.json").read_text())["entries"]) == 200 and (tmp_path / "f.png").stat().st_size
     out = _run("tune", "fomaml", "--mu", "1", "--L", "30", "--C", "0.3", "--D", "3", "--rounds", "20", "--simulate",
-               "--json", str(tmp_path / "t.json"))
+               "--class", "d1", "--json", str(tmp_path / "t.json"))
     assert out.returncode == 0, out.stderr
     doc = json.loads((tmp_path / "t.json").read_text())
-    assert doc["simulation"]["holds"] is True and doc["claims"][0] == "localupdate/corollary-1"
+    assert doc["simulation"]["holds"] is True and "localupdate/lemma-12" in doc["claims"]
+    assert "localupdate/corollary-1" not in doc["claims"] and doc["function_class"] == "d1"
     out = _run("compare", "--mu", "1", "--L", "30", "--D", "3", "--eps", "0.01", "--delta-A", "1",
                "--methods", "gd,s-dane", "--json", str(tmp_path / "c.json"))
     assert out.returncode == 0, out.stderr
@@ -182,7 +223,7 @@ def test_oracle_comparison_tunes_fedave_and_names_the_findings(tmp_path):
 
 def test_frontier_with_custom_weights(tmp_path):
     fr = frontier(mu=1.0, L=10.0, theta="custom", weights=[0.5, 0.0, 2.0, 1.0], sweep="gamma", points=100)
-    assert fr.K[0] == 4 and set(fr.delta_source) == {"lemma-5"} and fr.params["weights"] == [0.5, 0.0, 2.0, 1.0]
+    assert fr.K[0] == 4 and not fr.valid.any() and fr.params["weights"] == [0.5, 0.0, 2.0, 1.0]
     with pytest.raises(ValueError, match="sweep gamma or alpha"):
         frontier(mu=1.0, L=10.0, theta="custom", weights=[1.0, 1.0], sweep="K")
     out = _run("frontier", "--mu", "1", "--L", "10", "--theta", "custom", "--weights", "1,0.5,2", "--sweep", "alpha",

@@ -18,13 +18,21 @@ playwright = pytest.importorskip("playwright.sync_api", reason="playwright is no
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)")
 
 SETTINGS = [
-    dict(theta="uniform", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.05, K=10, C=1.0, D=10.0, T=50),
-    dict(theta="uniform", server="nesterov", mu=0.01, L=100.0, alpha=3.0, gamma=0.009, K=1000, C=0.3, D=2.0, T=7),
-    dict(theta="last", server="heavy_ball", mu=1.0, L=50.0, alpha=0.0, gamma=0.001, K=5, C=2.0, D=1.0, T=100),
-    dict(theta="last", server="gd", mu=2.0, L=20.0, alpha=1.0, gamma=0.04, K=40, C=1.0, D=5.0, T=3),   # outside Lemma 4
-    dict(theta="maml", server="nesterov", mu=1.0, L=1000.0, alpha=0.0, gamma=1e-4, K=300, C=0.5, D=3.0, T=20),
-    dict(theta="uniform", server="heavy_ball", mu=1.0, L=1.0, alpha=0.0, gamma=0.5, K=10**6, C=1.0, D=1.0, T=0),
-    dict(theta="maml", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.0999, K=10**6, C=1.0, D=1.0, T=5),  # κ ≈ e^{600+}
+    dict(theta="uniform", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.05, K=10, C=1.0, D=10.0, T=50, fclass="d1", n=3),
+    dict(theta="uniform", server="nesterov", mu=0.01, L=100.0, alpha=3.0, gamma=0.009, K=1000, C=0.3, D=2.0, T=7,
+         fclass="commuting", n=17),
+    dict(theta="last", server="heavy_ball", mu=1.0, L=50.0, alpha=0.0, gamma=0.001, K=5, C=2.0, D=1.0, T=100,
+         fclass="d1", n=2),
+    dict(theta="last", server="gd", mu=2.0, L=20.0, alpha=1.0, gamma=0.04, K=40, C=1.0, D=5.0, T=3,  # outside Lemma 4
+         fclass="general", n=2),
+    dict(theta="maml", server="nesterov", mu=1.0, L=1000.0, alpha=0.0, gamma=1e-4, K=300, C=0.5, D=3.0, T=20,
+         fclass="commuting", n=4),
+    dict(theta="uniform", server="heavy_ball", mu=1.0, L=1.0, alpha=0.0, gamma=0.5, K=10**6, C=1.0, D=1.0, T=0,
+         fclass="d1", n=1),
+    dict(theta="maml", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.0999, K=10**6, C=1.0, D=1.0, T=5,  # κ ≈ e^{600+}
+         fclass="d1", n=1),
+    dict(theta="uniform", server="gd", mu=1.0, L=100.0, alpha=0.0, gamma=0.001, K=1, C=1.0, D=3.0, T=9,
+         fclass="general", n=5),                                                  # K = 1: valid in every class
 ]
 
 
@@ -32,9 +40,12 @@ def python_values(s):
     out = worst_case_tradeoff(s["mu"], s["L"], theta=s["theta"], alpha=s["alpha"], gamma=s["gamma"], K=s["K"],
                               momentum=s["server"])
     g = local_update_guarantee(mu=s["mu"], L=s["L"], C=s["C"], D=s["D"], theta=s["theta"], alpha=s["alpha"],
-                               gamma=s["gamma"], K=s["K"], momentum=s["server"])
-    return {"log_kappa": float(out["log_kappa"][0]), "rho": float(out["rho"][0]), "delta": float(out["delta"][0]),
-            "floor": float(g.floor[0]), "bound": float(g.error_after(s["T"])[0]), "delta_source": out["delta_source"][0]}
+                               gamma=s["gamma"], K=s["K"], momentum=s["server"], function_class=s["fclass"],
+                               clients=s["n"])
+    valid = bool(g.valid[0])
+    return {"log_kappa": float(out["log_kappa"][0]), "rho": float(out["rho"][0]), "delta": float(g.params["delta"][0]),
+            "floor": float(g.floor[0]) if valid else None, "bound": float(g.error_after(s["T"])[0]) if valid else None,
+            "valid": valid, "claims": list(g.claims)}
 
 
 @pytest.fixture(scope="module")
@@ -65,15 +76,24 @@ def test_the_page_is_self_contained():
 def test_page_opens_offline_without_errors(page):
     assert page.errors == []
     assert all(u.startswith("file://") for u in page.requests), page.requests
+    # the default class (d ≥ 2, general) has a valid floor only at K = 1 on the K sweep
+    assert int(page.get_attribute("#plot", "data-points")) == 1
+    page.select_option("#fclass", "d1")
     assert int(page.get_attribute("#plot", "data-points")) > 100
+    page.select_option("#fclass", "general")
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: f"{s['theta']}-{s['server']}-K{s['K']}")
 def test_javascript_matches_the_python_api(page, setting):
     js = page.evaluate("p => fedtheoryCompute(p)", setting)
     py = python_values(setting)
-    assert js["delta_source"] == py["delta_source"]
+    assert js["valid"] == py["valid"]
+    # the page cites the same rate and floor claims (the Python list adds Lemmas 3–4 and Table 2 behind ρ)
+    assert set(js["claims"]) <= set(py["claims"]) | {"localupdate/section-3/theta-1-no-distortion"}
     for key in ("log_kappa", "rho", "delta", "floor", "bound"):
+        if py[key] is None:
+            assert js[key] is None, (key, js[key])
+            continue
         assert abs(js[key] - py[key]) <= 1e-9 * max(1.0, abs(py[key])), (key, js[key], py[key])
 
 
@@ -85,6 +105,7 @@ def test_moving_sliders_updates_the_results(page):
     before = page.evaluate("document.body.dataset.updates")
     page.select_option("#theta", "uniform")
     page.select_option("#server", "gd")
+    page.select_option("#fclass", "d1")
     for slider, value in (("#log10_mu", "0"), ("#log10_kappa0", "1"), ("#alpha_ratio", "0"), ("#C", "1"),
                           ("#D", "10"), ("#T", "50"), ("#log10_K", "1"), ("#gamma_frac", "0.5")):
         page.fill(slider, value)
@@ -93,11 +114,22 @@ def test_moving_sliders_updates_the_results(page):
     assert int(page.evaluate("document.body.dataset.updates")) > int(before)
     rho_after = _displayed(page, "rho")
     assert rho_after < rho_before                  # more local steps: faster (Section 4.2)
-    s = dict(theta="uniform", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.5 / 10.0, K=1000, C=1.0, D=10.0, T=50)
+    s = dict(theta="uniform", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.5 / 10.0, K=1000, C=1.0, D=10.0, T=50,
+             fclass="d1", n=10)
     py = python_values(s)
     for key in ("rho", "delta", "floor", "bound"):
         assert abs(_displayed(page, key) - py[key]) <= 1e-9 * max(1.0, abs(py[key]))
     assert abs(_displayed(page, "kappa") - np.exp(py["log_kappa"])) <= 1e-9 * np.exp(py["log_kappa"])
+
+
+def test_general_class_shows_no_guarantee_at_k_above_one(page):
+    page.select_option("#theta", "uniform")
+    page.select_option("#fclass", "general")
+    page.fill("#alpha_ratio", "0")
+    page.fill("#log10_K", "2")
+    assert page.get_attribute("#o_bound", "data-value") == "null"
+    assert "no valid guarantee known for d ≥ 2" in page.text_content("#o_holds")
+    page.select_option("#fclass", "d1")
 
 
 def test_out_of_hypothesis_slider_setting_names_the_condition(page):

@@ -43,13 +43,26 @@ def test_local_steps_are_corollary_3_and_remark_19(solver, expr):
         assert float(g.local_steps[0]) == np.ceil(value - 1e-12)
 
 
-def test_local_update_guarantee_is_corollary_1_on_the_frontier():
+def test_local_update_guarantee_is_lemma_12_on_the_frontier():
+    """d = 1: floor 2CΔ (Lemma 12); for Θ_{1:K}, b/a = q(μ)/q(L) = κ₀/κ, so Δ is the frontier's."""
     fr = frontier_uniform(1.0, 30.0, 0.5, gammas=0.01, Ks=[1, 7, 300])
-    g = local_update_guarantee(mu=1.0, L=30.0, C=2.0, D=3.0, alpha=0.5, gamma=0.01, K=[1, 7, 300])
+    g = local_update_guarantee(mu=1.0, L=30.0, C=2.0, D=3.0, alpha=0.5, gamma=0.01, K=[1, 7, 300], function_class="d1")
     assert np.allclose(g.rho, fr["rho"], rtol=0, atol=1e-15)
-    assert np.allclose(g.floor, 16 * fr["delta"], rtol=1e-15)
+    assert np.allclose(g.floor, 4 * fr["delta"], rtol=1e-14)
     T = 9
-    assert np.allclose(g.error_after(T), fr["rho"] ** T * (3.0 + 16 * fr["delta"]) + 16 * fr["delta"], rtol=1e-14)
+    assert np.allclose(g.error_after(T), fr["rho"] ** T * (3.0 + 4 * fr["delta"]) + 4 * fr["delta"], rtol=1e-14)
+    # commuting, n clients: √n times the d = 1 floor
+    c = local_update_guarantee(mu=1.0, L=30.0, C=2.0, D=3.0, alpha=0.5, gamma=0.01, K=[1, 7, 300],
+                               function_class="commuting", clients=9)
+    assert np.allclose(c.floor, 3 * g.floor, rtol=1e-15) and "verify/explorer/commuting-floor" in c.claims
+
+
+def test_general_class_has_no_floor_beyond_one_local_step():
+    g = local_update_guarantee(mu=1.0, L=30.0, C=2.0, D=3.0, gamma=0.01, K=[1, 7, 300])
+    assert g.valid.tolist()[0] and g.floor[0] == 0.0
+    if "floor/certified" not in g.sources:
+        assert not g.valid[1:].any() and np.isinf(g.error_after(5)[1:]).all() and np.isinf(g.rounds_to(1.0)[1:]).all()
+    assert not any(c in g.claims for c in ("localupdate/corollary-1", "localupdate/theorem-4", "localupdate/lemma-5"))
 
 
 def test_hypotheses_are_named():

@@ -1,32 +1,40 @@
-"""Explore hyperparameter trade-offs analytically, from the derived theory, before running anything.
+"""Explore hyperparameter trade-offs from the theory — valid guarantees only — and on your own federation.
 
-- :func:`frontier` — the (ρ, Δ) frontier along a swept K, γ or α for Θ_{1:K}, Θ_K or MAML and a server
-  optimizer, with every point's hyperparameters and the non-dominated points marked;
-- :func:`tune` — the hyperparameters minimizing a method's derived bound under a budget (rounds, local
-  work, or a target accuracy), with the bound's value, its hypotheses, its claim ids and runner-ups;
+Every number called *guaranteed* rests on verified statements only
+(:data:`fedtheory.analysis.guarantees.GUARANTEE_SOURCES`), for a named class of federations
+(``function_class``: d = 1, commuting clients with n = ``clients``, or general d ≥ 2).
+
+- :func:`frontier` — the (ρ, valid floor) frontier along a swept K, γ or α for Θ_{1:K}, Θ_K or MAML and a
+  server optimizer, with every point's hyperparameters and the non-dominated valid points marked;
+- :func:`tune` — the complete setting (Θ, K, γ, α, server η and β) minimizing a method's valid bound under a
+  budget (rounds, local work, or a target accuracy), with the bound's value, class, hypotheses, claim ids,
+  distinct runner-ups, and the best lower bound known where no guarantee exists;
 - :func:`compare` — several methods on the same constants, one table and one plot;
-- :func:`simulate` — run the real driver on an instance of the bound's class and report measured against
-  predicted for every round;
+- :func:`simulate` — run the real driver on random and adversarial instances of the bound's class (a
+  probe, and the certificate's worst case when available) and report measured/guaranteed every round;
+- :func:`tune_instance` / :func:`simulate_instance` — instance-exact mode on the user's federation;
 - :func:`oracle` — FedLRGD against FedAve in federated oracle complexity, FedAve's (b, T) tuned;
 - :func:`write_page` — the standalone interactive page.
 
 Results print as tables (``print(result)``), render in notebooks (``_repr_html_``), plot
 (``result.save_plot(path)``) and serialize (``result.to_json()``). The command line is
-``fedtheory explore frontier|tune|compare|oracle|page``. The explorer holds no paper's formulas: it reads them
+``fedtheory explore frontier|tune|compare|instance|oracle|page``. The explorer holds no paper's formulas: it reads them
 from :mod:`fedtheory.analysis.pareto`, :mod:`fedtheory.analysis.guarantees` and
 :mod:`fedtheory.analysis.oracle_guarantees`.
 
 >>> from fedtheory.explore import frontier
->>> fr = frontier(mu=1.0, L=10.0, sweep="K", lo=1, hi=100, points=20, gamma=0.05)
+>>> fr = frontier(mu=1.0, L=10.0, sweep="K", lo=1, hi=100, points=20, gamma=0.05, function_class="d1")
 >>> fr.rows()[0][:2], bool(fr.pareto[0])
 ([1, 0.05], True)
 """
 from fedtheory.explore.comparison import Comparison, compare
 from fedtheory.explore.frontiers import Frontier, frontier
+from fedtheory.explore.instance import InstanceAdvice, InstanceSimulation, simulate_instance, tune_instance
 from fedtheory.explore.oracle import OracleComparison, oracle
 from fedtheory.explore.page import page_html, write_page
 from fedtheory.explore.simulation import Simulation, simulate
 from fedtheory.explore.tuning import METHODS, Advice, tune
 
 __all__ = ["frontier", "tune", "compare", "simulate", "oracle", "write_page", "page_html", "METHODS", "Frontier",
-           "Advice", "Comparison", "Simulation", "OracleComparison"]
+           "Advice", "Comparison", "Simulation", "OracleComparison", "tune_instance", "simulate_instance",
+           "InstanceAdvice", "InstanceSimulation"]

@@ -1,9 +1,14 @@
-"""The (ρ, Δ) frontier along one swept hyperparameter, with every point's hyperparameters.
+"""The (ρ, floor) frontier along one swept hyperparameter, with every point's hyperparameters.
 
-Built on :func:`fedtheory.analysis.pareto.worst_case_tradeoff` (the class-wide κ, ρ, Δ of
-Charles & Konečný, arXiv:2103.05032, Section 5) and :func:`~fedtheory.analysis.pareto.pareto_mask`.
+ρ is the class-wide rate (Theorem 3, Table 2 at the class-wide κ of
+:func:`fedtheory.analysis.pareto.worst_case_tradeoff`), valid in every dimension. The floor is a *valid*
+bound on ‖x*(α,γ,Θ) − x*‖ per unit C for the asked class (:func:`fedtheory.analysis.guarantees.
+local_update_guarantee`): 2Δ (Lemma 12) for d = 1, 2√n·Δ for n commuting clients, and for general
+d ≥ 2 the certified worst case where tabulated, 0 at K(Θ) = 1, else none (the point is marked invalid:
+Corollary 1's 8CΔ is refuted). The non-dominated points are taken among the valid ones
+(:func:`~fedtheory.analysis.pareto.pareto_mask`).
 
->>> fr = frontier(mu=1.0, L=10.0, sweep="K", lo=1, hi=1000, points=50, gamma=0.01)
+>>> fr = frontier(mu=1.0, L=10.0, sweep="K", lo=1, hi=1000, points=50, gamma=0.01, function_class="d1")
 >>> len(fr) > 30, bool(fr.pareto.any()), fr.rows()[0][:2]
 (True, True, [1, 0.01])
 """
@@ -14,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.explore.results import Result
+from fedtheory.explore.results import Result, entry, envelope
 
 __all__ = ["Frontier", "frontier", "SWEEPS", "SERVERS"]
 
@@ -63,7 +68,7 @@ def _grid(sweep: str, lo: float, hi: float, points: int) -> np.ndarray:
 
 @dataclass
 class Frontier(Result):
-    """A swept frontier: arrays over points, the Pareto mask and the fixed parameters."""
+    """A swept frontier: arrays over points, the valid floor per C, the Pareto mask and the fixed parameters."""
 
     params: dict
     sweep: str
@@ -72,58 +77,84 @@ class Frontier(Result):
     alpha: np.ndarray
     kappa: np.ndarray
     rho: np.ndarray
-    delta: np.ndarray
-    delta_source: list
+    floor: np.ndarray
+    valid: np.ndarray
     pareto: np.ndarray
+    claims: tuple = ()
+    function_class: str = "general"
 
     title = "fedtheory explore frontier"
 
     def __len__(self) -> int:
         return int(self.rho.shape[0])
 
+    @property
+    def delta(self) -> np.ndarray:
+        """The floor per C (NaN where the class has no valid floor)."""
+        return np.where(self.valid, self.floor, np.nan)
+
     def columns(self) -> list[str]:
-        return ["K", "gamma", "alpha", "kappa", "rho", "Delta", "pareto"]
+        return ["K", "gamma", "alpha", "kappa", "rho", "floor/C", "valid", "pareto"]
 
     def rows(self) -> list[list[Any]]:
-        return [[int(self.K[i]), float(self.gamma[i]), float(self.alpha[i]), float(self.kappa[i]),
-                 float(self.rho[i]), float(self.delta[i]), bool(self.pareto[i])] for i in range(len(self))]
+        return [[int(self.K[i]), float(self.gamma[i]), float(self.alpha[i]), float(self.kappa[i]), float(self.rho[i]),
+                 float(self.floor[i]) if self.valid[i] else None, bool(self.valid[i]), bool(self.pareto[i])]
+                for i in range(len(self))]
 
     def notes(self) -> list[str]:
+        from fedtheory.analysis.guarantees import FUNCTION_CLASSES
+
         p = self.params
-        return [f"theta={p['theta']}, server={p['server']}, mu={p['mu']:g}, L={p['L']:g}; swept {self.sweep} over "
-                f"{len(self)} points, {int(self.pareto.sum())} non-dominated",
-                "rho: Table 2 at the class-wide kappa (localupdate/table-2); Delta: eq. (17) (localupdate/theorem-4) "
-                "or Lemma 5 outside Lemma 6's regime (localupdate/lemma-5); Delta per 8C.",
-                "caveat: Lemma 5 / Theorem 4 are refuted for d >= 2 with non-commuting A_i (localupdate/lemma-5); "
-                "they hold for d = 1 and commuting clients."]
+        lines = [f"theta={p['theta']}, server={p['server']}, mu={p['mu']:g}, L={p['L']:g}; swept {self.sweep} over "
+                 f"{len(self)} points, {int(self.valid.sum())} with a valid floor, {int(self.pareto.sum())} non-dominated",
+                 f"class: {FUNCTION_CLASSES[self.function_class]}; rho: the class-wide rate (every d); floor/C: a valid "
+                 "bound on ‖x*(α,γ,Θ) − x*‖/C for this class", "claims: " + ", ".join(self.claims)]
+        if not self.valid.all():
+            lines.append("no valid guarantee known for d ≥ 2 at the invalid points (K(Θ) > 1 off the certified table): "
+                         "Corollary 1's 8CΔ floor is refuted there")
+        return lines
+
+    def entries(self) -> list[dict]:
+        p = self.params
+        return [entry(p["theta"], {"theta": p["theta"], "K": int(self.K[i]), "gamma": float(self.gamma[i]),
+                                   "alpha": float(self.alpha[i]), "server": p["server"]},
+                      guaranteed=None, rounds=None, floor=float(self.floor[i]) if self.valid[i] else None,
+                      local_steps=float(self.K[i]), rho=float(self.rho[i]), valid=bool(self.valid[i]),
+                      claims=self.claims, function_class=self.function_class) | {"pareto": bool(self.pareto[i]),
+                                                                                  "kappa": float(self.kappa[i])}
+                for i in range(len(self))]
 
     def to_json(self) -> dict:
-        return {"kind": "frontier", "params": self.params, "sweep": self.sweep,
-                "points": [dict(zip(["K", "gamma", "alpha", "kappa", "rho", "delta", "pareto"], r)) | {"delta_source": s}
-                           for r, s in zip(self.rows(), self.delta_source)],
-                "claims": ["localupdate/table-2", "localupdate/theorem-4", "localupdate/lemma-5"]}
+        return envelope("frontier", function_class=self.function_class, constants={"mu": self.params["mu"],
+                        "L": self.params["L"], "clients": self.params.get("clients")}, entries=self.entries(),
+                        claims=self.claims, hypotheses=("0 < μ ≤ L (Assumption 1)", "γ < 1/(L + α) (Lemma 1)"),
+                        caveats=(), message="" if self.valid.all() else "no valid floor at the invalid points",
+                        extra={"params": self.params, "sweep": self.sweep})
 
     def draw(self, fig) -> None:
         ax = fig.add_subplot(1, 1, 1)
-        order = np.argsort(self.rho, kind="stable")
-        ax.plot(self.rho[order], self.delta[order], "-", color="0.6", lw=1, label="all points")
-        ax.plot(self.rho[self.pareto], self.delta[self.pareto], "o", ms=3, label="non-dominated")
+        v = self.valid
+        order = np.argsort(self.rho[v], kind="stable")
+        ax.plot(self.rho[v][order], self.floor[v][order], "-", color="0.6", lw=1, label="valid points")
+        ax.plot(self.rho[self.pareto], self.floor[self.pareto], "o", ms=3, label="non-dominated")
         ax.set_xlabel("ρ (convergence rate)")
-        ax.set_ylabel("Δ (suboptimality per 8C)")
-        ax.set_title(f"{self.params['theta']}, {self.params['server']}: sweep {self.sweep}")
+        ax.set_ylabel("valid floor per C")
+        ax.set_title(f"{self.params['theta']}, {self.params['server']}: sweep {self.sweep} ({self.function_class})")
         ax.legend(loc="best")
 
 
 def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0, gamma: float | None = None,
              K: int | None = None, server: str = "gd", sweep: str = "K", values: Any = None, lo: float | None = None,
-             hi: float | None = None, points: int = 400, weights: Any = None) -> Frontier:
+             hi: float | None = None, points: int = 400, weights: Any = None, function_class: str = "general",
+             clients: int | None = None) -> Frontier:
     """Sweep ``sweep`` (``"K"``, ``"gamma"`` or ``"alpha"``) over ``values`` (or ``points`` log-spaced in
     [``lo``, ``hi``]) with the other hyperparameters fixed; return the (ρ, Δ) frontier.
 
     Defaults: K in [1, 10⁶]; γ in (0, 1/(L + α)) (the fixed γ defaults to 1/(2(L + α)), as in the paper's
     Figures 2–3); α in [0, 10L] (capped below 1/γ − L when γ is fixed); the fixed K defaults to 100. ``theta``: ``"uniform"`` (Θ_{1:K}),
     ``"last"`` (Θ_K), ``"maml"`` (Θ_{2K+1}) or ``"custom"`` with ``weights`` θ_1..θ_K (K ≤ 64; sweep γ or
-    α); ``server``: ``"gd"``, ``"nesterov"`` or ``"heavy_ball"``.
+    α; custom Θ has a valid floor only at K(Θ) = 1); ``server``: ``"gd"``, ``"nesterov"`` or ``"heavy_ball"``;
+    ``function_class`` (``"d1"``, ``"commuting"`` with ``clients`` = n, ``"general"``) picks the valid floor.
     Hypotheses (0 < μ ≤ L, γ < 1/(L + α), K ≥ 1, α ≥ 0) raise ValueError naming the violated one.
 
     >>> frontier(mu=1.0, L=10.0, sweep="gamma", values=[0.05, 0.2], K=10)
@@ -170,11 +201,29 @@ def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0,
     else:
         kw["gamma"] = 1.0 / (2.0 * (L + np.asarray(kw["alpha"]))) if gamma is None else gamma
     out = worst_case_tradeoff(mu, L, theta=theta_arg, momentum=server, **kw)
-    params = {"mu": mu, "L": L, "theta": theta, "server": server, "sweep": sweep,
+    if theta == "custom":
+        valid = out["K"] == 1
+        floor = np.zeros(out["rho"].shape)
+        from fedtheory.analysis.guarantees import source_claims
+
+        claims = source_claims(f"rate/{server}", "floor/one-step")
+    else:
+        from fedtheory.analysis.guarantees import local_update_guarantee
+        from fedtheory.explore.certified import certified_floor_lookup
+
+        lookup = certified_floor_lookup(mu, L, theta, server, clients) if function_class == "general" else None
+        g = local_update_guarantee(mu=mu, L=L, C=1.0, D=0.0, theta=theta, alpha=out["alpha"], gamma=out["gamma"],
+                                   K=out["K"], momentum=server, function_class=function_class, clients=clients,
+                                   certified_floor=lookup)
+        valid, floor, claims = g.valid, np.where(g.valid, g.floor, np.nan), g.claims
+    params = {"mu": mu, "L": L, "theta": theta, "server": server, "sweep": sweep, "clients": clients,
               "weights": None if weights is None else [float(v) for v in np.ravel(weights)],
               "alpha": None if sweep == "alpha" else alpha, "K": None if sweep == "K" else int(fixed_K),
               "gamma": None if sweep == "gamma" else (None if gamma is None else float(gamma)),
               "gamma_default": "1/(2(L+alpha))" if gamma is None and sweep != "gamma" else None}
+    pareto = np.zeros(valid.shape, dtype=bool)
+    if valid.any():
+        pareto[valid] = pareto_mask(out["rho"][valid], floor[valid])
     return Frontier(params=params, sweep=sweep, K=out["K"], gamma=out["gamma"], alpha=out["alpha"], kappa=out["kappa"],
-                    rho=out["rho"], delta=out["delta"], delta_source=out["delta_source"],
-                    pareto=pareto_mask(out["rho"], out["delta"]))
+                    rho=out["rho"], floor=floor, valid=valid, pareto=pareto, claims=tuple(claims),
+                    function_class=function_class)

@@ -1,10 +1,11 @@
 """The interactive page: one standalone HTML file, JavaScript inlined, no network needed.
 
-Sliders set μ, L/μ, α, γ, K, C, D and T; selects choose the Θ family, the server and the swept
-hyperparameter. The page recomputes, in JavaScript, the class-wide κ, ρ (Table 2), Δ (eq. 17 or
-Lemma 5) and Corollary 1's bound — the same closed forms, in the same log-space arrangement, as
-:func:`fedtheory.analysis.pareto.worst_case_tradeoff` and
-:func:`fedtheory.analysis.guarantees.local_update_guarantee` — and redraws the frontier as SVG.
+Sliders set μ, L/μ, α, γ, K, C, D, n and T; selects choose the Θ family, the server, the class of
+federations (d = 1, commuting, general d ≥ 2) and the swept hyperparameter. The page recomputes, in
+JavaScript, the class-wide κ, ρ (Table 2), Lemma 12's Δ and the guarantee of the chosen class — the same
+closed forms, in the same log-space arrangement, as :func:`fedtheory.analysis.pareto.worst_case_tradeoff`
+and :func:`fedtheory.analysis.guarantees.local_update_guarantee`; like them it shows no number where no
+verified statement gives one (d ≥ 2 at K(Θ) > 1) — and redraws the (ρ, valid floor) frontier as SVG.
 ``window.fedtheoryCompute(params)`` is exposed so the tests can compare it with the Python API.
 
 >>> html = page_html()

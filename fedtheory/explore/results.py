@@ -16,7 +16,14 @@ import numpy as np
 
 from fedtheory.serialize import jsonable
 
-__all__ = ["Result", "fmt"]
+__all__ = ["Result", "fmt", "setting_text", "entry", "envelope", "ENVELOPE_FIELDS", "ENTRY_FIELDS"]
+
+#: the JSON fields every tune, compare and frontier result has (the same names, the same meaning)
+ENVELOPE_FIELDS = ("kind", "function_class", "constants", "entries", "claims", "hypotheses", "caveats", "message",
+                   "extra")
+#: the fields of each entry (one setting of one method)
+ENTRY_FIELDS = ("method", "setting", "guaranteed", "rounds", "floor", "local_steps", "rho", "valid", "claims",
+                "function_class", "lower_bound")
 
 
 def fmt(value: Any) -> str:
@@ -39,6 +46,42 @@ def fmt(value: Any) -> str:
             return str(int(v))
         return f"{v:.4g}"
     return str(value)
+
+
+def setting_text(setting: dict) -> str:
+    """A setting as printed (the key of "distinct to the printed precision").
+
+    >>> setting_text({"theta": "uniform", "K": 3, "gamma": 0.0123456, "server": "gd", "eta": 0.5, "beta": 0.0})
+    'theta=uniform, K=3, gamma=0.01235, server=gd, eta=0.5, beta=0'
+    """
+    return ", ".join(f"{k}={fmt(v)}" for k, v in setting.items())
+
+
+def entry(method: str, setting: dict, *, guaranteed: Any, rounds: Any, floor: Any, local_steps: Any, rho: Any,
+          valid: bool, claims: Any, function_class: str, lower_bound: Any = None) -> dict:
+    """One setting of one method in the shared JSON form (:data:`ENTRY_FIELDS`); ``guaranteed`` is None
+    where no valid guarantee exists.
+
+    >>> sorted(entry("gd", {"K": 1}, guaranteed=0.5, rounds=3, floor=0.0, local_steps=1, rho=0.5, valid=True,
+    ...              claims=("a",), function_class="general")) == sorted(ENTRY_FIELDS)
+    True
+    """
+    return {"method": method, "setting": setting, "guaranteed": guaranteed if valid else None, "rounds": rounds,
+            "floor": floor if valid else None, "local_steps": local_steps, "rho": rho, "valid": bool(valid),
+            "claims": list(claims), "function_class": function_class, "lower_bound": lower_bound}
+
+
+def envelope(kind: str, *, function_class: str, constants: dict, entries: list, claims: Any, hypotheses: Any,
+             caveats: Any, message: str, extra: dict) -> dict:
+    """The shared JSON form of tune, compare and frontier results (:data:`ENVELOPE_FIELDS`).
+
+    >>> tuple(envelope("tune", function_class="d1", constants={}, entries=[], claims=(), hypotheses=(), caveats=(),
+    ...                message="", extra={})) == ENVELOPE_FIELDS
+    True
+    """
+    return {"kind": kind, "function_class": function_class, "constants": constants, "entries": entries,
+            "claims": list(claims), "hypotheses": list(hypotheses), "caveats": list(caveats), "message": message,
+            "extra": extra}
 
 
 # results serialize through the library's one conversion

@@ -1,30 +1,37 @@
-"""Check the advice: run the real driver on an instance of the bound's class, measured against predicted.
+"""Check the advice: run the real driver on instances of the bound's class, random and adversarial.
 
-:func:`simulate` builds a federated quadratic that satisfies the hypotheses of the bound an
-:class:`~fedtheory.explore.tuning.Advice` used, at its constants (μ and L attained, ‖c_i‖ ≤ C with the
-largest exactly C, ‖x_0 − x*‖ = D, δ_A exact for the DANE family), runs the method's actual driver
-(:func:`fedtheory.algorithms.local_update.run_local_update`, MAML clients included, or
-:mod:`fedtheory.algorithms.dane`) with the advised hyperparameters, and compares every round's measured
-error with the guarantee. Local-update instances have commuting clients (different spectra in one shared
-eigenbasis): the 8CΔ term is refuted for non-commuting clients (``localupdate/lemma-5``), so an honest
-check of the advice stays inside the class where the bound holds.
+:func:`simulate` takes an :class:`~fedtheory.explore.tuning.Advice` and runs its complete setting (Θ, K,
+γ, α, server kind, η, β) on the driver (:func:`fedtheory.algorithms.local_update.run_local_update`, or
+:mod:`fedtheory.algorithms.dane` for the DANE family) on:
+
+- a random instance of the advice's class (d = 1, commuting with the advice's n clients, or general
+  d ≥ 2 with non-commuting clients), at its constants (μ, L attained, ‖c_i‖ ≤ C, ‖x_0 − x*‖ = D);
+- the **hardest instance a probe finds** in that class: Nelder–Mead from random starts maximizing
+  max_t (exact ‖x_t − x*‖)/(guaranteed at t), through the spectral closed form of
+  :mod:`fedtheory.explore.instance`; then the driver runs it;
+- the federated-PEP certificate's extracted worst case, when the certificate module is present.
+
+Every round of every instance is compared with the guarantee (measured/guaranteed per round). A guarantee
+that any of them exceeds beyond float64 slack is a **failed claim**, reported as such (``holds`` False and
+exit code 1 on the command line), not a caveat. :func:`probe_lower_bound` is the same probe, maximizing
+the error itself: the best lower bound known where no guarantee exists.
 
 >>> from fedtheory.explore.tuning import tune
->>> sim = simulate(tune("fedavg", mu=1.0, L=20.0, C=0.5, D=5.0, rounds=30), seed=0)
->>> sim.holds, sim.max_ratio <= 1.0
-(True, True)
+>>> sim = simulate(tune("fedavg", mu=1.0, L=20.0, C=0.5, D=5.0, rounds=30, function_class="d1"), seed=0)
+>>> sim.holds, sim.max_ratio <= 1.0, sorted(sim.instances)
+(True, True, ['probe', 'random'])
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from fedtheory.explore.results import Result
 
-__all__ = ["Simulation", "simulate", "advice_instance"]
+__all__ = ["Simulation", "simulate", "advice_instance", "probe_lower_bound", "class_family", "encode_general"]
 
 # Measured and predicted are compared with a float64 slack: each round adds O(d·eps) relative rounding
 # to an iterate of size ≲ ‖x_0‖ + ‖x*‖, and the reference optimum is itself a linear solve.
@@ -33,7 +40,11 @@ _SLACK_PER_ROUND = 64 * np.finfo(np.float64).eps
 
 @dataclass
 class Simulation(Result):
-    """Measured against predicted, round by round, for one advised setting on one instance."""
+    """Measured against guaranteed, round by round, for one advised setting on several instances.
+
+    ``instances``: name -> {"measured": per-round ‖x_t − x*‖ (driver), "instance": summary, "json": the
+    replayable federation}; ``predicted``: the guarantee per round; ``slack``: float64 slack per round.
+    """
 
     method: str
     setting: dict
@@ -43,146 +54,340 @@ class Simulation(Result):
     predicted: np.ndarray
     slack: np.ndarray
     extra: dict
+    instances: dict = field(default_factory=dict)
 
     title = "fedtheory explore simulate"
 
+    def _ratio(self, measured: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.predicted > 0, (measured - self.slack) / self.predicted,
+                            np.where(measured - self.slack > 0, np.inf, 0.0))
+
     @property
     def ratios(self) -> np.ndarray:
-        excess = self.measured - self.slack
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(self.predicted > 0, excess / self.predicted, np.where(excess > 0, np.inf, 0.0))
+        """max over instances of (measured − slack)/guaranteed, per round."""
+        return np.max(np.stack([self._ratio(v["measured"]) for v in self.instances.values()]), axis=0)
 
     @property
     def max_ratio(self) -> float:
-        """max over rounds of (measured − float slack)/predicted: ≤ 1 when the guarantee held."""
+        """max over rounds and instances of (measured − float slack)/guaranteed: ≤ 1 when the guarantee held."""
         return float(np.max(self.ratios))
 
     @property
     def unresolved(self) -> np.ndarray:
-        """Rounds where the bound is below float64 resolution (under the slack) and measured exceeds it:
-        there the slack, not the bound, decides, so such a round cannot confirm the guarantee."""
-        return (self.predicted < self.slack) & (self.measured > self.predicted)
+        """Rounds where the bound is below float64 resolution (under the slack) and some instance's measured
+        error exceeds it: there the slack, not the bound, decides, so such a round cannot confirm the guarantee."""
+        return np.any(np.stack([(self.predicted < self.slack) & (v["measured"] > self.predicted)
+                                for v in self.instances.values()]), axis=0)
 
     @property
     def holds(self) -> bool:
-        """Confirmed at every round: never above the bound beyond rounding, nowhere decided by rounding alone."""
+        """Confirmed at every round on every instance: never above the bound beyond rounding, nowhere decided by
+        rounding alone."""
         return self.max_ratio <= 1.0 and not bool(self.unresolved.any())
 
     def columns(self) -> list[str]:
-        return ["round", "measured", "predicted", "measured/predicted"]
+        return ["round", "guaranteed"] + [f"{k}: measured/guaranteed" for k in self.instances]
 
     def rows(self) -> list[list[Any]]:
         T = len(self.rounds)
         shown = sorted(set(np.unique(np.round(np.geomspace(1, max(T, 1), 25)).astype(int) - 1).tolist()) | {0, T - 1})
-        return [[int(self.rounds[i]), float(self.measured[i]), float(self.predicted[i]), float(self.ratios[i])]
+        ratios = {k: self._ratio(v["measured"]) for k, v in self.instances.items()}
+        return [[int(self.rounds[i]), float(self.predicted[i])] + [float(r[i]) for r in ratios.values()]
                 for i in shown if 0 <= i < T]
 
     def notes(self) -> list[str]:
-        n_unresolved = int(self.unresolved.sum())
         if self.holds:
-            verdict = "holds at every round"
-        elif self.max_ratio > 1.0:
-            verdict = "is VIOLATED"
+            verdict = "holds at every round on every instance"
+        elif self.max_ratio <= 1.0:
+            verdict = (f"is NOT CONFIRMED: at {int(self.unresolved.sum())} round(s) the bound is below float64 "
+                       "resolution and a measured error exceeds it")
         else:
-            worst = int(np.argmax(np.where(self.unresolved, self.measured - self.predicted, -np.inf)))
-            verdict = (f"is NOT CONFIRMED: at {n_unresolved} round(s) the bound is below float64 resolution and "
-                       f"measured exceeds it (round {int(self.rounds[worst])}: measured {self.measured[worst]:.3g} > "
-                       f"predicted {self.predicted[worst]:.3g})")
-        lines = [f"{self.method}: the guarantee {verdict} (max measured/predicted = {self.max_ratio:.4g}) over "
-                 f"{len(self.rounds) - 1} rounds; instance: " + ", ".join(f"{k}={v}" for k, v in self.instance.items()
-                                                                          if not isinstance(v, (list, dict)))]
-        lines += [f"{k}: {v}" for k, v in self.extra.items()]
+            worst = max(self.instances, key=lambda k: float(np.max(self._ratio(self.instances[k]["measured"]))))
+            verdict = (f"is EXCEEDED (instance '{worst}'): FAILED CLAIM — the statements it rests on "
+                       f"({', '.join(self.extra.get('claims', []))}) are broken by this instance")
+        lines = [f"{self.method}: the guarantee {verdict} (max measured/guaranteed = {self.max_ratio:.4g}) over "
+                 f"{len(self.rounds) - 1} rounds"]
+        for k, v in self.instances.items():
+            lines.append(f"instance {k}: " + ", ".join(f"{a}={b}" for a, b in v["instance"].items()
+                                                       if not isinstance(b, (list, dict))))
+        lines += [f"{k}: {v}" for k, v in self.extra.items() if k != "claims"]
         return lines
 
     def to_json(self) -> dict:
         return {"kind": "simulate", "method": self.method, "setting": self.setting, "instance": self.instance,
                 "rounds": self.rounds, "measured": self.measured, "predicted": self.predicted, "slack": self.slack,
-                "max_ratio": self.max_ratio, "holds": self.holds,
-                "unresolved_rounds": int(self.unresolved.sum()), "extra": self.extra}
+                "max_ratio": self.max_ratio, "holds": self.holds, "unresolved_rounds": int(self.unresolved.sum()),
+                "extra": self.extra,
+                "instances": {k: {"measured": v["measured"], "instance": v["instance"], "json": v.get("json")}
+                              for k, v in self.instances.items()}}
 
     def draw(self, fig) -> None:
         ax = fig.add_subplot(1, 1, 1)
-        ax.semilogy(self.rounds, np.maximum(self.measured, 1e-300), label="measured (driver)")
-        ax.semilogy(self.rounds, np.maximum(self.predicted, 1e-300), "--", label="predicted (bound)")
+        for k, v in self.instances.items():
+            ax.semilogy(self.rounds, np.maximum(v["measured"], 1e-300), label=f"measured: {k}")
+        ax.semilogy(self.rounds, np.maximum(self.predicted, 1e-300), "k--", label="guaranteed")
         ax.set_xlabel("communication rounds")
         ax.set_ylabel("‖x_t − x*‖")
-        ax.set_title(f"{self.method}: " + ("holds" if self.holds else "violated" if self.max_ratio > 1.0
+        ax.set_title(f"{self.method}: " + ("holds" if self.holds else "EXCEEDED" if self.max_ratio > 1.0
                                                  else "not confirmed (below float64 resolution)"))
-        ax.legend(loc="best")
+        ax.legend(loc="best", fontsize=8)
+
+
+# ---------------------------------------------------------------------------------------------
+# instance families of each class (every z decodes to a member: hypotheses hold by construction)
+# ---------------------------------------------------------------------------------------------
+
+def _unit(z: np.ndarray) -> np.ndarray:
+    return (1 + np.sin(z)) / 2
+
+
+def _federation(lam: np.ndarray, U: np.ndarray, c: np.ndarray, p: np.ndarray):
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    order = np.argsort(lam, axis=1)
+    lam = np.take_along_axis(lam, order, axis=1)
+    U = np.stack([U[i][:, order[i]] for i in range(lam.shape[0])])
+    A = np.einsum("nij,nj,nkj->nik", U, lam, U)
+    return QuadraticFederation(A=0.5 * (A + np.swapaxes(A, 1, 2)), c=c, p=p / p.sum(), eigvals=lam, eigvecs=U)
+
+
+def _rotation(phi: float) -> np.ndarray:
+    return np.array([[math.cos(phi), -math.sin(phi)], [math.sin(phi), math.cos(phi)]])
+
+
+def class_family(function_class: str, consts: dict, *, equal_weights: bool = False) -> tuple[int, Any]:
+    """(size, decode): z ∈ R^size ↦ (federation, x_0) in the class at the constants (μ, L attained by one client,
+    ‖c_i‖ ≤ C, ‖x_0 − x*‖ = D). d = 1: 3 clients; commuting: the advice's n clients (at most 6) in d = 2 with
+    one shared basis; general: 2 clients, d = 2, each with its own rotation (the family of the refutations).
+    ``equal_weights``: p_i = 1/n (the class of the certified table's certificates).
+
+    >>> size, decode = class_family("general", {"mu": 1.0, "L": 10.0, "C": 1.0, "D": 2.0})
+    >>> q, x0 = decode(np.zeros(size))
+    >>> q.n, q.d, round(float(np.linalg.norm(x0 - q.x_star())), 12), q.commuting()
+    (2, 2, 2.0, True)
+    """
+    mu, L, C, D = consts["mu"], consts["L"], consts.get("C", 0.0), consts["D"]
+    if function_class == "d1":
+        n, d = 3, 1
+    elif function_class == "commuting":
+        n, d = min(int(consts.get("clients") or 2), 6), 2
+    else:
+        n, d = 2, 2
+    rot = 0 if d == 1 else (1 if function_class == "commuting" else n)
+    size = rot + n * d + n * (d + 1) + n + 1
+
+    def decode(z: np.ndarray):
+        z = np.asarray(z, dtype=np.float64)
+        k = 0
+        if d == 1:
+            U = np.ones((n, 1, 1))
+        else:
+            phis = z[k:k + rot]
+            k += rot
+            U = np.stack([_rotation(float(phis[0 if rot == 1 else i])) for i in range(n)])
+        lam = mu + (L - mu) * _unit(z[k:k + n * d]).reshape(n, d)
+        k += n * d
+        lam[0, 0], lam[-1, -1] = mu, L                         # μ and L attained
+        raw = z[k:k + n * (d + 1)].reshape(n, d + 1)
+        k += n * (d + 1)
+        direction = raw[:, :d] / np.maximum(np.linalg.norm(raw[:, :d], axis=1, keepdims=True), 1e-300)
+        c = C * _unit(raw[:, d:]) * direction
+        w = np.ones(n) if equal_weights else np.exp(np.clip(z[k:k + n], -20, 20))
+        k += n
+        q = _federation(lam, U, c, w)
+        x_star = q.x_star()
+        omega = float(z[k])
+        e = np.array([math.cos(omega), math.sin(omega)])[:d] if d == 2 else np.array([1.0 if omega >= 0 else -1.0])
+        return q, x_star + D * e
+
+    return size, decode
+
+
+def encode_general(q, x0: np.ndarray, consts: dict) -> np.ndarray | None:
+    """A z of :func:`class_family`'s general family (2 clients, d = 2) near the federation ``q`` with start
+    ``x0``, to start a probe from a known hard instance (a certificate's); None for another shape.
+
+    >>> size, decode = class_family("general", {"mu": 1.0, "L": 10.0, "C": 1.0, "D": 2.0})
+    >>> z = np.random.default_rng(0).normal(size=size)
+    >>> q, x0 = decode(z)
+    >>> q2, x2 = decode(encode_general(q, x0, {"mu": 1.0, "L": 10.0, "C": 1.0, "D": 2.0}))
+    >>> bool(np.allclose(q2.A, q.A) and np.allclose(q2.c, q.c) and np.allclose(x2, x0))
+    True
+    """
+    mu, L, C, D = consts["mu"], consts["L"], consts.get("C", 0.0), consts["D"]
+    if q.n != 2 or q.d != 2 or not L > mu:
+        return None
+    lam, V = np.asarray(q.eigvals), np.array(q.eigvecs)
+    phis = []
+    for i in range(2):
+        if np.linalg.det(V[i]) < 0:
+            V[i][:, 1] *= -1                                 # same A_i, a rotation
+        phis.append(math.atan2(V[i][1, 0], V[i][0, 0]))
+    zl = np.arcsin(np.clip(2 * (lam - mu) / (L - mu) - 1, -1, 1))
+    c = np.asarray(q.c)
+    r = np.linalg.norm(c, axis=1)
+    raw = np.concatenate([np.where(r[:, None] > 0, c / np.maximum(r, 1e-300)[:, None], 1.0),
+                          np.arcsin(np.clip(2 * r / max(C, 1e-300) - 1, -1, 1))[:, None]], axis=1)
+    e = (x0 - q.x_star()) / max(D, 1e-300)
+    return np.concatenate([phis, zl.ravel(), raw.ravel(), np.log(np.asarray(q.p)), [math.atan2(e[1], e[0])]])
+
+
+def _setting_dict(setting: dict) -> dict:
+    return {"method": setting.get("method", ""), "theta": setting["theta"], "K": int(setting["K"]),
+            "gamma": float(setting["gamma"]), "alpha": float(setting["alpha"]), "server": setting["server"],
+            "eta": float(setting["eta"]), "beta": float(setting["beta"] or 0.0)}
+
+
+def _exact_errors(q, x0: np.ndarray, setting: dict, T: int) -> np.ndarray:
+    from fedtheory.explore.instance import ExactModel, _exact_curve
+
+    return _exact_curve(ExactModel(q), _setting_dict(setting), x0, T)
+
+
+def _probe(score, size: int, decode, seed: Any, budget: str = "normal", starts=()):
+    from fedtheory.certify.params import Custom
+    from fedtheory.certify.probe import probe
+
+    n_random, n_starts, fev = (96, 4, 150) if budget == "normal" else (24, 2, 60)
+    res = probe(lambda inst: score(*inst), Custom(size, decode), seed=seed, n_random=n_random, n_starts=n_starts,
+                maxiter=fev, options={"maxfev": fev}, starts=starts)
+    return res
+
+
+def probe_lower_bound(consts: dict, setting: dict, T: int, *, seed: Any = 0, function_class: str = "general",
+                      budget: str = "normal") -> dict:
+    """The largest ‖x_T − x*‖ a probe finds in the class at ``setting`` (complete, server included): a lower
+    bound on the worst case (any guarantee must be at least this). Returns value, the instance (JSON,
+    replayable) and a source line. ``budget``: ``"normal"`` (96 draws, 4 Nelder–Mead starts of 150
+    evaluations) or ``"small"`` (24 draws, 2 starts of 60: what :func:`~fedtheory.explore.tuning.tune`
+    spends to show a lower bound in about a second).
+
+    >>> lb = probe_lower_bound({"mu": 1.0, "L": 10.0, "C": 1.0, "D": 1.0},
+    ...                        {"theta": "uniform", "K": 1, "gamma": 0.0, "alpha": 0.0, "server": "gd",
+    ...                         "eta": 2 / 11, "beta": 0.0}, 5)
+    >>> lb["value"] <= (9 / 11) ** 5 + 1e-12       # K = 1: GD, contraction (κ − 1)/(κ + 1) per round
+    True
+    """
+    size, decode = class_family(function_class, consts)
+    res = _probe(lambda q, x0: float(_exact_errors(q, x0, setting, T)[-1]), size, decode, seed, budget)
+    q, x0 = res.worst_instance
+    return {"value": float(res.worst_value), "instance": {"federation": q.to_json(spectral=False), "x0": x0.tolist()},
+            "source": f"probe over {res.n_evaluations} instances, {q.n} clients, d = {q.d}, exact closed form",
+            "evaluations": res.n_evaluations}
 
 
 def advice_instance(advice, *, n: int = 3, seed: Any = 0):
-    """The quadratic federation :func:`simulate` runs the advice on, and x_0 (see the module docstring)."""
-    from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
+    """A random federation of the advice's class at its constants, and x_0 (see the module docstring).
+
+    >>> from fedtheory.explore.tuning import tune
+    >>> q, x0 = advice_instance(tune("gd", mu=1.0, L=5.0, D=2.0, rounds=3), seed=1)
+    >>> q.d, round(float(np.linalg.norm(x0 - q.x_star())), 12)
+    (2, 2.0)
+    """
+    from fedtheory.problems.quadratic import make_quadratic
 
     rng = np.random.default_rng(seed)
     c = advice.constants
-    mu, L, C, D = c["mu"], c["L"], c.get("C", 0.0), c["D"]
     if advice.method in ("s-dane", "acc-s-dane"):
-        q = make_quadratic(5, 6, mu=mu, L=L, C=max(C, 1.0), delta_A=c["delta_A"], weights="random", seed=rng)
-    else:
-        s = advice.best
-        lam = [mu, L, math.sqrt(mu * L)]
-        if s["theta"] in ("last", "maml") and s["gamma"] > 0:       # the maximizer of ψ when it is interior
-            steps = s["K"] if s["theta"] == "last" else 2 * s["K"] + 1
-            lam.append(min(max((1 - s["gamma"] * s["alpha"]) / (s["gamma"] * steps), mu), L))
-        lam = np.array(lam)
-        d = lam.size
-        U = np.linalg.qr(rng.normal(size=(d, d)))[0]
-        spectra = np.array([np.roll(lam, i) for i in range(n)])          # commuting, heterogeneous
-        A = np.einsum("ij,nj,kj->nik", U, spectra, U)
-        order = np.argsort(spectra, axis=1)                              # the exact spectra, ascending
-        eigvals = np.take_along_axis(spectra, order, axis=1)
-        eigvecs = np.stack([U[:, o] for o in order])
-        centres = rng.normal(size=(n, d))
-        centres *= (C * rng.uniform(0.3, 1.0, size=(n, 1))) / np.linalg.norm(centres, axis=1, keepdims=True)
-        centres[0] *= C / max(np.linalg.norm(centres[0]), 1e-300) if C > 0 else 0.0
-        p = rng.dirichlet(np.ones(n)) * 0.5 + 0.5 / n
-        q = QuadraticFederation(A=A, c=centres, p=p / p.sum(), eigvals=eigvals, eigvecs=eigvecs)
-    u = rng.normal(size=q.d)
-    x0 = q.x_star() + D * u / np.linalg.norm(u)
-    return q, x0
+        q = make_quadratic(5, 6, mu=c["mu"], L=c["L"], C=max(c.get("C", 0.0), 1.0), delta_A=c["delta_A"],
+                           weights="random", seed=rng)
+        u = rng.normal(size=q.d)
+        return q, q.x_star() + c["D"] * u / np.linalg.norm(u)
+    size, decode = class_family(advice.function_class, c)
+    return decode(rng.normal(size=size) * 2)
 
 
-def simulate(advice, *, seed: Any = 0, rounds: int | None = None) -> Simulation:
-    """Run the advised setting on :func:`advice_instance` and compare every round with the guarantee."""
+def simulate(advice, *, seed: Any = 0, rounds: int | None = None, adversarial: bool = True) -> Simulation:
+    """Run the advised setting on random and adversarial instances of its class; compare every round with the
+    guarantee (see the module docstring)."""
     from fedtheory.explore.tuning import method_guarantee
 
     if not advice.feasible:
-        raise ValueError(f"the advice is infeasible ({advice.message}); nothing to simulate")
-    q, x0 = advice_instance(advice, seed=seed)
+        raise ValueError(f"the advice has no valid guarantee ({advice.message}); nothing to check")
     T = int(rounds if rounds is not None else min(max(advice.predicted["rounds"], 1), 2000))
-    setting = {k: np.array([v]) for k, v in advice.best.items()}
-    g = method_guarantee(advice.method, advice.constants, setting, advice.best.get("momentum", "gd"))
+    local = advice.method not in ("s-dane", "acc-s-dane")
+    keys = ("K", "gamma", "alpha") if local else ("lambda", "solver")
+    g = method_guarantee(advice.method, advice.constants, {k: np.array([advice.best[k]]) for k in keys},
+                         advice.best.get("server", "gd"))
     t = np.arange(T + 1, dtype=np.float64)
-    predicted = np.array([float(g.error_after(v)[0]) for v in t])
-    x_star = q.x_star()
-    scale = np.linalg.norm(x0) + np.linalg.norm(x_star)
-    if advice.method in ("s-dane", "acc-s-dane"):
-        return _simulate_dane(advice, q, x0, T, t, predicted, x_star, scale)
-    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
-    from fedtheory.algorithms.maml import MAML
-    from fedtheory.algorithms.theta import Theta
-
-    s, srv = advice.best, advice.server
-    if srv is None:
+    predicted = np.asarray(g.error_after(t[:, None]))[:, 0]
+    q, x0 = advice_instance(advice, seed=seed)
+    if not local:
+        return _simulate_dane(advice, q, x0, T, t, predicted, q.x_star(),
+                              np.linalg.norm(x0) + np.linalg.norm(q.x_star()))
+    s = advice.best
+    if s.get("eta") is None:
         raise ValueError("the advice has no finite tuned server (the class-wide μ̃, L̃ under/overflow float64)")
-    server = ServerOpt(srv["kind"], lr=srv["lr"], momentum=srv["momentum"])
-    if s["theta"] == "maml":
-        algo = MAML(K=int(s["K"]), gamma=s["gamma"], server=server, alpha=s["alpha"], outer="full")
-    else:
-        theta = Theta.uniform(int(s["K"])) if s["theta"] == "uniform" else Theta.last(int(s["K"]))
-        algo = LocalUpdate(theta, s["alpha"], s["gamma"], server)
-    h = run_local_update(q, algo, x0, T).to_numpy()
-    measured = h.dist_empirical
-    slack = _SLACK_PER_ROUND * (t + 1) * q.d * scale
-    extra = {"measured floor ‖x*(α,γ,Θ) − x*‖": float(np.linalg.norm(h.x_surrogate_star - x_star)),
-             "predicted floor 8CΔ": float(g.floor[0]),
-             "server": f"{server.kind}, lr={server.lr:.6g}, momentum={server.momentum:.6g}"}
-    instance = {"family": "commuting quadratic", "n": q.n, "d": q.d, "mu": q.mu, "L": q.L, "C": float(q.C),
-                "D": float(np.linalg.norm(x0 - x_star)), "seed": seed}
-    return Simulation(method=advice.method, setting=dict(advice.best), instance=instance, rounds=t.astype(np.int64),
-                      measured=measured, predicted=predicted, slack=slack, extra=extra)
+    equal = "floor/certified" in g.sources        # the certificates' class: equal weights
+    if equal:
+        size, decode = class_family(advice.function_class, advice.constants, equal_weights=True)
+        q, x0 = decode(np.random.default_rng(seed).normal(size=size) * 2)
+    found = {"random": (q, x0, {"family": f"random, class {advice.function_class}"})}
+    if adversarial:
+        size, decode = class_family(advice.function_class, advice.constants, equal_weights=equal)
+        cert = _certificate_instance(advice, T)
+        starts = ()
+        if cert is not None:
+            found["certificate"] = cert
+            z = encode_general(cert[0], cert[1], advice.constants)
+            starts = () if z is None else (z,)          # a fresh probe started from the certificate's instance
+        def ratios(qq, xx):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(predicted > 0, _exact_errors(qq, xx, s, T) / predicted, 0.0)[1:]
+
+        # two objectives: the worst round (early rounds are easy to push) and the last round (where a floor that
+        # is too small shows: the refutations live there); the worse instance of the two is kept
+        runs = [_probe(lambda qq, xx: float(np.max(ratios(qq, xx))), size, decode, seed, starts=starts),
+                _probe(lambda qq, xx: float(ratios(qq, xx)[-1]), size, decode, seed, starts=starts)]
+        best = max(runs, key=lambda r: float(np.max(ratios(*r.worst_instance))))
+        qp, xp = best.worst_instance
+        found["probe"] = (qp, xp, {"family": f"probe maximizing measured/guaranteed, class {advice.function_class}"
+                                   + (", started from the certificate" if starts else ""),
+                                   "evaluations": sum(r.n_evaluations for r in runs)})
+    instances = {}
+    for name, (qq, xx, info) in found.items():
+        measured = _run(qq, xx, s, T)
+        scale = np.linalg.norm(xx) + np.linalg.norm(qq.x_star())
+        info = {**info, "n": qq.n, "d": qq.d, "mu": round(qq.mu, 12), "L": round(qq.L, 12), "C": float(qq.C),
+                "D": float(np.linalg.norm(xx - qq.x_star()))}
+        instances[name] = {"measured": measured, "instance": info, "scale": scale,
+                           "json": {"federation": qq.to_json(spectral=False), "x0": xx.tolist()}}
+    scale = max(v["scale"] for v in instances.values())
+    slack = _SLACK_PER_ROUND * (t + 1) * 2 * scale
+    first = instances["random"]
+    extra = {"server": f"{s['server']}, eta={s['eta']:.6g}, beta={s['beta']:.6g}",
+             "guaranteed floor": float(g.floor[0]), "claims": list(g.claims)}
+    return Simulation(method=advice.method, setting=dict(advice.best), instance=first["instance"],
+                      rounds=t.astype(np.int64), measured=first["measured"], predicted=predicted, slack=slack,
+                      extra=extra, instances=instances)
+
+
+def _run(q, x0: np.ndarray, setting: dict, T: int) -> np.ndarray:
+    from fedtheory.explore.instance import _measured_curve
+
+    return _measured_curve(q, _setting_dict(setting), x0, T)
+
+
+def _certificate_instance(advice, T: int):
+    """The federated PEP's extracted worst case at the advised setting, when the module is present."""
+    from fedtheory.explore.certified import certify, pep_available
+
+    if not pep_available() or advice.function_class != "general" or advice.best["K"] == 1:
+        return None
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    s, c = advice.best, advice.constants
+    cert = certify(c["mu"], c["L"], int(s["K"]), s["gamma"], theta="1:K" if s["theta"] == "uniform" else "K",
+                   alpha=s["alpha"], C=c.get("C", 0.0) or 1.0, measure="floor", clients=c.get("clients") or 2,
+                   pieces=16, probe_starts=2)
+    inst = dict(cert.instance or {})
+    if "problem" not in inst:
+        return None
+    q = QuadraticFederation.from_json(inst["problem"])
+    q = QuadraticFederation(A=q.A, c=q.c * ((c.get("C", 0.0) or 1.0) / max(float(q.C), 1e-300)), p=q.p)
+    x0 = q.x_star() + c["D"] * np.eye(q.d)[0]           # the certificate maximizes the floor: start D away
+    return q, x0, {"family": f"federated PEP extracted worst case ({cert.claim_id})"}
 
 
 def _simulate_dane(advice, q, x0, T, t, predicted, x_star, scale) -> Simulation:
@@ -210,5 +415,10 @@ def _simulate_dane(advice, q, x0, T, t, predicted, x_star, scale) -> Simulation:
              "delta_A of the instance": float(q.delta_A())}
     instance = {"family": "quadratic with exact delta_A", "n": q.n, "d": q.d, "mu": q.mu, "L": q.L,
                 "delta_A": float(q.delta_A()), "D": float(np.linalg.norm(x0 - x_star))}
+    extra["claims"] = list(advice.claims)
+    extra["adversarial instances"] = ("none built here for the DANE family: its bounds are searched adversarially by "
+                                      "their own claims (sdane/theorem-*/probe, PEP certificates)")
     return Simulation(method=advice.method, setting=dict(advice.best), instance=instance,
-                      rounds=np.arange(R + 1), measured=measured, predicted=predicted[: R + 1], slack=slack, extra=extra)
+                      rounds=np.arange(R + 1), measured=measured, predicted=predicted[: R + 1], slack=slack, extra=extra,
+                      instances={"random": {"measured": measured, "instance": instance,
+                                            "json": {"federation": q.to_json(spectral=False), "x0": x0.tolist()}}})
