@@ -242,7 +242,7 @@ def _pieces(fn, lo: float, hi: float, count: int) -> list[tuple[float, float, in
     v = fn(grid)
     d2 = np.diff(v, 2)
     scale = max(np.abs(v).max(), 1e-300)
-    sign = np.where(np.abs(d2) <= 1e-12 * scale, 0, np.sign(d2))
+    sign = np.where(np.abs(d2) <= 1e-9 * scale, 0, np.sign(d2))
     cuts, last = [lo], 0
     for k in range(len(sign)):
         if sign[k] != 0:
@@ -266,11 +266,14 @@ def _pieces(fn, lo: float, hi: float, count: int) -> list[tuple[float, float, in
     out = []
     for a, b in pieces:
         xs = np.linspace(a, b, 65)
-        dd = np.diff(fn(xs), 2)
+        vals = fn(xs)
+        dd = np.diff(vals, 2)
         tol = 1e-12 * scale
         sg = 1 if np.all(dd >= -tol) else (-1 if np.all(dd <= tol) else None)
         if sg is None:
-            raise RuntimeError(f"message eigenvalue changes curvature inside [{a}, {b}]: refine the pieces")
+            # curvature lost in rounding (b almost flat there): bound t by the chord ± twice the sampled deviation
+            chord = vals[0] + (vals[-1] - vals[0]) * (xs - a) / (b - a)
+            sg = ("band", 2 * float(np.max(np.abs(vals - chord))) + 1e-9 * scale)
         out.append((a, b, sg))
     return out
 
@@ -350,6 +353,11 @@ class _SpectralPEP:
             d_hi = float((fn(np.array([hi + eps])) - fn(np.array([hi - eps])))[0] / (2 * eps))
             tans = [(fl - d_lo * lo, d_lo), (fh - d_hi * hi, d_hi)]
             aff = [(-lo, 1.0, 0.0), (hi, -1.0, 0.0)]
+            if isinstance(sg, tuple):      # near-flat piece: chord − δ <= t <= chord + δ
+                delta = sg[1]
+                aff += [(-chord[0] + delta, -chord[1], 1.0), (chord[0] + delta, chord[1], -1.0)]
+                affs.append(aff)
+                continue
             if sg <= 0:    # concave: chord <= t <= tangents (+ margin)
                 aff.append((-chord[0] + margin * 1e-3, -chord[1], 1.0))
                 aff += [(c0 + margin, c1, -1.0) for c0, c1 in tans]
