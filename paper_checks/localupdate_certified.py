@@ -40,7 +40,7 @@ ACCEPT = {"mu": 1.0, "L": 1000.0, "K": 100, "gamma": 0.5 / 1000.0}
 ACCEPT_INTERVAL = (15.20, 15.21)
 #: the fast grid: n = 2, γL = 1/2
 FAST_GRID = [(10.0, 2), (10.0, 10), (100.0, 2), (100.0, 10)]
-#: tightness required of a certificate: lower >= (1 - TIGHT)·upper (the SDP's own tolerance is 1e-6)
+#: tightness required of a certificate: lower >= (1 - TIGHT)·upper (the reporting margin is 1e-5)
 TIGHT = 1e-3
 
 
@@ -100,7 +100,7 @@ def certified_floor(ctx):
         "conjecture_2c_rhs": t4 / 4, "counterexample_floor": cex_floor, "counterexample_certified_upper": c2.value,
         "counterexample_certified_lower": c2.lower, "counterexample_lemma5_ratio": 7.7247},
         tolerance={"interval": [lo, hi], "gap": "≤ 10 % (acceptance), measured ~1e-6",
-                   "sdp": "upper bound inflated by 1e-6 relative over Clarabel's 1e-8 duality gap"},
+                   "sdp": "upper bound inflated by 1e-5 relative (fedtheory.certify.federated_pep.SDP_MARGIN)"},
         counterexample=None, notes="The attaining instance is in the certificate (c.instance); its floor is the "
                                    "driver's ‖x_T − x*‖ after it settles at x*(α,γ,Θ) (‖x_T − x*(α,γ,Θ)‖ ≤ 1e-12).")
 
@@ -212,6 +212,7 @@ def certified_grid(ctx):
                         ok &= c.status == "certified"
                         continue
                     ok &= c.status == "certified" and c.lower >= 0.99 * c.value and c.lower <= factor * c.value
+                    # (K = 1 rows: floor 0 exactly; the driver's 1e-16 is rounding, handled above)
     return ctx.decide(ok, measured={"grid": rows}, tolerance={"tightness": 1e-2})
 
 
@@ -282,7 +283,7 @@ def certified_d1(ctx):
           "C(κ₀ − 1)/(2√κ₀)",
     statement=r"For $n=2$, $p=(\tfrac12,\tfrac12)$, quadratic clients with $\kappa_0=L/\mu$ and FedAvg with "
               r"$K\gamma\mu\ge50$ (so $(1-\gamma\mu)^K\le e^{-50}$ and $b(\lambda)=1/\gamma$ to float64 precision): "
-              r"$\sup\|x^*(0,\gamma,\Theta_{1:K})-x^*\| = C\,\frac{\kappa_0-1}{2\sqrt{\kappa_0}}$ to $10^{-5}$, "
+              r"$\sup\|x^*(0,\gamma,\Theta_{1:K})-x^*\| = C\,\frac{\kappa_0-1}{2\sqrt{\kappa_0}}$ to $2\cdot10^{-5}$, "
               r"for $\kappa_0\in\{10,100\}$.",
     kind="certificate",
     controls=[Control("law-0.99", "the law with constant 0.99", {"law_factor": 0.99})],
@@ -298,9 +299,9 @@ def certified_limit(ctx):
         law = factor * (kap - 1) / (2 * math.sqrt(kap))
         c = certify_local_update(1.0, kap, K, gamma, pieces=16, probe_starts=2, seed=ctx.seed % (2 ** 31))
         rows.append({"kappa0": kap, "K": K, "K_gamma_mu": K * gamma, "law": law, "upper": c.value, "lower": c.lower})
-        ok &= c.status == "certified" and abs(c.value - law) <= 1e-5 * law and abs(c.lower - law) <= 1e-5 * law
-    return ctx.decide(ok, measured={"rows": rows}, tolerance={"relative": 1e-5,
-                                                              "why": "SDP margin 1e-6; (1 − γμ)^K ≤ e^-50"})
+        ok &= c.status == "certified" and abs(c.value - law) <= 2e-5 * law and abs(c.lower - law) <= 2e-5 * law
+    return ctx.decide(ok, measured={"rows": rows}, tolerance={"relative": 2e-5,
+                                                              "why": "SDP margin 1e-5; (1 − γμ)^K ≤ e^-50"})
 
 
 @claim(
@@ -332,10 +333,10 @@ def corrected_lemma_5(ctx):
         c = certify_local_update(1.0, kap, K, gl / kap, pieces=16, probe_starts=2, seed=ctx.seed % (2 ** 31))
         rows.append({"kappa0": kap, "K": K, "gammaL": gl, "upper": c.value, "lower": c.lower, "law": law,
                      "status": c.status})
-        ok &= c.status == "certified" and c.lower <= law * (1 + 1e-9) and c.value <= law * (1 + 1e-5)
+        ok &= c.status == "certified" and c.lower <= law * (1 + 1e-9) and c.value <= law * (1 + 2e-5)
     worst = max(r["lower"] / r["law"] for r in rows)
     return ctx.decide(ok, measured={"points": rows, "worst_lower_over_law": worst},
-                      tolerance={"upper": "law·(1 + 1e-5): the SDP margin", "lower": "law·(1 + 1e-9)"},
+                      tolerance={"upper": "law·(1 + 2e-5): the SDP margin", "lower": "law·(1 + 1e-9)"},
                       notes="Lemma 5's 8C(√b − √a)/(√b + √a) and Theorem 4's 8C(√κ₀ − √κ)/(√κ₀ + √κ) fail "
                             "(localupdate/lemma-5, theorem-4); this constant depends on κ₀ only and grows like √κ₀/2, "
                             "which the Lemma 5 counterexamples' growth with L/μ already showed to be unavoidable.")

@@ -17,8 +17,8 @@ import numpy as np
 from fedtheory.certify.federated_pep import certify_local_update, message_eigenvalue
 from fedtheory.claims.core import Control, claim
 
-#: agreement of two certified values: the SDP margin (1e-6) plus Clarabel/SCS tolerances on squared values
-RTOL = 1e-5
+#: agreement of a certified value with a closed form: the SDP margin (1e-5) plus Clarabel/SCS tolerances
+RTOL = 2e-5
 
 
 @claim(
@@ -52,7 +52,7 @@ def k1_gradient_descent(ctx):
             rows[f"error_smooth_eta{eta}_T{T}"] = (e.value, e.lower, rho ** T)
             ok &= e.status == "certified" and abs(e.value - rho ** T) <= RTOL * rho ** T
     return ctx.decide(ok, measured=rows, tolerance={"relative": RTOL,
-                                                    "why": "1e-6 reporting margin + 1e-8 SDP gap on squared values"})
+                                                    "why": "1e-5 reporting margin + the SDP's own accuracy"})
 
 
 @claim(
