@@ -131,3 +131,11 @@ def test_records_with_controls_and_readings_match_the_schema():
     report.records = records
     doc = json.loads(json.dumps(report.to_json()))
     jsonschema.validate(doc, load_schema("check"))
+
+
+def test_a_nan_among_the_measured_values_is_an_error_never_a_verdict():
+    sneaky = claim(id="demo/lemma-5", ref="Lemma 5", title="t", statement="s", kind="numeric")(
+        lambda ctx: ctx.decide(not float("nan") > 1.0, measured={"worst_ratio": float("nan")}))
+    record = run_claim(sneaky)
+    assert record["status"] == "error" and not record["passed"]
+    assert "worst_ratio" in record["evidence"]["notes"]

@@ -138,11 +138,41 @@ def _one_reading(claim: Claim, context: Callable[..., CheckContext], seed: int, 
             except OSError as exc:
                 prelude += f"could not store counterexample at {path} ({exc}). "
         evidence.notes = prelude + evidence.notes
+    if evidence.status not in ("error", "skipped", "inconclusive") and _has_nan(evidence.measured):
+        # every comparison with NaN is False: a check written as `not worst > bound` passes on a NaN silently
+        evidence.notes = (f"a NaN among the measured values ({', '.join(_nan_keys(evidence.measured))}) cannot "
+                          f"support the verdict {evidence.status!r}. " + evidence.notes)
+        evidence.status = "error"
     if claim.substitute and evidence.status == "refuted":
         evidence.status = "not-reproduced"
         evidence.notes = (f"not reproduced here, which is no evidence against the paper: {claim.substitute}. "
                           + evidence.notes)
     return evidence
+
+
+def _nan_keys(measured: Any, prefix: str = "") -> list[str]:
+    """The keys (dotted paths) of NaN values in a measured dict, lists and arrays included.
+
+    >>> _nan_keys({"a": 1.0, "b": {"c": float("nan")}, "d": [0.0, float("nan")]})
+    ['b.c', 'd[1]']
+    """
+    import math
+
+    import numpy as np
+
+    if isinstance(measured, dict):
+        return [k for key, v in measured.items() for k in _nan_keys(v, f"{prefix}.{key}" if prefix else str(key))]
+    if isinstance(measured, (list, tuple)) or (isinstance(measured, np.ndarray) and measured.dtype == object):
+        return [k for i, v in enumerate(measured) for k in _nan_keys(v, f"{prefix}[{i}]")]
+    if isinstance(measured, np.ndarray) and np.issubdtype(measured.dtype, np.floating):
+        return [f"{prefix}[{i}]" for i in np.flatnonzero(np.isnan(measured))]
+    if isinstance(measured, (float, np.floating)) and math.isnan(measured):
+        return [prefix]
+    return []
+
+
+def _has_nan(measured: Any) -> bool:
+    return bool(_nan_keys(measured))
 
 
 def combine_readings(outcomes: list[tuple[Reading, Evidence]], seed: int) -> Evidence:
