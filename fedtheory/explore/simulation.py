@@ -11,6 +11,11 @@
   :mod:`fedtheory.explore.instance`; then the driver runs it;
 - the federated-PEP certificate's extracted worst case, when the certificate module is present.
 
+For the DANE family (S-DANE, Acc-S-DANE) the class is the theorems' (equal weights, μI ⪯ A_i ⪯ LI, δ_A-SOD,
+:func:`dane_family`) and the adversarial instances are the known near-attaining two-client instance
+(:func:`near_attaining_dane`) and a probe started from it, each evaluation running the real driver with the
+advised λ, local solver and its prescribed local steps over the first rounds.
+
 Every round of every instance is compared with the guarantee (measured/guaranteed per round). A guarantee
 that any of them exceeds beyond float64 slack is a **failed claim**, reported as such (``holds`` False and
 exit code 1 on the command line), not a caveat. :func:`probe_lower_bound` is the same probe, maximizing
@@ -31,7 +36,8 @@ import numpy as np
 
 from fedtheory.explore.results import Result
 
-__all__ = ["Simulation", "simulate", "advice_instance", "probe_lower_bound", "class_family", "encode_general"]
+__all__ = ["Simulation", "simulate", "advice_instance", "probe_lower_bound", "class_family", "encode_general",
+           "dane_family", "near_attaining_dane"]
 
 # Measured and predicted are compared with a float64 slack: each round adds O(d·eps) relative rounding
 # to an iterate of size ≲ ‖x_0‖ + ‖x*‖, and the reference optimum is itself a linear solve.
@@ -250,7 +256,8 @@ def _probe(score, size: int, decode, seed: Any, budget: str = "normal", starts=(
     from fedtheory.certify.params import Custom
     from fedtheory.certify.probe import probe
 
-    n_random, n_starts, fev = (96, 4, 150) if budget == "normal" else (24, 2, 60)
+    # "tiny": the DANE family's probe, whose every evaluation runs the driver with its local solver
+    n_random, n_starts, fev = {"normal": (96, 4, 150), "small": (24, 2, 60), "tiny": (16, 2, 30)}[budget]
     res = probe(lambda inst: score(*inst), Custom(size, decode), seed=seed, n_random=n_random, n_starts=n_starts,
                 maxiter=fev, options={"maxfev": fev}, starts=starts)
     return res
@@ -498,7 +505,7 @@ def _simulate_dane(advice, q, x0, T: int, predicted: np.ndarray, *, seed: Any = 
                 r = _dane_run(advice, qq, xx, Tp)[1][1:] / predicted[1:Tp + 1]
             return float(np.max(np.where(np.isfinite(r), r, 0.0)))
 
-        res = _probe(score, size, decode, seed, budget="small", starts=(z0,))
+        res = _probe(score, size, decode, seed, budget="tiny", starts=(z0,))
         qp, xp = res.worst_instance
         found["probe"] = (qp, xp, {"family": f"probe maximizing measured/guaranteed over the first {Tp} rounds, "
                                              "2 clients, d = 2, delta_A-similar, started from the near-attaining "
