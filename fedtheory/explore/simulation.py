@@ -497,7 +497,7 @@ def _simulate_dane(advice, q, x0, T: int, predicted: np.ndarray, *, seed: Any = 
         size, decode = dane_family(consts)
         with np.errstate(divide="ignore", invalid="ignore"):
             near = _dane_run(advice, qn, xn, T)[1] / predicted[: T + 1]
-        peak = int(np.argmax(np.where(np.isfinite(near), near, 0.0)))
+        peak = 1 + int(np.argmax(np.where(np.isfinite(near), near, 0.0)[1:])) if T else 0   # round 0 reads 1
         Tp = min(T, max(_DANE_PROBE_ROUNDS[0], min(2 * peak, _DANE_PROBE_ROUNDS[1])))
 
         def score(qq, xx):
@@ -529,7 +529,7 @@ def _simulate_dane(advice, q, x0, T: int, predicted: np.ndarray, *, seed: Any = 
     extra = {"test (6) failures (must be 0)": failures,
              "local gradient calls per round incl. ∇f_i at the centre (max over clients and instances)": steps,
              "predicted local steps per round": float(advice.predicted["local_steps"]),
-             "delta_A of the instance": float(q.delta_A()), "claims": list(advice.claims)}
+             "claims": list(advice.claims)}
     first = instances["random"]
     return Simulation(method=advice.method, setting=dict(advice.best), instance=first["instance"],
                       rounds=np.arange(R + 1), measured=first["measured"], predicted=predicted[: R + 1], slack=slack,
