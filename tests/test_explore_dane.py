@@ -47,7 +47,7 @@ def test_dane_simulate_runs_adversarial_instances_of_the_class_and_none_exceeds_
     assert max(ratios["probe"], ratios["near-attaining"]) >= ratios["random"], ratios
     assert max(ratios["probe"], ratios["near-attaining"]) > 0.5, ratios
     for name, v in sim.instances.items():
-        # every instance is in the theorems' class, in the drivers' uniform view: μ ⪯ n·p_i·A_i ⪯ L, δ_A ≤ δ_A
+        # every instance is in the theorems' class (drivers' uniform view): μ ⪯ n·p_i·A_i ⪯ L, δ_A ≤ δ_A
         q = QuadraticFederation.from_json(v["json"]["federation"])
         orc = client_oracles(q)
         assert orc.mu >= consts["mu"] * (1 - 1e-12) and orc.L <= consts["L"] * (1 + 1e-12), name

@@ -402,10 +402,11 @@ def _certificate_instance(advice, T: int):
 def dane_family(consts: dict, *, n: int = 2, d: int = 2) -> tuple[int, Any]:
     """(size, decode): z ∈ R^size ↦ (federation, x_0) in the class of S-DANE's and Acc-S-DANE's guarantees at the
     constants: n quadratic clients with μI ⪯ A_i ⪯ LI, each with its own rotation, equal weights p_i = 1/n (the
-    theorems' f = (1/n)Σf_i: the drivers' uniform view rescales a client by n·p_i, which unequal weights would take
-    out of [μ, L] and past δ_A), δ_A(q) ≤ δ_A (the deviations A_i − Ā shrunk toward Ā when larger: a convex combination of A_i and Ā, so
-    the spectra stay in [μ, L]) and ‖x_0 − x*‖ = D. The centres are 0 (x* = 0): from x*, every local problem of
-    the DANE family is solved by x*, so the error dynamics do not depend on them.
+    theorems' f = (1/n)Σf_i: the drivers' uniform view rescales a client by n·p_i, which unequal weights would
+    take out of [μ, L] and past δ_A), δ_A(q) ≤ δ_A (the deviations A_i − Ā shrunk toward Ā when larger: a
+    convex combination of A_i and Ā, so the spectra stay in [μ, L]) and ‖x_0 − x*‖ = D. The centres are 0
+    (x* = 0): from x*, every local problem of the DANE family is solved by x*, so the error dynamics do not
+    depend on them.
 
     >>> size, decode = dane_family({"mu": 1.0, "L": 10.0, "delta_A": 0.5, "D": 2.0})
     >>> q, x0 = decode(np.random.default_rng(0).normal(size=size) * 3)
@@ -441,7 +442,7 @@ def near_attaining_dane(consts: dict):
     :func:`dane_family`'s coordinates z. The clients share the eigenpair (μ, e_1) and differ on e_2 by ±δ
     (A_1 = diag(μ, μ + 2δ), A_2 = diag(μ, μ), equal weights, δ = min(δ_A, (L − μ)/2) = its δ_A), x* = 0,
     x_0 = D e_1: along e_1 the clients agree, so an exact S-DANE round contracts the error by exactly λ/(λ + μ)
-    (Theorem 1's function-value bound is reached to 2λμ/(λ + μ)² after one round).
+    (at μ = 1, λ = 1 one round reaches 1/2 of Theorem 1's function-value bound: sdane/theorem-1/runs).
 
     >>> z, q, x0 = near_attaining_dane({"mu": 1.0, "L": 10.0, "delta_A": 0.5, "D": 2.0})
     >>> q.delta_A(), q.A[0].tolist(), x0.tolist()
