@@ -11,6 +11,11 @@
   :mod:`fedtheory.explore.instance`; then the driver runs it;
 - the federated-PEP certificate's extracted worst case, when the certificate module is present.
 
+For the DANE family (S-DANE, Acc-S-DANE) the class is the theorems' (equal weights, μI ⪯ A_i ⪯ LI, δ_A-SOD,
+:func:`dane_family`) and the adversarial instances are the known near-attaining two-client instance
+(:func:`near_attaining_dane`) and a probe started from it, each evaluation running the real driver with the
+advised λ, local solver and its prescribed local steps over the first rounds.
+
 Every round of every instance is compared with the guarantee (measured/guaranteed per round). A guarantee
 that any of them exceeds beyond float64 slack is a **failed claim**, reported as such (``holds`` False and
 exit code 1 on the command line), not a caveat. :func:`probe_lower_bound` is the same probe, maximizing
@@ -31,7 +36,8 @@ import numpy as np
 
 from fedtheory.explore.results import Result
 
-__all__ = ["Simulation", "simulate", "advice_instance", "probe_lower_bound", "class_family", "encode_general"]
+__all__ = ["Simulation", "simulate", "advice_instance", "probe_lower_bound", "class_family", "encode_general",
+           "dane_family", "near_attaining_dane"]
 
 # Measured and predicted are compared with a float64 slack: each round adds O(d·eps) relative rounding
 # to an iterate of size ≲ ‖x_0‖ + ‖x*‖, and the reference optimum is itself a linear solve.
@@ -250,7 +256,8 @@ def _probe(score, size: int, decode, seed: Any, budget: str = "normal", starts=(
     from fedtheory.certify.params import Custom
     from fedtheory.certify.probe import probe
 
-    n_random, n_starts, fev = (96, 4, 150) if budget == "normal" else (24, 2, 60)
+    # "tiny": the DANE family's probe, whose every evaluation runs the driver with its local solver
+    n_random, n_starts, fev = {"normal": (96, 4, 150), "small": (24, 2, 60), "tiny": (16, 2, 30)}[budget]
     res = probe(lambda inst: score(*inst), Custom(size, decode), seed=seed, n_random=n_random, n_starts=n_starts,
                 maxiter=fev, options={"maxfev": fev}, starts=starts)
     return res
@@ -291,8 +298,10 @@ def advice_instance(advice, *, n: int = 3, seed: Any = 0):
     rng = np.random.default_rng(seed)
     c = advice.constants
     if advice.method in ("s-dane", "acc-s-dane"):
+        # equal weights: the theorems' class is f = (1/n)Σf_i with each f_i in [μ, L] and δ_A-SOD; the drivers'
+        # uniform view rescales client i by n·p_i, so unequal weights would leave that class
         q = make_quadratic(5, 6, mu=c["mu"], L=c["L"], C=max(c.get("C", 0.0), 1.0), delta_A=c["delta_A"],
-                           weights="random", seed=rng)
+                           weights="uniform", seed=rng)
         u = rng.normal(size=q.d)
         return q, q.x_star() + c["D"] * u / np.linalg.norm(u)
     size, decode = class_family(advice.function_class, c)
@@ -315,8 +324,7 @@ def simulate(advice, *, seed: Any = 0, rounds: int | None = None, adversarial: b
     predicted = np.asarray(g.error_after(t[:, None]))[:, 0]
     q, x0 = advice_instance(advice, seed=seed)
     if not local:
-        return _simulate_dane(advice, q, x0, T, t, predicted, q.x_star(),
-                              np.linalg.norm(x0) + np.linalg.norm(q.x_star()))
+        return _simulate_dane(advice, q, x0, T, predicted, seed=seed, adversarial=adversarial)
     s = advice.best
     if s.get("eta") is None:
         raise ValueError("the advice has no finite tuned server (the class-wide μ̃, L̃ under/overflow float64)")
@@ -391,7 +399,71 @@ def _certificate_instance(advice, T: int):
     return q, x0, {"family": f"federated PEP extracted worst case ({cert.claim_id})"}
 
 
-def _simulate_dane(advice, q, x0, T, t, predicted, x_star, scale) -> Simulation:
+def dane_family(consts: dict, *, n: int = 2, d: int = 2) -> tuple[int, Any]:
+    """(size, decode): z ∈ R^size ↦ (federation, x_0) in the class of S-DANE's and Acc-S-DANE's guarantees at the
+    constants: n quadratic clients with μI ⪯ A_i ⪯ LI, each with its own rotation, equal weights p_i = 1/n (the
+    theorems' f = (1/n)Σf_i: the drivers' uniform view rescales a client by n·p_i, which unequal weights would
+    take out of [μ, L] and past δ_A), δ_A(q) ≤ δ_A (the deviations A_i − Ā shrunk toward Ā when larger: a
+    convex combination of A_i and Ā, so the spectra stay in [μ, L]) and ‖x_0 − x*‖ = D. The centres are 0
+    (x* = 0): from x*, every local problem of the DANE family is solved by x*, so the error dynamics do not
+    depend on them.
+
+    >>> size, decode = dane_family({"mu": 1.0, "L": 10.0, "delta_A": 0.5, "D": 2.0})
+    >>> q, x0 = decode(np.random.default_rng(0).normal(size=size) * 3)
+    >>> q.n, q.d, q.delta_A() <= 0.5 + 1e-12, 1.0 - 1e-12 <= q.mu <= q.L <= 10.0 + 1e-12, float(np.linalg.norm(x0))
+    (2, 2, True, True, 2.0)
+    """
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    mu, L, dA, D = consts["mu"], consts["L"], consts["delta_A"], consts["D"]
+    n, d = int(n), int(d)
+    if n < 2 or d != 2:
+        raise ValueError(f"dane_family needs n >= 2 clients and d = 2, got n={n}, d={d}")
+    size = n + n * d + 1
+
+    def decode(z: np.ndarray):
+        z = np.asarray(z, dtype=np.float64)
+        U = np.stack([_rotation(float(phi)) for phi in z[:n]])
+        lam = mu + (L - mu) * _unit(z[n:n + n * d]).reshape(n, d)
+        q = _federation(lam, U, np.zeros((n, d)), np.ones(n))
+        now = q.delta_A()
+        if now > dA:
+            Abar = np.einsum("i,ijk->jk", q.p, q.A)
+            A = Abar + (dA / now) * (q.A - Abar)
+            q = QuadraticFederation(A=0.5 * (A + np.swapaxes(A, 1, 2)), c=q.c, p=q.p)
+        omega = float(z[-1])
+        return q, D * np.array([math.cos(omega), math.sin(omega)])
+
+    return size, decode
+
+
+def near_attaining_dane(consts: dict):
+    """(z, federation, x_0): the two-client instance known to come close to the DANE family's bounds, in
+    :func:`dane_family`'s coordinates z. The clients share the eigenpair (μ, e_1) and differ on e_2 by ±δ
+    (A_1 = diag(μ, μ + 2δ), A_2 = diag(μ, μ), equal weights, δ = min(δ_A, (L − μ)/2) = its δ_A), x* = 0,
+    x_0 = D e_1: along e_1 the clients agree, so an exact S-DANE round contracts the error by exactly λ/(λ + μ)
+    (at μ = 1, λ = 1 one round reaches 1/2 of Theorem 1's function-value bound: sdane/theorem-1/runs).
+
+    >>> z, q, x0 = near_attaining_dane({"mu": 1.0, "L": 10.0, "delta_A": 0.5, "D": 2.0})
+    >>> q.delta_A(), q.A[0].tolist(), x0.tolist()
+    (0.5, [[1.0, 0.0], [0.0, 2.0]], [2.0, 0.0])
+    >>> size, decode = dane_family({"mu": 1.0, "L": 10.0, "delta_A": 0.5, "D": 2.0})
+    >>> q2, x2 = decode(z)
+    >>> bool(np.allclose(q2.A, q.A) and np.allclose(x2, x0))
+    True
+    """
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    mu, L, D = consts["mu"], consts["L"], consts["D"]
+    delta = min(consts["delta_A"], (L - mu) / 2)
+    q = QuadraticFederation(A=[np.diag([mu, mu + 2 * delta]), np.diag([mu, mu])], c=np.zeros((2, 2)), p=[0.5, 0.5])
+    units = np.array([0.0, 2 * delta, 0.0, 0.0]) / (L - mu) if L > mu else np.zeros(4)
+    z = np.concatenate([[0.0, 0.0], np.arcsin(np.clip(2 * units - 1, -1, 1)), [0.0]])
+    return z, q, D * np.eye(2)[0]
+
+
+def _dane_run(advice, q, x0, T: int):
+    """The advised DANE-family setting on the driver: (history, per-round ‖point − x*‖ of the theorem's point)."""
     from fedtheory.algorithms.dane import run_acc_sdane, run_sdane
     from fedtheory.algorithms.local_solvers import FGM, GD, FastGradNorm
 
@@ -402,24 +474,64 @@ def _simulate_dane(advice, q, x0, T, t, predicted, x_star, scale) -> Simulation:
     solver = {"gd": GD, "fgm": FGM, "fgm+ogm-g": FastGradNorm}[s["solver"]](K=K)
     run = run_acc_sdane if advice.method == "acc-s-dane" else run_sdane
     h = run(q, x0, T, lam=float(s["lambda"]), mu=mu, solver=solver)
-    R = h.rounds
     if advice.method == "s-dane":
         points = np.vstack([x0[None, :], h.weighted_average(mu)])    # x̄^R, R ≥ 1 (Theorem 1's point)
     else:
         points = h.x                                                  # x^R (Theorem 6's point)
-    measured = np.linalg.norm(points - x_star, axis=1)
-    slack = _SLACK_PER_ROUND * (np.arange(R + 1) + 1) * q.d * scale
-    steps = h.local_evals.max(axis=1) if h.local_evals.size else np.zeros(0)
-    extra = {"test (6) failures (must be 0)": h.test_failures,
-             "local gradient calls per round incl. ∇f_i at the centre (max over clients)": int(steps.max()) if steps.size else 0,
+    return h, np.linalg.norm(points - q.x_star(), axis=1)
+
+
+#: rounds of the driver each probe evaluation runs (at least, at most): past the round where the known
+#: near-attaining instance comes closest, every round costs the probe without bringing it nearer; the cap keeps
+#: the whole probe within a few seconds (each evaluation runs the real driver, local solver included)
+_DANE_PROBE_ROUNDS = (12, 48)
+
+
+def _simulate_dane(advice, q, x0, T: int, predicted: np.ndarray, *, seed: Any = 0,
+                   adversarial: bool = True) -> Simulation:
+    consts = advice.constants
+    found = {"random": (q, x0, {"family": "quadratic with exact delta_A"})}
+    if adversarial:
+        z0, qn, xn = near_attaining_dane(consts)
+        found["near-attaining"] = (qn, xn, {"family": "two clients sharing the eigenpair (mu, e_1), differing on e_2 "
+                                                      "by +-delta_A, x0 = D e_1 (known near-attaining)"})
+        size, decode = dane_family(consts)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            near = _dane_run(advice, qn, xn, T)[1] / predicted[: T + 1]
+        peak = 1 + int(np.argmax(np.where(np.isfinite(near), near, 0.0)[1:])) if T else 0   # round 0 reads 1
+        Tp = min(T, max(_DANE_PROBE_ROUNDS[0], min(2 * peak, _DANE_PROBE_ROUNDS[1])))
+
+        def score(qq, xx):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = _dane_run(advice, qq, xx, Tp)[1][1:] / predicted[1:Tp + 1]
+            return float(np.max(np.where(np.isfinite(r), r, 0.0)))
+
+        res = _probe(score, size, decode, seed, budget="tiny", starts=(z0,))
+        qp, xp = res.worst_instance
+        found["probe"] = (qp, xp, {"family": f"probe maximizing measured/guaranteed over the first {Tp} rounds, "
+                                             "2 clients, d = 2, delta_A-similar, started from the near-attaining "
+                                             "instance", "evaluations": res.n_evaluations})
+    instances, failures, steps = {}, 0, 0
+    for name, (qq, xx, info) in found.items():
+        h, measured = _dane_run(advice, qq, xx, T)
+        failures += h.test_failures
+        if h.local_evals.size:
+            steps = max(steps, int(h.local_evals.max()))
+        xs = qq.x_star()
+        info = {**info, "n": qq.n, "d": qq.d, "mu": float(qq.mu), "L": float(qq.L), "delta_A": float(qq.delta_A()),
+                "D": float(np.linalg.norm(xx - xs))}
+        instances[name] = {"measured": measured, "instance": info, "scale": np.linalg.norm(xx) + np.linalg.norm(xs),
+                           "d": qq.d, "json": {"federation": qq.to_json(spectral=False), "x0": xx.tolist()}}
+    R = len(instances["random"]["measured"]) - 1
+    if any(len(v["measured"]) != R + 1 for v in instances.values()):
+        raise RuntimeError("the DANE driver stopped early on an instance; rounds are not comparable")
+    bound = max(v["scale"] * v["d"] for v in instances.values())
+    slack = _SLACK_PER_ROUND * (np.arange(R + 1) + 1) * bound
+    extra = {"test (6) failures (must be 0)": failures,
+             "local gradient calls per round incl. ∇f_i at the centre (max over clients and instances)": steps,
              "predicted local steps per round": float(advice.predicted["local_steps"]),
-             "delta_A of the instance": float(q.delta_A())}
-    instance = {"family": "quadratic with exact delta_A", "n": q.n, "d": q.d, "mu": q.mu, "L": q.L,
-                "delta_A": float(q.delta_A()), "D": float(np.linalg.norm(x0 - x_star))}
-    extra["claims"] = list(advice.claims)
-    extra["adversarial instances"] = ("none built here for the DANE family: its bounds are searched adversarially by "
-                                      "their own claims (sdane/theorem-*/probe, PEP certificates)")
-    return Simulation(method=advice.method, setting=dict(advice.best), instance=instance,
-                      rounds=np.arange(R + 1), measured=measured, predicted=predicted[: R + 1], slack=slack, extra=extra,
-                      instances={"random": {"measured": measured, "instance": instance,
-                                            "json": {"federation": q.to_json(spectral=False), "x0": x0.tolist()}}})
+             "claims": list(advice.claims)}
+    first = instances["random"]
+    return Simulation(method=advice.method, setting=dict(advice.best), instance=first["instance"],
+                      rounds=np.arange(R + 1), measured=first["measured"], predicted=predicted[: R + 1], slack=slack,
+                      extra=extra, instances=instances)
