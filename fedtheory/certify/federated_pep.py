@@ -19,7 +19,12 @@ Measures (``measure``):
 
 - ``"floor"``: Δ = sup ‖x̄ − x*‖, the accuracy floor (η and momentum do not move the fixed point);
 - ``"rate"``: ρ = sup ‖R(x) − R(x')‖/‖x − x'‖ for one server-GD round R;
-- ``"error"``: sup ‖x_T − x*‖ after T = ``rounds`` rounds from ‖x_0 − x*‖ ≤ D.
+- ``"error"``: sup ‖x_T − x*‖ after T = ``rounds`` rounds from ‖x_0 − x*‖ ≤ D;
+- ``"function-value"``: sup Σ_i p_i(f_i(x_T) − f_i(x*)) = F(x_T) − F* after T rounds from ‖x_0 − x*‖ ≤ D
+  (PEPit engine). Here μ = 0 is allowed where the PEP stays bounded: at K = 1 (the round is gradient descent on
+  F, whatever the heterogeneity) or under the ζ model (gradients at x* bounded, so every iterate of finitely many
+  smooth steps is). With the C model, μ = 0 and K ≥ 2 it is unbounded (two flat clients with minimizers near o
+  can have opposite gradients of any size at a far-away x*, and local steps drift with them): ValueError.
 
 Two engines compute the upper bound:
 
@@ -73,12 +78,13 @@ import numpy as np
 __all__ = ["Certificate", "certify_local_update", "message_eigenvalue", "floor_d1", "MEASURES", "CLASSES",
            "ENGINES", "CLAIM_IDS"]
 
-MEASURES = ("floor", "rate", "error")
+MEASURES = ("floor", "rate", "error", "function-value")
 CLASSES = ("quadratic", "smooth-strongly-convex")
 ENGINES = ("spectral", "pepit")
 #: the claim each measure's certificate replaces or informs
 CLAIM_IDS = {"floor": "localupdate/lemma-5/certified", "rate": "verify/federated-pep/rate-closed-form",
-             "error": "localupdate/corollary-1/certified"}
+             "error": "localupdate/corollary-1/certified",
+             "function-value": "verify/federated-pep/k1-drori-teboulle"}
 #: relative agreement of two SDP solutions, and of lower vs upper bound, for a value to count
 RTOL = 1e-4
 #: relative margin added to every SDP value before it is reported as an upper bound. Clarabel stops at a relative
@@ -644,7 +650,8 @@ def _quadratic_leaf_class():
 
 
 def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, eta, momentum, server, rounds, D):
-    """The PEPit problem (units L = 1: f_i/L, γL, α/L, ηL) whose worst case is the squared measure."""
+    """The PEPit problem (units L = 1: f_i/L, γL, α/L, ηL) whose worst case is the squared measure (for
+    ``"function-value"``: the measure itself, in units of L)."""
     from PEPit import PEP, Expression
     from PEPit.functions import SmoothStronglyConvexFunction
 
@@ -708,7 +715,11 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
             step = y - eta_ * _sum_p(p, [message(i, y) for i in range(n)])
             x_new = step + beta * (x - x_prev) if server == "heavy_ball" else step
             x_prev, x = x, x_new
-        pb.set_performance_metric((x - xs) ** 2)
+        if measure == "function-value":
+            # Σ p_i (f_i(x_T) − f_i(x*)) = F(x_T) − F(x*): F's value gap, per client so heterogeneity can enter
+            pb.set_performance_metric(_sum_p(p, [f(x) - f(xs) for f in fs]))
+        else:
+            pb.set_performance_metric((x - xs) ** 2)
     return pb
 
 
@@ -828,6 +839,25 @@ def _replay_floor(prob, mu, L, gamma, th, alpha, het):
     return float(h.dist_empirical[-1]) / _het_scale(prob, het), float(h.dist_surrogate[-1]), rounds
 
 
+def _replay_function_value(mu, L, K, gamma, th, alpha, p, eta, momentum, server, rounds, D):
+    """Lower bound for ``"function-value"``: identical one-dimensional quadratic clients f_i = λx²/2 (zero
+    heterogeneity, so in every class), x_0 = D, the real driver's F(x_T) − F* maximized over a grid of λ."""
+    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    n = len(p)
+    algo = LocalUpdate(th, alpha, gamma, ServerOpt(server, lr=eta, momentum=momentum if server != "gd" else None))
+    best = (-math.inf, None)
+    for lam in np.geomspace(max(mu, 1e-6 * L), L, 401):
+        prob = QuadraticFederation(A=np.full((n, 1, 1), lam), c=np.zeros((n, 1)), p=p)
+        x = run_local_update(prob, algo, np.array([float(D)]), rounds).to_numpy().x[-1]
+        v = float(prob.loss(x) - prob.loss(prob.x_star()))
+        if v > best[0]:
+            best = (v, prob)
+    return best[0], {"problem": best[1].to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
+                     "eta": eta, "x0": [float(D)], "rounds": rounds}
+
+
 def _probe_rate_instance(mu, L, gamma, th, alpha, p, eta, d):
     """Identical clients whose common eigenvalue maximizes |1 − η b(λ)| (the worst direction)."""
     grid = np.geomspace(mu, L, 4001)
@@ -865,7 +895,11 @@ def _check(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class,
     for name, v in (("mu", mu), ("L", L), ("gamma", gamma), ("alpha", alpha)):
         if not (isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(float(v))):
             raise ValueError(f"{name} must be a finite number, got {v!r}")
-    if not 0 < mu <= L:
+    if measure == "function-value" and mu == 0 and L > 0:
+        if K != 1 and zeta is None:
+            raise ValueError(f"hypothesis mu > 0 violated: mu=0 with the C model and K={K!r} >= 2 leaves the "
+                             "function-value PEP unbounded; use mu > 0, K = 1 or the zeta model")
+    elif not 0 < mu <= L:
         raise ValueError(f"hypothesis 0 < mu <= L violated: mu={mu:g}, L={L:g}")
     if isinstance(K, bool) or int(K) != K or K < 1:
         raise ValueError(f"K must be an integer >= 1, got {K!r}")
@@ -888,10 +922,13 @@ def _check(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class,
         raise ValueError(f"zeta must be > 0, got {zeta!r}")
     if zeta is None and not (C > 0):
         raise ValueError(f"C must be > 0, got {C!r}")
-    if measure in ("rate", "error") and not (eta is not None and eta > 0):
+    if measure == "function-value" and engine == "spectral":
+        raise ValueError("measure 'function-value' has the PEPit engine only; use engine='pepit'")
+    if measure in ("rate", "error", "function-value") and not (eta is not None and eta > 0):
         raise ValueError(f"measure {measure!r} needs a server step eta > 0, got {eta!r}")
-    if measure == "error" and (rounds is None or int(rounds) != rounds or rounds < 1 or D is None or not D >= 0):
-        raise ValueError(f"measure 'error' needs rounds >= 1 and D >= 0, got rounds={rounds!r}, D={D!r}")
+    if measure in ("error", "function-value") and (rounds is None or int(rounds) != rounds or rounds < 1
+                                                   or D is None or not D >= 0):
+        raise ValueError(f"measure {measure!r} needs rounds >= 1 and D >= 0, got rounds={rounds!r}, D={D!r}")
 
 
 def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: int = 2, theta: Any = "1:K",
@@ -931,7 +968,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     if measure == "rate" and server != "gd":
         raise ValueError("measure 'rate' is the one-round contraction of server GD; use measure='error' for momentum")
     if engine is None:
-        engine = "spectral" if function_class == "quadratic" else "pepit"
+        engine = "spectral" if function_class == "quadratic" and measure != "function-value" else "pepit"
     d = int(probe_dim or max(2, n))
     hyp = {"mu": mu, "L": L, "K": K, "gamma": gamma, "theta": th.to_json(), "alpha": alpha, "eta": eta,
            "momentum": momentum, "server": server, "clients": n, "p": pp.tolist(), "C": None if zeta else scale,
@@ -964,10 +1001,13 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
 
             het_pep = het
             pb = _pepit_problem(mu, L, K, gamma, th, alpha, pp, het_pep, measure, function_class, eta, momentum,
-                                server, rounds, (D / scale) if measure == "error" and scale > 0 else D)
+                                server, rounds, (D / scale) if measure in ("error", "function-value") else D)
             sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
             root = math.sqrt(max(sq, 0.0))
-            upper = root * scale if measure in ("floor", "error") else root
+            if measure == "function-value":
+                upper = sq * L * scale ** 2             # f_i/L in the PEP, x in units of C (or ζ)
+            else:
+                upper = root * scale if measure in ("floor", "error") else root
     except RuntimeError as err:
         solver = f"unreliable: {err}"
         upper = None
@@ -989,6 +1029,8 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
         lower = _replay_rate(prob, gamma, th, alpha, eta)
         instance = {"problem": prob.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma, "eta": eta,
                     "lambda_star": lam_star}
+    elif measure == "function-value":
+        lower, instance = _replay_function_value(mu, L, K, gamma, th, alpha, pp, eta, momentum, server, rounds, D)
     else:
         (prob, x0), probed, srv = _probe_error(mu, L, gamma, th, alpha, pp, het, eta, momentum, server, rounds,
                                                D / scale, d, probe_starts, seed)
@@ -1002,6 +1044,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                     "x0": (sp.x_star() + (x0 - prob.x_star()) * scale).tolist(), "rounds": rounds}
 
     if upper is not None:
+        details["sdp_value"] = upper                  # the solver's value before the reporting margin
         upper *= 1 + SDP_MARGIN
     status = "certified" if upper is not None else "unreliable"
     gap = None
