@@ -103,3 +103,13 @@ def test_function_value_mu0_is_refused_where_unbounded():
         fp.certify_local_update(0.0, 1.0, 2, 0.5, measure="function-value", eta=1.0, rounds=2, D=1.0)
     with pytest.raises(ValueError, match=re.escape("hypothesis 0 < mu <= L")):
         fp.certify_local_update(0.0, 1.0, 2, 0.5, measure="error", eta=1.0, rounds=2, D=1.0)
+
+
+def test_sdane_exact_is_tight_and_below_the_inexact_class():
+    from fedtheory.certify.pep import two_client_sdane
+
+    ex = fp.certify_sdane(1, 2.0, 0.0, 1.0)
+    assert ex.gap < 1e-6 and ex.class_violation <= 1e-6          # attained by a replayed instance of the class
+    assert ex.value <= two_client_sdane(1, 2.0, 0.0, 1.0, c=1e-4).value * (1 + 1e-6)
+    with pytest.raises(ValueError, match="hypothesis lam > 0"):
+        fp.certify_sdane(1, 0.0, 0.0, 1.0)
