@@ -755,7 +755,7 @@ def certify_sdane(R: int, lam: float, mu: float, delta: float):
     :class:`~fedtheory.certify.pep.PepResult`.
 
     The class is :func:`~fedtheory.certify.pep.two_client_sdane`'s, declared by the same code
-    (:func:`~fedtheory.certify.pep.sod_pair`, :func:`~fedtheory.certify.pep.close_sod_pair`). Exactness
+    (:func:`~fedtheory.certify.pep.sod_start`, :func:`~fedtheory.certify.pep.close_sod_pair`). Exactness
     ∇F_{i,r}(x_{i,r+1}) = 0 is written as this module writes LocalUpdate's fixed point: by *defining* a gradient,
     ∇f_1(x_1) = ∇f_1(v) − ∇f(v) − λ(x_1 − v) and ∇g(x_2) from ∇f_2 = ∇f_1 − 2∇g at x_2 — not as
     ‖∇F_{i,r}‖² ≤ 0, two_client_sdane's condition (6) at c = 0, a constraint without interior on which Clarabel
@@ -770,7 +770,7 @@ def certify_sdane(R: int, lam: float, mu: float, delta: float):
 
     from fedtheory.certify.pep import (CLASS_ATOL, TEST_ATOL, PepResult, _data, _replay_two_client, _solve,
                                        _weighted_average, close_sod_pair, interpolation_violation, sdane_bound,
-                                       sod_pair)
+                                       sod_start)
 
     if isinstance(R, bool) or int(R) != R or R < 1:
         raise ValueError(f"R must be an integer >= 1, got {R!r}")
@@ -778,11 +778,7 @@ def certify_sdane(R: int, lam: float, mu: float, delta: float):
         raise ValueError(f"hypothesis lam > 0, mu >= 0, delta > 0 violated: lam={lam!r}, mu={mu!r}, delta={delta!r}")
     _register_wrapper()
     pb = PEP()
-    f1, g, f2, f = sod_pair(pb, mu, delta)
-    xs = f.stationary_point()
-    fs = f(xs)
-    x0 = pb.set_initial_point()
-    pb.set_initial_condition((x0 - xs) ** 2 <= 1)
+    f1, g, f2, f, xs, fs, x0 = sod_start(pb, mu, delta)
     v = x0
     iterates, vs, locals_ = [], [], []
     for _ in range(R):

@@ -38,7 +38,7 @@ from fedtheory.problems.clients import ClientOracles
 __all__ = ["PepResult", "stabilized_ppm", "classical_ppm", "two_client_sdane", "stabilized_catalyst", "gd_gradient_norm",
            "fast_gradient_norm", "cocoercivity_gap", "sdane_bound", "acc_sdane_bound", "SOLVER",
            "interpolation_violation", "huber_gd_gradient_norm", "abs_stabilized_ppm", "CLASS_ATOL", "TIGHT_RTOL",
-           "worst_gap", "sod_pair", "close_sod_pair"]
+           "worst_gap", "sod_pair", "sod_start", "close_sod_pair"]
 
 SOLVER = "CLARABEL"
 #: relative accuracy of the SDP solutions (Clarabel's default tolerances are 1e-8): ratios are compared to 1 + this.
@@ -274,6 +274,21 @@ def sod_pair(problem: Any, mu: float, delta: float) -> tuple:
     return f1, g, f1 - 2 * g, f1 - g
 
 
+def sod_start(problem: Any, mu: float, delta: float) -> tuple:
+    """:func:`sod_pair`, then x* (stationary for f), f(x*) and a start x^0 with ‖x^0 − x*‖ ≤ 1: the setting of
+    the S-DANE certificates. Returns (f_1, g, f_2, f, x*, f*, x^0).
+
+    >>> from PEPit import PEP
+    >>> len(sod_start(PEP(), 0.0, 1.0))
+    7
+    """
+    f1, g, f2, f = sod_pair(problem, mu, delta)
+    xs = f.stationary_point()
+    x0 = problem.set_initial_point()
+    problem.set_initial_condition((x0 - xs) ** 2 <= 1)
+    return f1, g, f2, f, xs, f(xs), x0
+
+
 def close_sod_pair(problem: Any, f1: Any, f2: Any, points: list, mu2: float) -> None:
     """Evaluate both clients of :func:`sod_pair` at ``points`` and at every point f_1 is evaluated at (so f_2's
     list is complete), then impose f_2's μ₂-convexity between every pair of its points.
@@ -447,11 +462,7 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
     if drop not in (None, "client-2-strong-convexity"):
         raise ValueError(f"drop must be None or 'client-2-strong-convexity', got drop={drop!r}")
     pb = PEP()
-    f1, g, f2, f = sod_pair(pb, mu, delta)
-    xs = f.stationary_point()
-    fs = f(xs)
-    x0 = pb.set_initial_point()
-    pb.set_initial_condition((x0 - xs) ** 2 <= 1)
+    f1, g, f2, f, xs, fs, x0 = sod_start(pb, mu, delta)
     x, v = x0, x0
     A, B = 0.0, 1.0
     iterates, vs, locals_ = [], [], []
