@@ -117,7 +117,8 @@ DT_RTOL = 1e-6
     statement=r"With $K=1$ local step, equal weights ($n=2$) and $L$-smooth convex clients ($\mu=0$), $N$ rounds of "
               r"FedAvg with server step $\eta=h/L$ are gradient descent with step $h/L$ on $F=\sum_ip_if_i$, and "
               r"the certified $\sup F(x_N)-F^*$ over $\|x_0-x^*\|\le D$ equals Drori–Teboulle's "
-              r"$LD^2/(4Nh+2)$ to $10^{-6}$ relative, for $N\in\{1,2,3\}$, $h\in\{\tfrac12,1\}$.",
+              r"$LD^2/(4Nh+2)$ to $10^{-6}$ relative, for $N\in\{1,2,3\}$, $h\in\{\tfrac12,1\}$, and PEPit's "
+              r"own single-function example \texttt{wc\_gradient\_descent} to the same tolerance.",
     kind="certificate",
     controls=[Control("dt-0.99", "Drori–Teboulle's bound scaled by 0.99 (below the worst case, which the Huber-type "
                       "instance attains)", {"bound_factor": 0.99})],
@@ -126,6 +127,9 @@ def k1_drori_teboulle(ctx):
     # K = 1: each client's message is ∇f_i(x), the round is x − η∇F(x); F ranges over all L-smooth convex
     # functions with a minimizer (f_i = F is in the class for any heterogeneity radius), so the federated
     # worst case is gradient descent's: the heterogeneity C = 1 of the class does not enter
+    import cvxpy as cp
+    from PEPit.examples.unconstrained_convex_minimization import wc_gradient_descent
+
     factor = ctx.param("bound_factor", 1.0)
     L, D = 2.0, 1.5
     rows, ok = [], True
@@ -135,9 +139,12 @@ def k1_drori_teboulle(ctx):
             c = certify_local_update(0.0, L, 1, 0.25 / L, measure="function-value", eta=h / L, rounds=N, D=D,
                                      function_class="smooth-strongly-convex")
             sdp = c.details.get("sdp_value")
-            rows.append({"N": N, "h": h, "drori_teboulle": bound, "sdp_value": sdp, "upper": c.value,
-                         "lower_quadratic": c.lower, "solver": c.solver, "seconds": c.seconds})
+            # second reference: PEPit's own single-function GD example (‖x_0 − x*‖ ≤ 1, so × D²)
+            ref, _ = wc_gradient_descent(L, h / L, N, wrapper="cvxpy", solver=cp.CLARABEL, verbose=-1)
+            rows.append({"N": N, "h": h, "drori_teboulle": bound, "sdp_value": sdp, "pepit_example": ref * D ** 2,
+                         "upper": c.value, "lower_quadratic": c.lower, "solver": c.solver, "seconds": c.seconds})
             ok &= c.status == "certified" and abs(sdp - bound) <= DT_RTOL * bound
+            ok &= abs(sdp - ref * D ** 2) <= DT_RTOL * ref * D ** 2
     return ctx.decide(ok, measured={"rows": rows},
                       tolerance={"relative": DT_RTOL, "why": "Clarabel's 1e-8 duality gap on O(1) data"})
 
