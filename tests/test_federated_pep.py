@@ -113,3 +113,9 @@ def test_sdane_exact_is_tight_and_below_the_inexact_class():
     assert ex.value <= two_client_sdane(1, 2.0, 0.0, 1.0, c=1e-4).value * (1 + 1e-6)
     with pytest.raises(ValueError, match="hypothesis lam > 0"):
         fp.certify_sdane(1, 0.0, 0.0, 1.0)
+
+
+def test_function_value_mu0_under_zeta_is_bounded():
+    c = fp.certify_local_update(0.0, 1.0, 2, 0.3, zeta=0.5, measure="function-value", eta=0.5, rounds=2, D=1.0,
+                                function_class="smooth-strongly-convex")
+    assert c.status == "certified" and c.lower <= c.value < math.inf
