@@ -442,25 +442,17 @@ def lemma_16(ctx):
        title="Lemma 16 certified by PEP for two convex clients under δ-SOD")
 def lemma_16_pep(ctx):
     from PEPit import PEP
-    from PEPit.functions import ConvexFunction, SmoothFunction
+
+    from fedtheory.certify.pep import close_sod_pair, sod_pair
 
     worst = -np.inf
     for lam in (0.5, 1.0, 2.0, 5.0):
         pb = PEP()
-        f1 = pb.declare_function(ConvexFunction, reuse_gradient=True)
-        g = pb.declare_function(SmoothFunction, L=1.0)
-        f2 = f1 - 2 * g
+        f1, g, f2, _ = sod_pair(pb, 0.0, 1.0)
         v = pb.set_initial_point()
         xs = [pb.set_initial_point(), pb.set_initial_point()]
         xbar = 0.5 * (xs[0] + xs[1])
-        for p in (v, xs[0], xs[1], xbar):
-            f1.gradient(p)
-            f2.gradient(p)
-        pts = f2.list_of_points
-        for a in range(len(pts)):
-            for b in range(len(pts)):
-                if a != b:
-                    pb.add_constraint(pts[a][2] >= pts[b][2] + pts[b][1] * (pts[a][0] - pts[b][0]))
+        close_sod_pair(pb, f1, f2, [v, xs[0], xs[1], xbar], 0.0)
         gv = [f1.gradient(v), f2.gradient(v)]
         gS = 0.5 * (gv[0] + gv[1])
         gi = [f1.gradient(xs[0]), f2.gradient(xs[1])]

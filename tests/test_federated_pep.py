@@ -89,3 +89,33 @@ def test_cli_certify_json_and_bad_input(tmp_path, capsys):
     assert rc == 2 and len(err) == 1 and err[0].startswith("error: hypothesis 0 < gamma")
     rc = main(["explore", "certify", "fedprox", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05"])
     assert rc == 2 and "alpha > 0" in capsys.readouterr().err
+
+
+def test_function_value_at_K1_is_drori_teboulle():
+    c = fp.certify_local_update(0.0, 1.0, 1, 0.5, measure="function-value", eta=1.0, rounds=2, D=1.0,
+                                function_class="smooth-strongly-convex")
+    assert c.status == "certified" and abs(c.details["sdp_value"] - 0.1) <= 1e-6 * 0.1
+    assert c.lower <= c.value and c.value >= 0.1       # lower: a quadratic instance, below the Huber worst case
+
+
+def test_function_value_mu0_is_refused_where_unbounded():
+    with pytest.raises(ValueError, match=re.escape("hypothesis mu > 0 violated")):
+        fp.certify_local_update(0.0, 1.0, 2, 0.5, measure="function-value", eta=1.0, rounds=2, D=1.0)
+    with pytest.raises(ValueError, match=re.escape("hypothesis 0 < mu <= L")):
+        fp.certify_local_update(0.0, 1.0, 2, 0.5, measure="error", eta=1.0, rounds=2, D=1.0)
+
+
+def test_sdane_exact_is_tight_and_below_the_inexact_class():
+    from fedtheory.certify.pep import two_client_sdane
+
+    ex = fp.certify_sdane(1, 2.0, 0.0, 1.0)
+    assert ex.gap < 1e-6 and ex.class_violation <= 1e-6          # attained by a replayed instance of the class
+    assert ex.value <= two_client_sdane(1, 2.0, 0.0, 1.0, c=1e-4).value * (1 + 1e-6)
+    with pytest.raises(ValueError, match="hypothesis lam > 0"):
+        fp.certify_sdane(1, 0.0, 0.0, 1.0)
+
+
+def test_function_value_mu0_under_zeta_is_bounded():
+    c = fp.certify_local_update(0.0, 1.0, 2, 0.3, zeta=0.5, measure="function-value", eta=0.5, rounds=2, D=1.0,
+                                function_class="smooth-strongly-convex")
+    assert c.status == "certified" and c.lower <= c.value < math.inf

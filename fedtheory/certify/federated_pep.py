@@ -19,7 +19,12 @@ Measures (``measure``):
 
 - ``"floor"``: Δ = sup ‖x̄ − x*‖, the accuracy floor (η and momentum do not move the fixed point);
 - ``"rate"``: ρ = sup ‖R(x) − R(x')‖/‖x − x'‖ for one server-GD round R;
-- ``"error"``: sup ‖x_T − x*‖ after T = ``rounds`` rounds from ‖x_0 − x*‖ ≤ D.
+- ``"error"``: sup ‖x_T − x*‖ after T = ``rounds`` rounds from ‖x_0 − x*‖ ≤ D;
+- ``"function-value"``: sup Σ_i p_i(f_i(x_T) − f_i(x*)) = F(x_T) − F* after T rounds from ‖x_0 − x*‖ ≤ D
+  (PEPit engine). Here μ = 0 is allowed where the PEP stays bounded: at K = 1 (the round is gradient descent on
+  F, whatever the heterogeneity) or under the ζ model (gradients at x* bounded, so every iterate of finitely many
+  smooth steps is). With the C model, μ = 0 and K ≥ 2 it is unbounded (two flat clients with minimizers near o
+  can have opposite gradients of any size at a far-away x*, and local steps drift with them): ValueError.
 
 Two engines compute the upper bound:
 
@@ -48,6 +53,9 @@ Glineur, whose interpolation is exact), the fixed point imposed by eliminating t
 wrapper writes every LMI entry twice (M[i, j] and M[j, i]), which makes Clarabel's equality system rank
 deficient; :class:`_SymmetricLMIWrapper` sends each entry once.
 
+:func:`certify_sdane` writes S-DANE (exact local solves, two clients under δ-SOD) with the same elimination of
+a gradient, over the class of :func:`fedtheory.certify.pep.two_client_sdane` (declared by the same code).
+
 Lower bounds: a seeded multi-start probe maximizes the measure over concrete instances (A_i = U_i diag(λ_i)U_iᵀ,
 ‖c_i‖ = C, d = ``probe_dim``), the best instance is replayed through ``run_local_update`` and the value the
 driver reaches is the lower bound. A quadratic instance is also an instance of the smooth class, so it bounds
@@ -70,15 +78,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Certificate", "certify_local_update", "message_eigenvalue", "floor_d1", "MEASURES", "CLASSES",
+__all__ = ["Certificate", "certify_local_update", "certify_sdane", "message_eigenvalue", "floor_d1", "MEASURES", "CLASSES",
            "ENGINES", "CLAIM_IDS"]
 
-MEASURES = ("floor", "rate", "error")
+MEASURES = ("floor", "rate", "error", "function-value")
 CLASSES = ("quadratic", "smooth-strongly-convex")
 ENGINES = ("spectral", "pepit")
 #: the claim each measure's certificate replaces or informs
 CLAIM_IDS = {"floor": "localupdate/lemma-5/certified", "rate": "verify/federated-pep/rate-closed-form",
-             "error": "localupdate/corollary-1/certified"}
+             "error": "localupdate/corollary-1/certified",
+             "function-value": "verify/federated-pep/k1-drori-teboulle"}
 #: relative agreement of two SDP solutions, and of lower vs upper bound, for a value to count
 RTOL = 1e-4
 #: relative margin added to every SDP value before it is reported as an upper bound. Clarabel stops at a relative
@@ -644,7 +653,8 @@ def _quadratic_leaf_class():
 
 
 def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, eta, momentum, server, rounds, D):
-    """The PEPit problem (units L = 1: f_i/L, γL, α/L, ηL) whose worst case is the squared measure."""
+    """The PEPit problem (units L = 1: f_i/L, γL, α/L, ηL) whose worst case is the squared measure (for
+    ``"function-value"``: the measure itself, in units of L)."""
     from PEPit import PEP, Expression
     from PEPit.functions import SmoothStronglyConvexFunction
 
@@ -708,7 +718,11 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
             step = y - eta_ * _sum_p(p, [message(i, y) for i in range(n)])
             x_new = step + beta * (x - x_prev) if server == "heavy_ball" else step
             x_prev, x = x, x_new
-        pb.set_performance_metric((x - xs) ** 2)
+        if measure == "function-value":
+            # Σ p_i (f_i(x_T) − f_i(x*)) = F(x_T) − F(x*): F's value gap, per client so heterogeneity can enter
+            pb.set_performance_metric(_sum_p(p, [f(x) - f(xs) for f in fs]))
+        else:
+            pb.set_performance_metric((x - xs) ** 2)
     return pb
 
 
@@ -732,6 +746,69 @@ def _sum_p(p, vecs):
     for pi, v in zip(p[1:], vecs[1:]):
         out = out + float(pi) * v
     return out
+
+
+def certify_sdane(R: int, lam: float, mu: float, delta: float):
+    r"""Worst case of S-DANE (Algorithm 1 of Jiang, Rodomanov & Stich, arXiv:2407.07084) with **exact** local
+    prox solves, two clients (weights ½) under δ-SOD, over R rounds from ‖x^0 − x*‖ ≤ 1: sup of
+    f(x̄^R) − f* + μ/2‖v^R − x*‖² (x̄^R the (1 + μ/λ)^r-weighted average of the x^r), as a
+    :class:`~fedtheory.certify.pep.PepResult`.
+
+    The class is :func:`~fedtheory.certify.pep.two_client_sdane`'s, declared by the same code
+    (:func:`~fedtheory.certify.pep.sod_start`, :func:`~fedtheory.certify.pep.close_sod_pair`). Exactness
+    ∇F_{i,r}(x_{i,r+1}) = 0 is written as this module writes LocalUpdate's fixed point: by *defining* a gradient,
+    ∇f_1(x_1) = ∇f_1(v) − ∇f(v) − λ(x_1 − v) and ∇g(x_2) from ∇f_2 = ∇f_1 − 2∇g at x_2 — not as
+    ‖∇F_{i,r}‖² ≤ 0, two_client_sdane's condition (6) at c = 0, a constraint without interior on which Clarabel
+    and SCS stop "inaccurate" (measured: 0.52522 vs 0.52566 at R = 1, λ = 2, μ = 0, δ = 1). The worst case is
+    replayed on the real driver (``lower``), as two_client_sdane's is.
+
+    >>> r = certify_sdane(1, 2.0, 0.0, 1.0)
+    >>> round(r.value, 4), bool(r.gap < 1e-4)
+    (0.5248, True)
+    """
+    from PEPit import PEP, Expression, Point
+
+    from fedtheory.certify.pep import (CLASS_ATOL, TEST_ATOL, PepResult, _data, _replay_two_client, _solve,
+                                       _weighted_average, close_sod_pair, interpolation_violation, sdane_bound,
+                                       sod_start)
+
+    if isinstance(R, bool) or int(R) != R or R < 1:
+        raise ValueError(f"R must be an integer >= 1, got {R!r}")
+    if not (lam > 0 and mu >= 0 and delta > 0):
+        raise ValueError(f"hypothesis lam > 0, mu >= 0, delta > 0 violated: lam={lam!r}, mu={mu!r}, delta={delta!r}")
+    _register_wrapper()
+    pb = PEP()
+    f1, g, f2, f, xs, fs, x0 = sod_start(pb, mu, delta)
+    v = x0
+    iterates, vs, locals_ = [], [], []
+    for _ in range(R):
+        gc1, gc2 = f1.gradient(v), f2.gradient(v)
+        gS = 0.5 * (gc1 + gc2)
+        x1, x2 = Point(), Point()
+        # exact prox solves: ∇f_i(x_i) = ∇f_i(v) − ∇f(v) − λ(x_i − v)
+        g1 = gc1 - gS - lam * (x1 - v)
+        f1.add_point((x1, g1, Expression()))
+        target2 = gc2 - gS - lam * (x2 - v)
+        g.add_point((x2, 0.5 * (f1.gradient(x2) - target2), Expression()))
+        locals_.append([x1, x2])
+        xbar = 0.5 * (x1 + x2)
+        gbar = 0.5 * (g1 + f2.gradient(x2))
+        v = (lam * v + mu * xbar - gbar) * (1.0 / (lam + mu))
+        iterates.append(xbar)
+        vs.append(v)
+    out = _weighted_average(iterates, (1 + mu / lam) ** np.arange(1, R + 1))
+    metric = f(out) - fs + (mu / 2) * (v - xs) ** 2
+    close_sod_pair(pb, f1, f2, [xs] + iterates + vs + [out], mu)
+    pb.set_performance_metric(metric)
+    value, secs = _solve(pb, wrapper=_WRAPPER)
+    viol = max(interpolation_violation(*_data(f1), mu=mu), interpolation_violation(*_data(f2), mu=mu),
+               interpolation_violation(*_data(g), mu=-delta, L=delta))
+    replay = _replay_two_client(f1, f2, xs, x0, [[p.eval() for p in pts] for pts in locals_], R, lam, mu, 0.0,
+                                False)
+    ok = viol <= CLASS_ATOL and replay["test_violation"] <= TEST_ATOL
+    return PepResult(value, sdane_bound(R, lam, mu), {"R": R, "lam": lam, "mu": mu, "delta": delta, "c": 0.0,
+                                                      "n": 2, "exact": True}, secs,
+                     replay["metric"] if ok else math.nan, viol, replay)
 
 
 # --------------------------------------------------------------------------------------------
@@ -828,6 +905,25 @@ def _replay_floor(prob, mu, L, gamma, th, alpha, het):
     return float(h.dist_empirical[-1]) / _het_scale(prob, het), float(h.dist_surrogate[-1]), rounds
 
 
+def _replay_function_value(mu, L, K, gamma, th, alpha, p, eta, momentum, server, rounds, D):
+    """Lower bound for ``"function-value"``: identical one-dimensional quadratic clients f_i = λx²/2 (zero
+    heterogeneity, so in every class), x_0 = D, the real driver's F(x_T) − F* maximized over a grid of λ."""
+    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    n = len(p)
+    algo = LocalUpdate(th, alpha, gamma, ServerOpt(server, lr=eta, momentum=momentum if server != "gd" else None))
+    best = (-math.inf, None)
+    for lam in np.geomspace(max(mu, 1e-6 * L), L, 401):
+        prob = QuadraticFederation(A=np.full((n, 1, 1), lam), c=np.zeros((n, 1)), p=p)
+        x = run_local_update(prob, algo, np.array([float(D)]), rounds).to_numpy().x[-1]
+        v = float(prob.loss(x) - prob.loss(prob.x_star()))
+        if v > best[0]:
+            best = (v, prob)
+    return best[0], {"problem": best[1].to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
+                     "eta": eta, "x0": [float(D)], "rounds": rounds}
+
+
 def _probe_rate_instance(mu, L, gamma, th, alpha, p, eta, d):
     """Identical clients whose common eigenvalue maximizes |1 − η b(λ)| (the worst direction)."""
     grid = np.geomspace(mu, L, 4001)
@@ -865,7 +961,11 @@ def _check(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class,
     for name, v in (("mu", mu), ("L", L), ("gamma", gamma), ("alpha", alpha)):
         if not (isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(float(v))):
             raise ValueError(f"{name} must be a finite number, got {v!r}")
-    if not 0 < mu <= L:
+    if measure == "function-value" and mu == 0 and L > 0:
+        if K != 1 and zeta is None:
+            raise ValueError(f"hypothesis mu > 0 violated: mu=0 with the C model and K={K!r} >= 2 leaves the "
+                             "function-value PEP unbounded; use mu > 0, K = 1 or the zeta model")
+    elif not 0 < mu <= L:
         raise ValueError(f"hypothesis 0 < mu <= L violated: mu={mu:g}, L={L:g}")
     if isinstance(K, bool) or int(K) != K or K < 1:
         raise ValueError(f"K must be an integer >= 1, got {K!r}")
@@ -888,10 +988,13 @@ def _check(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class,
         raise ValueError(f"zeta must be > 0, got {zeta!r}")
     if zeta is None and not (C > 0):
         raise ValueError(f"C must be > 0, got {C!r}")
-    if measure in ("rate", "error") and not (eta is not None and eta > 0):
+    if measure == "function-value" and engine == "spectral":
+        raise ValueError("measure 'function-value' has the PEPit engine only; use engine='pepit'")
+    if measure in ("rate", "error", "function-value") and not (eta is not None and eta > 0):
         raise ValueError(f"measure {measure!r} needs a server step eta > 0, got {eta!r}")
-    if measure == "error" and (rounds is None or int(rounds) != rounds or rounds < 1 or D is None or not D >= 0):
-        raise ValueError(f"measure 'error' needs rounds >= 1 and D >= 0, got rounds={rounds!r}, D={D!r}")
+    if measure in ("error", "function-value") and (rounds is None or int(rounds) != rounds or rounds < 1
+                                                   or D is None or not D >= 0):
+        raise ValueError(f"measure {measure!r} needs rounds >= 1 and D >= 0, got rounds={rounds!r}, D={D!r}")
 
 
 def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: int = 2, theta: Any = "1:K",
@@ -931,7 +1034,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     if measure == "rate" and server != "gd":
         raise ValueError("measure 'rate' is the one-round contraction of server GD; use measure='error' for momentum")
     if engine is None:
-        engine = "spectral" if function_class == "quadratic" else "pepit"
+        engine = "spectral" if function_class == "quadratic" and measure != "function-value" else "pepit"
     d = int(probe_dim or max(2, n))
     hyp = {"mu": mu, "L": L, "K": K, "gamma": gamma, "theta": th.to_json(), "alpha": alpha, "eta": eta,
            "momentum": momentum, "server": server, "clients": n, "p": pp.tolist(), "C": None if zeta else scale,
@@ -964,10 +1067,13 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
 
             het_pep = het
             pb = _pepit_problem(mu, L, K, gamma, th, alpha, pp, het_pep, measure, function_class, eta, momentum,
-                                server, rounds, (D / scale) if measure == "error" and scale > 0 else D)
+                                server, rounds, (D / scale) if measure in ("error", "function-value") else D)
             sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
             root = math.sqrt(max(sq, 0.0))
-            upper = root * scale if measure in ("floor", "error") else root
+            if measure == "function-value":
+                upper = sq * L * scale ** 2             # f_i/L in the PEP, x in units of C (or ζ)
+            else:
+                upper = root * scale if measure in ("floor", "error") else root
     except RuntimeError as err:
         solver = f"unreliable: {err}"
         upper = None
@@ -989,6 +1095,8 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
         lower = _replay_rate(prob, gamma, th, alpha, eta)
         instance = {"problem": prob.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma, "eta": eta,
                     "lambda_star": lam_star}
+    elif measure == "function-value":
+        lower, instance = _replay_function_value(mu, L, K, gamma, th, alpha, pp, eta, momentum, server, rounds, D)
     else:
         (prob, x0), probed, srv = _probe_error(mu, L, gamma, th, alpha, pp, het, eta, momentum, server, rounds,
                                                D / scale, d, probe_starts, seed)
@@ -1002,6 +1110,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                     "x0": (sp.x_star() + (x0 - prob.x_star()) * scale).tolist(), "rounds": rounds}
 
     if upper is not None:
+        details["sdp_value"] = upper                  # the solver's value before the reporting margin
         upper *= 1 + SDP_MARGIN
     status = "certified" if upper is not None else "unreliable"
     gap = None

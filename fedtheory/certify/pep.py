@@ -38,7 +38,7 @@ from fedtheory.problems.clients import ClientOracles
 __all__ = ["PepResult", "stabilized_ppm", "classical_ppm", "two_client_sdane", "stabilized_catalyst", "gd_gradient_norm",
            "fast_gradient_norm", "cocoercivity_gap", "sdane_bound", "acc_sdane_bound", "SOLVER",
            "interpolation_violation", "huber_gd_gradient_norm", "abs_stabilized_ppm", "CLASS_ATOL", "TIGHT_RTOL",
-           "worst_gap"]
+           "worst_gap", "sod_pair", "sod_start", "close_sod_pair"]
 
 SOLVER = "CLARABEL"
 #: relative accuracy of the SDP solutions (Clarabel's default tolerances are 1e-8): ratios are compared to 1 + this.
@@ -256,6 +256,61 @@ def _convex_leaf(problem: Any, mu: float):
     return problem.declare_function(ConvexFunction, reuse_gradient=True)
 
 
+def sod_pair(problem: Any, mu: float, delta: float) -> tuple:
+    r"""Two μ-convex clients under δ-SOD in a PEPit problem: (f_1, g, f_2, f) with f_1 a μ-convex leaf, g a
+    δ-smooth leaf, f_2 = f_1 − 2g and f = (f_1 + f_2)/2 = f_1 − g. For n = 2, δ_A-SOD says exactly that
+    g = (f_1 − f_2)/2 has a δ-Lipschitz gradient. f_2's μ-convexity is not a leaf's: impose it with
+    :func:`close_sod_pair` once every point is declared.
+
+    >>> from PEPit import PEP
+    >>> f1, g, f2, f = sod_pair(PEP(), 0.5, 1.0)
+    >>> type(g).__name__
+    'SmoothFunction'
+    """
+    from PEPit.functions import SmoothFunction
+
+    f1 = _convex_leaf(problem, mu)
+    g = problem.declare_function(SmoothFunction, L=delta)
+    return f1, g, f1 - 2 * g, f1 - g
+
+
+def sod_start(problem: Any, mu: float, delta: float) -> tuple:
+    """:func:`sod_pair`, then x* (stationary for f), f(x*) and a start x^0 with ‖x^0 − x*‖ ≤ 1: the setting of
+    the S-DANE certificates. Returns (f_1, g, f_2, f, x*, f*, x^0).
+
+    >>> from PEPit import PEP
+    >>> len(sod_start(PEP(), 0.0, 1.0))
+    7
+    """
+    f1, g, f2, f = sod_pair(problem, mu, delta)
+    xs = f.stationary_point()
+    x0 = problem.set_initial_point()
+    problem.set_initial_condition((x0 - xs) ** 2 <= 1)
+    return f1, g, f2, f, xs, f(xs), x0
+
+
+def close_sod_pair(problem: Any, f1: Any, f2: Any, points: list, mu2: float) -> None:
+    """Evaluate both clients of :func:`sod_pair` at ``points`` and at every point f_1 is evaluated at (so f_2's
+    list is complete), then impose f_2's μ₂-convexity between every pair of its points.
+
+    >>> from PEPit import PEP
+    >>> pb = PEP(); f1, g, f2, f = sod_pair(pb, 0.0, 1.0)
+    >>> close_sod_pair(pb, f1, f2, [pb.set_initial_point(), pb.set_initial_point()], 0.0)
+    >>> len(f2.list_of_points)
+    2
+    """
+    for p in list(points) + [pt for pt, _, _ in f1.list_of_points]:
+        f1.gradient(p)
+        f2.gradient(p)
+    pts2 = f2.list_of_points
+    for a_i in range(len(pts2)):
+        for b_i in range(len(pts2)):
+            if a_i != b_i:
+                xa, ga, fa = pts2[a_i]
+                xb, gb, fb = pts2[b_i]
+                problem.add_constraint(fa >= fb + gb * (xa - xb) + (mu2 / 2) * (xa - xb) ** 2)
+
+
 def _weighted_average(points: list, weights: np.ndarray):
     w = np.asarray(weights, dtype=np.float64) / np.sum(weights)
     out = float(w[0]) * points[0]
@@ -401,21 +456,13 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
     (True, True)
     """
     from PEPit import PEP
-    from PEPit.functions import SmoothFunction
 
     from fedtheory.algorithms.dane import acc_coefficient
 
     if drop not in (None, "client-2-strong-convexity"):
         raise ValueError(f"drop must be None or 'client-2-strong-convexity', got drop={drop!r}")
     pb = PEP()
-    f1 = _convex_leaf(pb, mu)
-    g = pb.declare_function(SmoothFunction, L=delta)
-    f2 = f1 - 2 * g
-    f = f1 - g
-    xs = f.stationary_point()
-    fs = f(xs)
-    x0 = pb.set_initial_point()
-    pb.set_initial_condition((x0 - xs) ** 2 <= 1)
+    f1, g, f2, f, xs, fs, x0 = sod_start(pb, mu, delta)
     x, v = x0, x0
     A, B = 0.0, 1.0
     iterates, vs, locals_ = [], [], []
@@ -450,19 +497,7 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
         vs.append(v)
     out = x if accelerated else _weighted_average(iterates, (1 + mu / lam) ** np.arange(1, R + 1))
     metric = f(out) - fs + (mu / 2) * (v - xs) ** 2
-    # every point where either client is evaluated, the driver's history included (x^r, v^r): both leaves
-    # everywhere, so f_2's list is complete
-    for p in [xs] + [pt for pt, _, _ in f1.list_of_points] + iterates + vs + [out]:
-        f1.gradient(p)
-        f2.gradient(p)
-    mu2 = 0.0 if drop == "client-2-strong-convexity" else mu
-    pts2 = f2.list_of_points
-    for a_i in range(len(pts2)):
-        for b_i in range(len(pts2)):
-            if a_i != b_i:
-                xa, ga, fa = pts2[a_i]
-                xb, gb, fb = pts2[b_i]
-                pb.add_constraint(fa >= fb + gb * (xa - xb) + (mu2 / 2) * (xa - xb) ** 2)
+    close_sod_pair(pb, f1, f2, [xs] + iterates + vs + [out], 0.0 if drop == "client-2-strong-convexity" else mu)
     pb.set_performance_metric(metric)
     value, secs = _solve(pb)
     bound = acc_sdane_bound(R, lam, mu) if accelerated else sdane_bound(R, lam, mu)
