@@ -292,13 +292,16 @@ def run_claim(claim: Claim, *, seed: int = 0, tier: str = "fast", backend: str =
     start = time.perf_counter()
     with blas_threads(), handle_signals():   # a real Ctrl-C stops the run; a claim's own KeyboardInterrupt is its error
         evidence, missing = _run_evidence(claim, claim_seed, tier, backend, device, store_counterexamples)
-    seconds = time.perf_counter() - start
-    evidence_json = _plain(evidence.to_json())
+    return _record(claim, evidence, time.perf_counter() - start, missing)
+
+
+def _record(claim: Claim, evidence: Evidence, seconds: float, missing: list[str]) -> dict:
+    """A claim's record: its metadata, status, evidence, seconds, whether it passed and whether it is controlled."""
     status = evidence.status
     record = claim.metadata()
     record.update(
         status=status,
-        evidence=evidence_json,
+        evidence=_plain(evidence.to_json()),
         seconds=seconds,
         passed=status == claim.expect or (status == "skipped" and bool(missing)),
         missing_requirements=missing,
@@ -542,10 +545,7 @@ def _failed_record(claim: Claim, seed: int, reason: str, seconds: float = 0.0) -
     """The record of a claim whose run never returned one: its worker died, it ran out of time, or the
     run was interrupted before it finished. Always ``error``, never passed."""
     evidence = Evidence(status="error", seed=derive_seed(seed, claim.id), notes=reason, seconds=seconds)
-    record = claim.metadata()
-    record.update(status="error", evidence=_plain(evidence.to_json()), seconds=seconds, passed=False,
-                  missing_requirements=[], source=claim.source, controlled=False)
-    return record
+    return _record(claim, evidence, seconds, [])
 
 
 def run_claims(claims: list[Claim], *, tier: str = "fast", seed: int = 0, workers: int = 1, scheduler: Any = None,
