@@ -138,9 +138,10 @@ def _one_reading(claim: Claim, context: Callable[..., CheckContext], seed: int, 
             except OSError as exc:
                 prelude += f"could not store counterexample at {path} ({exc}). "
         evidence.notes = prelude + evidence.notes
-    if evidence.status not in ("error", "skipped", "inconclusive") and _has_nan(evidence.measured):
+    nans = _nan_keys(evidence.measured) if evidence.status not in ("error", "skipped", "inconclusive") else []
+    if nans:
         # every comparison with NaN is False: a check written as `not worst > bound` passes on a NaN silently
-        evidence.notes = (f"a NaN among the measured values ({', '.join(_nan_keys(evidence.measured))}) cannot "
+        evidence.notes = (f"a NaN among the measured values ({', '.join(nans)}) cannot "
                           f"support the verdict {evidence.status!r}. " + evidence.notes)
         evidence.status = "error"
     if claim.substitute and evidence.status == "refuted":
@@ -169,10 +170,6 @@ def _nan_keys(measured: Any, prefix: str = "") -> list[str]:
     if isinstance(measured, (float, np.floating)) and math.isnan(measured):
         return [prefix]
     return []
-
-
-def _has_nan(measured: Any) -> bool:
-    return bool(_nan_keys(measured))
 
 
 def combine_readings(outcomes: list[tuple[Reading, Evidence]], seed: int) -> Evidence:
