@@ -702,6 +702,9 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
             if total is not None else (-1.0 / float(w[kmax])) * partial[0]
         fs[n - 1].add_point((partial[1], last_g - a_ * (partial[1] - xb), Expression()))
         pb.set_performance_metric((xb - xs) ** 2)
+        # the worst case's named points, read back by _smooth_floor_instance after the solve
+        pb.fed_points = {"functions": fs, "x_star": xs, "minimizers": cs, "centre": o if het == "C" else None,
+                         "fixed_point": xb}
     elif measure == "rate":
         x1, x2 = pb.set_initial_point(), pb.set_initial_point()
         pb.set_initial_condition((x1 - x2) ** 2 <= 1.0)
@@ -905,6 +908,42 @@ def _replay_floor(prob, mu, L, gamma, th, alpha, het):
     return float(h.dist_empirical[-1]) / _het_scale(prob, het), float(h.dist_surrogate[-1]), rounds
 
 
+def _smooth_floor_instance(pb, mu, L, gamma, th, alpha, p, het, scale):
+    """Lower bound for the smooth class's floor: the solved PEP's worst case (``pb.fed_points``, units L = 1 and
+    C = 1) rebuilt as explicit F_{μ,L} clients (:class:`~fedtheory.certify.interpolation.InterpolatedFederation`),
+    replayed through the driver from the PEP's fixed point until it settles, divided by the heterogeneity the
+    instance really has. Returns (lower, instance, diagnostics), or (None, None, diagnostics) when the instance fails
+    the class check or the driver does not settle."""
+    from fedtheory.certify.interpolation import (CLASS_RTOL, InterpolatedFederation, SmoothStronglyConvexInterpolant,
+                                                 replay_floor)
+    from fedtheory.certify.pep import _data
+
+    P = pb.fed_points
+    # PEP units: f/L and x per unit C (or ζ), so the true clients are x ↦ L·f_pep(x) (μ and L unchanged)
+    tables = [_data(f) for f in P["functions"]]
+    fed = InterpolatedFederation([SmoothStronglyConvexInterpolant(X, G * L, F * L, mu, L) for X, G, F in tables], p)
+    fed.x_star(P["x_star"].eval())
+    fed.client_minimizers(np.stack([c.eval() for c in P["minimizers"]]))
+    b_max = float(np.max(message_eigenvalue(np.linspace(mu, L, 257), gamma, th, alpha)))
+    eta = 1.0 / b_max                                 # the quadratic class's stable step: a message moves ≤ b_max·‖δx‖
+    x0 = P["fixed_point"].eval()
+    out = replay_floor(fed, th, alpha, gamma, x0, eta, het=het, max_rounds=3000)
+    viol = fed.class_violation(seed=0)
+    diag = {"class_violation": viol, "interpolation_error": max(c.interpolation_error() for c in fed.clients),
+            "fixed_point_residual": out["residual"], "rounds": out["rounds"], "floor_per_unit": out["floor"]}
+    if viol > CLASS_RTOL or out["residual"] > 1e-9 * (1 + float(np.linalg.norm(x0))):
+        return None, None, diag
+    s = scale / out["heterogeneity"]                  # f ↦ s²f(·/s): same class, heterogeneity exactly `scale`
+    scaled = InterpolatedFederation([SmoothStronglyConvexInterpolant(X * s, G * L * s, F * L * s * s, mu, L)
+                                     for X, G, F in tables], p)
+    instance = {"problem": scaled.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
+                "server": {"kind": "gd", "lr": eta}, "x0": (x0 * s).tolist(), "rounds": out["rounds"],
+                "het": het, "x_star": (out["x_star"] * s).tolist(),
+                "centre": None if out["centre"] is None else (out["centre"] * s).tolist(),
+                "driver_fixed_point_residual": out["residual"] * s, "floor": out["floor"] * scale}
+    return out["floor"] * scale, instance, diag
+
+
 def _replay_function_value(mu, L, K, gamma, th, alpha, p, eta, momentum, server, rounds, D):
     """Lower bound for ``"function-value"``: identical one-dimensional quadratic clients f_i = λx²/2 (zero
     heterogeneity, so in every class), x_0 = D, the real driver's F(x_T) − F* maximized over a grid of λ."""
@@ -1048,6 +1087,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     hint = None
     solver = ""
     upper = None
+    smooth = None                     # the smooth class's interpolated worst case: (lower, instance, diagnostics)
     try:
         if engine == "spectral":
             if measure == "floor":
@@ -1070,6 +1110,9 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                                 server, rounds, (D / scale) if measure in ("error", "function-value") else D)
             sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
             root = math.sqrt(max(sq, 0.0))
+            if function_class == "smooth-strongly-convex" and measure == "floor":
+                # read the worst case back now: PEPit's points live in class-level state the next PEP resets
+                smooth = _smooth_floor_instance(pb, mu, L, gamma, th, alpha, pp, het, scale)
             if measure == "function-value":
                 upper = sq * L * scale ** 2             # f_i/L in the PEP, x in units of C (or ζ)
             else:
@@ -1090,6 +1133,20 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
         instance = {"problem": _build(prob.eigvals, prob.eigvecs, prob.A, prob.c * s, pp).to_json(),
                     "theta": th.to_json(), "alpha": alpha, "gamma": gamma, "x0": "x_star", "rounds": nrounds,
                     "driver_distance_to_fixed_point": settle * s, "probe_value": probed * scale}
+        if function_class != "quadratic":
+            details["quadratic_lower"] = lower
+            notes.append(f"quadratic instance's floor {lower!r}")
+            if smooth is not None:
+                details["smooth_instance"] = smooth[2]
+                if smooth[0] is None:
+                    notes.append(f"interpolated smooth instance rejected: {smooth[2]}")
+                else:
+                    details["smooth_lower"] = smooth[0]
+                    notes.append(f"interpolated smooth instance's floor {smooth[0]!r}")
+                    if smooth[0] > lower:
+                        lower, instance = smooth[0], smooth[1]
+                        notes.append("lower bound from explicit F_{mu,L} clients interpolating the PEP's worst case "
+                                     "(fedtheory.certify.interpolation), replayed in the driver")
     elif measure == "rate":
         prob, lam_star = _probe_rate_instance(mu, L, gamma, th, alpha, pp, eta, d)
         lower = _replay_rate(prob, gamma, th, alpha, eta)
@@ -1120,7 +1177,8 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
             status = "unreliable"
             notes.append(f"replayed lower bound {lower!r} exceeds the upper bound {upper!r}: the SDP's value is wrong")
             upper = None
-    if function_class != "quadratic" and lower is not None:
+    if function_class != "quadratic" and lower is not None and (instance or {}).get("problem", {}).get("kind") \
+            != "interpolated":
         notes.append("lower bound from a quadratic instance (quadratics belong to the smooth strongly convex class)")
     return Certificate(value=upper, lower=lower, gap=gap, instance=instance, hypotheses=hyp, claim_id=claim,
                        solver=solver, status=status, seconds=time.perf_counter() - t0, notes="; ".join(notes),

@@ -1,0 +1,497 @@
+r"""Explicit smooth strongly convex functions through finite data: PEP worst cases as concrete clients.
+
+A PEP's worst case is a table {(x_k, g_k, f_k)} per function. Taylor, Hendrickx & Glineur (2017, Thm 4) say when
+some f ∈ F_{μ,L} (L-smooth, μ-strongly convex) has f(x_k) = f_k and ∇f(x_k) = g_k; this module builds such an f
+explicitly, so a worst case can be replayed through a real driver at any point, not only at the table's.
+
+Construction. h = f − μ/2‖·‖² is convex and ℓ-smooth, ℓ = L − μ, with data (x_k, s_k = g_k − μx_k,
+h_k = f_k − μ/2‖x_k‖²). Its conjugate must be 1/ℓ-strongly convex with h*(s_k) = h*_k = ⟨s_k, x_k⟩ − h_k and
+x_k ∈ ∂h*(s_k); the largest such function's lower envelope is
+
+.. math:: \varphi(y) = \max_k\; h^*_k + \langle x_k, y - s_k\rangle + \tfrac1{2\ell}\|y - s_k\|^2 ,
+
+and h = φ*. Being a maximum of 1/ℓ-strongly convex quadratics, φ is 1/ℓ-strongly convex, so h is convex and
+ℓ-smooth and f = h + μ/2‖·‖² ∈ F_{μ,L} **whatever the data** (so an instance rebuilt from an SDP solution that is
+off by solver tolerance is still exactly in the class). Piece j of φ lies below piece k at s_k exactly when
+h_j ≥ h_k + ⟨s_k, x_j − x_k⟩ + ‖s_j − s_k‖²/(2ℓ), the interpolation condition of the pair; when they all hold,
+φ(s_k) = h*_k with x_k ∈ ∂φ(s_k), so h(x_k) = h_k and ∇h(x_k) = s_k: f interpolates the data.
+
+Evaluation. By minimax (the simplex is compact, the inner problem strongly concave) and the closed-form inner
+maximum,
+
+.. math:: h(x) = \min_{\alpha\in\Delta} \tfrac\ell2\Big\|x - \sum_k\alpha_k z_k\Big\|^2 + \sum_k \alpha_k b_k,
+          \qquad z_k = x_k - s_k/\ell,\quad b_k = h_k - \|s_k\|^2/(2\ell),
+
+the Moreau envelope of the convex hull of the points (z_k, b_k), with ∇h(x) = ℓ(x − Σα_k z_k) (z̄ = Σα_kz_k is
+unique: the problem is ℓ-strongly convex in z̄). Some optimal α lives on an affinely independent set of z_k
+(Carathéodory on the lower hull's face), where it is the minimizer on the face's affine hull — an affine
+function of x. So every such support's affine map is precomputed once, and an evaluation is one small matrix
+product: among the supports whose α is ≥ 0 it takes the one that satisfies the optimality conditions
+(b_k − ⟨z_k, ∇h⟩ ≥ ν on every k, equality on the support) best — exact up to rounding, no iterative solver.
+The cost grows like the number of supports, Σ_{s ≤ r+1} C(m, s) for m points with an r-dimensional hull:
+tens for a PEP client's 4–8 points.
+
+μ = L (ℓ = 0) is the quadratic μ/2‖x‖² + ⟨s, x⟩ + const: h is affine, built from the first data point (the data
+interpolate exactly when all s_k agree and h is affine along them).
+
+>>> import numpy as np
+>>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+>>> f = lambda x: 0.5 * x[0] ** 2 + 2.0 * x[1] ** 2 + np.log1p(np.exp(x[0] - x[1]))   # in F_{1, 4.5}
+>>> g = lambda x: np.array([x[0], 4 * x[1]]) + np.array([1.0, -1.0]) / (1 + np.exp(x[1] - x[0]))
+>>> fi = SmoothStronglyConvexInterpolant(X, [g(x) for x in X], [f(x) for x in X], mu=1.0, L=4.5)
+>>> bool(fi.interpolation_error() < 1e-12), bool(fi.class_violation(seed=0) < 1e-9)
+(True, True)
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SmoothStronglyConvexInterpolant", "InterpolatedFederation", "enclosing_radius", "replay_floor", "MAX_SUPPORTS",
+           "CLASS_RTOL"]
+
+#: cap on the number of candidate supports of one interpolant (2^14: a client with 14 points in general position)
+MAX_SUPPORTS = 1 << 14
+#: a support whose affine basis has condition number above this is numerically degenerate and left out (the
+#: optimum then has a better-conditioned support: near-coincident z_k are interchangeable up to ~1/COND)
+_COND = 1e10
+#: largest violation of the F_{μ,L} interpolation conditions that an evaluated sample of an interpolant may show,
+#: relative to the sample's scale (max(1, |f|, ‖x‖², ‖g‖²/L)): the evaluation is a linear solve per support, exact up
+#: to rounding (float64 ~1e-16 times the condition of the support, ≤ 1e-7 after the _COND cut in the worst
+#: case, measured ≤ 1e-12), while a function outside the class (an L too small, a wrong gradient) violates them at
+#: the scale of the data
+CLASS_RTOL = 1e-9
+
+
+class SmoothStronglyConvexInterpolant:
+    """An explicit f ∈ F_{μ,L} through the data X (m, d), G (m, d), F (m,) (see the module docstring).
+
+    ``value(x)``, ``grad(x)``, ``values_and_grads(X)`` (rows), ``interpolation_error()`` (how far f is from the
+    data at the data points: 0 up to rounding when the data satisfy the interpolation conditions),
+    ``data_violation()`` (those conditions' largest violation, :func:`fedtheory.certify.pep.interpolation_violation`),
+    ``class_violation(...)`` (the conditions on f's own values at random points: ≤ rounding for every data),
+    ``to_json()``/``from_json``.
+
+    >>> fi = SmoothStronglyConvexInterpolant([[0.0], [1.0]], [[0.0], [2.0]], [0.0, 1.0], mu=1.0, L=3.0)
+    >>> fi.value([0.0]), fi.value([1.0]), fi.grad([1.0]).tolist()     # the data: f = x² at 0 and 1
+    (0.0, 1.0, [2.0])
+    >>> round(fi.value([0.5]), 12)                                   # between them f'' = L = 3, not x²'s 2
+    0.3125
+    """
+
+    def __init__(self, X: Any, G: Any, F: Any, mu: float, L: float) -> None:
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        G = np.atleast_2d(np.asarray(G, dtype=np.float64))
+        F = np.asarray(F, dtype=np.float64).ravel()
+        m = F.shape[0]
+        if m < 1 or X.shape[0] != m or G.shape != X.shape:
+            raise ValueError(f"data must be X (m, d), G (m, d), F (m,) with m >= 1, got {X.shape}, {G.shape}, {F.shape}")
+        if not (np.all(np.isfinite(X)) and np.all(np.isfinite(G)) and np.all(np.isfinite(F))):
+            raise ValueError("data must be finite")
+        mu, L = float(mu), float(L)
+        if not (0 <= mu <= L and math.isfinite(L) and L > 0):
+            raise ValueError(f"hypothesis 0 <= mu <= L < inf, L > 0 violated: mu={mu!r}, L={L!r}")
+        self.X, self.G, self.F, self.mu, self.L = X, G, F, mu, L
+        self.m, self.d = X.shape
+        self.ell = L - mu
+        S = G - mu * X
+        H = F - 0.5 * mu * np.einsum("kd,kd->k", X, X)
+        if self.ell <= 1e-12 * L:
+            # μ = L: h is affine (f a quadratic with Hessian μI); built from the first point
+            self.ell = 0.0
+            self._s0, self._h0, self._x0 = S[0], H[0], X[0]
+            return
+        Z = X - S / self.ell
+        self.b = H - np.einsum("kd,kd->k", S, S) / (2 * self.ell)
+        self.z0 = Z[0]
+        D = Z - self.z0
+        scale = max(1.0, float(np.abs(D).max(initial=0.0)))
+        if m > 1:
+            _, sv, Vt = np.linalg.svd(D, full_matrices=False)
+            r = int(np.sum(sv > 1e-12 * scale))
+            self.U = Vt[:r].T                                   # (d, r): the affine hull of the z_k
+        else:
+            self.U = np.zeros((self.d, 0))
+        self.W = D @ self.U                                     # (m, r) hull coordinates of the z_k
+        self.r = self.U.shape[1]
+        self._supports = self._precompute()
+
+    # ---- the affine map of every affinely independent support
+    def _precompute(self) -> list:
+        m, r, W, b, ell = self.m, self.r, self.W, self.b, self.ell
+        count = sum(math.comb(m, s) for s in range(1, min(m, r + 1) + 1))
+        if count > MAX_SUPPORTS:
+            raise ValueError(f"{m} data points with a {r}-dimensional hull give {count} candidate supports "
+                             f"(more than MAX_SUPPORTS={MAX_SUPPORTS}): too many for exact evaluation")
+        groups = []
+        for s in range(1, min(m, r + 1) + 1):
+            idx, P, q = [], [], []
+            for S in itertools.combinations(range(m), s):
+                S = list(S)
+                E = (W[S[1:]] - W[S[0]]).T                      # (r, s−1): α = e_0 + Σ_j β_j(e_j − e_0)
+                if s > 1:
+                    sv = np.linalg.svd(E, compute_uv=False)
+                    if sv[-1] <= 0 or sv[0] / sv[-1] > _COND:
+                        continue
+                    # normal equations ℓEᵀEβ = ℓEᵀ(w − w_0) − (b_S − b_0): β = A w + a
+                    Ginv = np.linalg.inv(E.T @ E)
+                    A = Ginv @ E.T
+                    a = -A @ W[S[0]] - Ginv @ (b[S[1:]] - b[S[0]]) / ell
+                    Pa = np.vstack([-A.sum(axis=0, keepdims=True), A])          # α_S = Pa w + qa
+                    qa = np.concatenate([[1.0 - a.sum()], a])
+                else:
+                    Pa, qa = np.zeros((1, r)), np.ones(1)
+                idx.append(S)
+                P.append(Pa)
+                q.append(qa)
+            if idx:
+                groups.append((np.array(idx, dtype=np.int64), np.array(P), np.array(q)))
+        return groups
+
+    # ---- evaluation
+    def values_and_grads(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """f and ∇f at the rows of X (k, d): (k,), (k, d).
+
+        >>> fi = SmoothStronglyConvexInterpolant([[0.0], [1.0]], [[0.0], [2.0]], [0.0, 1.0], mu=1.0, L=3.0)
+        >>> v, g = fi.values_and_grads([[2.0], [-1.0]])
+        >>> v.round(12).tolist(), g.ravel().round(12).tolist()   # by hand: h = min_α (x − α/2)² + α/4, + x²/2
+        ([4.5, 1.5], [5.0, -3.0])
+        """
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        if X.ndim != 2 or X.shape[1] != self.d:
+            raise ValueError(f"points must have shape (k, {self.d}), got {X.shape}")
+        quad = 0.5 * self.mu * np.einsum("kd,kd->k", X, X)
+        if self.ell == 0.0:
+            return quad + self._h0 + (X - self._x0) @ self._s0, self.mu * X + self._s0
+        ell, W, b = self.ell, self.W, self.b
+        Y = X - self.z0
+        w = Y @ self.U                                          # (k, r)
+        perp2 = np.einsum("kd,kd->k", Y, Y) - np.einsum("kr,kr->k", w, w)
+        k = X.shape[0]
+        best_viol = np.full(k, np.inf)
+        best_val = np.zeros(k)
+        best_zbar = np.zeros((k, self.r))
+        bscale = 1.0 + np.abs(b).max() + ell * (np.abs(W).max(initial=0.0) + np.abs(w).max(initial=0.0)) ** 2
+        for idx, P, q in self._supports:
+            alpha = np.einsum("tsr,kr->kts", P, w) + q[None]    # (k, T, s)
+            zbar = np.einsum("kts,tsr->ktr", alpha, W[idx])     # (k, T, r)
+            grad_w = ell * (w[:, None, :] - zbar)                # ∇h in hull coordinates
+            gk = b[None, None, :] - np.einsum("ktr,mr->ktm", grad_w, W)   # ∂/∂α_m of the objective
+            nu = np.einsum("kts,kts->kt", alpha, np.take_along_axis(gk, np.broadcast_to(idx[None], alpha.shape),
+                                                                     axis=2))
+            viol = np.maximum(nu - gk.min(axis=2), 0.0)
+            neg = np.maximum(-alpha.min(axis=2), 0.0)
+            viol = viol / bscale + neg                          # both in relative units
+            val = 0.5 * ell * np.einsum("ktr,ktr->kt", w[:, None, :] - zbar, w[:, None, :] - zbar) \
+                + np.einsum("kts,ts->kt", alpha, b[idx])
+            j = np.argmin(viol, axis=1)
+            rows = np.arange(k)
+            better = viol[rows, j] < best_viol
+            best_viol = np.where(better, viol[rows, j], best_viol)
+            best_val = np.where(better, val[rows, j], best_val)
+            best_zbar = np.where(better[:, None], zbar[rows, j], best_zbar)
+        h = best_val + 0.5 * ell * perp2
+        grad_h = ell * (Y - best_zbar @ self.U.T)
+        return quad + h, self.mu * X + grad_h
+
+    def value(self, x: Any) -> float:
+        """f(x) at one point."""
+        return float(self.values_and_grads(np.asarray(x, dtype=np.float64)[None])[0][0])
+
+    def grad(self, x: Any) -> np.ndarray:
+        """∇f(x) at one point."""
+        return self.values_and_grads(np.asarray(x, dtype=np.float64)[None])[1][0]
+
+    # ---- checks
+    def interpolation_error(self) -> float:
+        """max_k max(|f(x_k) − f_k|, ‖∇f(x_k) − g_k‖), relative to max(1, |f_k|, ‖g_k‖): ~1e-15 when the data
+        satisfy the interpolation conditions, about their violation otherwise.
+
+        >>> SmoothStronglyConvexInterpolant([[0.0], [1.0]], [[0.0], [0.0]], [0.0, 0.0], 1.0, 2.0).interpolation_error() > 0.1
+        True
+        """
+        v, g = self.values_and_grads(self.X)
+        scale = max(1.0, float(np.abs(self.F).max()), float(np.abs(self.G).max()))
+        return float(max(np.abs(v - self.F).max(), np.linalg.norm(g - self.G, axis=1).max()) / scale)
+
+    def data_violation(self) -> float:
+        """The largest violation of the F_{μ,L} interpolation conditions on the data (≤ 0: they interpolate)."""
+        from fedtheory.certify.pep import interpolation_violation
+
+        return interpolation_violation(self.X, self.G, self.F, mu=self.mu, L=self.L)
+
+    def class_violation(self, samples: int = 64, seed: Any = 0, mu: float | None = None,
+                        L: float | None = None) -> float:
+        """Largest violation of the interpolation conditions of F_{mu,L} (default: f's own μ, L) on f evaluated at
+        the data points and ``samples`` seeded random points around them, relative to the sample's scale: ≤
+        :data:`CLASS_RTOL` for a member of the class. An ``L`` below f's true smoothness (or a wrong gradient)
+        shows up as a violation at the data's scale.
+
+        >>> fi = SmoothStronglyConvexInterpolant([[0.0], [1.0]], [[0.0], [2.0]], [0.0, 1.0], mu=1.0, L=3.0)
+        >>> fi.class_violation(L=1.5) > 0.01                        # f = x² is 2-smooth, not 1.5-smooth
+        True
+        """
+        from fedtheory.certify.pep import interpolation_violation
+
+        rng = np.random.default_rng(seed)
+        centre = self.X.mean(axis=0)
+        spread = max(1.0, float(np.abs(self.X - centre).max()))
+        P = np.vstack([self.X, centre + 2 * spread * rng.uniform(-1, 1, size=(samples, self.d)),
+                       self.X[rng.integers(0, self.m, samples)] + 1e-3 * spread * rng.normal(size=(samples, self.d))])
+        v, g = self.values_and_grads(P)
+        mu_ = self.mu if mu is None else float(mu)
+        L_ = self.L if L is None else float(L)
+        scale = max(1.0, float(np.abs(v).max()), float((P ** 2).sum(axis=1).max()),
+                    float((g ** 2).sum(axis=1).max()) / L_)
+        return interpolation_violation(P, g, v, mu=mu_, L=L_) / scale
+
+    # ---- storage
+    def to_json(self) -> dict:
+        """The data table and the class: enough to rebuild the same function."""
+        return {"X": self.X.tolist(), "G": self.G.tolist(), "F": self.F.tolist(), "mu": self.mu, "L": self.L}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "SmoothStronglyConvexInterpolant":
+        """Inverse of :meth:`to_json`."""
+        return cls(data["X"], data["G"], data["F"], data["mu"], data["L"])
+
+
+class InterpolatedFederation:
+    """n interpolated clients f_i ∈ F_{μ,L} (:class:`SmoothStronglyConvexInterpolant`) with weights p, in the
+    finite-sum protocol of :mod:`fedtheory.problems.finite_sum` (one "sample" per client, numpy only), so
+    :func:`~fedtheory.algorithms.local_update.run_local_update` runs on it literally and
+    :func:`~fedtheory.problems.clients.client_oracles` serves it. ``l2`` = μ: f_i = h_i + μ/2‖x‖² with h_i convex.
+
+    ``x_star()`` / ``client_minimizers()`` minimize by Nesterov's method to ‖∇‖ ≤ ``tol``, so each is within
+    ‖∇‖/μ ≤ tol/μ of the true minimizer (strong convexity).
+
+    >>> import numpy as np
+    >>> c1 = SmoothStronglyConvexInterpolant([[1.0, 0.0]], [[0.0, 0.0]], [0.0], 1.0, 4.0)    # minimizer (1, 0)
+    >>> c2 = SmoothStronglyConvexInterpolant([[-1.0, 0.0]], [[0.0, 0.0]], [0.0], 1.0, 4.0)
+    >>> fed = InterpolatedFederation([c1, c2], [0.5, 0.5])
+    >>> bool(np.abs(fed.x_star()).max() < 1e-12), np.round(fed.client_minimizers(), 9).tolist()
+    (True, [[1.0, 0.0], [-1.0, 0.0]])
+    """
+
+    name = "interpolated"
+
+    def __init__(self, clients: list, p: Any, *, tol: float = 1e-13) -> None:
+        if len(clients) < 1:
+            raise ValueError("an InterpolatedFederation needs at least one client")
+        self.clients = list(clients)
+        d = {c.d for c in self.clients}
+        mus, Ls = {c.mu for c in self.clients}, {c.L for c in self.clients}
+        if len(d) != 1:
+            raise ValueError(f"clients must share one dimension, got {sorted(d)}")
+        p = np.asarray(p, dtype=np.float64).ravel()
+        if p.shape != (len(self.clients),) or np.any(p <= 0) or abs(p.sum() - 1) > 1e-9:
+            raise ValueError(f"p must be {len(self.clients)} positive weights summing to 1, got {p.tolist()}")
+        self.p = p
+        self._d = d.pop()
+        self.mu, self.L = min(mus), max(Ls)
+        self.l2 = self.mu
+        self.counts = np.ones(len(self.clients), dtype=np.int64)
+        self.tol = float(tol)
+        self._x_star: np.ndarray | None = None
+        self._minimizers: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.clients)
+
+    @property
+    def d(self) -> int:
+        return self._d
+
+    def client_smoothness(self) -> np.ndarray:
+        """Each client's L (an upper bound on its smoothness; exact for PEP worst cases)."""
+        return np.array([c.L for c in self.clients])
+
+    def on(self, backend: Any = "numpy", device: Any = None) -> dict:
+        """``{"backend", "problem", "p"}``; numpy only (the interpolants are evaluated on the host)."""
+        from fedtheory.backends import get_backend
+
+        be = get_backend(backend, device=device)
+        if be.name != "numpy":
+            raise ValueError(f"InterpolatedFederation runs on the numpy backend only, got {be.name!r}")
+        return {"backend": be, "problem": self, "p": self.p}
+
+    def _eval(self, X: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        v, g = np.empty(X.shape[0]), np.empty_like(X)
+        for i in np.unique(rows):
+            sel = rows == i
+            v[sel], g[sel] = self.clients[int(i)].values_and_grads(X[sel])
+        return v, g
+
+    def batched_grads(self, arrays: dict, X: Any, idx: Any = None, clients: Any = None) -> np.ndarray:
+        """∇f_{clients[k]}(X_k) for each row (``idx``, a mini-batch of the single sample, changes nothing)."""
+        rows = np.arange(self.n) if clients is None else np.asarray(clients, dtype=np.int64).ravel()
+        return self._eval(X, rows)[1]
+
+    def loss_and_grad_norm(self, arrays: dict, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """F(x_t) and ‖∇F(x_t)‖ for the rows of X (T, d)."""
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        T = X.shape[0]
+        rows = np.repeat(np.arange(self.n)[None], T, axis=0).ravel()
+        v, g = self._eval(np.repeat(X, self.n, axis=0), rows)
+        F = v.reshape(T, self.n) @ self.p
+        gF = np.einsum("n,tnd->td", self.p, g.reshape(T, self.n, self.d))
+        return F, np.linalg.norm(gF, axis=1)
+
+    def client_losses(self, x: Any) -> np.ndarray:
+        """f_i(x) for every client: (n,)."""
+        X = np.broadcast_to(np.asarray(x, dtype=np.float64), (self.n, self.d))
+        return self._eval(X, np.arange(self.n))[0]
+
+    def client_grads(self, x: Any) -> np.ndarray:
+        """∇f_i(x) for every client: (n, d)."""
+        X = np.broadcast_to(np.asarray(x, dtype=np.float64), (self.n, self.d))
+        return self._eval(X, np.arange(self.n))[1]
+
+    def loss(self, x: Any) -> float:
+        """F(x) = Σ_i p_i f_i(x)."""
+        return float(self.p @ self.client_losses(x))
+
+    def grad(self, x: Any) -> np.ndarray:
+        """∇F(x)."""
+        return self.p @ self.client_grads(x)
+
+    def _minimize(self, grad, x0: np.ndarray) -> np.ndarray:
+        """Nesterov's constant-momentum method on a μ-strongly convex L-smooth function, to ‖∇‖ ≤ tol·(1 + ‖x‖)
+        (rows minimized independently; ValueError if it does not get there)."""
+        mu, L = self.mu, self.L
+        q = math.sqrt(mu / L)
+        beta = (1 - q) / (1 + q)
+        x = y = np.array(x0, dtype=np.float64)
+        best, best_g = x.copy(), np.full(x.shape[0], np.inf)
+        for _ in range(200 + int(80 / max(q, 1e-6))):
+            g_x = grad(x)
+            gn = np.linalg.norm(g_x, axis=1)
+            better = gn < best_g
+            best[better], best_g[better] = x[better], gn[better]
+            if np.all(best_g <= self.tol * (1 + np.linalg.norm(best, axis=1))):
+                return best
+            x_new = y - grad(y) / L
+            y = x_new + beta * (x_new - x)
+            x = x_new
+        raise ValueError(f"the minimizer was not reached to ‖∇‖ <= {self.tol:g} (best {best_g.max():.3g})")
+
+    def x_star(self, x0: Any = None) -> np.ndarray:
+        """argmin Σ p_i f_i (cached), to ‖∇F‖ ≤ tol·(1 + ‖x‖)."""
+        if self._x_star is None:
+            start = np.zeros(self.d) if x0 is None else np.asarray(x0, dtype=np.float64)
+            self._x_star = self._minimize(lambda Y: np.stack([self.grad(y) for y in Y]), start[None])[0]
+        return self._x_star.copy()
+
+    def client_minimizers(self, x0: Any = None) -> np.ndarray:
+        """argmin f_i for every client (n, d) (cached), each to ‖∇f_i‖ ≤ tol·(1 + ‖x‖)."""
+        if self._minimizers is None:
+            start = np.zeros((self.n, self.d)) if x0 is None else np.asarray(x0, dtype=np.float64)
+            self._minimizers = self._minimize(lambda Y: self._eval(Y, np.arange(self.n))[1], start)
+        return self._minimizers.copy()
+
+    def class_violation(self, samples: int = 64, seed: Any = 0) -> float:
+        """The largest :meth:`SmoothStronglyConvexInterpolant.class_violation` over the clients (f_i ∈ F_{μ,L})."""
+        return max(c.class_violation(samples, seed=seed) for c in self.clients)
+
+    def to_json(self) -> dict:
+        """``{"kind": "interpolated", "p", "clients": [each client's data table and class]}``."""
+        return {"kind": "interpolated", "p": self.p.tolist(), "clients": [c.to_json() for c in self.clients]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "InterpolatedFederation":
+        """Inverse of :meth:`to_json`.
+
+        >>> c = SmoothStronglyConvexInterpolant([[1.0]], [[0.0]], [0.0], 1.0, 2.0)
+        >>> InterpolatedFederation.from_json(InterpolatedFederation([c, c], [0.5, 0.5]).to_json()).n
+        2
+        """
+        if data.get("kind") != "interpolated":
+            raise ValueError(f"not an interpolated federation: kind={data.get('kind')!r}")
+        return cls([SmoothStronglyConvexInterpolant.from_json(c) for c in data["clients"]], data["p"])
+
+
+def enclosing_radius(points: Any) -> tuple[float, np.ndarray]:
+    """(r, o): a centre o and r = max_i ‖c_i − o‖, the smallest such r up to the solver's accuracy (two points:
+    their midpoint, exactly; more: a second-order cone program). r is evaluated at the returned o, so every c_i
+    lies within r of o whatever the solver's accuracy: (r, o) is always a valid heterogeneity bound.
+
+    >>> r, o = enclosing_radius([[0.0, 0.0], [2.0, 0.0]])
+    >>> r, o.tolist()
+    (1.0, [1.0, 0.0])
+    >>> round(enclosing_radius([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])[0], 6)
+    1.0
+    """
+    P = np.atleast_2d(np.asarray(points, dtype=np.float64))
+    if P.shape[0] <= 2:
+        o = P.mean(axis=0)
+    else:
+        import cvxpy as cp
+
+        o_var, t = cp.Variable(P.shape[1]), cp.Variable()
+        prob = cp.Problem(cp.Minimize(t), [cp.norm(P[i] - o_var) <= t for i in range(P.shape[0])])
+        try:
+            prob.solve(solver="CLARABEL")
+            o = np.asarray(o_var.value, dtype=np.float64)
+        except Exception:                                   # any valid centre will do: the mean
+            o = P.mean(axis=0)
+        if o is None or not np.all(np.isfinite(o)):
+            o = P.mean(axis=0)
+    return float(np.linalg.norm(P - o, axis=1).max()), o
+
+
+def replay_floor(fed: InterpolatedFederation, theta: Any, alpha: float, gamma: float, x0: Any, eta: float, *,
+                 het: str = "C", rounds: int | None = None, max_rounds: int = 5000) -> dict:
+    """Run the real LocalUpdate driver (server GD with step ``eta``) on ``fed`` from ``x0`` until it settles at its
+    fixed point x̄ (``rounds=None``: in chunks of 100 rounds until a round moves x by ≤ 1e-15·(1 + ‖x‖), at most
+    ``max_rounds``; else exactly ``rounds``), and measure the floor per unit heterogeneity.
+
+    Returns ``{"distance"``: ‖x_T − x*‖ minus x*'s certified error ‖∇F(x*)‖/μ (a lower bound on the true distance),
+    ``"heterogeneity"``: the instance's C (the radius of :func:`enclosing_radius` of the client minimizers, plus
+    their error ‖∇f_i‖/μ) or ζ = (Σp_i‖∇f_i(x*)‖²)^½ (plus its error, ``het="zeta"``), ``"floor"``: their ratio,
+    ``"rounds"``, ``"residual"``: ‖x_T − x_{T−1}‖/η (the driver's fixed-point residual), ``"x_T"``, ``"x_star"``,
+    ``"centre"}``.
+
+    >>> c1 = SmoothStronglyConvexInterpolant([[1.0]], [[0.0]], [0.0], 1.0, 4.0)
+    >>> c2 = SmoothStronglyConvexInterpolant([[-1.0]], [[0.0]], [0.0], 1.0, 4.0)
+    >>> out = replay_floor(InterpolatedFederation([c1, c2], [0.5, 0.5]), [1.0, 1.0], 0.0, 0.1, [0.3], 0.1)
+    >>> out["floor"] < 1e-12, out["residual"] < 1e-12                 # identical curvatures: no drift
+    (True, True)
+    """
+    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+    from fedtheory.algorithms.theta import Theta
+
+    th = theta if isinstance(theta, Theta) else Theta(theta)
+    algo = LocalUpdate(th, float(alpha), float(gamma), ServerOpt("gd", lr=float(eta)))
+    x = np.asarray(x0, dtype=np.float64)
+    done, step = 0, math.inf
+    while True:
+        chunk = int(rounds) - done if rounds is not None else min(100, max_rounds - done)
+        if chunk <= 0:
+            break
+        h = run_local_update(fed, algo, x, chunk).to_numpy()
+        x, done = h.x[-1], done + chunk
+        step = float(np.linalg.norm(h.x[-1] - h.x[-2]))
+        if rounds is None and step <= 1e-15 * (1 + float(np.linalg.norm(x))):
+            break
+    xs = fed.x_star()
+    xs_err = float(np.linalg.norm(fed.grad(xs))) / fed.mu
+    dist = max(float(np.linalg.norm(x - xs)) - xs_err, 0.0)
+    centre = None
+    if het == "C":
+        cm = fed.client_minimizers()
+        cm_err = max(float(np.linalg.norm(g)) for g in fed._eval(cm, np.arange(fed.n))[1]) / fed.mu
+        radius, centre = enclosing_radius(cm)
+        size = radius + cm_err
+    elif het == "zeta":
+        G = fed.client_grads(xs)
+        # ∇f_i moves by ≤ L·‖x* error‖
+        size = float(np.sqrt(fed.p @ np.sum(G ** 2, axis=1))) + fed.L * xs_err
+    else:
+        raise ValueError(f"het must be 'C' or 'zeta', got {het!r}")
+    return {"distance": dist, "heterogeneity": size, "floor": dist / size if size > 0 else math.inf,
+            "rounds": done, "residual": step / float(eta), "x_T": x, "x_star": xs, "centre": centre}
