@@ -246,6 +246,11 @@ class SmoothStronglyConvexInterpolant:
         L_ = self.L if L is None else float(L)
         scale = max(1.0, float(np.abs(v).max()), float((P ** 2).sum(axis=1).max()),
                     float((g ** 2).sum(axis=1).max()) / L_)
+        if L_ - mu_ <= 1e-12 * L_:
+            # F_{L,L} (the conditions' μ/(1 − μ/L) term is 0/0): h = f − L/2‖·‖² must be affine
+            S, H = g - L_ * P, v - 0.5 * L_ * np.einsum("kd,kd->k", P, P)
+            lin = H[:, None] - H[None, :] - np.einsum("jd,ijd->ij", S, P[:, None, :] - P[None, :, :])
+            return max(float(np.abs(lin).max()), float(np.abs(S - S[0]).max())) / scale
         return interpolation_violation(P, g, v, mu=mu_, L=L_) / scale
 
     # ---- storage
