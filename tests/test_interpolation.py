@@ -231,3 +231,26 @@ def test_replay_class_check_catches_bad_interpolants(smooth_cert):
     c0 = fed.clients[0]
     bad = Tampered(c0.X, c0.G, c0.F, c0.mu, c0.L)
     assert bad.class_violation() > 100 * CLASS_RTOL
+
+
+def test_smooth_error_certificate_replays_an_explicit_instance():
+    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+    from fedtheory.algorithms.theta import Theta
+    from fedtheory.certify.federated_pep import certify_local_update
+    from fedtheory.certify.interpolation import heterogeneity
+
+    c = certify_local_update(1.0, 10.0, 2, 0.05, measure="error", eta=0.1, rounds=2, D=1.0,
+                             function_class="smooth-strongly-convex", probe_starts=1, seed=0)
+    assert c.status == "certified" and c.instance["problem"]["kind"] == "interpolated"
+    assert c.gap <= 1e-3 and c.lower >= c.details["quadratic_lower"]
+    inst = c.instance
+    fed = InterpolatedFederation.from_json(inst["problem"])
+    assert fed.class_violation(seed=3) <= CLASS_RTOL
+    srv = ServerOpt(inst["server"]["kind"], lr=inst["server"]["lr"], momentum=inst["server"]["momentum"])
+    h = run_local_update(fed, LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"], srv),
+                         np.asarray(inst["x0"]), inst["rounds"]).to_numpy()
+    xs = fed.x_star()
+    # in the hypotheses: heterogeneity ≤ C = 1 and ‖x_0 − x*‖ ≤ D = 1 (up to x*'s certified error)
+    assert heterogeneity(fed)[0] <= 1.0 + 1e-9
+    assert np.linalg.norm(np.asarray(inst["x0"]) - xs) + fed.x_star_error() <= 1.0 + 1e-9
+    assert abs(np.linalg.norm(h.x[-1] - xs) - c.lower) <= 1e-9

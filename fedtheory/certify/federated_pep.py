@@ -734,6 +734,8 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
             pb.set_performance_metric(_sum_p(p, [f(x) - f(xs) for f in fs]))
         else:
             pb.set_performance_metric((x - xs) ** 2)
+        pb.fed_points = {"functions": fs, "x_star": xs, "minimizers": cs, "centre": o if het == "C" else None,
+                         "x0": x0}
     return pb
 
 
@@ -916,40 +918,84 @@ def _replay_floor(prob, mu, L, gamma, th, alpha, het):
     return float(h.dist_empirical[-1]) / _het_scale(prob, het), float(h.dist_surrogate[-1]), rounds
 
 
-def _smooth_floor_instance(pb, mu, L, gamma, th, alpha, p, het, scale):
-    """Lower bound for the smooth class's floor: the solved PEP's worst case (``pb.fed_points``, units L = 1 and
-    C = 1) rebuilt as explicit F_{μ,L} clients (:class:`~fedtheory.certify.interpolation.InterpolatedFederation`),
-    replayed through the driver from the PEP's fixed point until it settles, divided by the heterogeneity the
-    instance really has. Returns (lower, instance, diagnostics), or (None, None, diagnostics) when the instance fails
-    the class check or the driver does not settle."""
-    from fedtheory.certify.interpolation import (CLASS_RTOL, InterpolatedFederation, SmoothStronglyConvexInterpolant,
-                                                 replay_floor)
+def _interpolated_worst_case(pb, mu, L, p):
+    """The solved PEP's clients (``pb.fed_points``, units L = 1, x per unit C or ζ) as explicit F_{μ,L} functions
+    x ↦ L·f_pep(x) (μ and L unchanged), their minimizers and x* computed from the PEP's own as starting points.
+    Returns (federation, tables) — the tables, to rebuild the federation at another scale."""
+    from fedtheory.certify.interpolation import InterpolatedFederation, SmoothStronglyConvexInterpolant
     from fedtheory.certify.pep import _data
 
     P = pb.fed_points
-    # PEP units: f/L and x per unit C (or ζ), so the true clients are x ↦ L·f_pep(x) (μ and L unchanged)
     tables = [_data(f) for f in P["functions"]]
     fed = InterpolatedFederation([SmoothStronglyConvexInterpolant(X, G * L, F * L, mu, L) for X, G, F in tables], p)
     fed.x_star(P["x_star"].eval())
     fed.client_minimizers(np.stack([c.eval() for c in P["minimizers"]]))
+    return fed, tables
+
+
+def _rescaled(tables, mu, L, p, s):
+    """The federation of :func:`_interpolated_worst_case` as f ↦ s²f(·/s): same class, every length times s."""
+    from fedtheory.certify.interpolation import InterpolatedFederation, SmoothStronglyConvexInterpolant
+
+    return InterpolatedFederation([SmoothStronglyConvexInterpolant(X * s, G * L * s, F * L * s * s, mu, L)
+                                   for X, G, F in tables], p)
+
+
+def _smooth_floor_instance(pb, mu, L, gamma, th, alpha, p, het, scale):
+    """Lower bound for the smooth class's floor: the solved PEP's worst case rebuilt as explicit F_{μ,L} clients
+    (:func:`_interpolated_worst_case`), replayed through the driver from the PEP's fixed point until it settles,
+    divided by the heterogeneity the instance really has. Returns (lower, instance, diagnostics), or
+    (None, None, diagnostics) when the instance fails the class check or the driver does not settle."""
+    from fedtheory.certify.interpolation import CLASS_RTOL, replay_floor
+
+    fed, tables = _interpolated_worst_case(pb, mu, L, p)
     b_max = float(np.max(message_eigenvalue(np.linspace(mu, L, 257), gamma, th, alpha)))
     eta = 1.0 / b_max                                 # the quadratic class's stable step: a message moves ≤ b_max·‖δx‖
-    x0 = P["fixed_point"].eval()
+    x0 = pb.fed_points["fixed_point"].eval()
     out = replay_floor(fed, th, alpha, gamma, x0, eta, het=het, max_rounds=3000)
     viol = fed.class_violation(seed=0)
     diag = {"class_violation": viol, "interpolation_error": max(c.interpolation_error() for c in fed.clients),
             "fixed_point_residual": out["residual"], "rounds": out["rounds"], "floor_per_unit": out["floor"]}
     if viol > CLASS_RTOL or out["residual"] > 1e-9 * (1 + float(np.linalg.norm(x0))):
         return None, None, diag
-    s = scale / out["heterogeneity"]                  # f ↦ s²f(·/s): same class, heterogeneity exactly `scale`
-    scaled = InterpolatedFederation([SmoothStronglyConvexInterpolant(X * s, G * L * s, F * L * s * s, mu, L)
-                                     for X, G, F in tables], p)
-    instance = {"problem": scaled.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
-                "server": {"kind": "gd", "lr": eta}, "x0": (x0 * s).tolist(), "rounds": out["rounds"],
+    s = scale / out["heterogeneity"]                  # heterogeneity exactly `scale` after rescaling
+    instance = {"problem": _rescaled(tables, mu, L, p, s).to_json(), "theta": th.to_json(), "alpha": alpha,
+                "gamma": gamma, "server": {"kind": "gd", "lr": eta}, "x0": (x0 * s).tolist(), "rounds": out["rounds"],
                 "het": het, "x_star": (out["x_star"] * s).tolist(),
                 "centre": None if out["centre"] is None else (out["centre"] * s).tolist(),
                 "driver_fixed_point_residual": out["residual"] * s, "floor": out["floor"] * scale}
     return out["floor"] * scale, instance, diag
+
+
+def _smooth_error_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta, momentum, server, rounds, D):
+    """Lower bound for the smooth class's ``"error"``: the PEP's worst case as explicit F_{μ,L} clients, the driver
+    run ``rounds`` rounds from the PEP's x_0, its ‖x_T − x*‖ after rescaling the instance so that both its
+    heterogeneity ≤ ``scale`` and ‖x_0 − x*‖ ≤ D hold (true x*, true minimizers). Returns (lower, instance,
+    diagnostics) or (None, None, diagnostics) when the class check fails."""
+    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+    from fedtheory.certify.interpolation import CLASS_RTOL, heterogeneity
+
+    fed, tables = _interpolated_worst_case(pb, mu, L, p)
+    srv = ServerOpt(server, lr=eta, momentum=momentum if server != "gd" else None)
+    x0 = pb.fed_points["x0"].eval()
+    h = run_local_update(fed, LocalUpdate(th, alpha, gamma, srv), x0, rounds).to_numpy()
+    xs, xs_err = fed.x_star(), fed.x_star_error()
+    size, centre = heterogeneity(fed, het)
+    start = float(np.linalg.norm(x0 - xs)) + xs_err
+    # PEP units: heterogeneity 1 and ‖x_0 − x*‖ ≤ D/scale; shrink until both hold for the true x* and minimizers
+    s_unit = min(1.0 / size, (D / scale) / start) if start > 0 else 1.0 / size
+    dist = max(float(np.linalg.norm(h.x[-1] - xs)) - xs_err, 0.0)
+    viol = fed.class_violation(seed=0)
+    diag = {"class_violation": viol, "interpolation_error": max(c.interpolation_error() for c in fed.clients),
+            "heterogeneity_per_unit": size, "start_distance_per_unit": start, "shrink": s_unit}
+    if viol > CLASS_RTOL:
+        return None, None, diag
+    s = s_unit * scale
+    instance = {"problem": _rescaled(tables, mu, L, p, s).to_json(), "theta": th.to_json(), "alpha": alpha,
+                "gamma": gamma, "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
+                "x0": (x0 * s).tolist(), "rounds": rounds, "het": het, "x_star": (xs * s).tolist(),
+                "centre": None if centre is None else (centre * s).tolist()}
+    return dist * s, instance, diag
 
 
 def _replay_function_value(mu, L, K, gamma, th, alpha, p, eta, momentum, server, rounds, D):
@@ -1118,9 +1164,12 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                                 server, rounds, (D / scale) if measure in ("error", "function-value") else D)
             sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
             root = math.sqrt(max(sq, 0.0))
+            # read the worst case back now: PEPit's points live in class-level state the next PEP resets
             if function_class == "smooth-strongly-convex" and measure == "floor":
-                # read the worst case back now: PEPit's points live in class-level state the next PEP resets
                 smooth = _smooth_floor_instance(pb, mu, L, gamma, th, alpha, pp, het, scale)
+            elif function_class == "smooth-strongly-convex" and measure == "error":
+                smooth = _smooth_error_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, eta, momentum, server,
+                                                rounds, D)
             if measure == "function-value":
                 upper = sq * L * scale ** 2             # f_i/L in the PEP, x in units of C (or ζ)
             else:
@@ -1141,20 +1190,6 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
         instance = {"problem": _build(prob.eigvals, prob.eigvecs, prob.A, prob.c * s, pp).to_json(),
                     "theta": th.to_json(), "alpha": alpha, "gamma": gamma, "x0": "x_star", "rounds": nrounds,
                     "driver_distance_to_fixed_point": settle * s, "probe_value": probed * scale}
-        if function_class != "quadratic":
-            details["quadratic_lower"] = lower
-            notes.append(f"quadratic instance's floor {lower!r}")
-            if smooth is not None:
-                details["smooth_instance"] = smooth[2]
-                if smooth[0] is None:
-                    notes.append(f"interpolated smooth instance rejected: {smooth[2]}")
-                else:
-                    details["smooth_lower"] = smooth[0]
-                    notes.append(f"interpolated smooth instance's floor {smooth[0]!r}")
-                    if smooth[0] > lower:
-                        lower, instance = smooth[0], smooth[1]
-                        notes.append("lower bound from explicit F_{mu,L} clients interpolating the PEP's worst case "
-                                     "(fedtheory.certify.interpolation), replayed in the driver")
     elif measure == "rate":
         prob, lam_star = _probe_rate_instance(mu, L, gamma, th, alpha, pp, eta, d)
         lower = _replay_rate(prob, gamma, th, alpha, eta)
@@ -1174,6 +1209,19 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                     "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
                     "x0": (sp.x_star() + (x0 - prob.x_star()) * scale).tolist(), "rounds": rounds}
 
+    if smooth is not None and lower is not None:
+        details["quadratic_lower"] = lower
+        details["smooth_instance"] = smooth[2]
+        notes.append(f"quadratic instance's {measure} {lower!r}")
+        if smooth[0] is None:
+            notes.append(f"interpolated smooth instance rejected: {smooth[2]}")
+        else:
+            details["smooth_lower"] = smooth[0]
+            notes.append(f"interpolated smooth instance's {measure} {smooth[0]!r}")
+            if smooth[0] > lower:
+                lower, instance = smooth[0], smooth[1]
+                notes.append("lower bound from explicit F_{mu,L} clients interpolating the PEP's worst case "
+                             "(fedtheory.certify.interpolation), replayed in the driver")
     if upper is not None:
         details["sdp_value"] = upper                  # the solver's value before the reporting margin
         upper *= 1 + SDP_MARGIN

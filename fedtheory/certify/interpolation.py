@@ -50,7 +50,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SmoothStronglyConvexInterpolant", "InterpolatedFederation", "enclosing_radius", "replay_floor", "MAX_SUPPORTS",
+__all__ = ["SmoothStronglyConvexInterpolant", "InterpolatedFederation", "enclosing_radius", "heterogeneity",
+           "replay_floor", "MAX_SUPPORTS",
            "CLASS_RTOL"]
 
 #: cap on the number of candidate supports of one interpolant (2^14: a client with 14 points in general position)
@@ -395,6 +396,10 @@ class InterpolatedFederation:
             self._x_star = self._minimize(lambda Y: np.stack([self.grad(y) for y in Y]), start[None])[0]
         return self._x_star.copy()
 
+    def x_star_error(self) -> float:
+        """‖∇F(x*)‖/μ at the computed x*: a bound on its distance to the true minimizer (strong convexity)."""
+        return float(np.linalg.norm(self.grad(self.x_star()))) / self.mu
+
     def client_minimizers(self, x0: Any = None) -> np.ndarray:
         """argmin f_i for every client (n, d) (cached), each to ‖∇f_i‖ ≤ tol·(1 + ‖x‖)."""
         if self._minimizers is None:
@@ -452,6 +457,29 @@ def enclosing_radius(points: Any) -> tuple[float, np.ndarray]:
     return float(np.linalg.norm(P - o, axis=1).max()), o
 
 
+def heterogeneity(fed: InterpolatedFederation, het: str = "C") -> tuple[float, np.ndarray | None]:
+    """The federation's heterogeneity, as an upper bound: ``het="C"``: the :func:`enclosing_radius` of the client
+    minimizers plus their error (max_i ‖∇f_i‖/μ), with its centre; ``"zeta"``: (Σp_i‖∇f_i(x*)‖²)^½ plus its error
+    (L·‖x* error‖), centre ``None``.
+
+    >>> c1 = SmoothStronglyConvexInterpolant([[1.0]], [[0.0]], [0.0], 1.0, 4.0)
+    >>> c2 = SmoothStronglyConvexInterpolant([[-1.0]], [[0.0]], [0.0], 1.0, 4.0)
+    >>> r, o = heterogeneity(InterpolatedFederation([c1, c2], [0.5, 0.5]))
+    >>> round(r, 12), o.tolist()
+    (1.0, [0.0])
+    """
+    if het == "C":
+        cm = fed.client_minimizers()
+        cm_err = max(float(np.linalg.norm(g)) for g in fed._eval(cm, np.arange(fed.n))[1]) / fed.mu
+        radius, centre = enclosing_radius(cm)
+        return radius + cm_err, centre
+    if het == "zeta":
+        G = fed.client_grads(fed.x_star())
+        # ∇f_i moves by ≤ L·‖x* error‖
+        return float(np.sqrt(fed.p @ np.sum(G ** 2, axis=1))) + fed.L * fed.x_star_error(), None
+    raise ValueError(f"het must be 'C' or 'zeta', got {het!r}")
+
+
 def replay_floor(fed: InterpolatedFederation, theta: Any, alpha: float, gamma: float, x0: Any, eta: float, *,
                  het: str = "C", rounds: int | None = None, max_rounds: int = 5000) -> dict:
     """Run the real LocalUpdate driver (server GD with step ``eta``) on ``fed`` from ``x0`` until it settles at its
@@ -486,20 +514,8 @@ def replay_floor(fed: InterpolatedFederation, theta: Any, alpha: float, gamma: f
         step = float(np.linalg.norm(h.x[-1] - h.x[-2]))
         if rounds is None and step <= 1e-15 * (1 + float(np.linalg.norm(x))):
             break
-    xs = fed.x_star()
-    xs_err = float(np.linalg.norm(fed.grad(xs))) / fed.mu
+    xs, xs_err = fed.x_star(), fed.x_star_error()
     dist = max(float(np.linalg.norm(x - xs)) - xs_err, 0.0)
-    centre = None
-    if het == "C":
-        cm = fed.client_minimizers()
-        cm_err = max(float(np.linalg.norm(g)) for g in fed._eval(cm, np.arange(fed.n))[1]) / fed.mu
-        radius, centre = enclosing_radius(cm)
-        size = radius + cm_err
-    elif het == "zeta":
-        G = fed.client_grads(xs)
-        # ∇f_i moves by ≤ L·‖x* error‖
-        size = float(np.sqrt(fed.p @ np.sum(G ** 2, axis=1))) + fed.L * xs_err
-    else:
-        raise ValueError(f"het must be 'C' or 'zeta', got {het!r}")
+    size, centre = heterogeneity(fed, het)
     return {"distance": dist, "heterogeneity": size, "floor": dist / size if size > 0 else math.inf,
             "rounds": done, "residual": step / float(eta), "x_T": x, "x_star": xs, "centre": centre}
