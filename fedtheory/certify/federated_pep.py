@@ -59,15 +59,16 @@ a gradient, over the class of :func:`fedtheory.certify.pep.two_client_sdane` (de
 Lower bounds: a seeded multi-start probe maximizes the measure over concrete instances (A_i = U_i diag(λ_i)U_iᵀ,
 ‖c_i‖ = C, d = ``probe_dim``), the best instance is replayed through ``run_local_update`` and the value the
 driver reaches is the lower bound. A quadratic instance is also an instance of the smooth class, so it bounds
-that class from below as well. For the smooth class's floor the PEP's own worst case is replayed too: each
+that class from below as well. For the smooth class's floor and error the PEP's own worst case is replayed too: each
 client's table (points, gradients, values read back from the SDP's Gram matrix) becomes an explicit L-smooth
 μ-strongly convex function through it (:class:`~fedtheory.certify.interpolation.SmoothStronglyConvexInterpolant`:
 in the class exactly whatever the solver's accuracy, interpolating up to it), the federation
-(:class:`~fedtheory.certify.interpolation.InterpolatedFederation`) runs in the driver from the PEP's fixed point
-until it settles, and its ‖x_T − x*‖ (true x*, accurate minimization) divided by the heterogeneity the clients
-really have (the enclosing radius of their true minimizers, or their ζ) times C is the lower bound; the instance
-passes a class check (interpolation inequalities on random points) first, and the larger of the two lower bounds
-is reported, its instance (JSON, replayable) in ``instance``.
+(:class:`~fedtheory.certify.interpolation.InterpolatedFederation`) runs in the driver — for the floor from the
+PEP's fixed point until it settles, for the error T rounds from the PEP's x_0 — and its ‖x_T − x*‖ (true x*,
+accurate minimization), rescaled so that the heterogeneity the clients really have (the enclosing radius of their
+true minimizers, or their ζ) is C (and, for the error, ‖x_0 − x*‖ ≤ D), is the lower bound; the instance must
+pass a class check (interpolation inequalities on random points), and the larger of the two lower bounds is
+reported, its instance (JSON, replayable) in ``instance``, the quadratic one in ``details["quadratic_lower"]``.
 
 Honesty: every SDP goes to Clarabel (retries), then to SCS when Clarabel is not "optimal"; a value both do not
 agree on is ``status="unreliable"`` with ``value=None`` — never a bound. A certificate whose replayed lower
