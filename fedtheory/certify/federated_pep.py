@@ -1170,11 +1170,14 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
             sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
             root = math.sqrt(max(sq, 0.0))
             # read the worst case back now: PEPit's points live in class-level state the next PEP resets
-            if function_class == "smooth-strongly-convex" and measure == "floor":
-                smooth = _smooth_floor_instance(pb, mu, L, gamma, th, alpha, pp, het, scale)
-            elif function_class == "smooth-strongly-convex" and measure == "error":
-                smooth = _smooth_error_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, eta, momentum, server,
-                                                rounds, D)
+            try:
+                if function_class == "smooth-strongly-convex" and measure == "floor":
+                    smooth = _smooth_floor_instance(pb, mu, L, gamma, th, alpha, pp, het, scale)
+                elif function_class == "smooth-strongly-convex" and measure == "error":
+                    smooth = _smooth_error_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, eta, momentum,
+                                                    server, rounds, D)
+            except ValueError as err:             # too many points to evaluate exactly, a minimizer not reached
+                smooth = (None, None, {"error": str(err)})
             if measure == "function-value":
                 upper = sq * L * scale ** 2             # f_i/L in the PEP, x in units of C (or ζ)
             else:
