@@ -254,3 +254,27 @@ def test_smooth_error_certificate_replays_an_explicit_instance():
     assert heterogeneity(fed)[0] <= 1.0 + 1e-9
     assert np.linalg.norm(np.asarray(inst["x0"]) - xs) + fed.x_star_error() <= 1.0 + 1e-9
     assert abs(np.linalg.norm(h.x[-1] - xs) - c.lower) <= 1e-9
+
+
+def test_smooth_certificate_falls_back_and_stays_honest(monkeypatch):
+    import fedtheory.certify.federated_pep as fp
+    import fedtheory.certify.interpolation as interp
+
+    args = (1.0, 10.0, 2, 0.05)
+    kw = dict(function_class="smooth-strongly-convex", probe_starts=1, seed=0)
+    # an instance that cannot be evaluated: the quadratic probe's lower bound, said so
+    monkeypatch.setattr(interp, "MAX_SUPPORTS", 1)
+    c = fp.certify_local_update(*args, **kw)
+    assert c.status == "certified" and c.lower == c.details["quadratic_lower"]
+    assert "MAX_SUPPORTS" in c.notes and "lower bound from a quadratic instance" in c.notes
+    monkeypatch.undo()
+    # a replayed lower bound above the SDP's value: the certificate is unreliable, never a bound
+    real = fp._smooth_floor_instance
+
+    def inflated(*a):
+        lower, inst, diag = real(*a)
+        return 1.01 * lower, inst, diag
+
+    monkeypatch.setattr(fp, "_smooth_floor_instance", inflated)
+    c = fp.certify_local_update(*args, **kw)
+    assert c.status == "unreliable" and c.value is None and "exceeds the upper bound" in c.notes
