@@ -133,6 +133,9 @@ def test_bad_input():
     with pytest.raises(ValueError, match="weights"):
         InterpolatedFederation([fi, fi], [0.7, 0.7])
     fed = InterpolatedFederation([fi, fi], [0.5, 0.5])
+    flat = SmoothStronglyConvexInterpolant([[0.0]], [[0.0]], [0.0], 0.0, 2.0)
+    with pytest.raises(ValueError, match="hypothesis mu > 0"):
+        InterpolatedFederation([flat, flat], [0.5, 0.5]).x_star()
     with pytest.raises(ValueError, match="points must have shape"):
         fi.values_and_grads(np.zeros((2, 3)))
     torch = pytest.importorskip("torch")

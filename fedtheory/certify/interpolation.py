@@ -373,6 +373,9 @@ class InterpolatedFederation:
         """Nesterov's constant-momentum method on a μ-strongly convex L-smooth function, to ‖∇‖ ≤ tol·(1 + ‖x‖)
         (rows minimized independently; ValueError if it does not get there)."""
         mu, L = self.mu, self.L
+        if not mu > 0:
+            raise ValueError(f"hypothesis mu > 0 violated: mu={mu!r} (without strong convexity the minimizer is "
+                             "neither unique nor certified by the gradient's norm)")
         q = math.sqrt(mu / L)
         beta = (1 - q) / (1 + q)
         x = y = np.array(x0, dtype=np.float64)
