@@ -281,3 +281,14 @@ def test_smooth_certificate_falls_back_and_stays_honest(monkeypatch):
     monkeypatch.setattr(fp, "_smooth_floor_instance", inflated)
     c = fp.certify_local_update(*args, **kw)
     assert c.status == "unreliable" and c.value is None and "exceeds the upper bound" in c.notes
+
+
+def test_a_point_does_not_depend_on_its_batch():
+    rng = np.random.default_rng(4)
+    fi = SmoothStronglyConvexInterpolant(*_table(rng, 6, 3, 1.0, 10.0), 1.0, 10.0)
+    X = rng.normal(size=(9, 3)) * 4
+    v, g = fi.values_and_grads(X)
+    for k in (0, 4, 8):
+        vk, gk = fi.values_and_grads(X[k:k + 1])
+        # equal up to the summation order of a batched product (a different support would move ∇f by ≫ 1e-12)
+        assert abs(vk[0] - v[k]) <= 1e-13 * abs(v[k]) and np.abs(gk[0] - g[k]).max() <= 1e-12 * np.abs(g[k]).max()

@@ -6,11 +6,11 @@ explicitly, so a worst case can be replayed through a real driver at any point, 
 
 Construction. h = f − μ/2‖·‖² is convex and ℓ-smooth, ℓ = L − μ, with data (x_k, s_k = g_k − μx_k,
 h_k = f_k − μ/2‖x_k‖²). Its conjugate must be 1/ℓ-strongly convex with h*(s_k) = h*_k = ⟨s_k, x_k⟩ − h_k and
-x_k ∈ ∂h*(s_k); the largest such function's lower envelope is
+x_k ∈ ∂h*(s_k), so it lies above each quadratic below, and the smallest candidate is their maximum
 
 .. math:: \varphi(y) = \max_k\; h^*_k + \langle x_k, y - s_k\rangle + \tfrac1{2\ell}\|y - s_k\|^2 ,
 
-and h = φ*. Being a maximum of 1/ℓ-strongly convex quadratics, φ is 1/ℓ-strongly convex, so h is convex and
+and h = φ* (the largest convex ℓ-smooth function through the data). Being a maximum of 1/ℓ-strongly convex quadratics, φ is 1/ℓ-strongly convex, so h is convex and
 ℓ-smooth and f = h + μ/2‖·‖² ∈ F_{μ,L} **whatever the data** (so an instance rebuilt from an SDP solution that is
 off by solver tolerance is still exactly in the class). Piece j of φ lies below piece k at s_k exactly when
 h_j ≥ h_k + ⟨s_k, x_j − x_k⟩ + ‖s_j − s_k‖²/(2ℓ), the interpolation condition of the pair; when they all hold,
@@ -178,7 +178,8 @@ class SmoothStronglyConvexInterpolant:
         best_viol = np.full(k, np.inf)
         best_val = np.zeros(k)
         best_zbar = np.zeros((k, self.r))
-        bscale = 1.0 + np.abs(b).max() + ell * (np.abs(W).max(initial=0.0) + np.abs(w).max(initial=0.0)) ** 2
+        # per row (a point's value must not depend on the other rows of the batch)
+        bscale = 1.0 + np.abs(b).max() + ell * (np.abs(W).max(initial=0.0) + np.abs(w).max(axis=1, initial=0.0)) ** 2
         for idx, P, q in self._supports:
             alpha = np.einsum("tsr,kr->kts", P, w) + q[None]    # (k, T, s)
             zbar = np.einsum("kts,tsr->ktr", alpha, W[idx])     # (k, T, r)
@@ -188,7 +189,7 @@ class SmoothStronglyConvexInterpolant:
                                                                      axis=2))
             viol = np.maximum(nu - gk.min(axis=2), 0.0)
             neg = np.maximum(-alpha.min(axis=2), 0.0)
-            viol = viol / bscale + neg                          # both in relative units
+            viol = viol / bscale[:, None] + neg                 # both in relative units
             val = 0.5 * ell * np.einsum("ktr,ktr->kt", w[:, None, :] - zbar, w[:, None, :] - zbar) \
                 + np.einsum("kts,ts->kt", alpha, b[idx])
             j = np.argmin(viol, axis=1)
