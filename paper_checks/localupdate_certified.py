@@ -216,8 +216,8 @@ def smooth_floor_larger(ctx):
         ok &= (explicit and _attained(s) and q.status == "certified" and s.lower >= factor * q.value)
     return ctx.decide(ok, measured={"rows": rows},
                       tolerance={"tightness": TIGHT, "class": f"relative violation <= {CLASS_RTOL} "
-                                 "(fedtheory.certify.interpolation.CLASS_RTOL: exact evaluation, rounding amplified "
-                                 "by the worst case's nearly coplanar hull faces; planted violations are >= 0.1)",
+                                 "(fedtheory.certify.interpolation.CLASS_RTOL: the evaluation is exact up to rounding, "
+                                 "measured ~1e-15; a planted violation, L/2, gives ~0.8)",
                                  "replay": "1e-9 relative (same float64 computation, same order)"},
                       notes="The smooth lower bound is a concrete non-quadratic federation (stored in the "
                             "certificate's instance: each client's PEP table, μ, L, p, the start and the rounds), not "

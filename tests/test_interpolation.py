@@ -110,6 +110,41 @@ def test_value_is_the_minimum_over_the_simplex():
         assert abs(fi.value(x) - ref) <= 1e-7 * max(1.0, abs(ref))
 
 
+def _brute_force(fi, x):
+    """h's QP by enumerating every support: the minimizer on each face's affine hull (least squares on the KKT
+    system), the smallest objective among those with α ≥ 0 — the true minimum (some optimal α is one of them)."""
+    import itertools
+
+    ell, W, b = fi.ell, fi.W, fi.b
+    w = (x - fi.z0) @ fi.U
+    best = (np.inf, None)
+    for s in range(1, fi.m + 1):
+        for S in itertools.combinations(range(fi.m), s):
+            S = list(S)
+            M = np.zeros((s + 1, s + 1))
+            M[:s, :s], M[:s, s], M[s, :s] = ell * W[S] @ W[S].T, -1.0, 1.0
+            a = np.linalg.lstsq(M, np.r_[ell * W[S] @ w - b[S], 1.0], rcond=None)[0][:s]
+            if a.min() < -1e-12 or abs(a.sum() - 1) > 1e-9:
+                continue
+            val = 0.5 * ell * np.sum((w - a @ W[S]) ** 2) + a @ b[S]
+            if val < best[0]:
+                best = (val, a @ W[S])
+    perp = (x - fi.z0) - w @ fi.U.T
+    return best[0] + 0.5 * ell * perp @ perp + 0.5 * fi.mu * x @ x
+
+
+@pytest.mark.parametrize("seed,m,d,garbage", [(0, 6, 3, False), (1, 7, 2, True), (2, 5, 6, False)])
+def test_active_set_finds_the_enumerated_minimum(seed, m, d, garbage):
+    rng = np.random.default_rng(seed)
+    X, G, F = _table(rng, m, d, 1.0, 10.0)
+    if garbage:
+        G, F = G + 3 * rng.normal(size=G.shape), F + rng.normal(size=F.shape)
+    fi = SmoothStronglyConvexInterpolant(X, G, F, 1.0, 10.0)
+    for x in np.vstack([X, rng.normal(size=(8, d)) * 3]):
+        ref = _brute_force(fi, x)
+        assert abs(fi.value(x) - ref) <= 1e-11 * max(1.0, abs(ref))
+
+
 def test_mu_equals_L_is_a_quadratic():
     s, c = np.array([1.0, -2.0]), 0.3
     X = np.array([[0.0, 0.0], [1.0, 2.0], [-1.0, 0.5]])
@@ -266,10 +301,14 @@ def test_smooth_certificate_falls_back_and_stays_honest(monkeypatch):
     args = (1.0, 10.0, 2, 0.05)
     kw = dict(function_class="smooth-strongly-convex", probe_starts=1, seed=0)
     # an instance that cannot be evaluated: the quadratic probe's lower bound, said so
-    monkeypatch.setattr(interp, "MAX_SUPPORTS", 1)
+
+    def stuck(self, w):
+        raise ValueError("the active-set method did not converge (degenerate data)")
+
+    monkeypatch.setattr(interp.SmoothStronglyConvexInterpolant, "_active_set", stuck)
     c = fp.certify_local_update(*args, **kw)
     assert c.status == "certified" and c.lower == c.details["quadratic_lower"]
-    assert "MAX_SUPPORTS" in c.notes and "lower bound from a quadratic instance" in c.notes
+    assert "did not converge" in c.notes and "lower bound from a quadratic instance" in c.notes
     monkeypatch.undo()
     # a replayed lower bound above the SDP's value: the certificate is unreliable, never a bound
     real = fp._smooth_floor_instance
@@ -292,3 +331,36 @@ def test_a_point_does_not_depend_on_its_batch():
         vk, gk = fi.values_and_grads(X[k:k + 1])
         # equal up to the summation order of a batched product (a different support would move ∇f by ≫ 1e-12)
         assert abs(vk[0] - v[k]) <= 1e-13 * abs(v[k]) and np.abs(gk[0] - g[k]).max() <= 1e-12 * np.abs(g[k]).max()
+
+
+def test_degenerate_data_duplicates_and_collinear_points():
+    """Affinely dependent z_k (repeated points, points on a line in R³): the active-set method follows the
+    zero-curvature directions; values still match the enumeration and the class check passes."""
+    rng = np.random.default_rng(21)
+    f, g = _smooth_function(rng, 3, 1.0, 10.0)
+    line = np.outer(np.linspace(-2, 2, 5), [1.0, -0.5, 0.25])
+    X = np.vstack([line, line[1:3]])                         # 7 points, two repeated, all on one line
+    G, F = np.array([g(x) for x in X]), np.array([f(x) for x in X])
+    fi = SmoothStronglyConvexInterpolant(X, G, F, 1.0, 10.0)
+    assert fi.interpolation_error() <= 1e-12 and fi.class_violation(seed=2) <= CLASS_RTOL
+    G2 = G + rng.normal(size=G.shape)                          # and inconsistent data on the same points
+    fb = SmoothStronglyConvexInterpolant(X, G2, F, 1.0, 10.0)
+    assert fb.class_violation(seed=2) <= CLASS_RTOL
+    for x in np.vstack([X, rng.normal(size=(6, 3)) * 3]):
+        for fun in (fi, fb):
+            ref = _brute_force(fun, x)
+            assert abs(fun.value(x) - ref) <= 1e-11 * max(1.0, abs(ref))
+
+
+def test_collinear_hull_follows_zero_curvature_directions():
+    """All z_k on one line (r = 1, six points): faces of three or more points are affinely dependent, so the
+    method moves along their zero-curvature directions; the result is still the enumerated minimum."""
+    rng = np.random.default_rng(5)
+    X = np.outer(np.linspace(-2, 2, 6), [1.0, 0.0, 0.0])
+    for G, F in ((3 * X, 1.5 * np.sum(X ** 2, axis=1)),
+                 (3 * X + np.outer(rng.normal(size=6), [1.0, 0.0, 0.0]), rng.normal(size=6))):
+        fi = SmoothStronglyConvexInterpolant(X, G, F, 1.0, 10.0)
+        assert fi.r == 1 and fi.class_violation(seed=0) <= CLASS_RTOL
+        for x in np.vstack([X, rng.normal(size=(8, 3)) * 3]):
+            ref = _brute_force(fi, x)
+            assert abs(fi.value(x) - ref) <= 1e-11 * max(1.0, abs(ref))
