@@ -200,6 +200,9 @@ def _certify_parser(what) -> None:
     ce.add_argument("--momentum", type=float, default=None, help="server momentum β (error)")
     ce.add_argument("--rounds", type=int, default=None, help="rounds T (error, function-value)")
     ce.add_argument("--D", type=float, default=None, help="‖x_0 − x*‖ ≤ D (error, function-value)")
+    ce.add_argument("--commuting", action="store_true",
+                    help="d = 1 / commuting clients (two clients, floor): branch-and-bound certificate")
+    ce.add_argument("--free-weights", action="store_true", help="with --commuting: the sup over the weights p too")
     ce.add_argument("--pieces", type=int, default=16, help="spectral relaxation pieces (default 16)")
     ce.add_argument("--seed", type=int, default=0, help="seed of the lower-bound probe")
     ce.add_argument("--json", metavar="FILE", help="write the certificate as JSON")

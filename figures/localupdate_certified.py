@@ -7,7 +7,9 @@ and this figure shows by how much. For n = 2 quadratic clients (μ = 1, κ₀ = 
 Θ_{1:K}, α = 0) it plots against Kγ·L: the certified worst floor sup‖x*(0,γ,Θ_{1:K}) − x*‖/C (upper bound of
 :func:`~fedtheory.certify.federated_pep.certify_local_update`; its replayed lower bound agrees to 10⁻⁵ and is
 kept in each series' params), Theorem 4's 8(√κ₀ − √κ)/(√κ₀ + √κ) and 2(√κ₀ − √κ)/(√κ₀ + √κ), and the exact
-d = 1 worst floor (:func:`~fedtheory.certify.federated_pep.floor_d1`).
+d = 1 worst floor (:func:`~fedtheory.certify.federated_pep.floor_d1`), and the proved limit Kγμ → ∞,
+(κ₀ − 1)/(2√κ₀) (:func:`~fedtheory.symbolic.averaging_floor.averaging_floor_bound`, claim
+``localupdate/lemma-5/corrected-limit``), which the certified floor approaches from below.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from fedtheory.algorithms.surrogate import kappa_bound_uniform
 from fedtheory.analysis.rates import suboptimality_delta
 from fedtheory.certify.federated_pep import certify_local_update, floor_d1
 from fedtheory.plotting.spec import figure, panel, series
+from fedtheory.symbolic.averaging_floor import averaging_floor_bound
 
 KAPPAS = (10.0, 100.0, 1000.0)
 KS = (1, 2, 5, 10, 20, 50, 100)
@@ -31,7 +34,8 @@ def certified_floor_data(kappas=KAPPAS, Ks=KS, gamma_L=GAMMA_L, seed: int = 0) -
     out = {}
     for kap in kappas:
         gamma = gamma_L / kap
-        rows = {"x": [], "upper": [], "lower": [], "t4_8": [], "t4_2": [], "d1": [], "status": []}
+        rows = {"x": [], "upper": [], "lower": [], "t4_8": [], "t4_2": [], "d1": [], "status": [],
+                "limit": []}
         for K in Ks:
             c = certify_local_update(1.0, kap, K, gamma, pieces=16, probe_starts=2, seed=seed)
             k = float(kappa_bound_uniform(1.0, kap, 0.0, gamma, K))
@@ -43,6 +47,7 @@ def certified_floor_data(kappas=KAPPAS, Ks=KS, gamma_L=GAMMA_L, seed: int = 0) -
             rows["t4_8"].append(8 * delta)
             rows["t4_2"].append(2 * delta)
             rows["d1"].append(floor_d1(1.0, kap, K, gamma)[0])
+            rows["limit"].append(averaging_floor_bound(1.0, kap))
         out[kap] = rows
     return out
 
@@ -51,7 +56,7 @@ def certified_floor_data(kappas=KAPPAS, Ks=KS, gamma_L=GAMMA_L, seed: int = 0) -
     id="localupdate/figure-certified-floor",
     caption="Certified worst accuracy floor sup‖x*(0,γ,Θ_{1:K}) − x*‖/C of FedAvg (n = 2 quadratic clients, μ = 1, "
             "γL = 1/2) against Kγ·L, for κ₀ ∈ {10, 100, 1000}, beside Theorem 4's 8(√κ₀ − √κ)/(√κ₀ + √κ), the 2C "
-            "conjecture and the exact d = 1 worst floor.",
+            "conjecture, the exact d = 1 worst floor and the proved limit (κ₀ − 1)/(2√κ₀) as Kγμ → ∞.",
     tier="full",
 )
 def figure_certified_floor(ctx):
@@ -65,6 +70,7 @@ def figure_certified_floor(ctx):
             series("Theorem 4: 8(√κ₀ − √κ)/(√κ₀ + √κ)", xs, rows["t4_8"]),
             series("conjecture: 2(√κ₀ − √κ)/(√κ₀ + √κ)", xs, rows["t4_2"]),
             series("exact worst floor in d = 1", xs, rows["d1"]),
+            series("proved limit Kγμ → ∞: (κ₀ − 1)/(2√κ₀)", xs, rows["limit"]),
         ], xscale="log"))
     return {"params": {"mu": 1.0, "kappas": list(KAPPAS), "K": list(KS), "gamma_L": GAMMA_L, "clients": 2,
                        "p": [0.5, 0.5], "theta": "Theta_{1:K}", "alpha": 0.0, "pieces": 16},

@@ -171,6 +171,7 @@ _CERTIFIED_CLAIMS = {
     "Lemma 5": ["localupdate/lemma-5/certified", "localupdate/lemma-5/certified-fast-grid",
                 "localupdate/lemma-5/certified-fedprox", "localupdate/lemma-5/certified-grid",
                 "localupdate/lemma-5/certified-limit", "localupdate/lemma-5/corrected",
+                "localupdate/lemma-5/corrected-limit",
                 "localupdate/section-4.3/smooth-floor-larger"],
     "Theorem 4": ["localupdate/lemma-5/certified", "localupdate/lemma-5/certified-fast-grid",
                   "localupdate/lemma-5/corrected"],

@@ -121,3 +121,59 @@ def test_function_value_mu0_under_zeta_is_bounded():
     c = fp.certify_local_update(0.0, 1.0, 2, 0.3, zeta=0.5, measure="function-value", eta=0.5, rounds=2, D=1.0,
                                 function_class="smooth-strongly-convex")
     assert c.status == "certified" and c.lower <= c.value < math.inf
+
+
+def test_commuting_certificate_rejects_outside_class_and_bounds_the_grid():
+    """The d = 1 branch and bound: hypotheses named; its upper bound is ≥ every grid value of the closed form."""
+    from fedtheory.algorithms.theta import Theta
+    from fedtheory.certify.commuting import certify_floor_d1, d1_floor_value
+
+    with pytest.raises(ValueError, match="theta_k >= 0"):
+        certify_floor_d1(1.0, 10.0, 2, 0.05, theta=[1.0, -0.5])
+    with pytest.raises(ValueError, match="0 < gamma < 1/\\(L \\+ alpha\\)"):
+        certify_floor_d1(1.0, 10.0, 2, 0.2)
+    with pytest.raises(ValueError, match="'free'"):
+        certify_floor_d1(1.0, 10.0, 2, 0.05, p="all")
+    c = certify_floor_d1(1.0, 30.0, 5, 0.01, p=[0.3, 0.7])
+    g = np.geomspace(1.0, 30.0, 301)
+    V = d1_floor_value(g[:, None], g[None, :], 0.01, Theta.uniform(5), 0.0, np.array([0.3, 0.7]), 1.0)
+    assert V.max() <= c.value and c.lower <= c.value and c.gap <= 1e-6
+
+
+@pytest.mark.parametrize("weights", ["p", "pi"])
+def test_commuting_box_bound_dominates_the_box(weights):
+    """The rigorous box bound is ≥ the floor everywhere in random boxes (Θ_K: q not linear, α > 0)."""
+    from fedtheory.certify.commuting import _box_bound, _r
+
+    rng = np.random.default_rng(3)
+    th, g, al = Theta.last(4), 0.04, 2.0
+    for _ in range(40):
+        l1, l2 = np.sort(rng.uniform(1, 20, 2)), np.sort(rng.uniform(1, 20, 2))
+        w = np.sort(rng.uniform(0, 1, 2))
+        U = float(_box_bound(*(np.array([v]) for v in (l1[0], l1[1], l2[0], l2[1], w[0], w[1])), g, th, al, 1.0,
+                             weights)[0])
+        a, b, c = np.meshgrid(np.linspace(*l1, 15), np.linspace(*l2, 15), np.linspace(*w, 15), indexing="ij")
+        r1, r2 = _r(a, g, th, al), _r(b, g, th, al)
+        if weights == "pi":
+            V = 2 * c * (1 - c) * np.abs(r1 - r2) / (c * r1 + (1 - c) * r2)
+        else:
+            V = 2 * c * (1 - c) * np.abs(r1 - r2) * a * b / ((c * a + (1 - c) * b) * (c * a * r1 + (1 - c) * b * r2))
+        assert V.max() <= U
+
+
+def test_cli_certify_commuting(tmp_path, capsys):
+    out = tmp_path / "d1.json"
+    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "100", "--K", "10", "--gamma", "0.005",
+               "--commuting", "--free-weights", "--json", str(out)])
+    assert rc == 0 and "branch-and-bound" in capsys.readouterr().out
+    data = json.loads(out.read_text())
+    from fedtheory.certify.commuting import lemma12_form
+
+    assert abs(data["value"] - lemma12_form(1.0, 100.0, 0.005, Theta.uniform(10))) <= 1e-9
+    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "100", "--K", "10", "--gamma", "0.005",
+               "--commuting", "--clients", "3"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "two quadratic clients" in err[0]
+    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "100", "--K", "10", "--gamma", "0.005",
+               "--free-weights"])
+    assert rc == 2 and "--commuting" in capsys.readouterr().err

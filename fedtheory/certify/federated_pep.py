@@ -169,43 +169,26 @@ def message_eigenvalue(lam: Any, gamma: float, theta: Any, alpha: float = 0.0) -
 
 
 def floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = "1:K", alpha: float = 0.0,
-             p: Any = None, C: float = 1.0, grid: int = 2001) -> tuple[float, dict]:
-    r"""The exact worst floor over d = 1 (equivalently commuting) federations of two clients, and its instance.
+             p: Any = None, C: float = 1.0) -> tuple[float, dict]:
+    r"""The worst floor over d = 1 (equivalently commuting) federations of two clients, and its instance: the best
+    value of :func:`fedtheory.certify.commuting.certify_floor_d1`'s branch and bound (whose upper bound is within
+    10⁻⁷ of it).
 
     In d = 1, with π_i ∝ p_iλ_i and r_i = q_i, x̄ − x* = Cov_π(r, c)/E_π r, maximal at c = ±C:
-    2Cπ_1π_2|r_1 − r_2|/(π_1r_1 + π_2r_2) (the mean-absolute-deviation form behind Theorem 5 and Lemma 12),
-    maximized over (λ_1, λ_2) ∈ [μ, L]² on a grid, then polished by bounded scalar search. Two commuting clients
-    reduce to this: in the shared eigenbasis coordinate j contributes δ_j(c_1j − c_2j), so the floor is at most
-    max_j|δ_j|·‖c_1 − c_2‖ ≤ 2C·max_j|δ_j| (with three or more clients this reduction fails: see
+    2Cπ_1π_2|r_1 − r_2|/(π_1r_1 + π_2r_2) (the mean-absolute-deviation form behind Theorem 5 and Lemma 12). Two
+    commuting clients reduce to this: in the shared eigenbasis coordinate j contributes δ_j(c_1j − c_2j), so the
+    floor is at most max_j|δ_j|·‖c_1 − c_2‖ ≤ 2C·max_j|δ_j| (with three or more clients this reduction fails: see
     ``localupdate/lemma-5/commuting-2c``).
 
     >>> v, inst = floor_d1(1.0, 100.0, 10, 0.005)
     >>> round(v, 4), [round(l, 2) for l in sorted(inst["lambdas"])]
-    (0.456, [20.42, 100.0])
+    (0.456, [20.4, 100.0])
     """
-    from scipy.optimize import minimize
+    from fedtheory.certify.commuting import certify_floor_d1
 
-    th = _theta(theta, K)
-    pp = np.array([0.5, 0.5]) if p is None else np.asarray(p, dtype=np.float64)
-    if pp.shape != (2,):
-        raise ValueError(f"floor_d1 is for two clients: p must have 2 entries, got {pp.tolist()}")
-
-    def value(l1, l2):
-        lam = np.stack([np.asarray(l1, float), np.asarray(l2, float)])
-        r = message_eigenvalue(lam, gamma, th, alpha) / lam
-        w = pp.reshape((2,) + (1,) * (lam.ndim - 1)) * lam
-        pi = w / w.sum(axis=0)
-        return 2 * C * pi[0] * pi[1] * np.abs(r[0] - r[1]) / (pi[0] * r[0] + pi[1] * r[1])
-
-    g = np.geomspace(mu, L, grid)
-    V = value(g[:, None] * np.ones((1, grid)), np.ones((grid, 1)) * g[None, :])
-    i, j = np.unravel_index(int(np.argmax(V)), V.shape)
-    best = (float(V[i, j]), float(g[i]), float(g[j]))
-    res = minimize(lambda z: -float(value(np.clip(z[0], mu, L), np.clip(z[1], mu, L))), [g[i], g[j]],
-                   bounds=[(mu, L), (mu, L)], method="L-BFGS-B")
-    if -res.fun > best[0]:
-        best = (float(-res.fun), float(res.x[0]), float(res.x[1]))
-    return best[0], {"lambdas": [best[1], best[2]], "p": pp.tolist(), "C": C}
+    cert = certify_floor_d1(mu, L, K, gamma, theta=theta, alpha=alpha, p=p, C=C)
+    return cert.instance["closed_form_value"], {"lambdas": cert.instance["lambdas"], "p": cert.hypotheses["p"],
+                                                "C": C}
 
 
 # --------------------------------------------------------------------------------------------
