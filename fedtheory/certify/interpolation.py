@@ -10,7 +10,8 @@ x_k ∈ ∂h*(s_k), so it lies above each quadratic below, and the smallest cand
 
 .. math:: \varphi(y) = \max_k\; h^*_k + \langle x_k, y - s_k\rangle + \tfrac1{2\ell}\|y - s_k\|^2 ,
 
-and h = φ* (the largest convex ℓ-smooth function through the data). Being a maximum of 1/ℓ-strongly convex quadratics, φ is 1/ℓ-strongly convex, so h is convex and
+and h = φ* (the largest convex ℓ-smooth function through the data). Being a maximum of 1/ℓ-strongly convex
+quadratics, φ is 1/ℓ-strongly convex, so h is convex and
 ℓ-smooth and f = h + μ/2‖·‖² ∈ F_{μ,L} **whatever the data** (so an instance rebuilt from an SDP solution that is
 off by solver tolerance is still exactly in the class). Piece j of φ lies below piece k at s_k exactly when
 h_j ≥ h_k + ⟨s_k, x_j − x_k⟩ + ‖s_j − s_k‖²/(2ℓ), the interpolation condition of the pair; when they all hold,
@@ -86,7 +87,8 @@ class SmoothStronglyConvexInterpolant:
         F = np.asarray(F, dtype=np.float64).ravel()
         m = F.shape[0]
         if m < 1 or X.shape[0] != m or G.shape != X.shape:
-            raise ValueError(f"data must be X (m, d), G (m, d), F (m,) with m >= 1, got {X.shape}, {G.shape}, {F.shape}")
+            raise ValueError(f"data must be X (m, d), G (m, d), F (m,) with m >= 1, got {X.shape}, {G.shape}, "
+                             f"{F.shape}")
         if not (np.all(np.isfinite(X)) and np.all(np.isfinite(G)) and np.all(np.isfinite(F))):
             raise ValueError("data must be finite")
         mu, L = float(mu), float(L)
@@ -203,7 +205,8 @@ class SmoothStronglyConvexInterpolant:
         """max_k max(|f(x_k) − f_k|, ‖∇f(x_k) − g_k‖), relative to max(1, |f_k|, ‖g_k‖): ~1e-15 when the data
         satisfy the interpolation conditions, about their violation otherwise.
 
-        >>> SmoothStronglyConvexInterpolant([[0.0], [1.0]], [[0.0], [0.0]], [0.0, 0.0], 1.0, 2.0).interpolation_error() > 0.1
+        >>> flat = SmoothStronglyConvexInterpolant([[0.0], [1.0]], [[0.0], [0.0]], [0.0, 0.0], 1.0, 2.0)
+        >>> flat.interpolation_error() > 0.1                     # no 1-strongly convex f is flat at two points
         True
         """
         v, g = self.values_and_grads(self.X)
@@ -475,8 +478,8 @@ def heterogeneity(fed: InterpolatedFederation, het: str = "C") -> tuple[float, n
 def replay_floor(fed: InterpolatedFederation, theta: Any, alpha: float, gamma: float, x0: Any, eta: float, *,
                  het: str = "C", rounds: int | None = None, max_rounds: int = 5000) -> dict:
     """Run the real LocalUpdate driver (server GD with step ``eta``) on ``fed`` from ``x0`` until it settles at its
-    fixed point x̄ (``rounds=None``: in chunks of 25, 25, 50, 100, ... rounds until the fixed-point residual ‖x_T − x_{T−1}‖/η is
-    ≤ 1e-12·L(1 + ‖x‖), at most ``max_rounds``; else exactly ``rounds``), and measure the floor per unit heterogeneity.
+    fixed point x̄ (``rounds=None``: in chunks of 25, 25, 50, 100, ... rounds until the fixed-point residual
+    ‖x_T − x_{T−1}‖/η is ≤ 1e-12·L(1 + ‖x‖), at most ``max_rounds``; else exactly ``rounds``), and measure the floor per unit heterogeneity.
 
     Returns ``{"distance"``: ‖x_T − x*‖ minus x*'s certified error ‖∇F(x*)‖/μ (a lower bound on the true distance),
     ``"heterogeneity"``: the instance's C (the radius of :func:`enclosing_radius` of the client minimizers, plus
