@@ -59,14 +59,16 @@ a gradient, over the class of :func:`fedtheory.certify.pep.two_client_sdane` (de
 Lower bounds: a seeded multi-start probe maximizes the measure over concrete instances (A_i = U_i diag(λ_i)U_iᵀ,
 ‖c_i‖ = C, d = ``probe_dim``), the best instance is replayed through ``run_local_update`` and the value the
 driver reaches is the lower bound. A quadratic instance is also an instance of the smooth class, so it bounds
-that class from below as well. For the smooth class's floor and error the PEP's own worst case is replayed too: each
+that class from below as well. For the smooth class (floor, error, rate, and function-value at μ > 0) the PEP's
+own worst case is replayed too: each
 client's table (points, gradients, values read back from the SDP's Gram matrix) becomes an explicit L-smooth
 μ-strongly convex function through it (:class:`~fedtheory.certify.interpolation.SmoothStronglyConvexInterpolant`:
 in the class exactly whatever the solver's accuracy, interpolating up to it), the federation
 (:class:`~fedtheory.certify.interpolation.InterpolatedFederation`) runs in the driver — for the floor from the
-PEP's fixed point until it settles, for the error T rounds from the PEP's x_0 — and its ‖x_T − x*‖ (true x*,
-accurate minimization), rescaled so that the heterogeneity the clients really have (the enclosing radius of their
-true minimizers, or their ζ) is C (and, for the error, ‖x_0 − x*‖ ≤ D), is the lower bound; the instance must
+PEP's fixed point until it settles, for the error and function value T rounds from the PEP's x_0, for the rate one
+round from each of its two points — and its measure (true x*, accurate minimization), rescaled so that the
+heterogeneity the clients really have (the enclosing radius of their true minimizers, or their ζ) is C (and
+‖x_0 − x*‖ ≤ D), is the lower bound; the instance must
 pass a class check (interpolation inequalities on random points), and the larger of the two lower bounds is
 reported, its instance (JSON, replayable) in ``instance``, the quadratic one in ``details["quadratic_lower"]``.
 
@@ -703,6 +705,8 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
         r1 = x1 - eta_ * _sum_p(p, [message(i, x1) for i in range(n)])
         r2 = x2 - eta_ * _sum_p(p, [message(i, x2) for i in range(n)])
         pb.set_performance_metric((r1 - r2) ** 2)
+        pb.fed_points = {"functions": fs, "x_star": xs, "minimizers": cs, "centre": o if het == "C" else None,
+                         "x1": x1, "x2": x2}
     else:
         x0 = pb.set_initial_point()
         pb.set_initial_condition((x0 - xs) ** 2 <= (D / 1.0) ** 2)
@@ -955,11 +959,13 @@ def _smooth_floor_instance(pb, mu, L, gamma, th, alpha, p, het, scale):
     return out["floor"] * scale, instance, diag
 
 
-def _smooth_error_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta, momentum, server, rounds, D):
-    """Lower bound for the smooth class's ``"error"``: the PEP's worst case as explicit F_{μ,L} clients, the driver
-    run ``rounds`` rounds from the PEP's x_0, its ‖x_T − x*‖ after rescaling the instance so that both its
-    heterogeneity ≤ ``scale`` and ‖x_0 − x*‖ ≤ D hold (true x*, true minimizers). Returns (lower, instance,
-    diagnostics) or (None, None, diagnostics) when the class check fails."""
+def _smooth_error_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta, momentum, server, rounds, D,
+                           measure="error"):
+    """Lower bound for the smooth class's ``"error"`` (or ``"function-value"``): the PEP's worst case as explicit
+    F_{μ,L} clients, the driver run ``rounds`` rounds from the PEP's x_0, its ‖x_T − x*‖ (or F(x_T) − F(x*), which
+    the computed x* can only underestimate) after rescaling the instance so that both its heterogeneity ≤ ``scale``
+    and ‖x_0 − x*‖ ≤ D hold (true x*, true minimizers). Returns (lower, instance, diagnostics) or (None, None,
+    diagnostics) when the class check fails."""
     from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
     from fedtheory.certify.interpolation import CLASS_RTOL, heterogeneity
 
@@ -972,7 +978,10 @@ def _smooth_error_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta, mome
     start = float(np.linalg.norm(x0 - xs)) + xs_err
     # PEP units: heterogeneity 1 and ‖x_0 − x*‖ ≤ D/scale; shrink until both hold for the true x* and minimizers
     s_unit = min(1.0 / size, (D / scale) / start) if start > 0 else 1.0 / size
-    dist = max(float(np.linalg.norm(h.x[-1] - xs)) - xs_err, 0.0)
+    if measure == "function-value":
+        value = max(fed.loss(h.x[-1]) - fed.loss(xs), 0.0)       # lengths × s ⇒ values × s²
+    else:
+        value = max(float(np.linalg.norm(h.x[-1] - xs)) - xs_err, 0.0)
     viol = fed.class_violation(seed=0)
     diag = {"class_violation": viol, "interpolation_error": max(c.interpolation_error() for c in fed.clients),
             "heterogeneity_per_unit": size, "start_distance_per_unit": start, "shrink": s_unit}
@@ -983,7 +992,31 @@ def _smooth_error_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta, mome
                 "gamma": gamma, "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
                 "x0": (x0 * s).tolist(), "rounds": rounds, "het": het, "x_star": (xs * s).tolist(),
                 "centre": None if centre is None else (centre * s).tolist()}
-    return dist * s, instance, diag
+    return value * (s * s if measure == "function-value" else s), instance, diag
+
+
+def _smooth_rate_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta):
+    """Lower bound for the smooth class's ``"rate"``: the PEP's worst case as explicit F_{μ,L} clients, one round
+    of the driver from each of the PEP's two points, ‖R(x_1) − R(x_2)‖/‖x_1 − x_2‖ (scale-free; the stored instance
+    is rescaled to heterogeneity ``scale``). Returns (lower, instance, diagnostics) or (None, None, diagnostics)."""
+    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+    from fedtheory.certify.interpolation import CLASS_RTOL, heterogeneity
+
+    fed, tables = _interpolated_worst_case(pb, mu, L, p)
+    algo = LocalUpdate(th, alpha, gamma, ServerOpt("gd", lr=eta))
+    x1, x2 = pb.fed_points["x1"].eval(), pb.fed_points["x2"].eval()
+    r1, r2 = (run_local_update(fed, algo, x, 1).to_numpy().x[-1] for x in (x1, x2))
+    ratio = float(np.linalg.norm(r1 - r2) / np.linalg.norm(x1 - x2))
+    size, _ = heterogeneity(fed, het)
+    viol = fed.class_violation(seed=0)
+    diag = {"class_violation": viol, "interpolation_error": max(c.interpolation_error() for c in fed.clients),
+            "heterogeneity_per_unit": size}
+    if viol > CLASS_RTOL:
+        return None, None, diag
+    s = scale / size
+    instance = {"problem": _rescaled(tables, mu, L, p, s).to_json(), "theta": th.to_json(), "alpha": alpha,
+                "gamma": gamma, "eta": eta, "x1": (x1 * s).tolist(), "x2": (x2 * s).tolist(), "het": het}
+    return ratio, instance, diag
 
 
 def _replay_function_value(mu, L, K, gamma, th, alpha, p, eta, momentum, server, rounds, D):
@@ -1156,9 +1189,12 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
             try:
                 if function_class == "smooth-strongly-convex" and measure == "floor":
                     smooth = _smooth_floor_instance(pb, mu, L, gamma, th, alpha, pp, het, scale)
-                elif function_class == "smooth-strongly-convex" and measure == "error":
+                elif function_class == "smooth-strongly-convex" and (measure == "error" or
+                                                                     (measure == "function-value" and mu > 0)):
                     smooth = _smooth_error_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, eta, momentum,
-                                                    server, rounds, D)
+                                                    server, rounds, D, measure)
+                elif function_class == "smooth-strongly-convex" and measure == "rate":
+                    smooth = _smooth_rate_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, eta)
             except ValueError as err:             # too many points to evaluate exactly, a minimizer not reached
                 smooth = (None, None, {"error": str(err)})
             if measure == "function-value":
