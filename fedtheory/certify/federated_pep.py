@@ -1019,6 +1019,70 @@ def _smooth_rate_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta):
     return ratio, instance, diag
 
 
+def _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, p, het, scale, measure, eta, momentum, server,
+                                  rounds, D):
+    """Lower bound for the quadratic class from the solved PEPit PEP (:func:`_quadratic_leaf_class`): each client's
+    table (points minus its stationary point, gradients; units L = 1, lengths per unit C or ζ) becomes a concrete
+    A_i with spectrum in [μ, L] (:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: in the class
+    whatever the solver's accuracy, interpolating up to it), the minimizers are moved so that their enclosing
+    ball is centred at 0, and the :class:`~fedtheory.problems.quadratic.QuadraticFederation` is replayed in the
+    driver: the floor from x* until it settles (:func:`_replay_floor`), the error and function value ``rounds``
+    rounds from the PEP's x_0 (the instance shrunk until heterogeneity ≤ ``scale`` and ‖x_0 − x*‖ ≤ D), the rate
+    one round from each of the PEP's two points. Returns (lower, instance, diagnostics)."""
+    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
+    from fedtheory.certify.interpolation import enclosing_radius, quadratic_interpolant
+    from fedtheory.certify.pep import _data
+
+    P = pb.fed_points
+    cs = np.stack([c.eval() for c in P["minimizers"]])
+    lams, vecs, resid = [], [], 0.0
+    for f, c in zip(P["functions"], cs):
+        X, G, _ = _data(f)
+        lam, V = quadratic_interpolant(X - c, G, mu / L, 1.0)
+        lams.append(lam * L)
+        vecs.append(V)
+        # the interpolation residual relative to the table's gradients (PEP units)
+        resid = max(resid, float(np.abs((X - c) @ (V * lam) @ V.T - G).max() / max(np.abs(G).max(), 1e-300)))
+    lams, vecs = np.array(lams), np.array(vecs)
+    A = np.einsum("nij,nj,nkj->nik", vecs, lams, vecs)
+    o = enclosing_radius(cs)[1] if het == "C" else np.zeros(cs.shape[1])
+    prob = _build(lams, vecs, A, cs - o, p)
+    diag = {"interpolation_residual": resid, "dimension": int(cs.shape[1]),
+            "spectrum": [float(lams.min()), float(lams.max())]}
+    size = _het_scale(prob, het)
+    if measure == "floor":
+        floor, settle, nrounds = _replay_floor(prob, mu, L, gamma, th, alpha, het)
+        s = scale / size
+        instance = {"problem": _build(lams, vecs, A, prob.c * s, p).to_json(), "theta": th.to_json(),
+                    "alpha": alpha, "gamma": gamma, "x0": "x_star", "rounds": nrounds,
+                    "driver_distance_to_fixed_point": settle * s, "source": "pepit-extracted"}
+        return floor * scale, instance, diag
+    if measure == "rate":
+        algo = LocalUpdate(th, alpha, gamma, ServerOpt("gd", lr=eta))
+        x1, x2 = P["x1"].eval() - o, P["x2"].eval() - o
+        r1, r2 = (run_local_update(prob, algo, x, 1).to_numpy().x[-1] for x in (x1, x2))
+        s = scale / size
+        instance = {"problem": _build(lams, vecs, A, prob.c * s, p).to_json(), "theta": th.to_json(),
+                    "alpha": alpha, "gamma": gamma, "eta": eta, "x1": (x1 * s).tolist(), "x2": (x2 * s).tolist(),
+                    "source": "pepit-extracted"}
+        return float(np.linalg.norm(r1 - r2) / np.linalg.norm(x1 - x2)), instance, diag
+    srv = ServerOpt(server, lr=eta, momentum=momentum if server != "gd" else None)
+    x0 = P["x0"].eval() - o
+    xs = prob.x_star()
+    start = float(np.linalg.norm(x0 - xs))
+    # PEP units: heterogeneity 1 and ‖x_0 − x*‖ ≤ D/scale; shrink until both hold for the rebuilt instance
+    s = scale * (min(1.0 / size, (D / scale) / start) if start > 0 else 1.0 / size)
+    sp = _build(lams, vecs, A, prob.c * s, p)
+    xT = run_local_update(sp, LocalUpdate(th, alpha, gamma, srv), x0 * s, rounds).to_numpy().x[-1]
+    value = float(sp.loss(xT) - sp.loss(sp.x_star())) if measure == "function-value" else \
+        float(np.linalg.norm(xT - sp.x_star()))
+    diag.update({"heterogeneity_per_unit": size, "start_distance_per_unit": start})
+    instance = {"problem": sp.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
+                "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum}, "x0": (x0 * s).tolist(),
+                "rounds": rounds, "source": "pepit-extracted"}
+    return value, instance, diag
+
+
 def _replay_function_value(mu, L, K, gamma, th, alpha, p, eta, momentum, server, rounds, D):
     """Lower bound for ``"function-value"``: identical one-dimensional quadratic clients f_i = λx²/2 (zero
     heterogeneity, so in every class), x_0 = D, the real driver's F(x_T) − F* maximized over a grid of λ."""
@@ -1163,6 +1227,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     solver = ""
     upper = None
     smooth = None                     # the smooth class's interpolated worst case: (lower, instance, diagnostics)
+    extracted = None                  # the quadratic PEP's worst case as a QuadraticFederation: (lower, instance, diag)
     try:
         if engine == "spectral":
             if measure == "floor":
@@ -1197,6 +1262,12 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                     smooth = _smooth_rate_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, eta)
             except ValueError as err:             # too many points to evaluate exactly, a minimizer not reached
                 smooth = (None, None, {"error": str(err)})
+            if function_class == "quadratic":
+                try:
+                    extracted = _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, measure,
+                                                              eta, momentum, server, rounds, D)
+                except (ValueError, np.linalg.LinAlgError) as err:
+                    extracted = (None, None, {"error": str(err)})
             if measure == "function-value":
                 upper = sq * L * scale ** 2             # f_i/L in the PEP, x in units of C (or ζ)
             else:
@@ -1249,6 +1320,16 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                 lower, instance = smooth[0], smooth[1]
                 notes.append("lower bound from explicit F_{mu,L} clients interpolating the PEP's worst case "
                              "(fedtheory.certify.interpolation), replayed in the driver")
+    if extracted is not None and lower is not None:
+        details["probe_lower"] = lower
+        details["extracted_instance"] = extracted[2]
+        if extracted[0] is not None:
+            details["extracted_lower"] = extracted[0]
+            notes.append(f"probe's {measure} {lower!r}, PEP-extracted quadratic instance's {extracted[0]!r}")
+            if extracted[0] > lower:
+                lower, instance = extracted[0], extracted[1]
+                notes.append("lower bound from the PEP's worst case rebuilt as a QuadraticFederation "
+                             "(interpolation.quadratic_interpolant), replayed in the driver")
     if upper is not None:
         details["sdp_value"] = upper                  # the solver's value before the reporting margin
         upper *= 1 + SDP_MARGIN

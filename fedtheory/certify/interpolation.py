@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["SmoothStronglyConvexInterpolant", "InterpolatedFederation", "enclosing_radius", "heterogeneity",
-           "replay_floor", "CLASS_RTOL"]
+           "replay_floor", "quadratic_interpolant", "CLASS_RTOL"]
 
 #: a face whose edge vectors have condition number above this counts as affinely dependent (its zero-curvature
 #: direction is followed instead of solving on it)
@@ -516,3 +516,63 @@ def replay_floor(fed: InterpolatedFederation, theta: Any, alpha: float, gamma: f
     size, centre = heterogeneity(fed, het)
     return {"distance": dist, "heterogeneity": size, "floor": dist / size if size > 0 else math.inf,
             "rounds": done, "residual": step / float(eta), "x_T": x, "x_star": xs, "centre": centre}
+
+
+def quadratic_interpolant(X: Any, G: Any, mu: float, L: float, *, rank_rtol: float = 1e-10) -> tuple[np.ndarray,
+                                                                                                       np.ndarray]:
+    r"""A symmetric A with spectrum in [μ, L] and A u_k ≈ g_k, from data rows u_k = x_k − c (c the quadratic's
+    minimizer) and g_k (the gradients there): the quadratic ½(x − c)ᵀA(x − c) through a PEP's table. Returns
+    (eigenvalues, eigenvectors) of A, eigenvalues clipped to [μ, L] — so A is in the class **whatever the data**,
+    and interpolates them exactly when they satisfy the class's interpolation conditions (Bousselmi, Hendrickx &
+    Glineur: UᵀG symmetric and (L + μ)GᵀU − GᵀG − μL·UᵀU ⪰ 0, U and G stacking the u_k and g_k as columns).
+
+    Construction, centred: A = m·I + B with m = (L + μ)/2, R = (L − μ)/2, so the class is ‖B‖ ≤ R and the data
+    read B u_k = h_k := g_k − m·u_k. On an orthonormal basis E of span{u_k} (SVD, rank cut at ``rank_rtol``
+    relative) the data fix B's columns BE = W; the block a = EᵀW/R is symmetric (by UᵀG's symmetry) and
+    b = E⊥ᵀW/R completes a column ‖[a; b]‖ ≤ 1 (by the LMI). Davis, Kahan & Weinberger's completion (SIAM J.
+    Numer. Anal. 19, 1982): b = K(I − a²)^½ with ‖K‖ ≤ 1, and [[a, bᵀ], [b, −KaKᵀ]] is a symmetric contraction.
+    K is computed on a's eigenbasis (directions with 1 − a_j² below 1e-12 carry b = 0 in exact data and get
+    K = 0); noise in the data (a slightly outside [−1, 1], ‖K‖ slightly above 1) is clipped, and the final
+    eigenvalue clip puts A in the class exactly.
+
+    >>> rng = np.random.default_rng(0)
+    >>> Q = np.linalg.qr(rng.normal(size=(5, 5)))[0]
+    >>> A = Q @ np.diag([1.0, 1.0, 3.0, 7.0, 10.0]) @ Q.T            # in the class μ = 1, L = 10
+    >>> U = rng.normal(size=(3, 5))                                   # three points, five dimensions
+    >>> lam, V = quadratic_interpolant(U, U @ A, 1.0, 10.0)
+    >>> bool(np.abs(U @ (V * lam) @ V.T - U @ A).max() < 1e-12), bool(lam.min() >= 1.0), bool(lam.max() <= 10.0)
+    (True, True, True)
+    """
+    U = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    Gm = np.atleast_2d(np.asarray(G, dtype=np.float64))
+    mu, L = float(mu), float(L)
+    if U.shape != Gm.shape:
+        raise ValueError(f"points and gradients must have the same shape, got {U.shape} and {Gm.shape}")
+    if not 0 <= mu <= L:
+        raise ValueError(f"hypothesis 0 <= mu <= L violated: mu={mu:g}, L={L:g}")
+    d = U.shape[1]
+    m, R = 0.5 * (L + mu), 0.5 * (L - mu)
+    if R == 0:
+        return np.full(d, mu), np.eye(d)
+    H = Gm - m * U
+    Ef, s, Vt = np.linalg.svd(U.T, full_matrices=True)
+    r = int(np.sum(s > rank_rtol * (s[0] if s.size else 0.0))) if s.size else 0
+    E, Eperp = Ef[:, :r], Ef[:, r:]
+    W = H.T @ Vt[:r].T / s[:r] / R                                   # B E / R: the data's images of the basis
+    a = E.T @ W
+    a = 0.5 * (a + a.T)
+    b = Eperp.T @ W
+    ev, P = np.linalg.eigh(a)
+    ev = np.clip(ev, -1.0, 1.0)
+    sq = np.sqrt(np.maximum(1.0 - ev ** 2, 0.0))
+    inv = np.where(sq > 1e-6, 1.0 / np.where(sq > 1e-6, sq, 1.0), 0.0)
+    K = (b @ P) * inv @ P.T                                          # b = K (I − a²)^½ on the non-extreme directions
+    if K.size:
+        Uk, sk, Vk = np.linalg.svd(K, full_matrices=False)
+        K = (Uk * np.minimum(sk, 1.0)) @ Vk
+    a = (P * ev) @ P.T
+    b = K @ (P * sq) @ P.T
+    Bc = np.block([[a, b.T], [b, -K @ a @ K.T]])
+    B = Ef @ Bc @ Ef.T * R
+    lam, V = np.linalg.eigh(m * np.eye(d) + 0.5 * (B + B.T))
+    return np.clip(lam, mu, L), V
