@@ -1322,9 +1322,9 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                              "(fedtheory.certify.interpolation), replayed in the driver")
     if extracted is not None and lower is not None:
         details["probe_lower"] = lower
-        details["extracted_instance"] = extracted[2]
+        details["extraction"] = extracted[2]
         if extracted[0] is not None:
-            details["extracted_lower"] = extracted[0]
+            details["extracted_lower"], details["extracted_instance"] = extracted[0], extracted[1]
             notes.append(f"probe's {measure} {lower!r}, PEP-extracted quadratic instance's {extracted[0]!r}")
             if extracted[0] > lower:
                 lower, instance = extracted[0], extracted[1]
