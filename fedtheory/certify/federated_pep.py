@@ -71,6 +71,20 @@ heterogeneity the clients really have (the enclosing radius of their true minimi
 ‖x_0 − x*‖ ≤ D), is the lower bound; the instance must
 pass a class check (interpolation inequalities on random points), and the larger of the two lower bounds is
 reported, its instance (JSON, replayable) in ``instance``, the quadratic one in ``details["quadratic_lower"]``.
+For the quadratic class with ``engine="pepit"`` (every measure) the PEP's worst case is replayed as a
+:class:`~fedtheory.problems.quadratic.QuadraticFederation`: each client's table (points minus its stationary
+point c_i, gradients) gets a symmetric A_i with spectrum in [μ, L] through it
+(:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: the (L + μ)/2-centred form of the class's LMI is a
+symmetric contraction to complete, done explicitly by Davis–Kahan–Weinberger, the spectrum clipped to [μ, L], so
+the instance is in the class whatever the solver's accuracy and interpolates up to it), the minimizers are
+centred on their enclosing ball, and the driver's value (floor from x* until it settles, error and function value
+T rounds from the PEP's x_0 after shrinking to heterogeneity ≤ C and ‖x_0 − x*‖ ≤ D, rate one round from its two
+points) is ``details["extracted_lower"]`` (its instance in ``details["extracted_instance"]``, diagnostics in
+``details["extraction"]``); the probe's is ``details["probe_lower"]`` and the larger is ``lower``. Measured at
+κ₀ = 10, γL = ½, K ≤ 4, n ≤ 3: within 4e-6 relative of the SDP's value (floor), 3e-8 (error), while the probe
+misses the error at K = 4 by 12 % and the function value by 8–37 %. The spectral engine's lower bound stays the
+probe's: its variables are moment matrices of spectral measures, not a Gram matrix of points, so it has no
+worst-case table to read back (``engine="pepit"`` extracts one, seconds per point at small K).
 
 Honesty: every SDP goes to Clarabel (retries), then to SCS when Clarabel is not "optimal"; a value both do not
 agree on is ``status="unreliable"`` with ``value=None`` — never a bound. A certificate whose replayed lower
