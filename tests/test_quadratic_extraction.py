@@ -80,7 +80,8 @@ def test_certificate_replays_the_extracted_instance(measure, extra):
     if measure == "error":
         # the stored instance, replayed from scratch, gives the reported value and respects ‖x_0 − x*‖ ≤ D, C ≤ 1
         srv = inst["server"]
-        algo = LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"], ServerOpt(srv["kind"], lr=srv["lr"]))
+        algo = LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"],
+                           ServerOpt(srv["kind"], lr=srv["lr"]))
         x0 = np.array(inst["x0"])
         xT = run_local_update(prob, algo, x0, inst["rounds"]).to_numpy().x[-1]
         assert float(np.linalg.norm(xT - prob.x_star())) == pytest.approx(ext, rel=1e-12)
