@@ -117,6 +117,35 @@ def test_sdane_exact_is_tight_and_below_the_inexact_class():
         fp.certify_sdane(1, 0.0, 0.0, 1.0)
 
 
+def test_sdane_inexact_agrees_with_two_client_sdane():
+    # c > 0: the same SDP as two_client_sdane in another basis of the Gram matrix (errors e_i free, not the points'
+    # gradients), so the values agree to Clarabel's accuracy; more freedom (larger c) only raises the worst case
+    from fedtheory.certify.pep import two_client_sdane
+
+    a = fp.certify_sdane(1, 2.0, 0.1, 1.0, c=0.05)
+    b = two_client_sdane(1, 2.0, 0.1, 1.0, c=0.05)
+    assert a.solver == b.solver == "CLARABEL"
+    assert abs(a.value - b.value) <= 1e-6 * b.value
+    assert a.gap < 1e-6 and a.replay["test_violation"] <= 1e-5      # replayed on the driver, (6) holds
+    assert a.params["c"] == 0.05 and not a.params["exact"]
+    assert fp.certify_sdane(1, 2.0, 0.1, 1.0).value < a.value < fp.certify_sdane(1, 2.0, 0.1, 1.0, c=0.25).value
+
+
+def test_acc_sdane_inexact_agrees_with_two_client_sdane():
+    from fedtheory.certify.pep import two_client_sdane
+
+    a = fp.certify_sdane(2, 2.0, 0.5, 1.0, c=0.25, accelerated=True)
+    b = two_client_sdane(2, 2.0, 0.5, 1.0, c=0.25, accelerated=True)
+    assert a.params["accelerated"] and a.bound == b.bound
+    assert abs(a.value - b.value) <= 2e-5 * b.value and a.value <= a.bound
+
+
+@pytest.mark.parametrize("c", [-0.1, float("nan")])
+def test_sdane_negative_c_names_the_hypothesis(c):
+    with pytest.raises(ValueError, match=re.escape("hypothesis c >= 0 violated")):
+        fp.certify_sdane(1, 2.0, 0.0, 1.0, c=c)
+
+
 def test_function_value_mu0_under_zeta_is_bounded():
     c = fp.certify_local_update(0.0, 1.0, 2, 0.3, zeta=0.5, measure="function-value", eta=0.5, rounds=2, D=1.0,
                                 function_class="smooth-strongly-convex")

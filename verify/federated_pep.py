@@ -12,10 +12,10 @@
 - K = 1, μ = 0: the function-value certificate equals Drori & Teboulle's tight worst case of gradient descent,
   L‖x_0 − x*‖²/(4Nh + 2) (Drori & Teboulle, *Performance of first-order methods for smooth convex minimization:
   a novel approach*, Math. Program. 2014, Thm 3.1; attained by a Huber-type function);
-- S-DANE with exact local solves written on this module's PEPit machinery (:func:`certify_sdane`) over the class
-  of :func:`~fedtheory.certify.pep.two_client_sdane` (shared declaration code) lies below two_client_sdane's
-  inexact worst cases and is their c → 0 limit (two_client_sdane at c = 0 itself has no interior and is not
-  solved reliably, so exact agreement to 1e-6 is not checked: see the claim's notes);
+- S-DANE written on this module's PEPit machinery (:func:`certify_sdane`, local gradients defined) over the class
+  and round loop of :func:`~fedtheory.certify.pep.two_client_sdane` agrees with it at c > 0 (one SDP in two
+  bases: 1e-6 at R = 1, Clarabel's accuracy at R ≤ 3); with exact solves it lies below two_client_sdane's inexact
+  worst cases and is their c → 0 limit (two_client_sdane at c = 0 itself has no interior: see the notes);
 - the quadratic PEP's own worst case (PEPit engine), rebuilt as a QuadraticFederation
   (:func:`~fedtheory.certify.interpolation.quadratic_interpolant`) and replayed in the real driver, attains the
   SDP's value (floor and T = 2 error).
@@ -154,38 +154,106 @@ def k1_drori_teboulle(ctx):
                       tolerance={"relative": DT_RTOL, "why": "Clarabel's 1e-8 duality gap on O(1) data"})
 
 
-#: c values at which two_client_sdane's inexact PEP solves to Clarabel "optimal" (checked); from c ≈ 1e-6 down, and at
-#: c = 0 (condition (6) then reads ‖·‖² ≤ 0, a constraint without interior), Clarabel and SCS stop "inaccurate"
+#: agreement required between certify_sdane(c) (local gradients defined, free errors e_i) and two_client_sdane(c) (free
+#: local points, (6) as a constraint) at c > 0. The two SDPs are one program in two bases of the Gram matrix (an
+#: invertible linear change of the leaf points), so their optima are equal and only solver error separates them:
+#: Clarabel stops at relative duality gap and feasibility 1e-8 on O(1) data; measured at R = 1 the two agree to
+#: ≤ 1.5e-7, so 1e-6 leaves the solver's error a factor ~7 and catches any modelling difference (a 5% change of λ or
+#: of c moves the value by ≥ 1e-3)
+AGREE_RTOL = 1e-6
+#: at R ≥ 2 Clarabel's "optimal" is less accurate than 1e-6: the *same* SDP (two_client_sdane(2, 1, 0.1, 1, c=0.25))
+#: solved with the two settings of pep.CLARABEL_ATTEMPTS, both "optimal", gives 0.3200439 and 0.3200426 (4e-6), and
+#: certify_sdane's basis 0.3200414 / 0.3200428; tighter Clarabel tolerances (1e-10) stop "inaccurate" at the same
+#: values, SCS at eps 1e-9 does not converge in 2e6 iterations. Two independent solves each within ~8e-6: 2e-5
+AGREE_RTOL_DEEP = 2e-5
+#: the exact-solve evidence at c = 0, where two_client_sdane has no interior: c values at which it solves "optimal"
 SDANE_CS = (1e-2, 1e-3, 1e-4)
-SDANE_NOTES = ("Agreement to 1e-6 with two_client_sdane(c=0) is not claimed: at c = 0 its condition (6) is "
-          "Σ‖∇F_i‖² ≤ 0, which leaves the SDP without interior; Clarabel and SCS both stop 'optimal_inaccurate' "
-          "(R=1, λ=2, μ=0, δ=1: 0.52522 and 0.52566 against the exact 0.524836), so _solve raises. The classes are "
-          "the same (pep.sod_pair / pep.close_sod_pair); only the way exactness is imposed differs. The exact value "
-          "is also attained: its worst case replays on the real S-DANE driver to ~1e-8.")
+SDANE_NOTES = ("Agreement at c = 0 itself is not checked against two_client_sdane: there (6) reads Σ‖∇F_i‖² ≤ 0, which "
+               "leaves its SDP without interior; Clarabel and SCS both stop 'optimal_inaccurate' (R=1, λ=2, μ=0, δ=1: "
+               "0.52522 and 0.52566 against the exact 0.524836). At c > 0 the two formulations are one SDP in two "
+               "bases and are compared directly. Points where either solve is not Clarabel 'optimal' are reported "
+               "and not compared: R=1, λ=1, c=0.05 (μ ∈ {0, 0.1}) stalls 'AlmostSolved' in both bases (the objective "
+               "still creeping at 2e-7 per iteration: no strict complementarity there), and at R=3 two_client_sdane "
+               "needs the SCS cross-check at some points where certify_sdane's basis is 'optimal' (R=3, λ=1, μ=0, "
+               "c=0.01: 0.1375725 via CLARABEL+SCS against 0.1375691, 2.5e-5 apart); the reverse also occurs (Acc-S-DANE, R=2, "
+               "λ=2, μ=0, c=0.01: certify_sdane unreliable, two_client_sdane optimal), so neither basis is uniformly "
+               "better conditioned. Measured on the full grid: 35 of 48 points compared; worst relative difference "
+               "1.5e-7 (R=1), 7.8e-6 (R=2), 4.5e-6 (R=3), 4.0e-7 (Acc-S-DANE, R=2).")
 #: the inclusion check's slack: two SDP values, each to ~1e-8 relative (Clarabel's duality gap)
 INCLUSION_RTOL = 1e-6
+
+
+def _sdane_agreement_rows(points, lam_factor=1.0, c_factor=1.0):
+    """Per (R, λ, μ, δ, c, accelerated): two_client_sdane(c) beside certify_sdane(c_factor·c) at lam_factor·λ, each
+    with its solver ("CLARABEL" exactly when Clarabel's status is "optimal") or the error that stopped it."""
+    import time
+
+    from fedtheory.certify.federated_pep import certify_sdane
+    from fedtheory.certify.pep import two_client_sdane
+
+    rows = []
+    for R, lam, mu, delta, c, acc in points:
+        row = {"R": R, "lam": lam, "mu": mu, "delta": delta, "c": c, "accelerated": acc}
+        for key, fn, args in (("two_client_sdane", two_client_sdane, (R, lam, mu, delta, c)),
+                              ("certify_sdane", certify_sdane, (R, lam_factor * lam, mu, delta, c_factor * c))):
+            t0 = time.perf_counter()
+            try:
+                r = fn(*args[:4], c=args[4], accelerated=acc)
+                row[key] = {"value": r.value, "solver": r.solver, "gap": r.gap}
+            except RuntimeError as exc:
+                row[key] = {"value": None, "solver": f"unreliable: {exc}"}
+            row[key]["seconds"] = time.perf_counter() - t0
+        a, b = row["two_client_sdane"], row["certify_sdane"]
+        row["compared"] = a["solver"] == b["solver"] == "CLARABEL"
+        row["rel_diff"] = (b["value"] - a["value"]) / a["value"] if row["compared"] else None
+        row["rtol"] = AGREE_RTOL if R == 1 else AGREE_RTOL_DEEP
+        rows.append(row)
+    return rows
+
+
+def _sdane_agreement_ok(rows, min_compared):
+    compared = [r for r in rows if r["compared"]]
+    return (len(compared) >= min_compared and all(abs(r["rel_diff"]) <= r["rtol"] for r in compared)), len(compared)
+
+
+_SDANE_CONTROLS = [
+    Control("lambda-1.05", "certify_sdane at 1.05 λ against two_client_sdane at λ (the worst case moves with λ: "
+            "0.98 at λ = 1 against 0.79 at λ = 2, R = 1, c = 1/4; a 5% step moves it by ~1e-2, 10⁴ tolerances)",
+            {"lam_factor": 1.05}),
+    Control("c-1.05", "certify_sdane at 1.05 c against two_client_sdane at c (a larger c admits more local points, "
+            "and the worst case grows with c: 0.58 at c = 0.01 against 0.79 at c = 1/4, R = 1, λ = 2)",
+            {"c_factor": 1.05}),
+]
 
 
 @claim(
     id="verify/federated-pep/sdane-agreement",
     ref="consistency",
-    title="S-DANE with exact local solves on the federated PEP machinery agrees with two_client_sdane as c → 0",
-    statement=r"For two $\mu$-convex clients under $\delta$-SOD (the class of \texttt{two\_client\_sdane}, declared by the "
-              r"same code), S-DANE's exact-solve worst case $v_0$ (\texttt{certify\_sdane}, exactness by elimination) "
-              r"satisfies $v_0\le v(c)$ for $c\in\{10^{-2},10^{-3},10^{-4}\}$ ($v(c)$: \texttt{two\_client\_sdane} with "
-              r"accuracy $c$; exact solves meet (6) for every $c$), and the extrapolation of $v(c)$ to $c=0$, linear "
-              r"in $\sqrt c$ from $c\in\{10^{-3},10^{-4}\}$, equals $v_0$ within its own error estimate "
-              r"$2|b|\sqrt{c_1c_2}$ ($b$: the quadratic coefficient of the fit through all three $c$). "
-              r"$(R,\lambda,\mu,\delta)\in\{(1,2,0,1),(2,2,\tfrac12,1),(2,1,0,\tfrac12)\}$.",
+    title="S-DANE on the federated PEP machinery (local gradients defined) agrees with two_client_sdane to 1e-6",
+    statement=r"For two $\mu$-convex clients under $\delta$-SOD and one round of S-DANE with local accuracy $c>0$, "
+              r"\texttt{certify\_sdane} (each local gradient defined as $\nabla f_i(x_i)=\nabla f_i(v)-\nabla f(v)"
+              r"-\lambda(x_i-v)+e_i$, $\sum_i\|e_i\|^2\le c\lambda^2\sum_i\|x_i-v\|^2$) and \texttt{two\_client\_sdane} "
+              r"(free local points under condition (6)) give the same worst case to $10^{-6}$ relative, both solved "
+              r"to Clarabel \emph{optimal}, for $\lambda\in\{1,2\}$, $\mu\in\{0,\tfrac1{10}\}$, $\delta=1$, "
+              r"$c\in\{\tfrac14,\tfrac1{100}\}$ and $c=\tfrac1{20}$ at $\lambda=2$. With exact solves ($c=0$, "
+              r"\texttt{certify\_sdane} by elimination) the worst case $v_0$ satisfies $v_0\le v(c)$ for "
+              r"$c\in\{10^{-2},10^{-3},10^{-4}\}$, and the extrapolation of $v(c)$ to $c=0$, linear in $\sqrt c$ "
+              r"from $c\in\{10^{-3},10^{-4}\}$, equals $v_0$ within $2|b|\sqrt{c_1c_2}$ ($b$: the quadratic "
+              r"coefficient of the fit through all three $c$), $(R,\lambda,\mu,\delta)\in\{(1,2,0,1),(2,2,\tfrac12,1),"
+              r"(2,1,0,\tfrac12)\}$.",
     kind="certificate",
-    controls=[Control("lambda-1.05", "certify_sdane at 1.05 λ against two_client_sdane at λ", {"lam_factor": 1.05})],
+    controls=_SDANE_CONTROLS,
 )
 def sdane_agreement(ctx):
     from fedtheory.certify.federated_pep import certify_sdane
     from fedtheory.certify.pep import two_client_sdane
 
-    lf = ctx.param("lam_factor", 1.0)
-    rows, ok = [], True
+    lf, cf = ctx.param("lam_factor", 1.0), ctx.param("c_factor", 1.0)
+    points = [(1, lam, mu, 1.0, c, False) for lam in (1.0, 2.0) for mu in (0.0, 0.1) for c in (0.25, 0.05, 0.01)
+              if not (lam == 1.0 and c == 0.05)]
+    agreement = _sdane_agreement_rows(points, lf, cf)
+    ok, ncompared = _sdane_agreement_ok(agreement, len(points))
+    rows = []
     for R, lam, mu, delta in ((1, 2.0, 0.0, 1.0), (2, 2.0, 0.5, 1.0), (2, 1.0, 0.0, 0.5)):
         ex = certify_sdane(R, lf * lam, mu, delta)
         vs = np.array([two_client_sdane(R, lam, mu, delta, c=c).value for c in SDANE_CS])
@@ -196,11 +264,16 @@ def sdane_agreement(ctx):
         inclusion = bool(np.all(ex.value <= vs * (1 + INCLUSION_RTOL)))
         agree = abs(lin - ex.value) <= tol
         rows.append({"R": R, "lam": lam, "mu": mu, "delta": delta, "exact": ex.value, "exact_lower": ex.lower,
-                     "inexact": dict(zip(map(str, SDANE_CS), vs.tolist())), "extrapolated": lin,
-                     "rel_diff": (lin - ex.value) / ex.value, "tolerance_abs": tol, "inclusion": inclusion})
+                     "exact_solver": ex.solver, "inexact": dict(zip(map(str, SDANE_CS), vs.tolist())),
+                     "extrapolated": lin, "rel_diff": (lin - ex.value) / ex.value, "tolerance_abs": tol,
+                     "inclusion": inclusion})
         ok &= inclusion and agree and ex.gap < 1e-4
-    return ctx.decide(ok, measured={"rows": rows},
-                      tolerance={"extrapolation": "2|b|sqrt(c1 c2) per setting", "inclusion_relative": INCLUSION_RTOL},
+    worst = max(abs(r["rel_diff"]) for r in agreement if r["compared"]) if ncompared else None
+    return ctx.decide(ok, measured={"agreement": agreement, "worst_rel_diff": worst, "compared": ncompared,
+                                    "exact": rows},
+                      tolerance={"agreement_relative": AGREE_RTOL, "why": "one SDP in two bases; Clarabel's 1e-8 "
+                                 "gap on O(1) data, measured agreement <= 1.5e-7",
+                                 "extrapolation": "2|b|sqrt(c1 c2) per setting", "inclusion_relative": INCLUSION_RTOL},
                       notes=SDANE_NOTES)
 
 
@@ -279,3 +352,36 @@ def quadratic_extraction(ctx):
                       tolerance={"relative": EXTRACT_RTOL, "engines_relative": 1e-4,
                                  "why": "the extracted clients interpolate the SDP's table up to the solver's "
                                         "accuracy; measured driver values within 2e-7 of the SDP's"})
+
+
+@claim(
+    id="verify/federated-pep/sdane-agreement/grid",
+    ref="consistency",
+    title="S-DANE / Acc-S-DANE with inexact local solves: certify_sdane and two_client_sdane agree (full grid)",
+    statement=r"As \texttt{verify/federated-pep/sdane-agreement}, for S-DANE at $R\in\{1,2,3\}$ and Acc-S-DANE at "
+              r"$R=2$, $\lambda\in\{1,2\}$, "
+              r"$\mu\in\{0,\tfrac1{10}\}$, $\delta=1$, $c\in\{\tfrac14,\tfrac1{20},\tfrac1{100}\}$: wherever both "
+              r"are solved to Clarabel \emph{optimal} (at least half of the 48 points) they agree to $10^{-6}$ "
+              r"relative at $R=1$ and to $2\cdot10^{-5}$ at $R\in\{2,3\}$, where Clarabel's own accuracy is "
+              r"measured at $\sim8\cdot10^{-6}$ (see the notes).",
+    kind="certificate",
+    tier="full",
+    controls=_SDANE_CONTROLS[:1],
+)
+def sdane_agreement_grid(ctx):
+    lf, cf = ctx.param("lam_factor", 1.0), ctx.param("c_factor", 1.0)
+    # Acc-S-DANE at R = 2 only: at R = 1 it is S-DANE (A_0 = 0, a = 1/λ: the same centre, v-update and output)
+    points = [(R, lam, mu, 1.0, c, acc) for R, acc in ((1, False), (2, False), (3, False), (2, True))
+              for lam in (1.0, 2.0) for mu in (0.0, 0.1) for c in (0.25, 0.05, 0.01)]
+    agreement = _sdane_agreement_rows(points, lf, cf)
+    ok, ncompared = _sdane_agreement_ok(agreement, len(points) // 2)
+    worst = {f"R{R}{'-acc' if acc else ''}": max((abs(r["rel_diff"]) for r in agreement
+                                                   if r["compared"] and r["R"] == R and r["accelerated"] == acc),
+                                                  default=None)
+             for R, acc in ((1, False), (2, False), (3, False), (2, True))}
+    return ctx.decide(ok, measured={"agreement": agreement, "worst_rel_diff_by_R": worst, "compared": ncompared},
+                      tolerance={"R1_relative": AGREE_RTOL, "R2_R3_relative": AGREE_RTOL_DEEP,
+                                 "why": "R = 1: Clarabel's 1e-8 gap; R >= 2: two solves each within Clarabel's "
+                                        "measured self-consistency ~8e-6 (AGREE_RTOL_DEEP)"},
+                      notes=SDANE_NOTES + " The R >= 2 tolerance 2e-5 is wider than the fast claim's 1e-6 because "
+                            "Clarabel does not reach 1e-6 there (not because the formulations differ).")

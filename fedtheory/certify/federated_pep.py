@@ -53,8 +53,9 @@ Glineur, whose interpolation is exact), the fixed point imposed by eliminating t
 wrapper writes every LMI entry twice (M[i, j] and M[j, i]), which makes Clarabel's equality system rank
 deficient; :class:`_SymmetricLMIWrapper` sends each entry once.
 
-:func:`certify_sdane` writes S-DANE (exact local solves, two clients under δ-SOD) with the same elimination of
-a gradient, over the class of :func:`fedtheory.certify.pep.two_client_sdane` (declared by the same code).
+:func:`certify_sdane` writes S-DANE and Acc-S-DANE (two clients under δ-SOD, exact or inexact local solves) with
+the same device, local gradients defined rather than constrained, over the class and round loop of
+:func:`fedtheory.certify.pep.two_client_sdane` (shared: :func:`fedtheory.certify.pep.sdane_pep`).
 
 Lower bounds: a seeded multi-start probe maximizes the measure over concrete instances (A_i = U_i diag(λ_i)U_iᵀ,
 ‖c_i‖ = C, d = ``probe_dim``), the best instance is replayed through ``run_local_update`` and the value the
@@ -763,67 +764,53 @@ def _sum_p(p, vecs):
     return out
 
 
-def certify_sdane(R: int, lam: float, mu: float, delta: float):
-    r"""Worst case of S-DANE (Algorithm 1 of Jiang, Rodomanov & Stich, arXiv:2407.07084) with **exact** local
-    prox solves, two clients (weights ½) under δ-SOD, over R rounds from ‖x^0 − x*‖ ≤ 1: sup of
-    f(x̄^R) − f* + μ/2‖v^R − x*‖² (x̄^R the (1 + μ/λ)^r-weighted average of the x^r), as a
+def certify_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.0, accelerated: bool = False):
+    r"""Worst case of S-DANE (Algorithm 1 of Jiang, Rodomanov & Stich, arXiv:2407.07084), or Acc-S-DANE
+    (Algorithm 2) with ``accelerated``, two clients (weights ½) under δ-SOD, over R rounds from
+    ‖x^0 − x*‖ ≤ 1, with local solves of relative accuracy c (c = 0: exact prox solves): sup of
+    f(x̄^R) − f* + μ/2‖v^R − x*‖² (x̄^R the (1 + μ/λ)^r-weighted average of the x^r; Acc-S-DANE: f(x^R)), as a
     :class:`~fedtheory.certify.pep.PepResult`.
 
-    The class is :func:`~fedtheory.certify.pep.two_client_sdane`'s, declared by the same code
-    (:func:`~fedtheory.certify.pep.sod_start`, :func:`~fedtheory.certify.pep.close_sod_pair`). Exactness
-    ∇F_{i,r}(x_{i,r+1}) = 0 is written as this module writes LocalUpdate's fixed point: by *defining* a gradient,
-    ∇f_1(x_1) = ∇f_1(v) − ∇f(v) − λ(x_1 − v) and ∇g(x_2) from ∇f_2 = ∇f_1 − 2∇g at x_2 — not as
-    ‖∇F_{i,r}‖² ≤ 0, two_client_sdane's condition (6) at c = 0, a constraint without interior on which Clarabel
-    and SCS stop "inaccurate" (measured: 0.52522 vs 0.52566 at R = 1, λ = 2, μ = 0, δ = 1). The worst case is
-    replayed on the real driver (``lower``), as two_client_sdane's is.
+    The class, the round loop, the solve and the replay on the real driver (``lower``) are
+    :func:`~fedtheory.certify.pep.two_client_sdane`'s (:func:`~fedtheory.certify.pep.sdane_pep`). Only the local
+    step differs, written as this module writes LocalUpdate's fixed point: each local gradient is *defined*,
+    ∇f_i(x_i) = ∇f_i(c^r) − ∇f(c^r) − λ(x_i − c^r) + e_i, so that ∇F_{i,r}(x_i) = e_i (c^r the prox-centre:
+    v^r, or Acc-S-DANE's y^r); client 1 through f_1's gradient, client 2 through g's, ∇g(x_2) = ½(∇f_1(x_2) −
+    ∇f_2(x_2)) since f_2 = f_1 − 2g. For c > 0 the errors e_i are free points under the single constraint
+    Σ_i‖e_i‖² ≤ cλ²Σ_i‖x_i − c^r‖² (condition (6)), a reparametrization of two_client_sdane's PEP; c = 0 sets
+    e_i = 0 — exactness by elimination, not as ‖∇F_{i,r}‖² ≤ 0 (two_client_sdane at c = 0, a constraint without
+    interior on which Clarabel and SCS stop "inaccurate": 0.52522 and 0.52566 at R = 1, λ = 2, μ = 0, δ = 1).
+
+    c < 0 (or λ ≤ 0, μ < 0, δ ≤ 0, R < 1) raises ValueError naming the hypothesis.
 
     >>> r = certify_sdane(1, 2.0, 0.0, 1.0)
-    >>> round(r.value, 4), bool(r.gap < 1e-4)
-    (0.5248, True)
+    >>> round(r.value, 4), bool(r.gap < 1e-4), r.solver
+    (0.5248, True, 'CLARABEL')
+    >>> from fedtheory.certify.pep import two_client_sdane
+    >>> a, b = certify_sdane(1, 2.0, 0.0, 1.0, c=0.25), two_client_sdane(1, 2.0, 0.0, 1.0, c=0.25)
+    >>> bool(abs(a.value - b.value) <= 1e-6 * b.value)
+    True
     """
-    from PEPit import PEP, Expression, Point
+    from PEPit import Expression, Point
 
-    from fedtheory.certify.pep import (CLASS_ATOL, TEST_ATOL, PepResult, _data, _replay_two_client, _solve,
-                                       _weighted_average, close_sod_pair, interpolation_violation, sdane_bound,
-                                       sod_start)
+    from fedtheory.certify.pep import sdane_pep
 
-    if isinstance(R, bool) or int(R) != R or R < 1:
-        raise ValueError(f"R must be an integer >= 1, got {R!r}")
-    if not (lam > 0 and mu >= 0 and delta > 0):
-        raise ValueError(f"hypothesis lam > 0, mu >= 0, delta > 0 violated: lam={lam!r}, mu={mu!r}, delta={delta!r}")
-    _register_wrapper()
-    pb = PEP()
-    f1, g, f2, f, xs, fs, x0 = sod_start(pb, mu, delta)
-    v = x0
-    iterates, vs, locals_ = [], [], []
-    for _ in range(R):
-        gc1, gc2 = f1.gradient(v), f2.gradient(v)
-        gS = 0.5 * (gc1 + gc2)
+    def defined_local_points(pb, f1, g, f2, center, gc, gS):
         x1, x2 = Point(), Point()
-        # exact prox solves: ∇f_i(x_i) = ∇f_i(v) − ∇f(v) − λ(x_i − v)
-        g1 = gc1 - gS - lam * (x1 - v)
-        f1.add_point((x1, g1, Expression()))
-        target2 = gc2 - gS - lam * (x2 - v)
-        g.add_point((x2, 0.5 * (f1.gradient(x2) - target2), Expression()))
-        locals_.append([x1, x2])
-        xbar = 0.5 * (x1 + x2)
-        gbar = 0.5 * (g1 + f2.gradient(x2))
-        v = (lam * v + mu * xbar - gbar) * (1.0 / (lam + mu))
-        iterates.append(xbar)
-        vs.append(v)
-    out = _weighted_average(iterates, (1 + mu / lam) ** np.arange(1, R + 1))
-    metric = f(out) - fs + (mu / 2) * (v - xs) ** 2
-    close_sod_pair(pb, f1, f2, [xs] + iterates + vs + [out], mu)
-    pb.set_performance_metric(metric)
-    value, secs = _solve(pb, wrapper=_WRAPPER)
-    viol = max(interpolation_violation(*_data(f1), mu=mu), interpolation_violation(*_data(f2), mu=mu),
-               interpolation_violation(*_data(g), mu=-delta, L=delta))
-    replay = _replay_two_client(f1, f2, xs, x0, [[p.eval() for p in pts] for pts in locals_], R, lam, mu, 0.0,
-                                False)
-    ok = viol <= CLASS_ATOL and replay["test_violation"] <= TEST_ATOL
-    return PepResult(value, sdane_bound(R, lam, mu), {"R": R, "lam": lam, "mu": mu, "delta": delta, "c": 0.0,
-                                                      "n": 2, "exact": True}, secs,
-                     replay["metric"] if ok else math.nan, viol, replay)
+        e = [Point(), Point()] if c > 0 else [None, None]
+        targets = []
+        for gci, xi, ei in zip(gc, (x1, x2), e):
+            t = gci - gS - lam * (xi - center)
+            targets.append(t if ei is None else t + ei)
+        f1.add_point((x1, targets[0], Expression()))
+        g.add_point((x2, 0.5 * (f1.gradient(x2) - targets[1]), Expression()))
+        if c > 0:
+            pb.add_constraint(e[0] ** 2 + e[1] ** 2 <= c * lam ** 2 * ((x1 - center) ** 2 + (x2 - center) ** 2))
+        return [x1, x2], targets
+
+    _register_wrapper()
+    return sdane_pep(R, lam, mu, delta, c, accelerated, defined_local_points, wrapper=_WRAPPER,
+                     params={"exact": c == 0, "local": "defined gradients"})
 
 
 # --------------------------------------------------------------------------------------------

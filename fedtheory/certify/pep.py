@@ -38,7 +38,7 @@ from fedtheory.problems.clients import ClientOracles
 __all__ = ["PepResult", "stabilized_ppm", "classical_ppm", "two_client_sdane", "stabilized_catalyst", "gd_gradient_norm",
            "fast_gradient_norm", "cocoercivity_gap", "sdane_bound", "acc_sdane_bound", "SOLVER",
            "interpolation_violation", "huber_gd_gradient_norm", "abs_stabilized_ppm", "CLASS_ATOL", "TIGHT_RTOL",
-           "worst_gap", "sod_pair", "sod_start", "close_sod_pair"]
+           "worst_gap", "sod_pair", "sod_start", "close_sod_pair", "sdane_pep"]
 
 SOLVER = "CLARABEL"
 #: relative accuracy of the SDP solutions (Clarabel's default tolerances are 1e-8): ratios are compared to 1 + this.
@@ -93,6 +93,9 @@ class PepResult:
     lower: float | None = None
     class_violation: float | None = None
     replay: dict | None = None
+    #: which solver produced ``value``: ``"CLARABEL"`` (Clarabel's status "optimal") or ``"CLARABEL+SCS"``
+    #: (Clarabel inaccurate, SCS optimal and agreeing; see :func:`_solve_detail`); ``None`` where not recorded
+    solver: str | None = None
 
     @property
     def ratio(self) -> float:
@@ -108,7 +111,7 @@ class PepResult:
     def to_json(self) -> dict:
         return {"value": self.value, "bound": self.bound, "ratio": self.ratio, "params": self.params,
                 "seconds": self.seconds, "lower": self.lower, "class_violation": self.class_violation,
-                "gap": self.gap, "replay": self.replay}
+                "gap": self.gap, "replay": self.replay, "solver": self.solver}
 
 
 def interpolation_violation(X: Any, G: Any, F: Any, mu: float = 0.0, L: float = math.inf) -> float:
@@ -458,12 +461,59 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
     >>> bool(r.ratio <= 1), bool(r.gap < 1e-4)
     (True, True)
     """
+    if drop not in (None, "client-2-strong-convexity"):
+        raise ValueError(f"drop must be None or 'client-2-strong-convexity', got drop={drop!r}")
+
+    def free_local_points(pb: Any, f1: Any, g: Any, f2: Any, center: Any, gc: list, gS: Any) -> tuple:
+        # the local points are leaves; (6) holds as a constraint on their gradients
+        pts = [pb.set_initial_point(), pb.set_initial_point()]
+        grads, E, U = [], None, None
+        for fi, xi, gci in zip((f1, f2), pts, gc):
+            gi = fi.gradient(xi)
+            grads.append(gi)
+            e = (gi - gci + gS + lam * (xi - center)) ** 2
+            u = (xi - center) ** 2
+            E = e if E is None else E + e
+            U = u if U is None else U + u
+        pb.add_constraint(E <= c * lam ** 2 * U)
+        return pts, grads
+
+    return sdane_pep(R, lam, mu, delta, c, accelerated, free_local_points,
+                     mu2=0.0 if drop == "client-2-strong-convexity" else mu, params={"drop": drop})
+
+
+def sdane_pep(R: int, lam: float, mu: float, delta: float, c: float, accelerated: bool, local: Any, *,
+              mu2: float | None = None, wrapper: str = "cvxpy", params: dict | None = None) -> PepResult:
+    r"""The S-DANE / Acc-S-DANE PEP over two μ-convex clients under δ-SOD (:func:`sod_start`), R rounds, with the
+    local step left to ``local``: the round loop, metric, class closure (:func:`close_sod_pair`, f_2 μ₂-convex
+    with μ₂ = ``mu2``, default μ), solve (:func:`_solve_detail` with ``wrapper``; the solver that produced the value
+    goes to ``PepResult.solver``), interpolation check and replay on the real driver shared by
+    :func:`two_client_sdane` (free local points, (6) as a constraint) and
+    :func:`fedtheory.certify.federated_pep.certify_sdane` (local gradients defined by elimination).
+
+    ``local(pb, f1, g, f2, center, gc, gS)`` receives the prox-centre c^r, the clients' gradients there
+    [∇f_1(c^r), ∇f_2(c^r)] and ∇f(c^r); it declares the two local points x_{i,r+1} with whatever constraints its
+    formulation of (6) (Σ_i‖∇F_{i,r}(x_{i,r+1})‖² ≤ cλ²Σ_i‖x_{i,r+1} − c^r‖², with
+    ∇F_{i,r}(x) = ∇f_i(x) − ∇f_i(c^r) + ∇f(c^r) + λ(x − c^r)) needs, and returns (points, gradients ∇f_i there).
+
+    Hypotheses R ≥ 1, λ > 0, μ ≥ 0, δ > 0, c ≥ 0: a ValueError names the one violated.
+
+    >>> sdane_pep(1, 2.0, 0.0, 1.0, -0.1, False, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: hypothesis c >= 0 violated: c=-0.1 (the relative accuracy of condition (6))
+    """
     from PEPit import PEP
 
     from fedtheory.algorithms.dane import acc_coefficient
 
-    if drop not in (None, "client-2-strong-convexity"):
-        raise ValueError(f"drop must be None or 'client-2-strong-convexity', got drop={drop!r}")
+    if isinstance(R, bool) or int(R) != R or R < 1:
+        raise ValueError(f"R must be an integer >= 1, got {R!r}")
+    if not (lam > 0 and mu >= 0 and delta > 0):
+        raise ValueError(f"hypothesis lam > 0, mu >= 0, delta > 0 violated: lam={lam!r}, mu={mu!r}, delta={delta!r}")
+    if not c >= 0:
+        raise ValueError(f"hypothesis c >= 0 violated: c={c!r} (the relative accuracy of condition (6))")
+    R = int(R)
     pb = PEP()
     f1, g, f2, f, xs, fs, x0 = sod_start(pb, mu, delta)
     x, v = x0, x0
@@ -477,16 +527,7 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
             center = v
         gc = [f1.gradient(center), f2.gradient(center)]
         gS = 0.5 * (gc[0] + gc[1])
-        pts = [pb.set_initial_point(), pb.set_initial_point()]
-        grads, E, U = [], None, None
-        for fi, xi, gci in zip((f1, f2), pts, gc):
-            gi = fi.gradient(xi)
-            grads.append(gi)
-            e = (gi - gci + gS + lam * (xi - center)) ** 2
-            u = (xi - center) ** 2
-            E = e if E is None else E + e
-            U = u if U is None else U + u
-        pb.add_constraint(E <= c * lam ** 2 * U)
+        pts, grads = local(pb, f1, g, f2, center, gc, gS)
         locals_.append(pts)
         xbar = 0.5 * (pts[0] + pts[1])
         gbar = 0.5 * (grads[0] + grads[1])
@@ -500,9 +541,9 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
         vs.append(v)
     out = x if accelerated else _weighted_average(iterates, (1 + mu / lam) ** np.arange(1, R + 1))
     metric = f(out) - fs + (mu / 2) * (v - xs) ** 2
-    close_sod_pair(pb, f1, f2, [xs] + iterates + vs + [out], 0.0 if drop == "client-2-strong-convexity" else mu)
+    close_sod_pair(pb, f1, f2, [xs] + iterates + vs + [out], mu if mu2 is None else mu2)
     pb.set_performance_metric(metric)
-    value, secs = _solve(pb)
+    value, secs, solver = _solve_detail(pb, wrapper=wrapper)
     bound = acc_sdane_bound(R, lam, mu) if accelerated else sdane_bound(R, lam, mu)
     viol = max(interpolation_violation(*_data(f1), mu=mu), interpolation_violation(*_data(f2), mu=mu),
                interpolation_violation(*_data(g), mu=-delta, L=delta))
@@ -510,7 +551,8 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
                                 accelerated)
     ok = viol <= CLASS_ATOL and replay["test_violation"] <= TEST_ATOL
     return PepResult(value, bound, {"R": R, "lam": lam, "mu": mu, "delta": delta, "c": c, "accelerated": accelerated,
-                                    "n": 2, "drop": drop}, secs, replay["metric"] if ok else math.nan, viol, replay)
+                                    "n": 2, **(params or {})}, secs, replay["metric"] if ok else math.nan, viol,
+                     replay, solver)
 
 
 class _TableClients(ClientOracles):
