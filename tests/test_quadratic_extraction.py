@@ -87,3 +87,15 @@ def test_certificate_replays_the_extracted_instance(measure, extra):
         assert float(np.linalg.norm(xT - prob.x_star())) == pytest.approx(ext, rel=1e-12)
         assert np.linalg.norm(x0 - prob.x_star()) <= 1.0 + 1e-12
         assert np.linalg.norm(prob.c, axis=1).max() <= 1.0 + 1e-12
+
+
+@pytest.mark.parametrize("kw", [{"measure": "rate", "eta": 0.1}, {"zeta": 1.0},
+                                {"measure": "function-value", "eta": 0.1, "rounds": 2, "D": 1.0},
+                                {"measure": "error", "server": "heavy_ball", "momentum": 0.3, "eta": 0.1,
+                                 "rounds": 2, "D": 1.0}])
+def test_every_measure_reaches_the_sdp(kw):
+    c = certify_local_update(1.0, 10.0, 2, 0.05, engine="pepit", probe_starts=1, seed=0, **kw)
+    sdp, ext = c.details["sdp_value"], c.details["extracted_lower"]
+    assert c.status == "certified" and abs(ext - sdp) <= 1e-3 * sdp and c.lower >= ext
+    lam = np.asarray(c.details["extracted_instance"]["problem"]["eigvals"])
+    assert lam.min() >= 1.0 and lam.max() <= 10.0
