@@ -203,6 +203,9 @@ def _certify_parser(what) -> None:
     ce.add_argument("--commuting", action="store_true",
                     help="d = 1 / commuting clients (two clients, floor): branch-and-bound certificate")
     ce.add_argument("--free-weights", action="store_true", help="with --commuting: the sup over the weights p too")
+    ce.add_argument("--engine", default=None,
+                    help="spectral or pepit (default: spectral for quadratic floor/rate/error, else pepit; pepit also "
+                         "extracts its worst case as a lower bound)")
     ce.add_argument("--pieces", type=int, default=16, help="spectral relaxation pieces (default 16)")
     ce.add_argument("--seed", type=int, default=0, help="seed of the lower-bound probe")
     ce.add_argument("--json", metavar="FILE", help="write the certificate as JSON")

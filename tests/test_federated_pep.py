@@ -91,6 +91,13 @@ def test_cli_certify_json_and_bad_input(tmp_path, capsys):
     assert rc == 2 and len(err) == 1 and err[0].startswith("error: hypothesis 0 < gamma")
     rc = main(["explore", "certify", "fedprox", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05"])
     assert rc == 2 and "alpha > 0" in capsys.readouterr().err
+    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05",
+               "--engine", "pepit", "--json", str(out)])
+    data = json.loads(out.read_text())
+    assert rc == 0 and data["hypotheses"]["engine"] == "pepit" and data["details"]["extracted_lower"] is not None
+    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05",
+               "--engine", "exact"])
+    assert rc == 2 and "engine must be one of" in capsys.readouterr().err
 
 
 def test_function_value_at_K1_is_drori_teboulle():

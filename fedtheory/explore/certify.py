@@ -51,7 +51,7 @@ def certify(method: str, *, mu: float, L: float, K: int, gamma: float, alpha: fl
     if commuting:
         from fedtheory.certify.commuting import certify_floor_d1
 
-        needed = {"measure": "floor", "clients": 2, "function_class": "quadratic", "zeta": None}
+        needed = {"measure": "floor", "clients": 2, "function_class": "quadratic", "zeta": None, "engine": None}
         bad = {k: kw.get(k, v) for k, v in needed.items() if kw.get(k, v) != v}
         if bad:
             raise ValueError(f"the commuting certificate is for the floor of two quadratic clients under C; got {bad}")
@@ -65,7 +65,8 @@ def run_certify(args: argparse.Namespace, console: Any) -> int:
     c = certify(args.method, mu=args.mu, L=args.L, K=args.K, gamma=args.gamma, alpha=args.alpha,
                 clients=args.clients, C=args.C, zeta=args.zeta, measure=args.measure,
                 function_class=args.function_class, eta=args.eta, server=args.server, momentum=args.momentum,
-                rounds=args.rounds, D=args.D, pieces=args.pieces, seed=args.seed, commuting=args.commuting,
+                rounds=args.rounds, D=args.D, pieces=args.pieces, seed=args.seed, engine=args.engine,
+                commuting=args.commuting,
                 free_weights=args.free_weights)
 
     def fmt(v):
