@@ -7,6 +7,13 @@ Law (:mod:`fedtheory.analysis.floor_law`): sup‖x*(0, γ, Θ_{1:K}) − x*‖/C
 the maximizer t² the positive root of a cubic. The worst case is a d = 2 pair with both spectra {μ, L} and
 eigenbases at angle 2·atan t. Sympy proves the reduction and the limits; certificates (upper bound over every
 dimension and spectrum, lower bound replayed) pin the worst floor to Φ.
+
+Measured (seed 0 of the check runs, pieces = 16): on the 45-point grid κ₀ ∈ {3, 10, 100, 1000}, K ∈ {2, 5, 10, 100},
+γL ∈ {0.1, 0.5, 0.9} with Kγμ ≤ 5, the certified upper bound is within [0.946, 1.28]·10⁻⁵ relative above Φ (the
+reporting margin 10⁻⁵ plus the SDP's ±3·10⁻⁶) and the replayed instance within 5·10⁻¹² of Φ; the law's own d = 2
+pair reaches Φ to 10⁻¹². Small steps: at κ₀ = 10, K = 5 the relative error of (K − 1)γD₁ is 4.2·10⁻³, 2.1·10⁻³,
+1.0·10⁻³ at (K − 1)γL = 0.04, 0.02, 0.01. What is not proved: that no pair in any dimension beats the family
+(the certificates measure it; a proof would bound ‖G(b(A₁), b(A₂)) − G(A₁, A₂)‖ over all admissible pairs).
 """
 from __future__ import annotations
 
@@ -48,6 +55,19 @@ def _max_rel(rows, key):
     """Largest |relative deviation| over the rows where the law is non-zero (a control's law may be 0)."""
     vals = [abs(r[key]) for r in rows if r[key] is not None]
     return max(vals) if vals else None
+
+
+def _against_law(ctx, points, law_fn):
+    """Every point's certificate against the law (:func:`_check_point`), decided together."""
+    rows, ok = [], True
+    for kap, K, gl in points:
+        good, row = _check_point(kap, K, gl, ctx.seed % (2 ** 31), law_fn)
+        ok &= good
+        rows.append(row)
+    return ctx.decide(ok, measured={"points": rows, "max_upper_rel": _max_rel(rows, "upper_rel"),
+                                    "max_lower_rel": _max_rel(rows, "lower_rel")},
+                      tolerance={"upper": f"law·(1 + {UPPER_TOL}): SDP_MARGIN 1e-5 + solver error (≤ 2.8e-6 measured)",
+                                 "lower": f"law pair and probe instance within {PAIR_TOL} relative"})
 
 
 def _law(ctx):
@@ -187,15 +207,7 @@ def certified(ctx):
         gl = float(rng.uniform(0.05, 0.95))
         if K * gl / kap <= 3:          # Kγμ > 3: κ ≈ 1, the limit regime (certified-limit), slow for the SDP
             points.append((kap, K, gl))
-    rows, ok = [], True
-    for kap, K, gl in points:
-        good, row = _check_point(kap, K, gl, ctx.seed % (2 ** 31), law_fn)
-        ok &= good
-        rows.append(row)
-    return ctx.decide(ok, measured={"points": rows, "max_upper_rel": _max_rel(rows, "upper_rel"),
-                                    "max_lower_rel": _max_rel(rows, "lower_rel")},
-                      tolerance={"upper": f"law·(1 + {UPPER_TOL}): SDP_MARGIN 1e-5 + solver error (≤ 2.8e-6 measured)",
-                                 "lower": f"law pair and probe instance within {PAIR_TOL} relative"})
+    return _against_law(ctx, points, law_fn)
 
 
 @claim(
@@ -246,16 +258,6 @@ def small_step(ctx):
 def grid(ctx):
     """Points with Kγμ > 5 (κ within e⁻⁵ of 1) are the limit regime, checked by localupdate/lemma-5/certified-limit;
     there the SDP is slow (one point took 855 s on a shared core)."""
-    law_fn = _law(ctx)
-    rows, ok = [], True
-    for kap in (3.0, 10.0, 100.0, 1000.0):
-        for K in (2, 5, 10, 100):
-            for gl in (0.1, 0.5, 0.9):
-                if K * gl / kap > 5:
-                    continue
-                good, row = _check_point(kap, K, gl, ctx.seed % (2 ** 31), law_fn)
-                ok &= good
-                rows.append(row)
-    return ctx.decide(ok, measured={"grid": rows, "max_upper_rel": _max_rel(rows, "upper_rel"),
-                                    "max_lower_rel": _max_rel(rows, "lower_rel")},
-                      tolerance={"upper": UPPER_TOL, "pair": PAIR_TOL})
+    points = [(kap, K, gl) for kap in (3.0, 10.0, 100.0, 1000.0) for K in (2, 5, 10, 100) for gl in (0.1, 0.5, 0.9)
+              if K * gl / kap <= 5]
+    return _against_law(ctx, points, _law(ctx))
