@@ -172,7 +172,11 @@ _CERTIFIED_CLAIMS = {
                 "localupdate/lemma-5/certified-fedprox", "localupdate/lemma-5/certified-grid",
                 "localupdate/lemma-5/certified-limit", "localupdate/lemma-5/corrected",
                 "localupdate/lemma-5/corrected-limit",
-                "localupdate/section-4.3/smooth-floor-larger"],
+                "localupdate/section-4.3/smooth-floor-larger",
+                # the law of the certified floor (paper_checks/localupdate_law.py)
+                "localupdate/floor-law/reduction", "localupdate/floor-law/limits",
+                "localupdate/floor-law/certified", "localupdate/floor-law/small-step",
+                "localupdate/floor-law/grid"],
     "Theorem 4": ["localupdate/lemma-5/certified", "localupdate/lemma-5/certified-fast-grid",
                   "localupdate/lemma-5/corrected"],
     "Corollary 1": ["localupdate/corollary-1/certified"],
