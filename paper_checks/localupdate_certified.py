@@ -412,8 +412,9 @@ def corrected_lemma_5(ctx):
     lower bound replayed in the driver), so the bound is checked over the whole class at each sampled point; the
     points (κ₀, K, γL) are drawn at random (log-uniform κ₀ ∈ [3, 10³], K ∈ [1, 200], γL ∈ (0, 1)), plus a saturated
     point where the bound is attained. Proved in the limit Kγμ → ∞ (localupdate/lemma-5/corrected-limit, where it
-    is tight); for finite K it remains a conjecture the sampled certificates support (no point has come closer than
-    the limit)."""
+    is tight). For finite K the certified floor follows the closed-form law Φ(κ₀, κ) (localupdate/floor-law/*),
+    which is decreasing in κ with Φ(κ₀, 1) = (κ₀ − 1)/(2√κ₀) (sympy); that no federation beats the law is measured
+    by certificates, not proved, so for finite K this remains a conjecture the certificates support."""
     factor = ctx.param("law_factor", 1.0)
     rng = ctx.rng
     points = [(100.0, 10000, 0.5)]
