@@ -103,7 +103,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "a convolution's MACs counted for one output channel instead of all"),
     # --- certificates ---------------------------------------------------------------------------------
     Mutant("pep-second-client-not-strongly-convex", "certificate", "fedtheory/certify/pep.py",
-           '0.0 if drop == "client-2-strong-convexity" else mu)',
+           "mu if mu2 is None else mu2)",
            "0.0)",
            ("--paper", "sdane", "--claim", "sdane/theorem-*"),
            "the two-client S-DANE PEP loses client 2's strong convexity (its value only grows: a 'value <= bound' "
