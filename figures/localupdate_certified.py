@@ -69,13 +69,13 @@ def figure_certified_floor(ctx):
     for kap, rows in data.items():
         xs = rows["x"]
         panels.append(panel(f"κ₀ = {kap:g}", "Kγ·L", "floor / C", [
-            series("certified (PEP upper bound)", xs, rows["upper"],
-                   params={"lower": rows["lower"], "status": rows["status"]}),
             series("Theorem 4: 8(√κ₀ − √κ)/(√κ₀ + √κ)", xs, rows["t4_8"]),
             series("conjecture: 2(√κ₀ − √κ)/(√κ₀ + √κ)", xs, rows["t4_2"]),
             series("exact worst floor in d = 1", xs, rows["d1"]),
             series("proved limit Kγμ → ∞: (κ₀ − 1)/(2√κ₀)", xs, rows["limit"]),
             series("law Φ(κ₀, κ) (closed form, certificates agree)", xs, rows["law"]),
+            series("certified (PEP upper bound)", xs, rows["upper"], type="scatter",
+                   params={"lower": rows["lower"], "status": rows["status"]}),
         ], xscale="log"))
     return {"params": {"mu": 1.0, "kappas": list(KAPPAS), "K": list(KS), "gamma_L": GAMMA_L, "clients": 2,
                        "p": [0.5, 0.5], "theta": "Theta_{1:K}", "alpha": 0.0, "pieces": 16},
