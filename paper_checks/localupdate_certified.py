@@ -464,7 +464,7 @@ def corrected_limit(ctx):
     federations (d ∈ {2, 3, 5}, random p, spectra, rotations, centres) and (c) an adversarial probe stay below it;
     (d) the spectral certificate at Kγμ = 50 (the whole class) meets it at p = ¼, κ₀ = 10 (attained) and stays
     strictly below it at p = ¼, κ₀ = 2 (where the equality condition fails). Any failure refutes the claim."""
-    from fedtheory.certify.federated_pep import _instance, _replay_floor
+    from fedtheory.certify.federated_pep import _build, _instance, _replay_floor
     from fedtheory.certify.params import Custom
     from fedtheory.certify.probe import probe
     from fedtheory.symbolic.averaging_floor import attained as equality_holds
@@ -505,7 +505,6 @@ def corrected_limit(ctx):
         p = float(rng.uniform(0.05, 0.95))
         lam, V, A, c, _ = _instance(rng.normal(size=2 * (d + d * d) + 2 * d), 2, d, 1.0, kap)
         c = c * rng.uniform(0, 1, size=(2, 1))
-        from fedtheory.certify.federated_pep import _build
         fed = _build(lam, V, A, c, [p, 1 - p])
         worst_random = max(worst_random, _one_shot_floor(fed) / bound(1.0, kap, p, 1.0))
     ok &= worst_random <= 1 + 1e-12

@@ -135,22 +135,14 @@ def certify_floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = 
     >>> c.value < 1e-12, c.lower < 1e-12
     (True, True)
     """
-    from fedtheory.certify.federated_pep import Certificate, _replay_floor, _theta
+    from fedtheory.certify.federated_pep import Certificate, _check, _replay_floor, _theta
     from fedtheory.problems.quadratic import QuadraticFederation
 
     t0 = time.perf_counter()
-    for name, v in (("mu", mu), ("L", L), ("gamma", gamma), ("alpha", alpha), ("C", C)):
-        if not (isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(float(v))):
-            raise ValueError(f"{name} must be a finite number, got {v!r}")
-    if not 0 < mu <= L:
-        raise ValueError(f"hypothesis 0 < mu <= L violated: mu={mu:g}, L={L:g}")
-    if isinstance(K, bool) or int(K) != K or K < 1:
-        raise ValueError(f"K must be an integer >= 1, got {K!r}")
-    if alpha < 0 or not 0 < gamma * (L + alpha) < 1:
-        raise ValueError(f"hypothesis alpha >= 0 and 0 < gamma < 1/(L + alpha) violated: gamma={gamma:g}, "
-                         f"L={L:g}, alpha={alpha:g}")
-    if not C > 0:
-        raise ValueError(f"hypothesis C > 0 violated: C={C!r}")
+    if not (isinstance(C, (int, float, np.floating, np.integer)) and math.isfinite(float(C))):
+        raise ValueError(f"C must be a finite number, got {C!r}")
+    # the class's hypotheses, named as certify_local_update names them (two clients, the floor, C model)
+    _check(mu, L, K, gamma, alpha, 2, None, C, None, "floor", "quadratic", None, None, None, None, theta)
     th = _theta(theta, int(K))
     if np.any(np.asarray(th.weights) < 0):
         raise ValueError(f"hypothesis theta_k >= 0 violated (the box bounds use it): theta={th.weights.tolist()}")

@@ -678,6 +678,7 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
         F = F + float(pi) * f
     xs = F.stationary_point()
     cs = [f.stationary_point() for f in fs]
+    o = None
     if het == "C":
         o = pb.set_initial_point()
         for c in cs:
@@ -687,6 +688,8 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
         # units L = 1 divide every gradient by L: Σ p_i‖∇f_i(x*)‖² ≤ 1 reads ≤ 1/L² here
         pb.add_constraint(sum((float(pi) * g ** 2 for pi, g in zip(p[1:], grads[1:])), float(p[0]) * grads[0] ** 2)
                           <= 1.0 / L ** 2)
+    # the worst case's named points, read back after the solve (_interpolated_worst_case, the extraction)
+    named = {"functions": fs, "x_star": xs, "minimizers": cs, "centre": o}
     w = th.weights
     kmax = int(np.flatnonzero(w > 0)[-1])
 
@@ -711,17 +714,14 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
             if total is not None else (-1.0 / float(w[kmax])) * partial[0]
         fs[n - 1].add_point((partial[1], last_g - a_ * (partial[1] - xb), Expression()))
         pb.set_performance_metric((xb - xs) ** 2)
-        # the worst case's named points, read back by _smooth_floor_instance after the solve
-        pb.fed_points = {"functions": fs, "x_star": xs, "minimizers": cs, "centre": o if het == "C" else None,
-                         "fixed_point": xb}
+        pb.fed_points = {**named, "fixed_point": xb}
     elif measure == "rate":
         x1, x2 = pb.set_initial_point(), pb.set_initial_point()
         pb.set_initial_condition((x1 - x2) ** 2 <= 1.0)
         r1 = x1 - eta_ * _sum_p(p, [message(i, x1) for i in range(n)])
         r2 = x2 - eta_ * _sum_p(p, [message(i, x2) for i in range(n)])
         pb.set_performance_metric((r1 - r2) ** 2)
-        pb.fed_points = {"functions": fs, "x_star": xs, "minimizers": cs, "centre": o if het == "C" else None,
-                         "x1": x1, "x2": x2}
+        pb.fed_points = {**named, "x1": x1, "x2": x2}
     else:
         x0 = pb.set_initial_point()
         pb.set_initial_condition((x0 - xs) ** 2 <= (D / 1.0) ** 2)
@@ -737,8 +737,7 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
             pb.set_performance_metric(_sum_p(p, [f(x) - f(xs) for f in fs]))
         else:
             pb.set_performance_metric((x - xs) ** 2)
-        pb.fed_points = {"functions": fs, "x_star": xs, "minimizers": cs, "centre": o if het == "C" else None,
-                         "x0": x0}
+        pb.fed_points = {**named, "x0": x0}
     return pb
 
 
@@ -960,6 +959,12 @@ def _smooth_floor_instance(pb, mu, L, gamma, th, alpha, p, het, scale):
     return out["floor"] * scale, instance, diag
 
 
+def _shrink(size: float, start: float, D_units: float) -> float:
+    """The factor that brings a rebuilt worst case (heterogeneity ``size``, ‖x_0 − x*‖ = ``start``, in PEP units)
+    back into the class: heterogeneity ≤ 1 and ‖x_0 − x*‖ ≤ ``D_units`` both hold after scaling lengths by it."""
+    return min(1.0 / size, D_units / start) if start > 0 else 1.0 / size
+
+
 def _smooth_error_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta, momentum, server, rounds, D,
                            measure="error"):
     """Lower bound for the smooth class's ``"error"`` (or ``"function-value"``): the PEP's worst case as explicit
@@ -977,8 +982,7 @@ def _smooth_error_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta, mome
     xs, xs_err = fed.x_star(), fed.x_star_error()
     size, centre = heterogeneity(fed, het)
     start = float(np.linalg.norm(x0 - xs)) + xs_err
-    # PEP units: heterogeneity 1 and ‖x_0 − x*‖ ≤ D/scale; shrink until both hold for the true x* and minimizers
-    s_unit = min(1.0 / size, (D / scale) / start) if start > 0 else 1.0 / size
+    s_unit = _shrink(size, start, D / scale)
     if measure == "function-value":
         value = max(fed.loss(h.x[-1]) - fed.loss(xs), 0.0)       # lengths × s ⇒ values × s²
     else:
@@ -1071,8 +1075,7 @@ def _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, p, het, scale, me
     x0 = P["x0"].eval() - o
     xs = prob.x_star()
     start = float(np.linalg.norm(x0 - xs))
-    # PEP units: heterogeneity 1 and ‖x_0 − x*‖ ≤ D/scale; shrink until both hold for the rebuilt instance
-    s = scale * (min(1.0 / size, (D / scale) / start) if start > 0 else 1.0 / size)
+    s = scale * _shrink(size, start, D / scale)
     sp = _build(lams, vecs, A, prob.c * s, p)
     xT = run_local_update(sp, LocalUpdate(th, alpha, gamma, srv), x0 * s, rounds).to_numpy().x[-1]
     value = float(sp.loss(xT) - sp.loss(sp.x_star())) if measure == "function-value" else \
