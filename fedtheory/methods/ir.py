@@ -1,0 +1,429 @@
+r"""A federated method as data: its state and one round written from a few primitives.
+
+A :class:`Method` names its **server state** (vectors in ℝᵈ held by the server, e.g. ``x``, a control variate
+``c``, the previous iterate for momentum), its **client state** (one vector per client, e.g. FedSplit's ``z``,
+SCAFFOLD's ``ci``), how each starts (from x₀ or at 0), host-side **scalars** (Acc-S-DANE's A_r, B_r) and one
+**round**: a sequence of operations, each writing one variable, read in order (a read before a write sees the
+previous round's value). The primitives:
+
+- :class:`Combine` — a linear combination of variables: reflection 2x̄ − z, extrapolation, momentum, the
+  arithmetic of control variates. Its scope is the client when any term is a client variable.
+- :class:`Gradient` — every (sampled) client's ∇f_i at a point.
+- :class:`LocalSteps` — K local gradient steps y ← y − γ(∇f_i(y) + α(y − anchor) + shift) from ``start``; writes
+  the last point and/or the message Σ_k θ_k g_k (Θ of Charles & Konečný).
+- :class:`Prox` — prox_{s f_i}(centre): exact, or inexact through a named local solver
+  (:class:`ProxSolver`), warm-started at a variable or cold-started at the centre.
+- :class:`Aggregate` — a server variable from a client variable: ``"mean"`` is the unbiased estimate of
+  Σ_i p_i v_i over the sampled clients, ``"sum"`` is Σ_{i∈S} p_i v_i (SCAFFOLD's control-variate update).
+- :class:`Scalars` — a host-side update of the scalars (coefficients may name a scalar or be a function of them).
+- :class:`ServerMap` — a nonlinear server rule (Adam); a method that uses one has no spectral path or PEP.
+
+Client sampling is part of running a method (``clients_per_round``), not of its description: only the sampled
+clients execute client-scope operations, and the client state of the others is left as it was.
+
+The same description compiles four ways (:mod:`fedtheory.methods`): the batched simulator (numpy or torch),
+the exact spectral path on quadratics, the federated PEP, and the explorer.
+
+>>> from fedtheory.methods.ir import Method, Combine, Prox, Aggregate
+>>> m = Method("toy-prox", server=("x",), client=(), init={"x": "x0"},
+...            round=(Prox("y", center="x", step=0.5), Aggregate("x", "y")), output="x")
+>>> m.client_vars, m.linear
+(('y',), True)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Union
+
+import numpy as np
+
+from fedtheory.algorithms.theta import Theta
+
+__all__ = ["Coef", "Combine", "Gradient", "LocalSteps", "Prox", "ProxSolver", "Aggregate", "Scalars", "ServerMap",
+           "Method", "coef_value", "OPS"]
+
+#: a coefficient: a number, the name of a scalar, or a function of the scalars (a dict) and the hyperparameters
+Coef = Union[float, int, str, Callable[[Mapping[str, float]], float]]
+
+
+def coef_value(c: Coef, scalars: Mapping[str, float]) -> float:
+    """The value of a coefficient under the current scalars.
+
+    >>> coef_value(2, {}), coef_value("A", {"A": 0.5}), coef_value(lambda s: s["A"] + 1, {"A": 0.5})
+    (2.0, 0.5, 1.5)
+    """
+    if isinstance(c, str):
+        if c not in scalars:
+            raise ValueError(f"coefficient names the scalar {c!r}, which the method does not define "
+                             f"(scalars: {sorted(scalars)})")
+        return float(scalars[c])
+    if callable(c):
+        return float(c(scalars))
+    return float(c)
+
+
+@dataclass(frozen=True)
+class Combine:
+    """``out = Σ coef · var`` (``terms``: pairs (var, coef)).
+
+    >>> Combine("v", (("xbar", 2.0), ("z", -1.0))).reads
+    ('xbar', 'z')
+    """
+
+    out: str
+    terms: tuple
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "terms", tuple((str(v), c) for v, c in self.terms))
+        if not self.terms:
+            raise ValueError(f"Combine {self.out!r} needs at least one term")
+
+    @property
+    def reads(self) -> tuple:
+        return tuple(v for v, _ in self.terms)
+
+
+@dataclass(frozen=True)
+class Gradient:
+    """``out_i = ∇f_i(at_i)`` for every sampled client (``full=True``: the full local loss even when the run
+    draws mini-batches, as DANE's gradient at the prox centre).
+
+    >>> Gradient("g", at="x").reads
+    ('x',)
+    """
+
+    out: str
+    at: str
+    full: bool = False
+
+    @property
+    def reads(self) -> tuple:
+        return (self.at,)
+
+
+@dataclass(frozen=True)
+class LocalSteps:
+    r"""K local steps from ``start``: y_{k+1} = y_k − γ g_k, g_k = ∇f_i(y_k) + α(y_k − anchor) + shift.
+
+    ``out``: the last point y_{K+1} (or None); ``message``: Σ_k θ_k g_k (or None) with ``theta`` (default
+    Θ_{1:K}). ``anchor`` and ``shift`` are variables (None: α-term or shift absent).
+
+    >>> LocalSteps("y", start="x", steps=3, gamma=0.1, shift="corr").reads
+    ('x', 'corr')
+    """
+
+    out: str | None
+    start: str
+    steps: int
+    gamma: Coef
+    alpha: Coef = 0.0
+    anchor: str | None = None
+    shift: str | None = None
+    theta: Theta | None = None
+    message: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.steps, bool) or int(self.steps) != self.steps or self.steps < 1:
+            raise ValueError(f"LocalSteps needs an integer number of steps >= 1, got {self.steps!r}")
+        object.__setattr__(self, "steps", int(self.steps))
+        if self.theta is not None:
+            th = self.theta if isinstance(self.theta, Theta) else Theta(self.theta)
+            if th.K != self.steps:
+                raise ValueError(f"LocalSteps theta has K={th.K}, but steps={self.steps}")
+            object.__setattr__(self, "theta", th)
+        if self.out is None and self.message is None:
+            raise ValueError("LocalSteps must write its last point (out) or its message (message)")
+        if not isinstance(self.alpha, (str,)) and not callable(self.alpha) and float(self.alpha) != 0 \
+                and self.anchor is None:
+            raise ValueError("LocalSteps with alpha != 0 needs an anchor variable")
+
+    @property
+    def reads(self) -> tuple:
+        return tuple(v for v in (self.start, self.anchor, self.shift) if v is not None)
+
+    @property
+    def writes(self) -> tuple:
+        return tuple(v for v in (self.out, self.message) if v is not None)
+
+    def weights(self) -> Theta:
+        return self.theta if self.theta is not None else Theta.uniform(self.steps)
+
+
+@dataclass(frozen=True)
+class ProxSolver:
+    """How a client computes prox_{s f_i}(v) = argmin_y s f_i(y) + ½‖y − v‖².
+
+    ``kind="exact"``: the exact minimizer. ``kind="gd"``: ``steps`` gradient steps of size ``step_size`` on the
+    prox objective (default 1/(s L + 1), L the clients' smoothness), from the Prox's ``start`` (warm) or from v
+    (cold).
+
+    >>> ProxSolver("gd", steps=5)
+    ProxSolver(kind='gd', steps=5, step_size=None)
+    >>> ProxSolver("newton")
+    Traceback (most recent call last):
+    ...
+    ValueError: ProxSolver kind must be 'exact' or 'gd', got 'newton'
+    """
+
+    kind: str = "exact"
+    steps: int | None = None
+    step_size: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("exact", "gd"):
+            raise ValueError(f"ProxSolver kind must be 'exact' or 'gd', got {self.kind!r}")
+        if self.kind == "gd":
+            if isinstance(self.steps, bool) or self.steps is None or int(self.steps) != self.steps or self.steps < 1:
+                raise ValueError(f"ProxSolver 'gd' needs an integer number of steps >= 1, got {self.steps!r}")
+            if self.step_size is not None and not (math.isfinite(float(self.step_size)) and self.step_size > 0):
+                raise ValueError(f"ProxSolver step_size must be finite and > 0, got {self.step_size!r}")
+
+
+@dataclass(frozen=True)
+class Prox:
+    """``out_i = prox_{s f_i}(center_i)`` through ``solver``; ``start``: the inexact solver's first point (a
+    variable: warm start, e.g. the previous prox output) or None (cold start at the centre).
+
+    >>> Prox("zh", center="v", step=0.1, solver=ProxSolver("gd", steps=3), start="zh").reads
+    ('v', 'zh')
+    """
+
+    out: str
+    center: str
+    step: Coef
+    solver: ProxSolver = ProxSolver()
+    start: str | None = None
+
+    @property
+    def reads(self) -> tuple:
+        return (self.center,) if self.start is None or self.solver.kind == "exact" else (self.center, self.start)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A server variable from a client variable: ``mode="mean"`` (Σ p_i v_i, unbiased over a sample) or
+    ``"sum"`` (Σ_{i∈S} p_i v_i: the clients not sampled contribute nothing).
+
+    >>> Aggregate("xbar", "z").mode
+    'mean'
+    """
+
+    out: str
+    var: str
+    mode: str = "mean"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("mean", "sum"):
+            raise ValueError(f"Aggregate mode must be 'mean' or 'sum', got {self.mode!r}")
+
+    @property
+    def reads(self) -> tuple:
+        return (self.var,)
+
+
+@dataclass(frozen=True)
+class Scalars:
+    """A host-side update of the scalars: ``fn(scalars) -> dict`` of new or changed scalars (runs where it
+    stands in the round)."""
+
+    fn: Callable[[Mapping[str, float]], Mapping[str, float]]
+    reads: tuple = ()
+
+
+@dataclass(frozen=True)
+class ServerMap:
+    """A nonlinear server rule: ``outs = fn(backend, scalars, *inputs)`` on server variables (e.g. Adam)."""
+
+    outs: tuple
+    fn: Callable
+    inputs: tuple
+
+    @property
+    def reads(self) -> tuple:
+        return tuple(self.inputs)
+
+
+OPS = (Combine, Gradient, LocalSteps, Prox, Aggregate, Scalars, ServerMap)
+
+
+def _writes(op: Any) -> tuple:
+    if isinstance(op, LocalSteps):
+        return op.writes
+    if isinstance(op, ServerMap):
+        return tuple(op.outs)
+    if isinstance(op, Scalars):
+        return ()
+    return (op.out,)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A federated method: state, initial values, one round, and what the server reports.
+
+    ``server``/``client``: names of the state variables; ``init``: each state variable's start, ``"x0"`` or a
+    number (0: the zero vector); ``round``: the operations; ``output``: a server variable, or a client
+    variable whose p-weighted mean is reported (FedSplit's x̄); ``scalars``: initial host scalars;
+    ``weighting``: ``"p"`` (clients f_i, weights p) or ``"uniform-view"`` (clients n p_i f_i averaged
+    uniformly, as the DANE family defines a weighted federation); ``stateful_sampling``: whether client
+    sampling is defined; ``hyper``: the hyperparameters it was built from; ``reference``: where it comes from.
+
+    Validation happens here: every variable is written before it is read (or is state), scopes are consistent
+    (an Aggregate reads a client variable and writes a server one), and the output exists.
+
+    >>> from fedtheory.methods.ir import Method, Combine
+    >>> Method("bad", server=("x",), client=(), init={"x": "x0"}, round=(Combine("x", (("y", 1.0),)),), output="x")
+    Traceback (most recent call last):
+    ...
+    ValueError: method 'bad': operation 1 (Combine) reads 'y' before anything writes it
+    """
+
+    name: str
+    server: tuple
+    client: tuple
+    init: Mapping[str, Any]
+    round: tuple
+    output: str
+    scalars: Mapping[str, float] = field(default_factory=dict)
+    weighting: str = "p"
+    sampling: bool = True
+    hyper: Mapping[str, Any] = field(default_factory=dict)
+    reference: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "server", tuple(self.server))
+        object.__setattr__(self, "client", tuple(self.client))
+        object.__setattr__(self, "round", tuple(self.round))
+        object.__setattr__(self, "init", dict(self.init))
+        object.__setattr__(self, "scalars", dict(self.scalars))
+        who = f"method {self.name!r}"
+        if self.weighting not in ("p", "uniform-view"):
+            raise ValueError(f"{who}: weighting must be 'p' or 'uniform-view', got {self.weighting!r}")
+        both = set(self.server) & set(self.client)
+        if both:
+            raise ValueError(f"{who}: {sorted(both)} declared both server and client state")
+        for v in self.server + self.client:
+            if v not in self.init:
+                raise ValueError(f"{who}: state variable {v!r} has no initial value in init")
+            val = self.init[v]
+            if not (val == "x0" or (isinstance(val, (int, float)) and float(val) == 0.0)):
+                raise ValueError(f"{who}: init[{v!r}] must be 'x0' or 0, got {val!r}")
+        scope = {v: "server" for v in self.server}
+        scope.update({v: "client" for v in self.client})
+        for k, op in enumerate(self.round, 1):
+            name = type(op).__name__
+            if not isinstance(op, OPS):
+                raise ValueError(f"{who}: operation {k} is a {name}, not one of {[o.__name__ for o in OPS]}")
+            for r in op.reads:
+                if r not in scope:
+                    raise ValueError(f"{who}: operation {k} ({name}) reads {r!r} before anything writes it")
+            if isinstance(op, Combine):
+                s = "client" if any(scope[v] == "client" for v in op.reads) else "server"
+            elif isinstance(op, Aggregate):
+                if scope[op.var] != "client":
+                    raise ValueError(f"{who}: operation {k} (Aggregate) reads the server variable {op.var!r}; "
+                                     "it aggregates a client variable")
+                s = "server"
+            elif isinstance(op, ServerMap):
+                bad = [v for v in op.inputs if scope[v] != "server"]
+                if bad:
+                    raise ValueError(f"{who}: operation {k} (ServerMap) reads client variables {bad}")
+                s = "server"
+            else:
+                s = "client"
+            for w in _writes(op):
+                if w in scope and w in (self.server + self.client) and scope[w] != s:
+                    raise ValueError(f"{who}: operation {k} ({name}) writes the {scope[w]} state {w!r} "
+                                     f"from {s} scope")
+                scope[w] = s
+        if self.output not in scope:
+            raise ValueError(f"{who}: output {self.output!r} is never defined")
+        object.__setattr__(self, "_scope", scope)
+
+    # introspection ------------------------------------------------------------------------------
+    def scope(self, var: str) -> str:
+        """``"server"`` or ``"client"``."""
+        return self._scope[var]
+
+    @property
+    def client_vars(self) -> tuple:
+        """Every client-scope variable (state and temporaries), in order of first appearance."""
+        return tuple(v for v, s in self._scope.items() if s == "client")
+
+    @property
+    def linear(self) -> bool:
+        """Whether a round is affine in the state with coefficients that are functions of each client's
+        Hessian on quadratics (no nonlinear server rule): the condition for the spectral path and the PEP."""
+        return not any(isinstance(op, ServerMap) for op in self.round)
+
+    @property
+    def exact_prox(self) -> bool:
+        return any(isinstance(op, Prox) and op.solver.kind == "exact" for op in self.round)
+
+    def local_work(self) -> int:
+        """Local gradient evaluations per participating client per round (a Prox's exact solve counts as 1).
+
+        >>> from fedtheory.methods import get
+        >>> get("scaffold", K=5, gamma=0.1).local_work(), get("fedsplit", s=1.0).local_work()
+        (5, 1)
+        """
+        total = 0
+        for op in self.round:
+            if isinstance(op, Gradient):
+                total += 1
+            elif isinstance(op, LocalSteps):
+                total += op.steps
+            elif isinstance(op, Prox):
+                total += 1 if op.solver.kind == "exact" else int(op.solver.steps)
+        return total
+
+    def initial_value(self, var: str, x0: Any, be: Any, n: int) -> Any:
+        """The starting array of a state variable: (d,) for the server, (n, d) for a client variable."""
+        v = self.init[var]
+        base = x0 if v == "x0" else 0 * x0
+        if self._scope[var] == "client":
+            return base[None, :] + 0 * be.zeros((n, int(x0.shape[0])))
+        return base + 0
+
+    def describe(self) -> str:
+        """One line per operation (for ``fedtheory explore`` and error messages).
+
+        >>> from fedtheory.methods import get
+        >>> print(get("fedsplit", s=0.5).describe().splitlines()[1])
+          1. xbar = aggregate(z, mean)
+        """
+        lines = [f"{self.name}: server {list(self.server)}, client {list(self.client)}, output {self.output}"]
+        for k, op in enumerate(self.round, 1):
+            if isinstance(op, Combine):
+                body = " + ".join(f"{c if not callable(c) else 'f(scalars)'}·{v}" for v, c in op.terms)
+                lines.append(f"  {k}. {op.out} = {body}")
+            elif isinstance(op, Gradient):
+                lines.append(f"  {k}. {op.out} = grad f_i({op.at})")
+            elif isinstance(op, LocalSteps):
+                lines.append(f"  {k}. {', '.join(op.writes)} = {op.steps} local steps from {op.start}")
+            elif isinstance(op, Prox):
+                lines.append(f"  {k}. {op.out} = prox(s f_i)({op.center}) [{op.solver.kind}]")
+            elif isinstance(op, Aggregate):
+                lines.append(f"  {k}. {op.out} = aggregate({op.var}, {op.mode})")
+            elif isinstance(op, Scalars):
+                lines.append(f"  {k}. scalars update")
+            else:
+                lines.append(f"  {k}. {', '.join(op.outs)} = server map({', '.join(op.inputs)})")
+        return "\n".join(lines)
+
+
+def _positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number, got {value!r}") from None
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"{name} must be finite and {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return v
+
+
+def _int_at_least(value: Any, name: str, lo: int = 1) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float)) or int(value) != value \
+            or value < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
+    return int(value)

@@ -1,0 +1,277 @@
+r"""The library's federated methods, each a :class:`~fedtheory.methods.ir.Method` built from primitives.
+
+- ``local-update`` (Charles & Konečný, arXiv:2103.05032, Algorithms 1–2): Θ, α, γ and a server step η with
+  momentum β (``server``: gd, heavy_ball, nesterov, adam); ``fedavg``, ``fedprox``, ``fedsgd`` and
+  ``minibatch-sgd`` are its presets (Table 1).
+- ``dane``, ``sdane``, ``acc-sdane`` (Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4), Algorithms 1–2) with
+  exact or inexact (named local solver) prox steps, on the uniform view n p_i f_i of a weighted federation.
+- ``fedsplit`` (Pathak & Wainwright, NeurIPS 2020, arXiv:2005.05238, Algorithm 1): Peaceman–Rachford
+  splitting on the consensus problem, z_j^{t+½} = prox_{s f_j}(2x̄^t − z_j^t), z_j^{t+1} = z_j^t + 2(z_j^{t+½} −
+  x̄^t), x̄^{t+1} = Σ_j p_j z_j^{t+1}, z_j^0 = x̄^0 = x_0.
+- ``scaffold`` (Karimireddy et al., ICML 2020, arXiv:1910.06378, Algorithm 1, options I and II).
+
+>>> from fedtheory.methods import get
+>>> get("fedsplit", s=0.5).client, get("scaffold", K=5, gamma=0.1).server
+(('z',), ('x', 'c'))
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from fedtheory.algorithms.theta import Theta
+from fedtheory.methods.ir import (Aggregate, Combine, Gradient, LocalSteps, Method, Prox, ProxSolver, Scalars,
+                                  ServerMap, _int_at_least, _positive)
+
+__all__ = ["local_update", "fedavg", "fedprox", "fedsgd", "minibatch_sgd", "dane", "sdane", "acc_sdane",
+           "fedsplit", "scaffold", "BUILTIN"]
+
+SERVERS = ("gd", "heavy_ball", "nesterov", "adam")
+
+
+def _solver(solver: Any, steps: Any = None, step_size: Any = None) -> ProxSolver:
+    if isinstance(solver, ProxSolver):
+        return solver
+    if solver in (None, "exact"):
+        return ProxSolver("exact")
+    return ProxSolver(str(solver), steps=steps, step_size=step_size)
+
+
+def _adam_map(lr: float, b1: float, b2: float, eps: float):
+    def adam(be, scalars, x, q, m, v):
+        t = scalars["t"]
+        m = b1 * m + (1 - b1) * q
+        v = b2 * v + (1 - b2) * q * q
+        return x - lr * (m / (1 - b1 ** t)) / ((v / (1 - b2 ** t)) ** 0.5 + eps), m, v
+    return adam
+
+
+def local_update(K: int = None, gamma: float = None, *, theta: Any = None, alpha: float = 0.0,
+                 eta: float | None = None, beta: float = 0.0, server: str = "gd", beta2: float = 0.999,
+                 eps: float = 1e-8, name: str = "local-update") -> Method:
+    r"""LocalUpdate(Θ, α, γ, ServerOpt): every client runs K steps g_k = ∇f_i(x_k) + α(x_k − x),
+    x_{k+1} = x_k − γg_k from the broadcast point and sends Σ θ_k g_k; the server steps with η
+    (``"gd"``), heavy ball or Nesterov momentum β, or Adam (β₁ = β). η defaults to γ (Appendix A: FedAvg
+    averages the local models).
+
+    >>> m = local_update(3, 0.1, server="heavy_ball", eta=0.2, beta=0.5)
+    >>> m.server, m.hyper["eta"]
+    (('x', 'x_prev'), 0.2)
+    """
+    th = Theta(theta) if theta is not None and not isinstance(theta, Theta) else theta
+    if th is None:
+        th = Theta.uniform(_int_at_least(K, "K"))
+    elif K is not None and _int_at_least(K, "K") != th.K:
+        raise ValueError(f"K={K} disagrees with theta's K={th.K}")
+    K = th.K
+    gamma = _positive(gamma, "gamma (client step)", allow_zero=True)
+    alpha = _positive(alpha, "alpha (proximal weight)", allow_zero=True)
+    eta = gamma if eta is None else _positive(eta, "eta (server step)")
+    if eta == 0:
+        raise ValueError("eta (server step) must be > 0 (it defaults to gamma, which is 0 here)")
+    if server not in SERVERS:
+        raise ValueError(f"server must be one of {SERVERS}, got {server!r}")
+    beta = float(beta)
+    if server == "gd" and beta != 0:
+        raise ValueError(f"server 'gd' has no momentum (got beta={beta:g}); use 'heavy_ball' or 'nesterov'")
+    if not (0 <= beta <= 1):
+        raise ValueError(f"beta (server momentum) must lie in [0, 1], got {beta}")
+    hyper = {"K": K, "gamma": gamma, "theta": th.to_json(), "alpha": alpha, "eta": eta, "beta": beta,
+             "server": server}
+    at = "y" if server == "nesterov" else "x"
+    local = LocalSteps(None, start=at, steps=K, gamma=gamma, alpha=alpha, anchor=at if alpha else None, theta=th,
+                       message="q")
+    ops: list = []
+    state = ("x",)
+    init = {"x": "x0"}
+    scalars: dict = {}
+    if server == "nesterov":
+        state, init = ("x", "x_prev"), {"x": "x0", "x_prev": "x0"}
+        ops.append(Combine("y", (("x", 1 + beta), ("x_prev", -beta))))
+    ops += [local, Aggregate("qbar", "q")]
+    if server == "gd":
+        ops.append(Combine("x", (("x", 1.0), ("qbar", -eta))))
+    elif server == "heavy_ball":
+        state, init = ("x", "x_prev"), {"x": "x0", "x_prev": "x0"}
+        ops += [Combine("x_next", (("x", 1 + beta), ("x_prev", -beta), ("qbar", -eta))),
+                Combine("x_prev", (("x", 1.0),)), Combine("x", (("x_next", 1.0),))]
+    elif server == "nesterov":
+        ops += [Combine("x_prev", (("x", 1.0),)), Combine("x", (("y", 1.0), ("qbar", -eta)))]
+    else:
+        b1 = 0.9 if beta == 0 else beta
+        if not b1 < 1:
+            raise ValueError(f"Adam needs beta (beta1) < 1, got {b1}")
+        hyper.update(beta=b1, beta2=beta2, eps=eps)
+        state, init = ("x", "m", "v"), {"x": "x0", "m": 0.0, "v": 0.0}
+        scalars = {"t": 0.0}
+        ops += [Scalars(lambda s: {"t": s["t"] + 1}),
+                ServerMap(("x", "m", "v"), _adam_map(eta, b1, float(beta2), float(eps)), ("x", "qbar", "m", "v"))]
+    return Method(name, server=state, client=(), init=init, round=tuple(ops), output="x", scalars=scalars,
+                  hyper=hyper, reference="Charles & Konečný, arXiv:2103.05032, Algorithms 1-2")
+
+
+def fedavg(K: int, gamma: float, *, eta: float | None = None, **server: Any) -> Method:
+    """FedAvg / local SGD: Θ_{1:K}, α = 0; η = γ by default (the server averages the local models).
+
+    >>> fedavg(4, 0.05).hyper["eta"]
+    0.05
+    """
+    return local_update(K, gamma, eta=eta, name="fedavg", **server)
+
+
+def fedprox(K: int, gamma: float, alpha: float, *, eta: float | None = None, **server: Any) -> Method:
+    """FedProx: FedAvg's K local steps on f_i + α/2‖· − x‖² (α > 0)."""
+    _positive(alpha, "alpha (FedProx proximal weight)")
+    return local_update(K, gamma, alpha=alpha, eta=eta, name="fedprox", **server)
+
+
+def fedsgd(eta: float, **server: Any) -> Method:
+    """FedSGD: one gradient per client at x, the server steps with η (gradient descent on f)."""
+    return local_update(1, 0.0, eta=eta, name="fedsgd", **server)
+
+
+def minibatch_sgd(K: int, eta: float, **server: Any) -> Method:
+    """Mini-batch SGD: K gradients at x per client (each with its own mini-batch), averaged: Θ = (1/K)·1, γ = 0."""
+    K = _int_at_least(K, "K")
+    return local_update(theta=Theta([1.0 / K] * K), gamma=0.0, eta=eta, name="minibatch-sgd", **server)
+
+
+def _prox_family(name: str, lam: float, solver: Any, steps: Any, step_size: Any) -> tuple[float, ProxSolver]:
+    lam = _positive(lam, f"{name} lam (lambda)")
+    return lam, _solver(solver, steps, step_size)
+
+
+def dane(lam: float, *, solver: Any = "exact", steps: int | None = None, step_size: float | None = None,
+         control_variate: bool = True) -> Method:
+    r"""DANE (4): x_i = argmin f_i(x) − ⟨∇f_i(x^r) − ∇f_S(x^r), x⟩ + λ/2‖x − x^r‖² = prox_{f_i/λ}(x^r + ℓ_i/λ),
+    x^{r+1} = mean x_i. ``control_variate=False``: FedProx with exact (or solver) local solves.
+
+    >>> dane(2.0).hyper
+    {'lam': 2.0, 'solver': 'exact', 'control_variate': True}
+    """
+    lam, sol = _prox_family("DANE", lam, solver, steps, step_size)
+    ops: list = []
+    if control_variate:
+        ops += [Gradient("gc", at="x", full=True), Aggregate("gbar", "gc"),
+                Combine("ctr", (("x", 1.0), ("gc", 1.0 / lam), ("gbar", -1.0 / lam)))]
+    centre = "ctr" if control_variate else "x"
+    ops += [Prox("xi", center=centre, step=1.0 / lam, solver=sol, start="x"), Aggregate("x", "xi")]
+    return Method("dane", server=("x",), client=(), init={"x": "x0"}, round=tuple(ops), output="x",
+                  weighting="uniform-view", hyper={"lam": lam, "solver": sol.kind, "control_variate": control_variate},
+                  reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4)")
+
+
+def sdane(lam: float, mu: float = 0.0, *, solver: Any = "exact", steps: int | None = None,
+          step_size: float | None = None) -> Method:
+    r"""S-DANE (Algorithm 1): prox centre v^r; x^{r+1} = mean x_i; v^{r+1} = (λv^r + μx^{r+1} − ḡ^{r+1})/(λ + μ).
+
+    >>> sdane(2.0, 0.5).server
+    ('x', 'v')
+    """
+    lam, sol = _prox_family("S-DANE", lam, solver, steps, step_size)
+    mu = _positive(mu, "S-DANE mu", allow_zero=True)
+    ops = (Gradient("gc", at="v", full=True), Aggregate("gbar", "gc"),
+           Combine("ctr", (("v", 1.0), ("gc", 1.0 / lam), ("gbar", -1.0 / lam))),
+           Prox("xi", center="ctr", step=1.0 / lam, solver=sol, start="v"), Gradient("gx", at="xi", full=True),
+           Aggregate("x", "xi"), Aggregate("gxbar", "gx"),
+           Combine("v", (("v", lam / (lam + mu)), ("x", mu / (lam + mu)), ("gxbar", -1.0 / (lam + mu)))))
+    return Method("sdane", server=("x", "v"), client=(), init={"x": "x0", "v": "x0"}, round=ops, output="x",
+                  weighting="uniform-view", hyper={"lam": lam, "mu": mu, "solver": sol.kind},
+                  reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, Algorithm 1")
+
+
+def _acc_coefficients(lam: float, mu: float):
+    def update(s):
+        A, B = s["A"], s["B"]
+        a = B / (2 * lam) + math.sqrt(B * B / (4 * lam * lam) + A * B / lam)
+        return {"a": a, "A1": A + a, "B1": B + mu * a}
+    return update
+
+
+def acc_sdane(lam: float, mu: float = 0.0, *, solver: Any = "exact", steps: int | None = None,
+              step_size: float | None = None) -> Method:
+    r"""Acc-S-DANE (Algorithm 2): A_0 = 0, B_0 = 1, λa² = (A_r + a)B_r, y^r = (A_r x^r + a v^r)/A_{r+1},
+    v^{r+1} = (B_r v^r + μa x^{r+1} − a ḡ^{r+1})/B_{r+1}.
+
+    >>> acc_sdane(2.0).scalars
+    {'A': 0.0, 'B': 1.0}
+    """
+    lam, sol = _prox_family("Acc-S-DANE", lam, solver, steps, step_size)
+    mu = _positive(mu, "Acc-S-DANE mu", allow_zero=True)
+    ops = (Scalars(_acc_coefficients(lam, mu)),
+           Combine("y", (("x", lambda s: s["A"] / s["A1"]), ("v", lambda s: s["a"] / s["A1"]))),
+           Gradient("gc", at="y", full=True), Aggregate("gbar", "gc"),
+           Combine("ctr", (("y", 1.0), ("gc", 1.0 / lam), ("gbar", -1.0 / lam))),
+           Prox("xi", center="ctr", step=1.0 / lam, solver=sol, start="y"), Gradient("gx", at="xi", full=True),
+           Aggregate("x", "xi"), Aggregate("gxbar", "gx"),
+           Combine("v", (("v", lambda s: s["B"] / s["B1"]), ("x", lambda s: mu * s["a"] / s["B1"]),
+                         ("gxbar", lambda s: -s["a"] / s["B1"]))),
+           Scalars(lambda s: {"A": s["A1"], "B": s["B1"]}))
+    return Method("acc-sdane", server=("x", "v"), client=(), init={"x": "x0", "v": "x0"}, round=ops, output="x",
+                  scalars={"A": 0.0, "B": 1.0}, weighting="uniform-view",
+                  hyper={"lam": lam, "mu": mu, "solver": sol.kind},
+                  reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, Algorithm 2")
+
+
+def fedsplit(s: float, *, solver: Any = "exact", steps: int | None = None, step_size: float | None = None,
+             start: str = "warm") -> Method:
+    r"""FedSplit (Pathak & Wainwright, arXiv:2005.05238, Algorithm 1) with step ``s`` > 0.
+
+    ``solver="exact"``: the exact prox; ``solver="gd"`` with ``steps``: an inexact prox by gradient descent on
+    s f_j(y) + ½‖y − v‖², started at the previous prox output (``start="warm"``) or at the prox centre
+    2x̄ − z_j (``start="cold"``). The paper's inexact analysis (its Section 4) allows any prox approximation of
+    bounded error and its experiments do not fix the start; both readings are offered.
+
+    >>> fedsplit(0.5).round[2]
+    Prox(out='zh', center='v', step=0.5, solver=ProxSolver(kind='exact', steps=None, step_size=None), start=None)
+    """
+    s = _positive(s, "FedSplit step s")
+    sol = _solver(solver, steps, step_size)
+    if start not in ("warm", "cold"):
+        raise ValueError(f"FedSplit start must be 'warm' or 'cold', got {start!r}")
+    warm = sol.kind != "exact" and start == "warm"
+    client = ("z", "zh") if warm else ("z",)
+    init = {"z": "x0", "zh": "x0"} if warm else {"z": "x0"}
+    ops = (Aggregate("xbar", "z"), Combine("v", (("xbar", 2.0), ("z", -1.0))),
+           Prox("zh", center="v", step=s, solver=sol, start="zh" if warm else None),
+           Combine("z", (("z", 1.0), ("zh", 2.0), ("xbar", -2.0))))
+    return Method("fedsplit", server=(), client=client, init=init, round=ops, output="z", sampling=False,
+                  hyper={"s": s, "solver": sol.kind, "steps": sol.steps, "start": start if sol.kind != "exact"
+                         else None},
+                  reference="Pathak & Wainwright, NeurIPS 2020, arXiv:2005.05238, Algorithm 1")
+
+
+def scaffold(K: int, gamma: float, eta: float = 1.0, option: str = "II") -> Method:
+    r"""SCAFFOLD (Karimireddy et al., arXiv:1910.06378, Algorithm 1): from y = x, K steps
+    y ← y − γ(∇f_i(y) − c_i + c); option I: c_i⁺ = ∇f_i(x); option II: c_i⁺ = c_i − c + (x − y)/(Kγ);
+    x ← x + η Σ p_i(y_i − x) (an unbiased mean over sampled clients), c ← c + Σ_{i∈S} p_i(c_i⁺ − c_i);
+    c_i = c = 0 at the start.
+
+    >>> scaffold(3, 0.1, option="I").hyper["option"]
+    'I'
+    """
+    K = _int_at_least(K, "SCAFFOLD K")
+    gamma = _positive(gamma, "SCAFFOLD gamma (local step)")
+    eta = _positive(eta, "SCAFFOLD eta (global step)")
+    option = str(option).upper()
+    if option not in ("I", "II"):
+        raise ValueError(f"SCAFFOLD option must be 'I' or 'II', got {option!r}")
+    if option == "II":
+        new_ci = Combine("ci_new", (("ci", 1.0), ("c", -1.0), ("x", 1.0 / (K * gamma)), ("y", -1.0 / (K * gamma))))
+    else:
+        new_ci = Gradient("ci_new", at="x")
+    ops = (Combine("corr", (("c", 1.0), ("ci", -1.0))),
+           LocalSteps("y", start="x", steps=K, gamma=gamma, shift="corr"),
+           new_ci,
+           Combine("dy", (("y", 1.0), ("x", -1.0))), Combine("dc", (("ci_new", 1.0), ("ci", -1.0))),
+           Aggregate("Dy", "dy", "mean"), Aggregate("Dc", "dc", "sum"),
+           Combine("x", (("x", 1.0), ("Dy", eta))), Combine("c", (("c", 1.0), ("Dc", 1.0))),
+           Combine("ci", (("ci_new", 1.0),)))
+    return Method("scaffold", server=("x", "c"), client=("ci",), init={"x": "x0", "c": 0.0, "ci": 0.0}, round=ops,
+                  output="x", hyper={"K": K, "gamma": gamma, "eta": eta, "option": option},
+                  reference="Karimireddy et al., ICML 2020, arXiv:1910.06378, Algorithm 1")
+
+
+BUILTIN = {"local-update": local_update, "fedavg": fedavg, "fedprox": fedprox, "fedsgd": fedsgd,
+           "minibatch-sgd": minibatch_sgd, "dane": dane, "sdane": sdane, "acc-sdane": acc_sdane,
+           "fedsplit": fedsplit, "scaffold": scaffold}

@@ -1,0 +1,509 @@
+r"""Running a :class:`~fedtheory.methods.ir.Method`: the batched simulator and the exact spectral path.
+
+One interpreter walks the method's round; a *space* says what each primitive does on the federation at hand.
+Every client-scope value is one array over the participating clients (no Python loop over clients).
+
+- :class:`_StepSpace` (``path="step"``): the primitives literally — a gradient is a batched mat-vec (quadratics)
+  or :meth:`~fedtheory.problems.finite_sum.FiniteSumFederation.batched_grads` (least squares, logistic, with
+  mini-batches), K local steps are K of them, an exact prox goes through the client's eigendecomposition
+  (least squares: its quadratic), an inexact one runs the named solver's steps.
+- :class:`_SpectralSpace` (``path="spectral"``, quadratic clients, a method whose round is linear): client
+  values live in each client's eigenbasis, where every primitive is elementwise in the eigenvalues — K local
+  steps from y₀ send q_Θ(r)·g₁ and end at y₀ − γ·Σ_{k<K}(1 − r)^k·g₁ with r = γ(λ + α) (log-space closed forms,
+  exact for any K), the exact prox is (v̂ + sλĉ)/(1 + sλ). A round costs O(d²) per client whatever K is: the
+  only non-elementwise steps are the rotations V_iᵀx into and V_i ŵ out of a client's basis.
+
+``path="auto"`` takes the spectral path on a quadratic federation when the method is linear and its local work
+per round exceeds a few steps (or it has an exact prox), else the literal steps.
+
+>>> import numpy as np
+>>> from fedtheory.problems.quadratic import make_quadratic
+>>> from fedtheory.methods import get, run
+>>> q = make_quadratic(4, 3, mu=1.0, L=10.0, seed=0)
+>>> a = run(get("scaffold", K=20, gamma=0.05), q, np.zeros(3), 30, path="step")
+>>> b = run(get("scaffold", K=20, gamma=0.05), q, np.zeros(3), 30, path="spectral")
+>>> bool(np.abs(a.x - b.x).max() < 1e-12), a.x.shape
+(True, (31, 3))
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fedtheory.algorithms.local_update import ClientSampler
+from fedtheory.algorithms.theta import Theta, _is_torch, geometric_sum
+from fedtheory.methods.ir import (Aggregate, Combine, Gradient, LocalSteps, Method, Prox, Scalars, ServerMap,
+                                  coef_value)
+
+__all__ = ["History", "simulate", "PATHS", "choose_path"]
+
+PATHS = ("auto", "step", "spectral")
+#: local gradient evaluations per client per round from which "auto" prefers the spectral closed forms
+SPECTRAL_FROM_WORK = 8
+
+
+def _to_numpy(a: Any) -> Any:
+    if _is_torch(a):
+        return a.detach().cpu().numpy()
+    return np.asarray(a)
+
+
+@dataclass
+class History:
+    """What a run of a method records; arrays have length rounds + 1 (index 0 is the start).
+
+    ``x`` (rounds + 1, d): the server iterate (the method's ``output``; for FedSplit the weighted average x̄ of
+    the z_j); ``comm_rounds``: t; ``oracle_calls``: cumulative local gradient evaluations (an exact prox
+    counts one); ``state``: the final state (server and client variables). Derived fields are computed on
+    request from the federation: ``x_star`` (argmin f), ``dist`` (‖x_t − x*‖), ``loss`` (f(x_t)),
+    ``grad_norm`` (‖∇f(x_t)‖).
+
+    >>> import numpy as np
+    >>> from fedtheory.problems.quadratic import make_quadratic
+    >>> from fedtheory.methods import get, run
+    >>> h = run(get("fedsplit", s=0.3), make_quadratic(3, 2, mu=1.0, L=4.0, seed=1), np.zeros(2), 60)
+    >>> bool(h.dist[-1] < 1e-10), int(h.oracle_calls[-1])
+    (True, 180)
+    """
+
+    x: Any
+    comm_rounds: Any
+    oracle_calls: Any
+    state: dict
+    method: Method
+    path: str
+    backend: str = "numpy"
+    device: str | None = None
+    federation: Any = field(default=None, repr=False)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def rounds(self) -> int:
+        return int(self.x.shape[0]) - 1
+
+    def to_numpy(self) -> "History":
+        """A copy with every array on the host as numpy."""
+        return dataclasses.replace(self, x=_to_numpy(self.x), comm_rounds=_to_numpy(self.comm_rounds),
+                                   oracle_calls=_to_numpy(self.oracle_calls),
+                                   state={k: _to_numpy(v) for k, v in self.state.items()}, _cache={})
+
+    @property
+    def x_star(self) -> np.ndarray:
+        """argmin of f = Σ p_i f_i (numpy)."""
+        if "x_star" not in self._cache:
+            self._cache["x_star"] = np.asarray(self.federation.x_star(), dtype=np.float64)
+        return self._cache["x_star"]
+
+    @property
+    def dist(self) -> np.ndarray:
+        """‖x_t − x*‖ per round (numpy)."""
+        if "dist" not in self._cache:
+            X = _to_numpy(self.x)
+            self._cache["dist"] = np.linalg.norm(X - self.x_star[None, :], axis=1)
+        return self._cache["dist"]
+
+    dist_empirical = dist
+
+    def _loss_grad(self) -> tuple[np.ndarray, np.ndarray]:
+        if "loss" not in self._cache:
+            X = _to_numpy(self.x)
+            fed = self.federation
+            if hasattr(fed, "loss_and_grad_norm"):
+                f, g = fed.loss_and_grad_norm(fed.on("numpy"), X)
+                self._cache["loss"], self._cache["grad_norm"] = np.asarray(f), np.asarray(g)
+            else:
+                self._cache["loss"] = np.array([float(fed.loss(x)) for x in X])
+                self._cache["grad_norm"] = np.array([float(np.linalg.norm(fed.grad(x))) for x in X])
+        return self._cache["loss"], self._cache["grad_norm"]
+
+    @property
+    def loss(self) -> np.ndarray:
+        """f(x_t) per round (numpy)."""
+        return self._loss_grad()[0]
+
+    @property
+    def grad_norm(self) -> np.ndarray:
+        """‖∇f(x_t)‖ per round (numpy)."""
+        return self._loss_grad()[1]
+
+
+# --------------------------------------------------------------------------------------------
+# spaces: what each primitive does on a federation
+# --------------------------------------------------------------------------------------------
+
+def _index(be, idx: np.ndarray) -> Any:
+    if be.name == "numpy":
+        return idx
+    import torch
+
+    return torch.as_tensor(idx, device=be.device)
+
+
+class _Space:
+    """The federation on one backend, with the per-client scale sc_i (1, or n p_i for the uniform view)."""
+
+    def __init__(self, fed: Any, method: Method, be) -> None:
+        self.fed, self.be = fed, be
+        p = np.asarray(fed.p, dtype=np.float64)
+        self.n, self.d = int(p.shape[0]), int(self._d())
+        if method.weighting == "uniform-view":
+            self.p_agg = np.full(self.n, 1.0 / self.n)
+            self.scale_host = p * self.n
+        else:
+            self.p_agg, self.scale_host = p, np.ones(self.n)
+        self.scale = be.asarray(self.scale_host)
+
+    def _d(self) -> int:
+        return int(self.fed.d)
+
+    # every space: server value (d,) -> client representation of the rows; client repr -> weighted sum
+    def broadcast(self, x: Any, rows: Any) -> Any:
+        raise NotImplementedError
+
+    def reduce(self, W: Any, w: Any, rows: Any) -> Any:
+        raise NotImplementedError
+
+    def client_init(self, x0: Any) -> Any:
+        return self.broadcast(x0, self.all_rows)
+
+
+class _StepSpace(_Space):
+    """The primitives literally, in the original coordinates."""
+
+    def __init__(self, fed: Any, method: Method, be) -> None:
+        super().__init__(fed, method, be)
+        self.finite_sum = hasattr(fed, "batched_grads")
+        self.all_rows = _index(be, np.arange(self.n))
+        if self.finite_sum:
+            self.arrays = fed.on(be)
+            self._quad = None
+        else:
+            arr = fed.on(be)
+            self.A = arr["A"] * self.scale[:, None, None]
+            self.c = arr["c"]
+            self._quad = (arr["eigvals"] * self.scale[:, None], arr["eigvecs"], self.c)
+        self.batch: Any = None          # the run's mini-batch size (finite sums)
+        self.rng: Any = None
+
+    def broadcast(self, x: Any, rows: Any) -> Any:
+        return x[None, :] + 0 * self.be.zeros((int(rows.shape[0]), self.d))
+
+    def reduce(self, W: Any, w: Any, rows: Any) -> Any:
+        return self.be.einsum("m,mi->i", w, W)
+
+    def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False) -> Any:
+        be = self.be
+        if not self.finite_sum:
+            return be.matmul(self.A[rows], (Y - self.c[rows])[..., None])[..., 0]
+        batches = None
+        if self.batch is not None and not full:
+            from fedtheory.problems.finite_sum import sample_batches
+
+            batches = sample_batches(self.rng, self.fed.counts, int(self.batch), idx_host)
+        g = self.fed.batched_grads(self.arrays, Y, batches, clients=idx_host)
+        return g * self.scale[rows][:, None]
+
+    def local_steps(self, op: LocalSteps, Y0: Any, anchor: Any, shift: Any, gamma: float, alpha: float,
+                    rows: Any, idx_host: np.ndarray) -> tuple[Any, Any]:
+        th = op.weights().weights if op.message is not None else None
+        Y, msg = Y0, None
+        for k in range(op.steps):
+            g = self.grad(Y, rows, idx_host)
+            if alpha:
+                g = g + alpha * (Y - anchor)
+            if shift is not None:
+                g = g + shift
+            if th is not None and th[k] != 0:
+                msg = float(th[k]) * g if msg is None else msg + float(th[k]) * g
+            if op.out is not None or k + 1 < op.steps:
+                Y = Y - gamma * g
+        if op.message is not None and msg is None:
+            msg = 0 * Y0
+        return Y, msg
+
+    def _quadratic(self) -> tuple[Any, Any, Any]:
+        if self._quad is None:
+            if not hasattr(self.fed, "to_quadratic"):
+                raise ValueError(f"an exact prox needs quadratic clients; {type(self.fed).__name__} has none: "
+                                 "give the method a local solver (solver='gd', steps=...)")
+            arr = self.fed.to_quadratic().on(self.be)
+            self._quad = (arr["eigvals"] * self.scale[:, None], arr["eigvecs"], arr["c"])
+        return self._quad
+
+    def prox_exact(self, V_in: Any, s: float, rows: Any) -> Any:
+        lam, V, c = self._quadratic()
+        be = self.be
+        Vr = V[rows]
+        vh = be.einsum("mji,mj->mi", Vr, V_in)
+        ch = be.einsum("mji,mj->mi", Vr, c[rows])
+        yh = (vh + s * lam[rows] * ch) / (1 + s * lam[rows])
+        return be.einsum("mij,mj->mi", Vr, yh)
+
+    def smoothness(self) -> float:
+        if self.finite_sum:
+            return float(self.fed.smoothness()) * float(self.scale_host.max())
+        return float(self.be.to_numpy(self._quad[0]).max())
+
+
+class _SpectralSpace(_Space):
+    """Client values in each client's eigenbasis: every primitive is elementwise in the eigenvalues."""
+
+    def __init__(self, fed: Any, method: Method, be) -> None:
+        super().__init__(fed, method, be)
+        arr = fed.on(be)
+        self.lam = arr["eigvals"] * self.scale[:, None]
+        self.V = arr["eigvecs"]
+        self.ch = be.einsum("nji,nj->ni", self.V, arr["c"])
+        self.all_rows = _index(be, np.arange(self.n))
+
+    def broadcast(self, x: Any, rows: Any) -> Any:
+        return self.be.einsum("mji,j->mi", self.V[rows], x)
+
+    def reduce(self, W: Any, w: Any, rows: Any) -> Any:
+        return self.be.einsum("m,mij,mj->i", w, self.V[rows], W)
+
+    def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False) -> Any:
+        return self.lam[rows] * (Y - self.ch[rows])
+
+    def closed_steps(self, Y0, lam, ch, anchor, shift, gamma, alpha, K, theta, want_point, want_msg):
+        g1 = lam * (Y0 - ch)
+        if alpha:
+            g1 = g1 + alpha * (Y0 - anchor)
+        if shift is not None:
+            g1 = g1 + shift
+        r = gamma * (lam + alpha)
+        Y = Y0 - gamma * geometric_sum(r, K, self.be) * g1 if want_point else None
+        msg = theta.polynomial_s(r, self.be) * g1 if want_msg else None
+        return Y, msg
+
+    def local_steps(self, op: LocalSteps, Y0: Any, anchor: Any, shift: Any, gamma: float, alpha: float,
+                    rows: Any, idx_host: np.ndarray) -> tuple[Any, Any]:
+        return self.closed_steps(Y0, self.lam[rows], self.ch[rows], anchor, shift, gamma, alpha, op.steps,
+                                 op.weights(), op.out is not None, op.message is not None)
+
+    def prox_exact(self, Vh: Any, s: float, rows: Any) -> Any:
+        lam = self.lam[rows]
+        return (Vh + s * lam * self.ch[rows]) / (1 + s * lam)
+
+    def smoothness(self) -> float:
+        return float(self.be.to_numpy(self.lam).max())
+
+
+# --------------------------------------------------------------------------------------------
+# the interpreter
+# --------------------------------------------------------------------------------------------
+
+def _is_quadratic(fed: Any) -> bool:
+    return hasattr(fed, "eigvecs") and hasattr(fed, "A") and not hasattr(fed, "batched_grads")
+
+
+def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto") -> str:
+    """The path a run takes: ``"spectral"`` only for a linear method on quadratic clients.
+
+    >>> from fedtheory.methods import get
+    >>> from fedtheory.problems.quadratic import make_quadratic
+    >>> q = make_quadratic(2, 2, mu=1.0, L=2.0, seed=0)
+    >>> choose_path(get("fedavg", K=100, gamma=0.1), q, 10), choose_path(get("fedavg", K=1, gamma=0.1), q, 10)
+    ('spectral', 'step')
+    """
+    if path not in PATHS:
+        raise ValueError(f"path must be one of {PATHS}, got {path!r}")
+    spectral_ok = _is_quadratic(federation) and method.linear
+    if path == "spectral":
+        if not _is_quadratic(federation):
+            raise ValueError(f"the spectral path needs a QuadraticFederation, got {type(federation).__name__}")
+        if not method.linear:
+            raise ValueError(f"method {method.name!r} has a nonlinear server rule: no spectral path")
+        return "spectral"
+    if path == "step":
+        return "step"
+    if spectral_ok and (method.exact_prox or method.local_work() >= SPECTRAL_FROM_WORK):
+        return "spectral"
+    return "step"
+
+
+def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str = "auto", backend: Any = "numpy",
+             device: Any = None, seed: Any = None, batch_size: int | None = None,
+             clients_per_round: int | None = None, client_sampling: str = "without_replacement") -> History:
+    """Run ``rounds`` rounds of ``method`` on ``federation`` from ``x0`` (see :func:`fedtheory.methods.run`)."""
+    from fedtheory.backends import get_backend
+
+    if not isinstance(method, Method):
+        raise ValueError(f"method must be a fedtheory.methods.Method (see fedtheory.methods.get), "
+                         f"got {type(method).__name__}")
+    if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
+        raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
+    rounds = int(rounds)
+    if not (hasattr(federation, "p") and (hasattr(federation, "batched_grads") or _is_quadratic(federation))):
+        raise ValueError(f"federation must be a QuadraticFederation or a FiniteSumFederation, "
+                         f"got {type(federation).__name__}")
+    chosen = choose_path(method, federation, rounds, path)
+    be = get_backend(backend, device=device)
+    space = (_SpectralSpace if chosen == "spectral" else _StepSpace)(federation, method, be)
+    n, d = space.n, space.d
+    if batch_size is not None:
+        if not getattr(space, "finite_sum", False):
+            raise ValueError("batch_size needs clients that hold samples (a FiniteSumFederation); "
+                             "a QuadraticFederation is full-batch")
+        from fedtheory.problems.finite_sum import check_batch_size
+
+        check_batch_size(int(batch_size), federation.counts)
+        space.batch = int(batch_size)
+    sampler = ClientSampler(clients_per_round, client_sampling)
+    if sampler.M is not None:
+        if not method.sampling:
+            raise ValueError(f"method {method.name!r} is defined for full participation only "
+                             f"(clients_per_round must be None, got {clients_per_round})")
+        if method.client and sampler.scheme != "without_replacement":
+            raise ValueError(f"method {method.name!r} keeps client state: sample clients without replacement "
+                             "(client_sampling='without_replacement')")
+        if sampler.scheme == "without_replacement" and sampler.M > n:
+            raise ValueError(f"clients_per_round M={sampler.M} exceeds the n={n} clients")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    if hasattr(space, "rng"):
+        space.rng = rng
+    x0 = be.asarray(x0)
+    if tuple(x0.shape) != (d,):
+        raise ValueError(f"x0 must have shape ({d},), got {tuple(x0.shape)}")
+
+    # state: server values in original coordinates, client values (n, ·) in the space's representation
+    state: dict = {}
+    for v in method.server:
+        state[v] = method.initial_value(v, x0, be, n)
+    for v in method.client:
+        state[v] = space.client_init(x0) if method.init[v] == "x0" else be.zeros((n, d))
+    scalars = dict(method.scalars)
+    p_all = be.asarray(space.p_agg)
+    L_solver = None
+
+    def output(st: dict) -> Any:
+        v = method.output
+        if method.scope(v) == "server":
+            return st[v]
+        return space.reduce(st[v], p_all, space.all_rows)
+
+    xs = [output(state)]
+    work = method.local_work()
+    calls = [0]
+    for _ in range(rounds):
+        idx_host, w_host = sampler.draw(rng, space.p_agg)
+        idx_host = np.asarray(idx_host)
+        rows = _index(be, idx_host)
+        w = be.asarray(w_host)
+        w_sum = be.asarray(space.p_agg[idx_host])
+        env: dict = dict(state)
+        local: dict = {}                               # client values of this round's sampled rows
+
+        def client_val(var: str) -> Any:
+            if method.scope(var) == "server":
+                key = ("@", var, version.get(var, 0))
+                if key not in local:
+                    local[key] = space.broadcast(env[var], rows)
+                return local[key]
+            if var not in local:
+                local[var] = env[var][rows] if sampler.M is not None else env[var]
+            return local[var]
+
+        written: set = set()
+        version: dict = {}                             # server writes this round (keys the broadcast cache)
+
+        def set_server(var: str, value: Any) -> None:
+            env[var] = value
+            version[var] = version.get(var, 0) + 1
+
+        for op in method.round:
+            if isinstance(op, Combine):
+                cs = [(v, coef_value(c, scalars)) for v, c in op.terms]
+                if method.scope(op.out) == "client":
+                    acc = None
+                    for v, c in cs:
+                        term = c * client_val(v)
+                        acc = term if acc is None else acc + term
+                    local[op.out] = acc
+                    written.add(op.out)
+                else:
+                    acc = None
+                    for v, c in cs:
+                        term = c * env[v]
+                        acc = term if acc is None else acc + term
+                    set_server(op.out, acc)
+            elif isinstance(op, Gradient):
+                local[op.out] = space.grad(client_val(op.at), rows, idx_host, op.full)
+                written.add(op.out)
+            elif isinstance(op, LocalSteps):
+                alpha = coef_value(op.alpha, scalars)
+                gamma = coef_value(op.gamma, scalars)
+                anchor = client_val(op.anchor) if op.anchor is not None else None
+                shift = client_val(op.shift) if op.shift is not None else None
+                Y, msg = space.local_steps(op, client_val(op.start), anchor, shift, gamma, alpha, rows, idx_host)
+                if op.out is not None:
+                    local[op.out] = Y
+                    written.add(op.out)
+                if op.message is not None:
+                    local[op.message] = msg
+                    written.add(op.message)
+            elif isinstance(op, Prox):
+                s = coef_value(op.step, scalars)
+                centre = client_val(op.center)
+                if op.solver.kind == "exact":
+                    local[op.out] = space.prox_exact(centre, s, rows)
+                else:
+                    if op.solver.step_size is None:
+                        if L_solver is None:
+                            L_solver = space.smoothness()
+                        eta = 1.0 / (s * L_solver + 1.0)
+                    else:
+                        eta = float(op.solver.step_size)
+                    start = centre if op.start is None else client_val(op.start)
+                    # gradient descent on s f_i(y) + ½‖y − v‖²: local steps with f scaled by s, α = 1, anchor v
+                    local[op.out] = _inexact_prox(space, start, centre, s, eta, int(op.solver.steps), rows,
+                                                  idx_host)
+                written.add(op.out)
+            elif isinstance(op, Aggregate):
+                weights = w if op.mode == "mean" else w_sum
+                set_server(op.out, space.reduce(client_val(op.var), weights, rows))
+            elif isinstance(op, Scalars):
+                scalars.update(op.fn(scalars))
+            elif isinstance(op, ServerMap):
+                outs = op.fn(be, scalars, *[env[v] for v in op.inputs])
+                for name, val in zip(op.outs, outs):
+                    set_server(name, val)
+        for v in method.server:
+            state[v] = env[v]
+        for v in method.client:
+            if v in written:
+                if sampler.M is None:
+                    state[v] = local[v]
+                else:
+                    state[v] = _scatter(be, state[v], rows, local[v])
+        xs.append(output(state))
+        calls.append(calls[-1] + work * int(idx_host.shape[0]))
+    X = be.stack(xs)
+    t = np.arange(rounds + 1, dtype=np.int64)
+    final = {v: state[v] for v in method.server}
+    for v in method.client:
+        final[v] = state[v] if chosen == "step" else be.einsum("nij,nj->ni", space.V, state[v])
+    return History(x=X, comm_rounds=t, oracle_calls=np.asarray(calls, dtype=np.int64), state=final, method=method,
+                   path=chosen, backend=be.name, device=None if be.device is None else str(be.device),
+                   federation=federation)
+
+
+def _inexact_prox(space: Any, start: Any, centre: Any, s: float, eta: float, steps: int, rows: Any,
+                  idx_host: np.ndarray) -> Any:
+    if isinstance(space, _SpectralSpace):
+        Y, _ = space.closed_steps(start, s * space.lam[rows], space.ch[rows], centre, None, eta, 1.0, steps,
+                                  Theta.uniform(steps), True, False)
+        return Y
+    Y = start
+    for _ in range(steps):
+        Y = Y - eta * (s * space.grad(Y, rows, idx_host) + (Y - centre))
+    return Y
+
+
+def _scatter(be, full: Any, rows: Any, values: Any) -> Any:
+    out = full.copy() if be.name == "numpy" else full.clone()
+    out[rows] = values
+    return out
