@@ -169,6 +169,10 @@ class _Space:
     def client_init(self, x0: Any) -> Any:
         return self.broadcast(x0, self.all_rows)
 
+    def client_rows(self, Z: Any) -> Any:
+        """Client values (n, d) in original coordinates -> this space's representation."""
+        return Z
+
 
 class _StepSpace(_Space):
     """The primitives literally, in the original coordinates."""
@@ -265,6 +269,9 @@ class _SpectralSpace(_Space):
     def reduce(self, W: Any, w: Any, rows: Any) -> Any:
         return self.be.einsum("m,mij,mj->i", w, self.V[rows], W)
 
+    def client_rows(self, Z: Any) -> Any:
+        return self.be.einsum("nji,nj->ni", self.V, Z)
+
     def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False) -> Any:
         return self.lam[rows] * (Y - self.ch[rows])
 
@@ -327,8 +334,13 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
 
 def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str = "auto", backend: Any = "numpy",
              device: Any = None, seed: Any = None, batch_size: int | None = None,
-             clients_per_round: int | None = None, client_sampling: str = "without_replacement") -> History:
-    """Run ``rounds`` rounds of ``method`` on ``federation`` from ``x0`` (see :func:`fedtheory.methods.run`)."""
+             clients_per_round: int | None = None, client_sampling: str = "without_replacement",
+             state: dict | None = None) -> History:
+    """Run ``rounds`` rounds of ``method`` on ``federation`` from ``x0`` (see :func:`fedtheory.methods.run`).
+
+    ``state``: start from this state instead of the method's ``init`` (a dict giving every state variable:
+    server ones shape (d,), client ones (n, d), in the original coordinates); ``x0`` is then only the shape.
+    """
     from fedtheory.backends import get_backend
 
     if not isinstance(method, Method):
@@ -370,11 +382,28 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
         raise ValueError(f"x0 must have shape ({d},), got {tuple(x0.shape)}")
 
     # state: server values in original coordinates, client values (n, ·) in the space's representation
-    state: dict = {}
+    given = state
+    state = {}
+    if given is not None:
+        missing = [v for v in method.server + method.client if v not in given]
+        if missing or set(given) - set(method.server + method.client):
+            raise ValueError(f"state must give exactly the state variables {list(method.server + method.client)} "
+                             f"of {method.name!r}, got {sorted(given)}")
     for v in method.server:
-        state[v] = method.initial_value(v, x0, be, n)
+        if given is None:
+            state[v] = method.initial_value(v, x0, be, n)
+        else:
+            state[v] = be.asarray(given[v])
+            if tuple(state[v].shape) != (d,):
+                raise ValueError(f"state[{v!r}] must have shape ({d},), got {tuple(state[v].shape)}")
     for v in method.client:
-        state[v] = space.client_init(x0) if method.init[v] == "x0" else be.zeros((n, d))
+        if given is None:
+            state[v] = space.client_init(x0) if method.init[v] == "x0" else be.zeros((n, d))
+        else:
+            z = be.asarray(given[v])
+            if tuple(z.shape) != (n, d):
+                raise ValueError(f"state[{v!r}] must have shape ({n}, {d}), got {tuple(z.shape)}")
+            state[v] = space.client_rows(z)
     scalars = dict(method.scalars)
     p_all = be.asarray(space.p_agg)
     L_solver = None
