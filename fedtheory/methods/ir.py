@@ -377,6 +377,32 @@ class Method:
                 total += 1 if op.solver.kind == "exact" else int(op.solver.steps)
         return total
 
+    def aggregation_weights(self, p: Any) -> np.ndarray:
+        """The weights the method aggregates with under full participation: p, or 1/n for the uniform view.
+
+        >>> from fedtheory.methods import get
+        >>> get("dane", lam=1.0).aggregation_weights([0.25, 0.75]).tolist()
+        [0.5, 0.5]
+        """
+        p = np.asarray(p, dtype=np.float64)
+        return np.full(p.shape[0], 1.0 / p.shape[0]) if self.weighting == "uniform-view" else p
+
+    def state_norm_sq(self, server: Mapping[str, Any], client: Mapping[str, Any], p: Any) -> float:
+        """The squared norm of a state difference in which the *rate* of a round is measured (one definition,
+        used by the PEP and the probes): Σ_server ‖Δv‖² + Σ_client Σ_i w_i‖Δv_i‖², w the aggregation weights.
+
+        >>> from fedtheory.methods import get
+        >>> m = get("scaffold", K=2, gamma=0.1)
+        >>> m.state_norm_sq({"x": [1.0, 0.0], "c": [0.0, 0.0]}, {"ci": [[2.0, 0.0], [0.0, 0.0]]}, [0.5, 0.5])
+        3.0
+        """
+        w = self.aggregation_weights(p)
+        total = sum(float(np.sum(np.asarray(server[v], dtype=np.float64) ** 2)) for v in self.server)
+        for v in self.client:
+            Z = np.asarray(client[v], dtype=np.float64)
+            total += float(np.sum(w * np.sum(Z ** 2, axis=1)))
+        return total
+
     def initial_value(self, var: str, x0: Any, be: Any, n: int) -> Any:
         """The starting array of a state variable: (d,) for the server, (n, d) for a client variable."""
         v = self.init[var]
