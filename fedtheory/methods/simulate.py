@@ -169,6 +169,10 @@ class _Space:
     def client_init(self, x0: Any) -> Any:
         return self.broadcast(x0, self.all_rows)
 
+    def take(self, arr: Any, rows: Any) -> Any:
+        """The sampled clients' rows of a per-client array (no copy under full participation)."""
+        return arr if rows is self.all_rows else arr[rows]
+
     def client_rows(self, Z: Any) -> Any:
         """Client values (n, d) in original coordinates -> this space's representation."""
         return Z
@@ -201,14 +205,14 @@ class _StepSpace(_Space):
     def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False) -> Any:
         be = self.be
         if not self.finite_sum:
-            return be.matmul(self.A[rows], (Y - self.c[rows])[..., None])[..., 0]
+            return be.matmul(self.take(self.A, rows), (Y - self.take(self.c, rows))[..., None])[..., 0]
         batches = None
         if self.batch is not None and not full:
             from fedtheory.problems.finite_sum import sample_batches
 
             batches = sample_batches(self.rng, self.fed.counts, int(self.batch), idx_host)
         g = self.fed.batched_grads(self.arrays, Y, batches, clients=idx_host)
-        return g * self.scale[rows][:, None]
+        return g * self.take(self.scale, rows)[:, None]
 
     def local_steps(self, op: LocalSteps, Y0: Any, anchor: Any, shift: Any, gamma: float, alpha: float,
                     rows: Any, idx_host: np.ndarray) -> tuple[Any, Any]:
@@ -240,10 +244,10 @@ class _StepSpace(_Space):
     def prox_exact(self, V_in: Any, s: float, rows: Any) -> Any:
         lam, V, c = self._quadratic()
         be = self.be
-        Vr = V[rows]
+        Vr, lr = self.take(V, rows), self.take(lam, rows)
         vh = be.einsum("mji,mj->mi", Vr, V_in)
-        ch = be.einsum("mji,mj->mi", Vr, c[rows])
-        yh = (vh + s * lam[rows] * ch) / (1 + s * lam[rows])
+        ch = be.einsum("mji,mj->mi", Vr, self.take(c, rows))
+        yh = (vh + s * lr * ch) / (1 + s * lr)
         return be.einsum("mij,mj->mi", Vr, yh)
 
     def smoothness(self) -> float:
@@ -264,16 +268,16 @@ class _SpectralSpace(_Space):
         self.all_rows = _index(be, np.arange(self.n))
 
     def broadcast(self, x: Any, rows: Any) -> Any:
-        return self.be.einsum("mji,j->mi", self.V[rows], x)
+        return self.be.einsum("mji,j->mi", self.take(self.V, rows), x)
 
     def reduce(self, W: Any, w: Any, rows: Any) -> Any:
-        return self.be.einsum("m,mij,mj->i", w, self.V[rows], W)
+        return self.be.einsum("m,mij,mj->i", w, self.take(self.V, rows), W)
 
     def client_rows(self, Z: Any) -> Any:
         return self.be.einsum("nji,nj->ni", self.V, Z)
 
     def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False) -> Any:
-        return self.lam[rows] * (Y - self.ch[rows])
+        return self.take(self.lam, rows) * (Y - self.take(self.ch, rows))
 
     def closed_steps(self, Y0, lam, ch, anchor, shift, gamma, alpha, K, theta, want_point, want_msg):
         g1 = lam * (Y0 - ch)
@@ -288,12 +292,12 @@ class _SpectralSpace(_Space):
 
     def local_steps(self, op: LocalSteps, Y0: Any, anchor: Any, shift: Any, gamma: float, alpha: float,
                     rows: Any, idx_host: np.ndarray) -> tuple[Any, Any]:
-        return self.closed_steps(Y0, self.lam[rows], self.ch[rows], anchor, shift, gamma, alpha, op.steps,
+        return self.closed_steps(Y0, self.take(self.lam, rows), self.take(self.ch, rows), anchor, shift, gamma, alpha, op.steps,
                                  op.weights(), op.out is not None, op.message is not None)
 
     def prox_exact(self, Vh: Any, s: float, rows: Any) -> Any:
-        lam = self.lam[rows]
-        return (Vh + s * lam * self.ch[rows]) / (1 + s * lam)
+        lam = self.take(self.lam, rows)
+        return (Vh + s * lam * self.take(self.ch, rows)) / (1 + s * lam)
 
     def smoothness(self) -> float:
         return float(self.be.to_numpy(self.lam).max())
@@ -420,7 +424,7 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     for _ in range(rounds):
         idx_host, w_host = sampler.draw(rng, space.p_agg)
         idx_host = np.asarray(idx_host)
-        rows = _index(be, idx_host)
+        rows = space.all_rows if sampler.M is None else _index(be, idx_host)
         w = be.asarray(w_host)
         w_sum = be.asarray(space.p_agg[idx_host])
         env: dict = dict(state)
@@ -523,7 +527,7 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
 def _inexact_prox(space: Any, start: Any, centre: Any, s: float, eta: float, steps: int, rows: Any,
                   idx_host: np.ndarray) -> Any:
     if isinstance(space, _SpectralSpace):
-        Y, _ = space.closed_steps(start, s * space.lam[rows], space.ch[rows], centre, None, eta, 1.0, steps,
+        Y, _ = space.closed_steps(start, s * space.take(space.lam, rows), space.take(space.ch, rows), centre, None, eta, 1.0, steps,
                                   Theta.uniform(steps), True, False)
         return Y
     Y = start
