@@ -155,6 +155,7 @@ class _Space:
         else:
             self.p_agg, self.scale_host = p, np.ones(self.n)
         self.scale = be.asarray(self.scale_host)
+        self.unit_scale = bool(np.all(self.scale_host == 1.0))
 
     def _d(self) -> int:
         return int(self.fed.d)
@@ -211,8 +212,9 @@ class _StepSpace(_Space):
             from fedtheory.problems.finite_sum import sample_batches
 
             batches = sample_batches(self.rng, self.fed.counts, int(self.batch), idx_host)
-        g = self.fed.batched_grads(self.arrays, Y, batches, clients=idx_host)
-        return g * self.take(self.scale, rows)[:, None]
+        # clients=None under full participation: no copy of the clients' data
+        g = self.fed.batched_grads(self.arrays, Y, batches, clients=None if rows is self.all_rows else idx_host)
+        return g if self.unit_scale else g * self.take(self.scale, rows)[:, None]
 
     def local_steps(self, op: LocalSteps, Y0: Any, anchor: Any, shift: Any, gamma: float, alpha: float,
                     rows: Any, idx_host: np.ndarray) -> tuple[Any, Any]:
@@ -311,8 +313,34 @@ def _is_quadratic(fed: Any) -> bool:
     return hasattr(fed, "eigvecs") and hasattr(fed, "A") and not hasattr(fed, "batched_grads")
 
 
-def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto") -> str:
-    """The path a run takes: ``"spectral"`` only for a linear method on quadratic clients.
+def _rotations_per_round(method: Method) -> int:
+    """Client-basis rotations a spectral round pays: each server variable read in client scope, each Aggregate,
+    and the output when it is a client variable's mean."""
+    reads = set()
+    aggs = 0
+    for op in method.round:
+        if isinstance(op, Aggregate):
+            aggs += 1
+        elif not isinstance(op, (Scalars, ServerMap)) and not (isinstance(op, Combine)
+                                                                and method.scope(op.out) == "server"):
+            reads.update(v for v in op.reads if method.scope(v) == "server")
+    return len(reads) + aggs + (1 if method.scope(method.output) == "client" else 0)
+
+
+def _spectral_capable(federation: Any) -> bool:
+    return _is_quadratic(federation) or hasattr(federation, "to_quadratic")
+
+
+def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto", *, batch_size: int | None = None,
+                clients_per_round: int | None = None) -> str:
+    """The path a run takes, by a cost model in flops (both paths are exact).
+
+    The literal path costs rounds × participants × local work × one local gradient (2d² on a quadratic
+    client, 4md on a least-squares client with m samples); the spectral path costs its set-up (nothing on a
+    :class:`~fedtheory.problems.quadratic.QuadraticFederation`, whose eigendecomposition is stored; the
+    moments and eigendecomposition of least-squares clients, n(2md² + 10d³)) plus 2d² per rotation into or out
+    of a client's eigenbasis per round. The spectral path needs a linear method, quadratic clients (or least
+    squares, through their quadratic) and full local gradients (no ``batch_size``).
 
     >>> from fedtheory.methods import get
     >>> from fedtheory.problems.quadratic import make_quadratic
@@ -322,18 +350,27 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
     """
     if path not in PATHS:
         raise ValueError(f"path must be one of {PATHS}, got {path!r}")
-    spectral_ok = _is_quadratic(federation) and method.linear
     if path == "spectral":
-        if not _is_quadratic(federation):
-            raise ValueError(f"the spectral path needs a QuadraticFederation, got {type(federation).__name__}")
+        if not _spectral_capable(federation):
+            raise ValueError(f"the spectral path needs quadratic (or least-squares) clients, got "
+                             f"{type(federation).__name__}")
         if not method.linear:
             raise ValueError(f"method {method.name!r} has a nonlinear server rule: no spectral path")
+        if batch_size is not None:
+            raise ValueError("the spectral path uses full local gradients: batch_size must be None")
         return "spectral"
-    if path == "step":
+    if path == "step" or not method.linear or batch_size is not None or not _spectral_capable(federation):
         return "step"
-    if spectral_ok and (method.exact_prox or method.local_work() >= SPECTRAL_FROM_WORK):
-        return "spectral"
-    return "step"
+    n, d = int(np.asarray(federation.p).shape[0]), int(federation.d)
+    part = n if clients_per_round is None else min(int(clients_per_round), n)
+    if _is_quadratic(federation):
+        grad_flops, setup = 2.0 * d * d, 0.0
+    else:
+        m = float(np.mean(federation.counts))
+        grad_flops, setup = 4.0 * m * d, n * (2.0 * m * d * d + 10.0 * d ** 3)
+    literal = rounds * part * max(method.local_work(), 1) * grad_flops
+    spectral = setup + rounds * part * _rotations_per_round(method) * 2.0 * d * d
+    return "spectral" if spectral < literal else "step"
 
 
 def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str = "auto", backend: Any = "numpy",
@@ -356,9 +393,13 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     if not (hasattr(federation, "p") and (hasattr(federation, "batched_grads") or _is_quadratic(federation))):
         raise ValueError(f"federation must be a QuadraticFederation or a FiniteSumFederation, "
                          f"got {type(federation).__name__}")
-    chosen = choose_path(method, federation, rounds, path)
+    chosen = choose_path(method, federation, rounds, path, batch_size=batch_size, clients_per_round=clients_per_round)
     be = get_backend(backend, device=device)
-    space = (_SpectralSpace if chosen == "spectral" else _StepSpace)(federation, method, be)
+    if chosen == "spectral":
+        # least-squares clients run through their quadratic: the same gradients, so the same iterates
+        space = _SpectralSpace(federation if _is_quadratic(federation) else federation.to_quadratic(), method, be)
+    else:
+        space = _StepSpace(federation, method, be)
     n, d = space.n, space.d
     if batch_size is not None:
         if not getattr(space, "finite_sum", False):
