@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -310,42 +310,6 @@ def client_pseudo_gradients(problem: Any, x: Any, algo: LocalUpdate, *, path: st
     return _spectral_messages(_message_operators(F, algo, be), F, x, be)
 
 
-# --------------------------------------------------------------------------------------------
-# server rules: (server, x, state, oracle) -> (x_next, state); oracle(y) = aggregated q at y
-# --------------------------------------------------------------------------------------------
-
-def _gd(server: ServerOpt, x: Any, state: dict, oracle: Callable[[Any], Any]):
-    return x - server.lr * oracle(x), state
-
-
-def _heavy_ball(server: ServerOpt, x: Any, state: dict, oracle: Callable[[Any], Any]):
-    x_next = x - server.lr * oracle(x) + server.momentum * (x - state["x_prev"])
-    return x_next, {"x_prev": x}
-
-
-def _nesterov(server: ServerOpt, x: Any, state: dict, oracle: Callable[[Any], Any]):
-    y = x + server.momentum * (x - state["x_prev"])  # broadcast point of this round
-    return y - server.lr * oracle(y), {"x_prev": x}
-
-
-def _adam(server: ServerOpt, x: Any, state: dict, oracle: Callable[[Any], Any]):
-    q = oracle(x)
-    b1, b2 = server.momentum, server.beta2
-    t = state.get("t", 0) + 1
-    m = b1 * state.get("m", 0 * q) + (1 - b1) * q
-    v = b2 * state.get("v", 0 * q) + (1 - b2) * q * q
-    m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
-    return x - server.lr * m_hat / (v_hat ** 0.5 + server.eps), {"x_prev": x, "m": m, "v": v, "t": t}
-
-
-_SERVER_RULES = {"gd": _gd, "heavy_ball": _heavy_ball, "nesterov": _nesterov, "adam": _adam}
-
-
-def _aggregate(messages: Any, F: _Federation, be) -> Any:
-    """q_t = Σ_i p_i q_t^i (full participation, P known to the server: Section 4.2)."""
-    return be.einsum("n,ni->i", F.p, messages)
-
-
 @dataclass(frozen=True)
 class ClientSampler:
     """Algorithm 1's I_t: M clients per round and the weights that make q_t unbiased for Σ p_i q^i.
@@ -564,51 +528,25 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
     if tuple(x0.shape) != (d,):
         raise ValueError(f"x0 must have shape ({d},), got {tuple(x0.shape)}")
 
-    # A client program (MAML, fedtheory.algorithms.maml) supplies its own messages; LocalUpdate's are here.
+    # One driver: the round loop is fedtheory.methods' (LocalUpdate, or the client program with its ServerOpt, as a
+    # Method); what is LocalUpdate's own here is the surrogate optimum and the History it reports.
+    from fedtheory.methods.library import as_method
+    from fedtheory.methods.simulate import simulate
+
     K = algo.local_steps if program else algo.theta.K
-    n_batches = algo.batches_per_round(batch_size is not None) if program else K
     if finite_sum:
-        from fedtheory.problems.finite_sum import sample_batches
+        federation = fs
+    elif isinstance(problem, (dict, _Federation)):
+        from fedtheory.problems.quadratic import QuadraticFederation
 
-        def oracle(y: Any) -> Any:
-            idx, w = sampler.draw(rng, p_host)
-            batches = None
-            if batch_size is not None:
-                batches = np.stack([sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(n_batches)])
-            if program:
-                msgs = algo.finite_sum_messages(arrays, y, idx, batches, be)
-            else:
-                msgs = _finite_sum_messages(arrays, y, algo, idx, batches, be)
-            return be.einsum("m,mi->i", be.asarray(w), msgs)
+        federation = QuadraticFederation(A=be.to_numpy(F.A), c=be.to_numpy(F.c), p=p_host,
+                                         eigvals=be.to_numpy(F.eigvals), eigvecs=be.to_numpy(F.eigvecs))
     else:
-        # Operators built once per run: the surrogate's B_i = Q_iA_i (also used by the spectral path).
-        B = algo.quadratic_operators(F, be) if program else _message_operators(F, algo, be)
-        full = sampler.M is None
-
-        def stepwise(sub: _Federation, y: Any) -> Any:
-            return algo.quadratic_messages(sub, y, be) if program else _stepwise_messages(sub, y, algo, be)
-
-        def oracle(y: Any) -> Any:
-            if full:
-                msgs = _spectral_messages(B, F, y, be) if path == "spectral" else stepwise(F, y)
-                return _aggregate(msgs, F, be)
-            idx, w = sampler.draw(rng, p_host)
-            from fedtheory.problems.finite_sum import _index
-
-            ii = _index(be, idx)
-            sub = _Federation(A=F.A[ii], c=F.c[ii], p=be.asarray(w), eigvals=F.eigvals[ii], eigvecs=F.eigvecs[ii],
-                              n=len(idx), d=F.d)
-            msgs = _spectral_messages(B[ii], sub, y, be) if path == "spectral" else stepwise(sub, y)
-            return _aggregate(msgs, sub, be)
-
-    rule = _SERVER_RULES[algo.server.kind]
-    state: dict = {"x_prev": x0}  # x_{−1} = x_0: the momentum buffer starts empty
-    xs = [x0]
-    x = x0
-    for _ in range(rounds):
-        x, state = rule(algo.server, x, state, oracle)
-        xs.append(x)
-    X = be.stack(xs)
+        federation = problem
+    run = simulate(as_method(algo), federation, x0, rounds, path="step" if finite_sum or path == "stepwise" else
+                   "spectral", backend=be, seed=rng, batch_size=batch_size, clients_per_round=clients_per_round,
+                   client_sampling=client_sampling)
+    X = run.x
 
     t = np.arange(rounds + 1, dtype=np.int64)
     per_round = (n if sampler.M is None else sampler.M) * K
@@ -616,6 +554,7 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
         x_tilde, x_star = _finite_sum_optima(fs, algo, be)
         loss, grad_norm = fs.loss_and_grad_norm(arrays, X)
     else:
+        B = algo.quadratic_operators(F, be) if program else _message_operators(F, algo, be)
         H = be.einsum("n,nij->ij", F.p, B)
         x_tilde = _solve_or_nan(be, H, be.einsum("n,nij,nj->i", F.p, B, F.c))
         x_star = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, F.A), be.einsum("n,nij,nj->i", F.p, F.A, F.c))

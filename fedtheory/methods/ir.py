@@ -17,6 +17,8 @@ previous round's value). The primitives:
   Σ_i p_i v_i over the sampled clients, ``"sum"`` is Σ_{i∈S} p_i v_i (SCAFFOLD's control-variate update).
 - :class:`Scalars` — a host-side update of the scalars (coefficients may name a scalar or be a function of them).
 - :class:`ServerMap` — a nonlinear server rule (Adam); a method that uses one has no spectral path or PEP.
+- :class:`ClientProgram` — a client message computed by a program of its own (MAML: exact gradients through K
+  inner steps), for what the primitives above do not express; it has the simulator and the spectral path, no PEP.
 
 Client sampling is part of running a method (``clients_per_round``), not of its description: only the sampled
 clients execute client-scope operations, and the client state of the others is left as it was.
@@ -41,7 +43,7 @@ import numpy as np
 from fedtheory.algorithms.theta import Theta
 
 __all__ = ["Coef", "Combine", "Gradient", "LocalSteps", "Prox", "ProxSolver", "Aggregate", "Scalars", "ServerMap",
-           "Method", "coef_value", "OPS"]
+           "ClientProgram", "Method", "coef_value", "OPS"]
 
 #: a coefficient: a number, the name of a scalar, or a function of the scalars (a dict) and the hyperparameters
 Coef = Union[float, int, str, Callable[[Mapping[str, float]], float]]
@@ -244,7 +246,27 @@ class ServerMap:
         return tuple(self.inputs)
 
 
-OPS = (Combine, Gradient, LocalSteps, Prox, Aggregate, Scalars, ServerMap)
+@dataclass(frozen=True)
+class ClientProgram:
+    """``out_i`` = the message of a client program at the broadcast server point ``at``.
+
+    ``program`` follows the client-program protocol of :class:`fedtheory.algorithms.maml.MAML`:
+    ``local_steps`` (gradient evaluations per round), ``batches_per_round(has_batches)``,
+    ``quadratic_operators(F, be)`` (B_i with message B_i(x − c_i) on quadratic clients),
+    ``quadratic_messages(F, x, be)`` (the literal computation) and
+    ``finite_sum_messages(arrays, x, clients, batches, be)``.
+    """
+
+    out: str
+    at: str
+    program: Any
+
+    @property
+    def reads(self) -> tuple:
+        return (self.at,)
+
+
+OPS = (Combine, Gradient, LocalSteps, Prox, Aggregate, Scalars, ServerMap, ClientProgram)
 
 
 def _writes(op: Any) -> tuple:
@@ -329,6 +351,11 @@ class Method:
                 if bad:
                     raise ValueError(f"{who}: operation {k} (ServerMap) reads client variables {bad}")
                 s = "server"
+            elif isinstance(op, ClientProgram):
+                if scope[op.at] != "server":
+                    raise ValueError(f"{who}: operation {k} (ClientProgram) runs at a broadcast server point, "
+                                     f"not at the client variable {op.at!r}")
+                s = "client"
             else:
                 s = "client"
             for w in _writes(op):
@@ -352,9 +379,14 @@ class Method:
 
     @property
     def linear(self) -> bool:
-        """Whether a round is affine in the state with coefficients that are functions of each client's
-        Hessian on quadratics (no nonlinear server rule): the condition for the spectral path and the PEP."""
+        """Whether a round is affine in the state on quadratics (no nonlinear server rule): the condition for
+        the PEP's and the probes' analysis of a round (the spectral path only needs quadratic clients)."""
         return not any(isinstance(op, ServerMap) for op in self.round)
+
+    @property
+    def pep_ready(self) -> bool:
+        """Whether every primitive has a PEP counterpart (no nonlinear server rule, no client program)."""
+        return not any(isinstance(op, (ServerMap, ClientProgram)) for op in self.round)
 
     @property
     def exact_prox(self) -> bool:
@@ -375,6 +407,8 @@ class Method:
                 total += op.steps
             elif isinstance(op, Prox):
                 total += 1 if op.solver.kind == "exact" else int(op.solver.steps)
+            elif isinstance(op, ClientProgram):
+                total += int(op.program.local_steps)
         return total
 
     def aggregation_weights(self, p: Any) -> np.ndarray:
@@ -433,6 +467,8 @@ class Method:
                 lines.append(f"  {k}. {op.out} = aggregate({op.var}, {op.mode})")
             elif isinstance(op, Scalars):
                 lines.append(f"  {k}. scalars update")
+            elif isinstance(op, ClientProgram):
+                lines.append(f"  {k}. {op.out} = {type(op.program).__name__} message at {op.at}")
             else:
                 lines.append(f"  {k}. {', '.join(op.outs)} = server map({', '.join(op.inputs)})")
         return "\n".join(lines)

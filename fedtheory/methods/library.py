@@ -20,10 +20,10 @@ import math
 from typing import Any
 
 from fedtheory.algorithms.theta import Theta
-from fedtheory.methods.ir import (Aggregate, Combine, Gradient, LocalSteps, Method, Prox, ProxSolver, Scalars,
-                                  ServerMap, _int_at_least, _positive)
+from fedtheory.methods.ir import (Aggregate, ClientProgram, Combine, Gradient, LocalSteps, Method, Prox, ProxSolver,
+                                  Scalars, ServerMap, _int_at_least, _positive)
 
-__all__ = ["local_update", "fedavg", "fedprox", "fedsgd", "minibatch_sgd", "dane", "sdane", "acc_sdane",
+__all__ = ["local_update", "as_method", "fedavg", "fedprox", "fedsgd", "minibatch_sgd", "dane", "sdane", "acc_sdane",
            "fedsplit", "scaffold", "BUILTIN"]
 
 SERVERS = ("gd", "heavy_ball", "nesterov", "adam")
@@ -47,58 +47,70 @@ def _adam_map(lr: float, b1: float, b2: float, eps: float):
 
 
 def local_update(K: int = None, gamma: float = None, *, theta: Any = None, alpha: float = 0.0,
-                 eta: float | None = None, beta: float = 0.0, server: str = "gd", beta2: float = 0.999,
-                 eps: float = 1e-8, name: str = "local-update") -> Method:
+                 eta: float | None = None, beta: float | None = None, server: str = "gd", beta2: float = 0.999,
+                 eps: float = 1e-8, program: Any = None, name: str = "local-update") -> Method:
     r"""LocalUpdate(Θ, α, γ, ServerOpt): every client runs K steps g_k = ∇f_i(x_k) + α(x_k − x),
     x_{k+1} = x_k − γg_k from the broadcast point and sends Σ θ_k g_k; the server steps with η
-    (``"gd"``), heavy ball or Nesterov momentum β, or Adam (β₁ = β). η defaults to γ (Appendix A: FedAvg
-    averages the local models).
+    (``"gd"``), heavy ball or Nesterov momentum β, or Adam (β₁ = β, default 0.9). η defaults to γ (Appendix A:
+    FedAvg averages the local models). ``program``: a client program (e.g.
+    :class:`~fedtheory.algorithms.maml.MAML`) whose message replaces the K local steps.
 
     >>> m = local_update(3, 0.1, server="heavy_ball", eta=0.2, beta=0.5)
     >>> m.server, m.hyper["eta"]
     (('x', 'x_prev'), 0.2)
     """
-    th = Theta(theta) if theta is not None and not isinstance(theta, Theta) else theta
-    if th is None:
-        th = Theta.uniform(_int_at_least(K, "K"))
-    elif K is not None and _int_at_least(K, "K") != th.K:
-        raise ValueError(f"K={K} disagrees with theta's K={th.K}")
-    K = th.K
-    gamma = _positive(gamma, "gamma (client step)", allow_zero=True)
-    alpha = _positive(alpha, "alpha (proximal weight)", allow_zero=True)
+    if program is not None:
+        th, K, gamma, alpha = None, int(program.local_steps), float(getattr(program, "gamma", 0.0)), 0.0
+        if eta is None:
+            raise ValueError("a client program needs the server step eta")
+    else:
+        th = Theta(theta) if theta is not None and not isinstance(theta, Theta) else theta
+        if th is None:
+            th = Theta.uniform(_int_at_least(K, "K"))
+        elif K is not None and _int_at_least(K, "K") != th.K:
+            raise ValueError(f"K={K} disagrees with theta's K={th.K}")
+        K = th.K
+        gamma = _positive(gamma, "gamma (client step)", allow_zero=True)
+        alpha = _positive(alpha, "alpha (proximal weight)", allow_zero=True)
     eta = gamma if eta is None else _positive(eta, "eta (server step)")
     if eta == 0:
         raise ValueError("eta (server step) must be > 0 (it defaults to gamma, which is 0 here)")
     if server not in SERVERS:
         raise ValueError(f"server must be one of {SERVERS}, got {server!r}")
-    beta = float(beta)
+    beta = (0.9 if server == "adam" else 0.0) if beta is None else float(beta)
     if server == "gd" and beta != 0:
         raise ValueError(f"server 'gd' has no momentum (got beta={beta:g}); use 'heavy_ball' or 'nesterov'")
     if not (0 <= beta <= 1):
         raise ValueError(f"beta (server momentum) must lie in [0, 1], got {beta}")
-    hyper = {"K": K, "gamma": gamma, "theta": th.to_json(), "alpha": alpha, "eta": eta, "beta": beta,
-             "server": server}
+    hyper = {"K": K, "gamma": gamma, "theta": None if th is None else th.to_json(), "alpha": alpha, "eta": eta,
+             "beta": beta, "server": server}
     at = "y" if server == "nesterov" else "x"
-    local = LocalSteps(None, start=at, steps=K, gamma=gamma, alpha=alpha, anchor=at if alpha else None, theta=th,
-                       message="q")
+    if program is not None:
+        hyper["program"] = repr(program)
+        local = ClientProgram("q", at=at, program=program)
+    else:
+        local = LocalSteps(None, start=at, steps=K, gamma=gamma, alpha=alpha, anchor=at if alpha else None,
+                           theta=th, message="q")
     ops: list = []
     state = ("x",)
     init = {"x": "x0"}
     scalars: dict = {}
     if server == "nesterov":
         state, init = ("x", "x_prev"), {"x": "x0", "x_prev": "x0"}
-        ops.append(Combine("y", (("x", 1 + beta), ("x_prev", -beta))))
+        # x + β(x − x_prev), in that order: the first round (x_prev = x) is exactly a plain step
+        ops += [Combine("dx", (("x", 1.0), ("x_prev", -1.0))), Combine("y", (("x", 1.0), ("dx", beta)))]
     ops += [local, Aggregate("qbar", "q")]
     if server == "gd":
         ops.append(Combine("x", (("x", 1.0), ("qbar", -eta))))
     elif server == "heavy_ball":
         state, init = ("x", "x_prev"), {"x": "x0", "x_prev": "x0"}
-        ops += [Combine("x_next", (("x", 1 + beta), ("x_prev", -beta), ("qbar", -eta))),
+        ops += [Combine("dx", (("x", 1.0), ("x_prev", -1.0))),
+                Combine("x_next", (("x", 1.0), ("qbar", -eta), ("dx", beta))),
                 Combine("x_prev", (("x", 1.0),)), Combine("x", (("x_next", 1.0),))]
     elif server == "nesterov":
         ops += [Combine("x_prev", (("x", 1.0),)), Combine("x", (("y", 1.0), ("qbar", -eta)))]
     else:
-        b1 = 0.9 if beta == 0 else beta
+        b1 = beta
         if not b1 < 1:
             raise ValueError(f"Adam needs beta (beta1) < 1, got {b1}")
         hyper.update(beta=b1, beta2=beta2, eps=eps)
@@ -108,6 +120,21 @@ def local_update(K: int = None, gamma: float = None, *, theta: Any = None, alpha
                 ServerMap(("x", "m", "v"), _adam_map(eta, b1, float(beta2), float(eps)), ("x", "qbar", "m", "v"))]
     return Method(name, server=state, client=(), init=init, round=tuple(ops), output="x", scalars=scalars,
                   hyper=hyper, reference="Charles & Konečný, arXiv:2103.05032, Algorithms 1-2")
+
+
+def as_method(algo: Any) -> Method:
+    """The Method of a :class:`~fedtheory.algorithms.local_update.LocalUpdate` or of a client program with a
+    ServerOpt (MAML): what :func:`~fedtheory.algorithms.local_update.run_local_update` runs.
+
+    >>> from fedtheory.algorithms import LocalUpdate, ServerOpt
+    >>> as_method(LocalUpdate.fedprox(3, 0.1, 0.5, server=ServerOpt("nesterov", 0.2, 0.9))).hyper["server"]
+    'nesterov'
+    """
+    srv = algo.server
+    kw = dict(eta=srv.lr, beta=srv.momentum, server=srv.kind, beta2=srv.beta2, eps=srv.eps)
+    if getattr(algo, "client_program", False):
+        return local_update(program=algo, **kw)
+    return local_update(theta=algo.theta, gamma=algo.gamma, alpha=algo.alpha, **kw)
 
 
 def fedavg(K: int, gamma: float, *, eta: float | None = None, **server: Any) -> Method:

@@ -7,14 +7,13 @@ Every client-scope value is one array over the participating clients (no Python 
   or :meth:`~fedtheory.problems.finite_sum.FiniteSumFederation.batched_grads` (least squares, logistic, with
   mini-batches), K local steps are K of them, an exact prox goes through the client's eigendecomposition
   (least squares: its quadratic), an inexact one runs the named solver's steps.
-- :class:`_SpectralSpace` (``path="spectral"``, quadratic clients, a method whose round is linear): client
+- :class:`_SpectralSpace` (``path="spectral"``, quadratic clients; a nonlinear server rule is fine): client
   values live in each client's eigenbasis, where every primitive is elementwise in the eigenvalues — K local
   steps from y₀ send q_Θ(r)·g₁ and end at y₀ − γ·Σ_{k<K}(1 − r)^k·g₁ with r = γ(λ + α) (log-space closed forms,
   exact for any K), the exact prox is (v̂ + sλĉ)/(1 + sλ). A round costs O(d²) per client whatever K is: the
   only non-elementwise steps are the rotations V_iᵀx into and V_i ŵ out of a client's basis.
 
-``path="auto"`` takes the spectral path on a quadratic federation when the method is linear and its local work
-per round exceeds a few steps (or it has an exact prox), else the literal steps.
+``path="auto"`` picks the cheaper exact path by a flop cost model (:func:`choose_path`).
 
 >>> import numpy as np
 >>> from fedtheory.problems.quadratic import make_quadratic
@@ -35,8 +34,8 @@ import numpy as np
 
 from fedtheory.algorithms.local_update import ClientSampler
 from fedtheory.algorithms.theta import Theta, _is_torch, geometric_sum
-from fedtheory.methods.ir import (Aggregate, Combine, Gradient, LocalSteps, Method, Prox, Scalars, ServerMap,
-                                  coef_value)
+from fedtheory.methods.ir import (Aggregate, ClientProgram, Combine, Gradient, LocalSteps, Method, Prox, Scalars,
+                                  ServerMap, coef_value)
 
 __all__ = ["History", "simulate", "PATHS", "choose_path"]
 
@@ -174,6 +173,14 @@ class _Space:
         """The sampled clients' rows of a per-client array (no copy under full participation)."""
         return arr if rows is self.all_rows else arr[rows]
 
+    def quadratic_rows(self, arr: Any, rows: Any) -> Any:
+        """The sampled quadratic clients as the LocalUpdate driver's ``_Federation`` (client programs read it)."""
+        from fedtheory.algorithms.local_update import _Federation
+
+        return _Federation(A=self.take(arr["A"], rows), c=self.take(arr["c"], rows), p=self.take(arr["p"], rows),
+                           eigvals=self.take(arr["eigvals"], rows), eigvecs=self.take(arr["eigvecs"], rows),
+                           n=int(rows.shape[0]), d=self.d)
+
     def client_rows(self, Z: Any) -> Any:
         """Client values (n, d) in original coordinates -> this space's representation."""
         return Z
@@ -191,6 +198,7 @@ class _StepSpace(_Space):
             self._quad = None
         else:
             arr = fed.on(be)
+            self.arrays = arr
             self.A = arr["A"] * self.scale[:, None, None]
             self.c = arr["c"]
             self._quad = (arr["eigvals"] * self.scale[:, None], arr["eigvecs"], self.c)
@@ -252,6 +260,18 @@ class _StepSpace(_Space):
         yh = (vh + s * lr * ch) / (1 + s * lr)
         return be.einsum("mij,mj->mi", Vr, yh)
 
+    def program_message(self, op: ClientProgram, y: Any, rows: Any, idx_host: np.ndarray) -> Any:
+        prog = op.program
+        if not self.finite_sum:
+            return prog.quadratic_messages(self.quadratic_rows(self.arrays, rows), y, self.be)
+        batches = None
+        if self.batch is not None:
+            from fedtheory.problems.finite_sum import sample_batches
+
+            batches = np.stack([sample_batches(self.rng, self.fed.counts, int(self.batch), idx_host)
+                                for _ in range(prog.batches_per_round(True))])
+        return prog.finite_sum_messages(self.arrays, y, idx_host, batches, self.be)
+
     def smoothness(self) -> float:
         if self.finite_sum:
             return float(self.fed.smoothness()) * float(self.scale_host.max())
@@ -264,6 +284,8 @@ class _SpectralSpace(_Space):
     def __init__(self, fed: Any, method: Method, be) -> None:
         super().__init__(fed, method, be)
         arr = fed.on(be)
+        self.arrays = arr
+        self._programs: dict = {}
         self.lam = arr["eigvals"] * self.scale[:, None]
         self.V = arr["eigvecs"]
         self.ch = be.einsum("nji,nj->ni", self.V, arr["c"])
@@ -296,6 +318,16 @@ class _SpectralSpace(_Space):
                     rows: Any, idx_host: np.ndarray) -> tuple[Any, Any]:
         return self.closed_steps(Y0, self.take(self.lam, rows), self.take(self.ch, rows), anchor, shift, gamma, alpha, op.steps,
                                  op.weights(), op.out is not None, op.message is not None)
+
+    def program_message(self, op: ClientProgram, y: Any, rows: Any, idx_host: np.ndarray) -> Any:
+        # B_i = the program's message operator (built once per run), message B_i(y − c_i) in client i's basis
+        key = id(op)
+        if key not in self._programs:
+            self._programs[key] = op.program.quadratic_operators(self.quadratic_rows(self.arrays, self.all_rows),
+                                                                 self.be)
+        B = self.take(self._programs[key], rows)
+        msg = self.be.matmul(B, (y[None, :] - self.take(self.arrays["c"], rows))[..., None])[..., 0]
+        return self.be.einsum("mji,mj->mi", self.take(self.V, rows), msg)
 
     def prox_exact(self, Vh: Any, s: float, rows: Any) -> Any:
         lam = self.take(self.lam, rows)
@@ -339,8 +371,9 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
     client, 4md on a least-squares client with m samples); the spectral path costs its set-up (nothing on a
     :class:`~fedtheory.problems.quadratic.QuadraticFederation`, whose eigendecomposition is stored; the
     moments and eigendecomposition of least-squares clients, n(2md² + 10d³)) plus 2d² per rotation into or out
-    of a client's eigenbasis per round. The spectral path needs a linear method, quadratic clients (or least
-    squares, through their quadratic) and full local gradients (no ``batch_size``).
+    of a client's eigenbasis per round. The spectral path needs quadratic clients (or least squares, through
+    their quadratic) and full local gradients (no ``batch_size``); server rules act on server vectors, so a
+    nonlinear one (Adam) does not matter.
 
     >>> from fedtheory.methods import get
     >>> from fedtheory.problems.quadratic import make_quadratic
@@ -354,12 +387,10 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
         if not _spectral_capable(federation):
             raise ValueError(f"the spectral path needs quadratic (or least-squares) clients, got "
                              f"{type(federation).__name__}")
-        if not method.linear:
-            raise ValueError(f"method {method.name!r} has a nonlinear server rule: no spectral path")
         if batch_size is not None:
             raise ValueError("the spectral path uses full local gradients: batch_size must be None")
         return "spectral"
-    if path == "step" or not method.linear or batch_size is not None or not _spectral_capable(federation):
+    if path == "step" or batch_size is not None or not _spectral_capable(federation):
         return "step"
     n, d = int(np.asarray(federation.p).shape[0]), int(federation.d)
     part = n if clients_per_round is None else min(int(clients_per_round), n)
@@ -539,6 +570,9 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
             elif isinstance(op, Aggregate):
                 weights = w if op.mode == "mean" else w_sum
                 set_server(op.out, space.reduce(client_val(op.var), weights, rows))
+            elif isinstance(op, ClientProgram):
+                local[op.out] = space.program_message(op, env[op.at], rows, idx_host)
+                written.add(op.out)
             elif isinstance(op, Scalars):
                 scalars.update(op.fn(scalars))
             elif isinstance(op, ServerMap):
