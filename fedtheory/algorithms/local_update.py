@@ -40,7 +40,6 @@ True
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -353,6 +352,9 @@ class ClientSampler:
 
 _ARRAY_FIELDS = ("x", "dist_surrogate", "dist_empirical", "loss", "grad_norm", "comm_rounds", "oracle_calls",
                  "x_surrogate_star", "x_star")
+#: History's fields computed on request: each group by one function of the run (see run_local_update)
+_DERIVED = {"x_surrogate_star": "optima", "x_star": "optima", "dist_surrogate": "optima",
+            "dist_empirical": "optima", "loss": "loss", "grad_norm": "loss"}
 
 
 def _to_numpy(a: Any) -> np.ndarray:
@@ -361,7 +363,15 @@ def _to_numpy(a: Any) -> np.ndarray:
     return np.asarray(a)
 
 
-@dataclass
+def _derived(name: str) -> property:
+    def get(self: "History") -> Any:
+        if name not in self._values:
+            self._values.update(self._derive[_DERIVED[name]]())
+        return self._values[name]
+    get.__name__ = name
+    return property(get)
+
+
 class History:
     """Per-round record of a LocalUpdate run; every per-round array has length rounds + 1 (index 0 = x_0).
 
@@ -370,22 +380,27 @@ class History:
     Lemma 1's hypothesis; NaN where ∇²f̃ is singular); ``dist_empirical``: ‖x_t − x*‖, x* = argmin f;
     ``loss``: f(x_t); ``grad_norm``: ‖∇f(x_t)‖; ``comm_rounds``: t; ``oracle_calls``: cumulative local
     gradient evaluations t·n·K(Θ). ``x_surrogate_star`` and ``x_star`` are the two optima (d,).
+    The optima, distances, loss and gradient norm are computed when first read (the surrogate optimum needs
+    every client's message operator, O(n d³)): a run that only needs its iterates never pays for them.
     Arrays are backend arrays (torch tensors on the run's device) until :meth:`to_numpy`.
     """
 
-    x: Any
-    dist_surrogate: Any
-    dist_empirical: Any
-    loss: Any
-    grad_norm: Any
-    comm_rounds: Any
-    oracle_calls: Any
-    x_surrogate_star: Any
-    x_star: Any
-    algo: LocalUpdate
-    path: str
-    backend: str = "numpy"
-    device: str | None = None
+    x_surrogate_star = _derived("x_surrogate_star")
+    x_star = _derived("x_star")
+    dist_surrogate = _derived("dist_surrogate")
+    dist_empirical = _derived("dist_empirical")
+    loss = _derived("loss")
+    grad_norm = _derived("grad_norm")
+
+    def __init__(self, x: Any, comm_rounds: Any, oracle_calls: Any, algo: Any, path: str, backend: str = "numpy",
+                 device: str | None = None, *, derive: dict | None = None, values: dict | None = None) -> None:
+        self.x, self.comm_rounds, self.oracle_calls = x, comm_rounds, oracle_calls
+        self.algo, self.path, self.backend, self.device = algo, path, backend, device
+        self._derive = derive or {}
+        self._values = dict(values or {})
+
+    def __repr__(self) -> str:
+        return f"History(rounds={self.rounds}, algo={self.algo!r}, path={self.path!r}, backend={self.backend!r})"
 
     @property
     def rounds(self) -> int:
@@ -403,7 +418,9 @@ class History:
         >>> type(h.loss).__name__, h.loss.shape, h.comm_rounds.tolist()
         ('ndarray', (4,), [0, 1, 2, 3])
         """
-        return dataclasses.replace(self, **{f: _to_numpy(getattr(self, f)) for f in _ARRAY_FIELDS})
+        values = {f: _to_numpy(getattr(self, f)) for f in _DERIVED}
+        return History(_to_numpy(self.x), _to_numpy(self.comm_rounds), _to_numpy(self.oracle_calls), self.algo,
+                       self.path, self.backend, self.device, values=values)
 
 
 def _solve_or_nan(be, H: Any, b: Any) -> Any:
@@ -457,7 +474,7 @@ def _finite_sum_messages(arrays: dict, x: Any, algo: LocalUpdate, clients: np.nd
     return msg
 
 
-def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, path: str = "spectral",
+def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, path: str = "auto",
                      backend: Any = "numpy", device: Any = None, batch_size: int | None = None,
                      clients_per_round: int | None = None, client_sampling: str = "with_replacement",
                      seed: Any = None) -> History:
@@ -470,8 +487,9 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
     ``problem``: a :class:`~fedtheory.problems.quadratic.QuadraticFederation` (full-batch clients;
     ``path="spectral"``, O(d²) per client per round for any K, or ``"stepwise"``, the K local steps
     literally) or a :class:`~fedtheory.problems.finite_sum.FiniteSumFederation` (local steps run
-    literally; ``batch_size`` B draws each step's mini-batch S_k without replacement, ``None`` = full
-    local loss). ``clients_per_round`` M with ``client_sampling`` (see :class:`ClientSampler`) samples
+    literally, or least squares through its quadratic on the spectral path; ``batch_size`` B draws each
+    step's mini-batch S_k without replacement, ``None`` = full local loss). ``path="auto"`` (default) takes
+    the cheaper exact path by :func:`fedtheory.methods.choose_path`'s cost model; ``History.path`` says which. ``clients_per_round`` M with ``client_sampling`` (see :class:`ClientSampler`) samples
     I_t each round; ``None`` = every client, weights p. ``seed`` (int or Generator) drives every draw.
     ``backend``/``device``: where every array lives for the whole run (``"torch"`` with
     ``device="cuda"`` keeps tensors on the GPU from start to end; nothing is copied to the host until
@@ -492,8 +510,8 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
     >>> bool(h.loss[-1] < h.loss[0]), int(h.oracle_calls[-1])          # 50 rounds × 3 clients × 5 steps
     (True, 750)
     """
-    if path not in MESSAGE_PATHS:
-        raise ValueError(f"path must be one of {MESSAGE_PATHS}, got {path!r}")
+    if path not in MESSAGE_PATHS + ("auto",):
+        raise ValueError(f"path must be one of {MESSAGE_PATHS + ('auto',)}, got {path!r}")
     if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
         raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
     rounds = int(rounds)
@@ -543,37 +561,36 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
                                          eigvals=be.to_numpy(F.eigvals), eigvecs=be.to_numpy(F.eigvecs))
     else:
         federation = problem
-    run = simulate(as_method(algo), federation, x0, rounds, path="step" if finite_sum or path == "stepwise" else
-                   "spectral", backend=be, seed=rng, batch_size=batch_size, clients_per_round=clients_per_round,
-                   client_sampling=client_sampling)
+    if path == "auto":
+        want = "auto"
+    else:
+        # an explicit "spectral" on clients that hold samples keeps the literal steps (the driver's old contract)
+        want = "step" if finite_sum or path == "stepwise" else "spectral"
+    run = simulate(as_method(algo), federation, x0, rounds, path=want, backend=be, seed=rng, batch_size=batch_size,
+                   clients_per_round=clients_per_round, client_sampling=client_sampling)
     X = run.x
+    path = "stepwise" if run.path == "step" else "spectral"
 
     t = np.arange(rounds + 1, dtype=np.int64)
     per_round = (n if sampler.M is None else sampler.M) * K
-    if finite_sum:
-        x_tilde, x_star = _finite_sum_optima(fs, algo, be)
-        loss, grad_norm = fs.loss_and_grad_norm(arrays, X)
-    else:
-        B = algo.quadratic_operators(F, be) if program else _message_operators(F, algo, be)
-        H = be.einsum("n,nij->ij", F.p, B)
-        x_tilde = _solve_or_nan(be, H, be.einsum("n,nij,nj->i", F.p, B, F.c))
-        x_star = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, F.A), be.einsum("n,nij,nj->i", F.p, F.A, F.c))
-        loss, grad_norm = _loss_and_grad_norm(F, X, be)
-    return History(
-        x=X,
-        dist_surrogate=_row_norms(X - x_tilde, be),
-        dist_empirical=_row_norms(X - x_star, be),
-        loss=loss,
-        grad_norm=grad_norm,
-        comm_rounds=_int_array(t, be),
-        oracle_calls=_int_array(t * per_round, be),
-        x_surrogate_star=x_tilde,
-        x_star=x_star,
-        algo=algo,
-        path="stepwise" if finite_sum else path,
-        backend=be.name,
-        device=None if getattr(be, "device", None) is None else str(be.device),
-    )
+
+    def optima() -> dict:
+        if finite_sum:
+            x_tilde, x_star = _finite_sum_optima(fs, algo, be)
+        else:
+            B = algo.quadratic_operators(F, be) if program else _message_operators(F, algo, be)
+            x_tilde = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, B), be.einsum("n,nij,nj->i", F.p, B, F.c))
+            x_star = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, F.A), be.einsum("n,nij,nj->i", F.p, F.A, F.c))
+        return {"x_surrogate_star": x_tilde, "x_star": x_star, "dist_surrogate": _row_norms(X - x_tilde, be),
+                "dist_empirical": _row_norms(X - x_star, be)}
+
+    def losses() -> dict:
+        loss, grad_norm = fs.loss_and_grad_norm(arrays, X) if finite_sum else _loss_and_grad_norm(F, X, be)
+        return {"loss": loss, "grad_norm": grad_norm}
+
+    return History(X, _int_array(t, be), _int_array(t * per_round, be), algo, path, be.name,
+                   None if getattr(be, "device", None) is None else str(be.device),
+                   derive={"optima": optima, "loss": losses})
 
 
 def _finite_sum_optima(fs: Any, algo: LocalUpdate, be) -> tuple[Any, Any]:
