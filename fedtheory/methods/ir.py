@@ -306,7 +306,8 @@ class Method:
             if v not in self.init:
                 raise ValueError(f"{who}: state variable {v!r} has no initial value in init")
             val = self.init[v]
-            if not (val == "x0" or (isinstance(val, (int, float)) and float(val) == 0.0)):
+            number = isinstance(val, (int, float, np.integer, np.floating)) and not isinstance(val, (bool, np.bool_))
+            if not ((isinstance(val, str) and val == "x0") or (number and float(val) == 0.0)):
                 raise ValueError(f"{who}: init[{v!r}] must be 'x0' or 0, got {val!r}")
         scope = {v: "server" for v in self.server}
         scope.update({v: "client" for v in self.client})
