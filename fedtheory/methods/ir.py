@@ -269,7 +269,7 @@ class Method:
     sampling is defined; ``hyper``: the hyperparameters it was built from; ``reference``: where it comes from.
 
     Validation happens here: every variable is written before it is read (or is state), scopes are consistent
-    (an Aggregate reads a client variable and writes a server one), and the output exists.
+    (an Aggregate reads a client variable and writes a server one), and the output is a state variable.
 
     >>> from fedtheory.methods.ir import Method, Combine
     >>> Method("bad", server=("x",), client=(), init={"x": "x0"}, round=(Combine("x", (("y", 1.0),)),), output="x")
@@ -339,6 +339,10 @@ class Method:
                 scope[w] = s
         if self.output not in scope:
             raise ValueError(f"{who}: output {self.output!r} is never defined")
+        if self.output not in self.server + self.client:
+            raise ValueError(f"{who}: output {self.output!r} is a temporary of the round; it must be a state "
+                             f"variable (server {list(self.server)}, client {list(self.client)}), which is kept "
+                             "between rounds and exists at the start")
         object.__setattr__(self, "_scope", scope)
 
     # introspection ------------------------------------------------------------------------------
