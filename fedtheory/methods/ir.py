@@ -134,9 +134,10 @@ class LocalSteps:
             object.__setattr__(self, "theta", th)
         if self.out is None and self.message is None:
             raise ValueError("LocalSteps must write its last point (out) or its message (message)")
-        if not isinstance(self.alpha, (str,)) and not callable(self.alpha) and float(self.alpha) != 0 \
-                and self.anchor is None:
-            raise ValueError("LocalSteps with alpha != 0 needs an anchor variable")
+        alpha_given = isinstance(self.alpha, str) or callable(self.alpha) or float(self.alpha) != 0
+        if alpha_given and self.anchor is None:
+            raise ValueError("LocalSteps with alpha != 0 (a number, a scalar's name or a function of the scalars) "
+                             "needs an anchor variable")
 
     @property
     def reads(self) -> tuple:
