@@ -433,7 +433,8 @@ def _fedsplit_loop_check(ctx, backends, trials: int):
     ok = max(worst.values()) <= RTOL and not placement
     return ctx.decide(
         ok,
-        measured={**{f"max_relative_difference_{k}": v for k, v in worst.items()},
+        measured={"worst_relative_difference": max(worst.values()),
+                  **{f"max_relative_difference_{k}": v for k, v in worst.items()},
                   "min_round_1_gap_simulator_vs_loop": float(min_first_gap), "placement_problems": placement[:5],
                   "instances": trials, "rounds": rounds, "loop_reflection": reflection},
         tolerance={"relative": RTOL, "why": _RTOL_WHY},
@@ -536,7 +537,8 @@ def _scaffold_loop_check(ctx, backends, trials: int):
     ok = max(worst.values()) <= RTOL and not placement
     return ctx.decide(
         ok,
-        measured={**{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())},
+        measured={"worst_relative_difference": max(worst.values()),
+                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())},
                   "min_norm_c_after_round_1_full": float(min_c1), "placement_problems": placement[:5],
                   "instances": trials, "rounds": rounds, "loop_c_sign_bug": bug},
         tolerance={"relative": RTOL, "why": _RTOL_WHY},
@@ -683,7 +685,7 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
     ok = max(worst.values()) <= RTOL
     return ctx.decide(
         ok,
-        measured={"max_relative_difference": max(worst.values()),
+        measured={"worst_relative_difference": max(worst.values()),
                   **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())},
                   "min_norm_q_x0_full_gd": float(min_q0), "quadratic_instances": trials,
                   "finite_sum_instances": fs_trials, "rounds": rounds, "reference_lr_scale": lr_scale},
@@ -791,7 +793,7 @@ def _golden_dane_check(ctx, trials: int):
     ok = max(worst.values()) <= RTOL and not draws_differ
     return ctx.decide(
         ok,
-        measured={"max_relative_difference": max(worst.values()),
+        measured={"worst_relative_difference": max(worst.values()),
                   **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())},
                   "draws_differ": draws_differ[:5], "min_norm_grad_f_x0": float(min_grad0), "instances": trials,
                   "rounds": rounds, "reference_lam_scale": lam_scale},
