@@ -136,9 +136,10 @@ class LocalSteps:
             object.__setattr__(self, "theta", th)
         if self.out is None and self.message is None:
             raise ValueError("LocalSteps must write its last point (out) or its message (message)")
-        if not isinstance(self.alpha, (str,)) and not callable(self.alpha) and float(self.alpha) != 0 \
-                and self.anchor is None:
-            raise ValueError("LocalSteps with alpha != 0 needs an anchor variable")
+        alpha_given = isinstance(self.alpha, str) or callable(self.alpha) or float(self.alpha) != 0
+        if alpha_given and self.anchor is None:
+            raise ValueError("LocalSteps with alpha != 0 (a number, a scalar's name or a function of the scalars) "
+                             "needs an anchor variable")
 
     @property
     def reads(self) -> tuple:
@@ -291,7 +292,7 @@ class Method:
     sampling is defined; ``hyper``: the hyperparameters it was built from; ``reference``: where it comes from.
 
     Validation happens here: every variable is written before it is read (or is state), scopes are consistent
-    (an Aggregate reads a client variable and writes a server one), and the output exists.
+    (an Aggregate reads a client variable and writes a server one), and the output is a state variable.
 
     >>> from fedtheory.methods.ir import Method, Combine
     >>> Method("bad", server=("x",), client=(), init={"x": "x0"}, round=(Combine("x", (("y", 1.0),)),), output="x")
@@ -328,7 +329,8 @@ class Method:
             if v not in self.init:
                 raise ValueError(f"{who}: state variable {v!r} has no initial value in init")
             val = self.init[v]
-            if not (val == "x0" or (isinstance(val, (int, float)) and float(val) == 0.0)):
+            number = isinstance(val, (int, float, np.integer, np.floating)) and not isinstance(val, (bool, np.bool_))
+            if not ((isinstance(val, str) and val == "x0") or (number and float(val) == 0.0)):
                 raise ValueError(f"{who}: init[{v!r}] must be 'x0' or 0, got {val!r}")
         scope = {v: "server" for v in self.server}
         scope.update({v: "client" for v in self.client})
@@ -365,6 +367,10 @@ class Method:
                 scope[w] = s
         if self.output not in scope:
             raise ValueError(f"{who}: output {self.output!r} is never defined")
+        if self.output not in self.server + self.client:
+            raise ValueError(f"{who}: output {self.output!r} is a temporary of the round; it must be a state "
+                             f"variable (server {list(self.server)}, client {list(self.client)}), which is kept "
+                             "between rounds and exists at the start")
         object.__setattr__(self, "_scope", scope)
 
     # introspection ------------------------------------------------------------------------------
