@@ -213,7 +213,9 @@ def test_register_a_method_defined_outside_the_repository(tmp_path, quad):
         # rho = 1/2 (Douglas-Rachford) differs from round 1 on and converges to x* as well
         c = methods.run("relaxed-fedsplit", quad, x0, 200, s=0.3, rho=0.5)
         assert np.linalg.norm(c.x[1] - b.x[1]) > 1e-3
-        assert c.dist[-1] < 1e-10 * c.dist[0] and c.path == "spectral"
+        assert c.dist[-1] < 1e-10 * c.dist[0]
+        exact = methods.run("relaxed-fedsplit", quad, x0, 200, s=0.3, rho=0.5, path="spectral")
+        assert np.abs(exact.x - c.x).max() < 1e-12           # both paths exact, whichever the cost model took
         with pytest.raises(ValueError, match=r"already registered"):
             methods.register("relaxed-fedsplit", module.relaxed_fedsplit)
         methods.register("relaxed-fedsplit", module.relaxed_fedsplit, replace=True)
@@ -439,16 +441,20 @@ def test_choose_path(quad, logistic):
     fedavg_big_K = methods.get("fedavg", K=100, gamma=0.01)
     assert choose_path(fedavg_big_K, quad, 10) == "spectral"
     assert choose_path(methods.get("fedavg", K=2, gamma=0.01), quad, 10) == "step"     # little local work
-    assert choose_path(methods.get("fedsplit", s=1.0), quad, 10) == "spectral"        # an exact prox
-    assert choose_path(methods.get("local-update", K=100, gamma=0.01, server="adam"), quad, 10) == "step"
+    # an exact prox goes through the eigenbasis on either path: 2 rotations literally, 3 spectrally (x̄ in, the
+    # aggregate and the reported mean out), so the literal path is the cheaper one
+    assert choose_path(methods.get("fedsplit", s=1.0), quad, 10) == "step"
+    # a nonlinear server rule acts on server vectors only: the clients' closed forms still apply
+    assert choose_path(methods.get("local-update", K=100, gamma=0.01, server="adam"), quad, 10) == "spectral"
     assert choose_path(fedavg_big_K, logistic, 10) == "step"
     assert choose_path(fedavg_big_K, quad, 10, "step") == "step"
     with pytest.raises(ValueError, match=r"path must be one of \('auto', 'step', 'spectral'\), got 'fast'"):
         choose_path(fedavg_big_K, quad, 10, "fast")
-    with pytest.raises(ValueError, match=r"the spectral path needs a QuadraticFederation, got LogisticFederation"):
+    with pytest.raises(ValueError, match=r"the spectral path needs quadratic \(or least-squares\) clients, "
+                                         r"got LogisticFederation"):
         choose_path(fedavg_big_K, logistic, 10, "spectral")
-    with pytest.raises(ValueError, match=r"method 'local-update' has a nonlinear server rule: no spectral path"):
-        choose_path(methods.get("local-update", K=2, gamma=0.1, server="adam"), quad, 10, "spectral")
+    with pytest.raises(ValueError, match=r"the spectral path uses full local gradients"):
+        choose_path(fedavg_big_K, quad, 10, "spectral", batch_size=4)
     h = methods.run(fedavg_big_K, quad, np.ones(3), 3)
     assert h.path == "spectral"
     assert methods.run(fedavg_big_K, quad, np.ones(3), 3, path="step").path == "step"
@@ -461,3 +467,18 @@ def test_spectral_path_is_exact_for_huge_K(quad):
     a = methods.run("scaffold", quad, np.ones(3), 5, K=200, gamma=0.01, path="step")
     b = methods.run("scaffold", quad, np.ones(3), 5, K=200, gamma=0.01, path="spectral")
     assert np.max(np.abs(a.x - b.x)) < 1e-12
+
+
+def test_least_squares_takes_the_spectral_path_when_local_work_is_large_and_it_is_exact():
+    """The cost model sends many local steps on least-squares clients through their quadratic (same gradients,
+    so the same iterates); few steps, or mini-batches, stay literal."""
+    from fedtheory.problems.finite_sum import LeastSquaresFederation
+
+    fed = LeastSquaresFederation.random(4, 30, 6, seed=3)
+    gamma = 0.5 / fed.smoothness()
+    many = methods.run("fedavg", fed, np.zeros(6), 20, K=200, gamma=gamma)
+    literal = methods.run("fedavg", fed, np.zeros(6), 20, K=200, gamma=gamma, path="step")
+    assert many.path == "spectral" and literal.path == "step"
+    assert np.abs(many.x - literal.x).max() <= 1e-12 * np.abs(literal.x).max()
+    assert methods.run("fedavg", fed, np.zeros(6), 20, K=1, gamma=gamma).path == "step"
+    assert methods.run("fedavg", fed, np.zeros(6), 2, K=200, gamma=gamma, batch_size=5, seed=0).path == "step"

@@ -359,6 +359,24 @@ def _rotations_per_round(method: Method) -> int:
     return len(reads) + aggs + (1 if method.scope(method.output) == "client" else 0)
 
 
+def _literal_flops(method: Method, grad_flops: float, d: int) -> float:
+    """Flops of one participant's round on the literal path: its gradients, and an exact prox's two rotations
+    through the client's eigenbasis (the literal path computes the exact prox that way too)."""
+    total = 0.0
+    for op in method.round:
+        if isinstance(op, Prox) and op.solver.kind == "exact":
+            total += 4.0 * d * d
+        elif isinstance(op, Prox):
+            total += int(op.solver.steps) * grad_flops
+        elif isinstance(op, Gradient):
+            total += grad_flops
+        elif isinstance(op, LocalSteps):
+            total += op.steps * grad_flops
+        elif isinstance(op, ClientProgram):
+            total += int(op.program.local_steps) * grad_flops
+    return max(total, grad_flops)
+
+
 def _spectral_capable(federation: Any) -> bool:
     return _is_quadratic(federation) or hasattr(federation, "to_quadratic")
 
@@ -399,7 +417,7 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
     else:
         m = float(np.mean(federation.counts))
         grad_flops, setup = 4.0 * m * d, n * (2.0 * m * d * d + 10.0 * d ** 3)
-    literal = rounds * part * max(method.local_work(), 1) * grad_flops
+    literal = rounds * part * _literal_flops(method, grad_flops, d)
     spectral = setup + rounds * part * _rotations_per_round(method) * 2.0 * d * d
     return "spectral" if spectral < literal else "step"
 
