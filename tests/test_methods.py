@@ -474,11 +474,11 @@ def test_least_squares_takes_the_spectral_path_when_local_work_is_large_and_it_i
     so the same iterates); few steps, or mini-batches, stay literal."""
     from fedtheory.problems.finite_sum import LeastSquaresFederation
 
-    fed = LeastSquaresFederation.random(4, 30, 6, seed=3)
+    fed = LeastSquaresFederation.random(4, 30, 50, seed=3)
     gamma = 0.5 / fed.smoothness()
-    many = methods.run("fedavg", fed, np.zeros(6), 20, K=200, gamma=gamma)
-    literal = methods.run("fedavg", fed, np.zeros(6), 20, K=200, gamma=gamma, path="step")
+    many = methods.run("fedavg", fed, np.zeros(50), 20, K=200, gamma=gamma)
+    literal = methods.run("fedavg", fed, np.zeros(50), 20, K=200, gamma=gamma, path="step")
     assert many.path == "spectral" and literal.path == "step"
     assert np.abs(many.x - literal.x).max() <= 1e-12 * np.abs(literal.x).max()
-    assert methods.run("fedavg", fed, np.zeros(6), 20, K=1, gamma=gamma).path == "step"
-    assert methods.run("fedavg", fed, np.zeros(6), 2, K=200, gamma=gamma, batch_size=5, seed=0).path == "step"
+    assert methods.run("fedavg", fed, np.zeros(50), 20, K=1, gamma=gamma).path == "step"
+    assert methods.run("fedavg", fed, np.zeros(50), 2, K=200, gamma=gamma, batch_size=5, seed=0).path == "step"
