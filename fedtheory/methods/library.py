@@ -274,15 +274,30 @@ def scaffold(K: int, gamma: float, eta: float = 1.0, option: str = "II") -> Meth
     x ← x + η Σ p_i(y_i − x) (an unbiased mean over sampled clients), c ← c + Σ_{i∈S} p_i(c_i⁺ − c_i);
     c_i = c = 0 at the start.
 
-    >>> scaffold(3, 0.1, option="I").hyper["option"]
-    'I'
+    ``option="fresh"``: the variant the S-DANE paper runs as its Scaffold baseline
+    (:func:`fedtheory.algorithms.control_variates.run_scaffold` option ``"I"``): control variates computed
+    afresh at x every round, c_i = ∇f_i(x) and c their mean over the sampled clients (no client state; DANE
+    with λ = 0 and K gradient steps).
+
+    >>> scaffold(3, 0.1, option="I").hyper["option"], scaffold(3, 0.1, option="fresh").client
+    ('I', ())
     """
     K = _int_at_least(K, "SCAFFOLD K")
     gamma = _positive(gamma, "SCAFFOLD gamma (local step)")
     eta = _positive(eta, "SCAFFOLD eta (global step)")
-    option = str(option).upper()
-    if option not in ("I", "II"):
-        raise ValueError(f"SCAFFOLD option must be 'I' or 'II', got {option!r}")
+    option = "fresh" if str(option).lower() == "fresh" else str(option).upper()
+    if option not in ("I", "II", "fresh"):
+        raise ValueError(f"SCAFFOLD option must be 'I', 'II' or 'fresh', got {option!r}")
+    hyper = {"K": K, "gamma": gamma, "eta": eta, "option": option}
+    reference = "Karimireddy et al., ICML 2020, arXiv:1910.06378, Algorithm 1"
+    if option == "fresh":
+        ops = (Gradient("g0", at="x"), Aggregate("gbar", "g0"), Combine("corr", (("gbar", 1.0), ("g0", -1.0))),
+               LocalSteps("y", start="x", steps=K, gamma=gamma, shift="corr"),
+               Combine("dy", (("y", 1.0), ("x", -1.0))), Aggregate("Dy", "dy"), Combine("x", (("x", 1.0), ("Dy", eta))))
+        return Method("scaffold", server=("x",), client=(), init={"x": "x0"}, round=ops, output="x", hyper=hyper,
+                      weighting="uniform-view",
+                      reference=reference + "; fresh control variates as in Jiang, Rodomanov & Stich, "
+                                            "arXiv:2407.07084, Section 5")
     if option == "II":
         new_ci = Combine("ci_new", (("ci", 1.0), ("c", -1.0), ("x", 1.0 / (K * gamma)), ("y", -1.0 / (K * gamma))))
     else:
@@ -295,8 +310,7 @@ def scaffold(K: int, gamma: float, eta: float = 1.0, option: str = "II") -> Meth
            Combine("x", (("x", 1.0), ("Dy", eta))), Combine("c", (("c", 1.0), ("Dc", 1.0))),
            Combine("ci", (("ci_new", 1.0),)))
     return Method("scaffold", server=("x", "c"), client=("ci",), init={"x": "x0", "c": 0.0, "ci": 0.0}, round=ops,
-                  output="x", hyper={"K": K, "gamma": gamma, "eta": eta, "option": option},
-                  reference="Karimireddy et al., ICML 2020, arXiv:1910.06378, Algorithm 1")
+                  output="x", hyper=hyper, reference=reference)
 
 
 BUILTIN = {"local-update": local_update, "fedavg": fedavg, "fedprox": fedprox, "fedsgd": fedsgd,
