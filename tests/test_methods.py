@@ -148,7 +148,7 @@ def test_unknown_method_lists_the_known_ones():
     ("fedsplit", {"s": float("inf")}, r"FedSplit step s must be finite and > 0"),
     ("fedsplit", {"s": 1.0, "solver": "gd"}, r"ProxSolver 'gd' needs an integer number of steps >= 1"),
     ("fedsplit", {"s": 1.0, "solver": "gd", "steps": 3, "start": "hot"}, r"FedSplit start must be 'warm' or 'cold'"),
-    ("scaffold", {"K": 2, "gamma": 0.1, "option": "III"}, r"SCAFFOLD option must be 'I' or 'II', got 'III'"),
+    ("scaffold", {"K": 2, "gamma": 0.1, "option": "III"}, r"SCAFFOLD option must be 'I', 'II' or 'fresh', got 'III'"),
     ("scaffold", {"K": 2, "gamma": 0.0}, r"SCAFFOLD gamma \(local step\) must be finite and > 0"),
     ("dane", {"lam": -1.0}, r"DANE lam \(lambda\) must be finite and > 0"),
     ("sdane", {"lam": 1.0, "mu": -1.0}, r"S-DANE mu must be finite and >= 0"),
@@ -393,13 +393,15 @@ def test_state_start_continues_a_run(quad, path):
     x0 = np.array([2.0, -1.0, 0.5])
     for name, hyper in (("scaffold", {"K": 4, "gamma": 0.05, "option": "II"}), ("fedsplit", {"s": 0.4}),
                         ("acc-sdane", {"lam": 2.0}), ("local-update", {"K": 3, "gamma": 0.05, "server": "nesterov",
-                                                                        "eta": 0.1, "beta": 0.5})):
+                                                                        "eta": 0.1, "beta": 0.5}),
+                        ("local-update", {"K": 3, "gamma": 0.05, "server": "adam", "eta": 0.1})):
         whole = methods.run(name, quad, x0, 12, path=path, **hyper)
         first = methods.run(name, quad, x0, 5, path=path, **hyper)
-        if name == "acc-sdane":
-            continue                # its host scalars A_r, B_r restart: state= gives vectors only
-        rest = methods.run(name, quad, x0, 7, path=path, state=first.state, **hyper)
+        rest = methods.run(name, quad, x0, 7, path=path, state=first.state, scalars=first.scalars, **hyper)
         assert np.max(np.abs(rest.x - whole.x[5:])) <= 1e-13 * np.max(np.abs(whole.x))
+        if first.scalars:           # without the scalars (Adam's t, Acc-S-DANE's A_r, B_r) the run restarts them
+            restarted = methods.run(name, quad, x0, 7, path=path, state=first.state, **hyper)
+            assert np.max(np.abs(restarted.x - whole.x[5:])) > 1e-6 * np.max(np.abs(whole.x))
     # with sampling: continuing with the same Generator reproduces the draws
     g1, g2 = np.random.default_rng(3), np.random.default_rng(3)
     whole = methods.run("scaffold", quad, x0, 8, K=3, gamma=0.05, clients_per_round=2, seed=g1, path=path)

@@ -108,7 +108,8 @@ def get(name: str, **hyper: Any) -> Method:
 
 def run(method: Method | str, federation: Any, x0: Any, rounds: int, *, backend: Any = "numpy", device: Any = None,
         seed: Any = None, path: str = "auto", batch_size: int | None = None, clients_per_round: int | None = None,
-        client_sampling: str = "without_replacement", state: dict | None = None, **hyper: Any) -> History:
+        client_sampling: str = "without_replacement", state: dict | None = None, scalars: dict | None = None,
+        **hyper: Any) -> History:
     """Run ``rounds`` rounds of ``method`` (a :class:`Method`, or a name with ``**hyper``) from ``x0``.
 
     ``federation``: a :class:`~fedtheory.problems.quadratic.QuadraticFederation` or a
@@ -117,7 +118,8 @@ def run(method: Method | str, federation: Any, x0: Any, rounds: int, *, backend:
     gradient on a mini-batch of that many samples (finite sums); ``clients_per_round`` M with
     ``client_sampling`` (``"without_replacement"``: weights n p_i/M; ``"with_replacement"``: i.i.d. from p);
     ``seed`` drives every draw; ``backend``/``device``: numpy, or torch on cpu/cuda (arrays stay there);
-    ``state``: start from a given state (every state variable; client ones (n, d)) instead of ``init``.
+    ``state``/``scalars``: start from a given state (every state variable; client ones (n, d)) and host scalars
+    instead of ``init`` (``state=h.state, scalars=h.scalars`` continues the run ``h``).
 
     >>> import numpy as np
     >>> from fedtheory.problems.finite_sum import LogisticFederation
@@ -129,4 +131,4 @@ def run(method: Method | str, federation: Any, x0: Any, rounds: int, *, backend:
     m = get(method, **hyper)
     return simulate(m, federation, x0, rounds, path=path, backend=backend, device=device, seed=seed,
                     batch_size=batch_size, clients_per_round=clients_per_round, client_sampling=client_sampling,
-                    state=state)
+                    state=state, scalars=scalars)

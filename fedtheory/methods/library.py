@@ -301,7 +301,9 @@ def scaffold(K: int, gamma: float, eta: float = 1.0, option: str = "II") -> Meth
     if option == "II":
         new_ci = Combine("ci_new", (("ci", 1.0), ("c", -1.0), ("x", 1.0 / (K * gamma)), ("y", -1.0 / (K * gamma))))
     else:
-        new_ci = Gradient("ci_new", at="x")
+        # "an additional pass over the local data to compute the gradient at the server model x" (their Section 4):
+        # the full local gradient, also when the local steps use mini-batches
+        new_ci = Gradient("ci_new", at="x", full=True)
     ops = (Combine("corr", (("c", 1.0), ("ci", -1.0))),
            LocalSteps("y", start="x", steps=K, gamma=gamma, shift="corr"),
            new_ci,

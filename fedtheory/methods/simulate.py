@@ -56,7 +56,8 @@ class History:
 
     ``x`` (rounds + 1, d): the server iterate (the method's ``output``; for FedSplit the weighted average x̄ of
     the z_j); ``comm_rounds``: t; ``oracle_calls``: cumulative local gradient evaluations (an exact prox
-    counts one); ``state``: the final state (server and client variables). Derived fields are computed on
+    counts one); ``state``: the final state (server and client variables); ``scalars``: the final host
+    scalars (the two continue a run: ``run(..., state=h.state, scalars=h.scalars)``). Derived fields are computed on
     request from the federation: ``x_star`` (argmin f), ``dist`` (‖x_t − x*‖), ``loss`` (f(x_t)),
     ``grad_norm`` (‖∇f(x_t)‖).
 
@@ -72,6 +73,7 @@ class History:
     comm_rounds: Any
     oracle_calls: Any
     state: dict
+    scalars: dict
     method: Method
     path: str
     backend: str = "numpy"
@@ -425,11 +427,13 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
 def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str = "auto", backend: Any = "numpy",
              device: Any = None, seed: Any = None, batch_size: int | None = None,
              clients_per_round: int | None = None, client_sampling: str = "without_replacement",
-             state: dict | None = None) -> History:
+             state: dict | None = None, scalars: dict | None = None) -> History:
     """Run ``rounds`` rounds of ``method`` on ``federation`` from ``x0`` (see :func:`fedtheory.methods.run`).
 
     ``state``: start from this state instead of the method's ``init`` (a dict giving every state variable:
     server ones shape (d,), client ones (n, d), in the original coordinates); ``x0`` is then only the shape.
+    ``scalars``: start the host scalars there (with ``state=h.state, scalars=h.scalars`` a run continues
+    another exactly, Adam's step count and Acc-S-DANE's A_r, B_r included).
     """
     from fedtheory.backends import get_backend
 
@@ -498,7 +502,9 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
             if tuple(z.shape) != (n, d):
                 raise ValueError(f"state[{v!r}] must have shape ({n}, {d}), got {tuple(z.shape)}")
             state[v] = space.client_rows(z)
-    scalars = dict(method.scalars)
+    if scalars is not None and set(scalars) != set(method.scalars):
+        raise ValueError(f"scalars must give exactly the method's scalars {sorted(method.scalars)}, got {sorted(scalars)}")
+    scalars = dict(method.scalars if scalars is None else scalars)
     p_all = be.asarray(space.p_agg)
     L_solver = None
 
@@ -612,7 +618,8 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     final = {v: state[v] for v in method.server}
     for v in method.client:
         final[v] = state[v] if chosen == "step" else be.einsum("nij,nj->ni", space.V, state[v])
-    return History(x=X, comm_rounds=t, oracle_calls=np.asarray(calls, dtype=np.int64), state=final, method=method,
+    return History(x=X, comm_rounds=t, oracle_calls=np.asarray(calls, dtype=np.int64), state=final,
+                   scalars={k: float(v) for k, v in scalars.items() if k in method.scalars}, method=method,
                    path=chosen, backend=be.name, device=None if be.device is None else str(be.device),
                    federation=federation)
 
