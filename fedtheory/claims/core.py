@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from fedtheory.environment import CAPABILITIES
 from fedtheory.serialize import jsonable
 
 KINDS = ("symbolic", "numeric", "simulation", "certificate", "probe")
@@ -232,6 +233,11 @@ class Claim:
         if self.expect not in EXPECTS:
             raise ValueError(f"claim {self.id}: expect must be one of {EXPECTS}, got {self.expect!r}")
         self.requires = tuple(self.requires)
+        unknown = [r for r in self.requires if r not in CAPABILITIES]
+        if unknown:
+            # a misspelled capability would make the claim "skipped" forever: a check that can never fail
+            raise ValueError(f"claim {self.id}: unknown capability {', '.join(map(repr, unknown))} in requires "
+                             f"(known: {', '.join(CAPABILITIES)})")
         self.controls = tuple(self.controls)
         self.readings = tuple(self.readings)
         for label, items in (("control", self.controls), ("reading", self.readings)):
