@@ -14,6 +14,31 @@ import numpy as np
 __all__ = ["jsonable"]
 
 
+#: sequences longer than this are tried as one numeric array first (a measured curve of 10⁶ floats is converted
+#: in one vectorized pass, not one Python call per element)
+_FAST_LEN = 64
+
+
+def _numeric_list(obj: Any) -> list | None:
+    """A long all-finite numeric sequence (any nesting of equal lengths) as plain lists, or None to fall back."""
+    if isinstance(obj, np.ndarray):
+        arr = obj
+    else:
+        first = obj[0]
+        if not isinstance(first, (float, int, np.floating, np.integer, list, tuple, np.ndarray)) or \
+                isinstance(first, bool):
+            return None
+        try:
+            arr = np.asarray(obj)
+        except (ValueError, TypeError):       # ragged or mixed
+            return None
+    if arr.dtype.kind not in "fiu":
+        return None
+    if arr.dtype.kind == "f" and not bool(np.all(np.isfinite(arr))):
+        return None                           # non-finite floats become strings: the element-wise path
+    return arr.tolist()
+
+
 def jsonable(obj: Any) -> Any:
     """``obj`` with numpy arrays and scalars turned into plain JSON types, recursively.
 
@@ -26,6 +51,10 @@ def jsonable(obj: Any) -> Any:
     """
     if hasattr(obj, "to_json") and callable(obj.to_json) and not isinstance(obj, type):
         return jsonable(obj.to_json())
+    if isinstance(obj, (list, tuple, np.ndarray)) and len(obj) > _FAST_LEN:
+        fast = _numeric_list(obj)
+        if fast is not None:
+            return fast
     if isinstance(obj, tuple) and hasattr(obj, "_asdict"):
         return jsonable(obj._asdict())
     if isinstance(obj, Mapping):

@@ -149,6 +149,10 @@ def write_text_atomic(path: Path | str, text: str) -> None:
         fh.write(text + "\n")
 
 
+#: above this many characters (compact) a JSON document asked for with ``indent`` is written compact
+INDENT_MAX_CHARS = 2_000_000
+
+
 def write_json_atomic(path: Path | str, data: Any, **dump_kw: Any) -> None:
     """Write ``data`` as JSON to ``path`` atomically (temp file in the same directory, then rename).
 
@@ -157,8 +161,18 @@ def write_json_atomic(path: Path | str, data: Any, **dump_kw: Any) -> None:
     >>> write_json_atomic(p, {"a": 1}); json.loads(p.read_text())
     {'a': 1}
     """
+    text = None
+    if dump_kw.get("indent") is not None:
+        # json indents only through its pure-Python encoder (minutes for 10⁶ numbers): a large document is
+        # written compact by the C encoder instead, a small one indented for reading
+        compact = json.dumps(data, **{k: v for k, v in dump_kw.items() if k != "indent"})
+        if len(compact) > INDENT_MAX_CHARS:
+            text = compact
     with atomic_writer(path) as fh:
-        json.dump(data, fh, **dump_kw)
+        if text is None:
+            json.dump(data, fh, **dump_kw)
+        else:
+            fh.write(text)
         fh.write("\n")
 
 

@@ -428,3 +428,32 @@ def test_a_misspelled_capability_fails_when_the_file_loads(tmp_path):
     assert run.returncode == 2
     assert run.stderr.strip().splitlines()[-1].endswith("(known: torch, cuda, dask)")
     assert "Traceback" not in run.stderr
+
+
+def test_a_huge_measured_value_costs_the_runner_seconds_not_minutes(tmp_path):
+    """3·10⁶ measured floats: the check takes milliseconds; the runner's NaN scan, JSON conversion and the
+    report's JSON used to take a minute (issue 24, defect 4). NaNs are still found by their index."""
+    import time
+
+    import numpy as np
+
+    from fedtheory.claims.runner import _nan_keys
+    from fedtheory.serialize import jsonable
+
+    big = [0.5] * 3_000_000
+    start = time.process_time()
+    c = Claim(id="verify/engine/huge-measured", ref="-", title="-", statement="-", kind="numeric",
+              control_exempt="an engine fixture measuring the runner's own cost",
+              check=lambda ctx: ctx.decide(True, measured={"big": big}, tolerance=0))
+    record = run_claim(c, seed=0)
+    from fedtheory.sweep import write_json_atomic
+
+    write_json_atomic(tmp_path / "r.json", record, indent=1)
+    assert time.process_time() - start < 15.0
+    assert record["status"] == "verified" and len(record["evidence"]["measured"]["big"]) == 3_000_000
+    assert json.loads((tmp_path / "r.json").read_text())["evidence"]["measured"]["big"][-1] == 0.5
+    # the fast paths keep the element-wise semantics
+    assert _nan_keys({"a": [0.0] * 100 + [float("nan")], "b": np.array([[0.0, np.nan]]), "c": [None] * 100}) == \
+        ["a[100]", "b[0][1]"]
+    assert jsonable([1.0] * 99 + [float("inf")])[-1] == "inf" and jsonable(np.arange(100))[-1] == 99
+    assert jsonable([True] * 100)[0] is True and jsonable([[1.0, 2.0]] * 70)[0] == [1.0, 2.0]

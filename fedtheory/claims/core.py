@@ -72,7 +72,8 @@ class Evidence:
             raise ValueError(f"Evidence status must be one of {STATUSES}, got {self.status!r}")
 
     def to_json(self) -> dict:
-        return jsonable(dataclasses.asdict(self))
+        # not dataclasses.asdict: it deep-copies every list element by element before jsonable copies it again
+        return jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
 
 def derive_seed(base_seed: int, key: str) -> int:

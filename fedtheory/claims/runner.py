@@ -163,10 +163,17 @@ def _nan_keys(measured: Any, prefix: str = "") -> list[str]:
 
     if isinstance(measured, dict):
         return [k for key, v in measured.items() for k in _nan_keys(v, f"{prefix}.{key}" if prefix else str(key))]
+    if isinstance(measured, (list, tuple)) and len(measured) > 64:
+        try:                                   # a long numeric list: one vectorized test, not one call per element
+            arr = np.asarray(measured)
+        except (ValueError, TypeError):        # ragged
+            arr = None
+        if arr is not None and arr.dtype.kind in "fiu":      # None or strings make an object array: not here
+            return [prefix + "".join(f"[{j}]" for j in idx) for idx in np.argwhere(np.isnan(arr)).tolist()]
     if isinstance(measured, (list, tuple)) or (isinstance(measured, np.ndarray) and measured.dtype == object):
         return [k for i, v in enumerate(measured) for k in _nan_keys(v, f"{prefix}[{i}]")]
     if isinstance(measured, np.ndarray) and np.issubdtype(measured.dtype, np.floating):
-        return [f"{prefix}[{i}]" for i in np.flatnonzero(np.isnan(measured))]
+        return [prefix + "".join(f"[{j}]" for j in idx) for idx in np.argwhere(np.isnan(measured)).tolist()]
     if isinstance(measured, (float, np.floating)) and math.isnan(measured):
         return [prefix]
     return []
