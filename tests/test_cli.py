@@ -26,15 +26,17 @@ def _make(i):
 
 LEMMAS = [_make(i) for i in range(1, 5)]
 
-@claim(id="demo/lemma-9", ref="Lemma 9", title="t", statement="s", kind="numeric", requires=("nosuchcapability",))
+@claim(id="demo/lemma-9", ref="Lemma 9", title="t", statement="s", kind="numeric", requires=("cuda",))
 def lemma_9(ctx):
     return ctx.verified()
 '''
 
 
 def fedtheory(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    # cuda disabled: the demo's claim that requires it is skipped on every machine, GPU or not
+    env = {**os.environ, "FEDTHEORY_DISABLE": "cuda"}
     return subprocess.run([sys.executable, "-m", "fedtheory", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
 
 
 @pytest.fixture()
@@ -101,7 +103,7 @@ def test_check_json_validates_and_exit_codes(repo):
     assert data["summary"]["verified"] == 4 and data["summary"]["skipped"] == 1 and data["summary"]["passed"]
     assert data["environment"]["seed"] == 7
     assert data["claims"][0]["evidence"]["seed"] == derive_seed(7, "demo/lemma-1")
-    assert "nosuchcapability" in proc.stdout  # the table lists skips with the reason
+    assert "cuda: disabled by FEDTHEORY_DISABLE" in proc.stdout  # the table lists skips with the reason
     # A failing claim makes the exit code 1 and the report still validates.
     (repo / "paper_checks" / "more.py").write_text(textwrap.dedent('''
         from fedtheory.claims.core import claim

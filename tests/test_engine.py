@@ -132,10 +132,11 @@ def test_crashing_replay_is_error(tmp_path):
     assert "RuntimeError: replay broke" in rec["evidence"]["notes"]
 
 
-def test_missing_requirement_is_skipped_and_passes(tmp_path):
+def test_missing_requirement_is_skipped_and_passes(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDTHEORY_DISABLE", "cuda")
     path = write_content(tmp_path / "paper_checks", "demo.py", '''
         @claim(id="demo/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric",
-               requires=("nosuchcapability",))
+               requires=("cuda",))
         def lemma_1(ctx):
             raise AssertionError("must not run")
 
@@ -146,7 +147,7 @@ def test_missing_requirement_is_skipped_and_passes(tmp_path):
     report = run_claims(load_claims([str(path)]), progress=False)
     rec = report.records[0]
     assert rec["status"] == "skipped" and rec["passed"]
-    assert "nosuchcapability" in rec["evidence"]["notes"] and "unknown capability" in rec["evidence"]["notes"]
+    assert "cuda: disabled by FEDTHEORY_DISABLE" in rec["evidence"]["notes"]
     assert report.exit_code == 0 and report.summary["skipped"] == 1 and report.summary["verified"] == 1
 
 
@@ -208,13 +209,14 @@ def test_seeds_are_derived_per_claim_and_reproducible(tmp_path):
     assert a[0]["draws"] != a[1]["draws"] and a[0]["draws"] != c[0]["draws"]
 
 
-def test_report_json_summary_and_table(tmp_path):
+def test_report_json_summary_and_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDTHEORY_DISABLE", "cuda")
     from rich.console import Console
 
     from fedtheory.schemas import validate
 
     path = write_content(tmp_path / "paper_checks", "demo.py", EXPECT_REFUTED + '''
-@claim(id="demo/lemma-9", ref="Lemma 9", title="t", statement="s", kind="numeric", requires=("nosuchcapability",))
+@claim(id="demo/lemma-9", ref="Lemma 9", title="t", statement="s", kind="numeric", requires=("cuda",))
 def lemma_9(ctx):
     return ctx.verified()
 ''')
@@ -227,7 +229,7 @@ def lemma_9(ctx):
     console = Console(record=True, width=160)
     report.render_table(console)
     text = console.export_text()
-    assert "demo/theorem-2" in text and "FAILED" in text and "skipped:" in text and "nosuchcapability" in text
+    assert "demo/theorem-2" in text and "FAILED" in text and "skipped:" in text and "FEDTHEORY_DISABLE" in text
     assert "ratio=0.5" in text
 
 
