@@ -355,3 +355,19 @@ def test_site_in_headless_chromium_offline(site, browser):
     assert errors == []
     assert requests and all(u.startswith("file://") for u in requests), requests
     context.close()
+
+
+def test_report_refuses_a_bogus_status_or_a_record_without_evidence(tmp_path):
+    """Issue 24, defect 13: a check JSON with an unknown status or no evidence is no report input (exit 2)."""
+    import subprocess
+    import sys
+
+    for record, needle in (({"id": "a/lemma-1", "status": "bogus-status", "evidence": {}},
+                            "has status 'bogus-status', not one of verified"),
+                           ({"id": "a/lemma-1", "status": "verified"}, 'has no "evidence" object')):
+        src = tmp_path / "check.json"
+        src.write_text(json.dumps({"claims": [record]}))
+        run = subprocess.run([sys.executable, "-m", "fedtheory", "report", str(src), "--out", str(tmp_path / "site")],
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 2 and needle in run.stderr and "Traceback" not in run.stderr
+        assert not (tmp_path / "site").exists()

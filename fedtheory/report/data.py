@@ -39,8 +39,8 @@ def statuses(data: dict) -> list[str]:
 def load_check(path: Path | str, what: str = "check JSON") -> dict:
     """The check JSON at ``path``; a missing file or one that is not a check JSON is a one-line :class:`UsageError`.
 
-    Only the structure the report relies on is required (``claims``: records with string ``id`` and
-    ``status``); other fields are read when present.
+    Only the structure the report relies on is required (``claims``: records with a string ``id``, a known
+    ``status`` and an ``evidence`` object); other fields are read when present.
 
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "x.json"
@@ -81,6 +81,10 @@ def _structure_problem(data) -> str | None:
         for key in ("id", "status"):
             if not isinstance(record.get(key), str):
                 return f'claims[{i}] has no string "{key}"'
+        if record["status"] not in STATUSES:
+            return f'claims[{i}] ({record["id"]}) has status {record["status"]!r}, not one of {", ".join(STATUSES)}'
+        if not isinstance(record.get("evidence"), dict):
+            return f'claims[{i}] ({record["id"]}) has no "evidence" object'
     for key in ("summary", "environment", "inventory"):
         if key in data and not isinstance(data[key], dict):
             return f'"{key}" is not an object'
