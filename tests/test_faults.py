@@ -366,6 +366,22 @@ def test_sigint_during_figures_leaves_whole_pairs_and_a_manifest(repo):
     assert {e["id"] for e in manifest} == {f"demo/{s}" for s in jsons}
 
 
+def test_a_stage_left_by_a_killed_run_is_removed_by_the_next_run(repo):
+    """Issue 24, defect 14: a run killed between staging and renaming left `.figure-N.json.<pid>.<hex>.staged`
+    beside its figure, and the next successful run kept it. The next run now removes stages of dead processes."""
+    out = repo / "o" / "demo"
+    out.mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()                                          # a pid that no longer runs
+    stale = [out / f".figure-1.json.{dead.pid}.0a1b2c3d.staged", out / f".figure-1.png.{dead.pid}.0a1b2c3d.staged"]
+    for p in stale:
+        p.write_text("{}")
+    proc = start("figures", "figures", "--figure", "demo/figure-1", "--out", "o", cwd=repo)
+    proc.communicate(timeout=300)
+    assert proc.returncode == 0
+    assert (out / "figure-1.json").exists() and not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
 def test_concurrent_figure_runs_keep_every_manifest_entry(repo):
     procs = [start("figures", "figures", "--figure", f"demo/figure-{n}", "--out", "o", cwd=repo) for n in (1, 2, 3)]
     for p in procs:

@@ -135,18 +135,50 @@ def _signals_deferred():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:              # somebody else's live process
+        return True
+    return True
+
+
+def _remove_stale_stages(path: Path) -> None:
+    """Delete the staged copies of ``path`` left by a process that no longer runs (a run killed between staging
+    and renaming); a live process's stage (a concurrent run) is left alone.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> dead = d / ".figure-1.json.999999999.abcd.staged"; _ = dead.write_text("{}")
+    >>> mine = d / f".figure-1.json.{os.getpid()}.abcd.staged"; _ = mine.write_text("{}")
+    >>> _remove_stale_stages(d / "figure-1.json"); dead.exists(), mine.exists()
+    (False, True)
+    """
+    for stage in path.parent.glob(f".{path.name}.*.staged"):
+        parts = stage.name[len(path.name) + 2:].split(".")
+        if len(parts) == 3 and parts[0].isdigit() and not _pid_alive(int(parts[0])):
+            try:
+                stage.unlink()
+            except FileNotFoundError:
+                pass
+
+
 def _write_pair(json_path: Path, text: str, png_path: Path) -> None:
     """Write the figure JSON ``text`` and the PNG drawn from it (as read back from disk) as one step:
     both are prepared beside their destinations, then renamed in a block that signals cannot split."""
     from fedtheory.sweep import atomic_writer
 
     json_path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_stages(json_path)
+    _remove_stale_stages(png_path)
     staged: list[Path] = []
     try:
         stage_json = json_path.with_name(f".{json_path.name}.{os.getpid()}.{os.urandom(4).hex()}.staged")
+        staged.append(stage_json)          # before it exists: a signal between the write and here leaves nothing
         with atomic_writer(stage_json) as fh:
             fh.write(text + "\n")
-        staged.append(stage_json)
         with open(stage_json, encoding="utf-8") as fh:
             from_disk = json.load(fh)
         stage_png = png_path.with_name(f".{png_path.name}.{os.getpid()}.{os.urandom(4).hex()}.staged")
