@@ -331,7 +331,9 @@ def max_on_sphere(B: Any, e: Any) -> tuple[float, np.ndarray]:
                 return 1.0 / float(np.linalg.norm(u_rest(lam))) - 1.0
             lam = scipy.optimize.brentq(psi2, smax, smax + gnorm, xtol=1e-300, rtol=1e-15, maxiter=500)
             u = Q @ u_rest(lam)
-    u = u / max(float(np.linalg.norm(u)), 1e-300)
+    if not np.all(np.isfinite(u)) or not float(np.linalg.norm(u)) > 0:
+        u = Q[:, -1]                              # the secular solve underflowed (B ≈ 0): any unit vector is exact
+    u = u / float(np.linalg.norm(u))
     # guard against rounding in the secular solve: the top eigenvector (either sign) is always a candidate
     best = (float(np.linalg.norm(B @ u + e)), u)
     for cand in (Q[:, -1], -Q[:, -1]):
@@ -615,6 +617,9 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
         notes.append(f"method not rebuildable from name + hyper ({err})")
     if not same:
         notes.append("the method's name + hyper do not rebuild it: replay(instance, method=...) needs the Method")
+    if measure in ("rate", "floor") and any(type(op).__name__ == "Scalars" for op in m.round):
+        notes.append("the round's coefficients follow host scalars: rate and floor are those of the first round "
+                     "(initial scalars)")
     if function_class != "quadratic":
         notes.append("lower bound from a quadratic instance (quadratics belong to the smooth strongly convex class)")
     space = _Space(n, d, mu, L, pp, n_dirs=(n if measure in ("error", "function-value") else 0)
