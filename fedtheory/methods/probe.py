@@ -30,7 +30,9 @@ uses that structure to maximize exactly over what it can, and over instances num
   balls is found by alternating exact trust-region steps (C model) or is a generalized singular value (ζ).
 - ``"error"``: sup ‖out_T − x*‖ after T = ``rounds`` rounds from the method's initialization at x_0 = x* + D u,
   ‖u‖ = 1: out_T − x* = D·G u + h, maximized over the sphere exactly (trust-region subproblem, secular
-  equation, hard case included).
+  equation, hard case included). With the C model h = E c is linear in the centres and the maximum over u and
+  the balls ‖c_i‖ ≤ C together is found per instance by block ascent (each block an exact trust-region step);
+  with ζ the centres' directions are searched with the Hessians.
 - ``"function-value"``: F(out_T) − F(x*) = ½‖Ā^½(D·G u + h)‖² with Ā = Σ p_i A_i, likewise.
 
 The search evaluates many basis runs at once on a *direct sum* of copies of the instance (block-diagonal
@@ -518,6 +520,23 @@ def _error_parts(m, q, x_star, rounds, batched):
     return G, base - x_star
 
 
+def _error_linear(m, q, rounds, batched):
+    """out_T = G x_0 + K vec(c) from the method's init (both linear: every init is x_0 or 0, every primitive is
+    linear in the state and the centres), so out_T − x* = D·G u + (G X + K − X) vec(c) at x_0 = x* + D u."""
+    n, d = q.n, q.d
+    jobs = [(None, np.eye(d)[j], np.zeros((n, d))) for j in range(d)]
+    for i in range(n):
+        for j in range(d):
+            c = np.zeros((n, d))
+            c[i, j] = 1.0
+            jobs.append((None, np.zeros(d), c))
+    outs = [o for o, _ in _run_jobs(m, q, jobs, rounds, batched)]
+    G = np.column_stack(outs[:d])
+    K = np.column_stack(outs[d:])
+    X = _minimizer_matrix(q)
+    return G, G @ X + K - X
+
+
 def _sqrt_psd(A):
     w, V = np.linalg.eigh(A)
     return (V * np.sqrt(np.clip(w, 0, None))) @ V.T
@@ -622,8 +641,7 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
                      "(initial scalars)")
     if function_class != "quadratic":
         notes.append("lower bound from a quadratic instance (quadratics belong to the smooth strongly convex class)")
-    space = _Space(n, d, mu, L, pp, n_dirs=(n if measure in ("error", "function-value") else 0)
-                   + (1 if measure in ("error", "function-value") else 0))
+    space = _Space(n, d, mu, L, pp, n_dirs=n if measure in ("error", "function-value") and het == "zeta" else 0)
     S0 = None
 
     # the search's objective on one decoded instance (batched runs)
@@ -634,6 +652,10 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
         if measure == "floor":
             v = _floor_of(m, lay, q, S0, het, True, sweeps=SEARCH_SWEEPS)[0]
             return v if math.isfinite(v) else 1e300
+        if het == "C":
+            # C model: out_T − x* = D·G u + E c is convex in (u, c), so the maximum over the sphere and the balls
+            # ‖c_i‖ ≤ C sits on their boundaries and block ascent (exact trust-region steps) finds it per instance
+            return _error_best(q, *_error_linear(m, q, int(rounds), True))[0]
         qs, _ = _scale_centres(q, dirs[:n], het, scale, fast=True)
         xs = qs.x_star()
         G, h = _error_parts(m, qs, xs, int(rounds), True)
@@ -641,6 +663,14 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
             return max_on_sphere(float(D) * G, h)[0]
         R = _sqrt_psd(np.einsum("i,ijk->jk", qs.p, qs.A))
         return 0.5 * max_on_sphere(R @ (float(D) * G), R @ h)[0] ** 2
+
+    def _error_best(q, G, E, sweeps=SEARCH_SWEEPS + 2):
+        """max over u (sphere) and c (‖c_i‖ ≤ C) of ‖D G u + E c‖ (or ½‖Ā^½(·)‖²), the maximizer (u, c)."""
+        Tm = np.hstack([float(D) * G, scale * E])
+        if measure == "function-value":
+            Tm = _sqrt_psd(np.einsum("i,ijk->jk", q.p, q.A)) @ Tm
+        v, w = _max_over_balls(Tm, n + 1, d, sweeps)
+        return (v if measure == "error" else 0.5 * v * v), w[:d], w[d:].reshape(n, d)
 
     from fedtheory.certify.params import Custom
     from fedtheory.certify.probe import probe
@@ -697,7 +727,11 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
                 vu = _floor_replay(m, lay, qu, su)[0]
                 details["unit_heterogeneity_value"] = vu
     else:
-        qs, _ = _scale_centres(q, dirs[:n], het, scale)
+        if het == "C":
+            _, _, c_unit = _error_best(q, *_error_linear(m, q, int(rounds), False), sweeps=30)
+            qs, _ = _scale_centres(q, c_unit, het, scale)
+        else:
+            qs, _ = _scale_centres(q, dirs[:n], het, scale)
         xs = qs.x_star()
         G, hvec = _error_parts(m, qs, xs, int(rounds), False)
         if measure == "error":
