@@ -505,13 +505,19 @@ class _Worker:
         child.close()
         self.task: tuple[int, float] | None = None   # (index, start time)
 
-    def kill(self) -> None:
+    def _kill_group(self) -> None:
+        """SIGKILL the worker's process group: the worker (its leader, by setsid) and whatever a point started
+        there — a child a claim forgot (``sleep 300``) would otherwise outlive the run and hold its stdout."""
         pid = self.proc.pid
+        if pid is None or pid == os.getpgid(0):             # never our own group
+            return
         try:
-            if pid is not None and os.getpgid(pid) == pid:   # never our own group
-                os.killpg(pid, signal.SIGKILL)
+            os.killpg(pid, signal.SIGKILL)      # the group outlives its leader while a member runs
         except (ProcessLookupError, PermissionError, OSError):
             pass
+
+    def kill(self) -> None:
+        self._kill_group()
         try:
             self.proc.kill()
         except (OSError, AttributeError):
@@ -520,7 +526,7 @@ class _Worker:
         self.conn.close()
 
     def stop(self) -> None:
-        """Ask an idle worker to exit; kill it if it does not within a second."""
+        """Ask an idle worker to exit (kill it if it does not within a second), then its leftover children."""
         try:
             self.conn.send(None)
         except (OSError, EOFError):
@@ -529,6 +535,7 @@ class _Worker:
         if self.proc.exitcode is None:
             self.kill()
         else:
+            self._kill_group()
             self.conn.close()
 
 

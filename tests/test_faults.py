@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import textwrap
 import time
 from pathlib import Path
 
@@ -63,6 +64,7 @@ def lemma_3(ctx):
 '''
 
 SLOW = '''
+import textwrap
 import time
 from fedtheory.claims.core import claim
 
@@ -469,3 +471,24 @@ def test_dask_timeouts_and_killed_workers_are_failures_of_their_point_only(repo)
     assert status["demo/lemma-1"] == "verified" and status["demo/lemma-2"] == "error"
     assert status["crash/lemma-2"] == status["crash/lemma-3"] == "error"
     assert "KilledWorker" in notes["crash/lemma-2"] and "timed out" in notes["crash/lemma-3"]
+
+
+def test_a_child_process_a_claim_leaves_behind_does_not_outlive_the_run(tmp_path):
+    """Issue 24, defect 5: `fedtheory check … | cat` waited for a `sleep` a claim started, which held the pipe."""
+    (tmp_path / "verify").mkdir()
+    (tmp_path / "verify" / "child.py").write_text(textwrap.dedent('''
+        import subprocess
+        from fedtheory.claims.core import claim
+
+        @claim(id="verify/child/sleeper", ref="-", title="-", statement="-", kind="numeric",
+               control_exempt="an engine fixture that leaves a child process behind")
+        def sleeper(ctx):
+            subprocess.Popen(["sleep", "97"])
+            return ctx.decide(True, measured={}, tolerance=0)
+    '''))
+    start_t = time.monotonic()
+    proc = subprocess.run(f"{sys.executable} -m fedtheory check verify | cat", shell=True, cwd=tmp_path, env=_env(),
+                          capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 0 and "PASSED: 1 claims (1 verified)" in proc.stdout
+    assert time.monotonic() - start_t < 60
+    wait_for(lambda: subprocess.run(["pgrep", "-f", "sleep 97"], capture_output=True).returncode != 0, limit=10)
