@@ -22,11 +22,15 @@ unknown paper 'nosuch' (known: none)
 """
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import importlib.util
+import os
 import re
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 from types import ModuleType
@@ -124,6 +128,38 @@ def module_name(path: Path | str) -> str:
     return f"{MODULE_PREFIX}{stem}_{digest}"
 
 
+#: seconds a content file may take to load (define its claims and figures), FEDTHEORY_LOAD_TIMEOUT to change
+LOAD_TIMEOUT_S = 300.0
+
+
+@contextlib.contextmanager
+def _load_time_limit(path: Path):
+    """TimeoutError inside the load once it runs past FEDTHEORY_LOAD_TIMEOUT seconds (SIGALRM; main thread only):
+    a file that hangs while loading is that file's one-line error, not a run that never starts."""
+    try:
+        limit = float(os.environ.get("FEDTHEORY_LOAD_TIMEOUT", LOAD_TIMEOUT_S))
+    except ValueError:
+        raise UsageError(f"FEDTHEORY_LOAD_TIMEOUT must be a number of seconds, got "
+                         f"{os.environ['FEDTHEORY_LOAD_TIMEOUT']!r}") from None
+    if limit <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expired(signum, frame):
+        raise TimeoutError(f"loading took longer than {limit:g} s (a content file defines claims and figures; "
+                           "work belongs in their checks; FEDTHEORY_LOAD_TIMEOUT changes the limit)")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    old_timer = signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if old_timer[0] > 0:                # someone else's alarm: put it back
+            signal.setitimer(signal.ITIMER_REAL, *old_timer)
+
+
 def load_module(path: Path | str) -> ModuleType:
     """Load a content file by path (cached per process); a failure is a one-line :class:`ContentError`.
 
@@ -147,7 +183,8 @@ def load_module(path: Path | str) -> ModuleType:
     # Registered before exec: dataclasses and pickling look modules up in sys.modules.
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        with _load_time_limit(resolved):
+            spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:   # sys.exit() at import is a broken file, not the run's exit code
         sys.modules.pop(name, None)
         raise ContentError(f"cannot load {resolved}: {_where(exc, resolved)}{type(exc).__name__}: {exc}") from exc

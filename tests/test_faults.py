@@ -492,3 +492,14 @@ def test_a_child_process_a_claim_leaves_behind_does_not_outlive_the_run(tmp_path
     assert proc.returncode == 0 and "PASSED: 1 claims (1 verified)" in proc.stdout
     assert time.monotonic() - start_t < 60
     wait_for(lambda: subprocess.run(["pgrep", "-f", "sleep 97"], capture_output=True).returncode != 0, limit=10)
+
+
+def test_a_content_file_that_hangs_while_loading_is_a_one_line_error(tmp_path):
+    """Issue 24, defect 6: loading had no time limit, so `while True: pass` at a file's top level hung the run."""
+    (tmp_path / "verify").mkdir()
+    (tmp_path / "verify" / "hangs.py").write_text("while True:\n    pass\n")
+    start_t = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "fedtheory", "check", "verify"], cwd=tmp_path,
+                          env=_env(FEDTHEORY_LOAD_TIMEOUT="2"), capture_output=True, text=True, timeout=60)
+    one_error_line(proc, 2, "hangs.py", "loading took longer than 2 s")
+    assert time.monotonic() - start_t < 30
