@@ -371,3 +371,22 @@ def test_report_refuses_a_bogus_status_or_a_record_without_evidence(tmp_path):
                              capture_output=True, text=True, timeout=300)
         assert run.returncode == 2 and needle in run.stderr and "Traceback" not in run.stderr
         assert not (tmp_path / "site").exists()
+
+
+def test_check_refuses_an_unwritable_report_destination_before_any_work(tmp_path):
+    """Issue 24, defect 7: `--report /proc/site` ran every claim and only then failed."""
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "verify").mkdir()
+    (tmp_path / "verify" / "slow.py").write_text(
+        "import time\nfrom fedtheory.claims.core import claim\n\n"
+        "@claim(id='verify/slow/one', ref='-', title='-', statement='-', kind='numeric',\n"
+        "       control_exempt='a fixture that must never run in this test')\n"
+        "def one(ctx):\n    time.sleep(60)\n    return ctx.verified()\n")
+    start = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "fedtheory", "check", "verify", "--report", "/proc/site"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "--report /proc/site: cannot write in /proc" in run.stderr
+    assert time.monotonic() - start < 30 and "Traceback" not in run.stderr

@@ -53,11 +53,15 @@ def check_destination(out: Path | str, option: str = "--out") -> None:
     ...     print(str(e).replace(str(d), "D"))
     --report D is a non-empty directory that is not a fedtheory report (not replacing it)
     """
+    from fedtheory.sweep import _probe_directory
+
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"{option} {out} exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise UsageError(f"{option} {out} is a non-empty directory that is not a fedtheory report (not replacing it)")
+    # the site is built beside ``out`` and renamed into place: its parent (or nearest ancestor) must take files
+    _probe_directory(out.absolute().parent, f"{option} {out}")
 
 
 def build_report(data: dict, out: Path | str, *, figures: Path | str | None = None, baseline: dict | None = None,
