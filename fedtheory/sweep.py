@@ -28,6 +28,7 @@ import os
 import re
 import signal
 import struct
+import subprocess
 import sys
 import tempfile
 import threading
@@ -712,6 +713,75 @@ def _env_seconds(name: str, default: float) -> float:
     return value
 
 
+class _IsolatedPoint:
+    """``fn(point)`` in a fresh interpreter on the Dask worker, in its own session, as local workers run points.
+
+    A point that kills its process (SIGKILL, ``os._exit``, a crash in C) kills only that process: it is
+    retried once in a fresh one, then fails with the reason, and the Dask worker lives on (Dask alone would
+    retry it on every worker and lose them all). A point past ``timeout`` has its process group killed, so
+    nothing of it keeps running on the worker (a Dask task's thread cannot be stopped). Children a point
+    started go with its process group. The point's stdout goes to the worker's stderr; the result comes
+    back on the child's own stdout, pickled (cloudpickle: Dask's own dependency).
+    """
+
+    def __init__(self, fn: Callable[[Any], Any], timeout: float | None, retries: int) -> None:
+        self.fn, self.timeout, self.retries = fn, timeout, retries
+
+    def __call__(self, point: Any) -> Any:
+        import pickle
+
+        import cloudpickle
+
+        payload = cloudpickle.dumps((self.fn, point))
+        why = ""
+        for attempt in range(1, self.retries + 2):
+            proc = subprocess.Popen([sys.executable, "-c", "from fedtheory.sweep import _isolated_child; "
+                                     "_isolated_child()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    start_new_session=True)
+            try:
+                out, _ = proc.communicate(payload, timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                _kill_session(proc.pid)
+                proc.wait()
+                raise TimeoutError(f"timed out: still running after the {self.timeout:g}s limit "
+                                   "(its process group killed on the Dask worker)") from None
+            finally:
+                _kill_session(proc.pid)          # whatever the point left running
+            if proc.returncode == 0 and out:
+                kind, value = pickle.loads(out)
+                if kind == "ok":
+                    return value
+                raise RuntimeError(value)
+            why = _death(proc.returncode).replace("its worker process", "its process") + \
+                ("" if proc.returncode else " before returning a result")
+        raise RuntimeError(f"{why}, also in a fresh process ({self.retries + 1} attempts)")
+
+
+def _kill_session(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def _isolated_child() -> None:
+    """The child of :class:`_IsolatedPoint`: read (fn, point), run it, write the pickled outcome."""
+    import pickle
+
+    import cloudpickle
+
+    fn, point = pickle.loads(sys.stdin.buffer.read())
+    result_fd = os.dup(1)
+    os.dup2(2, 1)                          # the point's prints must not corrupt the result
+    try:
+        outcome = ("ok", fn(point))
+    except BaseException as exc:           # SystemExit and KeyboardInterrupt too: the point's failure
+        outcome = ("exc", _describe(exc))
+    data = cloudpickle.dumps(outcome)
+    with os.fdopen(result_fd, "wb") as fh:
+        fh.write(data)
+
+
 def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeout) -> None:
     try:
         import distributed
@@ -740,7 +810,7 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
         except Exception:  # distributed raises TimeoutError (or its own) when none came
             raise UsageError(f"the Dask cluster at {address or scheduler} has no workers "
                              f"(waited {worker_wait:g}s)") from None
-        futures = client.map(fn, [points[i] for i in todo], pure=False)
+        futures = client.map(_IsolatedPoint(fn, timeout, 1), [points[i] for i in todo], pure=False)
         index = {fut.key: i for fut, i in zip(futures, todo)}
         pending = set(futures)
         running_since: dict = {}
@@ -757,7 +827,9 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
                     finish(i, fut.result())
                 elif fut.status == "error":
                     exc = fut.exception()
-                    fail(i, f"{type(exc).__name__}: {exc}", exc)
+                    # the isolated point's own traceback or death, as local workers report it
+                    fail(i, str(exc) if isinstance(exc, (RuntimeError, TimeoutError)) else
+                         f"{type(exc).__name__}: {exc}", exc)
                 else:
                     fail(i, f"Dask task {fut.status}")
             now = time.monotonic()

@@ -470,7 +470,32 @@ def test_dask_timeouts_and_killed_workers_are_failures_of_their_point_only(repo)
     notes = {r["id"]: r["evidence"]["notes"] for r in report.records}
     assert status["demo/lemma-1"] == "verified" and status["demo/lemma-2"] == "error"
     assert status["crash/lemma-2"] == status["crash/lemma-3"] == "error"
-    assert "KilledWorker" in notes["crash/lemma-2"] and "timed out" in notes["crash/lemma-3"]
+    # each point runs in its own process on the worker: SIGKILL takes that process, not the Dask worker
+    assert "killed by SIGKILL, also in a fresh process (2 attempts)" in notes["crash/lemma-2"]
+    assert "timed out" in notes["crash/lemma-3"]
+
+
+def test_dask_points_that_kill_their_process_or_time_out_leave_the_cluster_whole(repo):
+    """Issue 24, defects 1-3: a claim that SIGKILLs or os._exit()s its process used to take its Dask worker (and,
+    retried, every worker), and a timed-out claim's thread kept running into the next run. Points now run in
+    their own process on the worker: the cluster keeps its workers, and the next run is unaffected."""
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    from fedtheory.claims.runner import run_claims
+    from fedtheory.content import load_claims
+
+    crashes = [c for c in load_claims([str(repo / "crash")]) if c.id in ("crash/lemma-1", "crash/lemma-2",
+                                                                        "crash/lemma-3")]
+    fine = [c for c in load_claims([str(repo / "claims")]) if c.id == "demo/lemma-1"]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster, Client(cluster.scheduler_address) as client:
+        before = set(client.scheduler_info()["workers"])
+        first = run_claims(crashes, scheduler=cluster.scheduler_address, timeout=3, progress=False)
+        assert {r["status"] for r in first.records} == {"error"}
+        assert set(client.scheduler_info()["workers"]) == before, "no worker died"
+        second = run_claims(fine, scheduler=cluster.scheduler_address, timeout=30, progress=False)
+        assert [r["status"] for r in second.records] == ["verified"]
 
 
 def test_a_child_process_a_claim_leaves_behind_does_not_outlive_the_run(tmp_path):
