@@ -589,8 +589,12 @@ def _worst_case_on(problem, emodel: ExactModel, summary: dict, x0: np.ndarray, T
     from fedtheory.explore.tuning import tune
 
     method = next((m for m in ("fedavg", "fedprox", "fomaml", "gd") if m in methods), "gd")
+    # this federation's own weights: a certificate for equal weights does not cover unequal ones
+    p = np.asarray(getattr(problem, "p", np.full(summary["n"], 1.0 / summary["n"])), dtype=np.float64)
+    weights = None if np.allclose(p, 1.0 / summary["n"], rtol=0, atol=1e-12) else (p / p.sum()).tolist()
     adv = tune(method, mu=summary["mu"], L=summary["L"], C=summary["C"], D=max(summary["D"], 1e-300), rounds=T,
-               function_class=summary["class"], clients=summary["n"], lower_bound=False)
+               function_class=summary["class"], clients=summary["n"], lower_bound=False,
+               weights=weights if summary["n"] >= 2 else None)
     out = {"method": method, "class": summary["class"], "guaranteed": adv.value if adv.feasible else None,
            "message": "" if adv.feasible else adv.message, "setting": None, "on_this_federation": None, "curve": None}
     if adv.feasible and adv.best.get("eta"):
