@@ -272,3 +272,13 @@ def test_instance_cli_with_registered_methods(tmp_path):
     assert doc["best"]["method"] in ("fedsplit", "scaffold", "sdane") and doc["simulation"]["max_abs_gap"] < 1e-10
     out = _cli("instance", str(tmp_path / "fed.npz"), "--rounds", "20", "--methods", "fedsplat")
     assert out.returncode == 2 and "unknown instance-mode method 'fedsplat'" in out.stderr
+
+
+def test_gd_stays_plain_gradient_descent_whatever_the_certified_table_offers():
+    """The certified table's points are local-step settings (K > 1): they are searched for FedAvg, never for gd."""
+    for clients in (None, 2, 8):
+        adv = tune("gd", mu=1.0, L=100.0, C=0.1, D=10.0, rounds=50, clients=clients, lower_bound=False)
+        assert adv.best["K"] == 1 and adv.evaluated == 1
+    # negative control: fedavg at the same constants does pick a tabulated K > 1 point where one is certified
+    if certified.load_table() is not None:
+        assert tune("fedavg", mu=1.0, L=100.0, C=0.1, D=10.0, rounds=50, clients=2, lower_bound=False).best["K"] > 1

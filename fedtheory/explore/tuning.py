@@ -403,6 +403,8 @@ def _with_certified_points(settings: dict, method: str, consts: dict, momentum: 
     """For d ≥ 2, add the certified table's grid points (the only settings with K(Θ) > 1 it answers for)."""
     if consts.get("function_class", "general") != "general" or METHODS[method][0] != "local-update":
         return settings
+    if method == "gd":           # gradient descent is K = 1 by definition: no local-step point belongs to it
+        return settings
     from fedtheory.explore.certified import certified_floor_lookup
 
     lookup = certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"),
