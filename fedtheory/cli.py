@@ -129,7 +129,9 @@ def _explore_parser(sub) -> None:
     outputs(fr)
 
     tn = what.add_parser("tune", help="hyperparameters minimizing a method's derived bound under a budget")
-    tn.add_argument("method", help="gd, fedavg, fedprox, fomaml, maml, s-dane or acc-s-dane")
+    tn.add_argument("method", help="gd, fedavg, fedprox, fomaml, maml, s-dane or acc-s-dane (derived bounds), or any "
+                                   "registered method: fedsplit, scaffold, sdane, dane, ... (certified worst case "
+                                   "after --rounds, fedtheory.methods.pep)")
     constants(tn, delta=True)
     tn.add_argument("--rounds", type=int, default=None, help="budget: communication rounds")
     tn.add_argument("--work", type=float, default=None, help="budget: local gradient evaluations per client")
@@ -138,13 +140,24 @@ def _explore_parser(sub) -> None:
     tn.add_argument("--simulate", action="store_true",
                     help="run the advice on the driver on random and adversarial instances of its class")
     tn.add_argument("--seed", type=int, default=0, help="seed of the simulated instances and probes")
+    tn.add_argument("--weights", default=None, metavar="P1,...,PN",
+                    help="the clients' weights (with --clients; default equal), for certified guarantees")
+    tn.add_argument("--hyper", default=None, metavar="K=V,...",
+                    help="a registered method's setting, certified as given instead of tuned (e.g. s=0.1)")
     klass(tn)
     outputs(tn)
 
     cp = what.add_parser("compare", help="several methods on the same constants, tuned for one target")
+    cp.add_argument("method_list", nargs="*", metavar="METHOD",
+                    help="methods to compare (or --methods); registered ones (fedsplit, scaffold, ...) need --rounds")
     constants(cp, delta=True)
-    cp.add_argument("--eps", type=float, required=True, help="target accuracy ‖x − x*‖ ≤ eps")
-    cp.add_argument("--methods", default=None, help="comma-separated methods (default: all)")
+    cp.add_argument("--eps", type=float, default=None, help="target accuracy ‖x − x*‖ ≤ eps (derived bounds)")
+    cp.add_argument("--rounds", type=int, default=None,
+                    help="rank by the certified worst case ‖x_T − x*‖ after T rounds (fedtheory.methods.pep)")
+    cp.add_argument("--methods", default=None, help="comma-separated methods (default: all with --eps)")
+    cp.add_argument("--weights", default=None, metavar="P1,...,PN", help="clients' weights with --rounds (default equal)")
+    cp.add_argument("--hyper", action="append", default=None, metavar="METHOD:K=V,...",
+                    help="fix a registered method's setting with --rounds (repeatable), e.g. fedsplit:s=0.1")
     cp.add_argument("--momentum", default="gd", help="server of local-update methods")
     klass(cp)
     outputs(cp)
@@ -158,7 +171,9 @@ def _explore_parser(sub) -> None:
                                                                "(measured on the driver)")
     ins.add_argument("--l2", type=float, default=0.0, help="ridge λ of client data models (default 0)")
     ins.add_argument("--x0", default=None, help="start point: comma-separated numbers or a .npy file (default 0)")
-    ins.add_argument("--methods", default="gd,fedavg,fedprox,fomaml", help="comma-separated: gd, fedavg, fedprox, fomaml")
+    ins.add_argument("--methods", default="gd,fedavg,fedprox,fomaml",
+                     help="comma-separated: gd, fedavg, fedprox, fomaml (exact LocalUpdate model) and/or any registered "
+                          "method (fedsplit, scaffold, sdane, ...: fedtheory.methods.run on this federation)")
     ins.add_argument("--servers", default="gd,heavy_ball,nesterov", help="comma-separated server kinds (default all three)")
     ins.add_argument("--simulate", action="store_true", help="run the tuned setting on the driver, on this federation")
     outputs(ins)
@@ -257,8 +272,13 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
             result = tune(args.method, mu=args.mu, L=args.L, C=args.C, D=args.D, delta_A=args.delta_A,
                           rounds=args.rounds, work=args.work, eps=args.eps, momentum=args.momentum,
-                          function_class=args.function_class, clients=args.clients)
+                          function_class=args.function_class, clients=args.clients,
+                          weights=_number_list(args.weights, "--weights"),
+                          hyper=None if args.hyper is None else _hyper(args.hyper, "--hyper"))
             extra = None
+            if args.simulate and not hasattr(result, "predicted"):
+                raise UsageError(f"--simulate runs the derived-bound advice; {args.method}'s certificate already "
+                                 "carries its instance (see 'instance reaches')")
             if args.simulate:
                 from fedtheory.explore.simulation import simulate
 
@@ -291,11 +311,34 @@ def cmd_explore(args: argparse.Namespace) -> int:
                             tau=args.tau, C=args.C)
             extra = None
         else:
-            from fedtheory.explore.comparison import DEFAULT_METHODS, compare
+            from fedtheory.explore.comparison import DEFAULT_METHODS, compare, compare_certified
 
-            methods = DEFAULT_METHODS if args.methods is None else [m.strip() for m in args.methods.split(",") if m.strip()]
-            result = compare(methods, mu=args.mu, L=args.L, C=args.C, D=args.D, delta_A=args.delta_A, eps=args.eps,
-                             momentum=args.momentum, function_class=args.function_class, clients=args.clients)
+            if args.method_list and args.methods is not None:
+                raise UsageError("give the methods either as arguments or with --methods, not both")
+            methods = args.method_list or (None if args.methods is None else
+                                           [m.strip() for m in args.methods.split(",") if m.strip()])
+            if (args.eps is None) == (args.rounds is None):
+                raise UsageError("compare needs exactly one of --eps (rounds to a target, derived bounds) and --rounds "
+                                 "(certified worst case after T rounds)")
+            if args.rounds is not None:
+                if methods is None:
+                    raise UsageError("--rounds ranks registered methods by certificate: name them (e.g. "
+                                     "compare fedavg fedsplit scaffold --rounds 50 ...)")
+                hyper = {}
+                for text in args.hyper or ():
+                    name, sep, rest = text.partition(":")
+                    if not sep or not name.strip():
+                        raise UsageError(f"--hyper must be METHOD:K=V,..., got {text!r}")
+                    hyper[name.strip()] = _hyper(rest, "--hyper")
+                result = compare_certified(methods, mu=args.mu, L=args.L, C=args.C, D=args.D, rounds=args.rounds,
+                                           clients=args.clients, weights=_number_list(args.weights, "--weights"),
+                                           hyper=hyper)
+            else:
+                if args.hyper or args.weights:
+                    raise UsageError("--hyper and --weights go with --rounds (certified comparison)")
+                result = compare(DEFAULT_METHODS if methods is None else methods, mu=args.mu, L=args.L, C=args.C,
+                                 D=args.D, delta_A=args.delta_A, eps=args.eps, momentum=args.momentum,
+                                 function_class=args.function_class, clients=args.clients)
             extra = None
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
@@ -319,6 +362,39 @@ def cmd_explore(args: argparse.Namespace) -> int:
     if holds is None and extra is not None:
         holds = extra.max_abs_gap <= 1e-8
     return 0 if extra is None or holds else 1
+
+
+def _number_list(text: str | None, flag: str) -> list[float] | None:
+    """``"0.25,0.75"`` → [0.25, 0.75]; None stays None; anything else is one line (exit 2)."""
+    if text is None:
+        return None
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(f"{flag} must be comma-separated numbers, got {text!r}") from None
+
+
+def _hyper(text: str, flag: str) -> dict:
+    """``"K=5,gamma=0.01,option=II"`` → {"K": 5, "gamma": 0.01, "option": "II"} (int, then float, else text)."""
+    out: dict = {}
+    for part in (t.strip() for t in text.split(",")):
+        if not part:
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(f"{flag} must be KEY=VALUE pairs separated by commas, got {text!r}")
+        value = value.strip()
+        for kind in (int, float):
+            try:
+                out[key.strip()] = kind(value)
+                break
+            except ValueError:
+                continue
+        else:
+            out[key.strip()] = value
+    if not out:
+        raise UsageError(f"{flag} is empty")
+    return out
 
 
 def _validate_common(args: argparse.Namespace) -> None:

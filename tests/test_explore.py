@@ -95,6 +95,9 @@ def test_tune_is_infeasible_below_every_floor_and_rejects_bad_budgets():
     with pytest.raises(ValueError, match="needs delta_A"):
         tune("s-dane", mu=1.0, L=10.0, D=1.0, eps=0.1)
     with pytest.raises(ValueError, match="unknown method"):
+        tune("scaffolding", mu=1.0, L=10.0, D=1.0, eps=0.1)
+    # a registered method (fedtheory.methods) is tuned by its certificate after T rounds: eps is refused
+    with pytest.raises(ValueError, match="scaffold is tuned by its certified worst case after T rounds"):
         tune("scaffold", mu=1.0, L=10.0, D=1.0, eps=0.1)
 
 

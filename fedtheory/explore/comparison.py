@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.explore.results import Result, entry, envelope, fmt
-from fedtheory.explore.tuning import METHODS, tune
+from fedtheory.explore.results import Result, entry, envelope, fmt, setting_text
+from fedtheory.explore.tuning import METHODS, check_any_method, tune
 
-__all__ = ["Comparison", "compare", "DEFAULT_METHODS"]
+__all__ = ["Comparison", "compare", "DEFAULT_METHODS", "CertifiedComparison", "compare_certified"]
 
 DEFAULT_METHODS = ("gd", "fedavg", "fedprox", "fomaml", "maml", "s-dane", "acc-s-dane")
 
@@ -118,15 +118,17 @@ def compare(methods: Any = DEFAULT_METHODS, *, mu: float, L: float, D: float, ep
             clients: int | None = None) -> Comparison:
     """Tune each of ``methods`` for ``eps`` on the same constants; see the module docstring.
 
-    >>> compare(["fedavg", "sgd"], mu=1.0, L=10.0, D=1.0, eps=0.1)
+    >>> compare(["fedavg", "sgd"], mu=1.0, L=10.0, D=1.0, eps=0.1)       # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: unknown method 'sgd' (choose one of gd, fedavg, fedprox, fomaml, maml, s-dane, acc-s-dane)
+    ValueError: unknown method 'sgd' (derived bounds: gd, fedavg, fedprox, fomaml, maml, s-dane, acc-s-dane; certified: ...)
     """
     methods = list(methods)
     for m in methods:
         if m not in METHODS:
-            raise ValueError(f"unknown method {m!r} (choose one of {', '.join(METHODS)})")
+            check_any_method(m)       # a registered method: certified, after a number of rounds
+            raise ValueError(f"{m} has no derived bound to reach eps with; compare registered methods by their "
+                             f"certified worst case after T rounds (rounds=T; command line: --rounds T)")
     consts = {"mu": float(mu), "L": float(L), "C": float(C), "D": float(D),
               "delta_A": None if delta_A is None else float(delta_A)}
     entries, advice = [], {}
@@ -144,3 +146,97 @@ def compare(methods: Any = DEFAULT_METHODS, *, mu: float, L: float, D: float, ep
                         "server": a.server, "claims": list(a.claims), "hypotheses": list(a.hypotheses),
                         "caveats": list(a.caveats), "feasible": a.feasible})
     return Comparison(constants=consts, eps=float(eps), rows_=entries, advice=advice, function_class=function_class)
+
+
+@dataclass
+class CertifiedComparison(Result):
+    """Registered methods (:func:`fedtheory.methods.names`) ranked by their certified worst case sup ‖x_T − x*‖
+    after T rounds on the same constants, each at its best certified setting of a small grid (or the given one)."""
+
+    constants: dict
+    rounds: int
+    advice: dict
+    order: list
+
+    title = "fedtheory explore compare (certified worst case)"
+
+    def columns(self) -> list[str]:
+        return ["rank", "method", "certified ‖x_T − x*‖", "instance reaches", "status", "setting", "claim"]
+
+    def rows(self) -> list[list[Any]]:
+        out = []
+        for rank, m in enumerate(self.order, start=1):
+            a = self.advice[m]
+            out.append([rank if a.value is not None else "—", m, a.value, a.lower, a.status, setting_text(a.best),
+                        ", ".join(a.claims)])
+        return out
+
+    def notes(self) -> list[str]:
+        first = next(iter(self.advice.values()))
+        lines = [f"T = {self.rounds} rounds; certified over {first.class_text} (fedtheory.methods.pep.certify, "
+                 "measure 'error'); methods without a certified value are listed last, unranked; constants "
+                 + ", ".join(f"{k}={fmt(v)}" for k, v in self.constants.items() if v is not None)]
+        lines += [f"{m}: {a.message}" for m, a in self.advice.items() if a.message]
+        return lines
+
+    def entries(self) -> list[dict]:
+        out = []
+        for m in self.order:
+            a = self.advice[m]
+            out.append(entry(m, a.best, guaranteed=a.value, rounds=self.rounds, floor=None,
+                             local_steps=a.tried[0].get("local_steps"), rho=None, valid=a.value is not None,
+                             claims=a.claims, function_class="quadratic",
+                             lower_bound=None if a.lower is None else {"value": a.lower, "source": "certificate instance"}))
+        return out
+
+    def to_json(self) -> dict:
+        claims = sorted({c for a in self.advice.values() for c in a.claims})
+        first = next(iter(self.advice.values()))
+        return envelope("compare", function_class="quadratic", constants=self.constants, entries=self.entries(),
+                        claims=claims, hypotheses=(first.class_text,), caveats=(),
+                        message=" ".join(f"{m}: {a.message}" for m, a in self.advice.items() if a.message),
+                        extra={"rounds": self.rounds, "ranking": [m for m in self.order
+                                                                  if self.advice[m].value is not None],
+                               "measure": "error", "certified": True})
+
+    def draw(self, fig) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        ok = [m for m in self.order if self.advice[m].value is not None]
+        ax.bar(ok, [self.advice[m].value for m in ok])
+        ax.set_yscale("log")
+        ax.set_ylabel(f"certified sup ‖x_T − x*‖, T = {self.rounds}")
+
+
+def compare_certified(methods: Any, *, mu: float, L: float, D: float, rounds: int, C: float, clients: int | None = None,
+                      weights: Any = None, hyper: dict | None = None, probe_starts: int = 2,
+                      seed: int = 0) -> CertifiedComparison:
+    """Rank registered methods by their certified worst case after ``rounds`` (:func:`tune_certified` for each, on
+    its small grid, or at ``hyper[method]``); uncertified ones last. Every name must be registered
+    (:func:`fedtheory.methods.names`); the explorer's own ``gd``, ``s-dane``, ... have derived bounds instead.
+
+    >>> compare_certified(["fedsplit", "s-dane"], mu=1.0, L=10.0, D=1.0, rounds=5, C=0.1)    # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: s-dane has derived bounds but no certificate: ...
+    """
+    from fedtheory.explore.tuning import registered_methods, tune_certified
+
+    methods = list(dict.fromkeys(methods))
+    if not methods:
+        raise ValueError("give at least one method to compare")
+    known = registered_methods()
+    for m in methods:
+        check_any_method(m)
+        if m not in known:
+            raise ValueError(f"{m} has derived bounds but no certificate: compare it with eps (--eps), or use a "
+                             f"registered method ({', '.join(known)})")
+    hyper = dict(hyper or {})
+    for m in hyper:
+        if m not in methods:
+            raise ValueError(f"hyperparameters given for {m}, which is not compared")
+    advice = {m: tune_certified(m, mu=mu, L=L, D=D, C=C, rounds=rounds, clients=clients, weights=weights,
+                                hyper=hyper.get(m), probe_starts=probe_starts, seed=seed) for m in methods}
+    order = sorted(methods, key=lambda m: (advice[m].value is None, advice[m].value or 0.0, methods.index(m)))
+    consts = {"mu": float(mu), "L": float(L), "C": float(C), "D": float(D),
+              "clients": next(iter(advice.values())).clients}
+    return CertifiedComparison(constants=consts, rounds=int(rounds), advice=advice, order=order)

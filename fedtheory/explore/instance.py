@@ -281,7 +281,9 @@ def default_grid(method: str, mu: float, L: float, n: int, d: int, *, K_max: int
 
 def _setting_text(s: dict) -> str:
     keys = ("method", "K", "gamma", "alpha", "server", "eta", "beta")
-    return ", ".join(f"{k}={fmt(s[k])}" for k in keys if k in s)
+    # a registered method's own hyperparameters (s, lam, mu, option, ...) after the LocalUpdate ones
+    extra = [k for k in s if k not in keys and k not in ("theta", "registered", "path")]
+    return ", ".join(f"{k}={fmt(s[k])}" for k in keys + tuple(extra) if k in s)
 
 
 @dataclass
@@ -307,9 +309,14 @@ class InstanceAdvice(Result):
         return ["rank", "setting", f"‖x_T − x*‖, T={self.rounds}", "derived or measured"]
 
     def rows(self) -> list[list[Any]]:
-        how = "exact (closed form)" if self.exact else "measured (driver)"
-        rows = [[1, _setting_text(self.best), self.value, how]]
-        rows += [[i + 2, _setting_text(r["setting"]), r["value"], how] for i, r in enumerate(self.runner_ups)]
+        def how(s: dict) -> str:
+            if s.get("registered"):          # fedtheory.methods.run: exact only on its spectral path
+                return "exact (spectral path)" if s.get("path") == "spectral" else "measured (fedtheory.methods.run)"
+            return "exact (closed form)" if self.exact else "measured (driver)"
+
+        rows = [[1, _setting_text(self.best), self.value, how(self.best)]]
+        rows += [[i + 2, _setting_text(r["setting"]), r["value"], how(r["setting"])]
+                 for i, r in enumerate(self.runner_ups)]
         if self.worst_case:
             w = self.worst_case
             rows.append(["worst-case advice", _setting_text(w["setting"]) if w.get("setting") else "—",
@@ -461,8 +468,12 @@ def tune_instance(federation: Any, *, rounds: int = 50, x0: Any = None, methods:
                   model: str = "least-squares") -> InstanceAdvice:
     """The best LocalUpdate setting for ``rounds`` rounds on ``federation`` (see the module docstring).
 
-    ``federation``: anything :func:`load_federation` takes. ``x0``: the start (default 0). ``methods``
-    (subset of :data:`INSTANCE_METHODS`) and ``servers`` (``"gd"``, ``"heavy_ball"``, ``"nesterov"``; all by default)
+    ``federation``: anything :func:`load_federation` takes. ``x0``: the start (default 0). ``methods``: names of
+    :data:`INSTANCE_METHODS` (the exact LocalUpdate model below) and/or any registered method
+    (:func:`fedtheory.methods.names`: fedsplit, scaffold, sdane, ...), each run through :func:`fedtheory.methods.run`
+    on this federation at every point of its small grid (:func:`fedtheory.explore.tuning.hyper_grid` at the
+    federation's μ, L) — the exact spectral path on quadratics / least squares, the simulator otherwise — and
+    ranked with the others by ‖x_T − x*‖. ``servers`` ``servers`` (``"gd"``, ``"heavy_ball"``, ``"nesterov"``; all by default)
     span the grid with :func:`default_grid` and :data:`ETA_MULTIPLES`, unless ``settings`` lists the
     (method, theta, K, gamma, alpha) points explicitly. The objective is ‖x_T − x*‖ at T = ``rounds``.
     ``worst_case``: also evaluate what :func:`fedtheory.explore.tuning.tune` advises for this federation's
@@ -486,9 +497,17 @@ def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_cas
         raise ValueError(f"rounds must be an integer in [1, 100000], got {rounds!r}")
     T = int(rounds)
     methods, servers = list(methods), list(servers)
+    from fedtheory.explore.tuning import registered_methods
+
+    known = registered_methods()
     for m in methods:
-        if m not in INSTANCE_METHODS:
-            raise ValueError(f"unknown instance-mode method {m!r} (choose from {', '.join(INSTANCE_METHODS)})")
+        if m not in INSTANCE_METHODS and m not in known:
+            raise ValueError(f"unknown instance-mode method {m!r} (choose from {', '.join(INSTANCE_METHODS)} or a "
+                             f"registered method: {', '.join(known)})")
+    registered = [m for m in methods if m not in INSTANCE_METHODS]
+    methods = [m for m in methods if m in INSTANCE_METHODS]
+    if not methods and not registered:
+        raise ValueError("give at least one method")
     for k in servers:
         if k not in SERVERS:
             raise ValueError(f"unknown server {k!r} (choose from {', '.join(SERVERS)})")
@@ -501,6 +520,7 @@ def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_cas
         emodel = ExactModel(problem)
         if settings is None:
             settings = [s for m in methods for s in default_grid(m, emodel.mu, emodel.L, emodel.n, emodel.d)]
+        settings = [s for s in settings if not s.get("registered")]
         for s in settings:
             if not 0 <= s["gamma"] * (emodel.L + s["alpha"]) < 1:
                 raise ValueError(f"hypothesis gamma < 1/(L + alpha) violated (Lemma 1): gamma={s['gamma']:g}, "
@@ -510,19 +530,29 @@ def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_cas
                        f"setting's μ̃, L̃ times {list(ETA_MULTIPLES)}, β tuned")
     else:
         settings = _logistic_grid(problem, methods, servers) if settings is None else settings
+        settings = [s for s in settings if not s.get("registered")]
         scored = []
         for s in settings:
             c = _measured_curve(problem, s, x0, T)
             if np.isfinite(c[-1]):
                 scored.append((float(c[-1]), s))
         description = f"{len(settings)} driver runs (K, γ, η grid for finite-sum clients)"
+    curves = {}
+    if registered:
+        reg, curves = _registered_scores(problem, registered, x0, T, summary)
+        scored += reg
+        description += f"; registered methods {registered} on fedtheory.methods.run at {len(reg)} grid points"
     if not scored:
         raise ValueError("no setting of the grid converges on this federation")
-    scored.sort(key=lambda e: (e[0], e[1]["K"]))
+    scored.sort(key=lambda e: (e[0], e[1].get("K", 1)))
     top = _distinct(scored, 5)
     best_value, best = top[0]
-    curve = _exact_curve(emodel, best, x0, T) if exact else _measured_curve(problem, best, x0, T)
-    wc = _worst_case_on(problem, emodel if exact else None, summary, x0, T, methods) if worst_case and exact else None
+    if best.get("registered"):
+        curve = curves[_setting_text(best)]
+    else:
+        curve = _exact_curve(emodel, best, x0, T) if exact else _measured_curve(problem, best, x0, T)
+    wc = (_worst_case_on(problem, emodel if exact else None, summary, x0, T, methods or ["gd"])
+          if worst_case and exact else None)
     return InstanceAdvice(federation=summary, rounds=T, exact=exact, best=best, value=best_value, curve=curve,
                           runner_ups=[{"setting": s, "value": v} for v, s in top[1:]], evaluated=len(scored),
                           search_space={"description": description, "settings": settings, "servers": servers,
@@ -530,13 +560,41 @@ def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_cas
                           worst_case=wc, problem=problem, x0=x0)
 
 
+def _registered_hyper(setting: dict) -> dict:
+    return {k: v for k, v in setting.items() if k not in ("method", "registered", "path")}
+
+
+def _registered_scores(problem, names: list, x0: np.ndarray, T: int, summary: dict) -> tuple[list, dict]:
+    """(‖x_T − x*‖, setting) of each registered method at each point of its grid on this federation, through
+    :func:`fedtheory.methods.run` (path "auto": the exact spectral path where a round is linear on quadratics),
+    and each setting's curve ‖x_t − x*‖, t = 0..T."""
+    import fedtheory.methods as fm
+    from fedtheory.explore.tuning import hyper_grid
+
+    scored, curves = [], {}
+    for name in names:
+        for hyper in hyper_grid(name, summary["mu"], summary["L"]):
+            with np.errstate(all="ignore"):
+                h = fm.run(name, problem, x0, T, **hyper)
+            curve = np.asarray(h.dist, dtype=np.float64)
+            s = {"method": name, **hyper, "registered": True, "path": h.path}
+            curves[_setting_text(s)] = curve
+            if np.isfinite(curve[-1]):
+                scored.append((float(curve[-1]), s))
+    return scored, curves
+
+
 def _worst_case_on(problem, emodel: ExactModel, summary: dict, x0: np.ndarray, T: int, methods: list) -> dict:
     """What the worst-case explorer advises at this federation's constants, and its exact error here."""
     from fedtheory.explore.tuning import tune
 
     method = next((m for m in ("fedavg", "fedprox", "fomaml", "gd") if m in methods), "gd")
+    # this federation's own weights: a certificate for equal weights does not cover unequal ones
+    p = np.asarray(getattr(problem, "p", np.full(summary["n"], 1.0 / summary["n"])), dtype=np.float64)
+    weights = None if np.allclose(p, 1.0 / summary["n"], rtol=0, atol=1e-12) else (p / p.sum()).tolist()
     adv = tune(method, mu=summary["mu"], L=summary["L"], C=summary["C"], D=max(summary["D"], 1e-300), rounds=T,
-               function_class=summary["class"], clients=summary["n"], lower_bound=False)
+               function_class=summary["class"], clients=summary["n"], lower_bound=False,
+               weights=weights if summary["n"] >= 2 else None)
     out = {"method": method, "class": summary["class"], "guaranteed": adv.value if adv.feasible else None,
            "message": "" if adv.feasible else adv.message, "setting": None, "on_this_federation": None, "curve": None}
     if adv.feasible and adv.best.get("eta"):
@@ -599,6 +657,14 @@ def simulate_instance(advice: InstanceAdvice) -> InstanceSimulation:
     >>> len(sim.rounds), sim.max_abs_gap < 1e-12
     (6, True)
     """
-    measured = _measured_curve(advice.problem, advice.best, advice.x0, advice.rounds)
+    if advice.best.get("registered"):
+        import fedtheory.methods as fm
+
+        with np.errstate(all="ignore"):       # the primitives literally, against the path the grid used
+            h = fm.run(advice.best["method"], advice.problem, advice.x0, advice.rounds, path="step",
+                       **_registered_hyper(advice.best))
+        measured = np.asarray(h.dist, dtype=np.float64)
+    else:
+        measured = _measured_curve(advice.problem, advice.best, advice.x0, advice.rounds)
     return InstanceSimulation(setting=advice.best, rounds=np.arange(advice.rounds + 1), measured=measured,
                               predicted=np.asarray(advice.curve), exact=advice.exact)

@@ -163,11 +163,32 @@ def _rotation(phi: float) -> np.ndarray:
     return np.array([[math.cos(phi), -math.sin(phi)], [math.sin(phi), math.cos(phi)]])
 
 
+def two_client_weights(consts: dict) -> np.ndarray:
+    """Weights of a 2-client federation that *is* a member of the advice's federation class (n = ``clients``
+    with ``weights``, default equal): merging the clients of a group into one client with the group's total weight
+    is the inverse of splitting a client, so (Σ_{i<⌊n/2⌋} p_i, the rest) is an n-client instance with weights p.
+    No ``clients`` (the certified default class, weights in (1/M)·Z): (½, ½).
+
+    >>> two_client_weights({"clients": 3}).tolist(), two_client_weights({"clients": 2, "weights": [0.1, 0.9]}).tolist()
+    ([0.3333333333333333, 0.6666666666666667], [0.1, 0.9])
+    >>> two_client_weights({}).tolist()
+    [0.5, 0.5]
+    """
+    n = consts.get("clients")
+    if not n or int(n) < 2:
+        return np.array([0.5, 0.5])
+    n = int(n)
+    p = np.full(n, 1.0 / n) if consts.get("weights") is None else np.asarray(consts["weights"], dtype=np.float64)
+    first = float(p[:n // 2].sum())
+    return np.array([first, 1.0 - first])
+
+
 def class_family(function_class: str, consts: dict, *, equal_weights: bool = False) -> tuple[int, Any]:
     """(size, decode): z ∈ R^size ↦ (federation, x_0) in the class at the constants (μ, L attained by one client,
     ‖c_i‖ ≤ C, ‖x_0 − x*‖ = D). d = 1: 3 clients; commuting: the advice's n clients (at most 6) in d = 2 with
     one shared basis; general: 2 clients, d = 2, each with its own rotation (the family of the refutations).
-    ``equal_weights``: p_i = 1/n (the class of the certified table's certificates).
+    ``equal_weights``: the general family's weights fixed to :func:`two_client_weights` (a member of the
+    certified federation class: ½, ½ for equal weights and even n).
 
     >>> size, decode = class_family("general", {"mu": 1.0, "L": 10.0, "C": 1.0, "D": 2.0})
     >>> q, x0 = decode(np.zeros(size))
@@ -200,7 +221,10 @@ def class_family(function_class: str, consts: dict, *, equal_weights: bool = Fal
         k += n * (d + 1)
         direction = raw[:, :d] / np.maximum(np.linalg.norm(raw[:, :d], axis=1, keepdims=True), 1e-300)
         c = C * _unit(raw[:, d:]) * direction
-        w = np.ones(n) if equal_weights else np.exp(np.clip(z[k:k + n], -20, 20))
+        if equal_weights:
+            w = two_client_weights(consts) if n == 2 else np.ones(n)
+        else:
+            w = np.exp(np.clip(z[k:k + n], -20, 20))
         k += n
         q = _federation(lam, U, c, w)
         x_star = q.x_star()
@@ -328,7 +352,7 @@ def simulate(advice, *, seed: Any = 0, rounds: int | None = None, adversarial: b
     s = advice.best
     if s.get("eta") is None:
         raise ValueError("the advice has no finite tuned server (the class-wide μ̃, L̃ under/overflow float64)")
-    equal = "floor/certified" in g.sources        # the certificates' class: equal weights
+    equal = "floor/certified" in g.sources        # the certificates' class: fixed weights (two_client_weights)
     if equal:
         size, decode = class_family(advice.function_class, advice.constants, equal_weights=True)
         q, x0 = decode(np.random.default_rng(seed).normal(size=size) * 2)
@@ -388,8 +412,9 @@ def _certificate_instance(advice, T: int):
 
     s, c = advice.best, advice.constants
     cert = certify(c["mu"], c["L"], int(s["K"]), s["gamma"], theta="1:K" if s["theta"] == "uniform" else "K",
-                   alpha=s["alpha"], C=c.get("C", 0.0) or 1.0, measure="floor", clients=c.get("clients") or 2,
-                   pieces=16, probe_starts=2)
+                   alpha=s["alpha"], C=c.get("C", 0.0) or 1.0, measure="floor", clients=2,
+                   p=two_client_weights(c).tolist(), pieces=16, probe_starts=2)
+    # two clients with two_client_weights: a member of the advice's class (merging clients), and cheap at any n
     inst = dict(cert.instance or {})
     if "problem" not in inst:
         return None

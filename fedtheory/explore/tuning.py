@@ -13,7 +13,15 @@ the server (kind, η, β) the guarantee assumes.
 ``"commuting"`` (clients share an eigenbasis; the floor grows with √n, so ``clients`` = n is needed) or
 ``"general"`` (d ≥ 2, the default). For the general class only K(Θ) = 1 (no floor) and settings with a
 certified worst case carry a guarantee; elsewhere the advice says that no valid guarantee is known and
-reports the best lower bound known (a probe) for the setting the d = 1 theory would pick.
+reports the best lower bound known (a probe) for the setting the d = 1 theory would pick. Which federations a
+certificate covers (n clients, their weights) is :mod:`fedtheory.explore.certified`'s; without ``clients`` the
+advice holds for the certified table's default class and says so, with plain gradient descent's guarantee for
+every other federation.
+
+Every method :mod:`fedtheory.methods` registers (fedsplit, scaffold, sdane, dane, ...) is accepted too: it has no
+derived bound here, so :func:`tune_certified` tunes it on a small grid (:func:`hyper_grid`) by its *certified*
+worst case sup ‖x_T − x*‖ after the budget's T rounds from ‖x_0 − x*‖ ≤ D (:func:`fedtheory.methods.pep.certify`,
+measure ``"error"``, quadratic clients, n clients, default 2 — the class it certifies, said in the advice).
 
 >>> adv = tune("fedavg", mu=1.0, L=10.0, C=0.1, D=10.0, eps=0.5, function_class="d1")
 >>> adv.feasible, adv.best["theta"], adv.best["K"] > 1, adv.best["eta"] > 0
@@ -31,7 +39,8 @@ import numpy as np
 
 from fedtheory.explore.results import Result, entry, envelope, fmt, setting_text
 
-__all__ = ["METHODS", "Advice", "tune", "method_guarantee"]
+__all__ = ["METHODS", "Advice", "tune", "method_guarantee", "CertifiedAdvice", "tune_certified", "hyper_grid",
+           "registered_methods", "check_any_method", "CERTIFIED_MEASURE"]
 
 #: method -> (kind, what it is)
 METHODS = {
@@ -90,8 +99,8 @@ def method_guarantee(method: str, consts: dict, settings: dict, momentum: str = 
     kind = METHODS[_check_method(method)][0]
     if kind == "local-update":
         klass = consts.get("function_class", "general")
-        lookup = (certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"))
-                  if klass == "general" else None)
+        lookup = (certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"),
+                                         consts.get("weights")) if klass == "general" else None)
         return local_update_guarantee(mu=consts["mu"], L=consts["L"], C=consts.get("C", 0.0), D=consts["D"],
                                       theta=_THETA[method], alpha=settings["alpha"], gamma=settings["gamma"],
                                       K=settings["K"], momentum=momentum, function_class=klass,
@@ -267,8 +276,18 @@ def _distinct_rows(rows: list[dict], count: int = 5) -> list[dict]:
 def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A: float | None = None,
          rounds: int | None = None, work: float | None = None, eps: float | None = None, momentum: str = "gd",
          K_max: int = 10**4, points: int = 60, function_class: str = "general", clients: int | None = None,
-         lower_bound: bool = True) -> Advice:
+         lower_bound: bool = True, weights: Any = None, hyper: dict | None = None) -> Advice | CertifiedAdvice:
     """Best hyperparameters of ``method`` (one of :data:`METHODS`) under exactly one budget.
+
+    A method only :mod:`fedtheory.methods` knows (fedsplit, scaffold, sdane, ...) is tuned by its certified
+    worst case instead (:func:`tune_certified`: a rounds budget, ``clients``/``weights``, ``hyper`` to fix a
+    setting). ``weights``: the clients' weights (default equal), for the certified d ≥ 2 table's look-up.
+
+    d ≥ 2 (``function_class="general"``) at K(Θ) > 1 is guaranteed only where a certificate covers the
+    federation (:func:`fedtheory.explore.certified.certified_floor_lookup`). Without ``clients`` that is the
+    certified table's default class — every federation of n ≤ M clients whose weights are multiples of 1/M (M = 8
+    in the shipped table) — and the advice says so and gives plain gradient descent's (K = 1) guarantee for any
+    other federation.
 
     Constants: μ, L (Assumption 1), C (‖c_i‖ ≤ C, heterogeneity of the local-update methods), D = ‖x_0 −
     x*‖, δ_A (the DANE family), ``clients`` = n (needed where a bound depends on it: the commuting class).
@@ -285,7 +304,18 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     """
     from fedtheory.analysis.guarantees import FUNCTION_CLASSES
 
-    _check_method(method)
+    if method not in METHODS:
+        check_any_method(method)
+        if work is not None or eps is not None:
+            raise ValueError(f"{method} is tuned by its certified worst case after T rounds: give rounds, not "
+                             f"{'work' if work is not None else 'eps'}")
+        if function_class not in ("general", "quadratic"):
+            raise ValueError(f"{method}'s certificates are for quadratic clients in any dimension (the general "
+                             f"class), not function_class={function_class!r}")
+        return tune_certified(method, mu=mu, L=L, D=D, C=C, rounds=rounds, clients=clients, weights=weights,
+                              hyper=hyper)
+    if hyper is not None:
+        raise ValueError(f"hyper fixes a registered method's setting; {method} is tuned on its derived bound")
     given = [(k, v) for k, v in (("rounds", rounds), ("work", work), ("eps", eps)) if v is not None]
     if len(given) != 1:
         raise ValueError(f"give exactly one budget (rounds, work or eps), got {', '.join(k for k, _ in given) or 'none'}")
@@ -308,6 +338,12 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
         raise ValueError(f"hypothesis 0 < mu <= L < inf violated (Assumption 1): mu={mu:g}, L={L:g}")
     consts = {"mu": mu, "L": L, "D": float(D), "C": float(C), "delta_A": None if delta_A is None else float(delta_A),
               "function_class": function_class, "clients": None if clients is None else int(clients)}
+    if weights is not None:
+        if clients is None:
+            raise ValueError("weights need clients (their number)")
+        from fedtheory.explore.certified import _weights
+
+        consts["weights"] = [float(w) for w in _weights(int(clients), weights)]
     kind = METHODS[method][0]
     evaluated = 0
     if kind == "local-update":
@@ -354,10 +390,10 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
         from fedtheory.explore.certified import load_table
 
         table = load_table()
-        if table is not None and consts["clients"] != table.get("clients"):
-            adv.message = ((adv.message + "; ") if adv.message else "") + (
-                f"certified d ≥ 2 guarantees at K(Θ) > 1 exist for n = {table['clients']} clients with equal weights "
-                f"(--clients {table['clients']}) at the certified table's points")
+        if table is not None:
+            note = _class_message(method, consts, budget, amount, momentum, table, adv)
+            if note:
+                adv.message = ((adv.message + "; ") if adv.message else "") + note
     if kind == "local-update" and lower_bound and function_class == "general" and method != "gd":
         _attach_lower_bound(adv, method, consts, budget, amount, momentum, K_max, points)
     return adv
@@ -367,9 +403,12 @@ def _with_certified_points(settings: dict, method: str, consts: dict, momentum: 
     """For d ≥ 2, add the certified table's grid points (the only settings with K(Θ) > 1 it answers for)."""
     if consts.get("function_class", "general") != "general" or METHODS[method][0] != "local-update":
         return settings
+    if method == "gd":           # gradient descent is K = 1 by definition: no local-step point belongs to it
+        return settings
     from fedtheory.explore.certified import certified_floor_lookup
 
-    lookup = certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"))
+    lookup = certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"),
+                                    consts.get("weights"))
     grid = getattr(lookup, "grid", None)
     if not grid:
         return settings
@@ -379,6 +418,36 @@ def _with_certified_points(settings: dict, method: str, consts: dict, momentum: 
     keep = (K <= 1e9) & (method != "fedavg" or alpha == 0) & (method != "fedprox" or alpha > 0)
     extra = {"K": K[keep], "gamma": np.asarray(grid["gammaL"], dtype=np.float64)[keep] / L, "alpha": alpha[keep]}
     return {k: np.concatenate([settings[k], extra[k]]) for k in settings}
+
+
+def _class_message(method: str, consts: dict, budget: str, amount: float, momentum: str, table: dict,
+                   adv: Advice) -> str:
+    """What the certified table covers for this federation, said in the advice: the default class and plain GD's
+    fallback without ``clients``; the certified federations when the given one is not covered."""
+    from fedtheory.explore.certified import (certified_floor_lookup, default_class, federation_tables,
+                                             weights_text)
+
+    lookup = certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"),
+                                    consts.get("weights"))
+    feds = "; ".join(weights_text(f) for f in federation_tables(table))
+    if consts.get("clients") is None:
+        dc = default_class(table)
+        if dc is None or lookup is None:
+            return (f"certified d ≥ 2 guarantees at K(Θ) > 1 exist for {feds} (give --clients, and --weights for "
+                    "unequal ones) at the certified table's points")
+        # plain GD (K = 1) holds for every federation, whatever n and the weights: the fallback
+        g = method_guarantee(method, consts, {"K": np.array([1.0]), "gamma": np.array([0.0]),
+                                              "alpha": np.array([0.0])}, momentum)
+        value, _ = _objective(g, budget, amount, consts["D"])
+        what = {"rounds": "after the rounds", "work": "within the work", "eps": "rounds to eps"}[budget]
+        return (f"without --clients the guarantee above is certified for {dc['text']}; for any other federation "
+                f"(more than {dc['clients']} clients, or other weights) only K(Θ) = 1 (plain gradient descent) is "
+                f"guaranteed: {float(value[0]):.4g} ({what}); certificates also exist for {feds} (--clients, --weights)")
+    if lookup is None:
+        return (f"no certified d ≥ 2 guarantee at K(Θ) > 1 covers n = {consts['clients']} clients"
+                + ("" if consts.get("weights") is None else " with these weights")
+                + f": certificates exist for {feds} (and, by splitting clients, every federation they cover)")
+    return ""
 
 
 def _attach_lower_bound(adv: Advice, method: str, consts: dict, budget: str, amount: float, momentum: str,
@@ -430,3 +499,227 @@ def _advice(method, consts, budget, amount, rows, g, best_value, evaluated, func
                   predicted={k: best[k] for k in ("bound", "rounds", "local_steps", "floor", "rho")},
                   claims=g.claims, hypotheses=g.hypotheses, caveats=g.caveats, runner_ups=rows[1:],
                   evaluated=evaluated, message=message, function_class=function_class)
+
+
+# ---------------------------------------------------------------------------------------------
+# every registered method (fedtheory.methods): certified worst cases through fedtheory.methods.pep
+# ---------------------------------------------------------------------------------------------
+
+#: the measure every registered method is ranked by: sup ‖x_T − x*‖ after the budget's T rounds, ‖x_0 − x*‖ ≤ D
+CERTIFIED_MEASURE = "error"
+
+
+def registered_methods() -> list[str]:
+    """The names :mod:`fedtheory.methods` knows (every one is accepted by tune, compare and instance).
+
+    >>> {"fedsplit", "scaffold", "sdane"} <= set(registered_methods())
+    True
+    """
+    from fedtheory.methods import names
+
+    return names()
+
+
+def check_any_method(method: str) -> str:
+    """``method`` if the explorer's theory (:data:`METHODS`) or :mod:`fedtheory.methods` knows it, else one line.
+
+    >>> check_any_method("fedsplit")
+    'fedsplit'
+    >>> check_any_method("fedsplat")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown method 'fedsplat' (derived bounds: gd, fedavg, fedprox, fomaml, maml, s-dane, acc-s-dane; certified: acc-sdane, dane, fedavg, fedprox, fedsgd, fedsplit, local-update, minibatch-sgd, scaffold, sdane)
+    """
+    if method in METHODS or method in registered_methods():
+        return method
+    raise ValueError(f"unknown method {method!r} (derived bounds: {', '.join(METHODS)}; certified: "
+                     f"{', '.join(registered_methods())})")
+
+
+def hyper_grid(method: str, mu: float, L: float) -> list[dict]:
+    """The small grid of hyperparameters a registered method is tuned on (each point costs one certificate):
+    steps at the classical choices (1/L, 2/(μ + L), 1/√(μL)), K ∈ {2, 10} local steps at γL ∈ {0.1, 0.5}.
+
+    >>> [sorted(h) for h in hyper_grid("fedsplit", 1.0, 100.0)]
+    [['s'], ['s']]
+    >>> len(hyper_grid("scaffold", 1.0, 100.0))
+    4
+    """
+    mu, L = float(mu), float(L)
+    local = [{"K": K, "gamma": g / L} for K in (2, 10) for g in (0.1, 0.5)]
+    steps = [1.0 / L, 2.0 / (mu + L)]
+    lams = [math.sqrt(mu * L), L]
+    grids = {
+        "local-update": local, "fedavg": local,
+        "fedprox": [{"K": K, "gamma": 0.5 / (L + a), "alpha": a} for K in (2, 10) for a in (mu, L)],
+        "fedsgd": [{"eta": e} for e in steps],
+        "minibatch-sgd": [{"K": 2, "eta": e} for e in steps],
+        "dane": [{"lam": lam} for lam in lams],
+        "sdane": [{"lam": lam, "mu": mu} for lam in lams],
+        "acc-sdane": [{"lam": lam, "mu": mu} for lam in lams],
+        "fedsplit": [{"s": 1.0 / math.sqrt(mu * L)}, {"s": 1.0 / L}],
+        "scaffold": [{**h, "eta": 1.0} for h in local],
+    }
+    if method not in grids:
+        raise ValueError(f"no default hyperparameter grid for {method!r}: give its hyperparameters")
+    return grids[method]
+
+
+def _pep_certify():
+    """``fedtheory.methods.pep.certify``, imported lazily (another module of the tree; absent here it is one line)."""
+    import importlib
+
+    try:
+        return importlib.import_module("fedtheory.methods.pep").certify
+    except ModuleNotFoundError as err:
+        if err.name not in ("fedtheory.methods.pep",):
+            raise
+        return None
+
+
+def _need_pep(method: str) -> ValueError:
+    return ValueError(f"certificates for {method} need fedtheory.methods.pep (the federated PEP of "
+                      f"fedtheory.methods), which is not installed in this tree")
+
+
+@dataclass
+class CertifiedAdvice(Result):
+    """A registered method tuned on a small hyperparameter grid by its *certified* worst case: sup ‖x_T − x*‖ after
+    T rounds over quadratic clients μI ⪯ A_i ⪯ LI, ‖c_i − o‖ ≤ C, n clients with the given weights, from
+    ‖x_0 − x*‖ ≤ D (:func:`fedtheory.methods.pep.certify`, measure ``"error"``). ``value`` is the best certified
+    upper bound (None where no grid point is certified), ``lower`` what a concrete instance reaches there."""
+
+    method: str
+    constants: dict
+    rounds: int
+    clients: int
+    weights: list | None
+    best: dict
+    value: float | None
+    lower: float | None
+    status: str
+    claims: tuple
+    tried: list
+    message: str = ""
+
+    @property
+    def title(self) -> str:  # type: ignore[override]
+        return f"fedtheory explore tune: {self.method} (certified worst case)"
+
+    @property
+    def feasible(self) -> bool:
+        return self.value is not None
+
+    @property
+    def class_text(self) -> str:
+        w = "equal weights" if self.weights is None else "weights (" + ", ".join(f"{v:g}" for v in self.weights) + ")"
+        return (f"quadratic clients μI ⪯ A_i ⪯ LI, ‖c_i − o‖ ≤ C, any dimension, n = {self.clients} clients with {w}, "
+                f"‖x_0 − x*‖ ≤ D")
+
+    def columns(self) -> list[str]:
+        return ["rank", "setting", "certified ‖x_T − x*‖", "instance reaches", "status"]
+
+    def rows(self) -> list[list[Any]]:
+        return [[i + 1, setting_text(t["setting"]), t["value"], t["lower"], t["status"]]
+                for i, t in enumerate(self.tried)]
+
+    def notes(self) -> list[str]:
+        lines = [f"budget: rounds = {self.rounds}; 'certified' is sup ‖x_T − x*‖ over {self.class_text} "
+                 f"(federated PEP, fedtheory.methods.pep, measure '{CERTIFIED_MEASURE}'); {len(self.tried)} settings "
+                 "certified; uncertified settings are never ranked above certified ones"]
+        if self.message:
+            lines.append(self.message)
+        lines.append("claims: " + (", ".join(self.claims) or "—"))
+        return lines
+
+    def entries(self) -> list[dict]:
+        return [entry(self.method, t["setting"], guaranteed=t["value"], rounds=self.rounds, floor=None,
+                      local_steps=t.get("local_steps"), rho=None, valid=t["value"] is not None,
+                      claims=(t["claim"],) if t.get("claim") else (), function_class="quadratic",
+                      lower_bound=None if t["lower"] is None else {"value": t["lower"], "source": "certificate instance"})
+                for t in self.tried]
+
+    def to_json(self) -> dict:
+        return envelope("tune", function_class="quadratic", constants=self.constants, entries=self.entries(),
+                        claims=self.claims, hypotheses=(self.class_text,), caveats=(), message=self.message,
+                        extra={"method": self.method, "budget": {"kind": "rounds", "amount": self.rounds},
+                               "feasible": self.feasible, "value": self.value, "clients": self.clients,
+                               "weights": self.weights, "measure": CERTIFIED_MEASURE, "certified": True})
+
+    def draw(self, fig) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        ok = [t for t in self.tried if t["value"] is not None]
+        ax.bar([setting_text(t["setting"]) for t in ok], [t["value"] for t in ok], label="certified")
+        ax.set_ylabel(f"sup ‖x_T − x*‖, T = {self.rounds}")
+        ax.tick_params(axis="x", labelrotation=60, labelsize=6)
+
+
+def tune_certified(method: str, *, mu: float, L: float, D: float, C: float = 0.0, rounds: int | None = None,
+                   clients: int | None = None, weights: Any = None, hyper: dict | None = None,
+                   grid: list | None = None, probe_starts: int = 2, seed: int = 0) -> CertifiedAdvice:
+    """Tune a registered method (:func:`fedtheory.methods.names`) by its certified worst case after ``rounds``.
+
+    Each setting of ``grid`` (default :func:`hyper_grid`; ``hyper`` fixes one setting, no search) is certified by
+    :func:`fedtheory.methods.pep.certify` with measure ``"error"``, quadratic clients, heterogeneity C, from
+    ‖x_0 − x*‖ ≤ D, for n = ``clients`` (default 2: the certificates' class, and the advice says so) with
+    ``weights`` (default equal). The best *certified* value wins; "unreliable" certificates are listed, never chosen.
+
+    >>> tune_certified("fedsplit", mu=1.0, L=10.0, D=1.0, C=0.1, eps=0.1)
+    Traceback (most recent call last):
+    ...
+    TypeError: tune_certified() got an unexpected keyword argument 'eps'
+    >>> tune_certified("fedsplit", mu=1.0, L=10.0, D=1.0, C=0.1)
+    Traceback (most recent call last):
+    ...
+    ValueError: certified tuning of fedsplit takes a rounds budget (the worst case after T rounds): give rounds
+    """
+    import fedtheory.methods as fm
+
+    if rounds is None:
+        raise ValueError(f"certified tuning of {method} takes a rounds budget (the worst case after T rounds): "
+                         "give rounds")
+    if isinstance(rounds, bool) or int(rounds) != rounds or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    mu, L, C, D = float(mu), float(L), float(C), float(D)
+    if not (0 < mu <= L < np.inf):
+        raise ValueError(f"hypothesis 0 < mu <= L < inf violated: mu={mu:g}, L={L:g}")
+    if not (C > 0 and math.isfinite(C)):
+        raise ValueError(f"C must be > 0 for a certificate (heterogeneity ‖c_i − o‖ ≤ C), got {C:g}")
+    if not (D >= 0 and math.isfinite(D)):
+        raise ValueError(f"D must be >= 0, got {D:g}")
+    n = 2 if clients is None else int(clients)
+    if n < 2:
+        raise ValueError(f"certificates need clients >= 2, got {clients!r}")
+    p = None
+    if weights is not None:
+        p = np.asarray(weights, dtype=np.float64).ravel()
+        if p.shape != (n,) or not np.all(p > 0) or abs(p.sum() - 1) > 1e-9:
+            raise ValueError(f"weights must be {n} positive numbers summing to 1, got {np.asarray(weights).tolist()}")
+        p = [float(v) for v in p]
+    if method not in fm.names():
+        raise ValueError(f"unknown method {method!r}; known: {', '.join(fm.names())}")
+    settings = [dict(hyper)] if hyper is not None else list(grid if grid is not None else hyper_grid(method, mu, L))
+    built = [fm.get(method, **h) for h in settings]            # a bad hyperparameter is one line, before any work
+    certify = _pep_certify()
+    if certify is None:
+        raise _need_pep(method)
+    tried = []
+    for h, m in zip(settings, built):
+        cert = certify(m, mu=mu, L=L, clients=n, p=p, measure=CERTIFIED_MEASURE, function_class="quadratic", C=C,
+                       rounds=int(rounds), D=D, probe_starts=probe_starts, seed=seed)
+        ok = cert.status == "certified" and cert.value is not None and math.isfinite(cert.value)
+        tried.append({"setting": h, "value": float(cert.value) if ok else None,
+                      "lower": None if cert.lower is None else float(cert.lower), "status": cert.status,
+                      "claim": getattr(cert, "claim_id", None), "local_steps": m.local_work()})
+    tried.sort(key=lambda t: (t["value"] is None, t["value"] if t["value"] is not None else 0.0))
+    best = tried[0]
+    message = "" if best["value"] is not None else f"no setting of {method} tried has a certified worst case"
+    if clients is None:
+        message = ((message + "; ") if message else "") + (
+            f"certified for n = 2 equal-weight clients only (give clients = n for another federation)"
+            if p is None else "")
+    consts = {"mu": mu, "L": L, "C": C, "D": D, "clients": n}
+    return CertifiedAdvice(method=method, constants=consts, rounds=int(rounds), clients=n, weights=p,
+                           best=best["setting"], value=best["value"], lower=best["lower"], status=best["status"],
+                           claims=tuple(sorted({t["claim"] for t in tried if t["claim"] and t["value"] is not None})),
+                           tried=tried, message=message)
