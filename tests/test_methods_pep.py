@@ -164,3 +164,16 @@ def test_cli_acceptance_command(tmp_path, capsys):
     assert rc == 2 and len(err) == 1 and "sum p_i = 1" in err[0]
     rc = main(["explore", "certify", "fedsplat", "--mu", "1", "--L", "10"])
     assert rc == 2 and "unknown method" in capsys.readouterr().err
+
+
+def test_zeta_model_agrees_with_hand_written_pep():
+    from fedtheory.certify.federated_pep import _WRAPPER, SDP_MARGIN, _pepit_problem, _theta
+    from fedtheory.certify.pep import _solve_detail
+
+    c = certify("fedavg", mu=MU, L=L, clients=2, p=[0.3, 0.7], measure="floor", zeta=2.0,
+                hyper={"K": 2, "gamma": 0.05}, probe_starts=0)
+    pb = _pepit_problem(MU, L, 2, 0.05, _theta("1:K", 2), 0.0, np.array([0.3, 0.7]), "zeta", "floor", "quadratic",
+                        None, None, "gd", None, None)
+    sq, _, _ = _solve_detail(pb, wrapper=_WRAPPER)
+    ref = math.sqrt(sq) * 2.0 * (1 + SDP_MARGIN)                  # lengths in units of ζ = 2
+    assert c.status == "certified" and abs(c.value - ref) <= 1e-6 * ref and c.lower <= c.value

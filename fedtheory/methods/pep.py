@@ -717,8 +717,12 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
         except ImportError:
             notes.append("fedtheory.methods.probe is not available: no probe lower bound")
         else:
-            pv, pinst = lower_bound(m, measure=measure, mu=mu, L=L, p=pp, C=C, zeta=zeta, rounds=rounds, D=D,
-                                    dim=probe_dim, starts=probe_starts, seed=seed, function_class=function_class)
+            try:
+                pv, pinst = lower_bound(m, measure=measure, mu=mu, L=L, p=pp, C=C, zeta=zeta, rounds=rounds, D=D,
+                                        dim=probe_dim, starts=probe_starts, seed=seed, function_class=function_class)
+            except (ValueError, NotImplementedError) as err:     # a measure or method the probe does not cover
+                pv, pinst = None, None
+                notes.append(f"probe lower bound not available: {err}")
             details["probe_lower"] = pv
             if pv is not None and (lower is None or pv > lower):
                 lower, instance = pv, pinst
