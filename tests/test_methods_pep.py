@@ -177,3 +177,17 @@ def test_zeta_model_agrees_with_hand_written_pep():
     sq, _, _ = _solve_detail(pb, wrapper=_WRAPPER)
     ref = math.sqrt(sq) * 2.0 * (1 + SDP_MARGIN)                  # lengths in units of ζ = 2
     assert c.status == "certified" and abs(c.value - ref) <= 1e-6 * ref and c.lower <= c.value
+
+
+def test_sod_class_agrees_with_certify_sdane():
+    from fedtheory.certify.federated_pep import SDP_MARGIN, certify_sdane
+
+    c = certify(get("acc-sdane", lam=2.0, mu=0.0), mu=0.0, L=1.0, measure="function-value", function_class="sod",
+                delta=1.0, rounds=2, D=1.0, probe_starts=0)
+    ref = certify_sdane(2, 2.0, 0.0, 1.0, accelerated=True).value * (1 + SDP_MARGIN)
+    assert c.status == "certified" and abs(c.value - ref) <= 1e-6 * ref and c.lower is None
+    with pytest.raises(ValueError, match="two clients of weight 1/2"):
+        certify(get("sdane", lam=2.0), mu=0.0, L=1.0, clients=3, measure="function-value", function_class="sod",
+                delta=1.0, rounds=1, D=1.0)
+    with pytest.raises(ValueError, match="delta > 0"):
+        certify(get("sdane", lam=2.0), mu=0.0, L=1.0, measure="function-value", function_class="sod", rounds=1, D=1.0)

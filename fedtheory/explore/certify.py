@@ -160,7 +160,7 @@ def run_certify(args: argparse.Namespace, console: Any) -> int:
         c = certify_method(args.method, mu=args.mu, L=args.L, hyper=_method_hyper(args), clients=clients,
                            p=weights, C=args.C, zeta=args.zeta, measure=args.measure,
                            function_class=args.function_class, rounds=args.rounds, D=args.D, seed=args.seed,
-                           probe_starts=args.probe_starts)
+                           probe_starts=args.probe_starts, delta=getattr(args, "delta", None))
 
     def fmt(v):
         return "—" if v is None else f"{v:.8g}"

@@ -14,7 +14,11 @@ its performance-estimation problem in PEPit, with no per-method code:
   literally (default step 1/(s·L·max_i sc_i + 1), the class's smoothness of the scaled prox objective);
   :class:`~fedtheory.methods.ir.Aggregate` → Σ w_i v_i (full participation: "mean" and "sum" coincide);
   :class:`~fedtheory.methods.ir.Scalars` on the host; :class:`~fedtheory.methods.ir.ServerMap` → ValueError;
-- heterogeneity: ‖c_i − o‖ ≤ C (c_i the minimizer of f_i, o free) or Σ p_i‖∇f_i(x*)‖² ≤ ζ² (``zeta``).
+- heterogeneity: ‖c_i − o‖ ≤ C (c_i the minimizer of f_i, o free) or Σ p_i‖∇f_i(x*)‖² ≤ ζ² (``zeta``);
+- ``function_class="sod"``: the class of :func:`~fedtheory.certify.federated_pep.certify_sdane` instead — two
+  clients of weight ½, f_1 μ-convex (μ ≥ 0, no smoothness), (f_1 − f_2)/2 δ-smooth (``delta``), f_2 μ-convex on
+  every point it is evaluated at; measures ``"error"`` and ``"function-value"`` (``L`` is not used). With μ = 0 its
+  function value is certify_sdane's metric for Acc-S-DANE (any R) and S-DANE (R = 1); no lower bound is replayed.
 
 The round is interpreted twice. First on a tiny linear-combination representation: every vector is a dict
 atom → coefficient over the state atoms, x_0 and one atom per gradient evaluation (an evaluation at a point
@@ -69,7 +73,7 @@ from fedtheory.methods.ir import (Aggregate, Combine, Gradient, LocalSteps, Meth
 __all__ = ["certify", "MEASURES", "CLASSES", "CLAIM_ID"]
 
 MEASURES = ("rate", "error", "function-value", "floor")
-CLASSES = ("quadratic", "smooth-strongly-convex")
+CLASSES = ("quadratic", "smooth-strongly-convex", "sod")
 CLAIM_ID = "verify/methods-pep"
 #: coefficients below this (relative to the largest of their row) are rounding noise of the first pass: the
 #: coefficients are products of a few O(1)..O(L/μ) hyperparameters, exact to ~1e-15 relative
@@ -366,11 +370,17 @@ def _points(atoms: set, sub: dict):
     free = sorted({a for a in atoms if a not in sub} | {b for a in atoms if a in sub for b in sub[a]}, key=repr)
     pts = {a: Point() for a in free}
 
+    cache: dict = {}
+
     def build(vec: dict):
-        out = Point(is_leaf=False, decomposition_dict=dict())
-        for a, c in _substitute(vec, sub).items():
-            out = out + float(c) * pts[a]
-        return out
+        vec = _substitute(vec, sub)
+        k = _key(vec)
+        if k not in cache:               # one Point object per point: PEPit recognizes a point by identity
+            out = Point(is_leaf=False, decomposition_dict=dict())
+            for a, c in vec.items():
+                out = out + float(c) * pts[a]
+            cache[k] = out
+        return cache[k]
 
     return pts, build
 
@@ -398,7 +408,7 @@ def _norm_sq(method, build, st_a, st_b, w, n):
     return terms
 
 
-def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_units):
+def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_units, delta=None):
     oracle = _Oracle()
     sub: dict = {}
     info: dict = {}
@@ -419,6 +429,8 @@ def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_u
         out = _output(method, st, w)
         if measure == "function-value":
             vatoms = [oracle.value_atom(i, out) for i in range(n)]
+    if function_class == "sod":
+        return _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units)
     pb, leaves, xs, cs, o = _new_problem(n, p, mu, L, het, function_class)
     atoms = {a for _, pt, g, f in oracle.calls for a in list(pt) + [g]}
     if measure == "rate":
@@ -447,6 +459,39 @@ def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_u
             pb.set_performance_metric((build(out) - xs) ** 2)
     built = _Built(pb, leaves, xs, cs, o, pts)
     built.build, built.out, built.info = build, (None if measure == "rate" else out), info
+    return built
+
+
+def _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units):
+    """The function-value PEP over two μ-convex clients under δ-SOD, the class of
+    :func:`fedtheory.certify.federated_pep.certify_sdane` (:func:`fedtheory.certify.pep.sod_pair`: f_1 a μ-convex
+    leaf, g = (f_1 − f_2)/2 a δ-smooth leaf, f_2 = f_1 − 2g μ-convex on every point it is evaluated at). Client 1's
+    gradient atoms go to f_1; client 2's are f_2's gradients, entered through g's: ∇g(x) = ½(∇f_1(x) − ∇f_2(x))."""
+    from PEPit import Expression
+
+    from fedtheory.certify.federated_pep import _register_wrapper
+    from fedtheory.certify.pep import close_sod_pair, sod_start
+
+    from PEPit import PEP
+
+    _register_wrapper()
+    pb = PEP()
+    f1, g, f2, f, xs, fs, x0_pt = sod_start(pb, mu, delta)          # ‖x_0 − x*‖ ≤ 1: values × D² after
+    atoms = {a for _, pt, ga, _ in oracle.calls for a in list(pt) + [ga]} | set(out) | {("x0",)}
+    atoms.discard(("x0",))
+    pts, build = _points(atoms, {})
+    pts[("x0",)] = x0_pt
+    for i, point, ga, _ in oracle.calls:
+        X, G = build(point), build({ga: 1.0})
+        if i == 0:
+            f1.add_point((X, G, Expression()))
+        else:
+            g.add_point((X, 0.5 * (f1.gradient(X) - G), Expression()))
+    xo = build(out)
+    close_sod_pair(pb, f1, f2, [xs, xo], mu)
+    pb.set_performance_metric(f(xo) - fs if measure == "function-value" else (xo - xs) ** 2)
+    built = _Built(pb, [f1, g], xs, [], None, pts)
+    built.build, built.out, built.info = build, out, {}
     return built
 
 
@@ -598,6 +643,8 @@ def _resolve(method: Any, hyper: dict | None, mu: float, L: float) -> Method:
         raise ValueError(f"method must be a Method or a registered name, got {type(method).__name__}")
     hyper = dict(hyper or {})
     if method == "fedsplit" and "s" not in hyper:
+        if not mu > 0:
+            raise ValueError(f"FedSplit's default step 1/sqrt(mu L) needs mu > 0, got mu={mu!r}: give hyper={{'s': ...}}")
         # FedSplit's best step on F_{μ,L}: the reflected prox is max(|1−sμ|/(1+sμ), |1−sL|/(1+sL))-Lipschitz,
         # smallest at s = 1/√(μL)
         hyper["s"] = 1.0 / math.sqrt(mu * L)
@@ -608,7 +655,10 @@ def _check(mu, L, clients, p, measure, function_class, C, zeta, rounds, D):
     for name, v in (("mu", mu), ("L", L)):
         if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
             raise ValueError(f"{name} must be a finite number, got {v!r}")
-    if not 0 < mu <= L:
+    if function_class == "sod":
+        if not mu >= 0:
+            raise ValueError(f"hypothesis mu >= 0 violated: mu={mu!r}")
+    elif not 0 < mu <= L:
         raise ValueError(f"hypothesis 0 < mu <= L violated: mu={mu!r}, L={L!r}")
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {MEASURES}, got {measure!r}")
@@ -630,13 +680,18 @@ def _check(mu, L, clients, p, measure, function_class, C, zeta, rounds, D):
             raise ValueError(f"measure {measure!r} needs rounds >= 1 (an integer), got rounds={rounds!r}")
         if D is None or not (D > 0 and math.isfinite(D)):
             raise ValueError(f"measure {measure!r} needs the start radius D > 0 (||x0 - x*|| <= D), got D={D!r}")
+    if function_class == "sod":
+        if n != 2 or not np.allclose(pp, 0.5, rtol=0, atol=1e-12):
+            raise ValueError(f"the δ-SOD class is written for two clients of weight 1/2: clients={n}, p={pp.tolist()}")
+        if measure not in ("error", "function-value"):
+            raise ValueError(f"the δ-SOD class has measures 'error' and 'function-value', got {measure!r}")
     return n, pp
 
 
 def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None, measure: str = "rate",
             function_class: str = "quadratic", C: float = 1.0, zeta: float | None = None, rounds: int | None = None,
             D: float | None = None, probe_starts: int = 4, probe_dim: int | None = None, seed: int = 0,
-            hyper: dict | None = None) -> Certificate:
+            hyper: dict | None = None, delta: float | None = None) -> Certificate:
     r"""Certified worst case of ``method`` over n = ``clients`` heterogeneous clients with weights ``p``
     (default uniform): see the module docstring for the class, the measures and the lower bounds.
 
@@ -658,6 +713,11 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
     """
     t0 = time.perf_counter()
     n, pp = _check(mu, L, clients, p, measure, function_class, C, zeta, rounds, D)
+    sod = function_class == "sod"
+    if sod and not (delta is not None and delta > 0 and math.isfinite(delta)):
+        raise ValueError(f"hypothesis delta > 0 violated: the δ-SOD class needs delta > 0, got delta={delta!r}")
+    if sod and (zeta is not None):
+        raise ValueError("the δ-SOD class measures heterogeneity by delta; zeta does not apply")
     mu, L = float(mu), float(L)
     m = _resolve(method, hyper, mu, L)
     if not m.linear:
@@ -670,7 +730,7 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
     D_units = None if D is None else float(D) / scale
     hyp = {"method": m.name, "hyper": _jsonable(m.hyper), "mu": mu, "L": L, "clients": n, "p": pp.tolist(),
            "C": None if zeta is not None else scale, "zeta": zeta, "measure": measure,
-           "function_class": function_class, "rounds": rounds, "D": D, "weighting": m.weighting}
+           "function_class": function_class, "rounds": rounds, "D": D, "weighting": m.weighting, "delta": delta}
     notes, details = [], {}
     if measure == "rate" and any(isinstance(op, Scalars) for op in m.round):
         notes.append("the rate is measured at the first round's host scalars (they change from round to round)")
@@ -683,7 +743,11 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
         from fedtheory.certify.pep import _solve_detail
         from fedtheory.certify.federated_pep import _WRAPPER
 
-        built = _build(m, measure, n, pp, w, sc, mu, L, het, function_class, rounds, D_units)
+        if sod:      # no smoothness and no heterogeneity radius: true gradients (L = 1), ‖x_0 − x*‖ ≤ 1 then × D
+            scale, D_units = float(D), 1.0
+            built = _build(m, measure, n, pp, w, sc, mu, 1.0, het, function_class, rounds, 1.0, delta=delta)
+        else:
+            built = _build(m, measure, n, pp, w, sc, mu, L, het, function_class, rounds, D_units)
         details["leaf_points"] = [len(f.list_of_points) for f in built.leaves]
         if measure == "floor":
             details["eliminated"] = built.info["eliminated"]
@@ -711,7 +775,10 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
         if extracted[0] is not None:
             lower, instance = extracted[0], extracted[1]
             details["extracted_lower"] = lower
-    if probe_starts:
+    if sod:
+        notes.append("delta-SOD class: no replayed lower bound here (the probe and the quadratic extraction are "
+                     "written for F_{mu,L} clients); the value is the SDP's upper bound")
+    elif probe_starts:
         try:
             from fedtheory.methods.probe import lower_bound
         except ImportError:
