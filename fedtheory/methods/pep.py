@@ -161,7 +161,8 @@ def _interpret(method: Method, state: dict, scalars: dict, oracle: _Oracle, n: i
             gamma, alpha = coef_value(op.gamma, scalars), coef_value(op.alpha, scalars)
             th = op.weights().weights
             # the last gradient is needed only when the message weighs it or the last point is written
-            kmax = op.steps - 1 if op.out is not None else int(np.flatnonzero(np.asarray(th) != 0)[-1])
+            nz = np.flatnonzero(np.asarray(th) != 0)
+            kmax = op.steps - 1 if op.out is not None else (int(nz[-1]) if nz.size else -1)
             outs, msgs = [], []
             for i in range(n):
                 y, msg = val(op.start, i), {}
