@@ -199,20 +199,31 @@ def _explore_parser(sub) -> None:
 def _certify_parser(what) -> None:
     """``fedtheory explore certify``: its logic is fedtheory.explore.certify (imported only when it runs)."""
     ce = what.add_parser("certify", help="certified worst case (PEP upper bound + replayed lower bound)")
-    ce.add_argument("method", help="fedavg, fedprox or fomaml")
+    ce.add_argument("method", help="any registered method (fedsplit, scaffold, dane, sdane, acc-sdane, local-update, "
+                                   "fedavg, fedprox, ...) or fomaml; fedavg/fedprox/fomaml use their dedicated "
+                                   "certificate unless --compiled")
     ce.add_argument("--mu", type=float, required=True, help="strong convexity μ")
     ce.add_argument("--L", type=float, required=True, help="smoothness L")
-    ce.add_argument("--K", type=int, required=True, help="local steps K")
-    ce.add_argument("--gamma", type=float, required=True, help="client step γ (γ < 1/(L + α))")
-    ce.add_argument("--alpha", type=float, default=0.0, help="proximal weight α (fedprox)")
-    ce.add_argument("--clients", type=int, default=2, help="number of clients n (default 2)")
+    ce.add_argument("--K", type=int, default=None, help="local steps K (fedavg, fedprox, fomaml, scaffold, ...)")
+    ce.add_argument("--gamma", type=float, default=None, help="client step γ (γ < 1/(L + α))")
+    ce.add_argument("--alpha", type=float, default=None, help="proximal weight α (fedprox)")
+    ce.add_argument("--s", type=float, default=None, help="FedSplit's prox step s (default 1/√(μL))")
+    ce.add_argument("--lam", type=float, default=None, help="λ of DANE / S-DANE / Acc-S-DANE")
+    ce.add_argument("--option", default=None, help="SCAFFOLD's control-variate option, I or II")
+    ce.add_argument("--hyper", action="append", default=None, metavar="KEY=VALUE",
+                    help="any other hyperparameter of the method (repeat)")
+    ce.add_argument("--compiled", action="store_true",
+                    help="fedavg/fedprox: use the PEP compiled from the method's description")
+    ce.add_argument("--clients", type=int, default=None, help="number of clients n (default 2, or the weights' count)")
+    ce.add_argument("--weights", default=None, help="client weights p1,p2,... (positive, summing to 1)")
     ce.add_argument("--C", type=float, default=1.0, help="heterogeneity ‖c_i − o‖ ≤ C (default 1)")
     ce.add_argument("--zeta", type=float, default=None, help="use Σp_i‖∇f_i(x*)‖² ≤ ζ² instead of C")
+    ce.add_argument("--delta", type=float, default=None, help="δ of the δ-SOD class (--class sod, compiled PEP)")
     ce.add_argument("--measure", default="floor", help="floor, rate, error or function-value (default floor)")
-    ce.add_argument("--class", dest="function_class", default="quadratic", help="quadratic or smooth-strongly-convex")
-    ce.add_argument("--eta", type=float, default=None, help="server step η (rate, error, function-value)")
-    ce.add_argument("--server", default="gd", help="gd, heavy_ball or nesterov (error)")
-    ce.add_argument("--momentum", type=float, default=None, help="server momentum β (error)")
+    ce.add_argument("--class", dest="function_class", default="quadratic", help="quadratic, smooth-strongly-convex or sod")
+    ce.add_argument("--eta", type=float, default=None, help="server step η")
+    ce.add_argument("--server", default=None, help="gd, heavy_ball or nesterov (local-update family)")
+    ce.add_argument("--momentum", type=float, default=None, help="server momentum β (local-update family)")
     ce.add_argument("--rounds", type=int, default=None, help="rounds T (error, function-value)")
     ce.add_argument("--D", type=float, default=None, help="‖x_0 − x*‖ ≤ D (error, function-value)")
     ce.add_argument("--commuting", action="store_true",
@@ -222,6 +233,7 @@ def _certify_parser(what) -> None:
                     help="spectral or pepit (default: spectral for quadratic floor/rate/error, else pepit; pepit also "
                          "extracts its worst case as a lower bound)")
     ce.add_argument("--pieces", type=int, default=16, help="spectral relaxation pieces (default 16)")
+    ce.add_argument("--probe-starts", type=int, default=4, help="starts of the compiled PEP's lower-bound probe")
     ce.add_argument("--seed", type=int, default=0, help="seed of the lower-bound probe")
     ce.add_argument("--json", metavar="FILE", help="write the certificate as JSON")
 

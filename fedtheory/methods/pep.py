@@ -1,0 +1,811 @@
+r"""The federated PEP compiled from a method's description: certified worst cases for n ≥ 2 clients.
+
+:func:`certify` reads a :class:`~fedtheory.methods.ir.Method` (state, init, one round of primitives) and writes
+its performance-estimation problem in PEPit, with no per-method code:
+
+- one PEPit leaf per client, in units L = 1 as :func:`fedtheory.certify.federated_pep._pepit_problem` does
+  (leaf = f_i/L in F_{μ/L, 1}; ``"quadratic"``: PEPit's quadratic class without its zero row,
+  :func:`~fedtheory.certify.federated_pep._quadratic_leaf_class`; ``"smooth-strongly-convex"``:
+  :class:`~PEPit.functions.SmoothStronglyConvexFunction`); client i's gradient is L·sc_i·∇leaf_i with
+  sc_i = 1, or n p_i under the DANE family's uniform view (client i runs on n p_i f_i, aggregated with 1/n);
+- :class:`~fedtheory.methods.ir.Gradient` → a gradient of the leaf; :class:`~fedtheory.methods.ir.LocalSteps`
+  literally; an exact :class:`~fedtheory.methods.ir.Prox` of step s → y = v − s·sc_i·L·∇leaf_i(y) with the
+  gradient at y a new point (what PEPit's ``proximal_step`` writes); an inexact one → its gradient steps
+  literally (default step 1/(s·L·max_i sc_i + 1), the class's smoothness of the scaled prox objective);
+  :class:`~fedtheory.methods.ir.Aggregate` → Σ w_i v_i (full participation: "mean" and "sum" coincide);
+  :class:`~fedtheory.methods.ir.Scalars` on the host; :class:`~fedtheory.methods.ir.ServerMap` → ValueError;
+- heterogeneity: ‖c_i − o‖ ≤ C (c_i the minimizer of f_i, o free) or Σ p_i‖∇f_i(x*)‖² ≤ ζ² (``zeta``);
+- ``function_class="sod"``: the class of :func:`~fedtheory.certify.federated_pep.certify_sdane` instead — two
+  clients of weight ½, f_1 μ-convex (μ ≥ 0, no smoothness), (f_1 − f_2)/2 δ-smooth (``delta``), f_2 μ-convex on
+  every point it is evaluated at; measures ``"error"`` and ``"function-value"`` (``L`` is not used). With μ = 0 its
+  function value is certify_sdane's metric for Acc-S-DANE (any R) and S-DANE (R = 1); no lower bound is replayed.
+
+The round is interpreted twice. First on a tiny linear-combination representation: every vector is a dict
+atom → coefficient over the state atoms, x_0 and one atom per gradient evaluation (an evaluation at a point
+already evaluated reuses its atom, so the PEP never holds two gradients at one point — which would force
+‖g − g'‖² ≤ 0, a constraint without interior). Then the atoms become PEPit points and each evaluation is added
+to its client's leaf with ``add_point``.
+
+Measures:
+
+- ``"rate"``: sup ‖R(s) − R(s')‖_S / ‖s − s'‖_S over two arbitrary states, one round (no x*), ‖·‖_S the state
+  norm of :meth:`~fedtheory.methods.ir.Method.state_norm_sq` (server variables unweighted, client variables with
+  the aggregation weights); a method with host scalars is measured at its first round's scalars;
+- ``"error"``: sup ‖out_T − x*‖ after T = ``rounds`` rounds from the method's init, ‖x_0 − x*‖ ≤ D;
+- ``"function-value"``: sup F(out_T) − F(x*), F = Σ p_i f_i, same start;
+- ``"floor"``: sup ‖out − x*‖ over fixed points of the whole state. The fixed point is imposed by
+  **elimination**, never as ‖R(s) − s‖² = 0 (no interior: interior-point solvers stall): the first pass gives
+  the equations R(s) − s = 0 as linear relations between atoms; Gauss–Jordan with the largest pivot solves them
+  for as many atoms as their rank, and those atoms enter the PEP as combinations of the others. A linear
+  dependency between the equations is a conserved quantity φ(s) of the round (SCAFFOLD's c − Σ p_i c_i); it is
+  added as φ(s) = φ(init) when the init fixes it (no x_0 in it), since no run reaches a fixed point off it.
+
+The output of a client variable is its mean with the aggregation weights (FedSplit reports x̄ = Σ p_j z_j).
+
+Lower bounds: :func:`fedtheory.methods.probe.lower_bound` (quadratic instances found by a multi-start optimizer,
+replayed through :func:`fedtheory.methods.run`) when that module is present, and, for the quadratic class, the
+PEP's own worst case rebuilt as a :class:`~fedtheory.problems.quadratic.QuadraticFederation`
+(:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: in the class whatever the solver's accuracy)
+and replayed through :func:`fedtheory.methods.run` — the rate one round from the PEP's two states, the error and
+function value T rounds from its x_0 after shrinking the instance into the class, the floor at the exact fixed
+point of the replayed (affine) round. The larger is ``lower``.
+
+Honesty: the SDP goes to Clarabel (retries) and to SCS when Clarabel is not "optimal"
+(:func:`fedtheory.certify.pep._solve_detail`); a value they do not agree on is ``status="unreliable"`` with
+``value=None``, as is one whose replayed lower bound exceeds it beyond :data:`RTOL`.
+
+>>> c = certify("fedsplit", mu=1.0, L=10.0, clients=2, measure="rate", probe_starts=0)
+>>> c.status, round(c.value, 4), round(c.lower, 4)
+('certified', 0.5195, 0.5195)
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from fedtheory.certify.federated_pep import RTOL, SDP_MARGIN, Certificate
+from fedtheory.methods.ir import (Aggregate, Combine, Gradient, LocalSteps, Method, Prox, Scalars, ServerMap,
+                                  coef_value)
+
+__all__ = ["certify", "MEASURES", "CLASSES", "CLAIM_ID"]
+
+MEASURES = ("rate", "error", "function-value", "floor")
+CLASSES = ("quadratic", "smooth-strongly-convex", "sod")
+CLAIM_ID = "verify/methods-pep"
+#: coefficients below this (relative to the largest of their row) are rounding noise of the first pass: the
+#: coefficients are products of a few O(1)..O(L/μ) hyperparameters, exact to ~1e-15 relative
+_ZERO = 1e-13
+#: a linear relation between fixed-point equations counts as a dependency when its singular value is below
+#: this times the largest (the rows are exact up to ~1e-15; an independent row has singular value O(step sizes))
+_RANK_RTOL = 1e-10
+
+
+# --------------------------------------------------------------------------------------------
+# the linear-combination representation
+# --------------------------------------------------------------------------------------------
+
+def _lin(*pairs) -> dict:
+    out: dict = {}
+    for coef, vec in pairs:
+        if coef == 0:
+            continue
+        for a, c in vec.items():
+            out[a] = out.get(a, 0.0) + coef * c
+    return {a: c for a, c in out.items() if c != 0.0}
+
+
+def _key(vec: dict) -> tuple:
+    scale = max((abs(c) for c in vec.values()), default=1.0)
+    return tuple(sorted((a, round(c / scale, 12)) for a, c in vec.items() if abs(c) > _ZERO * scale)) + (
+        round(scale, 12),)
+
+
+class _Oracle:
+    """Records every evaluation: client i at a point (a linear combination) gets one gradient atom and one value
+    atom; ``prox`` makes the implicit point y = v − t·g with a fresh gradient atom g."""
+
+    def __init__(self) -> None:
+        self.calls: list = []                 # (client, point, grad atom, value atom)
+        self._seen: dict = {}
+
+    def _new(self, i: int, point: dict) -> str:
+        k = len(self.calls)
+        g, f = ("g", i, k), ("f", i, k)
+        self.calls.append((i, point, g, f))
+        self._seen[(i, _key(point))] = g
+        return g
+
+    def grad(self, i: int, point: dict) -> dict:
+        g = self._seen.get((i, _key(point)))
+        return {g if g is not None else self._new(i, point): 1.0}
+
+    def value_atom(self, i: int, point: dict) -> tuple:
+        self.grad(i, point)
+        g = self._seen[(i, _key(point))]
+        return ("f",) + g[1:]
+
+    def prox(self, i: int, center: dict, t: float) -> dict:
+        k = len(self.calls)
+        g = ("g", i, k)
+        y = _lin((1.0, center), (-t, {g: 1.0}))
+        self.calls.append((i, y, g, ("f", i, k)))
+        self._seen[(i, _key(y))] = g
+        return y
+
+
+def _interpret(method: Method, state: dict, scalars: dict, oracle: _Oracle, n: int, w: np.ndarray,
+               sc: np.ndarray, L: float) -> tuple[dict, dict]:
+    """One round on linear combinations: ``state`` maps server variables to a combination and client variables
+    to a list of n combinations; returns (new state, scalars after the round)."""
+    scalars = dict(scalars)
+    env = {v: state[v] for v in method.server}
+    cl = {v: list(state[v]) for v in method.client}
+    Lmax = L * float(np.max(sc))
+
+    def val(v: str, i: int) -> dict:
+        return cl[v][i] if method.scope(v) == "client" else env[v]
+
+    for op in method.round:
+        if isinstance(op, Combine):
+            cs = [(v, coef_value(c, scalars)) for v, c in op.terms]
+            if method.scope(op.out) == "client":
+                cl[op.out] = [_lin(*[(c, val(v, i)) for v, c in cs]) for i in range(n)]
+            else:
+                env[op.out] = _lin(*[(c, env[v]) for v, c in cs])
+        elif isinstance(op, Gradient):
+            cl[op.out] = [_lin((L * sc[i], oracle.grad(i, val(op.at, i)))) for i in range(n)]
+        elif isinstance(op, LocalSteps):
+            gamma, alpha = coef_value(op.gamma, scalars), coef_value(op.alpha, scalars)
+            th = op.weights().weights
+            # the last gradient is needed only when the message weighs it or the last point is written
+            nz = np.flatnonzero(np.asarray(th) != 0)
+            kmax = op.steps - 1 if op.out is not None else (int(nz[-1]) if nz.size else -1)
+            outs, msgs = [], []
+            for i in range(n):
+                y, msg = val(op.start, i), {}
+                anchor = val(op.anchor, i) if op.anchor is not None else None
+                shift = val(op.shift, i) if op.shift is not None else None
+                for k in range(kmax + 1):
+                    g = _lin((L * sc[i], oracle.grad(i, y)))
+                    if alpha:
+                        g = _lin((1.0, g), (alpha, y), (-alpha, anchor))
+                    if shift is not None:
+                        g = _lin((1.0, g), (1.0, shift))
+                    if th[k] != 0:
+                        msg = _lin((1.0, msg), (float(th[k]), g))
+                    y = _lin((1.0, y), (-gamma, g))
+                outs.append(y)
+                msgs.append(msg)
+            if op.out is not None:
+                cl[op.out] = outs
+            if op.message is not None:
+                cl[op.message] = msgs
+        elif isinstance(op, Prox):
+            s = coef_value(op.step, scalars)
+            res = []
+            for i in range(n):
+                centre = val(op.center, i)
+                if op.solver.kind == "exact":
+                    res.append(oracle.prox(i, centre, s * sc[i] * L))
+                    continue
+                # gradient descent on s·h_i(y) + ½‖y − v‖² (h_i the client's function), as the simulator runs it
+                eta = float(op.solver.step_size) if op.solver.step_size is not None else 1.0 / (s * Lmax + 1.0)
+                y = centre if op.start is None else val(op.start, i)
+                for _ in range(int(op.solver.steps)):
+                    g = _lin((s * L * sc[i], oracle.grad(i, y)), (1.0, y), (-1.0, centre))
+                    y = _lin((1.0, y), (-eta, g))
+                res.append(y)
+            cl[op.out] = res
+        elif isinstance(op, Aggregate):
+            env[op.out] = _lin(*[(float(w[i]), cl[op.var][i]) for i in range(n)])
+        elif isinstance(op, Scalars):
+            scalars.update(op.fn(scalars))
+        elif isinstance(op, ServerMap):           # certify() refuses these before interpreting
+            raise ValueError(f"method {method.name!r}: a ServerMap is nonlinear; no PEP")
+    new = {v: env[v] for v in method.server}
+    new.update({v: cl[v] for v in method.client})
+    return new, scalars
+
+
+def _output(method: Method, state: dict, w: np.ndarray) -> dict:
+    v = method.output
+    if v in method.server:
+        return state[v]
+    return _lin(*[(float(w[i]), state[v][i]) for i in range(len(w))])
+
+
+def _state_atoms(method: Method, n: int, tag: str) -> dict:
+    st = {v: {("s", tag, v, None): 1.0} for v in method.server}
+    st.update({v: [{("s", tag, v, i): 1.0} for i in range(n)] for v in method.client})
+    return st
+
+
+def _init_state(method: Method, n: int) -> dict:
+    def one(v):
+        return {("x0",): 1.0} if method.init[v] == "x0" else {}
+
+    st = {v: one(v) for v in method.server}
+    st.update({v: [one(v) for _ in range(n)] for v in method.client})
+    return st
+
+
+def _entries(method: Method, n: int) -> list:
+    """The state's entries (var, client or None) in a fixed order, with their weights in the state norm."""
+    return [(v, None) for v in method.server] + [(v, i) for v in method.client for i in range(n)]
+
+
+# --------------------------------------------------------------------------------------------
+# the floor: fixed-point equations solved for a subset of atoms
+# --------------------------------------------------------------------------------------------
+
+def _fixed_point_substitution(method: Method, n: int, w, sc, L, scalars) -> tuple[dict, dict, _Oracle, list]:
+    """(substitution atom → combination, fixed state, oracle, invariants) for the floor."""
+    oracle = _Oracle()
+    s0 = _state_atoms(method, n, "s")
+    s1, _ = _interpret(method, s0, scalars, oracle, n, w, sc, L)
+    entries = _entries(method, n)
+
+    def get(st, v, i):
+        return st[v] if i is None else st[v][i]
+
+    rows = [_lin((1.0, get(s1, v, i)), (-1.0, get(s0, v, i))) for v, i in entries]
+    # conserved quantities: left null vectors of the equations' coefficient matrix
+    atoms = sorted({a for r in rows for a in r}, key=repr)
+    idx = {a: k for k, a in enumerate(atoms)}
+    M = np.zeros((len(rows), len(atoms)))
+    for r, row in enumerate(rows):
+        for a, c in row.items():
+            M[r, idx[a]] = c
+    invariants = []
+    if len(rows):
+        U, S, _ = np.linalg.svd(M)
+        smax = S.max() if S.size else 0.0
+        rank = int(np.sum(S > _RANK_RTOL * max(smax, 1e-300)))
+        init = _init_state(method, n)
+        for k in range(rank, len(rows)):
+            lam = U[:, k]
+            x0coef = sum(lam[r] * get(init, v, i).get(("x0",), 0.0) for r, (v, i) in enumerate(entries))
+            if abs(x0coef) > _RANK_RTOL:
+                continue                # φ(init) involves the free x_0: no constraint on the fixed point
+            phi = _lin(*[(float(lam[r]), get(s0, v, i)) for r, (v, i) in enumerate(entries)])
+            invariants.append([float(x) for x in lam])
+            rows.append(phi)            # φ(s) = φ(init) = 0
+    sub = _gauss_jordan(rows)
+    return sub, s0, oracle, invariants
+
+
+def _gauss_jordan(rows: list) -> dict:
+    """Solve the linear relations Σ_a row[a]·a = 0 for some atoms: returns atom → combination of the others
+    (largest pivot first; dependent rows dropped)."""
+    rows = [dict(r) for r in rows if r]
+    sub: dict = {}
+    while rows:
+        best = None
+        for r, row in enumerate(rows):
+            scale = max((abs(c) for c in row.values()), default=0.0)
+            for a, c in row.items():
+                if best is None or abs(c) > best[0]:
+                    best = (abs(c), r, a, scale)
+        if best is None or best[0] <= 1e-300:
+            break
+        _, r, a, _ = best
+        row = rows.pop(r)
+        expr = {b: -c / row[a] for b, c in row.items() if b != a}
+        # substitute a everywhere (previous solutions and remaining rows)
+        for b in list(sub):
+            if a in sub[b]:
+                sub[b] = _lin((1.0, {k: v for k, v in sub[b].items() if k != a}), (sub[b][a], expr))
+        new_rows = []
+        for row2 in rows:
+            if a in row2:
+                row2 = _lin((1.0, {k: v for k, v in row2.items() if k != a}), (row2[a], expr))
+            scale = max((abs(c) for c in row2.values()), default=0.0)
+            if scale > _ZERO * max(1.0, best[3]):
+                new_rows.append(row2)
+        rows = new_rows
+        sub[a] = expr
+    return sub
+
+
+def _substitute(vec: dict, sub: dict) -> dict:
+    if not sub:
+        return vec
+    pairs = []
+    for a, c in vec.items():
+        pairs.append((c, sub[a]) if a in sub else (c, {a: 1.0}))
+    return _lin(*pairs)
+
+
+# --------------------------------------------------------------------------------------------
+# building and solving the PEP
+# --------------------------------------------------------------------------------------------
+
+class _Built:
+    """A PEPit problem plus what the replay needs: atom → Point, leaves, x*, minimizers, centre."""
+
+    def __init__(self, pb, leaves, xs, cs, o, points):
+        self.pb, self.leaves, self.xs, self.cs, self.o, self.points = pb, leaves, xs, cs, o, points
+
+
+def _new_problem(n, p, mu, L, het, function_class):
+    from PEPit import PEP
+    from PEPit.functions import SmoothStronglyConvexFunction
+
+    from fedtheory.certify.federated_pep import _quadratic_leaf_class, _register_wrapper
+
+    _register_wrapper()
+    leaf = _quadratic_leaf_class() if function_class == "quadratic" else SmoothStronglyConvexFunction
+    pb = PEP()
+    fs = [pb.declare_function(leaf, mu=mu / L, L=1.0) for _ in range(n)]
+    F = float(p[0]) * fs[0]
+    for pi, f in zip(p[1:], fs[1:]):
+        F = F + float(pi) * f
+    xs = F.stationary_point()
+    cs = [f.stationary_point() for f in fs]
+    o = None
+    if het == "C":
+        o = pb.set_initial_point()
+        for c in cs:
+            pb.add_constraint((c - o) ** 2 <= 1.0)
+    else:
+        grads = [f.gradient(xs) for f in fs]
+        # client gradients are L·∇leaf: Σ p_i‖L∇leaf_i(x*)‖² ≤ ζ² = 1 (lengths in units of ζ)
+        pb.add_constraint(_wsum(p, [(L * L) * g ** 2 for g in grads]) <= 1.0)
+    return pb, fs, xs, cs, o
+
+
+def _wsum(weights, items):
+    out = float(weights[0]) * items[0]
+    for wi, it in zip(weights[1:], items[1:]):
+        out = out + float(wi) * it
+    return out
+
+
+def _points(atoms: set, sub: dict):
+    """A PEPit Point per atom: leaves for free atoms, combinations for substituted ones."""
+    from PEPit import Point
+
+    free = sorted({a for a in atoms if a not in sub} | {b for a in atoms if a in sub for b in sub[a]}, key=repr)
+    pts = {a: Point() for a in free}
+
+    cache: dict = {}
+
+    def build(vec: dict):
+        vec = _substitute(vec, sub)
+        k = _key(vec)
+        if k not in cache:               # one Point object per point: PEPit recognizes a point by identity
+            out = Point(is_leaf=False, decomposition_dict=dict())
+            for a, c in vec.items():
+                out = out + float(c) * pts[a]
+            cache[k] = out
+        return cache[k]
+
+    return pts, build
+
+
+def _add_calls(oracle: _Oracle, leaves, build, sub):
+    from PEPit import Expression
+
+    values = {}
+    for i, point, g, f in oracle.calls:
+        fval = Expression()
+        values[f] = fval
+        leaves[i].add_point((build(point), build({g: 1.0}), fval))
+    return values
+
+
+def _norm_sq(method, build, st_a, st_b, w, n):
+    """The state norm of (st_a − st_b), as a PEPit expression (Method.state_norm_sq's definition)."""
+    terms = None
+    for v, i in _entries(method, n):
+        a = st_a[v] if i is None else st_a[v][i]
+        b = st_b[v] if i is None else st_b[v][i]
+        d = build(_lin((1.0, a), (-1.0, b)))
+        t = (1.0 if i is None else float(w[i])) * d ** 2
+        terms = t if terms is None else terms + t
+    return terms
+
+
+def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_units, delta=None):
+    oracle = _Oracle()
+    sub: dict = {}
+    info: dict = {}
+    scal = dict(method.scalars)
+    if measure == "rate":
+        sa, sb = _state_atoms(method, n, "a"), _state_atoms(method, n, "b")
+        ra, _ = _interpret(method, sa, scal, oracle, n, w, sc, L)
+        rb, _ = _interpret(method, sb, scal, oracle, n, w, sc, L)
+        info.update(sa=sa, sb=sb)
+    elif measure == "floor":
+        sub, fixed, oracle, invariants = _fixed_point_substitution(method, n, w, sc, L, scal)
+        out = _output(method, fixed, w)
+        info.update(fixed=fixed, invariants=invariants, eliminated=[repr(a) for a in sub])
+    else:
+        st = _init_state(method, n)
+        for _ in range(int(rounds)):
+            st, scal = _interpret(method, st, scal, oracle, n, w, sc, L)
+        out = _output(method, st, w)
+        if measure == "function-value":
+            vatoms = [oracle.value_atom(i, out) for i in range(n)]
+    if function_class == "sod":
+        return _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units)
+    pb, leaves, xs, cs, o = _new_problem(n, p, mu, L, het, function_class)
+    atoms = {a for _, pt, g, f in oracle.calls for a in list(pt) + [g]}
+    if measure == "rate":
+        for st in (sa, sb, ra, rb):
+            for v in method.server:
+                atoms |= set(st[v])
+            for v in method.client:
+                for x in st[v]:
+                    atoms |= set(x)
+    else:
+        atoms |= set(out) | ({("x0",)} if measure != "floor" else set())
+    pts, build = _points(atoms, sub)
+    values = _add_calls(oracle, leaves, build, sub)
+    if measure == "rate":
+        pb.set_initial_condition(_norm_sq(method, build, sa, sb, w, n) <= 1.0)
+        pb.set_performance_metric(_norm_sq(method, build, ra, rb, w, n))
+    elif measure == "floor":
+        pb.set_performance_metric((build(out) - xs) ** 2)
+    else:
+        x0 = pts[("x0",)]
+        pb.set_initial_condition((x0 - xs) ** 2 <= D_units ** 2)
+        if measure == "function-value":
+            # F(out) − F(x*) = L Σ p_i (leaf_i(out) − leaf_i(x*)); values in units of L·(C or ζ)²
+            pb.set_performance_metric(_wsum(p, [L * (values[vatoms[i]] - leaves[i].value(xs)) for i in range(n)]))
+        else:
+            pb.set_performance_metric((build(out) - xs) ** 2)
+    built = _Built(pb, leaves, xs, cs, o, pts)
+    built.build, built.out, built.info = build, (None if measure == "rate" else out), info
+    return built
+
+
+def _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units):
+    """The function-value PEP over two μ-convex clients under δ-SOD, the class of
+    :func:`fedtheory.certify.federated_pep.certify_sdane` (:func:`fedtheory.certify.pep.sod_pair`: f_1 a μ-convex
+    leaf, g = (f_1 − f_2)/2 a δ-smooth leaf, f_2 = f_1 − 2g μ-convex on every point it is evaluated at). Client 1's
+    gradient atoms go to f_1; client 2's are f_2's gradients, entered through g's: ∇g(x) = ½(∇f_1(x) − ∇f_2(x))."""
+    from PEPit import Expression
+
+    from fedtheory.certify.federated_pep import _register_wrapper
+    from fedtheory.certify.pep import close_sod_pair, sod_start
+
+    from PEPit import PEP
+
+    _register_wrapper()
+    pb = PEP()
+    f1, g, f2, f, xs, fs, x0_pt = sod_start(pb, mu, delta)          # ‖x_0 − x*‖ ≤ 1: values × D² after
+    atoms = {a for _, pt, ga, _ in oracle.calls for a in list(pt) + [ga]} | set(out) | {("x0",)}
+    atoms.discard(("x0",))
+    pts, build = _points(atoms, {})
+    pts[("x0",)] = x0_pt
+    for i, point, ga, _ in oracle.calls:
+        X, G = build(point), build({ga: 1.0})
+        if i == 0:
+            f1.add_point((X, G, Expression()))
+        else:
+            g.add_point((X, 0.5 * (f1.gradient(X) - G), Expression()))
+    xo = build(out)
+    close_sod_pair(pb, f1, f2, [xs, xo], mu)
+    pb.set_performance_metric(f(xo) - fs if measure == "function-value" else (xo - xs) ** 2)
+    built = _Built(pb, [f1, g], xs, [], None, pts)
+    built.build, built.out, built.info = build, out, {}
+    return built
+
+
+# --------------------------------------------------------------------------------------------
+# the PEP's worst case as a quadratic federation, replayed through fedtheory.methods.run
+# --------------------------------------------------------------------------------------------
+
+def _eval_state(method, st, build, n) -> tuple[dict, dict]:
+    server = {v: np.asarray(build(st[v]).eval(), dtype=np.float64) for v in method.server}
+    client = {v: np.stack([np.asarray(build(x).eval(), dtype=np.float64) for x in st[v]]) for v in method.client}
+    return server, client
+
+
+def _affine_round(method, fed, d, n):
+    """The replayed round R(s) = M s + b on the flattened state (server vars, then client vars row by row)."""
+    from fedtheory.methods import run
+
+    N = (len(method.server) + n * len(method.client)) * d
+
+    def unflat(z):
+        st, k = {}, 0
+        for v in method.server:
+            st[v] = z[k:k + d]
+            k += d
+        for v in method.client:
+            st[v] = z[k:k + n * d].reshape(n, d)
+            k += n * d
+        return st
+
+    def flat(st):
+        return np.concatenate([np.asarray(st[v]).ravel() for v in method.server]
+                              + [np.asarray(st[v]).ravel() for v in method.client])
+
+    def R(z):
+        h = run(method, fed, np.zeros(d), 1, state=unflat(z), path="step")
+        return flat(h.state)
+
+    b = R(np.zeros(N))
+    M = np.stack([R(e) - b for e in np.eye(N)], axis=1)
+    return M, b, unflat, flat
+
+
+def _extracted_lower(method, measure, built, n, p, w, mu, L, het, C_scale, rounds, D):
+    """(lower, instance, diagnostics) from the solved quadratic PEP, replayed through fedtheory.methods.run."""
+    from fedtheory.certify.federated_pep import _build as build_fed
+    from fedtheory.certify.federated_pep import _het_scale, _shrink
+    from fedtheory.certify.interpolation import quadratic_interpolant
+    from fedtheory.certify.pep import _data
+    from fedtheory.methods import run
+
+    cs = np.stack([np.asarray(c.eval(), dtype=np.float64) for c in built.cs])
+    lams, vecs, resid = [], [], 0.0
+    for f, c in zip(built.leaves, cs):
+        X, G, _ = _data(f)
+        lam, V = quadratic_interpolant(X - c, G, mu / L, 1.0)
+        lams.append(lam * L)
+        vecs.append(V)
+        resid = max(resid, float(np.abs((X - c) @ (V * lam) @ V.T - G).max() / max(np.abs(G).max(), 1e-300)))
+    lams, vecs = np.array(lams), np.array(vecs)
+    A = np.einsum("nij,nj,nkj->nik", vecs, lams, vecs)
+    d = int(cs.shape[1])
+    prob = build_fed(lams, vecs, A, cs, p)
+    size = _het_scale_centre(prob, het)
+    diag = {"interpolation_residual": resid, "dimension": d, "heterogeneity_per_unit": size}
+    if measure == "rate":
+        sa, ca = _eval_state(method, built.info["sa"], built.build, n)
+        sb, cb = _eval_state(method, built.info["sb"], built.build, n)
+        ha = run(method, prob, np.zeros(d), 1, state={**sa, **ca}, path="step")
+        hb = run(method, prob, np.zeros(d), 1, state={**sb, **cb}, path="step")
+        num = method.state_norm_sq({v: ha.state[v] - hb.state[v] for v in method.server},
+                                   {v: ha.state[v] - hb.state[v] for v in method.client}, p)
+        den = method.state_norm_sq({v: sa[v] - sb[v] for v in method.server},
+                                   {v: ca[v] - cb[v] for v in method.client}, p)
+        inst = {"problem": prob.to_json(), "method": method.name, "hyper": _jsonable(method.hyper),
+                "state_a": _jsonable({**sa, **ca}), "state_b": _jsonable({**sb, **cb}), "source": "pepit-extracted"}
+        return math.sqrt(num / den), inst, diag
+    if measure == "floor":
+        M, b, unflat, flat = _affine_round(method, prob, d, n)
+        N = M.shape[0]
+        rows, rhs = [np.eye(N) - M], [b]
+        for lam in built.info["invariants"]:         # the conserved quantities the PEP imposed, ⊗ I_d
+            lam_full = np.kron(np.asarray(lam), np.eye(d))
+            rows.append(lam_full)
+            rhs.append(np.zeros(d))
+        Z, *_ = np.linalg.lstsq(np.vstack(rows), np.concatenate(rhs), rcond=None)
+        residual = float(np.linalg.norm(M @ Z + b - Z))
+        st = unflat(Z)
+        out = st[method.output] if method.output in method.server else w @ st[method.output]
+        s = C_scale / size
+        value = float(np.linalg.norm(out - prob.x_star())) * s
+        diag["fixed_point_residual"] = residual
+        inst = {"problem": build_fed(lams, vecs, A, cs * s, p).to_json(), "method": method.name,
+                "hyper": _jsonable(method.hyper), "fixed_state": _jsonable({k: np.asarray(v) * s for k, v in st.items()}),
+                "source": "pepit-extracted"}
+        if residual > 1e-8 * (1 + float(np.linalg.norm(Z))):
+            return None, None, diag
+        return value, inst, diag
+    x0 = np.asarray(built.points[("x0",)].eval(), dtype=np.float64)
+    xs = prob.x_star()
+    start = float(np.linalg.norm(x0 - xs))
+    s = C_scale * _shrink(size, start, D / C_scale)
+    sp = build_fed(lams, vecs, A, cs * s, p)
+    h = run(method, sp, x0 * s, int(rounds), path="step")
+    xT = np.asarray(h.x[-1])
+    value = float(sp.loss(xT) - sp.loss(sp.x_star())) if measure == "function-value" else \
+        float(np.linalg.norm(xT - sp.x_star()))
+    inst = {"problem": sp.to_json(), "method": method.name, "hyper": _jsonable(method.hyper),
+            "x0": (x0 * s).tolist(), "rounds": int(rounds), "source": "pepit-extracted"}
+    diag["start_distance_per_unit"] = start
+    return value, inst, diag
+
+
+def _het_scale_centre(prob, het):
+    """Heterogeneity of an instance whose minimizers are not centred: the enclosing radius (C model) or ζ."""
+    from fedtheory.certify.federated_pep import _het_scale
+    from fedtheory.certify.interpolation import enclosing_radius
+
+    if het == "C":
+        return float(enclosing_radius(prob.c)[0])
+    return _het_scale(prob, het)
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (np.floating, np.integer)):
+        return x.item()
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    return repr(x)
+
+
+# --------------------------------------------------------------------------------------------
+# the API
+# --------------------------------------------------------------------------------------------
+
+def _resolve(method: Any, hyper: dict | None, mu: float, L: float) -> Method:
+    from fedtheory.methods import get
+
+    if isinstance(method, Method):
+        if hyper:
+            raise ValueError("hyper goes with a method name, not with a built Method")
+        return method
+    if not isinstance(method, str):
+        raise ValueError(f"method must be a Method or a registered name, got {type(method).__name__}")
+    hyper = dict(hyper or {})
+    if method == "fedsplit" and "s" not in hyper:
+        if not mu > 0:
+            raise ValueError(f"FedSplit's default step 1/sqrt(mu L) needs mu > 0, got mu={mu!r}: give hyper={{'s': ...}}")
+        # FedSplit's best step on F_{μ,L}: the reflected prox is max(|1−sμ|/(1+sμ), |1−sL|/(1+sL))-Lipschitz,
+        # smallest at s = 1/√(μL)
+        hyper["s"] = 1.0 / math.sqrt(mu * L)
+    return get(method, **hyper)
+
+
+def _check(mu, L, clients, p, measure, function_class, C, zeta, rounds, D):
+    for name, v in (("mu", mu), ("L", L)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if function_class == "sod":
+        if not mu >= 0:
+            raise ValueError(f"hypothesis mu >= 0 violated: mu={mu!r}")
+    elif not 0 < mu <= L:
+        raise ValueError(f"hypothesis 0 < mu <= L violated: mu={mu!r}, L={L!r}")
+    if measure not in MEASURES:
+        raise ValueError(f"measure must be one of {MEASURES}, got {measure!r}")
+    if function_class not in CLASSES:
+        raise ValueError(f"function_class must be one of {CLASSES}, got {function_class!r}")
+    if isinstance(clients, bool) or not isinstance(clients, (int, np.integer)) or clients < 2:
+        raise ValueError(f"hypothesis clients >= 2 violated: clients={clients!r} (an integer)")
+    n = int(clients)
+    pp = np.full(n, 1.0 / n) if p is None else np.asarray(p, dtype=np.float64)
+    if pp.shape != (n,) or not np.all(np.isfinite(pp)) or np.any(pp <= 0) or abs(pp.sum() - 1) > 1e-9:
+        raise ValueError(f"hypothesis p_i > 0, sum p_i = 1 over the {n} clients violated: "
+                         f"p={np.asarray(p).tolist()}")
+    if zeta is not None and not (isinstance(zeta, (int, float)) and zeta > 0 and math.isfinite(zeta)):
+        raise ValueError(f"hypothesis zeta > 0 violated: zeta={zeta!r}")
+    if zeta is None and not (isinstance(C, (int, float)) and C > 0 and math.isfinite(C)):
+        raise ValueError(f"hypothesis C > 0 violated: C={C!r}")
+    if measure in ("error", "function-value"):
+        if rounds is None or isinstance(rounds, bool) or int(rounds) != rounds or rounds < 1:
+            raise ValueError(f"measure {measure!r} needs rounds >= 1 (an integer), got rounds={rounds!r}")
+        if D is None or not (D > 0 and math.isfinite(D)):
+            raise ValueError(f"measure {measure!r} needs the start radius D > 0 (||x0 - x*|| <= D), got D={D!r}")
+    if function_class == "sod":
+        if n != 2 or not np.allclose(pp, 0.5, rtol=0, atol=1e-12):
+            raise ValueError(f"the δ-SOD class is written for two clients of weight 1/2: clients={n}, p={pp.tolist()}")
+        if measure not in ("error", "function-value"):
+            raise ValueError(f"the δ-SOD class has measures 'error' and 'function-value', got {measure!r}")
+    return n, pp
+
+
+def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None, measure: str = "rate",
+            function_class: str = "quadratic", C: float = 1.0, zeta: float | None = None, rounds: int | None = None,
+            D: float | None = None, probe_starts: int = 4, probe_dim: int | None = None, seed: int = 0,
+            hyper: dict | None = None, delta: float | None = None) -> Certificate:
+    r"""Certified worst case of ``method`` over n = ``clients`` heterogeneous clients with weights ``p``
+    (default uniform): see the module docstring for the class, the measures and the lower bounds.
+
+    ``method``: a :class:`~fedtheory.methods.ir.Method`, or a registered name with ``hyper`` (the factory's
+    keyword arguments); ``"fedsplit"`` without ``s`` takes s = 1/√(μL). ``value`` is the SDP's value times
+    (1 + SDP_MARGIN) (lengths scale with C or ζ; the function value with their square), ``lower`` the largest
+    replayed lower bound, ``status`` ``"certified"`` or ``"unreliable"`` (then ``value`` is None).
+    ``probe_starts=0`` skips :func:`fedtheory.methods.probe.lower_bound`.
+
+    A hypothesis violated raises ValueError naming it:
+
+    >>> certify("fedavg", mu=2.0, L=1.0, hyper={"K": 2, "gamma": 0.1})
+    Traceback (most recent call last):
+    ...
+    ValueError: hypothesis 0 < mu <= L violated: mu=2.0, L=1.0
+    >>> c = certify("fedavg", mu=1.0, L=10.0, measure="floor", hyper={"K": 2, "gamma": 0.05}, probe_starts=0)
+    >>> c.status, round(c.value, 4), bool(c.gap < 1e-4)
+    ('certified', 0.2623, True)
+    """
+    t0 = time.perf_counter()
+    n, pp = _check(mu, L, clients, p, measure, function_class, C, zeta, rounds, D)
+    sod = function_class == "sod"
+    if sod and not (delta is not None and delta > 0 and math.isfinite(delta)):
+        raise ValueError(f"hypothesis delta > 0 violated: the δ-SOD class needs delta > 0, got delta={delta!r}")
+    if sod and (zeta is not None):
+        raise ValueError("the δ-SOD class measures heterogeneity by delta; zeta does not apply")
+    mu, L = float(mu), float(L)
+    m = _resolve(method, hyper, mu, L)
+    if not m.linear:
+        raise ValueError(f"method {m.name!r} has a nonlinear server rule (ServerMap): its round is not a linear "
+                         "combination of points and gradients, so no PEP is written for it")
+    w = m.aggregation_weights(pp)
+    sc = pp * n if m.weighting == "uniform-view" else np.ones(n)
+    het = "C" if zeta is None else "zeta"
+    scale = float(C if zeta is None else zeta)
+    D_units = None if D is None else float(D) / scale
+    hyp = {"method": m.name, "hyper": _jsonable(m.hyper), "mu": mu, "L": L, "clients": n, "p": pp.tolist(),
+           "C": None if zeta is not None else scale, "zeta": zeta, "measure": measure,
+           "function_class": function_class, "rounds": rounds, "D": D, "weighting": m.weighting, "delta": delta}
+    notes, details = [], {}
+    if measure == "rate" and any(isinstance(op, Scalars) for op in m.round):
+        notes.append("the rate is measured at the first round's host scalars (they change from round to round)")
+    if any(isinstance(op, Prox) and op.solver.kind == "gd" and op.solver.step_size is None for op in m.round):
+        notes.append("inexact prox step 1/(s·L·max_i sc_i + 1) with the class's L (the simulator uses the "
+                     "instance's largest eigenvalue)")
+    upper, solver = None, ""
+    extracted = None
+    try:
+        from fedtheory.certify.pep import _solve_detail
+        from fedtheory.certify.federated_pep import _WRAPPER
+
+        if sod:      # no smoothness and no heterogeneity radius: true gradients (L = 1), ‖x_0 − x*‖ ≤ 1 then × D
+            scale, D_units = float(D), 1.0
+            built = _build(m, measure, n, pp, w, sc, mu, 1.0, het, function_class, rounds, 1.0, delta=delta)
+        else:
+            built = _build(m, measure, n, pp, w, sc, mu, L, het, function_class, rounds, D_units)
+        details["leaf_points"] = [len(f.list_of_points) for f in built.leaves]
+        if measure == "floor":
+            details["eliminated"] = built.info["eliminated"]
+            details["invariants"] = built.info["invariants"]
+        sq, _, solver = _solve_detail(built.pb, wrapper=_WRAPPER)
+        if measure == "function-value":
+            upper = max(sq, 0.0) * scale ** 2
+        elif measure == "rate":
+            upper = math.sqrt(max(sq, 0.0))
+        else:
+            upper = math.sqrt(max(sq, 0.0)) * scale
+        if function_class == "quadratic":
+            # read the worst case back now: PEPit keeps the points in state the next PEP resets
+            try:
+                extracted = _extracted_lower(m, measure, built, n, pp, w, mu, L, het, scale, rounds, D)
+            except (ValueError, np.linalg.LinAlgError) as err:
+                extracted = (None, None, {"error": str(err)})
+    except RuntimeError as err:
+        solver = f"unreliable: {err}"
+        upper = None
+
+    lower, instance = None, None
+    if extracted is not None:
+        details["extraction"] = extracted[2]
+        if extracted[0] is not None:
+            lower, instance = extracted[0], extracted[1]
+            details["extracted_lower"] = lower
+    if sod:
+        notes.append("delta-SOD class: no replayed lower bound here (the probe and the quadratic extraction are "
+                     "written for F_{mu,L} clients); the value is the SDP's upper bound")
+    elif probe_starts:
+        try:
+            from fedtheory.methods.probe import lower_bound
+        except ImportError:
+            notes.append("fedtheory.methods.probe is not available: no probe lower bound")
+        else:
+            try:
+                pv, pinst = lower_bound(m, measure=measure, mu=mu, L=L, p=pp, C=C, zeta=zeta, rounds=rounds, D=D,
+                                        dim=probe_dim, starts=probe_starts, seed=seed, function_class=function_class)
+            except (ValueError, NotImplementedError) as err:     # a measure or method the probe does not cover
+                pv, pinst = None, None
+                notes.append(f"probe lower bound not available: {err}")
+            details["probe_lower"] = pv
+            if pv is not None and (lower is None or pv > lower):
+                lower, instance = pv, pinst
+    if upper is not None:
+        details["sdp_value"] = upper
+        upper *= 1 + SDP_MARGIN
+    status = "certified" if upper is not None else "unreliable"
+    gap = None
+    if upper is not None and lower is not None:
+        gap = (upper - lower) / upper if upper > 0 else 0.0
+        tol = RTOL * upper + 1e-9 * (scale if measure != "function-value" else scale ** 2)
+        if lower > upper + tol:
+            status = "unreliable"
+            notes.append(f"replayed lower bound {lower!r} exceeds the upper bound {upper!r}: the SDP's value is wrong")
+            upper, gap = None, None
+    return Certificate(value=upper, lower=lower, gap=gap, instance=instance, hypotheses=hyp, claim_id=CLAIM_ID,
+                       solver=solver, status=status, seconds=time.perf_counter() - t0, notes="; ".join(notes),
+                       details=details)
