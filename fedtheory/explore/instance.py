@@ -566,16 +566,19 @@ def _registered_hyper(setting: dict) -> dict:
 
 def _registered_scores(problem, names: list, x0: np.ndarray, T: int, summary: dict) -> tuple[list, dict]:
     """(‖x_T − x*‖, setting) of each registered method at each point of its grid on this federation, through
-    :func:`fedtheory.methods.run` (path "auto": the exact spectral path where a round is linear on quadratics),
+    :func:`fedtheory.methods.run` (the exact spectral path on quadratic and least-squares clients, else "auto"),
     and each setting's curve ‖x_t − x*‖, t = 0..T."""
     import fedtheory.methods as fm
     from fedtheory.explore.tuning import hyper_grid
 
     scored, curves = [], {}
+    # the closed forms wherever the clients are quadratic (or least squares): the curve is then exact, and the
+    # step-by-step replay (simulate_instance) checks it against the primitives run literally
+    path = "spectral" if (hasattr(problem, "eigvecs") or hasattr(problem, "to_quadratic")) else "auto"
     for name in names:
         for hyper in hyper_grid(name, summary["mu"], summary["L"]):
             with np.errstate(all="ignore"):
-                h = fm.run(name, problem, x0, T, **hyper)
+                h = fm.run(name, problem, x0, T, path=path, **hyper)
             curve = np.asarray(h.dist, dtype=np.float64)
             s = {"method": name, **hyper, "registered": True, "path": h.path}
             curves[_setting_text(s)] = curve
