@@ -23,7 +23,7 @@ from fedtheory.certify.federated_pep import Certificate
 from fedtheory.explore import tune
 from fedtheory.explore.comparison import compare, compare_certified
 from fedtheory.explore.instance import simulate_instance, tune_instance
-from fedtheory.explore.tuning import hyper_grid, tune_certified
+from fedtheory.explore.tuning import CERTIFIED_ROUNDS_MAX, hyper_grid, tune_certified
 from fedtheory.problems.quadratic import make_quadratic
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,7 +146,7 @@ def test_lookup_between_tabulated_ratios_is_not_below_a_fresh_certificate():
 @pytest.fixture
 def fake_pep(monkeypatch):
     """A stand-in ``fedtheory.methods.pep`` (the real one is written in parallel): records every call; its
-    "certificate" is a deterministic number per setting, "unreliable" for SCAFFOLD with K = 10."""
+    "certificate" is a deterministic number per setting, "unreliable" for SCAFFOLD with K = 5."""
     calls = []
 
     def certify(method, *, mu, L, clients=2, p=None, measure="rate", function_class="quadratic", C=1.0, zeta=None,
@@ -156,7 +156,7 @@ def fake_pep(monkeypatch):
         h = method.hyper
         value = {"fedsplit": 0.5 + h.get("s", 0.0), "scaffold": 2.0 + h.get("gamma", 0.0),
                  "fedavg": 3.0 + h.get("gamma", 0.0)}.get(method.name, 5.0)
-        if method.name == "scaffold" and h.get("K") == 10:
+        if method.name == "scaffold" and h.get("K") == 5:
             return Certificate(1e-3, 1e-4, None, None, {}, "fake/pep", "x", "unreliable", 0.0)
         return Certificate(value, 0.9 * value, 0.1, None, {}, f"fake/pep-{measure}", "x", "certified", 0.0)
 
@@ -169,9 +169,11 @@ def fake_pep(monkeypatch):
 def test_certified_tuning_passes_the_budget_and_class_and_never_picks_an_unreliable_setting(fake_pep):
     adv = tune("scaffold", mu=1.0, L=100.0, C=0.1, D=10.0, rounds=50)
     assert len(fake_pep) == len(hyper_grid("scaffold", 1.0, 100.0))
-    assert all(c["measure"] == "error" and c["rounds"] == 50 and c["D"] == 10.0 and c["C"] == 0.1
+    # the certified horizon is capped (the PEP grows with rounds × K × n), and the advice says so
+    assert all(c["measure"] == "error" and c["rounds"] == CERTIFIED_ROUNDS_MAX and c["D"] == 10.0 and c["C"] == 0.1
                and c["clients"] == 2 and c["p"] is None and c["function_class"] == "quadratic" for c in fake_pep)
-    # the stand-in's "unreliable" K = 10 settings report 1e-3, below every certified value: never chosen
+    assert adv.rounds == CERTIFIED_ROUNDS_MAX and f"first {CERTIFIED_ROUNDS_MAX} of the 50 rounds" in adv.message
+    # the stand-in's "unreliable" K = 5 settings report 1e-3, below every certified value: never chosen
     assert adv.best["K"] == 2 and adv.value == pytest.approx(2.0 + 0.1 / 100) and adv.status == "certified"
     assert [t["value"] is None for t in adv.tried] == [False, False, True, True]
     assert "n = 2 equal-weight clients only" in adv.message
@@ -184,7 +186,8 @@ def test_certified_tuning_with_clients_weights_and_a_given_setting(fake_pep):
     adv = tune_certified("fedsplit", mu=1.0, L=100.0, C=0.1, D=10.0, rounds=20, clients=3,
                          weights=[0.2, 0.3, 0.5], hyper={"s": 0.05})
     assert len(fake_pep) == 1 and fake_pep[0]["clients"] == 3 and fake_pep[0]["p"] == [0.2, 0.3, 0.5]
-    assert adv.best == {"s": 0.05} and "weights (0.2, 0.3, 0.5)" in adv.class_text and adv.message == ""
+    assert adv.best == {"s": 0.05} and "weights (0.2, 0.3, 0.5)" in adv.class_text
+    assert adv.message.startswith(f"certified after the first {CERTIFIED_ROUNDS_MAX} of the 20 rounds")
     with pytest.raises(ValueError, match="after T rounds: give rounds, not eps"):
         tune("fedsplit", mu=1.0, L=100.0, C=0.1, D=10.0, eps=0.1)
     with pytest.raises(ValueError, match="weights must be 3 positive"):
@@ -206,18 +209,6 @@ def test_certified_comparison_ranks_by_the_certified_value(fake_pep):
         compare_certified(["fedsplit", "s-dane"], mu=1.0, L=10.0, D=1.0, rounds=5, C=0.1)
     with pytest.raises(ValueError, match="no derived bound to reach eps"):
         compare(["fedavg", "fedsplit"], mu=1.0, L=10.0, D=1.0, eps=0.1)
-
-
-def test_without_the_pep_module_certificates_say_so_in_one_line(monkeypatch):
-    import importlib.util
-
-    if importlib.util.find_spec("fedtheory.methods.pep") is not None:
-        pytest.skip("fedtheory.methods.pep is present")
-    with pytest.raises(ValueError, match="certificates for fedsplit need fedtheory.methods.pep"):
-        tune("fedsplit", mu=1.0, L=100.0, C=0.1, D=10.0, rounds=50)
-    out = _cli("compare", "fedavg", "fedsplit", "scaffold", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10",
-               "--rounds", "50")
-    assert out.returncode == 2 and "need fedtheory.methods.pep" in out.stderr and "Traceback" not in out.stderr
 
 
 def _cli(*args):
@@ -282,3 +273,15 @@ def test_gd_stays_plain_gradient_descent_whatever_the_certified_table_offers():
     # negative control: fedavg at the same constants does pick a tabulated K > 1 point where one is certified
     if certified.load_table() is not None:
         assert tune("fedavg", mu=1.0, L=100.0, C=0.1, D=10.0, rounds=50, clients=2, lower_bound=False).best["K"] > 1
+
+
+def test_certified_comparison_with_the_real_pep():
+    """compare on real certificates (fedtheory.methods.pep): each value is an upper bound its own instance nearly
+    reaches, and the ranking follows the certified values."""
+    cmp = compare_certified(["fedavg", "fedsplit", "scaffold"], mu=1.0, L=10.0, C=0.1, D=1.0, rounds=1,
+                            hyper={"fedavg": {"K": 2, "gamma": 0.05}, "fedsplit": {"s": 10 ** -0.5},
+                                   "scaffold": {"K": 2, "gamma": 0.05}})
+    values = [cmp.advice[m].value for m in cmp.order]
+    assert all(v is not None for v in values) and values == sorted(values)
+    for a in cmp.advice.values():
+        assert a.status == "certified" and a.lower <= a.value and a.lower >= a.value * (1 - 1e-3)

@@ -239,4 +239,6 @@ def compare_certified(methods: Any, *, mu: float, L: float, D: float, rounds: in
     order = sorted(methods, key=lambda m: (advice[m].value is None, advice[m].value or 0.0, methods.index(m)))
     consts = {"mu": float(mu), "L": float(L), "C": float(C), "D": float(D),
               "clients": next(iter(advice.values())).clients}
-    return CertifiedComparison(constants=consts, rounds=int(rounds), advice=advice, order=order)
+    # the horizon actually certified (tune_certified caps it; every advice says so in its message)
+    return CertifiedComparison(constants=consts, rounds=next(iter(advice.values())).rounds, advice=advice,
+                               order=order)
