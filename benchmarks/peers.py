@@ -281,27 +281,31 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
     fixed_rounds = {"fedtheory"}
     cell: dict = {"n": n, "K": K, "T": T, "gamma": gamma, "L": L, "fedtheory_path_auto": path, "contenders": {}}
 
-    # ---- plan: rounds and repetitions per contender within its budget
+    # ---- plan: rounds and repetitions per contender within its budget. Predictions come from the earlier cells
+    # (cells run in order of growing n·K): per (client · local step) for a round, per client for a set-up.
     plan = {}
     for name in builders:
-        unit = history.get(name)                     # best seconds per (client · local step) seen so far
+        unit, unit_setup = history.get(name), history.get(name + ":setup", 0.0)
         predicted_round = None if unit is None else unit * n * max(K, 1)
+        predicted_setup = unit_setup * n
         if name in fixed_rounds:
-            plan[name] = {"R": T, "repeats": args.repeats}
+            # fedtheory always runs all T rounds, on the path auto picks for T; the warm-up call (1 round, same
+            # path) sizes the repetitions: a spectral call is mostly set-up, a step call costs ~T rounds
+            t1, _ = _cpu(lambda: fedtheory_methods(fed, K, gamma, path=path)(1))
+            est = t1 if path == "spectral" else t1 * T
+            plan[name] = {"R": T, "repeats": int(max(1, min(args.repeats, args.budget // max(est, 1e-9))))}
             continue
         # hand_matmul is never skipped: it is the reference every iterate is checked against
-        if predicted_round is not None and predicted_round > args.budget and name != "hand_matmul":
-            plan[name] = {"skip": True, "predicted_s": predicted_round * T}
+        if predicted_round is not None and predicted_setup + predicted_round > args.budget and name != "hand_matmul":
+            plan[name] = {"skip": True, "predicted_s": predicted_setup + predicted_round * T}
             continue
-        # probe: one round (also the warm-up); its time includes any set-up, so it over-estimates a round
+        # probe: one round (also the warm-up) and, for library calls, the set-up alone (0 rounds)
         t1, _ = _cpu(lambda: builders[name](1))
         t0 = _cpu(lambda: builders[name](0))[0] if name in has_setup else 0.0
         per_round = max(t1 - t0, 1e-9)
         R = int(min(T, max(1, args.budget // max(per_round * args.repeats, 1e-9))))
-        reps = args.repeats if per_round * R * args.repeats <= args.budget else max(1, int(args.budget // (per_round * R)))
+        reps = int(max(1, min(args.repeats, args.budget // max(t0 + per_round * R, 1e-9))))
         plan[name] = {"R": R, "repeats": reps, "t0_probe": t0}
-    # warm-up (imports, first-call costs) outside the timing, on the path the timed call takes
-    fedtheory_methods(fed, K, gamma, path=path)(1)
 
     # ---- interleaved timing, rotated order
     gc.collect()
@@ -333,13 +337,16 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
                "all_seconds": times[nm], "flag_over_budget": t_meas * plan[nm]["repeats"] > args.budget}
         if R < T:
             rec["extrapolated_from_rounds"] = R
-            rec["setup_seconds"] = t_setup
+        if "t0_probe" in plan[nm]:
+            rec["setup_seconds"] = plan[nm]["t0_probe"]      # one 0-round call (x*, the quadratic, ...)
         if nm == "fedtheory":
             finals[nm], rec["path"] = finals[nm]
         cell["contenders"][nm] = rec
-        per_unit = (t_meas - t_setup) / (R * n * max(K, 1))
+        per_unit = (t_meas - plan[nm].get("t0_probe", 0.0)) / (R * n * max(K, 1))
         if nm not in fixed_rounds:
-            history[nm] = min(history.get(nm, math.inf), per_unit)
+            history[nm] = min(history.get(nm, math.inf), max(per_unit, 1e-12))
+            if nm in has_setup:
+                history[nm + ":setup"] = max(history.get(nm + ":setup", 0.0), plan[nm]["t0_probe"] / n)
 
     # ---- the hand reference and the iterate check, after the same number of rounds
     timed = [nm for nm in names]
@@ -561,6 +568,9 @@ def main(argv: list[str] | None = None) -> dict:
             for K in sorted(args.K):
                 c = run_cell(n, K, args.rounds, args, history, have_torch, have_flwr)
                 cells.append(c)
+                if args.json:                        # partial results survive an interrupted run
+                    from fedtheory.sweep import write_json_atomic
+                    write_json_atomic(args.json, result | {"cells": cells, "complete": False}, indent=1, default=float)
                 print(f"n={n} K={K}: " + ", ".join(
                     f"{nm}={r.get('seconds', r.get('predicted_s')):.3g}s{'(skip)' if r.get('skipped') else ''}"
                     for nm, r in c["contenders"].items()), flush=True)
@@ -583,6 +593,7 @@ def main(argv: list[str] | None = None) -> dict:
         result["certificates"] = certificates(args.certify_pepit_K, args.certify_spectral_K, args.certify_repeats)
     result["table"] = table(cells)
     result["elapsed_wall_s"] = time.perf_counter() - started
+    result["complete"] = True
     print(result["table"])
     if "roofline" in result:
         print("\nroofline (fraction of single-thread peak, literal-step paths):")
