@@ -381,6 +381,8 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
         if rec is None or rec.get("skipped") or (nm == "fedtheory" and rec.get("path") != "step"):
             continue
         per_round = (rec["seconds"] - rec.get("setup_seconds", 0.0)) / T
+        if per_round <= 0.05 * rec["seconds"] / T:
+            continue                                 # set-up dominated: the difference of two timings is noise
         rec["gflops"] = flops_round / per_round / 1e9
         rec["gbs"] = bytes_round / per_round / 1e9
     return cell
