@@ -296,8 +296,9 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
             plan[name] = {"R": T, "repeats": int(max(1, min(args.repeats, args.budget // max(est, 1e-9))))}
             continue
         # hand_matmul is never skipped: it is the reference every iterate is checked against
-        if predicted_round is not None and predicted_setup + predicted_round > args.budget and name != "hand_matmul":
-            plan[name] = {"skip": True, "predicted_s": predicted_setup + predicted_round * T}
+        if predicted_setup + (predicted_round or 0.0) > args.budget and name != "hand_matmul":
+            plan[name] = {"skip": True, "predicted_s": predicted_setup + (predicted_round or 0.0) * T,
+                          "predicted_rounds_unknown": predicted_round is None}
             continue
         # probe: one round (also the warm-up) and, for library calls, the set-up alone (0 rounds)
         t1, _ = _cpu(lambda: builders[name](1))
@@ -342,9 +343,12 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
         if nm == "fedtheory":
             finals[nm], rec["path"] = finals[nm]
         cell["contenders"][nm] = rec
-        per_unit = (t_meas - plan[nm].get("t0_probe", 0.0)) / (R * n * max(K, 1))
+        t_rounds = t_meas - plan[nm].get("t0_probe", 0.0)
+        # the latest cell where the rounds (not the set-up) dominate predicts a round; a set-up dominated cell's
+        # difference of two timings is noise (it once predicted ~0 s per round and under-estimated skips)
+        if nm not in fixed_rounds and t_rounds >= 0.5 * t_meas:
+            history[nm] = t_rounds / (R * n * max(K, 1))
         if nm not in fixed_rounds:
-            history[nm] = min(history.get(nm, math.inf), max(per_unit, 1e-12))
             if nm in has_setup:
                 history[nm + ":setup"] = max(history.get(nm + ":setup", 0.0), plan[nm]["t0_probe"] / n)
 
