@@ -20,15 +20,19 @@ Timing: CPU time (``time.process_time``) with ONE BLAS/torch thread, contenders 
 rotated across repetitions), minimum over repetitions. A contender whose cell would exceed ``--budget`` seconds is
 timed on fewer rounds R and scaled to T as t(0) + (t(R) − t(0))·T/R (t(0) is the run with 0 rounds: the
 library's set-up; 0 for the hand/torch/flwr loops), recorded as ``extrapolated_from_rounds``; a contender whose
-single round is predicted (from the previous cells) to exceed the budget is skipped (``skipped``, with the
-prediction). Final iterates are compared with the hand loop's after the same number of rounds (relative
-difference; ``flag_mismatch`` above 1e-12).
+set-up plus one round is predicted (from the previous cells) to exceed the budget is skipped (``skipped``, with
+the prediction; ``hand_matmul``, the reference, and ``fedtheory`` never are). Final iterates are compared with the
+hand loop's after the same number of rounds (relative difference; ``flag_mismatch`` above 1e-12).
+
+The Flower column needs flwr, kept out of the project venv: ``python3 -m venv /work/flwr-venv &&
+/work/flwr-venv/bin/pip install flwr numpy scipy threadpoolctl`` (Python 3.11 like the project venv), then pass
+``--flwr-site``. The contenders must share one process to be interleaved, and that venv has no torch.
 
 Also: a roofline (single-thread float64 GEMM peak, triad bandwidth; achieved GFLOP/s and GB/s of the step
 path's batched mat-vecs), a small T sweep for slopes in T, and certificate timings (``certify_local_update`` vs
 a raw PEPit solve of the same SDP; the spectral engine).
 
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/peers.py --json peers.json                 # full grid (~30 min)
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/peers.py --json peers.json                 # full grid (~25 min, 2 cores)
     PYTHONPATH=$PWD .venv/bin/python benchmarks/peers.py --n 10 100 --K 1 10 --rounds 50 --repeats 3 --json o.json
     ... --flwr-site /work/flwr-venv/lib/python3.11/site-packages      # add the Flower column
     ... --no-certify --no-roofline --t-sweep                          # skip parts
