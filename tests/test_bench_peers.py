@@ -1,0 +1,35 @@
+"""Smoke test of benchmarks/peers.py: it runs on a minimal grid and writes valid JSON (no timing is asserted;
+torch is left out: importing it takes longer than the whole grid)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "peers.py"
+
+
+@pytest.fixture(scope="module")
+def peers():
+    spec = importlib.util.spec_from_file_location("bench_peers", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_peers_minimal_grid_writes_json(peers, tmp_path):
+    out = tmp_path / "peers.json"
+    peers.main(["--n", "2", "--K", "1", "2", "--rounds", "3", "--repeats", "1", "--budget", "2",
+                "--t-sweep", "2", "3", "--t-sweep-cell", "2", "2", "--no-roofline", "--no-certify", "--no-torch",
+                "--json", str(out)])
+    data = json.loads(out.read_text())
+    assert [(c["n"], c["K"]) for c in data["cells"]] == [(2, 1), (2, 2)]
+    for c in data["cells"]:
+        for name in ("fedtheory", "fedtheory_legacy", "hand_einsum", "hand_matmul"):
+            rec = c["contenders"][name]
+            assert rec["seconds"] > 0 and rec["rel_diff_vs_hand"] < 1e-12 and not rec["flag_mismatch"]
+        assert c["contenders"]["fedtheory"]["path"] in ("step", "spectral")
+    assert "fedtheory" in data["slopes"] and data["machine"]["numpy"]
+    assert data["table"].startswith("| n | K |")
