@@ -208,7 +208,9 @@ class _StepSpace(_Space):
         self.rng: Any = None
 
     def broadcast(self, x: Any, rows: Any) -> Any:
-        return x[None, :] + 0 * self.be.zeros((int(rows.shape[0]), self.d))
+        # a read-only view, no copy: every primitive builds new arrays from it
+        m = int(rows.shape[0])
+        return np.broadcast_to(x, (m, self.d)) if self.be.name == "numpy" else x[None, :].expand(m, self.d)
 
     def reduce(self, W: Any, w: Any, rows: Any) -> Any:
         return self.be.einsum("m,mi->i", w, W)
