@@ -418,9 +418,12 @@ class History:
         >>> type(h.loss).__name__, h.loss.shape, h.comm_rounds.tolist()
         ('ndarray', (4,), [0, 1, 2, 3])
         """
-        values = {f: _to_numpy(getattr(self, f)) for f in _DERIVED}
+        # still lazy: what is computed already is converted now, the rest when first read
+        values = {f: _to_numpy(v) for f, v in self._values.items()}
+        derive = {group: (lambda fn=fn: {k: _to_numpy(v) for k, v in fn().items()})
+                  for group, fn in self._derive.items()}
         return History(_to_numpy(self.x), _to_numpy(self.comm_rounds), _to_numpy(self.oracle_calls), self.algo,
-                       self.path, self.backend, self.device, values=values)
+                       self.path, self.backend, self.device, derive=derive, values=values)
 
 
 def _solve_or_nan(be, H: Any, b: Any) -> Any:

@@ -208,9 +208,12 @@ class _StepSpace(_Space):
         self.rng: Any = None
 
     def broadcast(self, x: Any, rows: Any) -> Any:
-        # a read-only view, no copy: every primitive builds new arrays from it
         m = int(rows.shape[0])
-        return np.broadcast_to(x, (m, self.d)) if self.be.name == "numpy" else x[None, :].expand(m, self.d)
+        if self.be.name != "numpy":
+            return x[None, :].expand(m, self.d)
+        out = np.empty((m, self.d))                    # a plain copy: cheaper than broadcast_to's Python wrapper
+        out[...] = x
+        return out
 
     def reduce(self, W: Any, w: Any, rows: Any) -> Any:
         return self.be.einsum("m,mi->i", w, W)
@@ -519,12 +522,18 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     xs = [output(state)]
     work = method.local_work()
     calls = [0]
+    if sampler.M is None:                              # full participation: the same clients and weights every round
+        full_idx = np.arange(n)
+        full_w = be.asarray(space.p_agg)
     for _ in range(rounds):
-        idx_host, w_host = sampler.draw(rng, space.p_agg)
-        idx_host = np.asarray(idx_host)
-        rows = space.all_rows if sampler.M is None else _index(be, idx_host)
-        w = be.asarray(w_host)
-        w_sum = be.asarray(space.p_agg[idx_host])
+        if sampler.M is None:
+            idx_host, rows, w, w_sum = full_idx, space.all_rows, full_w, full_w
+        else:
+            idx_host, w_host = sampler.draw(rng, space.p_agg)
+            idx_host = np.asarray(idx_host)
+            rows = _index(be, idx_host)
+            w = be.asarray(w_host)
+            w_sum = be.asarray(space.p_agg[idx_host])
         env: dict = dict(state)
         local: dict = {}                               # client values of this round's sampled rows
 

@@ -179,9 +179,10 @@ class FiniteSumFederation:
         """
         be = arrays["backend"]
         a, y, mask, counts = arrays["a"], arrays["y"], arrays["mask"], arrays["counts"]
-        rows = _index(be, np.arange(self.n) if clients is None else np.asarray(clients))
         if idx is None:
-            a, y, mask, counts = (a, y, mask, counts) if clients is None else (a[rows], y[rows], mask[rows], counts[rows])
+            if clients is not None:
+                rows = _index(be, np.asarray(clients))
+                a, y, mask, counts = a[rows], y[rows], mask[rows], counts[rows]
             # data that fits in cache: batched BLAS mat-vecs (einsum's loops 1.5-2x slower, measured at 8 MB);
             # beyond it the pass is bandwidth-bound and einsum's single sweep wins (1.2-1.4x at 80 MB). Padded
             # samples are masked only when some client has fewer than m_max samples
@@ -195,6 +196,7 @@ class FiniteSumFederation:
             g = (be.matmul(r[:, None, :], a)[:, 0, :] if self._blas else be.einsum("km,kmd->kd", r, a)) \
                 / counts[:, None]
         else:
+            rows = _index(be, np.arange(self.n) if clients is None else np.asarray(clients))
             ii = _index(be, idx)
             ab, yb = a[rows[:, None], ii], y[rows[:, None], ii]     # (k, B, d), (k, B): only the batch is copied
             u = be.matmul(ab, X[..., None])[..., 0]
