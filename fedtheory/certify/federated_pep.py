@@ -661,18 +661,21 @@ def _quadratic_leaf_class():
     return _QuadraticLeaf
 
 
-def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, eta, momentum, server, rounds, D):
-    """The PEPit problem (units L = 1: f_i/L, γL, α/L, ηL) whose worst case is the squared measure (for
-    ``"function-value"``: the measure itself, in units of L)."""
-    from PEPit import PEP, Expression
+def pep_federation(p, mu: float, L: float, het: str, function_class: str):
+    """A PEPit problem holding n = len(p) clients of the class, in units L = 1 (f_i/L), with heterogeneity:
+    (pb, leaves, x* of Σ p_i f_i, each client's minimizer c_i, the centre o or None).
+
+    ``het="C"``: ‖c_i − o‖ ≤ 1 for a free centre o (lengths in units of C); ``"zeta"``: Σ p_i‖∇f_i(x*)‖² ≤ 1
+    (units of ζ). Shared by every federated PEP (LocalUpdate's here, any method's in
+    :mod:`fedtheory.methods.pep`).
+    """
+    from PEPit import PEP
     from PEPit.functions import SmoothStronglyConvexFunction
 
     _register_wrapper()
     leaf = _quadratic_leaf_class() if function_class == "quadratic" else SmoothStronglyConvexFunction
-    m_, g_, a_, eta_ = mu / L, gamma * L, alpha / L, (eta or 0.0) * L
-    n = len(p)
     pb = PEP()
-    fs = [pb.declare_function(leaf, mu=m_, L=1.0) for _ in range(n)]
+    fs = [pb.declare_function(leaf, mu=mu / L, L=1.0) for _ in range(len(p))]
     F = float(p[0]) * fs[0]
     for pi, f in zip(p[1:], fs[1:]):
         F = F + float(pi) * f
@@ -688,6 +691,17 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
         # units L = 1 divide every gradient by L: Σ p_i‖∇f_i(x*)‖² ≤ 1 reads ≤ 1/L² here
         pb.add_constraint(sum((float(pi) * g ** 2 for pi, g in zip(p[1:], grads[1:])), float(p[0]) * grads[0] ** 2)
                           <= 1.0 / L ** 2)
+    return pb, fs, xs, cs, o
+
+
+def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, eta, momentum, server, rounds, D):
+    """The PEPit problem (units L = 1: f_i/L, γL, α/L, ηL) whose worst case is the squared measure (for
+    ``"function-value"``: the measure itself, in units of L)."""
+    from PEPit import Expression
+
+    m_, g_, a_, eta_ = mu / L, gamma * L, alpha / L, (eta or 0.0) * L
+    n = len(p)
+    pb, fs, xs, cs, o = pep_federation(p, mu, L, het, function_class)
     # the worst case's named points, read back after the solve (_interpolated_worst_case, the extraction)
     named = {"functions": fs, "x_star": xs, "minimizers": cs, "centre": o}
     w = th.weights

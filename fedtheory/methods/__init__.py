@@ -95,6 +95,8 @@ def get(name: str, **hyper: Any) -> Method:
         if hyper:
             raise ValueError("hyperparameters go with a method name, not with a built Method")
         return name
+    if not isinstance(name, str):
+        raise ValueError(f"method must be a Method or a registered name, got {type(name).__name__}")
     if name not in _REGISTRY:
         raise ValueError(f"unknown method {name!r}; known: {', '.join(names())}")
     try:

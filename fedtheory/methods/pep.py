@@ -331,30 +331,9 @@ class _Built:
 
 
 def _new_problem(n, p, mu, L, het, function_class):
-    from PEPit import PEP
-    from PEPit.functions import SmoothStronglyConvexFunction
+    from fedtheory.certify.federated_pep import pep_federation
 
-    from fedtheory.certify.federated_pep import _quadratic_leaf_class, _register_wrapper
-
-    _register_wrapper()
-    leaf = _quadratic_leaf_class() if function_class == "quadratic" else SmoothStronglyConvexFunction
-    pb = PEP()
-    fs = [pb.declare_function(leaf, mu=mu / L, L=1.0) for _ in range(n)]
-    F = float(p[0]) * fs[0]
-    for pi, f in zip(p[1:], fs[1:]):
-        F = F + float(pi) * f
-    xs = F.stationary_point()
-    cs = [f.stationary_point() for f in fs]
-    o = None
-    if het == "C":
-        o = pb.set_initial_point()
-        for c in cs:
-            pb.add_constraint((c - o) ** 2 <= 1.0)
-    else:
-        grads = [f.gradient(xs) for f in fs]
-        # client gradients are L·∇leaf: Σ p_i‖L∇leaf_i(x*)‖² ≤ ζ² = 1 (lengths in units of ζ)
-        pb.add_constraint(_wsum(p, [(L * L) * g ** 2 for g in grads]) <= 1.0)
-    return pb, fs, xs, cs, o
+    return pep_federation(p, mu, L, het, function_class)
 
 
 def _wsum(weights, items):

@@ -84,15 +84,8 @@ SEARCH_GRADIENTS = 3
 
 def _resolve_method(method: Any, hyper: Mapping[str, Any]):
     from fedtheory.methods import get
-    from fedtheory.methods.ir import Method
 
-    if isinstance(method, Method):
-        if hyper:
-            raise ValueError("hyperparameters go with a method name, not with a built Method")
-        return method
-    if not isinstance(method, str):
-        raise ValueError(f"method must be a Method or a registered name, got {type(method).__name__}")
-    return get(method, **hyper)
+    return get(method, **dict(hyper))
 
 
 def _method_spec(m) -> dict:
