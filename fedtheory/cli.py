@@ -169,7 +169,7 @@ def _explore_parser(sub) -> None:
     ins.add_argument("--rounds", type=int, required=True, help="communication rounds T (objective: ‖x_T − x*‖)")
     ins.add_argument("--model", default="least-squares", help="client data model: least-squares (exact) or logistic "
                                                                "(measured on the driver)")
-    ins.add_argument("--l2", type=float, default=0.0, help="ridge λ of client data models (default 0)")
+    ins.add_argument("--l2", type=float, default=0.0, help="ridge λ ≥ 0 added to every client, (λ/2)‖x‖² (default 0)")
     ins.add_argument("--x0", default=None, help="start point: comma-separated numbers or a .npy file (default 0)")
     ins.add_argument("--methods", default="gd,fedavg,fedprox,fomaml",
                      help="comma-separated: gd, fedavg, fedprox, fomaml (exact LocalUpdate model) and/or any registered "
@@ -311,7 +311,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
                         x0 = [float(v) for v in args.x0.split(",") if v.strip()]
                     except ValueError:
                         raise UsageError(f"--x0 must be comma-separated numbers or a .npy file, got {args.x0!r}") from None
-            result = tune_instance(args.federation, rounds=args.rounds, x0=x0, model=args.model,
+            result = tune_instance(args.federation, rounds=args.rounds, x0=x0, model=args.model, l2=args.l2,
                                    methods=[m.strip() for m in args.methods.split(",") if m.strip()],
                                    servers=[m.strip() for m in args.servers.split(",") if m.strip()])
             extra = simulate_instance(result) if args.simulate else None

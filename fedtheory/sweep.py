@@ -733,11 +733,18 @@ class _IsolatedPoint:
         import cloudpickle
 
         payload = cloudpickle.dumps((self.fn, point))
+        env = dict(os.environ)
+        try:                                   # the child reports where it ran (claims' executor records)
+            from distributed import get_worker
+
+            env["FEDTHEORY_DASK_WORKER"] = get_worker().address
+        except (ImportError, ValueError):
+            pass
         why = ""
         for attempt in range(1, self.retries + 2):
             proc = subprocess.Popen([sys.executable, "-c", "from fedtheory.sweep import _isolated_child; "
                                      "_isolated_child()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    start_new_session=True)
+                                    start_new_session=True, env=env)
             try:
                 out, _ = proc.communicate(payload, timeout=self.timeout)
             except subprocess.TimeoutExpired:

@@ -148,3 +148,34 @@ def test_instance_mode_speed_n100_d200(tmp_path):
     adv = tune_instance(tmp_path / "big.npz", rounds=50)
     assert time.process_time() - start < 5.0
     assert adv.exact and np.isfinite(adv.value)
+
+
+def test_bad_federation_files_and_ridge_are_one_line_errors_and_l2_counts(tmp_path):
+    """Issue 24, defects 8-9: an empty A, complex A or a ragged CSV was an 'internal error'; --l2 was ignored for
+    a quadratic and a negative ridge accepted."""
+    from fedtheory.cli import main
+    from fedtheory.explore.instance import load_federation
+
+    np.savez(tmp_path / "zero.npz", A=np.zeros((0, 3, 3)), c=np.zeros((0, 3)))
+    np.savez(tmp_path / "cplx.npz", A=np.stack([np.eye(2) * (1 + 1j)] * 2), c=np.zeros((2, 2)))
+    (tmp_path / "ragged.csv").write_text("client,y,f1,f2\n0,1.0,2.0,3.0\n1,2.0,1.0\n")
+    for name, msg in (("zero.npz", r"A must have shape \(n, d, d\) with n, d >= 1, got \(0, 3, 3\)"),
+                      ("cplx.npz", "A must be real, got complex entries"),
+                      ("ragged.csv", "line 3 has 3 cells, the header has 4")):
+        with pytest.raises(ValueError, match=msg):
+            load_federation(tmp_path / name)
+    q = make_quadratic(3, 2, mu=1.0, L=5.0, seed=0)
+    np.savez(tmp_path / "q.npz", A=q.A, c=q.c)
+    ridge = load_federation(tmp_path / "q.npz", l2=10.0)
+    np.testing.assert_allclose(ridge.A, q.A + 10.0 * np.eye(2), atol=1e-12)
+    # the ridge's minimizers: ∇(f_i + 5‖x‖²) = A_i(x − c_i) + 10x vanishes at (A_i + 10I)^{-1}A_ic_i
+    np.testing.assert_allclose(np.einsum("nij,nj->ni", q.A, ridge.c - q.c) + 10.0 * ridge.c, 0, atol=1e-12)
+    with pytest.raises(ValueError, match=r"l2 \(ridge\) must be a finite number >= 0, got -5.0"):
+        load_federation(tmp_path / "q.npz", l2=-5.0)
+    outs = []
+    for l2 in ("0", "1000"):
+        out = tmp_path / f"r{l2}.json"
+        assert main(["explore", "instance", str(tmp_path / "q.npz"), "--rounds", "5", "--l2", l2,
+                     "--json", str(out)]) == 0
+        outs.append(out.read_text())
+    assert outs[0] != outs[1]

@@ -317,6 +317,9 @@ def _record(claim: Claim, evidence: Evidence, seconds: float, missing: list[str]
 
 def _executor(parent_pid: int) -> dict:
     """Where this unit of work runs: a Dask worker's address, or this process's id."""
+    isolated_on = os.environ.get("FEDTHEORY_DASK_WORKER")   # a point's own process on a Dask worker (sweep)
+    if isolated_on:
+        return {"kind": "dask", "worker": isolated_on}
     if "distributed" in sys.modules:
         try:
             from distributed import get_worker

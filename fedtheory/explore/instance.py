@@ -30,6 +30,7 @@ run on the driver and the figures are *measured*, not derived.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,9 +60,17 @@ def _quadratic_fast(A: np.ndarray, c: np.ndarray, p: Any):
 
     from fedtheory.problems.quadratic import QuadraticFederation
 
-    A = np.asarray(A, dtype=np.float64)
-    if A.ndim != 3 or A.shape[1] != A.shape[2]:
-        raise ValueError(f"A must have shape (n, d, d), got {A.shape}")
+    A, c = np.asarray(A), np.asarray(c)
+    for name, arr in (("A", A), ("c", c)):
+        if np.iscomplexobj(arr):
+            raise ValueError(f"{name} must be real, got complex entries (dtype {arr.dtype})")
+        if not np.issubdtype(arr.dtype, np.number):
+            raise ValueError(f"{name} must hold numbers, got dtype {arr.dtype}")
+    A, c = A.astype(np.float64), c.astype(np.float64)
+    if A.ndim != 3 or A.shape[1] != A.shape[2] or A.shape[0] < 1 or A.shape[1] < 1:
+        raise ValueError(f"A must have shape (n, d, d) with n, d >= 1, got {A.shape}")
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(c))):
+        raise ValueError("A and c must be finite (no inf or nan)")
     A = 0.5 * (A + np.swapaxes(A, 1, 2))
     n = A.shape[0]
     p = np.full(n, 1.0 / n) if p is None else np.asarray(p, dtype=np.float64).ravel()
@@ -74,6 +83,16 @@ def _quadratic_fast(A: np.ndarray, c: np.ndarray, p: Any):
         raise ValueError(f"A[{int(bad[0])}] is not positive definite (smallest eigenvalue {float(q.eigvals[bad[0], 0])!r}); "
                          f"instance mode needs strongly convex clients")
     return q
+
+
+def _ridge(q: Any, l2: float):
+    """Each client with the ridge term (l2/2)‖x‖² added: A_i + l2·I, minimizer (A_i + l2·I)^{-1}A_ic_i."""
+    if l2 == 0:
+        return q
+    eye = np.eye(q.d)
+    A = q.A + l2 * eye
+    c = np.linalg.solve(A, np.einsum("nij,nj->ni", q.A, q.c)[..., None])[..., 0]
+    return _quadratic_fast(A, c, q.p)
 
 
 def _client_arrays(data: Any) -> tuple[list, list] | None:
@@ -116,11 +135,17 @@ def load_federation(source: Any, *, model: str = "least-squares", l2: float = 0.
 
     if model not in ("least-squares", "logistic"):
         raise ValueError(f"model must be 'least-squares' or 'logistic', got {model!r}")
+    try:
+        l2 = float(l2)
+    except (TypeError, ValueError):
+        raise ValueError(f"l2 (ridge) must be a number >= 0, got {l2!r}") from None
+    if not (math.isfinite(l2) and l2 >= 0):
+        raise ValueError(f"l2 (ridge) must be a finite number >= 0, got {l2!r}")
     if isinstance(source, QuadraticFederation):
-        return source
+        return _ridge(source, l2)
     if isinstance(source, LeastSquaresFederation):
         q = source.to_quadratic()
-        return _quadratic_fast(q.A, q.c, q.p)
+        return _ridge(_quadratic_fast(q.A, q.c, q.p), l2)
     if isinstance(source, FiniteSumFederation):
         return source
     import os
@@ -139,7 +164,7 @@ def load_federation(source: Any, *, model: str = "least-squares", l2: float = 0.
         if "A" in data:
             if "c" not in data:
                 raise ValueError(f"{path}: a quadratic federation needs both A (n,d,d) and c (n,d)")
-            return _quadratic_fast(data["A"], np.asarray(data["c"], dtype=np.float64), p)
+            return _ridge(_quadratic_fast(data["A"], data["c"], p), l2)
         arrays = _client_arrays(data)
         if arrays is None:
             raise ValueError(f"{path}: expected keys A and c (quadratic) or X_0, y_0, X_1, y_1, ... (client data)")
@@ -156,6 +181,9 @@ def load_federation(source: Any, *, model: str = "least-squares", l2: float = 0.
             raise ValueError(f"{path}: the header needs a 'client' column and a 'y' column, got {head}")
         ci, yi = head.index("client"), head.index("y")
         feats = [j for j in range(len(head)) if j not in (ci, yi)]
+        for k, r in enumerate(rows[1:], start=2):
+            if r and len(r) != len(head):
+                raise ValueError(f"{path}: line {k} has {len(r)} cells, the header has {len(head)}")
         try:
             table = np.array([[float(r[j]) for j in range(len(head))] for r in rows[1:] if r], dtype=np.float64)
         except ValueError as exc:
@@ -465,10 +493,11 @@ def _distinct(scored: list, count: int) -> list:
 
 def tune_instance(federation: Any, *, rounds: int = 50, x0: Any = None, methods: Any = ("gd", "fedavg", "fedprox", "fomaml"),
                   servers: Any = SERVERS, settings: list[dict] | None = None, worst_case: bool = True,
-                  model: str = "least-squares") -> InstanceAdvice:
+                  model: str = "least-squares", l2: float = 0.0) -> InstanceAdvice:
     """The best LocalUpdate setting for ``rounds`` rounds on ``federation`` (see the module docstring).
 
-    ``federation``: anything :func:`load_federation` takes. ``x0``: the start (default 0). ``methods``: names of
+    ``federation``: anything :func:`load_federation` takes (``model``, ``l2``: how client data and a ridge are
+    read). ``x0``: the start (default 0). ``methods``: names of
     :data:`INSTANCE_METHODS` (the exact LocalUpdate model below) and/or any registered method
     (:func:`fedtheory.methods.names`: fedsplit, scaffold, sdane, ...), each run through :func:`fedtheory.methods.run`
     on this federation at every point of its small grid (:func:`fedtheory.explore.tuning.hyper_grid` at the
@@ -488,11 +517,11 @@ def tune_instance(federation: Any, *, rounds: int = 50, x0: Any = None, methods:
 
     # many small LAPACK calls and one GEMM per setting: threads on shared cores cost more than they save
     with threadpool_limits(limits=1):
-        return _tune_instance(federation, rounds, x0, methods, servers, settings, worst_case, model)
+        return _tune_instance(federation, rounds, x0, methods, servers, settings, worst_case, model, l2)
 
 
-def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_case, model) -> InstanceAdvice:
-    problem = load_federation(federation, model=model)
+def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_case, model, l2=0.0) -> InstanceAdvice:
+    problem = load_federation(federation, model=model, l2=l2)
     if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or not 1 <= rounds <= 10**5:
         raise ValueError(f"rounds must be an integer in [1, 100000], got {rounds!r}")
     T = int(rounds)
