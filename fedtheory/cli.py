@@ -30,6 +30,7 @@ fedtheory 0.1.0
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -86,20 +87,62 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the magnitudes a constant of the explorer may take: beyond them products such as L·D² or L/μ·K leave float64
+REAL_RANGE = (1e-150, 1e150)
+#: spectral relaxation pieces: each adds a few moment variables to the SDP (4096 is minutes already)
+MAX_PIECES = 4096
+
+
+def _real(text: str) -> float:
+    """An explorer constant: a finite number, 0 or of magnitude within :data:`REAL_RANGE` (argparse type).
+
+    >>> _real("2.5"), _real("0")
+    (2.5, 0.0)
+    >>> _real("1e308")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 1e308 is out of range: give 0 or a magnitude in [1e-150, 1e+150] (float64 products of the constants overflow beyond)
+    """
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"{text} is not finite")
+    if v != 0 and not (REAL_RANGE[0] <= abs(v) <= REAL_RANGE[1]):
+        raise argparse.ArgumentTypeError(f"{text} is out of range: give 0 or a magnitude in [{REAL_RANGE[0]:g}, "
+                                         f"{REAL_RANGE[1]:g}] (float64 products of the constants overflow beyond)")
+    return v
+
+
+def _count(lo: int, hi: int):
+    """An argparse type: an integer in [lo, hi]."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{v} is not in [{lo}, {hi}]")
+        return v
+    parse.__name__ = "integer"
+    return parse
+
+
 def _explore_parser(sub) -> None:
     """``fedtheory explore frontier|tune|compare|instance|oracle|page``: the explorer (fedtheory.explore)."""
     explore = sub.add_parser("explore", help="explore trade-offs: frontier, tune, compare, instance, oracle, page")
     what = explore.add_subparsers(dest="explore_command", parser_class=_Parser)
 
     def constants(p: argparse.ArgumentParser, *, C: bool = True, D: bool = True, delta: bool = False) -> None:
-        p.add_argument("--mu", type=float, required=True, help="strong convexity μ (Assumption 1)")
-        p.add_argument("--L", type=float, required=True, help="smoothness L (Assumption 1)")
+        p.add_argument("--mu", type=_real, required=True, help="strong convexity μ (Assumption 1)")
+        p.add_argument("--L", type=_real, required=True, help="smoothness L (Assumption 1)")
         if C:
-            p.add_argument("--C", type=float, default=0.0, help="heterogeneity: ‖c_i‖ ≤ C (Assumption 2; default 0)")
+            p.add_argument("--C", type=_real, default=0.0, help="heterogeneity: ‖c_i‖ ≤ C (Assumption 2; default 0)")
         if D:
-            p.add_argument("--D", type=float, required=True, help="initial distance ‖x_0 − x*‖")
+            p.add_argument("--D", type=_real, required=True, help="initial distance ‖x_0 − x*‖")
         if delta:
-            p.add_argument("--delta-A", type=float, default=None, help="δ_A-SOD constant (DANE family)")
+            p.add_argument("--delta-A", type=_real, default=None, help="δ_A-SOD constant (DANE family)")
 
     def klass(p: argparse.ArgumentParser) -> None:
         p.add_argument("--class", dest="function_class", default="general", metavar="d1|commuting|general",
@@ -111,7 +154,7 @@ def _explore_parser(sub) -> None:
     def outputs(p: argparse.ArgumentParser) -> None:
         p.add_argument("--json", metavar="FILE", help="write the result as JSON")
         p.add_argument("--plot", metavar="FILE", help="write the plot (png, svg or pdf)")
-        p.add_argument("--rows", type=int, default=30, metavar="N", help="rows shown in the table (default 30)")
+        p.add_argument("--rows", type=_count(1, 10_000), default=30, metavar="N", help="rows shown in the table (default 30)")
 
     fr = what.add_parser("frontier", help="the (rho, Delta) frontier along a swept hyperparameter")
     constants(fr, C=False, D=False)
@@ -119,12 +162,12 @@ def _explore_parser(sub) -> None:
     fr.add_argument("--weights", default=None, help="custom Theta: comma-separated theta_1,...,theta_K")
     fr.add_argument("--server", default="gd", help="gd, nesterov or heavy_ball")
     fr.add_argument("--sweep", default="K", help="K, gamma or alpha")
-    fr.add_argument("--alpha", type=float, default=0.0, help="proximal weight α (fixed unless swept)")
-    fr.add_argument("--gamma", type=float, default=None, help="client rate γ (fixed unless swept; default 1/(2(L+α)))")
+    fr.add_argument("--alpha", type=_real, default=0.0, help="proximal weight α (fixed unless swept)")
+    fr.add_argument("--gamma", type=_real, default=None, help="client rate γ (fixed unless swept; default 1/(2(L+α)))")
     fr.add_argument("--K", type=int, default=None, help="local steps K (fixed unless swept; default 100)")
-    fr.add_argument("--lo", type=float, default=None, help="sweep start")
-    fr.add_argument("--hi", type=float, default=None, help="sweep end")
-    fr.add_argument("--points", type=int, default=400, help="sweep points (log-spaced)")
+    fr.add_argument("--lo", type=_real, default=None, help="sweep start")
+    fr.add_argument("--hi", type=_real, default=None, help="sweep end")
+    fr.add_argument("--points", type=_count(2, 100_000), default=400, help="sweep points (log-spaced)")
     klass(fr)
     outputs(fr)
 
@@ -134,8 +177,8 @@ def _explore_parser(sub) -> None:
                                    "after --rounds, fedtheory.methods.pep)")
     constants(tn, delta=True)
     tn.add_argument("--rounds", type=int, default=None, help="budget: communication rounds")
-    tn.add_argument("--work", type=float, default=None, help="budget: local gradient evaluations per client")
-    tn.add_argument("--eps", type=float, default=None, help="budget: target accuracy ‖x − x*‖ ≤ eps")
+    tn.add_argument("--work", type=_real, default=None, help="budget: local gradient evaluations per client")
+    tn.add_argument("--eps", type=_real, default=None, help="budget: target accuracy ‖x − x*‖ ≤ eps")
     tn.add_argument("--momentum", default="gd", help="server of local-update methods: gd, nesterov or heavy_ball")
     tn.add_argument("--simulate", action="store_true",
                     help="run the advice on the driver on random and adversarial instances of its class")
@@ -151,7 +194,7 @@ def _explore_parser(sub) -> None:
     cp.add_argument("method_list", nargs="*", metavar="METHOD",
                     help="methods to compare (or --methods); registered ones (fedsplit, scaffold, ...) need --rounds")
     constants(cp, delta=True)
-    cp.add_argument("--eps", type=float, default=None, help="target accuracy ‖x − x*‖ ≤ eps (derived bounds)")
+    cp.add_argument("--eps", type=_real, default=None, help="target accuracy ‖x − x*‖ ≤ eps (derived bounds)")
     cp.add_argument("--rounds", type=int, default=None,
                     help="rank by the certified worst case ‖x_T − x*‖ after T rounds (fedtheory.methods.pep)")
     cp.add_argument("--methods", default=None, help="comma-separated methods (default: all with --eps)")
@@ -169,7 +212,7 @@ def _explore_parser(sub) -> None:
     ins.add_argument("--rounds", type=int, required=True, help="communication rounds T (objective: ‖x_T − x*‖)")
     ins.add_argument("--model", default="least-squares", help="client data model: least-squares (exact) or logistic "
                                                                "(measured on the driver)")
-    ins.add_argument("--l2", type=float, default=0.0, help="ridge λ ≥ 0 added to every client, (λ/2)‖x‖² (default 0)")
+    ins.add_argument("--l2", type=_real, default=0.0, help="ridge λ ≥ 0 added to every client, (λ/2)‖x‖² (default 0)")
     ins.add_argument("--x0", default=None, help="start point: comma-separated numbers or a .npy file (default 0)")
     ins.add_argument("--methods", default="gd,fedavg,fedprox,fomaml",
                      help="comma-separated: gd, fedavg, fedprox, fomaml (exact LocalUpdate model) and/or any registered "
@@ -185,10 +228,11 @@ def _explore_parser(sub) -> None:
                                  ("L2", float, "Hölder constant in data"), ("B", float, "bound of the loss"),
                                  ("epsilon", float, "target F − F* ≤ ε"), ("gap", float, "F(θ0) − F*"),
                                  ("m", int, "clients"), ("phi", float, "communication-to-computation cost φ")):
-        orc.add_argument(f"--{name}", type=kind, required=True, help=helptext)
+        orc.add_argument(f"--{name}", type=_real if kind is float else _count(1, 10 ** 9), required=True,
+                         help=helptext)
     orc.add_argument("--s", type=int, default=1, help="FedLRGD's server samples s (default 1)")
-    orc.add_argument("--tau", type=float, default=1.0, help="participation fraction τ (default 1)")
-    orc.add_argument("--C", type=float, default=1.0, help="the constant C of Lemma 3 / Theorem 3 (default 1)")
+    orc.add_argument("--tau", type=_real, default=1.0, help="participation fraction τ (default 1)")
+    orc.add_argument("--C", type=_real, default=1.0, help="the constant C of Lemma 3 / Theorem 3 (default 1)")
     outputs(orc)
 
     pg = what.add_parser("page", help="write the standalone interactive HTML page")
@@ -202,13 +246,13 @@ def _certify_parser(what) -> None:
     ce.add_argument("method", help="any registered method (fedsplit, scaffold, dane, sdane, acc-sdane, local-update, "
                                    "fedavg, fedprox, ...) or fomaml; fedavg/fedprox/fomaml use their dedicated "
                                    "certificate unless --compiled")
-    ce.add_argument("--mu", type=float, required=True, help="strong convexity μ")
-    ce.add_argument("--L", type=float, required=True, help="smoothness L")
+    ce.add_argument("--mu", type=_real, required=True, help="strong convexity μ")
+    ce.add_argument("--L", type=_real, required=True, help="smoothness L")
     ce.add_argument("--K", type=int, default=None, help="local steps K (fedavg, fedprox, fomaml, scaffold, ...)")
-    ce.add_argument("--gamma", type=float, default=None, help="client step γ (γ < 1/(L + α))")
-    ce.add_argument("--alpha", type=float, default=None, help="proximal weight α (fedprox)")
-    ce.add_argument("--s", type=float, default=None, help="FedSplit's prox step s (default 1/√(μL))")
-    ce.add_argument("--lam", type=float, default=None, help="λ of DANE / S-DANE / Acc-S-DANE")
+    ce.add_argument("--gamma", type=_real, default=None, help="client step γ (γ < 1/(L + α))")
+    ce.add_argument("--alpha", type=_real, default=None, help="proximal weight α (fedprox)")
+    ce.add_argument("--s", type=_real, default=None, help="FedSplit's prox step s (default 1/√(μL))")
+    ce.add_argument("--lam", type=_real, default=None, help="λ of DANE / S-DANE / Acc-S-DANE")
     ce.add_argument("--option", default=None, help="SCAFFOLD's control-variate option, I or II")
     ce.add_argument("--hyper", action="append", default=None, metavar="KEY=VALUE",
                     help="any other hyperparameter of the method (repeat)")
@@ -216,23 +260,23 @@ def _certify_parser(what) -> None:
                     help="fedavg/fedprox: use the PEP compiled from the method's description")
     ce.add_argument("--clients", type=int, default=None, help="number of clients n (default 2, or the weights' count)")
     ce.add_argument("--weights", default=None, help="client weights p1,p2,... (positive, summing to 1)")
-    ce.add_argument("--C", type=float, default=1.0, help="heterogeneity ‖c_i − o‖ ≤ C (default 1)")
-    ce.add_argument("--zeta", type=float, default=None, help="use Σp_i‖∇f_i(x*)‖² ≤ ζ² instead of C")
-    ce.add_argument("--delta", type=float, default=None, help="δ of the δ-SOD class (--class sod, compiled PEP)")
+    ce.add_argument("--C", type=_real, default=1.0, help="heterogeneity ‖c_i − o‖ ≤ C (default 1)")
+    ce.add_argument("--zeta", type=_real, default=None, help="use Σp_i‖∇f_i(x*)‖² ≤ ζ² instead of C")
+    ce.add_argument("--delta", type=_real, default=None, help="δ of the δ-SOD class (--class sod, compiled PEP)")
     ce.add_argument("--measure", default="floor", help="floor, rate, error or function-value (default floor)")
     ce.add_argument("--class", dest="function_class", default="quadratic", help="quadratic, smooth-strongly-convex or sod")
-    ce.add_argument("--eta", type=float, default=None, help="server step η")
+    ce.add_argument("--eta", type=_real, default=None, help="server step η")
     ce.add_argument("--server", default=None, help="gd, heavy_ball or nesterov (local-update family)")
-    ce.add_argument("--momentum", type=float, default=None, help="server momentum β (local-update family)")
+    ce.add_argument("--momentum", type=_real, default=None, help="server momentum β (local-update family)")
     ce.add_argument("--rounds", type=int, default=None, help="rounds T (error, function-value)")
-    ce.add_argument("--D", type=float, default=None, help="‖x_0 − x*‖ ≤ D (error, function-value)")
+    ce.add_argument("--D", type=_real, default=None, help="‖x_0 − x*‖ ≤ D (error, function-value)")
     ce.add_argument("--commuting", action="store_true",
                     help="d = 1 / commuting clients (two clients, floor): branch-and-bound certificate")
     ce.add_argument("--free-weights", action="store_true", help="with --commuting: the sup over the weights p too")
     ce.add_argument("--engine", default=None,
                     help="spectral or pepit (default: spectral for quadratic floor/rate/error, else pepit; pepit also "
                          "extracts its worst case as a lower bound)")
-    ce.add_argument("--pieces", type=int, default=16, help="spectral relaxation pieces (default 16)")
+    ce.add_argument("--pieces", type=_count(1, MAX_PIECES), default=16, help="spectral relaxation pieces (default 16)")
     ce.add_argument("--probe-starts", type=int, default=4, help="starts of the compiled PEP's lower-bound probe")
     ce.add_argument("--seed", type=int, default=0, help="seed of the lower-bound probe")
     ce.add_argument("--json", metavar="FILE", help="write the certificate as JSON")

@@ -234,3 +234,25 @@ def test_frontier_with_custom_weights(tmp_path):
     assert out.returncode == 0, out.stderr
     bad = _run("frontier", "--mu", "1", "--L", "10", "--theta", "custom", "--weights", "1,x")
     assert bad.returncode == 2 and "--weights must be comma-separated numbers" in bad.stderr
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["certify", "fedavg", "--mu", "1", "--L", "1e308", "--K", "2", "--gamma", "1e-309"], "argument --L: 1e308 is out"),
+    (["certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05", "--pieces", "0"],
+     "argument --pieces: 0 is not in [1, 4096]"),
+    (["certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05", "--pieces", "10000000"],
+     "argument --pieces: 10000000 is not in [1, 4096]"),
+    (["tune", "fedavg", "--mu", "1", "--L", "1e308", "--D", "1e308", "--rounds", "5"], "argument --L: 1e308 is out"),
+    (["tune", "fedavg", "--mu", "1", "--L", "10", "--D", "1", "--rounds", "5", "--rows", "-1"],
+     "argument --rows: -1 is not in [1, 10000]"),
+    (["oracle", "--d", "1", "--p", "1", "--eta", "1e308", "--alpha", "1", "--L1", "2", "--mu", "1", "--L2", "1", "--B",
+      "1", "--epsilon", "0.5", "--gap", "0", "--m", "10", "--phi", "100"], "argument --eta: 1e308 is out"),
+])
+def test_explore_constants_out_of_float64_range_and_bad_counts_are_one_line(argv, needle, capsys):
+    """Issue 24, defects 10-11: overflowing constants were 'internal error' (IndexError, OverflowError), and
+    --pieces 0, --pieces 10⁷ (unbounded work) and --rows -1 were accepted."""
+    from fedtheory.cli import main
+
+    assert main(["explore", *argv]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "internal error" not in err and len(err.strip().splitlines()) == 1
