@@ -292,9 +292,10 @@ def _random_instance(rng, fast: bool = True, **overrides) -> Instance:
               r"$\mathbb E\|\nabla F_p(w;\zeta)\|^2\le\kappa_f$ for all $w$, $p$ — on the problems every simulation here uses, with "
               r"$f_{\rm low}=0$, $L_{\nabla f}=\max_p\lambda_{\max}(A_p^\top A_p/m_p)/4$, $\kappa_f=M_f=\max_p\frac1{m_p}\sum_j\|a_j\|^2$.",
     kind="probe",
-    controls=[Control("lipschitz-0.6", "0.6·L_∇f: false a priori, L_∇f = max_p λ_max(A_pᵀA_p/m_p)/4 is the Hessian's norm at "
-                      "w = 0 (σ′(0) = 1/4), so pairs near 0 reach ratio → 1/0.6; random pairs (ratio ≤ 0.17) do not find them, "
-                      "the probe must", {"lipschitz_factor": 0.6})],
+    controls=[Control("lipschitz-0.6", "0.6·L_∇f: false, L_∇f = max_p λ_max(A_pᵀA_p/m_p)/4 is the Hessian's norm at "
+                      "w = 0 (σ′(0) = 1/4); the check evaluates the pair ±10⁻³v along the top eigenvector on every run, "
+                      "where the ratio is 1/0.6·(1 − O(10⁻⁶)) > 1: it fires by construction, at any seed",
+                      {"lipschitz_factor": 0.6})],
 )
 def assumption_3(ctx):
     rng = ctx.rng
@@ -333,10 +334,18 @@ def assumption_3(ctx):
 
     r1 = probe(lip, Custom(2 * fed.d, lambda z: z), seed=rng, n_random=64, n_starts=3, maxiter=150 if not ctx.full else 600)
     r2 = probe(mom, Custom(fed.d, lambda z: z * 5), seed=rng, n_random=64, n_starts=3, maxiter=150 if not ctx.full else 600)
+    # the attaining pair, every run: ±εv around w = 0 along the top eigenvector v of the client with the largest
+    # λ_max(A_pᵀA_p/m_p) — the secant slope is σ′(0)λ_max(1 − O(ε²)), so the ratio is 1 − O(1e-6) at ε = 1e-3
+    # (rounding ≲ 1e-13): a constant tightened by any factor < 1 − 1e-6 fails here by construction, at any seed
+    gram = np.einsum("pmd,pme->pde", fed.a, fed.a) / fed.counts[:, None, None]
+    top = int(np.argmax(np.linalg.eigvalsh(gram)[:, -1]))
+    v = np.linalg.eigh(gram[top])[1][:, -1]
+    attained = lip(np.concatenate([1e-3 * v, -1e-3 * v]))
     tol = 1e-12
-    ok = (max(worst["lipschitz"], r1.worst_value) <= 1 + tol and max(worst["second_moment"], r2.worst_value) <= 1 + tol
+    ok = (max(worst["lipschitz"], r1.worst_value, attained) <= 1 + tol and max(worst["second_moment"], r2.worst_value) <= 1 + tol
           and worst["variance"] <= 1 + tol and worst["unbiased"] <= 1e-13 and worst["below"] <= 0)
     return ctx.decide(ok, measured={**{f"random_{k}": v for k, v in worst.items()}, "probe_lipschitz_ratio": r1.worst_value,
+                                    "attaining_pair_lipschitz_ratio": attained,
                                     "probe_second_moment_ratio": r2.worst_value},
                       tolerance={"ratios": "≤ 1 + 1e-12 (float64 evaluation of exact bounds)", "unbiased": 1e-13},
                       counterexample=None if ok else {"worst": worst},
