@@ -256,3 +256,19 @@ def test_explore_constants_out_of_float64_range_and_bad_counts_are_one_line(argv
     assert main(["explore", *argv]) == 2
     err = capsys.readouterr().err
     assert needle in err and "internal error" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_long_budget_is_simulated_to_float64_resolution_and_not_failed_by_rounding(tmp_path):
+    """Issue 24, defect 12: `tune … --rounds 100000 --simulate --class d1` ended 'FAILED CLAIM' (exit 1) from rounds
+    where the bound is below float64 resolution, having simulated an unexplained 2,000 of 100,000 rounds. It now
+    simulates up to the round where the bound drops below resolution, says so, and rounding decides nothing."""
+    from fedtheory.cli import main
+
+    out = tmp_path / "t.json"
+    assert main(["explore", "tune", "fedavg", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10", "--rounds",
+                 "100000", "--simulate", "--class", "d1", "--json", str(out)]) == 0
+    sim = json.loads(out.read_text())["simulation"]
+    assert sim["holds"] is True and sim["max_ratio"] <= 1.0
+    T = len(sim["rounds"]) - 1
+    assert f"simulated rounds 0..{T} of the 100000 asked for" in sim["extra"]["horizon"]
+    assert "below float64 resolution" in sim["extra"]["horizon"] and T < 100000
