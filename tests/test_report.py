@@ -388,5 +388,5 @@ def test_check_refuses_an_unwritable_report_destination_before_any_work(tmp_path
     start = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "fedtheory", "check", "verify", "--report", "/proc/site"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2 and "--report /proc/site: cannot write in /proc" in run.stderr
+    assert run.returncode == 2 and "cannot write the report to /proc/site (--report): cannot write in /proc" in run.stderr
     assert time.monotonic() - start < 30 and "Traceback" not in run.stderr

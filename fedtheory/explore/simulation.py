@@ -355,14 +355,11 @@ def simulate(advice, *, seed: Any = 0, rounds: int | None = None, adversarial: b
     predicted = np.asarray(g.error_after(t[:, None]))[:, 0]
     scale0 = float(np.linalg.norm(x0) + np.linalg.norm(q.x_star()))
     below = np.flatnonzero(predicted[1:] < _SLACK_PER_ROUND * (t[1:] + 1) * 2 * scale0)
-    T = min(T_asked, SIM_MAX_ROUNDS, int(below[0]) + 1 if below.size else T_asked)
+    T = min(T_asked, SIM_MAX_ROUNDS, max(int(below[0]), 1) if below.size else T_asked)
     t, predicted = t[:T + 1], predicted[:T + 1]
-    horizon = (f"simulated rounds 0..{T} of the {T_asked} asked for"
-               + ("" if T == T_asked else
-                  f": from round {T} the guarantee is below float64 resolution (nothing beyond can be checked)"
-                  if below.size and T == int(below[0]) + 1 else f" (at most {SIM_MAX_ROUNDS})"))
     if not local:
-        return _simulate_dane(advice, q, x0, T, predicted, seed=seed, adversarial=adversarial)
+        return _within_resolution(_simulate_dane(advice, q, x0, T, predicted, seed=seed, adversarial=adversarial),
+                                  T_asked)
     s = advice.best
     if s.get("eta") is None:
         raise ValueError("the advice has no finite tuned server (the class-wide μ̃, L̃ under/overflow float64)")
@@ -404,10 +401,30 @@ def simulate(advice, *, seed: Any = 0, rounds: int | None = None, adversarial: b
     slack = _SLACK_PER_ROUND * (t + 1) * 2 * scale
     first = instances["random"]
     extra = {"server": f"{s['server']}, eta={s['eta']:.6g}, beta={s['beta']:.6g}",
-             "guaranteed floor": float(g.floor[0]), "horizon": horizon, "claims": list(g.claims)}
-    return Simulation(method=advice.method, setting=dict(advice.best), instance=first["instance"],
-                      rounds=t.astype(np.int64), measured=first["measured"], predicted=predicted, slack=slack,
-                      extra=extra, instances=instances)
+             "guaranteed floor": float(g.floor[0]), "claims": list(g.claims)}
+    return _within_resolution(Simulation(method=advice.method, setting=dict(advice.best), instance=first["instance"],
+                                         rounds=t.astype(np.int64), measured=first["measured"], predicted=predicted,
+                                         slack=slack, extra=extra, instances=instances), T_asked)
+
+
+def _within_resolution(sim: Simulation, asked: int) -> Simulation:
+    """The simulation cut to the rounds where float64 can check the guarantee (the bound above every instance's
+    rounding slack), the horizon said in ``extra``: rounds where rounding alone would decide are not kept."""
+    ok = np.asarray(sim.predicted) >= np.asarray(sim.slack)
+    ok[0] = True
+    last = len(ok) - 1 if ok.all() else max(int(np.argmin(ok)) - 1, min(1, len(ok) - 1))
+    if last + 1 < len(ok):
+        cut = slice(0, last + 1)
+        sim.rounds, sim.predicted, sim.slack = sim.rounds[cut], sim.predicted[cut], sim.slack[cut]
+        sim.measured = sim.measured[cut]
+        for v in sim.instances.values():
+            v["measured"] = v["measured"][cut]
+    T = int(sim.rounds[-1])
+    sim.extra["horizon"] = (f"simulated rounds 0..{T} of the {asked} asked for"
+                            + ("" if T >= asked else f" (at most {SIM_MAX_ROUNDS})" if T == SIM_MAX_ROUNDS else
+                               f": from round {T + 1} the guarantee is below float64 resolution (nothing beyond "
+                               "can be checked)"))
+    return sim
 
 
 def _run(q, x0: np.ndarray, setting: dict, T: int) -> np.ndarray:

@@ -61,7 +61,7 @@ def check_destination(out: Path | str, option: str = "--out") -> None:
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise UsageError(f"{option} {out} is a non-empty directory that is not a fedtheory report (not replacing it)")
     # the site is built beside ``out`` and renamed into place: its parent (or nearest ancestor) must take files
-    _probe_directory(out.absolute().parent, f"{option} {out}")
+    _probe_directory(out.absolute().parent, f"cannot write the report to {out} ({option})")
 
 
 def build_report(data: dict, out: Path | str, *, figures: Path | str | None = None, baseline: dict | None = None,
