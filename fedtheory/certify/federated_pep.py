@@ -661,6 +661,26 @@ def _quadratic_leaf_class():
     return _QuadraticLeaf
 
 
+def interpolated_quadratics(functions, minimizers, mu: float, L: float):
+    """The solved PEP's clients as quadratics: each table (points minus the client's minimizer, gradients) gets a
+    symmetric A_i with spectrum in [μ, L] through it (:func:`~fedtheory.certify.interpolation.quadratic_interpolant`).
+    Returns (minimizers c (n, d), eigenvalues (n, d) in units of the PEP's L times L, eigenvectors, A, the largest
+    interpolation residual relative to the table's gradients)."""
+    from fedtheory.certify.interpolation import quadratic_interpolant
+    from fedtheory.certify.pep import _data
+
+    cs = np.stack([np.asarray(c.eval(), dtype=np.float64) for c in minimizers])
+    lams, vecs, resid = [], [], 0.0
+    for f, c in zip(functions, cs):
+        X, G, _ = _data(f)
+        lam, V = quadratic_interpolant(X - c, G, mu / L, 1.0)
+        lams.append(lam * L)
+        vecs.append(V)
+        resid = max(resid, float(np.abs((X - c) @ (V * lam) @ V.T - G).max() / max(np.abs(G).max(), 1e-300)))
+    lams, vecs = np.array(lams), np.array(vecs)
+    return cs, lams, vecs, np.einsum("nij,nj,nkj->nik", vecs, lams, vecs), resid
+
+
 def pep_federation(p, mu: float, L: float, het: str, function_class: str):
     """A PEPit problem holding n = len(p) clients of the class, in units L = 1 (f_i/L), with heterogeneity:
     (pb, leaves, x* of Σ p_i f_i, each client's minimizer c_i, the centre o or None).
@@ -699,7 +719,7 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
     ``"function-value"``: the measure itself, in units of L)."""
     from PEPit import Expression
 
-    m_, g_, a_, eta_ = mu / L, gamma * L, alpha / L, (eta or 0.0) * L
+    g_, a_, eta_ = gamma * L, alpha / L, (eta or 0.0) * L
     n = len(p)
     pb, fs, xs, cs, o = pep_federation(p, mu, L, het, function_class)
     # the worst case's named points, read back after the solve (_interpolated_worst_case, the extraction)
@@ -1049,21 +1069,10 @@ def _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, p, het, scale, me
     rounds from the PEP's x_0 (the instance shrunk until heterogeneity ≤ ``scale`` and ‖x_0 − x*‖ ≤ D), the rate
     one round from each of the PEP's two points. Returns (lower, instance, diagnostics)."""
     from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
-    from fedtheory.certify.interpolation import enclosing_radius, quadratic_interpolant
-    from fedtheory.certify.pep import _data
+    from fedtheory.certify.interpolation import enclosing_radius
 
     P = pb.fed_points
-    cs = np.stack([c.eval() for c in P["minimizers"]])
-    lams, vecs, resid = [], [], 0.0
-    for f, c in zip(P["functions"], cs):
-        X, G, _ = _data(f)
-        lam, V = quadratic_interpolant(X - c, G, mu / L, 1.0)
-        lams.append(lam * L)
-        vecs.append(V)
-        # the interpolation residual relative to the table's gradients (PEP units)
-        resid = max(resid, float(np.abs((X - c) @ (V * lam) @ V.T - G).max() / max(np.abs(G).max(), 1e-300)))
-    lams, vecs = np.array(lams), np.array(vecs)
-    A = np.einsum("nij,nj,nkj->nik", vecs, lams, vecs)
+    cs, lams, vecs, A, resid = interpolated_quadratics(P["functions"], P["minimizers"], mu, L)
     o = enclosing_radius(cs)[1] if het == "C" else np.zeros(cs.shape[1])
     prob = _build(lams, vecs, A, cs - o, p)
     diag = {"interpolation_residual": resid, "dimension": int(cs.shape[1]),

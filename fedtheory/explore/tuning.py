@@ -721,7 +721,7 @@ def tune_certified(method: str, *, mu: float, L: float, D: float, C: float = 0.0
     message = "" if best["value"] is not None else f"no setting of {method} tried has a certified worst case"
     if clients is None:
         message = ((message + "; ") if message else "") + (
-            f"certified for n = 2 equal-weight clients only (give clients = n for another federation)"
+            "certified for n = 2 equal-weight clients only (give clients = n for another federation)"
             if p is None else "")
     if horizon < int(rounds):
         message = ((message + "; ") if message else "") + (

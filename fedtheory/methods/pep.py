@@ -517,21 +517,10 @@ def _affine_round(method, fed, d, n):
 def _extracted_lower(method, measure, built, n, p, w, mu, L, het, C_scale, rounds, D):
     """(lower, instance, diagnostics) from the solved quadratic PEP, replayed through fedtheory.methods.run."""
     from fedtheory.certify.federated_pep import _build as build_fed
-    from fedtheory.certify.federated_pep import _het_scale, _shrink
-    from fedtheory.certify.interpolation import quadratic_interpolant
-    from fedtheory.certify.pep import _data
+    from fedtheory.certify.federated_pep import _shrink, interpolated_quadratics
     from fedtheory.methods import run
 
-    cs = np.stack([np.asarray(c.eval(), dtype=np.float64) for c in built.cs])
-    lams, vecs, resid = [], [], 0.0
-    for f, c in zip(built.leaves, cs):
-        X, G, _ = _data(f)
-        lam, V = quadratic_interpolant(X - c, G, mu / L, 1.0)
-        lams.append(lam * L)
-        vecs.append(V)
-        resid = max(resid, float(np.abs((X - c) @ (V * lam) @ V.T - G).max() / max(np.abs(G).max(), 1e-300)))
-    lams, vecs = np.array(lams), np.array(vecs)
-    A = np.einsum("nij,nj,nkj->nik", vecs, lams, vecs)
+    cs, lams, vecs, A, resid = interpolated_quadratics(built.leaves, built.cs, mu, L)
     d = int(cs.shape[1])
     prob = build_fed(lams, vecs, A, cs, p)
     size = _het_scale_centre(prob, het)
