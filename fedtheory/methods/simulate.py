@@ -216,7 +216,7 @@ class _StepSpace(_Space):
         return out
 
     def reduce(self, W: Any, w: Any, rows: Any) -> Any:
-        return self.be.einsum("m,mi->i", w, W)
+        return self.be.matmul(w, W)
 
     def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False) -> Any:
         be = self.be
@@ -293,16 +293,18 @@ class _SpectralSpace(_Space):
         arr = fed.on(be)
         self.arrays = arr
         self._programs: dict = {}
+        self._coefficients: dict = {}
         self.lam = arr["eigvals"] * self.scale[:, None]
         self.V = arr["eigvecs"]
         self.ch = be.einsum("nji,nj->ni", self.V, arr["c"])
         self.all_rows = _index(be, np.arange(self.n))
 
     def broadcast(self, x: Any, rows: Any) -> Any:
-        return self.be.einsum("mji,j->mi", self.take(self.V, rows), x)
+        # V_iᵀx for every client as one batched product (einsum would plan its path on every call)
+        return self.be.matmul(x, self.take(self.V, rows))
 
     def reduce(self, W: Any, w: Any, rows: Any) -> Any:
-        return self.be.einsum("m,mij,mj->i", w, self.take(self.V, rows), W)
+        return self.be.matmul(w, self.be.matmul(self.take(self.V, rows), W[..., None])[..., 0])
 
     def client_rows(self, Z: Any) -> Any:
         return self.be.einsum("nji,nj->ni", self.V, Z)
@@ -310,21 +312,29 @@ class _SpectralSpace(_Space):
     def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False) -> Any:
         return self.take(self.lam, rows) * (Y - self.take(self.ch, rows))
 
-    def closed_steps(self, Y0, lam, ch, anchor, shift, gamma, alpha, K, theta, want_point, want_msg):
+    def closed_steps(self, Y0, lam, ch, anchor, shift, gamma, alpha, K, theta, want_point, want_msg, key=None):
         g1 = lam * (Y0 - ch)
         if alpha:
             g1 = g1 + alpha * (Y0 - anchor)
         if shift is not None:
             g1 = g1 + shift
-        r = gamma * (lam + alpha)
-        Y = Y0 - gamma * geometric_sum(r, K, self.be) * g1 if want_point else None
-        msg = theta.polynomial_s(r, self.be) * g1 if want_msg else None
+        # the per-eigenvalue coefficients depend on the step's constants only: computed once per run (``key``)
+        cached = self._coefficients.get(key) if key is not None else None
+        if cached is None:
+            r = gamma * (lam + alpha)
+            cached = (gamma * geometric_sum(r, K, self.be) if want_point else None,
+                      theta.polynomial_s(r, self.be) if want_msg else None)
+            if key is not None:
+                self._coefficients[key] = cached
+        Y = Y0 - cached[0] * g1 if want_point else None
+        msg = cached[1] * g1 if want_msg else None
         return Y, msg
 
     def local_steps(self, op: LocalSteps, Y0: Any, anchor: Any, shift: Any, gamma: float, alpha: float,
                     rows: Any, idx_host: np.ndarray) -> tuple[Any, Any]:
-        return self.closed_steps(Y0, self.take(self.lam, rows), self.take(self.ch, rows), anchor, shift, gamma, alpha, op.steps,
-                                 op.weights(), op.out is not None, op.message is not None)
+        key = (id(op), gamma, alpha) if rows is self.all_rows else None
+        return self.closed_steps(Y0, self.take(self.lam, rows), self.take(self.ch, rows), anchor, shift, gamma, alpha,
+                                 op.steps, op.weights(), op.out is not None, op.message is not None, key)
 
     def program_message(self, op: ClientProgram, y: Any, rows: Any, idx_host: np.ndarray) -> Any:
         # B_i = the program's message operator (built once per run), message B_i(y − c_i) in client i's basis
