@@ -320,11 +320,12 @@ def _resolve_function_class(args: argparse.Namespace) -> None:
     """``explore certify --class`` (the old spelling of ``--function-class``): accepted, with a deprecation
     line on stderr; both given and different is bad input. The default is ``quadratic``.
 
+    >>> import contextlib, io
     >>> ns = argparse.Namespace(function_class=None, deprecated_class="sod")
-    >>> _resolve_function_class(ns)
-    warning: explore certify --class is deprecated: use --function-class sod (--class names the federations in tune, frontier and compare)
-    >>> ns.function_class
-    'sod'
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     _resolve_function_class(ns)
+    >>> ns.function_class, err.getvalue().split(":")[0]
+    ('sod', 'warning')
     """
     old = getattr(args, "deprecated_class", None)
     if old is not None:
