@@ -597,7 +597,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from fedtheory.claims.runner import run_claims
     from fedtheory.content import load_claims
     from fedtheory.report.command import after_check, before_check
-    from fedtheory.report.data import run_inventory
+    from fedtheory.report.data import run_inventory, run_papers
     from fedtheory.sweep import check_output_file
 
     _validate_common(args)
@@ -615,6 +615,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                         progress=True, timeout=timeout)
     data = report.to_json()
     data["inventory"] = run_inventory(claims)
+    data["papers"] = run_papers(claims)
     if args.json is not None:   # first: a closed stdout (`| head`) or a schema bug must not lose the results
         import jsonschema
 
