@@ -791,7 +791,14 @@ def completion_script(parser: argparse.ArgumentParser) -> str:
 
 
 def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """``fedtheory completion bash``: print :func:`completion_script` (no heavy import, no work)."""
+    """``fedtheory completion bash``: print :func:`completion_script` (no heavy import, no work).
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     code = cmd_completion(argparse.Namespace(shell="bash"), build_parser())
+    >>> code, out.getvalue().splitlines()[0]
+    (0, '# bash completion for fedtheory (written by: fedtheory completion bash)')
+    """
     sys.stdout.write(completion_script(parser))
     return 0
 
