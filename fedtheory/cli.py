@@ -51,7 +51,8 @@ EXIT_CODES = """exit status:
   2    bad input (one line on stderr naming what is wrong)
   3    internal error (one line; FEDTHEORY_DEBUG=1 shows the traceback)
   130  stopped by SIGINT (Ctrl-C); 143: stopped by SIGTERM -- what finished is written
-  141  stdout was closed early (e.g. piped into head): the output stops quietly"""
+  141  stdout was closed early (e.g. piped into head): the output stops quietly (check, whose results
+       are complete by then, still exits with its verdict: 0 or 1)"""
 
 #: the exit status of a program killed by SIGPIPE (128 + 13), what a shell reports for ``yes | head -1``
 BROKEN_PIPE_EXIT = 141
