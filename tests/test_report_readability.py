@@ -165,7 +165,9 @@ def test_badge_colours_in_headless_chromium(run, tmp_path):
         refuted = page.eval_on_selector("#c-demo\\/lemma-1 .status", colour)
         verified = page.eval_on_selector("#c-demo\\/lemma-2 .status", colour)
         mark = page.eval_on_selector("#c-demo\\/lemma-1 .expect", "e => getComputedStyle(e).color")
+        tick = page.eval_on_selector("#c-demo\\/lemma-1 .expect", "e => getComputedStyle(e, '::before').content")
         browser.close()
+    assert tick == '"✓ "'   # the mark is drawn as a tick, not an escape gone wrong
     assert refuted == "rgb(207, 34, 46)" and verified == "rgb(26, 127, 55)"   # red and green
     assert mark == "rgb(26, 127, 55)"   # the refutation is as expected: that mark is green
 

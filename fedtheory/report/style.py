@@ -41,7 +41,7 @@ pre { background: var(--bg-alt); border: 1px solid var(--line); padding: .5rem; 
 .status.v-skipped { color: var(--muted); background: var(--bg-alt); border-color: var(--muted); }
 .status.v-error { color: #fff; background: #82071e; border-color: #82071e; }
 .expect { font-size: .85rem; white-space: nowrap; }
-.expect.pass::before { content: "\2713 "; } .expect.fail::before { content: "\2717 "; }
+.expect.pass::before { content: "✓ "; } .expect.fail::before { content: "✗ "; }
 p.byline { color: var(--muted); margin-top: 0; }
 .verdict { font-size: 1.1rem; font-weight: 600; }
 article.claim { border: 1px solid var(--line); border-left: 4px solid var(--pass); border-radius: 4px;
