@@ -2,12 +2,17 @@
 
 ::
 
-    fedtheory check   [PATH ...] [--paper KEY] [--claim GLOB] [--tier fast|full] [--json FILE] [--seed N]
+    fedtheory check   [PATH ...] [--paper KEY] [--claim GLOB ...] [--tier fast|full] [--json FILE|-] [--seed N]
                       [--workers N] [--scheduler ADDRESS] [--timeout SECONDS] [--baseline OLD.json] [--report DIR]
     fedtheory figures [PATH ...] [--paper KEY] [--figure ID]  [--tier fast|full] [--out DIR]  [--seed N]
                       [--workers N] [--scheduler ADDRESS]
-    fedtheory explore frontier|tune|compare|instance|oracle|page ...   (see ``fedtheory explore <what> --help``)
+    fedtheory explore frontier|tune|compare|instance|certify|oracle|page ...   (``fedtheory explore <what> --help``)
     fedtheory report  CHECK.json [--figures DIR] [--baseline OLD.json] --out DIR
+    fedtheory completion bash      (a bash completion script: ``eval "$(fedtheory completion bash)"``)
+
+``--claim`` may be repeated: the run takes the union. ``--class`` names the federations a guarantee
+holds for (d1, commuting, general) in ``tune``, ``frontier`` and ``compare``; ``explore certify`` takes
+the clients' functions as ``--function-class`` (its old ``--class`` still works, with a warning).
 
 Bad input gets one line ``error: ...`` on stderr and exit code 2, never a traceback; the exit codes
 are :data:`EXIT_CODES`, printed under every ``--help``. An internal error is one line and exit code 3

@@ -551,7 +551,7 @@ class Report:
                       f"{f['errors']} errors", highlight=False)
         parts = ", ".join(f"{s[k]} {k}" for k in STATUSES if s[k])
         verdict = "[green]PASSED[/]" if self.passed else "[red]FAILED[/]"
-        console.print(f"{verdict}: {s['total']} claims ({parts or 'none'}) in {s['seconds']:.1f}s", highlight=False)
+        console.print(f"{verdict}: {s['total']} claims ({parts or 'none'}), wall time {s['seconds']:.1f}s", highlight=False)
 
 
 def findings(records: list[dict]) -> dict:
