@@ -198,3 +198,20 @@ def test_no_lock_file_is_left_among_the_figures(tmp_path):
                             "series": [{"label": "a", "type": "line", "params": {}, "x": [1, 2], "y": [3, 4]}]}]}
     run_figures([fig], out_dir=tmp_path, progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo", "manifest.json"]
+
+
+def test_a_traceback_in_the_notes_names_no_absolute_path(tmp_path):
+    (tmp_path / "paper_checks").mkdir()
+    (tmp_path / "paper_checks" / "demo.py").write_text(textwrap.dedent('''
+        import json
+        from fedtheory.claims.core import claim
+
+        @claim(id="demo/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric")
+        def lemma_1(ctx):
+            return json.loads("not json")   # fails inside the standard library
+    '''))
+    record = run_claims(load_claims([str(tmp_path / "paper_checks")]), progress=False).records[0]
+    notes = record["evidence"]["notes"]
+    assert record["status"] == "error" and "JSONDecodeError" in notes
+    assert 'File "paper_checks/demo.py"' in notes and 'File "json/' in notes
+    assert not [line for line in notes.splitlines() if line.strip().startswith('File "/')], notes

@@ -332,15 +332,18 @@ def warning_notes(caught: list) -> str:
 
 def path_roots(source: str | None) -> list[str]:
     """The directories a record's paths are written relative to, longest first: the one holding the
-    claim's content folder (``paper_checks/`` of a checkout, or the folder holding a paper package) and
-    the one holding the ``fedtheory`` package.
+    claim's content folder (``paper_checks/`` of a checkout, or the folder holding a paper package), the
+    one holding the ``fedtheory`` package, and Python's own library folders (a traceback's frames there).
 
     >>> "/repo" in path_roots("/repo/paper_checks/demo.py")
     True
     """
+    import sysconfig
+
     import fedtheory
 
     roots = [Path(fedtheory.__file__).resolve().parent.parent]
+    roots += [Path(sysconfig.get_paths()[k]) for k in ("stdlib", "purelib", "platlib")]
     if source:
         folder = Path(source).absolute().parent
         if (folder / "__init__.py").is_file():   # a paper package: its content folder is one up
