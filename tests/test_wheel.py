@@ -97,27 +97,28 @@ def test_sdist_carries_what_its_tests_need(dist):
 def test_installed_wheel_works_in_an_empty_directory(dist, tmp_path, request):
     if request.config.getoption("fedtheory_tier", "fast") != "full":
         pytest.skip("installs the wheel into a fresh environment: run with --fedtheory-tier full")
+    # nothing of the checkout may leak in: no PYTHONPATH (pip would also take the checkout for an installed copy)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"OMP_NUM_THREADS": "1"}
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120, env=env)
     python = venv / "bin" / "python"
     # the dependencies come from this environment (a .pth line, read after the venv's own site-packages,
     # so the installed wheel wins over this checkout), which keeps the test off the network
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+                          capture_output=True, text=True, check=True, env=env).stdout.strip()
     Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
-                    str(_one(dist, "*.whl"))], check=True, timeout=300, capture_output=True)
+                    str(_one(dist, "*.whl"))], check=True, timeout=300, capture_output=True, env=env)
     empty = tmp_path / "empty"
     empty.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"OMP_NUM_THREADS": "1"}
 
     def fedtheory_cli(*argv: str) -> subprocess.CompletedProcess:
         return subprocess.run([str(venv / "bin" / "fedtheory"), *argv], cwd=empty, env=env, capture_output=True,
                               text=True, timeout=900)
 
     where = subprocess.run([str(python), "-c", "import fedtheory; print(fedtheory.__file__)"], cwd=empty, env=env,
-                           capture_output=True, text=True, check=True).stdout
-    assert where.startswith(str(venv)), where
+                           capture_output=True, text=True)
+    assert where.stdout.startswith(str(venv)), where.stdout + where.stderr
     check = fedtheory_cli("check", "--claim", "localupdate/lemma-2", "--json", "check.json")
     assert check.returncode == 0, check.stdout[-2000:] + check.stderr[-2000:]
     assert '"localupdate/lemma-2"' in (empty / "check.json").read_text()
