@@ -28,7 +28,7 @@ def site(tmp_path_factory) -> Path:
 
 def test_docs_build_without_warnings(site):
     for page in ("index", "quickstart", "concepts", "cli", "api", "tutorials/check-a-paper",
-                 "tutorials/methods-as-data", "guide/new-paper", "guide/pytest", "changelog", "contributing"):
+                 "tutorials/methods-as-data", "tutorials/your-federation", "guide/new-paper", "guide/pytest", "changelog", "contributing"):
         assert (site / f"{page}.html").is_file(), page
 
 
