@@ -83,7 +83,7 @@ def discover(paths: list[str] | None, default_dirs: tuple[str, ...]) -> list[Pat
             if not p.exists():
                 raise UsageError(f"path does not exist: {p}")
     else:
-        root = default_content_root(default_dirs)
+        root = default_content_root()
         candidates = [root / d for d in default_dirs if (root / d).is_dir()]
     found: list[Path] = []
     seen: set[Path] = set()
@@ -251,12 +251,13 @@ def module_figures(module: ModuleType) -> list:
 INSTALLED_CONTENT = Path(__file__).resolve().parent / "_content"
 
 
-def default_content_root(default_dirs: tuple[str, ...] = CLAIM_DIRS + FIGURE_DIRS) -> Path:
-    """The directory whose ``default_dirs`` are loaded when no path is given.
+def default_content_root() -> Path:
+    """The directory whose ``paper_checks/``, ``verify/`` and ``figures/`` are loaded when no path is given.
 
-    The cwd when it has one of them (your own content wins); else the content that came with the package: the
-    wheel's copy (``fedtheory/_content/``), or, for a checkout or an editable install, the checkout that
-    ``fedtheory`` is imported from. So ``fedtheory check`` works in any directory after ``pip install``.
+    The cwd when it has any of them (a project's own content wins, also over the figures it does not have); else
+    the content that came with the package: the wheel's copy (``fedtheory/_content/``), or, for a checkout or an
+    editable install, the checkout that ``fedtheory`` is imported from. So ``fedtheory check`` works in any
+    directory after ``pip install``.
 
     >>> import os, tempfile, pathlib
     >>> here = os.getcwd()
@@ -270,7 +271,7 @@ def default_content_root(default_dirs: tuple[str, ...] = CLAIM_DIRS + FIGURE_DIR
     (True, True)
     """
     cwd = Path.cwd()
-    if any((cwd / d).is_dir() for d in default_dirs):
+    if any((cwd / d).is_dir() for d in CLAIM_DIRS + FIGURE_DIRS):
         return cwd
     checkout = INSTALLED_CONTENT.parent.parent
     return INSTALLED_CONTENT if INSTALLED_CONTENT.is_dir() else checkout
@@ -278,10 +279,12 @@ def default_content_root(default_dirs: tuple[str, ...] = CLAIM_DIRS + FIGURE_DIR
 
 def _load(paths: list[str] | None, default_dirs: tuple[str, ...], collect, what: str) -> list:
     files = discover(paths, default_dirs)
+    if not files and paths:
+        raise UsageError(f"no content files in {', '.join(paths)} (*.py files not starting with _ or test_)")
     if not files:
         where = ", ".join(f"{d}/" for d in default_dirs)
-        raise UsageError(f"no content files found (looked for {where} under {Path.cwd()} and in the installed "
-                         f"package; or give paths)")
+        raise UsageError(f"no content files found (looked for {where} under {default_content_root()}; or give "
+                         f"paths)")
     out: list = []
     by_id: dict[str, Any] = {}
     for path in files:
