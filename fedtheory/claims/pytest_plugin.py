@@ -11,7 +11,7 @@ or with ``pytest_plugins = ["fedtheory.claims.pytest_plugin"]`` in its top-level
 ``pytest -p fedtheory.claims.pytest_plugin``. The claim files are those ``fedtheory check PATH ...`` loads from
 the ``fedtheory_paths`` (a file named there, whatever its name, or a folder's ``*.py`` files not starting with
 ``_`` or ``test_``); without ``fedtheory_paths``, the content files of folders named ``paper_checks`` or
-``verify`` (fedtheory's own layout).
+``verify``, directly or inside a paper package there (fedtheory's own layout).
 
 ``pytest paper_checks verify`` then collects each claim as one item named by the claim id. An item passes
 exactly when the claim's status equals its ``expect``, is skipped when the claim is ``skipped`` (missing
