@@ -581,31 +581,13 @@ def _validate_common(args: argparse.Namespace) -> None:
         raise UsageError(str(exc)) from None
 
 
-def select_globs(claims: list, *, paper: str | None, globs: list[str] | None, tier: str) -> list:
-    """The claims matching any of ``globs`` (a repeated ``--claim``: the union, in content order); each glob
-    must match a claim of the run (:func:`fedtheory.content.select` says which does not).
-
-    >>> from fedtheory.claims.core import claim
-    >>> make = lambda i: claim(id=i, ref="r", title="t", statement="s", kind="numeric")(lambda c: None)
-    >>> cs = [make("a/lemma-1"), make("a/lemma-2"), make("b/theorem-1")]
-    >>> [c.id for c in select_globs(cs, paper=None, globs=["b/*", "a/lemma-1", "*/lemma-1"], tier="fast")]
-    ['a/lemma-1', 'b/theorem-1']
-    """
-    from fedtheory.content import select
-
-    if not globs:
-        return select(claims, paper=paper, claim_glob=None, tier=tier)
-    wanted = {id(c) for glob in globs for c in select(claims, paper=paper, claim_glob=glob, tier=tier)}
-    return [c for c in claims if id(c) in wanted]
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     """``fedtheory check``: validate every output first, load, select, run, write ``--json``, print the table;
     exit code of the report (128 + the signal when SIGINT/SIGTERM stopped it, with what finished written)."""
     from rich.console import Console
 
     from fedtheory.claims.runner import run_claims
-    from fedtheory.content import load_claims
+    from fedtheory.content import load_claims, select
     from fedtheory.report.command import after_check, before_check
     from fedtheory.report.data import run_inventory, run_papers
     from fedtheory.sweep import check_output_file
@@ -624,7 +606,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         timeout = args.timeout or None
     stdout_json = _stdout_json_active(args)
     baseline = before_check(args)
-    claims = select_globs(load_claims(args.paths or None), paper=args.paper, globs=args.claim, tier=args.tier)
+    claims = select(load_claims(args.paths or None), paper=args.paper, claim_glob=args.claim, tier=args.tier)
     report = run_claims(claims, tier=args.tier, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
                         progress=True, timeout=timeout)
     data = report.to_json()

@@ -387,9 +387,11 @@ def _by_paper(items: list, paper: str | None) -> list:
     return [i for i in items if i.paper == paper]
 
 
-def select(claims: list, *, paper: str | None = None, claim_glob: str | None = None, tier: str = "fast") -> list:
+def select(claims: list, *, paper: str | None = None, claim_glob: str | list[str] | None = None,
+           tier: str = "fast") -> list:
     """The claims a run selects: of ``paper``, with ids matching ``claim_glob``, in ``tier``.
 
+    ``claim_glob`` may be several globs (a repeated ``--claim``): the union, in the claims' order.
     Unknown paper or tier, and a glob matching nothing, are :class:`UsageError`.
 
     >>> from fedtheory.claims.core import claim
@@ -399,6 +401,8 @@ def select(claims: list, *, paper: str | None = None, claim_glob: str | None = N
     ['a/lemma-1', 'a/lemma-2']
     >>> [c.id for c in select(cs, claim_glob="*/lemma-*")]
     ['a/lemma-1']
+    >>> [c.id for c in select(cs, claim_glob=["b/*", "a/lemma-1", "*/lemma-1"])]
+    ['a/lemma-1', 'b/theorem-1']
     >>> try:
     ...     select(cs, paper="c")
     ... except UsageError as e:
@@ -407,15 +411,19 @@ def select(claims: list, *, paper: str | None = None, claim_glob: str | None = N
     """
     check_tier(tier)
     chosen = _by_paper(claims, paper)
-    if claim_glob is not None:
-        chosen = [c for c in chosen if fnmatch.fnmatchcase(c.id, claim_glob)]
-        if not chosen:
-            raise UsageError(f"no claim matches {claim_glob!r}" + (f" in paper {paper!r}" if paper else ""))
-        in_run = [c for c in chosen if in_tier(c.tier, tier)]
+    globs = [claim_glob] if isinstance(claim_glob, str) else list(claim_glob or ())
+    if not globs:
+        return [c for c in chosen if in_tier(c.tier, tier)]
+    picked: set[int] = set()
+    for glob in globs:
+        matched = [c for c in chosen if fnmatch.fnmatchcase(c.id, glob)]
+        if not matched:
+            raise UsageError(f"no claim matches {glob!r}" + (f" in paper {paper!r}" if paper else ""))
+        in_run = [c for c in matched if in_tier(c.tier, tier)]
         if not in_run:
-            raise UsageError(f"{claim_glob!r} matches only full-tier claims; add --tier full")
-        return in_run
-    return [c for c in chosen if in_tier(c.tier, tier)]
+            raise UsageError(f"{glob!r} matches only full-tier claims; add --tier full")
+        picked.update(id(c) for c in in_run)
+    return [c for c in chosen if id(c) in picked]
 
 
 def select_figures(figures: list, paper: str | None = None, figure_id: str | None = None, tier: str = "fast") -> list:

@@ -31,6 +31,8 @@ class CliReference(SphinxDirective):
         os.environ["COLUMNS"] = "100"     # argparse wraps to the terminal; the page is fixed width
         for line, parser in commands(build_parser()):
             parser.prog = line
+            if line != "fedtheory":   # the exit codes end every --help; the page shows them once, at the top
+                parser.epilog = None
             section = nodes.section(ids=[nodes.make_id(line)])
             section += nodes.title(text=line)
             text = parser.format_help()

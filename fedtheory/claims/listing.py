@@ -59,13 +59,8 @@ def format_rows(rows: list[dict]) -> str:
 def _selected(args: argparse.Namespace) -> list:
     from fedtheory.content import load_claims, select
 
-    claims = load_claims(args.paths or None)
-    globs = [args.claim] if isinstance(args.claim, str) else args.claim
-    if not globs:
-        return select(claims, paper=args.paper, tier=args.tier)
     # several --claim: the union, in the content files' order (each glob must match, as in check)
-    wanted = {id(c) for glob in globs for c in select(claims, paper=args.paper, claim_glob=glob, tier=args.tier)}
-    return [c for c in claims if id(c) in wanted]
+    return select(load_claims(args.paths or None), paper=args.paper, claim_glob=args.claim, tier=args.tier)
 
 
 def list_claims(args: argparse.Namespace) -> int:
