@@ -255,7 +255,8 @@ def default_content_root() -> Path:
     """The directory whose ``paper_checks/``, ``verify/`` and ``figures/`` are loaded when no path is given.
 
     The cwd when it has any of them (a project's own content wins, also over the figures it does not have); else
-    the content that came with the package: the wheel's copy (``fedtheory/_content/``), or, for a checkout or an
+    the root of the project the cwd is in (the nearest parent with ``pyproject.toml`` or ``.git``) when that root
+    has any of them; else the content that came with the package: the wheel's copy (``fedtheory/_content/``), or, for a checkout or an
     editable install, the checkout that ``fedtheory`` is imported from. So ``fedtheory check`` works in any
     directory after ``pip install``.
 
@@ -269,10 +270,24 @@ def default_content_root() -> Path:
     ...     os.chdir(here)
     >>> own == d.resolve(), (shipped / "paper_checks").is_dir()
     (True, True)
+    >>> _ = (d / "pyproject.toml").write_text(""); (d / "verify" / "sub").mkdir()
+    >>> try:
+    ...     os.chdir(d / "verify" / "sub"); found = default_content_root()
+    ... finally:
+    ...     os.chdir(here)
+    >>> found == d.resolve()
+    True
     """
     cwd = Path.cwd()
     if any((cwd / d).is_dir() for d in CLAIM_DIRS + FIGURE_DIRS):
         return cwd
+    # From inside a project (a subfolder of a checkout), its root: the nearest parent marked by pyproject.toml or
+    # .git, as pytest and git find theirs, when it has content folders. The search stops at that root.
+    for parent in cwd.parents:
+        if (parent / "pyproject.toml").is_file() or (parent / ".git").exists():
+            if any((parent / d).is_dir() for d in CLAIM_DIRS + FIGURE_DIRS):
+                return parent
+            break
     checkout = INSTALLED_CONTENT.parent.parent
     return INSTALLED_CONTENT if INSTALLED_CONTENT.is_dir() else checkout
 

@@ -700,7 +700,8 @@ def run_claims(claims: list[Claim], *, tier: str = "fast", seed: int = 0, worker
         if in_process:
             for k in keys:
                 _LOCAL.pop(k, None)
-    report = Report(records, environment(seed, backend, device), time.perf_counter() - start)
+    report = Report(records, environment(seed, backend, device, sources=[c.source for c in chosen]),
+                    time.perf_counter() - start)
     report.interrupted = interrupted
     return report
 

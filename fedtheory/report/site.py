@@ -295,10 +295,26 @@ def _diff_section(diff: dict, baseline_name: str, known: set[str]) -> str:
     return "\n".join(parts)
 
 
+def content_line(content: dict) -> str:
+    """The claim code a run ran, in one line: git revision (and whether its tree was clean), digest, files.
+
+    >>> content_line({"revision": "0123456789abcdef", "clean": False, "digest": "feedbeef" * 8, "files": 3})
+    'revision 0123456789ab (uncommitted changes) · digest feedbeeffeed · 3 files'
+    >>> content_line({"revision": None, "clean": None, "digest": "ab" * 32, "files": 1})
+    'not a git checkout · digest abababababab · 1 files'
+    """
+    rev = content.get("revision")
+    where = (f"revision {rev[:12]} ({'clean' if content.get('clean') else 'uncommitted changes'})" if rev
+             else "not a git checkout")
+    return f"{where} · digest {str(content.get('digest', ''))[:12]} · {content.get('files', 0)} files"
+
+
 def _environment_section(env: dict) -> str:
     rows = [(k, esc(fmt(env[k]))) for k in ("python", "platform", "backend", "device", "seed", "blas_threads") if k in env]
     rows += [(k, esc(fmt(v))) for k, v in env.items()
-             if k not in ("python", "platform", "backend", "device", "seed", "blas_threads", "packages")]
+             if k not in ("python", "platform", "backend", "device", "seed", "blas_threads", "packages", "content")]
+    if isinstance(env.get("content"), dict):
+        rows.append(("claim code", esc(content_line(env["content"]))))
     packages = env.get("packages") or {}
     out = ['<section aria-labelledby="environment">\n<h2 id="environment">Environment</h2>', field_table(rows, "Run")]
     if packages:
