@@ -72,7 +72,8 @@ class Comparison(Result):
 
     def notes(self) -> list[str]:
         c = self.constants
-        lines = [f"target ‖x − x*‖ ≤ eps = {self.eps:g}; guaranteed rounds valid for {class_text(self.function_class)}; "
+        lines = [f"target ‖x − x*‖ ≤ eps = {self.eps:g}; guaranteed rounds valid for "
+                 f"{class_text(self.function_class)}; "
                  "constants " + ", ".join(f"{k}={fmt(v)}" for k, v in c.items() if v is not None)]
         for m, a in self.advice.items():
             if a.message:

@@ -8,8 +8,8 @@ from each client's eigendecomposition (computed once, batched). With H̃ = W dia
     x_t − x* = W (P_t(h) ∘ u + v),   u = Wᵀ(x_0 − x̃*),  v = Wᵀ(x̃* − x*),  x̃* = H̃⁻¹b̃,
 
 with P_t the server's iteration polynomials (:func:`fedtheory.analysis.rates.iteration_polynomials`: gd,
-heavy-ball, Nesterov; x_{−1} = x_0). :class:`ExactModel` holds one federation's eigendecompositions, :func:`instance_errors` evaluates
-the closed form for many server steps at once, :func:`exact_curve` for one complete setting, and
+heavy-ball, Nesterov; x_{−1} = x_0). :class:`ExactModel` holds one federation's eigendecompositions,
+:func:`instance_errors` evaluates the closed form for many server steps at once, :func:`exact_curve` for one complete setting, and
 :func:`measured_curve` runs the same setting on the driver
 (:func:`~fedtheory.algorithms.local_update.run_local_update`), so the two can be compared round by round.
 

@@ -209,7 +209,8 @@ def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0,
         floor = np.zeros(out["rho"].shape)
         claims = source_claims(f"rate/{server}", "floor/one-step")
     else:
-        lookup = certified.certified_floor_lookup(mu, L, theta, server, clients) if function_class == "general" else None
+        lookup = (certified.certified_floor_lookup(mu, L, theta, server, clients) if function_class == "general"
+                  else None)
         g = local_update_guarantee(mu=mu, L=L, C=1.0, D=0.0, theta=theta, alpha=out["alpha"], gamma=out["gamma"],
                                    K=out["K"], momentum=server, function_class=function_class, clients=clients,
                                    certified_floor=lookup)

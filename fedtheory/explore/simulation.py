@@ -12,9 +12,9 @@
 - the federated-PEP certificate's extracted worst case, when the certificate module is present.
 
 For the DANE family (S-DANE, Acc-S-DANE) the class is the theorems' (equal weights, μI ⪯ A_i ⪯ LI, δ_A-SOD,
-:func:`~fedtheory.explore.families.dane_family`) and the adversarial instances are the known near-attaining two-client instance
-(:func:`~fedtheory.explore.families.near_attaining_dane`) and a probe started from it, each evaluation running the real driver with the
-advised λ, local solver and its prescribed local steps over the first rounds.
+:func:`~fedtheory.explore.families.dane_family`) and the adversarial instances are the known near-attaining
+two-client instance (:func:`~fedtheory.explore.families.near_attaining_dane`) and a probe started from it, each
+evaluation running the real driver with the advised λ, local solver and its prescribed local steps over the first rounds.
 
 Every round of every instance is compared with the guarantee (measured/guaranteed per round). A guarantee
 that any of them exceeds beyond float64 slack is a **failed claim**, reported as such (``holds`` False and

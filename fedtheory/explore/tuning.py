@@ -103,8 +103,9 @@ def method_guarantee(method: str, consts: dict, settings: dict, momentum: str = 
     kind = METHODS[_check_method(method)][0]
     if kind == "local-update":
         klass = consts.get("function_class", "general")
-        lookup = (certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"),
-                                         consts.get("weights")) if klass == "general" else None)
+        lookup = (certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum,
+                                                   consts.get("clients"), consts.get("weights"))
+                  if klass == "general" else None)
         return local_update_guarantee(mu=consts["mu"], L=consts["L"], C=consts.get("C", 0.0), D=consts["D"],
                                       theta=_THETA[method], alpha=settings["alpha"], gamma=settings["gamma"],
                                       K=settings["K"], momentum=momentum, function_class=klass,
@@ -404,8 +405,8 @@ def _with_certified_points(settings: dict, method: str, consts: dict, momentum: 
         return settings
     if method == "gd":           # gradient descent is K = 1 by definition: no local-step point belongs to it
         return settings
-    lookup = certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"),
-                                    consts.get("weights"))
+    lookup = certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum,
+                                              consts.get("clients"), consts.get("weights"))
     grid = getattr(lookup, "grid", None)
     if not grid:
         return settings
@@ -421,8 +422,8 @@ def _class_message(method: str, consts: dict, budget: str, amount: float, moment
                    adv: Advice) -> str:
     """What the certified table covers for this federation, said in the advice: the default class and plain GD's
     fallback without ``clients``; the certified federations when the given one is not covered."""
-    lookup = certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"),
-                                    consts.get("weights"))
+    lookup = certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum,
+                                              consts.get("clients"), consts.get("weights"))
     feds = "; ".join(certified.weights_text(f) for f in certified.federation_tables(table))
     if consts.get("clients") is None:
         dc = certified.default_class(table)
@@ -481,7 +482,8 @@ def _advice(method, consts, budget, amount, rows, g, best_value, evaluated, func
     if not feasible:
         floors = [r["floor"] for r in rows if math.isfinite(r["floor"])]
         message = (f"no setting has a valid guarantee reaching eps={amount:g}: the smallest guaranteed floor found is "
-                   f"{min(floors):.4g}" if floors else f"no setting has a valid guarantee for {class_text(function_class)}")
+                   f"{min(floors):.4g}" if floors else
+                   f"no setting has a valid guarantee for {class_text(function_class)}")
     best = rows[0]
     return Advice(method=method, constants=consts, budget={"kind": budget, "amount": amount}, feasible=feasible,
                   best=best["setting"], value=float(best_value),

@@ -1,8 +1,8 @@
 """The torch layers of a low-rank factorization (FedHM, Appendix A.2) and the functions that build and read them.
 
-The matrix side (factorize, recover, unroll_conv, ...) is :mod:`fedtheory.models.low_rank`, which needs no torch;
-these names are also reachable from there (``from fedtheory.models.low_rank import LowRankConv2d``), imported on
-first use, so that loading the matrix side never imports torch.
+The matrix side (factorize, recover, unroll_conv, ...) is :mod:`fedtheory.models.factorization`, which needs no
+torch; these names are also reachable from :mod:`fedtheory.models.low_rank` (``from fedtheory.models.low_rank
+import LowRankConv2d``), which imports this module on first use of one of them.
 
 >>> layer = LowRankLinear(6, 4, 2)
 >>> tuple(factorized_layer(torch.nn.Linear(6, 4), rank=2).u.weight.shape)
@@ -19,7 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from fedtheory.models.low_rank import _is_torch, conv_factor_weights, factorize, layer_rank, recover, roll_conv, unroll_conv
+from fedtheory.models.factorization import (_is_torch, conv_factor_weights, factorize, layer_rank, recover,
+                                            roll_conv, unroll_conv)
 
 __all__ = ["LowRankLinear", "LowRankConv2d", "factorized_layer", "recovered_weight"]
 

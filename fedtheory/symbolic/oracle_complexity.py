@@ -402,7 +402,8 @@ class FedLRGDSetting:
         """S of (48) (exact ceiling through a 50-digit evaluation)."""
         self.check()
         with mpmath.workdps(50):
-            return int(mpmath.ceil(_theorem2_compiled("iterations", "mpmath")(*[mpmath.mpf(v) for v in self._values()])))
+            iterations = _theorem2_compiled("iterations", "mpmath")
+            return int(mpmath.ceil(iterations(*[mpmath.mpf(v) for v in self._values()])))
 
     def log_delta(self) -> float:
         r"""log δ, :math:`\delta=(1-1/\kappa)^{S/2}` of eq. (64)."""
