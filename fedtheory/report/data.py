@@ -12,12 +12,32 @@ builds. Fields other branches of the contract add (negative controls, readings, 
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 from fedtheory.claims.core import STATUSES
 from fedtheory.content import UsageError
+
+# A measured value longer than this is folded on the site (shown whole, never cut).
+MAX_VALUE_CHARS = 400
+
+
+def fmt(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
+    """A measured value as short text: floats to 6 significant digits, other values as compact JSON.
+
+    >>> fmt(0.123456789), fmt(3), fmt([1, 2]), fmt(None), fmt(True)
+    ('0.123457', '3', '[1, 2]', 'null', 'true')
+    """
+    if isinstance(value, float):
+        return f"{value:.6g}" if math.isfinite(value) else str(value)
+    if isinstance(value, (bool, type(None))) or not isinstance(value, (int, str)):
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    else:
+        text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "… (cut; full value in check.json)"
+
 
 # Statuses the growing contract adds (DESIGN.md, "Growing the contract"); shown after the engine's own.
 LATER_STATUSES = ("not-reproduced", "reading-dependent")

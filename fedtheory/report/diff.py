@@ -25,6 +25,7 @@ import math
 from typing import Any
 
 from fedtheory.claims.runner import key_measured_name
+from fedtheory.report.data import fmt
 
 
 def _number(value: Any) -> float | None:
@@ -155,7 +156,6 @@ def render_diff(diff: dict, console: Any, baseline: str = "baseline", limit: int
 
 def _print_uncompared(diff: dict, console: Any, limit: int) -> None:
     """The key values that changed with no numeric tolerance to judge them, each named with both values."""
-    from fedtheory.report.site import fmt   # here: the site imports this module
 
     unjudged = diff["uncompared"]
     if not unjudged:

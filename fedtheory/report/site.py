@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from typing import Any
 
 from fedtheory import __version__
 from fedtheory.claims.core import EXPECTS
-from fedtheory.report.data import controlled_share, paper_of, papers, statuses
+from fedtheory.report.data import MAX_VALUE_CHARS, controlled_share, fmt, paper_of, papers, statuses
 from fedtheory.report.diff import has_changes, key_value
 from fedtheory.report.latex import typeset
 from fedtheory.report.style import CSS
 
 # Long JSON (a counterexample's matrices) is cut in the page; check.json beside it holds all of it.
 MAX_JSON_CHARS = 20_000
-MAX_VALUE_CHARS = 400
 
 
 def esc(value: Any) -> str:
@@ -64,21 +62,6 @@ def claim_link(claim_id: str, same_page: bool = False) -> str:
     """
     target = ("" if same_page else paper_file(claim_id.split("/", 1)[0])) + "#" + claim_anchor(claim_id)
     return f'<a href="{esc(target)}"><code>{esc(claim_id)}</code></a>'
-
-
-def fmt(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
-    """A measured value as short text: floats to 6 significant digits, other values as compact JSON.
-
-    >>> fmt(0.123456789), fmt(3), fmt([1, 2]), fmt(None), fmt(True)
-    ('0.123457', '3', '[1, 2]', 'null', 'true')
-    """
-    if isinstance(value, float):
-        return f"{value:.6g}" if math.isfinite(value) else str(value)
-    if isinstance(value, (bool, type(None))) or not isinstance(value, (int, str)):
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    else:
-        text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "… (cut; full value in check.json)"
 
 
 def passed(record: dict) -> bool:
