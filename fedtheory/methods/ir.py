@@ -163,18 +163,15 @@ class ProxSolver:
     FGM, OGM-G, SGD, Exact, Boundary, ...), on the subproblem F_i(y) = f_i(y) − ⟨ℓ_i, y⟩ + λ/2‖y − c_i‖² with c_i
     the Prox's ``center``, ℓ_i its ``linear`` term and λ = 1/s, started at c_i and stopped by ``test``
     (:class:`~fedtheory.algorithms.local_solvers.StabilizedTest`, :class:`~fedtheory.algorithms.local_solvers.DaneTest`,
-    or None for a solver with a fixed number of steps K): the DANE family's "any local solver that meets the
-    round's accuracy test". It runs on the simulator's step path only and has no PEP.
+    or None for a solver with a fixed number of steps K, which the solver itself insists on): the DANE family's
+    "any local solver that meets the round's accuracy test". It runs on the simulator's step path only and has no
+    PEP.
 
     >>> ProxSolver("gd", steps=5)
     ProxSolver(kind='gd', steps=5, step_size=None, local=None, test=None)
     >>> from fedtheory.algorithms.local_solvers import GD, StabilizedTest
     >>> ProxSolver("local", local=GD(), test=StabilizedTest()).name
     'gd'
-    >>> ProxSolver("local", local=GD())
-    Traceback (most recent call last):
-    ...
-    ValueError: ProxSolver 'local': GD without a number of steps K needs an accuracy test (test=StabilizedTest(), DaneTest(), ...)
     >>> ProxSolver("newton")
     Traceback (most recent call last):
     ...
@@ -199,9 +196,6 @@ class ProxSolver:
             if not callable(getattr(self.local, "solve", None)):
                 raise ValueError("ProxSolver 'local' needs a local solver with a solve(subproblem, test) method "
                                  f"(fedtheory.algorithms.local_solvers), got {self.local!r}")
-            if self.test is None and getattr(self.local, "K", None) is None and not _one_shot(self.local):
-                raise ValueError(f"ProxSolver 'local': {type(self.local).__name__} without a number of steps K "
-                                 "needs an accuracy test (test=StabilizedTest(), DaneTest(), ...)")
         elif self.local is not None or self.test is not None:
             raise ValueError(f"ProxSolver {self.kind!r} takes no local solver or test (those are kind 'local')")
 
@@ -209,11 +203,6 @@ class ProxSolver:
     def name(self) -> str:
         """``exact``, ``gd``, or the local solver's own name (``fgm``, ``sgd``, ...)."""
         return getattr(self.local, "name", type(self.local).__name__) if self.kind == "local" else self.kind
-
-
-def _one_shot(solver: Any) -> bool:
-    """Local solvers that answer in one shot, with nothing to stop: Exact, Boundary."""
-    return getattr(solver, "name", "") in ("exact", "boundary")
 
 
 @dataclass(frozen=True)
