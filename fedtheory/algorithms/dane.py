@@ -21,6 +21,13 @@ with any local solver (:mod:`fedtheory.algorithms.local_solvers`) until the roun
 - **Algorithm 3**: K local SGD steps on f_i (+ the correction with option 2) + λ/2‖x − v^r‖², then
   :math:`v^{r+1} = (1-\theta)v^r + \theta x^{r+1} - \eta\bar g^{r+1}` (θ = μ/(λ+μ), η = 1/(λ+μ) give Alg. 1).
 
+DANE, S-DANE and Acc-S-DANE are one description each in :mod:`fedtheory.methods.library` (``dane``, ``sdane``,
+``acc-sdane``); :func:`run_dane`, :func:`run_sdane` and :func:`run_acc_sdane` run those descriptions through the one
+simulator (:func:`fedtheory.methods.simulate.simulate` on the clients' oracles, the local solver and its test as
+``ProxSolver("local", ...)``) and read its round-by-round trace into a :class:`ProxHistory`. :func:`sdane_step`
+and :func:`acc_sdane_step` remain as one-round helpers from a given state and client set (the partial-participation
+checks draw S_r themselves); :func:`run_sdane_deep` (Algorithm 3) keeps its own loop.
+
 Adaptive λ (Section 5, Figure 5): :class:`AdaptiveLambda` sets λ_r to the observed local dissimilarity
 between v^r and v^{r−1}. Histories count communication rounds and local gradient-oracle calls, per
 client and as the cumulative per-round maximum over clients (the paper's x-axis).
