@@ -36,7 +36,7 @@ from fedtheory.claims.core import Control, claim
 from fedtheory.problems.quadratic import QuadraticFederation
 
 _HERE = Path(__file__).resolve().parent
-_LEMMA5_CEX = _HERE / "counterexamples" / "localupdate" / "lemma-5.json"
+_LEMMA5_CEX = _HERE.parent / "counterexamples" / "localupdate" / "lemma-5.json"
 
 #: the acceptance point and its certified interval for sup Δ/C (upper and lower agree to 1e-6 there)
 ACCEPT = {"mu": 1.0, "L": 1000.0, "K": 100, "gamma": 0.5 / 1000.0}

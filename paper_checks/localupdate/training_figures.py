@@ -33,7 +33,7 @@ from fedtheory.claims.core import claim, derive_seed
 from fedtheory.content import load_module
 from fedtheory.plotting.spec import FigureContext
 
-FIGURES = load_module(Path(__file__).resolve().parent.parent / "figures" / "localupdate_training.py")
+FIGURES = load_module(Path(__file__).resolve().parents[2] / "figures" / "localupdate_training.py")
 FIGURE_BY_ID = {f.id: f for f in (FIGURES.figure_6, FIGURES.figure_11, FIGURES.figure_12, FIGURES.figure_13)}
 
 #: effects on test accuracy are measured in binomial standard errors of the test accuracy
