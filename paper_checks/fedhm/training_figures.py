@@ -30,7 +30,7 @@ SUBSTITUTE = ("scikit-learn's 8×8 digits over 20 heterogeneous clients and a 64
 def figure_data(figure_id: str) -> dict:
     from fedtheory.plotting.spec import FigureContext
 
-    module = load_module(HERE.parent / "figures" / "fedhm_training.py")
+    module = load_module(HERE.parents[1] / "figures" / "fedhm_training.py")
     fig = {f.id: f for f in vars(module).values() if hasattr(f, "fn") and hasattr(f, "caption")}[figure_id]
     return fig.data(FigureContext(seed=derive_seed(0, figure_id), tier="full"))
 

@@ -4,7 +4,7 @@ recomputed from the tables.
 
 Each table entry is (parameters in millions, multiplicity, top-1 accuracy %): HeteroFL-V2's "4.29M(×2)"
 is (4.29, 2, ·). Rows are listed from the largest model to the smallest, as printed. The model sizes
-themselves are checked against built networks in ``paper_checks/fedhm.py``.
+themselves are checked against built networks in ``model_sizes.py`` and ``model_costs.py``.
 """
 from __future__ import annotations
 
