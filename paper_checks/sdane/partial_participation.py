@@ -32,7 +32,7 @@ from fedtheory.problems.dissimilarity import (Delta_s, delta_s, gradient_varianc
                                               uniform_hessians, zeta_sq)
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 
-H = load_module(Path(__file__).with_name("sdane.py"))
+H = load_module(Path(__file__).with_name("definitions_and_lemmas.py"))
 
 
 def _shared_hessian_federation(rng, n, d):

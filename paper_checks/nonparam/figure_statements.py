@@ -24,7 +24,7 @@ import numpy as np
 from fedtheory.claims.core import Control, Reading, claim
 from fedtheory.content import load_module
 
-_FIG = Path(__file__).resolve().parents[1] / "figures" / "nonparam.py"
+_FIG = Path(__file__).resolve().parents[2] / "figures" / "nonparam.py"
 # The claims read one fixed realisation of each figure's experiment (seed 0), shared by all claims about that figure
 # (each claim's own ctx.seed differs, and recomputing a figure per claim would multiply the cost).
 FIG_SEED = 0

@@ -16,7 +16,7 @@ from fedtheory.content import load_module
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.finite_sum import LogisticFederation
 
-H = load_module(Path(__file__).with_name("sdane.py"))
+H = load_module(Path(__file__).with_name("definitions_and_lemmas.py"))
 
 
 @claim(id="sdane/algorithm-1/exact-solves-are-dane", ref="Algorithm 1", kind="simulation",

@@ -12,8 +12,8 @@ from fedtheory.claims.core import claim
 from fedtheory.content import load_module
 from fedtheory.plotting.spec import FigureContext
 
-H = load_module(Path(__file__).with_name("sdane.py"))
-FIGURES = Path(__file__).resolve().parents[1] / "figures" / "sdane.py"
+H = load_module(Path(__file__).with_name("definitions_and_lemmas.py"))
+FIGURES = Path(__file__).resolve().parents[2] / "figures" / "sdane.py"
 
 
 def _figure(name):

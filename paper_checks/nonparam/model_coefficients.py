@@ -24,8 +24,8 @@ from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.kernels import KERNEL_FAMILIES, KernelFederation, LinearKernel, gram_federation
 
-_base = load_module(Path(__file__).with_name("nonparam.py"))
-_pred = load_module(Path(__file__).with_name("nonparam_prediction.py"))
+_base = load_module(Path(__file__).with_name("recursive_dynamics.py"))
+_pred = load_module(Path(__file__).with_name("prediction_error.py"))
 EPS = float(np.finfo(np.float64).eps)
 ROUNDS = np.array([0, 1, 2, 5, 10, 30, 100, 1000, 10 ** 5])
 

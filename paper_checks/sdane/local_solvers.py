@@ -15,7 +15,7 @@ from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.dissimilarity import delta_A
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 
-H = load_module(Path(__file__).with_name("sdane.py"))
+H = load_module(Path(__file__).with_name("definitions_and_lemmas.py"))
 
 
 def _federation_with_ratio(rng, ratio, *, L_over_delta=None, n=4, d=4):

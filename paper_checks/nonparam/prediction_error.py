@@ -22,7 +22,7 @@ from fedtheory.content import load_module
 from fedtheory.problems.kernels import (KERNEL_FAMILIES, KernelFederation, LinearKernel, MercerSeries,
                                         SobolevKernel, gram_federation)
 
-_base = load_module(Path(__file__).with_name("nonparam.py"))
+_base = load_module(Path(__file__).with_name("recursive_dynamics.py"))
 random_federation, random_algorithm, gram_param = _base.random_federation, _base.random_algorithm, _base.gram_param
 EPS = float(np.finfo(np.float64).eps)
 ROUNDS = np.array([0, 1, 2, 3, 5, 10, 30, 100, 1000, 10 ** 5])

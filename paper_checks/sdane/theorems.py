@@ -28,7 +28,7 @@ from fedtheory.problems.dissimilarity import delta_A, delta_s, uniform_hessians
 from fedtheory.problems.finite_sum import LogisticFederation
 from fedtheory.symbolic import complexity as cx
 
-H = load_module(Path(__file__).with_name("sdane.py"))
+H = load_module(Path(__file__).with_name("definitions_and_lemmas.py"))
 EPS = H.EPS
 PEP_RTOL = pep.SDP_RTOL
 

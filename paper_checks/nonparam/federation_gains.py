@@ -18,7 +18,7 @@ from fedtheory.analysis import federation_gain as fg
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 
-_coef = load_module(Path(__file__).with_name("nonparam_coefficients.py"))
+_coef = load_module(Path(__file__).with_name("model_coefficients.py"))
 LAMBDAS = (0.0, 1e-3, 1e-2, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, float("inf"))
 
 

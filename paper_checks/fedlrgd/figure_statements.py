@@ -12,7 +12,7 @@ import numpy as np
 
 from fedtheory.claims.core import claim
 
-_FIGURES = Path(__file__).resolve().parents[1] / "figures" / "fedlrgd.py"
+_FIGURES = Path(__file__).resolve().parents[2] / "figures" / "fedlrgd.py"
 
 
 def _figures_module():
