@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fedtheory.claims import figures as claim_figures
 from fedtheory.claims.core import Control, claim, derive_seed
-from fedtheory.content import load_module
 
 HERE = Path(__file__).resolve().parent
 EARLY = 5   # rounds before this one are the start-up transient (every model near chance)
@@ -28,11 +28,9 @@ SUBSTITUTE = ("scikit-learn's 8×8 digits over 20 heterogeneous clients and a 64
 
 @functools.lru_cache(maxsize=None)
 def figure_data(figure_id: str) -> dict:
-    from fedtheory.plotting.spec import FigureContext
-
-    module = load_module(HERE.parents[1] / "figures" / "fedhm_training.py")
-    fig = {f.id: f for f in vars(module).values() if hasattr(f, "fn") and hasattr(f, "caption")}[figure_id]
-    return fig.data(FigureContext(seed=derive_seed(0, figure_id), tier="full"))
+    """The training figure's data (computed once per process: each costs minutes of network training)."""
+    return claim_figures.figure_data(HERE.parents[1] / "figures" / "fedhm_training.py", figure_id,
+                                     seed=derive_seed(0, figure_id), tier="full")
 
 
 def _curves(panel: dict) -> dict:

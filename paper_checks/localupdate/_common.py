@@ -12,8 +12,7 @@ from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import quadratic_instance_param
 from fedtheory.certify.probe import probe
 from fedtheory.claims.core import Control
-from fedtheory.content import load_module
-from fedtheory.plotting.spec import FigureContext
+from fedtheory.claims.figures import figure_data, load_figure
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 
 EPS = float(np.finfo(np.float64).eps)
@@ -150,29 +149,9 @@ def _mp_minimizers(problem, alpha, gamma, theta: Theta, dps: int = 60) -> dict:
 
 def _figure(n: int):
     """Figure n's spec from figures/localupdate.py (claims about a figure call its data function)."""
-    module = load_module(FIGURES)
-    return getattr(module, f"figure_{n}")
+    return load_figure(FIGURES, f"figure_{n}")
 
 
 def _figure_data(n: int, seed: int = 0) -> dict:
-    return _figure(n).data(FigureContext(seed=seed))
-
-
-def _series_by_label(panel: dict) -> dict:
-    return {s["label"]: s for s in panel["series"]}
-
-
-def _xy(s: dict) -> tuple[np.ndarray, np.ndarray]:
-    return np.asarray(s["x"], dtype=float), np.asarray(s["y"], dtype=float)
-
-
-def _distance_to_curve(px: np.ndarray, py: np.ndarray, cx: np.ndarray, cy: np.ndarray) -> np.ndarray:
-    """Euclidean distance from each point (px, py) to the polyline (cx, cy) (segments between consecutive points)."""
-    P = np.stack([px, py], axis=1)[:, None, :]
-    A = np.stack([cx[:-1], cy[:-1]], axis=1)[None]
-    B = np.stack([cx[1:], cy[1:]], axis=1)[None]
-    AB = B - A
-    t = np.clip(np.sum((P - A) * AB, axis=2) / np.maximum(np.sum(AB * AB, axis=2), 1e-300), 0.0, 1.0)
-    proj = A + t[..., None] * AB
-    return np.sqrt(np.min(np.sum((P - proj) ** 2, axis=2), axis=1))
+    return figure_data(FIGURES, f"figure_{n}", seed)
 

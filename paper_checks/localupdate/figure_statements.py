@@ -10,9 +10,12 @@ import numpy as np
 from fedtheory.algorithms.surrogate import kappa_bound_uniform
 from fedtheory.analysis.rates import table2_rate
 from fedtheory.claims.core import Control, claim
+from fedtheory.claims.figures import distance_to_curve as _distance_to_curve
+from fedtheory.claims.figures import series_by_label as _series_by_label
+from fedtheory.claims.figures import xy as _xy
 from fedtheory.symbolic import tradeoff as symt
 
-from ._common import _PROOFS, _distance_to_curve, _figure_data, _proved_if, _series_by_label, _xy
+from ._common import _PROOFS, _figure_data, _proved_if
 
 # ============================================================================================
 # Statements about the figures (computed by figures/localupdate.py's data functions)

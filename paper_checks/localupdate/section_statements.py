@@ -19,10 +19,11 @@ from fedtheory.analysis.rates import suboptimality_delta, table2_rate, tuned_ser
 from fedtheory.certify.params import Custom
 from fedtheory.certify.probe import probe
 from fedtheory.claims.core import Control, claim
+from fedtheory.claims.figures import distance_to_curve as _distance_to_curve
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 from fedtheory.symbolic import tradeoff as symt
 
-from ._common import EPS, _FEV, _PROOFS, _distance_to_curve, _proved_if, _random_instance
+from ._common import EPS, _FEV, _PROOFS, _proved_if, _random_instance
 from .condition_numbers import _log_q, _spectra_batch, _spectra_param
 
 # ============================================================================================

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.claims.core import claim
+from fedtheory.claims.figures import load_figure
 from fedtheory.content import load_module
 from fedtheory.plotting.spec import FigureContext
 
@@ -17,7 +18,7 @@ FIGURES = Path(__file__).resolve().parents[2] / "figures" / "sdane.py"
 
 
 def _figure(name):
-    return getattr(load_module(FIGURES), name)
+    return load_figure(FIGURES, name)
 
 
 def _series(data, panel_index):
