@@ -11,7 +11,7 @@ import numpy as np
 from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import quadratic_instance_param
 from fedtheory.certify.probe import probe
-from fedtheory.claims.core import Control
+from fedtheory.claims.controls import one_step_too_many
 from fedtheory.claims.figures import figure_data, load_figure
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 
@@ -90,9 +90,9 @@ _PROOFS = {
 
 #: Table 1's (and Appendix A's) negative control: the same comparison with one local step too many on the
 #: driver's side (an off-by-one in K, which changes every iterate: one more gradient, or mini-batch draw, per client)
-_TABLE1_CONTROL = Control("extra-local-step", "the driver run with K(Θ) + 1 local steps (the last weight repeated) "
-                          "against the literal K-step reference: an off-by-one in K, false a priori",
-                          {"extra_step": True})
+_TABLE1_CONTROL = one_step_too_many("the driver (the last weight repeated), against the literal K-step reference,",
+                                    "K(Θ) local steps", {"extra_step": True}, name="extra-local-step",
+                                    consequence="one more gradient, or mini-batch draw, per client")
 
 
 def _proved_if(ctx, proof: str, ok: bool, **kw):
