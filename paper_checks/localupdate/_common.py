@@ -101,12 +101,6 @@ def _proved_if(ctx, proof: str, ok: bool, **kw):
     return ctx.proved(proof, **kw) if ok else ctx.refuted(**kw)
 
 
-def _probe_phases(result) -> dict:
-    """The best violation of a probe's random phase and of its optimizer, reported apart (a control that only the
-    optimizer can find shows the search did more than sample)."""
-    return {"probe_random_phase_worst": result.random_worst_value, "probe_optimizer_worst": result.optimized_worst_value}
-
-
 def _mp_matrix(a) -> mpmath.matrix:
     return mpmath.matrix(np.asarray(a, dtype=np.float64).tolist())
 

@@ -19,11 +19,12 @@ from fedtheory.analysis.rates import suboptimality_delta, table2_rate, tuned_ser
 from fedtheory.certify.params import Custom
 from fedtheory.certify.probe import probe
 from fedtheory.claims.core import Control, claim
+from fedtheory.claims.probing import probe_phases as _probe_phases
 from fedtheory.problems.quadratic import QuadraticFederation
 
 from ._common import (
     _FEV, _instance_from_json, _instance_json, _mp_distortion, _mp_matrix, _mp_minimizers, _probe_instances,
-    _probe_phases, _random_instance,
+    _random_instance,
 )
 
 # ============================================================================================

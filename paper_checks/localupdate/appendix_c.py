@@ -17,9 +17,10 @@ from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import Custom
 from fedtheory.certify.probe import probe
 from fedtheory.claims.core import Control, Reading, claim
+from fedtheory.claims.probing import probe_phases as _probe_phases
 from fedtheory.symbolic import tradeoff as symt
 
-from ._common import EPS, _FEV, _mp_matrix, _probe_phases
+from ._common import EPS, _FEV, _mp_matrix
 
 # ---- Appendix C.1: mean absolute deviations, d = 1 ------------------------------------------
 

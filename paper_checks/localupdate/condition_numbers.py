@@ -17,12 +17,13 @@ from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import Box, Custom, NonnegWeights, Product, quadratic_instance_param
 from fedtheory.certify.probe import probe
 from fedtheory.claims.core import Control, claim
+from fedtheory.claims.probing import probe_phases as _probe_phases
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 from fedtheory.symbolic import distortion as sym, tradeoff as symt
 
 from ._common import (
     EPS, _FEV, _PROOFS, _instance_from_json, _instance_json, _mp_distortion, _mp_matrix, _probe_instances,
-    _probe_phases, _proved_if, _random_instance,
+    _proved_if, _random_instance,
 )
 
 # ============================================================================================

@@ -18,9 +18,10 @@ from fedtheory.analysis.rates import (
     tuned_server, worst_case_contraction,
 )
 from fedtheory.claims.core import Control, claim
+from fedtheory.claims.probing import probe_phases as _probe_phases
 from fedtheory.problems.quadratic import QuadraticFederation
 
-from ._common import EPS, _instance_json, _mp_distortion, _probe_instances, _probe_phases, _random_instance
+from ._common import EPS, _instance_json, _mp_distortion, _probe_instances, _random_instance
 
 # ============================================================================================
 # Section 4.2: Table 2 and Theorem 3
