@@ -1,6 +1,7 @@
 """Inventory of a paper's numbered statements: every label is covered by claims or says why not.
 
-A paper's home, ``paper_checks/<key>/__init__.py`` of a paper package or ``paper_checks/<key>.py``, defines ``PAPER_LABELS`` (every numbered label of the paper) and
+A paper's home, ``paper_checks/<key>/__init__.py`` of a paper package or ``paper_checks/<key>.py``, defines
+``PAPER_LABELS`` (every numbered label of the paper) and
 ``INVENTORY`` mapping each label to the ids of the claims covering it, or to a non-empty reason.
 
 >>> from fedtheory.claims.core import claim
