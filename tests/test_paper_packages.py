@@ -14,6 +14,8 @@ from fedtheory.report.data import run_inventory
 
 INIT = '''
 from pathlib import Path
+with open(Path(__file__).with_name("init_runs.log"), "a") as log:   # who ran the __init__, under which name
+    log.write(__name__ + "\\n")
 from fedtheory.content import discover, load_module, module_claims
 PAPER = {"key": "demo", "title": "A demo paper"}
 PAPER_LABELS = ("Lemma 1", "Theorem 1")
@@ -91,3 +93,6 @@ def test_check_and_pytest_run_the_sections(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert re.findall(r"::(\S+) PASSED", run.stdout) == ["demo/lemma-1", "demo/theorem-1"], run.stdout
+    # pytest collects the package as a plain directory: it never imports the __init__ as a top-level module "demo"
+    log = tmp_path / "paper_checks" / "demo" / "init_runs.log"
+    assert "demo" not in (log.read_text().split() if log.exists() else [])

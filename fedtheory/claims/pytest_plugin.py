@@ -1,8 +1,8 @@
 """pytest plugin (entry point ``pytest11``): every claim in ``paper_checks/`` and ``verify/`` is a test.
 
 ``pytest paper_checks verify`` collects each claim of each content file (``*.py`` directly inside a
-directory named ``paper_checks`` or ``verify``, not ``_*`` nor ``test_*``) as one item named by
-the claim id. An item passes exactly when the claim's status equals its ``expect``, is skipped
+directory named ``paper_checks`` or ``verify``, or inside a paper package there, not ``_*`` nor ``test_*``)
+as one item named by the claim id. An item passes exactly when the claim's status equals its ``expect``, is skipped
 when the claim is ``skipped`` (missing optional capability), and fails otherwise with the status,
 measured values and notes. It runs the claim through :func:`fedtheory.claims.runner.run_claim`,
 the same function as ``fedtheory check`` (same seeds, same counterexample store).
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from fedtheory.content import CLAIM_DIRS, is_content_file
+from fedtheory.content import CLAIM_DIRS, is_content_file, is_paper_package
 
 
 class ClaimFailed(Exception):
@@ -44,6 +44,15 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         return None
     return (f"fedtheory: tier={config.getoption('fedtheory_tier')} seed={config.getoption('fedtheory_seed')} "
             f"(claims from {', '.join(f'{d}/' for d in CLAIM_DIRS)})")
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)    # the hook and pytest.Dir are pytest >= 8
+def pytest_collect_directory(path: Path, parent: pytest.Collector):
+    # A paper package (paper_checks/<key>/ with an __init__.py) is content loaded by path, not a Python package:
+    # collected as a plain directory, so pytest does not import its __init__ under a top-level name of its own.
+    if path.parent.name in CLAIM_DIRS and is_paper_package(path) and hasattr(pytest, "Dir"):
+        return pytest.Dir.from_parent(parent, path=path)
+    return None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):
