@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fedtheory.claims.core import STATUSES, CheckContext, Claim, Evidence, Reading, derive_seed
-from fedtheory.content import (UsageError, check_tier, content_root, in_tier, load_module,  # noqa: F401
-                               module_claims, select)
+from fedtheory.content import UsageError, check_tier, in_tier, load_module, module_claims, select  # noqa: F401
+from fedtheory.content import content_root
 from fedtheory.environment import blas_threads, environment, missing_requirements
 from fedtheory.sweep import (Interrupted, check_scheduler, check_workers, handle_signals, map_grid,
                              signal_received, write_json_atomic)
