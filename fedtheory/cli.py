@@ -4,6 +4,7 @@
 
     fedtheory check   [PATH ...] [--paper KEY] [--claim GLOB] [--tier fast|full] [--json FILE] [--seed N]
                       [--workers N] [--scheduler ADDRESS] [--timeout SECONDS] [--baseline OLD.json] [--report DIR]
+    fedtheory check   [PATH ...] [--paper KEY] [--claim GLOB] [--tier fast|full] [--json FILE] --list
     fedtheory figures [PATH ...] [--paper KEY] [--figure ID]  [--tier fast|full] [--out DIR]  [--seed N]
                       [--workers N] [--scheduler ADDRESS]
     fedtheory explore frontier|tune|compare|instance|oracle|page ...   (see ``fedtheory explore <what> --help``)
@@ -78,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     from fedtheory.report.command import add_check_options, add_report_parser
 
     add_check_options(check)
+    check.add_argument("--list", action="store_true",
+                       help="list the selected claims (id, paper, tier, expect, kind, title) without running them; "
+                            "with --json FILE, as JSON")
     figures = sub.add_parser("figures", help="compute figure data (JSON) and draw the images")
     _common(figures)
     figures.add_argument("--figure", metavar="ID", help="one figure by full id (e.g. localupdate/figure-1)")
@@ -482,6 +486,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     from fedtheory.report.data import run_inventory
     from fedtheory.sweep import check_output_file
 
+    if args.list:   # what this check would run, without running it
+        from fedtheory.claims.listing import list_claims
+
+        return list_claims(args)
     _validate_common(args)
     if args.json is not None:   # absolute: content code that changes directory cannot move the report
         args.json = str(check_output_file(args.json, "--json").absolute())

@@ -68,7 +68,7 @@ class ContentError(UsageError):
 
 
 def discover(paths: list[str] | None, default_dirs: tuple[str, ...]) -> list[Path]:
-    """Content files to load: the given paths, or the ``default_dirs`` that exist under the cwd.
+    """Content files to load: the given paths, or the ``default_dirs`` of :func:`default_content_root`.
 
     A file is taken as is (it must end in ``.py``); a directory gives its ``*.py`` files except those
     starting with ``_`` or ``test_`` and ``conftest.py``, sorted, then the content modules of each paper
@@ -99,7 +99,8 @@ def discover(paths: list[str] | None, default_dirs: tuple[str, ...]) -> list[Pat
             if not p.exists():
                 raise UsageError(f"path does not exist: {p}")
     else:
-        candidates = [Path.cwd() / d for d in default_dirs if (Path.cwd() / d).is_dir()]
+        root = default_content_root()
+        candidates = [root / d for d in default_dirs if (root / d).is_dir()]
     found: list[Path] = []
     seen: set[Path] = set()
     for p in candidates:
@@ -353,11 +354,44 @@ def module_figures(module: ModuleType) -> list:
     return [f for f in _values(module, Figure) if not _defined_elsewhere(f, f.fn, module)]
 
 
+#: where a wheel puts the repository's content folders (setup.py copies them there)
+INSTALLED_CONTENT = Path(__file__).resolve().parent / "_content"
+
+
+def default_content_root() -> Path:
+    """The directory whose ``paper_checks/``, ``verify/`` and ``figures/`` are loaded when no path is given.
+
+    The cwd when it has any of them (a project's own content wins, also over the figures it does not have); else
+    the content that came with the package: the wheel's copy (``fedtheory/_content/``), or, for a checkout or an
+    editable install, the checkout that ``fedtheory`` is imported from. So ``fedtheory check`` works in any
+    directory after ``pip install``.
+
+    >>> import os, tempfile, pathlib
+    >>> here = os.getcwd()
+    >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "verify").mkdir()
+    >>> try:
+    ...     os.chdir(d); own = default_content_root()
+    ...     os.chdir(d / "verify"); shipped = default_content_root()
+    ... finally:
+    ...     os.chdir(here)
+    >>> own == d.resolve(), (shipped / "paper_checks").is_dir()
+    (True, True)
+    """
+    cwd = Path.cwd()
+    if any((cwd / d).is_dir() for d in CLAIM_DIRS + FIGURE_DIRS):
+        return cwd
+    checkout = INSTALLED_CONTENT.parent.parent
+    return INSTALLED_CONTENT if INSTALLED_CONTENT.is_dir() else checkout
+
+
 def _load(paths: list[str] | None, default_dirs: tuple[str, ...], collect, what: str) -> list:
     files = discover(paths, default_dirs)
+    if not files and paths:
+        raise UsageError(f"no content files in {', '.join(paths)} (*.py files not starting with _ or test_)")
     if not files:
         where = ", ".join(f"{d}/" for d in default_dirs)
-        raise UsageError(f"no content files found (looked for {where} under {Path.cwd()}; or give paths)")
+        raise UsageError(f"no content files found (looked for {where} under {default_content_root()}; or give "
+                         f"paths)")
     out: list = []
     by_id: dict[str, Any] = {}
     for path in files:

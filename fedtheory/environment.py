@@ -32,6 +32,10 @@ CAPABILITIES = ("torch", "cuda", "dask")
 
 
 def _version(dist: str) -> str | None:
+    if dist == "fedtheory":   # the code that ran, also from a checkout on PYTHONPATH beside another install
+        from fedtheory import __version__
+
+        return __version__
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:

@@ -652,7 +652,7 @@ class InstanceSimulation(Result):
 
     @property
     def max_abs_gap(self) -> float:
-        """max over rounds of |measured − predicted| / max(1, predicted) (absolute below 1, relative above)."""
+        """max over rounds of ``|measured − predicted| / max(1, predicted)`` (absolute below 1, relative above)."""
         return float(np.max(np.abs(self.measured - self.predicted) / np.maximum(1.0, np.abs(self.predicted))))
 
     def columns(self) -> list[str]:
