@@ -11,7 +11,7 @@ files (one per section of the paper), its ``_``-prefixed modules are helpers sha
 package is still loaded by path, but as a submodule of a package registered under a name derived from
 the package's path, so relative imports (``from ._common import EPS``) work and a helper is executed
 once however many sections import it; nothing is put on ``sys.path``. Counterexamples of a package's
-claims are stored beside the package, in ``paper_checks/counterexamples/`` (:func:`content_root`).
+claims are stored beside the package, in ``paper_checks/counterexamples/`` (:func:`content_folder`).
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -139,11 +139,12 @@ def is_paper_package(path: Path | str) -> bool:
     return path.is_dir() and (path / "__init__.py").is_file()
 
 
-def content_root(path: Path | str) -> Path:
-    """The content directory a content file belongs to: its own directory, or for a module of a paper
-    package the directory holding the package (where ``counterexamples/`` and the other papers are).
+def content_folder(path: Path | str) -> Path:
+    """The content folder a content file belongs to (``paper_checks/``, ``verify/``, a given folder): the file's own
+    directory, or for a module of a paper package the directory holding the package (where ``counterexamples/``
+    and the other papers are). Not :func:`default_content_root`, the project directory those folders are in.
 
-    >>> content_root("/repo/paper_checks/localupdate.py").as_posix()
+    >>> content_folder("/repo/paper_checks/localupdate.py").as_posix()
     '/repo/paper_checks'
     """
     parent = Path(path).parent

@@ -165,13 +165,13 @@ def run_inventory(claims: list) -> dict:
     >>> run_inventory(load_claims([str(d)]))
     {'demo': {'Lemma 1': ['demo/lemma-1'], 'Lemma 2': 'a definition, nothing to check'}}
     """
-    from fedtheory.content import content_root, load_inventory, paper_home
+    from fedtheory.content import content_folder, load_inventory, paper_home
 
     out: dict[str, dict] = {}
     for claim in claims:
         if claim.paper in out or not claim.source:
             continue
-        home = paper_home(content_root(claim.source), claim.paper)
+        home = paper_home(content_folder(claim.source), claim.paper)
         if home is None:
             continue
         inventory = load_inventory(home)
