@@ -4,6 +4,15 @@ Content files import the library; the library never imports them as package modu
 loaded with :mod:`importlib` from their path, under a module name derived from the resolved path
 (so two ``localupdate.py`` in different directories never collide), once per process.
 
+**Paper packages.** A directory with an ``__init__.py`` directly inside a content directory
+(``paper_checks/localupdate/``) is a paper package: its modules not starting with ``_`` are content
+files (one per section of the paper), its ``_``-prefixed modules are helpers shared by them, and its
+``__init__.py`` holds the paper's ``PAPER_LABELS`` and ``INVENTORY`` (it defines no claims). A module of a
+package is still loaded by path, but as a submodule of a package registered under a name derived from
+the package's path, so relative imports (``from ._common import EPS``) work and a helper is executed
+once however many sections import it; nothing is put on ``sys.path``. Counterexamples of a package's
+claims are stored beside the package, in ``paper_checks/counterexamples/`` (:func:`content_folder`).
+
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (d / "demo.py").write_text('''
@@ -61,9 +70,11 @@ class ContentError(UsageError):
 def discover(paths: list[str] | None, default_dirs: tuple[str, ...]) -> list[Path]:
     """Content files to load: the given paths, or the ``default_dirs`` of :func:`default_content_root`.
 
-    A file is taken as is (it must end in ``.py``); a directory gives its ``*.py`` files (not
-    recursively: ``counterexamples/`` and other subdirectories are ignored) except those starting
-    with ``_`` or ``test_`` and ``conftest.py``, sorted. A path that does not exist is a :class:`UsageError`.
+    A file is taken as is (it must end in ``.py``); a directory gives its ``*.py`` files except those
+    starting with ``_`` or ``test_`` and ``conftest.py``, sorted, then the content modules of each paper
+    package directly inside it (a subdirectory with ``__init__.py``: see the module docstring); other
+    subdirectories (``counterexamples/``) are ignored. A paper package given itself gives its content
+    modules. A path that does not exist is a :class:`UsageError`.
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -71,6 +82,11 @@ def discover(paths: list[str] | None, default_dirs: tuple[str, ...]) -> list[Pat
     ...     _ = (d / name).write_text("")
     >>> [p.name for p in discover([str(d)], ())]
     ['a.py', 'b.py']
+    >>> (d / "paper").mkdir()
+    >>> for name in ("__init__.py", "_common.py", "lemmas.py", "figures.py"):
+    ...     _ = (d / "paper" / name).write_text("")
+    >>> [p.relative_to(d).as_posix() for p in discover([str(d)], ())]
+    ['a.py', 'b.py', 'paper/figures.py', 'paper/lemmas.py']
     >>> try:
     ...     discover(["no/such/dir"], ())
     ... except UsageError as e:
@@ -89,7 +105,10 @@ def discover(paths: list[str] | None, default_dirs: tuple[str, ...]) -> list[Pat
     seen: set[Path] = set()
     for p in candidates:
         if p.is_dir():
-            files = sorted(f for f in p.glob("*.py") if f.is_file() and _is_content_name(f.name))
+            files = _content_files(p)
+            if not is_paper_package(p):
+                for package in sorted(q for q in p.iterdir() if is_paper_package(q)):
+                    files += _content_files(package)
         elif p.suffix == ".py":
             files = [p]
         else:
@@ -102,19 +121,69 @@ def discover(paths: list[str] | None, default_dirs: tuple[str, ...]) -> list[Pat
     return found
 
 
+def _content_files(directory: Path) -> list[Path]:
+    return sorted(f for f in directory.glob("*.py") if f.is_file() and _is_content_name(f.name))
+
+
+def is_paper_package(path: Path | str) -> bool:
+    """True for a directory holding an ``__init__.py``: a paper split by sections (module docstring).
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> before = is_paper_package(d)
+    >>> _ = (d / "__init__.py").write_text("")
+    >>> before, is_paper_package(d)
+    (False, True)
+    """
+    path = Path(path)
+    return path.is_dir() and (path / "__init__.py").is_file()
+
+
+def content_folder(path: Path | str) -> Path:
+    """The content folder a content file belongs to (``paper_checks/``, ``verify/``, a given folder): the file's own
+    directory, or for a module of a paper package the directory holding the package (where ``counterexamples/``
+    and the other papers are). Not :func:`default_content_root`, the project directory those folders are in.
+
+    >>> content_folder("/repo/paper_checks/localupdate.py").as_posix()
+    '/repo/paper_checks'
+    """
+    parent = Path(path).parent
+    return parent.parent if is_paper_package(parent) else parent
+
+
+def paper_home(directory: Path | str, paper: str) -> Path | None:
+    """The file holding ``paper``'s ``INVENTORY`` in a content directory: ``<paper>/__init__.py`` of a paper
+    package, else ``<paper>.py``; None when neither exists.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "demo").mkdir(); _ = (d / "demo" / "__init__.py").write_text("")
+    >>> paper_home(d, "demo").relative_to(d).as_posix(), paper_home(d, "other")
+    ('demo/__init__.py', None)
+    """
+    directory = Path(directory)
+    for home in (directory / paper / "__init__.py", directory / f"{paper}.py"):
+        if home.is_file():
+            return home
+    return None
+
+
 def _is_content_name(name: str) -> bool:
     # conftest.py belongs to pytest, which imports it itself.
     return name.endswith(".py") and not name.startswith(("_", "test_")) and name != "conftest.py"
 
 
 def is_content_file(path: Path | str) -> bool:
-    """True for a ``*.py`` file (not ``_*``, ``test_*``, ``conftest.py``) directly inside ``paper_checks/`` or ``verify/``.
+    """True for a ``*.py`` file (not ``_*``, ``test_*``, ``conftest.py``) directly inside ``paper_checks/`` or
+    ``verify/``, or inside a paper package there (``paper_checks/<key>/<section>.py``).
 
     >>> is_content_file("repo/paper_checks/localupdate.py"), is_content_file("repo/verify/_util.py")
     (True, False)
     """
     path = Path(path)
-    return path.parent.name in CLAIM_DIRS and _is_content_name(path.name)
+    if not _is_content_name(path.name):
+        return False
+    return path.parent.name in CLAIM_DIRS or (path.parent.parent.name in CLAIM_DIRS and is_paper_package(path.parent))
 
 
 def module_name(path: Path | str) -> str:
@@ -122,11 +191,38 @@ def module_name(path: Path | str) -> str:
 
     >>> module_name("/x/paper_checks/localupdate.py").startswith("_fedtheory_content_localupdate_")
     True
+
+    A module of a paper package is a submodule of the package's name (``__init__.py`` is the package):
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "demo"; d.mkdir(); _ = (d / "__init__.py").write_text("")
+    >>> module_name(d / "lemmas.py") == module_name(d / "__init__.py") + ".lemmas"
+    True
     """
     resolved = Path(path).resolve()
+    if is_paper_package(resolved.parent):
+        package = _package_name(resolved.parent)
+        return package if resolved.name == "__init__.py" else package + "." + re.sub(r"\W", "_", resolved.stem)
     stem = re.sub(r"\W", "_", resolved.stem)
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
     return f"{MODULE_PREFIX}{stem}_{digest}"
+
+
+def _package_name(directory: Path) -> str:
+    stem = re.sub(r"\W", "_", directory.name)
+    digest = hashlib.sha256(str(directory).encode()).hexdigest()[:12]
+    return f"{MODULE_PREFIX}{stem}_{digest}"
+
+
+def _register_package(directory: Path) -> None:
+    """Put the paper package at ``directory`` into ``sys.modules`` (its ``__init__`` not run yet) so its
+    modules' relative imports resolve; ``load_module(directory / "__init__.py")`` runs the ``__init__``."""
+    name = _package_name(directory)
+    if name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(name, directory / "__init__.py",
+                                                  submodule_search_locations=[str(directory)])
+    sys.modules[name] = importlib.util.module_from_spec(spec)
 
 
 #: seconds a content file may take to load (define its claims and figures), FEDTHEORY_LOAD_TIMEOUT to change
@@ -174,20 +270,32 @@ def load_module(path: Path | str) -> ModuleType:
     cached = _MODULES.get(resolved)
     if cached is not None:
         return cached
+    if resolved.is_dir() and is_paper_package(resolved):
+        return load_module(resolved / "__init__.py")
     if not resolved.is_file():
         raise UsageError(f"path does not exist: {path}")
     name = module_name(resolved)
-    spec = importlib.util.spec_from_file_location(name, resolved)
-    if spec is None or spec.loader is None:
-        raise ContentError(f"cannot load {resolved}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    # Registered before exec: dataclasses and pickling look modules up in sys.modules.
-    sys.modules[name] = module
+    package_init = resolved.name == "__init__.py" and is_paper_package(resolved.parent)
+    if is_paper_package(resolved.parent):
+        _register_package(resolved.parent)
+        if not package_init and name in sys.modules:   # a sibling's relative import loaded it already
+            _MODULES[resolved] = sys.modules[name]
+            return sys.modules[name]
+    if package_init:
+        module = sys.modules[name]   # registered, still empty, by _register_package: its __init__ runs now
+    else:
+        spec = importlib.util.spec_from_file_location(name, resolved)
+        if spec is None or spec.loader is None:
+            raise ContentError(f"cannot load {resolved}: not a Python file")
+        module = importlib.util.module_from_spec(spec)
+        # Registered before exec: dataclasses and pickling look modules up in sys.modules.
+        sys.modules[name] = module
     try:
         with _load_time_limit(resolved):
-            spec.loader.exec_module(module)
+            module.__spec__.loader.exec_module(module)
     except (Exception, SystemExit) as exc:   # sys.exit() at import is a broken file, not the run's exit code
-        sys.modules.pop(name, None)
+        if not package_init:   # the package stays registered: its sections' relative imports need it
+            sys.modules.pop(name, None)
         raise ContentError(f"cannot load {resolved}: {_where(exc, resolved)}{type(exc).__name__}: {exc}") from exc
     _MODULES[resolved] = module
     return module
@@ -351,6 +459,8 @@ def load_figures(paths: list[str] | None = None) -> list:
 
 def load_inventory(path: Path | str) -> dict | None:
     """The content file's ``INVENTORY`` (paper label -> claim ids or a reason), or None when it has none.
+
+    ``path`` may be a paper package (its ``__init__.py`` holds the inventory).
 
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "inv.py"

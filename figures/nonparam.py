@@ -2,7 +2,7 @@
 regenerated from the paper's specifications, and one the paper lacks (the 1/t rate on an infinite-dimensional kernel).
 
 Every figure is computed by a plain function (``figure_1_data(seed, scale)`` …) that the figure specs call at the
-paper's scale and the claims in ``paper_checks/nonparam_figures.py`` call (at a reduced scale in the fast tier, the
+paper's scale and the claims in ``paper_checks/nonparam/figure_statements.py`` call (at a reduced scale in the fast tier, the
 paper's in the full tier). Where the paper leaves a generator unspecified the choice is recorded in ``params``:
 
 * θ^* ~ N(0, I_d) (consistent with the text's ‖θ_j^*‖₂ ≈ 10 for d = 100, Section 6.2);

@@ -14,7 +14,7 @@ import pytest
 
 from fedtheory.certify.probe import probe as real_probe
 from fedtheory.claims.core import CheckContext, derive_seed
-from fedtheory.content import load_module, module_claims
+from fedtheory.content import discover, load_module, module_claims
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the probe claims whose control only the optimizer reaches (the others' descriptions say why not)
@@ -29,13 +29,25 @@ BY_CONSTRUCTION = ("localupdate/lemma-2", "localupdate/lemma-10", "localupdate/l
 
 
 @pytest.fixture(scope="module")
-def module():
-    return load_module(ROOT / "paper_checks" / "localupdate.py")
+def sections():
+    """The localupdate package's section modules and its ``_common`` helpers: every module that may call probe."""
+    package = ROOT / "paper_checks" / "localupdate"
+    return [load_module(p) for p in discover([str(package)], ())] + [load_module(package / "_common.py")]
+
+
+def _claim(sections, claim_id):
+    return {c.id: c for m in sections for c in module_claims(m)}[claim_id]
+
+
+def _stop_the_optimizer(sections, monkeypatch, stopped_probe):
+    for m in sections:
+        if hasattr(m, "probe"):
+            monkeypatch.setattr(m, "probe", stopped_probe)
 
 
 @pytest.mark.parametrize("claim_id", OPTIMIZER_ONLY)
-def test_control_goes_silent_without_the_optimizer(module, monkeypatch, claim_id):
-    claim = {c.id: c for c in module_claims(module)}[claim_id]
+def test_control_goes_silent_without_the_optimizer(sections, monkeypatch, claim_id):
+    claim = _claim(sections, claim_id)
     (control,) = claim.controls
     assert control.params.get("plain_sampling") is False
     random_only = functools.partial(real_probe, n_starts=0)
@@ -44,7 +56,7 @@ def test_control_goes_silent_without_the_optimizer(module, monkeypatch, claim_id
         kw.pop("n_starts", None)
         return random_only(violation, param, **kw)
 
-    monkeypatch.setattr(module, "probe", stopped_probe)
+    _stop_the_optimizer(sections, monkeypatch, stopped_probe)
     ctx = CheckContext(seed=derive_seed(0, claim.id), control=dict(control.params),
                        reading=claim.readings[0].params if claim.readings else None)
     assert claim.check(ctx).status == "verified", f"{claim_id}: the control fired without the optimizer"
@@ -52,8 +64,8 @@ def test_control_goes_silent_without_the_optimizer(module, monkeypatch, claim_id
 
 @pytest.mark.parametrize("claim_id", BY_CONSTRUCTION)
 @pytest.mark.parametrize("seed", [0, 7])
-def test_control_fires_by_construction_without_the_optimizer(module, monkeypatch, claim_id, seed):
-    claim = {c.id: c for c in module_claims(module)}[claim_id]
+def test_control_fires_by_construction_without_the_optimizer(sections, monkeypatch, claim_id, seed):
+    claim = _claim(sections, claim_id)
     (control,) = claim.controls
     random_only = functools.partial(real_probe, n_starts=0)
 
@@ -61,7 +73,7 @@ def test_control_fires_by_construction_without_the_optimizer(module, monkeypatch
         kw.pop("n_starts", None)
         return random_only(violation, param, **kw)
 
-    monkeypatch.setattr(module, "probe", stopped_probe)
+    _stop_the_optimizer(sections, monkeypatch, stopped_probe)
     ctx = CheckContext(seed=derive_seed(seed, claim.id), control=dict(control.params),
                        reading=claim.readings[0].params if claim.readings else None)
     assert claim.check(ctx).status == "refuted", f"{claim_id}: the control did not fire at its attaining instance"

@@ -25,7 +25,7 @@ def _figures():
 def _claims():
     from fedtheory.content import load_module
 
-    return load_module(ROOT / "paper_checks" / "localupdate_training.py")
+    return load_module(ROOT / "paper_checks" / "localupdate" / "training_figures.py")
 
 
 def _document(fig, fn, seed=3):

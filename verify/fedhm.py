@@ -9,7 +9,8 @@ import numpy as np
 
 from fedtheory.algorithms.fedhm import FedHM, HybridLayout, run_fedhm
 from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
-from fedtheory.claims.core import Control, claim
+from fedtheory.claims.controls import one_step_too_many
+from fedtheory.claims.core import claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 
 EPS = float(np.finfo(np.float64).eps)
@@ -25,6 +26,11 @@ def _uniform_federation(kind, rng, n: int, d: int):
     return cls(feats, targs, p=np.full(n, 1.0 / n), l2=float(rng.choice([0.0, 0.01])))
 
 
+#: both equivalences' control: the FedAvg reference run with E + 1 local steps on the same draws
+FEDAVG_ONE_MORE_LOCAL_STEP = one_step_too_many(
+    "FedAvg on the same draws", "E local steps", {"reference_extra_steps": 1}, name="fedavg-one-more-local-step",
+    consequence="a different algorithm, whose iterates differ from E steps' whenever a local gradient is nonzero")
+
 @claim(
     id="verify/fedhm/full-rank-is-fedavg-linear",
     ref="Algorithms 1-2 with every γ_p = 1",
@@ -34,9 +40,7 @@ def _uniform_federation(kind, rng, n: int, d: int):
               r"$\Theta_{1:E}$, $\alpha=0$ and server step $\eta=\gamma$ (FedAvg), iterate for iterate, for any client sampling and "
               r"mini-batches.",
     kind="simulation",
-    controls=[Control("fedavg-one-more-local-step", "FedAvg with E + 1 local steps on the same draws: a different algorithm, "
-                      "whose iterates differ from E steps' whenever a local gradient is nonzero (off by one in E)",
-                      {"reference_extra_steps": 1})],
+    controls=[FEDAVG_ONE_MORE_LOCAL_STEP],
 )
 def full_rank_is_fedavg_linear(ctx):
     rng = ctx.rng
@@ -123,9 +127,7 @@ def _compare_on_network(fed, rng, extra_steps: int = 0) -> dict:
               r"same draws.",
     kind="simulation",
     requires=("torch",),
-    controls=[Control("fedavg-one-more-local-step", "FedAvg with E + 1 local steps on the same draws: a different algorithm, "
-                      "whose iterates differ from E steps' whenever a local gradient is nonzero (off by one in E)",
-                      {"reference_extra_steps": 1})],
+    controls=[FEDAVG_ONE_MORE_LOCAL_STEP],
 )
 def full_rank_is_fedavg_network(ctx):
     from fedtheory.problems.datasets import load_dataset

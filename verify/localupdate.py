@@ -15,6 +15,7 @@ from fedtheory.algorithms.local_update import ServerOpt, run_local_update
 from fedtheory.algorithms.maml import MAML, maml_messages
 from fedtheory.analysis.pareto import frontier_problem, frontier_spectrum, frontier_uniform
 from fedtheory.algorithms.theta import Theta
+from fedtheory.claims.controls import one_step_too_many
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 from fedtheory.problems.quadratic import make_quadratic
@@ -30,9 +31,8 @@ EPS = float(np.finfo(np.float64).eps)
               r"$J_{K+1}^\top\nabla f_{S_{out}}(X_{K+1})$ by the recursion equals torch.autograd's gradient of "
               r"$f_{S_{out}}(X_{K+1}(x))$; and the driver's numpy and torch runs agree iterate for iterate.",
     kind="numeric",
-    controls=[Control("one-more-inner-step", "the closed-form message compared with autograd run with one inner step "
-                                             "more (an off-by-one in K): a different message, false a priori",
-                                             {"k_offset": 1})],
+    controls=[one_step_too_many("autograd, compared with the closed-form message,", "K inner steps", {"k_offset": 1},
+                                name="one-more-inner-step", consequence="a different message")],
     requires=("torch",),
 )
 def maml_autograd(ctx):
@@ -78,9 +78,8 @@ def maml_autograd(ctx):
     statement=r"On quadratics, LocalUpdate's spectral path with $\Theta'$ of maml\_theta and the stepwise Jacobian "
               r"recursion give the same iterates.",
     kind="simulation",
-    controls=[Control("one-more-inner-step", "the spectral path compared with the stepwise path run with one inner "
-                                             "step more (an off-by-one in K): a different message, false a priori",
-                                             {"k_offset": 1})],
+    controls=[one_step_too_many("the stepwise path, compared with the spectral path,", "K inner steps", {"k_offset": 1},
+                                name="one-more-inner-step", consequence="a different message")],
 )
 def maml_spectral(ctx):
     rng = ctx.rng

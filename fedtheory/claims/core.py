@@ -1,7 +1,7 @@
 """Claims and evidence: the contract every checkable statement follows.
 
 A *claim* is one checkable statement of a paper (or a cross-cutting fact). Content files
-(``paper_checks/<key>.py``, ``verify/<topic>.py``) declare claims with the :func:`claim`
+(``paper_checks/<key>/<section>.py``, ``verify/<topic>.py``) declare claims with the :func:`claim`
 decorator; the runner loads those files by path, runs each claim's check and compares the
 resulting :class:`Evidence` status with the claim's ``expect``.
 

@@ -1,6 +1,7 @@
 """Inventory of a paper's numbered statements: every label is covered by claims or says why not.
 
-A ``paper_checks/<key>.py`` defines ``PAPER_LABELS`` (every numbered label of the paper) and
+A paper's home, ``paper_checks/<key>/__init__.py`` of a paper package or ``paper_checks/<key>.py``, defines
+``PAPER_LABELS`` (every numbered label of the paper) and
 ``INVENTORY`` mapping each label to the ids of the claims covering it, or to a non-empty reason.
 
 >>> from fedtheory.claims.core import claim
@@ -63,11 +64,12 @@ def check_inventory(inventory: dict, claims: list, paper: str, labels: Iterable[
 
 
 def inventory_problems(path: Path | str, paper: str | None = None) -> list[str]:
-    """Problems with the inventory of the content file at ``path`` (paper key defaults to the file's stem).
+    """Problems with the inventory of the paper at ``path``: a content file ``<key>.py`` or a paper package
+    ``<key>/`` (paper key defaults to the file's stem or the package's name).
 
-    Checks ``INVENTORY`` against the paper's claims — those of the file and of its sibling parts
-    ``<key>_<part>.py`` in the same directory — and its ``PAPER_LABELS``; a file without
-    ``INVENTORY`` or ``PAPER_LABELS`` is itself a problem.
+    Checks ``INVENTORY`` against the paper's claims — those of the file, or of every section module of the
+    package, and of the sibling parts ``<key>_<part>.py`` beside it — and its ``PAPER_LABELS``; a paper
+    without ``INVENTORY`` or ``PAPER_LABELS`` is itself a problem.
 
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "demo.py"
@@ -82,15 +84,19 @@ def inventory_problems(path: Path | str, paper: str | None = None) -> list[str]:
     >>> inventory_problems(f)
     []
     """
-    from fedtheory.content import discover, load_module, module_claims
+    from fedtheory.content import discover, is_paper_package, load_module, module_claims
 
+    path = Path(path).resolve()
+    if path.name == "__init__.py":
+        path = path.parent
     module = load_module(path)
-    paper = paper or Path(path).stem
-    # A paper's claims may be split over <key>.py and sibling parts <key>_<part>.py (figure claims,
-    # say); the one inventory in <key>.py covers them all.
-    claims = list(module_claims(module))
-    for sibling in discover([str(Path(path).resolve().parent)], ()):
-        if sibling.stem.startswith(f"{paper}_"):
+    paper = paper or path.stem
+    # A paper's claims may be split over sections (a package's modules) and sibling parts <key>_<part>.py
+    # (figure claims, say); the one inventory covers them all.
+    sections = discover([str(path)], ()) if is_paper_package(path) else [path]
+    claims = [c for section in sections for c in module_claims(load_module(section))]
+    for sibling in discover([str(path.parent)], ()):
+        if sibling.parent == path.parent and sibling.stem.startswith(f"{paper}_"):
             claims += [c for c in module_claims(load_module(sibling)) if c.paper == paper]
     inventory = getattr(module, "INVENTORY", None)
     labels = getattr(module, "PAPER_LABELS", None)

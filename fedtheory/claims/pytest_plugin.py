@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from fedtheory.content import CLAIM_DIRS, UsageError, discover, is_content_file
+from fedtheory.content import CLAIM_DIRS, UsageError, discover, is_content_file, is_paper_package
 
 
 class ClaimFailed(Exception):
@@ -75,6 +75,19 @@ def pytest_report_header(config: pytest.Config) -> str:
     where = ", ".join(str(r) for r in roots) if roots else ", ".join(f"{d}/" for d in CLAIM_DIRS)
     return (f"fedtheory: tier={config.getoption('fedtheory_tier')} seed={config.getoption('fedtheory_seed')} "
             f"(claims from {where})")
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)    # the hook and pytest.Dir are pytest >= 8
+def pytest_collect_directory(path: Path, parent: pytest.Collector):
+    # A paper package (paper_checks/<key>/ with an __init__.py) is content loaded by path, not a Python package:
+    # collected as a plain directory, so pytest does not import its __init__ under a top-level name of its own.
+    if not (is_paper_package(path) and hasattr(pytest, "Dir")):
+        return None
+    config = parent.config
+    named = _CLAIM_FILES in config.stash and any(f.parent == path.resolve() for f in config.stash[_CLAIM_FILES])
+    if named or path.parent.name in CLAIM_DIRS:
+        return pytest.Dir.from_parent(parent, path=path)
+    return None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):

@@ -45,6 +45,7 @@ from typing import Any, Callable
 
 from fedtheory.claims.core import STATUSES, CheckContext, Claim, Evidence, Reading, derive_seed
 from fedtheory.content import UsageError, check_tier, in_tier, load_module, module_claims, select  # noqa: F401
+from fedtheory.content import content_folder
 from fedtheory.environment import blas_threads, environment, missing_requirements
 from fedtheory.sweep import (Interrupted, check_scheduler, check_workers, handle_signals, map_grid,
                              signal_received, write_json_atomic)
@@ -61,8 +62,9 @@ _LOCAL: dict[tuple[str | None, str], Claim] = {}
 
 
 def counterexample_path(claim: Claim, reading: Reading | None = None) -> Path | None:
-    """Where ``claim``'s counterexample is stored: ``<dir of claim.source>/counterexamples/<id>.json``
-    (``<id>~<reading>.json`` for one of its faithful readings).
+    """Where ``claim``'s counterexample is stored: ``<content dir of claim.source>/counterexamples/<id>.json``
+    (``<id>~<reading>.json`` for one of its faithful readings); the content dir of a paper package's module
+    is the one holding the package (:func:`fedtheory.content.content_folder`), so ids keep their place.
 
     >>> from fedtheory.claims.core import Claim
     >>> c = Claim(id="demo/lemma-1/part", ref="r", title="t", statement="s", kind="numeric",
@@ -75,7 +77,7 @@ def counterexample_path(claim: Claim, reading: Reading | None = None) -> Path | 
     if not claim.source:
         return None
     suffix = f"~{reading.name}" if reading is not None else ""
-    return Path(claim.source).parent / "counterexamples" / f"{claim.id}{suffix}.json"
+    return content_folder(claim.source) / "counterexamples" / f"{claim.id}{suffix}.json"
 
 
 def _error(seed: int, exc: BaseException, what: str) -> Evidence:

@@ -170,7 +170,8 @@ def controlled_share(data: dict, paper: str) -> dict | None:
 def run_inventory(claims: list) -> dict:
     """``{paper: {label: [claim ids] | reason}}`` from the ``INVENTORY`` of the content files the claims came from.
 
-    A paper's inventory lives in ``paper_checks/<paper>.py``; a claim from a sibling part
+    A paper's inventory lives in ``paper_checks/<paper>/__init__.py`` (a paper package) or
+    ``paper_checks/<paper>.py``; a claim from a section of the package or a sibling part
     ``<paper>_<part>.py`` leads there too. Papers without an inventory file are left out.
 
     >>> import tempfile, pathlib
@@ -186,14 +187,14 @@ def run_inventory(claims: list) -> dict:
     >>> run_inventory(load_claims([str(d)]))
     {'demo': {'Lemma 1': ['demo/lemma-1'], 'Lemma 2': 'a definition, nothing to check'}}
     """
-    from fedtheory.content import load_inventory
+    from fedtheory.content import content_folder, load_inventory, paper_home
 
     out: dict[str, dict] = {}
     for claim in claims:
         if claim.paper in out or not claim.source:
             continue
-        home = Path(claim.source).with_name(f"{claim.paper}.py")
-        if not home.is_file():
+        home = paper_home(content_folder(claim.source), claim.paper)
+        if home is None:
             continue
         inventory = load_inventory(home)
         if inventory is not None:

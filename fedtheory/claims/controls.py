@@ -1,0 +1,54 @@
+"""The usual shapes of a negative control, named once: each builds a :class:`~fedtheory.claims.core.Control`
+whose description says why its statement is false a priori, so a claim declares only what is specific to it.
+
+* :func:`tightened_bound` — the bound multiplied by a factor below 1 at an instance that attains it;
+* :func:`one_step_too_many` — the same comparison run with one step more on one side (an off-by-one).
+
+The check reads the control's ``params`` with ``ctx.param(name, default)`` and applies them; which
+parameters mean what stays with the claim. (A violation planted where only the probe's optimizer finds it is
+calibrated per claim — see tests/test_localupdate_controls.py — so it has no one shape to name here.)
+
+>>> c = one_step_too_many("the driver's FedAvg", "E local steps", {"extra_steps": 1})
+>>> c.name, c.params
+('one-step-too-many', {'extra_steps': 1})
+>>> print(c.description)
+the driver's FedAvg run with one step more than E local steps (an off-by-one): a different algorithm, false a priori
+"""
+from __future__ import annotations
+
+from fedtheory.claims.core import Control
+
+
+def tightened_bound(factor: float, bound: str, attained_by: str, params: dict | None = None,
+                    name: str | None = None) -> Control:
+    """The statement with ``bound`` multiplied by ``factor`` < 1: false a priori, since ``attained_by`` attains the
+    bound itself. ``params`` default to ``{"bound_factor": factor}``.
+
+    >>> c = tightened_bound(0.99, "the worst floor", "the certified worst case", {"upper_factor": 0.99})
+    >>> c.name, c.params
+    ('bound-tightened-1%', {'upper_factor': 0.99})
+    >>> print(c.description)
+    the worst floor multiplied by 0.99: false a priori, the certified worst case attains it
+    >>> try:
+    ...     tightened_bound(1.0, "b", "x")
+    ... except ValueError as e:
+    ...     print(e)
+    a tightened bound needs a factor below 1, got 1.0
+    """
+    if not 0 < factor < 1:
+        raise ValueError(f"a tightened bound needs a factor below 1, got {factor}")
+    percent = f"{100 * (1 - factor):.3g}%"
+    return Control(name or f"bound-tightened-{percent}", f"{bound} multiplied by {factor:g}: false a priori, "
+                   f"{attained_by} attains it", dict(params) if params is not None else {"bound_factor": factor})
+
+
+def one_step_too_many(run: str, steps: str, params: dict, name: str = "one-step-too-many",
+                      consequence: str = "a different algorithm") -> Control:
+    """``run`` with one step more than ``steps`` on one side of the comparison: an off-by-one, ``consequence``,
+    false a priori (a check that cannot tell K from K + 1 steps could not have seen a wrong K either).
+
+    >>> one_step_too_many("the spectral path", "K inner steps", {"k_offset": 1}, name="one-more-inner-step").name
+    'one-more-inner-step'
+    """
+    return Control(name, f"{run} run with one step more than {steps} (an off-by-one): {consequence}, false a priori",
+                   dict(params))

@@ -1,0 +1,104 @@
+"""Checking a figure's data against a statement: what claims about a figure share.
+
+A claim about a figure calls the figure's data function (it never reads files from ``--out``): it loads the
+figures content file by path, computes the figure's data and reads its panels and series. The helpers here do
+that once, so a claim reads as the paper's statement plus what is specific to its check.
+
+>>> import tempfile, pathlib
+>>> f = pathlib.Path(tempfile.mkdtemp()) / "demo_figures.py"
+>>> _ = f.write_text('''
+... from fedtheory.plotting.spec import figure, panel, series
+... @figure(id="demo/figure-1", caption="y = x^2")
+... def figure_1(ctx):
+...     xs = [0.0, 1.0, 2.0]
+...     return {"params": {}, "panels": [panel("p", "x", "y", [series("x^2", xs, [x * x for x in xs])])]}
+... ''')
+>>> data = figure_data(f, "figure_1")
+>>> x, y = xy(series_by_label(data["panels"][0])["x^2"])
+>>> y.tolist(), figure_data(f, "demo/figure-1")["panels"] == data["panels"]
+([0.0, 1.0, 4.0], True)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def load_figure(path: Path | str, name: str):
+    """The :class:`~fedtheory.plotting.spec.Figure` called ``name`` in the figures content file at ``path``:
+    ``name`` is the module attribute (``"figure_1"``) or the figure's id (``"localupdate/figure-1"``).
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "figs.py"
+    >>> _ = f.write_text("from fedtheory.plotting.spec import figure\\n"
+    ...                  "figure_2 = figure(id='demo/figure-2', caption='c')(lambda ctx: {'params': {}, 'panels': []})")
+    >>> load_figure(f, "figure_2").id, load_figure(f, "demo/figure-2").id
+    ('demo/figure-2', 'demo/figure-2')
+    >>> try:
+    ...     load_figure(f, "figure_3")
+    ... except KeyError as e:
+    ...     print(e.args[0])
+    no figure 'figure_3' in figs.py (known: demo/figure-2, figure_2)
+    """
+    from fedtheory.content import load_module, module_figures
+
+    module = load_module(path)
+    found = getattr(module, name, None)
+    if found is not None and hasattr(found, "data"):
+        return found
+    by_id = {f.id: f for f in module_figures(module)}
+    if name in by_id:
+        return by_id[name]
+    known = sorted(set(by_id) | {k for k, v in vars(module).items() if v in by_id.values()})
+    raise KeyError(f"no figure {name!r} in {Path(path).name} (known: {', '.join(known)})")
+
+
+def figure_data(path: Path | str, name: str, seed: int = 0, tier: str = "fast") -> dict:
+    """The data a figure plots (``{"params", "panels"}``), computed by its data function at ``seed`` and ``tier``.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "figs.py"
+    >>> _ = f.write_text("from fedtheory.plotting.spec import figure\\n"
+    ...                  "f1 = figure(id='demo/figure-1', caption='c')(lambda ctx: {'params': {'seed': ctx.seed, "
+    ...                  "'tier': ctx.tier}, 'panels': []})")
+    >>> figure_data(f, "f1", seed=3, tier="full")["params"]
+    {'seed': 3, 'tier': 'full'}
+    """
+    from fedtheory.plotting.spec import FigureContext
+
+    return load_figure(path, name).data(FigureContext(seed=seed, tier=tier))
+
+
+def series_by_label(panel: dict) -> dict:
+    """A panel's series by their labels.
+
+    >>> sorted(series_by_label({"series": [{"label": "b"}, {"label": "a"}]}))
+    ['a', 'b']
+    """
+    return {s["label"]: s for s in panel["series"]}
+
+
+def xy(series: dict) -> tuple[np.ndarray, np.ndarray]:
+    """A series' x and y as float arrays.
+
+    >>> xy({"x": [0, 1], "y": [2, 3]})[1].dtype
+    dtype('float64')
+    """
+    return np.asarray(series["x"], dtype=float), np.asarray(series["y"], dtype=float)
+
+
+def distance_to_curve(px: np.ndarray, py: np.ndarray, cx: np.ndarray, cy: np.ndarray) -> np.ndarray:
+    """Euclidean distance from each point (px, py) to the polyline (cx, cy) (segments between consecutive points):
+    how far a plotted curve is from another, the usual reading of "nearly identical" or "lies on".
+
+    >>> distance_to_curve(np.array([0.5, 2.0]), np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([0.0, 0.0]))
+    array([1., 1.])
+    """
+    P = np.stack([px, py], axis=1)[:, None, :]
+    A = np.stack([cx[:-1], cy[:-1]], axis=1)[None]
+    B = np.stack([cx[1:], cy[1:]], axis=1)[None]
+    AB = B - A
+    t = np.clip(np.sum((P - A) * AB, axis=2) / np.maximum(np.sum(AB * AB, axis=2), 1e-300), 0.0, 1.0)
+    proj = A + t[..., None] * AB
+    return np.sqrt(np.min(np.sum((P - proj) ** 2, axis=2), axis=1))
