@@ -347,10 +347,7 @@ def path_roots(source: str | None) -> list[str]:
     roots = [Path(fedtheory.__file__).resolve().parent.parent]
     roots += [Path(sysconfig.get_paths()[k]) for k in ("stdlib", "purelib", "platlib")]
     if source:
-        folder = Path(source).absolute().parent
-        if (folder / "__init__.py").is_file():   # a paper package: its content folder is one up
-            folder = folder.parent
-        roots += [folder.parent, Path(source).resolve().parent.parent]
+        roots += [content_folder(Path(source).absolute()).parent, Path(source).resolve().parent.parent]
     names = {str(r) for r in roots if len(r.parts) > 1}
     return sorted(names, key=len, reverse=True)
 

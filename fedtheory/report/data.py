@@ -232,7 +232,7 @@ def paper_metadata(paper: Any) -> dict | None:
 
 def run_papers(claims: list) -> dict:
     """``{paper: metadata}`` from the ``PAPER`` of the content the claims came from (:func:`paper_metadata`):
-    the paper's file ``<paper>.py`` beside the claim's file, or the ``__init__.py`` of a paper package.
+    the file that holds its inventory (:func:`fedtheory.content.paper_home`).
 
     >>> import tempfile, pathlib
     >>> from fedtheory.content import load_claims
@@ -247,21 +247,16 @@ def run_papers(claims: list) -> dict:
     >>> run_papers(load_claims([str(d)]))
     {'demo': {'title': 'A demo', 'authors': 'Ada', 'arxiv': '2401.00001'}}
     """
-    from fedtheory.content import load_module
+    from fedtheory.content import content_folder, load_module, paper_home
 
     out: dict[str, dict] = {}
     for claim in claims:
         if claim.paper in out or not claim.source:
             continue
-        source = Path(claim.source)
-        homes = [source.with_name(f"{claim.paper}.py")]
-        if source.parent.name == claim.paper:   # a paper package, split by the paper's sections
-            homes.append(source.parent / "__init__.py")
-        for home in homes:
-            meta = paper_metadata(getattr(load_module(home), "PAPER", None)) if home.is_file() else None
-            if meta is not None:
-                out[claim.paper] = meta
-                break
+        home = paper_home(content_folder(claim.source), claim.paper)   # the same file as the inventory's
+        meta = paper_metadata(getattr(load_module(home), "PAPER", None)) if home is not None else None
+        if meta is not None:
+            out[claim.paper] = meta
     return out
 
 
