@@ -1222,6 +1222,8 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     >>> c.value < 1e-6, c.status
     (True, 'certified')
     """
+    from fedtheory.certify.lower_bounds import local_update_lower_bounds, unsolved_reason
+
     t0 = time.perf_counter()
     _check(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class, engine, rounds, D, eta, theta)
     mu, L, gamma, alpha = float(mu), float(L), float(gamma), float(alpha)
@@ -1357,9 +1359,23 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                 lower, instance = extracted[0], extracted[1]
                 notes.append("lower bound from the PEP's worst case rebuilt as a QuadraticFederation "
                              "(interpolation.quadratic_interpolant), replayed in the driver")
+    # lower bounds that close the gap (fedtheory.certify.lower_bounds): the floor's extreme-spectrum family, the
+    # error's and function value's exact start and centres on the instances found so far
+    found = [i for i in (instance, (extracted or (None, None))[1]) if i and i.get("problem", {}).get("A")]
+    starts = [i["problem"] for k, i in enumerate(found) if i not in found[:k]]
+    for label, v, inst, diag in local_update_lower_bounds(
+            measure, mu=mu, L=L, K=K, gamma=gamma, theta=th, alpha=alpha, p=pp, C=C, zeta=zeta, eta=eta,
+            momentum=momentum, server=server, rounds=rounds, D=D,
+            start_from=starts if function_class == "quadratic" else ()):
+        details[label], details[label + "_diagnostics"] = v, diag
+        if v is not None and (lower is None or v > lower):
+            lower, instance = v, inst
+            notes.append(f"lower bound from {inst['source']} ({label})")
     if upper is not None:
         details["sdp_value"] = upper                  # the solver's value before the reporting margin
         upper *= 1 + SDP_MARGIN
+    else:
+        notes.append(unsolved_reason(mu, L, gamma, th, solver, lower, alpha))
     status = "certified" if upper is not None else "unreliable"
     gap = None
     if upper is not None and lower is not None:

@@ -573,6 +573,27 @@ def _extracted_lower(method, measure, built, n, p, w, mu, L, het, C_scale, round
     return value, inst, diag
 
 
+def _polished_lower(m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted, details, notes):
+    """The hook of :func:`fedtheory.certify.lower_bounds.polish_error`: started from the extracted instance and
+    the probe's, the larger of their polished values and ``lower``, with its instance."""
+    from fedtheory.certify.lower_bounds import polish_error
+
+    found = [i for i in (extracted[1] if extracted else None, instance) if i]
+    starts = [i.get("problem") or i.get("federation") for k, i in enumerate(found) if i not in found[:k]]
+    starts = [f for f in starts if f]
+    for k, fed in enumerate(starts):
+        try:
+            v, inst, diag = polish_error(m, fed, measure=measure, mu=mu, L=L, rounds=int(rounds), D=float(D), C=C,
+                                         zeta=zeta)
+        except (ValueError, np.linalg.LinAlgError) as err:
+            v, inst, diag = None, None, {"error": str(err)}
+        details[f"polished_lower_{k}"], details[f"polished_lower_{k}_diagnostics"] = v, diag
+        if v is not None and (lower is None or v > lower):
+            lower, instance = v, inst
+            notes.append(f"lower bound from a probe started from an instance found (polished_lower_{k})")
+    return lower, instance
+
+
 def _het_scale_centre(prob, het):
     """Heterogeneity of an instance whose minimizers are not centred: the enclosing radius (C model) or ζ."""
     from fedtheory.certify.federated_pep import _het_scale
@@ -762,6 +783,11 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
             details["probe_lower"] = pv
             if pv is not None and (lower is None or pv > lower):
                 lower, instance = pv, pinst
+    if function_class == "quadratic" and measure in ("error", "function-value"):
+        # a probe started from the instances found so far (fedtheory.certify.lower_bounds.polish_error): the
+        # exact worst start and centres on their Hessians
+        lower, instance = _polished_lower(m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted,
+                                          details, notes)
     if upper is not None:
         details["sdp_value"] = upper
         upper *= 1 + SDP_MARGIN
