@@ -39,6 +39,9 @@ __all__ = ["extreme_spectrum_floor", "polish_error", "message_range", "unsolved_
 
 #: working precision (decimal digits) of the reported extreme-spectrum value
 DIGITS = 50
+#: at most this many group weights P are scanned (the most balanced: with many clients of unequal weights the
+#: 2^(n−1) splits give many distinct P, and each costs a scan)
+SPLITS_KEPT = 32
 #: scan of the rotation angle φ: log-spaced over [10^-16, π/2] (the worst φ scales like √(b_min/b_max))
 _ANGLES = 321
 
@@ -121,7 +124,8 @@ def _splits(p: np.ndarray) -> list:
             mask[list(S)] = True
             P = float(p[mask].sum())
             out.setdefault(round(P, 15), mask)
-    return [(P, mask) for P, mask in out.items()]
+    # every split gives a valid lower bound; beyond SPLITS_KEPT distinct weights, keep the most balanced ones
+    return sorted(out.items(), key=lambda kv: abs(kv[0] - 0.5))[:SPLITS_KEPT]
 
 
 def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: Any = "1:K", alpha: float = 0.0,
@@ -206,24 +210,31 @@ def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: 
     B2 = R * mp.diag([_b_mp(x, gamma, th, alpha) for x in s2]) * R.T
     Pm = mp.fsum(mp.mpf(float(x)) for x in pp[mask])
     Qm = 1 - Pm
-    wv = mp.matrix([mp.mpf(float(w[0])), mp.mpf(float(w[1]))])
+    # the centres as stored (float64), in the class: ‖c_i‖ ≤ C checked exactly, or ζ(c) = ζ up to the stored
+    # rounding (the floor is homogeneous in c, so the value is reported per unit ζ(c) times ζ)
+    w = np.asarray(w, dtype=np.float64)
     if het == "C":
-        wv = wv / mp.norm(wv)
-        c1, c2 = mp.mpf(scale) * wv, -mp.mpf(scale) * wv
+        v = w / np.linalg.norm(w) * scale * (1 - 4e-16)
+        c1f, c2f = v, -v
     else:
-        c1, c2 = Qm * wv, -Pm * wv
+        c1f, c2f = float(Qm) * w, -float(Pm) * w
+    c1, c2 = (mp.matrix([mp.mpf(float(x)) for x in cf]) for cf in (c1f, c2f))
+    if het == "C" and max(mp.norm(c1), mp.norm(c2)) > scale:
+        raise ArithmeticError("a stored centre left the ball ‖c_i‖ <= C")      # (1 − 4e-16) prevents it
     xbar = mp.lu_solve(Pm * B1 + Qm * B2, Pm * B1 * c1 + Qm * B2 * c2)
     xs = mp.lu_solve(Pm * A1 + Qm * A2, Pm * A1 * c1 + Qm * A2 * c2)
+    value = mp.norm(xbar - xs)
     if het == "zeta":
-        z2 = Pm * mp.norm(A1 * (xs - c1)) ** 2 + Qm * mp.norm(A2 * (xs - c2)) ** 2
-        f = mp.mpf(scale) / mp.sqrt(z2)
-        c1, c2, xbar, xs = c1 * f, c2 * f, xbar * f, xs * f
-    value = float(mp.norm(xbar - xs))
+        z = mp.sqrt(Pm * mp.norm(A1 * (xs - c1)) ** 2 + Qm * mp.norm(A2 * (xs - c2)) ** 2)
+        f = mp.mpf(scale) / z
+        value = value * f
+        c1f, c2f = c1f * float(f), c2f * float(f)
+    value = float(value)
 
     n = pp.size
     U2 = np.array([[float(cs), -float(sn)], [float(sn), float(cs)]])
     # group 1 is weight P (the clients in mask), group 2 the rest: mask picks group 1's data
-    c = np.array([[float(x) for x in (c1 if mask[i] else c2)] for i in range(n)])
+    c = np.array([c1f if mask[i] else c2f for i in range(n)], dtype=np.float64)
     lam = np.array([list(s1) if mask[i] else list(s2) for i in range(n)], dtype=np.float64)
     V = np.array([np.eye(2) if mask[i] else U2 for i in range(n)])
     order = np.argsort(lam, axis=1, kind="stable")
@@ -244,8 +255,9 @@ def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: 
                 "source": "extreme-spectrum-family",
                 "note": "group 1 (clients where group_1 is true) has A = diag(spectra[0]); group 2 has "
                         "A = R diag(spectra[1]) R^T with R the rotation of Cayley parameter t "
-                        "(cos = (1-t^2)/(1+t^2), sin = 2t/(1+t^2)); the value is computed from these exact "
-                        "data in 50-digit arithmetic"}
+                        "(cos = (1-t^2)/(1+t^2), sin = 2t/(1+t^2)); with the stored centres c, the value is "
+                        "computed from these exact data in 50-digit arithmetic (A and eigvecs are stored rounded "
+                        "to float64)"}
     return value, instance, diag
 
 
