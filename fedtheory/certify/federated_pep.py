@@ -83,7 +83,12 @@ T rounds from the PEP's x_0 after shrinking to heterogeneity ≤ C and ‖x_0 �
 points) is ``details["extracted_lower"]`` (its instance in ``details["extracted_instance"]``, diagnostics in
 ``details["extraction"]``); the probe's is ``details["probe_lower"]`` and the larger is ``lower``. Measured at
 κ₀ = 10, γL = ½, K ≤ 4, n ≤ 3: within 4e-6 relative of the SDP's value (floor), 3e-8 (error), while the probe
-misses the error at K = 4 by 12 % and the function value by 8–37 %. The spectral engine's lower bound stays the
+misses the error at K = 4 by 12 % and the function value by 8–37 %. Two more lower bounds come from
+:mod:`fedtheory.certify.lower_bounds` (``details["extreme_spectrum_lower"]``, ``details["polished_lower_k"]``):
+the floor over the extreme-spectrum family (two groups of clients, spectra {μ, L}, one rotated; 50-digit
+arithmetic — it finds the needle-thin worst case at Θ_K with γ ≫ 1/(KL), where the SDP is not solved), and for
+the error and function value a probe started from the extracted (or probed) instance, with the worst start and
+centres chosen exactly on its Hessians. A certificate without an upper bound says why in ``notes``. The spectral engine's lower bound stays the
 probe's: its variables are moment matrices of spectral measures, not a Gram matrix of points, so it has no
 worst-case table to read back (``engine="pepit"`` extracts one, seconds per point at small K).
 
