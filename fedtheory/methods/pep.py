@@ -48,7 +48,9 @@ PEP's own worst case rebuilt as a :class:`~fedtheory.problems.quadratic.Quadrati
 (:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: in the class whatever the solver's accuracy)
 and replayed through :func:`fedtheory.methods.run` — the rate one round from the PEP's two states, the error and
 function value T rounds from its x_0 after shrinking the instance into the class, the floor at the exact fixed
-point of the replayed (affine) round. The larger is ``lower``.
+point of the replayed (affine) round. For the error and function value (quadratic class), a probe then starts
+from each instance found (:func:`fedtheory.certify.lower_bounds.polish_error`: the worst start and centres chosen
+exactly on its Hessians; ``details["polished_lower_k"]``). The largest is ``lower``.
 
 Honesty: the SDP goes to Clarabel (retries) and to SCS when Clarabel is not "optimal"
 (:func:`fedtheory.certify.pep._solve_detail`); a value they do not agree on is ``status="unreliable"`` with
