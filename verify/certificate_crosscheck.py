@@ -300,6 +300,11 @@ def _d1_rows(ctx, points):
     return ok, rows
 
 
+_D1_LOWERED = Control("value-lowered-1e-4", "the certified value × (1 − 1e-4) asserted as the sup: the samples at "
+                      "the maximizer's neighbourhood reach within 2e-6 of the value, so they exceed it",
+                      {"value_factor": 1 - 1e-4})
+
+
 @claim(
     id="verify/certificate-crosscheck/d1-branch-and-bound-off-grid",
     ref="consistency",
@@ -310,9 +315,7 @@ def _d1_rows(ctx, points):
               r"maximizer, none on its box grid) exceeds the certified value (branch-and-bound tolerance "
               r"$10^{-6}$), and the sampled maximum is within $2\cdot10^{-6}$ relative of it.",
     kind="certificate",
-    controls=[Control("value-lowered-1e-4", "the certified value × (1 − 1e-4) asserted as the sup: the samples at "
-                      "the maximizer's neighbourhood reach within 1e-6 of the value, so they exceed it",
-                      {"value_factor": 1 - 1e-4})],
+    controls=[_D1_LOWERED],
 )
 def d1_branch_and_bound_off_grid(ctx):
     ok, rows = _d1_rows(ctx, D1_POINTS)
@@ -327,8 +330,7 @@ def d1_branch_and_bound_off_grid(ctx):
               r"($K=10$, $\gamma=0.005$) and $\Theta_K$ with FedProx ($K=5$, $\alpha=10$, $p=(0.3,0.7)$).",
     kind="certificate",
     tier="full",
-    controls=[Control("value-lowered-1e-4", "the certified value × (1 − 1e-4) asserted as the sup",
-                      {"value_factor": 1 - 1e-4})],
+    controls=[_D1_LOWERED],
 )
 def d1_branch_and_bound_off_grid_grid(ctx):
     ok, rows = _d1_rows(ctx, D1_POINTS_FULL)
@@ -451,6 +453,10 @@ def _between_rows(ctx, points):
     return ok, rows
 
 
+_ROUNDED_DOWN = Control("rounded-down", "the look-up at the tabulated ratio below: the floor grows with L/μ, so the "
+                        "fresh certificate's replayed instance exceeds it", {"round_down": True})
+
+
 @claim(
     id="verify/certificate-crosscheck/explorer-between-ratios",
     ref="consistency",
@@ -459,8 +465,7 @@ def _between_rows(ctx, points):
               r"clients: the explorer's certified floor (\texttt{certified\_floor\_lookup}, $L/\mu$ rounded up) is at "
               r"least a fresh certificate's upper bound (to $10^{-4}$) and its replayed lower bound.",
     kind="certificate",
-    controls=[Control("rounded-down", "the look-up at the tabulated ratio below (10): the floor grows with L/μ, so "
-                      "the fresh certificate's replayed instance exceeds it", {"round_down": True})],
+    controls=[_ROUNDED_DOWN],
 )
 def explorer_between_ratios(ctx):
     ok, rows = _between_rows(ctx, BETWEEN)
@@ -475,7 +480,7 @@ def explorer_between_ratios(ctx):
               r"$\Theta_{1:K}$ and $\Theta_K$ at tabulated $(\gamma L, K)$.",
     kind="certificate",
     tier="full",
-    controls=[Control("rounded-down", "the look-up at the tabulated ratio below", {"round_down": True})],
+    controls=[_ROUNDED_DOWN],
 )
 def explorer_between_ratios_grid(ctx):
     ok, rows = _between_rows(ctx, BETWEEN_FULL)
