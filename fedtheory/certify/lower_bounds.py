@@ -57,7 +57,7 @@ def message_range(mu: float, L: float, gamma: float, th, alpha: float = 0.0) -> 
     """
     from fedtheory.certify.federated_pep import message_eigenvalue
 
-    grid = np.concatenate([np.geomspace(mu, L, 2049), [mu, L]])
+    grid = np.concatenate([np.linspace(mu, L, 2049), np.geomspace(max(mu, 1e-12 * L), L, 2049)])
     b = np.asarray(message_eigenvalue(grid, gamma, th, alpha), dtype=np.float64)
     return float(b.min()), float(b.max())
 
@@ -438,6 +438,8 @@ def unsolved_reason(mu: float, L: float, gamma: float, th, solver: str, lower: f
     """
     lo, hi = message_range(mu, L, gamma, th, alpha)
     ratio = lo / hi if hi > 0 else 0.0
+    if mu == 0:                                   # b(0) = 0 at μ = 0: the range says nothing about the solver
+        ratio = 1.0
     text = f"no valid upper bound: the SDP was not solved reliably ({solver})"
     if ratio < MESSAGE_RATIO_RESOLVED:
         text += (f"; the message eigenvalue b(λ) spans [{lo:.3g}, {hi:.3g}] on [μ, L] (ratio {ratio:.2g} < "
