@@ -1227,7 +1227,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     >>> c.value < 1e-6, c.status
     (True, 'certified')
     """
-    from fedtheory.certify.lower_bounds import local_update_lower_bounds, unsolved_reason
+    from fedtheory.certify.lower_bounds import local_update_lower_bounds, pepit_extracted_start, unsolved_reason
 
     t0 = time.perf_counter()
     _check(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class, engine, rounds, D, eta, theta)
@@ -1309,6 +1309,10 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     except RuntimeError as err:
         solver = f"unreliable: {err}"
         upper = None
+    if extracted is None and engine == "spectral" and measure in ("error", "function-value"):
+        # the spectral engine has no table to read back: the PEPit engine's worst case, when its PEP is small
+        extracted = pepit_extracted_start(mu, L, K, gamma, th, alpha, pp, het, scale, measure, eta, momentum,
+                                          server, rounds, D)
 
     # ---- lower bound
     lower, instance = None, None

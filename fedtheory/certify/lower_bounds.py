@@ -453,6 +453,36 @@ def unsolved_reason(mu: float, L: float, gamma: float, th, solver: str, lower: f
 # the hook a certificate calls while it assembles its lower bound
 # --------------------------------------------------------------------------------------------
 
+#: the spectral engine's error and function value get the PEPit engine's extracted worst case as a lower-bound
+#: start when its PEP is this small (K·T·n gradient evaluations; K = 2, T = 4, n = 2 solves in seconds)
+PEPIT_START_WORK = 16
+
+
+def pepit_extracted_start(mu: float, L: float, K: int, gamma: float, th, alpha: float, p: np.ndarray, het: str,
+                          scale: float, measure: str, eta: float | None, momentum: float | None, server: str,
+                          rounds: int, D: float) -> tuple:
+    """For a certificate whose upper bound has no table to read back (the spectral engine: its variables are
+    moment matrices): LocalUpdate's PEPit PEP solved for its worst case, rebuilt as a quadratic federation and
+    replayed (:func:`fedtheory.certify.federated_pep._quadratic_extracted_instance`), when the PEP is small
+    (K·T·n ≤ :data:`PEPIT_START_WORK`). Returns (lower or None, instance or None, diagnostics)."""
+    from fedtheory.certify.federated_pep import _WRAPPER, _pepit_problem, _quadratic_extracted_instance
+    from fedtheory.certify.pep import _solve_detail
+
+    work = int(K) * int(rounds) * len(p)
+    if work > PEPIT_START_WORK:
+        return None, None, {"skipped": f"K·T·n = {work} > {PEPIT_START_WORK}"}
+    try:
+        pb = _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, "quadratic", eta, momentum, server, rounds,
+                            D / scale)
+        sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
+        value, inst, diag = _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, p, het, scale, measure, eta,
+                                                          momentum, server, rounds, D)
+    except (RuntimeError, ValueError, np.linalg.LinAlgError) as err:
+        return None, None, {"error": str(err)}
+    diag.update(pepit_solver=solver, source="the PEPit engine's SDP, solved for its worst case")
+    return value, inst, diag
+
+
 def local_update_lower_bounds(measure: str, *, mu: float, L: float, K: int, gamma: float, theta: Any, alpha: float,
                               p: Any, C: float, zeta: float | None, eta: float | None = None,
                               momentum: float | None = None, server: str = "gd", rounds: int | None = None,
