@@ -107,3 +107,16 @@ def test_certify_local_update_reports_the_extreme_lower_bound():
     c = certify_local_update(1.0, 4.0, 1, 0.1, pieces=8, probe_starts=1)
     assert c.status == "certified" and c.details["extreme_spectrum_lower"] < 1e-12
     assert math.isfinite(c.value)
+
+
+def test_pepit_start_for_the_spectral_engine_reaches_the_sdp_and_skips_large_peps():
+    from fedtheory.certify.federated_pep import _theta
+    from fedtheory.certify.lower_bounds import pepit_extracted_start
+
+    p = np.array([0.5, 0.5])
+    th = _theta("1:K", 2)
+    v, inst, diag = pepit_extracted_start(1.0, 10.0, 2, 0.05, th, 0.0, p, "C", 1.0, "error", 0.1, None, "gd", 2, 1.0)
+    # the hand-written PEP's value at this point (verify/certificate-crosscheck/error-servers): 0.702947
+    assert inst["source"] == "pepit-extracted" and abs(v - 0.702947) <= 1e-4
+    v, inst, diag = pepit_extracted_start(1.0, 10.0, 5, 0.05, th, 0.0, p, "C", 1.0, "error", 0.1, None, "gd", 2, 1.0)
+    assert v is None and inst is None and "K·T·n = 20 > 16" in diag["skipped"]

@@ -20,6 +20,13 @@ claims green unless something independent computes the same number. Here each pa
   function value's gap where it is.
 
 Fast claims use the smallest settings that exercise each path; the whole grid is the ``full`` tier.
+
+Measured (2026-11, seed 0): the engines agree to 4e-9 (GD), 6e-11 (heavy ball), 5e-8 (Nesterov) between the
+compiled and hand-written PEPs, and to 1.2e-5 between the spectral and PEPit engines in the ζ model at L = 10; every
+gap is ~1e-5 (the reporting margin). The extreme-spectrum family attains the explorer table's certified floor at
+all 80 tabulated points to within 1e-6 relative (``table-above-extreme-family``): the worst floor sits in that
+two-client, two-dimensional family throughout the table. At the audit's Θ_K point the family's floor is
+1,067,661, 6.6× the audit's realisable 161,815.
 """
 from __future__ import annotations
 
