@@ -596,6 +596,33 @@ def _polished_lower(m, measure, mu, L, C, zeta, rounds, D, lower, instance, extr
     return lower, instance
 
 
+def _local_update_hyper(m) -> dict | None:
+    """Θ (as weights), γ, α, K of a LocalUpdate method (FedAvg, FedProx, ...: local gradient steps with a message
+    Σθ_k g_k), or None for any other method (a client program, the DANE family, FedSplit, SCAFFOLD)."""
+    from fedtheory.algorithms.theta import Theta
+
+    h = m.hyper
+    if not isinstance(h.get("theta"), dict) or "program" in h or not {"gamma", "alpha", "K"} <= set(h):
+        return None
+    return {"theta": Theta.from_json(h["theta"]), "gamma": float(h["gamma"]), "alpha": float(h["alpha"]),
+            "K": int(h["K"])}
+
+
+def _extreme_floor_lower(m, mu, L, p, C, zeta, lower, instance, details, notes):
+    """The hook of :func:`fedtheory.certify.lower_bounds.extreme_spectrum_floor` for a LocalUpdate method's floor:
+    the larger of its value and ``lower``, with its instance."""
+    from fedtheory.certify.lower_bounds import local_update_lower_bounds
+
+    h = _local_update_hyper(m)
+    for label, v, inst, diag in local_update_lower_bounds("floor", mu=mu, L=L, K=h["K"], gamma=h["gamma"],
+                                                          theta=h["theta"], alpha=h["alpha"], p=p, C=C, zeta=zeta):
+        details[label], details[label + "_diagnostics"] = v, diag
+        if v is not None and (lower is None or v > lower):
+            lower, instance = v, inst
+            notes.append(f"lower bound from {inst['source']} ({label})")
+    return lower, instance
+
+
 def _het_scale_centre(prob, het):
     """Heterogeneity of an instance whose minimizers are not centred: the enclosing radius (C model) or ζ."""
     from fedtheory.certify.federated_pep import _het_scale
@@ -790,9 +817,17 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
         # exact worst start and centres on their Hessians
         lower, instance = _polished_lower(m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted,
                                           details, notes)
+    if measure == "floor" and not sod and _local_update_hyper(m) is not None:
+        lower, instance = _extreme_floor_lower(m, mu, L, pp, C, zeta, lower, instance, details, notes)
     if upper is not None:
         details["sdp_value"] = upper
         upper *= 1 + SDP_MARGIN
+    elif _local_update_hyper(m) is not None:
+        from fedtheory.certify.federated_pep import _theta
+        from fedtheory.certify.lower_bounds import unsolved_reason
+
+        h = _local_update_hyper(m)
+        notes.append(unsolved_reason(mu, L, h["gamma"], _theta(h["theta"], h["K"]), solver, lower, h["alpha"]))
     status = "certified" if upper is not None else "unreliable"
     gap = None
     if upper is not None and lower is not None:
