@@ -120,3 +120,13 @@ def test_pepit_start_for_the_spectral_engine_reaches_the_sdp_and_skips_large_pep
     assert inst["source"] == "pepit-extracted" and abs(v - 0.702947) <= 1e-4
     v, inst, diag = pepit_extracted_start(1.0, 10.0, 5, 0.05, th, 0.0, p, "C", 1.0, "error", 0.1, None, "gd", 2, 1.0)
     assert v is None and inst is None and "K·T·n = 20 > 16" in diag["skipped"]
+
+
+def test_compiled_pep_takes_the_extreme_floor_for_local_update_methods_only():
+    from fedtheory.methods.pep import certify
+
+    c = certify("fedavg", mu=1.0, L=10.0, measure="floor", hyper={"K": 2, "gamma": 0.05}, probe_starts=0)
+    ext = c.details["extreme_spectrum_lower"]
+    assert c.status == "certified" and ext <= c.lower <= c.value and c.gap < 1e-4
+    s = certify("scaffold", mu=1.0, L=10.0, measure="floor", hyper={"K": 2, "gamma": 0.05}, probe_starts=0)
+    assert "extreme_spectrum_lower" not in s.details
