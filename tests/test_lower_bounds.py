@@ -64,7 +64,7 @@ def _start():
 
 
 @pytest.mark.parametrize("measure", ["error", "function-value"])
-def test_polish_is_never_below_the_instance_it_starts_from(measure):
+def test_polish_reaches_at_least_the_instance_it_starts_from_here(measure):
     m = local_update(2, 0.05, eta=0.1)
     q = _start()
     x0 = q.x_star() + np.array([0.0, 1.0])                     # ‖x_0 − x*‖ = 1, centres ‖c_i‖ ≤ 1

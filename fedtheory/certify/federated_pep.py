@@ -87,8 +87,8 @@ misses the error at K = 4 by 12 % and the function value by 8–37 %. Two more l
 :mod:`fedtheory.certify.lower_bounds` (``details["extreme_spectrum_lower"]``, ``details["polished_lower_k"]``):
 the floor over the extreme-spectrum family (two groups of clients, spectra {μ, L}, one rotated; 50-digit
 arithmetic — it finds the needle-thin worst case at Θ_K with γ ≫ 1/(KL), where the SDP is not solved), and for
-the error and function value a probe started from the extracted (or probed) instance, with the worst start and
-centres chosen exactly on its Hessians. A certificate without an upper bound says why in ``notes``. The
+the error and function value a probe started from the extracted (or probed) instance, with the start and centres
+chosen by exact block steps on its Hessians. A certificate without an upper bound says why in ``notes``. The
 spectral engine's variables are moment matrices of spectral measures, not a Gram matrix of points, so it has no
 worst-case table to read back: its floor and rate keep the probe's lower bound, and its error and function value
 take the PEPit engine's extracted worst case when that PEP is small (K·T·n ≤ 16,

@@ -49,8 +49,8 @@ PEP's own worst case rebuilt as a :class:`~fedtheory.problems.quadratic.Quadrati
 and replayed through :func:`fedtheory.methods.run` — the rate one round from the PEP's two states, the error and
 function value T rounds from its x_0 after shrinking the instance into the class, the floor at the exact fixed
 point of the replayed (affine) round. For the error and function value (quadratic class), a probe then starts
-from each instance found (:func:`fedtheory.certify.lower_bounds.polish_error`: the worst start and centres chosen
-exactly on its Hessians; ``details["polished_lower_k"]``). The largest is ``lower``.
+from each instance found (:func:`fedtheory.certify.lower_bounds.polish_error`: the start and centres chosen by
+exact block steps on its Hessians; ``details["polished_lower_k"]``). The largest is ``lower``.
 
 Honesty: the SDP goes to Clarabel (retries) and to SCS when Clarabel is not "optimal"
 (:func:`fedtheory.certify.pep._solve_detail`); a value they do not agree on is ``status="unreliable"`` with
@@ -814,7 +814,7 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
                 lower, instance = pv, pinst
     if function_class == "quadratic" and measure in ("error", "function-value"):
         # a probe started from the instances found so far (fedtheory.certify.lower_bounds.polish_error): the
-        # exact worst start and centres on their Hessians
+        # start and centres chosen by exact block steps on their Hessians
         lower, instance = _polished_lower(m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted,
                                           details, notes)
     if measure == "floor" and not sod and _local_update_hyper(m) is not None:
