@@ -83,9 +83,16 @@ T rounds from the PEP's x_0 after shrinking to heterogeneity ≤ C and ‖x_0 �
 points) is ``details["extracted_lower"]`` (its instance in ``details["extracted_instance"]``, diagnostics in
 ``details["extraction"]``); the probe's is ``details["probe_lower"]`` and the larger is ``lower``. Measured at
 κ₀ = 10, γL = ½, K ≤ 4, n ≤ 3: within 4e-6 relative of the SDP's value (floor), 3e-8 (error), while the probe
-misses the error at K = 4 by 12 % and the function value by 8–37 %. The spectral engine's lower bound stays the
-probe's: its variables are moment matrices of spectral measures, not a Gram matrix of points, so it has no
-worst-case table to read back (``engine="pepit"`` extracts one, seconds per point at small K).
+misses the error at K = 4 by 12 % and the function value by 8–37 %. Two more lower bounds come from
+:mod:`fedtheory.certify.lower_bounds` (``details["extreme_spectrum_lower"]``, ``details["polished_lower_k"]``):
+the floor over the extreme-spectrum family (two groups of clients, spectra {μ, L}, one rotated; 50-digit
+arithmetic — it finds the needle-thin worst case at Θ_K with γ ≫ 1/(KL), where the SDP is not solved), and for
+the error and function value a probe started from the extracted (or probed) instance, with the start and centres
+chosen by exact block steps on its Hessians. A certificate without an upper bound says why in ``notes``. The
+spectral engine's variables are moment matrices of spectral measures, not a Gram matrix of points, so it has no
+worst-case table to read back: its floor and rate keep the probe's lower bound, and its error and function value
+take the PEPit engine's extracted worst case when that PEP is small (K·T·n ≤ 16,
+:func:`~fedtheory.certify.lower_bounds.pepit_extracted_start`; seconds per point), then the probe started from it.
 
 Honesty: every SDP goes to Clarabel (retries), then to SCS when Clarabel is not "optimal"; a value both do not
 agree on is ``status="unreliable"`` with ``value=None`` — never a bound. A certificate whose replayed lower
@@ -1103,6 +1110,8 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     >>> c.value < 1e-6, c.status
     (True, 'certified')
     """
+    from fedtheory.certify.lower_bounds import local_update_lower_bounds, pepit_extracted_start, unsolved_reason
+
     t0 = time.perf_counter()
     _check(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class, engine, rounds, D, eta, theta)
     mu, L, gamma, alpha = float(mu), float(L), float(gamma), float(alpha)
@@ -1183,6 +1192,10 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     except RuntimeError as err:
         solver = f"unreliable: {err}"
         upper = None
+    if extracted is None and engine == "spectral" and measure in ("error", "function-value"):
+        # the spectral engine has no table to read back: the PEPit engine's worst case, when its PEP is small
+        extracted = pepit_extracted_start(mu, L, K, gamma, th, alpha, pp, het, scale, measure, eta, momentum,
+                                          server, rounds, D)
 
     # ---- lower bound
     lower, instance = None, None
@@ -1238,9 +1251,23 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                 lower, instance = extracted[0], extracted[1]
                 notes.append("lower bound from the PEP's worst case rebuilt as a QuadraticFederation "
                              "(interpolation.quadratic_interpolant), replayed in the driver")
+    # lower bounds that close the gap (fedtheory.certify.lower_bounds): the floor's extreme-spectrum family, the
+    # error's and function value's exact start and centres on the instances found so far
+    found = [i for i in (instance, (extracted or (None, None))[1]) if i and i.get("problem", {}).get("A")]
+    starts = [i["problem"] for k, i in enumerate(found) if i not in found[:k]]
+    for label, v, inst, diag in local_update_lower_bounds(
+            measure, mu=mu, L=L, K=K, gamma=gamma, theta=th, alpha=alpha, p=pp, C=C, zeta=zeta, eta=eta,
+            momentum=momentum, server=server, rounds=rounds, D=D,
+            start_from=starts if function_class == "quadratic" else ()):
+        details[label], details[label + "_diagnostics"] = v, diag
+        if v is not None and (lower is None or v > lower):
+            lower, instance = v, inst
+            notes.append(f"lower bound from {inst['source']} ({label})")
     if upper is not None:
         details["sdp_value"] = upper                  # the solver's value before the reporting margin
         upper *= 1 + SDP_MARGIN
+    else:
+        notes.append(unsolved_reason(mu, L, gamma, th, solver, lower, alpha))
     status = "certified" if upper is not None else "unreliable"
     gap = None
     if upper is not None and lower is not None:

@@ -48,7 +48,9 @@ PEP's own worst case rebuilt as a :class:`~fedtheory.problems.quadratic.Quadrati
 (:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: in the class whatever the solver's accuracy)
 and replayed through :func:`fedtheory.methods.run` — the rate one round from the PEP's two states, the error and
 function value T rounds from its x_0 after shrinking the instance into the class, the floor at the exact fixed
-point of the replayed (affine) round. The larger is ``lower``.
+point of the replayed (affine) round. For the error and function value (quadratic class), a probe then starts
+from each instance found (:func:`fedtheory.certify.lower_bounds.polish_error`: the start and centres chosen by
+exact block steps on its Hessians; ``details["polished_lower_k"]``). The largest is ``lower``.
 
 Honesty: the SDP goes to Clarabel (retries) and to SCS when Clarabel is not "optimal"
 (:func:`fedtheory.certify.pep._solve_detail`); a value they do not agree on is ``status="unreliable"`` with
@@ -575,6 +577,54 @@ def _extracted_lower(method, measure, built, n, p, w, mu, L, het, C_scale, round
     return value, inst, diag
 
 
+def _polished_lower(m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted, details, notes):
+    """The hook of :func:`fedtheory.certify.lower_bounds.polish_error`: started from the extracted instance and
+    the probe's, the larger of their polished values and ``lower``, with its instance."""
+    from fedtheory.certify.lower_bounds import polish_error
+
+    found = [i for i in (extracted[1] if extracted else None, instance) if i]
+    starts = [i.get("problem") or i.get("federation") for k, i in enumerate(found) if i not in found[:k]]
+    starts = [f for f in starts if f]
+    for k, fed in enumerate(starts):
+        try:
+            v, inst, diag = polish_error(m, fed, measure=measure, mu=mu, L=L, rounds=int(rounds), D=float(D), C=C,
+                                         zeta=zeta)
+        except (ValueError, np.linalg.LinAlgError) as err:
+            v, inst, diag = None, None, {"error": str(err)}
+        details[f"polished_lower_{k}"], details[f"polished_lower_{k}_diagnostics"] = v, diag
+        if v is not None and (lower is None or v > lower):
+            lower, instance = v, inst
+            notes.append(f"lower bound from a probe started from an instance found (polished_lower_{k})")
+    return lower, instance
+
+
+def _local_update_hyper(m) -> dict | None:
+    """Θ (as weights), γ, α, K of a LocalUpdate method (FedAvg, FedProx, ...: local gradient steps with a message
+    Σθ_k g_k), or None for any other method (a client program, the DANE family, FedSplit, SCAFFOLD)."""
+    from fedtheory.algorithms.theta import Theta
+
+    h = m.hyper
+    if not isinstance(h.get("theta"), dict) or "program" in h or not {"gamma", "alpha", "K"} <= set(h):
+        return None
+    return {"theta": Theta.from_json(h["theta"]), "gamma": float(h["gamma"]), "alpha": float(h["alpha"]),
+            "K": int(h["K"])}
+
+
+def _extreme_floor_lower(m, mu, L, p, C, zeta, lower, instance, details, notes):
+    """The hook of :func:`fedtheory.certify.lower_bounds.extreme_spectrum_floor` for a LocalUpdate method's floor:
+    the larger of its value and ``lower``, with its instance."""
+    from fedtheory.certify.lower_bounds import local_update_lower_bounds
+
+    h = _local_update_hyper(m)
+    for label, v, inst, diag in local_update_lower_bounds("floor", mu=mu, L=L, K=h["K"], gamma=h["gamma"],
+                                                          theta=h["theta"], alpha=h["alpha"], p=p, C=C, zeta=zeta):
+        details[label], details[label + "_diagnostics"] = v, diag
+        if v is not None and (lower is None or v > lower):
+            lower, instance = v, inst
+            notes.append(f"lower bound from {inst['source']} ({label})")
+    return lower, instance
+
+
 def _het_scale_centre(prob, het):
     """Heterogeneity of an instance whose minimizers are not centred: the enclosing radius (C model) or ζ."""
     from fedtheory.certify.federated_pep import _het_scale
@@ -765,9 +815,22 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
             details["probe_lower"] = pv
             if pv is not None and (lower is None or pv > lower):
                 lower, instance = pv, pinst
+    if function_class == "quadratic" and measure in ("error", "function-value"):
+        # a probe started from the instances found so far (fedtheory.certify.lower_bounds.polish_error): the
+        # start and centres chosen by exact block steps on their Hessians
+        lower, instance = _polished_lower(m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted,
+                                          details, notes)
+    if measure == "floor" and not sod and _local_update_hyper(m) is not None:
+        lower, instance = _extreme_floor_lower(m, mu, L, pp, C, zeta, lower, instance, details, notes)
     if upper is not None:
         details["sdp_value"] = upper
         upper *= 1 + SDP_MARGIN
+    elif _local_update_hyper(m) is not None:
+        from fedtheory.certify.federated_pep import _theta
+        from fedtheory.certify.lower_bounds import unsolved_reason
+
+        h = _local_update_hyper(m)
+        notes.append(unsolved_reason(mu, L, h["gamma"], _theta(h["theta"], h["K"]), solver, lower, h["alpha"]))
     status = "certified" if upper is not None else "unreliable"
     gap = None
     if upper is not None and lower is not None:

@@ -66,6 +66,9 @@ MEASURES = ("rate", "floor", "error", "function-value")
 CLASSES = ("quadratic", "smooth-strongly-convex")
 #: a fixed-point system whose relative residual exceeds this is reported as not solved
 RESIDUAL_TOL = 1e-9
+#: the largest direct sum (jobs × dimension) one batched run is given; more jobs are split into chunks (an
+#: extracted worst case of dimension 34 with 170 jobs took 28 s as one 5780-dimensional run)
+BATCH_DIMENSION = 256
 #: local gradient evaluations per round up to which the search runs the literal steps (see :func:`_path`)
 SEARCH_STEP_WORK = 32
 #: block-ascent sweeps of the floor's centre maximization inside the search (the reported instance gets 30)
@@ -206,6 +209,10 @@ def _run_jobs(m, q, jobs: list, rounds: int, batched: bool) -> list:
             h = run(m, _fed(q, c), np.asarray(x0, dtype=np.float64), rounds, path=_path(m), state=state)
             out.append((np.asarray(h.x[-1]), {k: np.asarray(v) for k, v in h.state.items()}))
         return out
+    if len(jobs) > 1 and len(jobs) * d > BATCH_DIMENSION:
+        # the direct sum's dense eigenvectors cost (k·d)² per operation: chunks keep each run small
+        step = max(1, BATCH_DIMENSION // d)
+        return [r for i in range(0, len(jobs), step) for r in _run_jobs(m, q, jobs[i:i + step], rounds, True)]
     k = len(jobs)
     A = np.zeros((n, k * d, k * d))
     V = np.zeros((n, k * d, k * d))

@@ -1,0 +1,524 @@
+r"""Lower bounds that close a certificate's gap where the generic probe and the SDP's extraction fall short.
+
+A certificate's ``lower`` is the value a concrete instance of the class reaches. The generic probes search
+the whole class with a small budget; they miss two kinds of worst case that this module finds directly:
+
+- **Extreme spectra** (:func:`extreme_spectrum_floor`): LocalUpdate's floor over two groups of identical
+  clients in d = 2 whose spectra lie in {μ, L}, one group's eigenbasis rotated by an angle φ. When the message
+  eigenvalue b(λ) = λ·q(1 − γ(λ + α)) nearly vanishes at one end of [μ, L] (Θ_K with γ ≫ 1/(KL): b(L) = L(1 −
+  γL)^{K−1}), Σ p_i b(A_i) is nearly singular at small φ and the fixed point runs far from x*: the worst φ
+  is ~10⁻⁶, a needle no random start finds. The search is a log-spaced scan of φ for every pair of spectra
+  and every split of the clients into two groups, refined by a bounded scalar search; the centres are then
+  exact (a top singular vector). The reported value is recomputed in 50-digit arithmetic from the fixed-point
+  formula x̄ = (Σ p_i B_i)⁻¹ Σ p_i B_i c_i, B_i = U_i b(Λ_i) U_iᵀ (the message is Q_iA_i(x − c_i): Theorem 1
+  of arXiv:2103.05032), on an instance that is in the class *exactly* (rotation by the rational Cayley angle
+  t = tan(φ/2): cos φ = (1 − t²)/(1 + t²), sin φ = 2t/(1 + t²)). A driver cannot replay it: its slow
+  direction contracts by 1 − O(b_min/b_max) per round (10⁻¹³ at the audit's setting), so the library's own
+  float64 fixed point (:func:`fedtheory.algorithms.surrogate.minimizer_distance`) is reported beside it.
+- **A probe started from an instance** (:func:`polish_error`): the error or function value after T rounds is
+  maximized over the start x_0 and the centres *exactly* on the instance's Hessians (the maximum of a convex
+  function over a sphere and balls: :func:`fedtheory.methods.probe.max_on_sphere` block ascent), then over
+  the Hessians by a local search from the instance (rotations and eigenvalues, L-BFGS-B, deterministic
+  budget). Started from the SDP's extracted worst case it keeps the extraction's value or improves it; started
+  from the generic probe's it closes what the probe's local search left.
+
+>>> v, inst, diag = extreme_spectrum_floor(1.0, 10.0, 50, 0.05, theta="K")
+>>> v > 161_815, inst["source"], diag["float64_relative_difference"] < 1e-6
+(True, 'extreme-spectrum-family', True)
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["extreme_spectrum_floor", "polish_error", "message_range", "unsolved_reason", "local_update_lower_bounds",
+           "DIGITS", "MESSAGE_RATIO_RESOLVED"]
+
+#: working precision (decimal digits) of the reported extreme-spectrum value
+DIGITS = 50
+#: at most this many group weights P are scanned (the most balanced: with many clients of unequal weights the
+#: 2^(n−1) splits give many distinct P, and each costs a scan)
+SPLITS_KEPT = 32
+#: scan of the rotation angle φ: log-spaced over [10^-16, π/2] (the worst φ scales like √(b_min/b_max))
+_ANGLES = 321
+
+
+def message_range(mu: float, L: float, gamma: float, th, alpha: float = 0.0) -> tuple[float, float]:
+    """(min b, max b) of the message eigenvalue b(λ) = λ·q(1 − γ(λ + α)) over a fine grid of [μ, L] plus both
+    ends: their ratio says how hard the spectral SDP's data are to solve in double precision.
+
+    >>> from fedtheory.algorithms.theta import Theta
+    >>> lo, hi = message_range(1.0, 10.0, 0.05, Theta.last(50))
+    >>> f"{lo:.3e}", f"{hi:.4f}"                  # b(L) = 10·0.5^49, b(μ) = 0.95^49
+    ('1.776e-14', '0.0810')
+    """
+    from fedtheory.certify.federated_pep import message_eigenvalue
+
+    grid = np.concatenate([np.linspace(mu, L, 2049), np.geomspace(max(mu, 1e-12 * L), L, 2049)])
+    b = np.asarray(message_eigenvalue(grid, gamma, th, alpha), dtype=np.float64)
+    return float(b.min()), float(b.max())
+
+
+def _b_mp(lam, gamma, th, alpha):
+    """b(λ) in mpmath, from Θ's weights: Θ_{1:K} and Θ_K in closed form, otherwise over the support."""
+    import mpmath as mp
+
+    s = mp.mpf(gamma) * (mp.mpf(lam) + mp.mpf(alpha))
+    w = np.asarray(th.weights, dtype=np.float64)
+    if th.kind == "uniform":
+        q = mp.mpf(th.K) if s == 0 else (1 - (1 - s) ** th.K) / s
+    elif th.kind == "last":
+        q = (1 - s) ** (th.K - 1)
+    else:
+        q = mp.fsum(mp.mpf(float(w[k])) * (1 - s) ** k for k in np.flatnonzero(w))
+    return mp.mpf(lam) * q
+
+
+def _rotation(phi: np.ndarray) -> np.ndarray:
+    c, s = np.cos(phi), np.sin(phi)
+    return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
+
+
+def _pair_maps(s1, s2, bs1, bs2, phi, P):
+    """T1 (x̄ − x* = T1 (c_1 − c_2)) and, per φ, the ζ map Z (ζ(c)² = ‖Z (c_1 − c_2)‖² at c_1 = (1−P)w,
+    c_2 = −P w), for group 1 = diag(s1) and group 2 = R(φ) diag(s2) R(φ)ᵀ with weights (P, 1 − P); vectorized."""
+    R = _rotation(phi)
+    A1 = np.broadcast_to(np.diag(s1), R.shape)
+    B1 = np.broadcast_to(np.diag(bs1), R.shape)
+    A2 = R @ np.diag(s2) @ np.swapaxes(R, -1, -2)
+    B2 = R @ np.diag(bs2) @ np.swapaxes(R, -1, -2)
+    Q = 1.0 - P
+    SA, SB = P * A1 + Q * A2, P * B1 + Q * B2
+    T1 = P * (np.linalg.solve(SB, B1) - np.linalg.solve(SA, A1))
+    # x* − c_1 = −Q SA⁻¹A_2 w, x* − c_2 = P SA⁻¹A_1 w  (w = c_1 − c_2)
+    Z = np.concatenate([math.sqrt(P) * Q * (A1 @ np.linalg.solve(SA, A2)),
+                        math.sqrt(Q) * P * (A2 @ np.linalg.solve(SA, A1))], axis=-2)
+    return T1, Z
+
+
+def _ratio(T1, Z, het):
+    """Floor per unit heterogeneity and the worst w, vectorized over the leading axis."""
+    if het == "C":                                    # ‖c_i‖ ≤ C with c_1 = C v, c_2 = −C v: ‖T1 w‖, ‖w‖ = 2
+        U, S, Vt = np.linalg.svd(T1)
+        return 2.0 * S[..., 0], 2.0 * Vt[..., 0, :]
+    Qz, Rz = np.linalg.qr(Z)                          # max ‖T1 w‖/‖Z w‖ = σ_max(T1 Rz⁻¹)
+    M = T1 @ np.linalg.inv(Rz)
+    U, S, Vt = np.linalg.svd(M)
+    w = np.linalg.solve(Rz, Vt[..., 0, :, None])[..., 0]
+    return S[..., 0], w
+
+
+def _splits(p: np.ndarray) -> list:
+    """The distinct group weights P = Σ_{i∈S} p_i over the splits of the clients into two non-empty groups
+    (identical clients within a group: an instance of the n-client class with the 2-group fixed point)."""
+    n = len(p)
+    if n > 16:
+        raise ValueError(f"extreme_spectrum_floor enumerates the 2^(n-1) splits of the clients: n = {n} > 16")
+    out = {}
+    for r in range(1, n):
+        for S in itertools.combinations(range(1, n), r):      # client 0 in the other group: each split once
+            mask = np.zeros(n, dtype=bool)
+            mask[list(S)] = True
+            P = float(p[mask].sum())
+            out.setdefault(round(P, 15), mask)
+    # every split gives a valid lower bound; beyond SPLITS_KEPT distinct weights, keep the most balanced ones
+    return sorted(out.items(), key=lambda kv: abs(kv[0] - 0.5))[:SPLITS_KEPT]
+
+
+def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: Any = "1:K", alpha: float = 0.0,
+                           p: Any = None, C: float = 1.0, zeta: float | None = None,
+                           angles: int = _ANGLES, smallest_angle: float = 1e-16) -> tuple[float, dict, dict]:
+    r"""The largest LocalUpdate floor ‖x̄ − x*‖ over the extreme-spectrum family (module docstring): n clients
+    with weights ``p`` (default 2 equal) split into two groups of identical clients, d = 2, spectra in {μ, L},
+    group 2's eigenbasis rotated by φ; heterogeneity ‖c_i − o‖ ≤ C, or Σ p_i‖∇f_i(x*)‖² ≤ ζ² (``zeta``).
+
+    Returns (value, instance, diagnostics): ``value`` in 50-digit arithmetic on the instance ``instance``
+    (JSON: the federation, the rotation's Cayley parameter t, the spectra and the grouping); the diagnostics
+    hold the library's float64 value on the same instance and their relative difference. The angle scan covers
+    [``smallest_angle``, π/2] with ``angles`` log-spaced points.
+
+    >>> v, inst, _ = extreme_spectrum_floor(1.0, 10.0, 2, 0.05)       # an ordinary setting: small, finite
+    >>> 0 < v < 1, len(inst["problem"]["A"])
+    (True, 2)
+    >>> extreme_spectrum_floor(1.0, 10.0, 2, 0.2)
+    Traceback (most recent call last):
+    ...
+    ValueError: hypothesis gamma < 1/(L + alpha) violated: gamma=0.2, L=10.0, alpha=0.0
+    """
+    import mpmath as mp
+    import scipy.optimize
+
+    from fedtheory.algorithms.surrogate import minimizer_distance
+    from fedtheory.certify.federated_pep import _theta, message_eigenvalue
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    mu, L, gamma, alpha = float(mu), float(L), float(gamma), float(alpha)
+    if not (0 < mu <= L and math.isfinite(L)):
+        raise ValueError(f"hypothesis 0 < mu <= L violated: mu={mu!r}, L={L!r}")
+    if not 0 < gamma < 1.0 / (L + alpha) or alpha < 0:
+        raise ValueError(f"hypothesis gamma < 1/(L + alpha) violated: gamma={gamma!r}, L={L!r}, alpha={alpha!r}")
+    th = _theta(theta, int(K))
+    pp = np.array([0.5, 0.5]) if p is None else np.asarray(p, dtype=np.float64).ravel()
+    if pp.size < 2 or np.any(pp <= 0) or abs(pp.sum() - 1) > 1e-9:
+        raise ValueError(f"p must be n >= 2 positive weights summing to 1, got {np.asarray(p).tolist()}")
+    het = "C" if zeta is None else "zeta"
+    scale = float(C if zeta is None else zeta)
+    bmu, bL = (float(v) for v in message_eigenvalue(np.array([mu, L]), gamma, th, alpha))
+    spectra = [(mu, mu), (mu, L), (L, L)]
+    bof = {mu: bmu, L: bL}
+    if not 0 < smallest_angle < math.pi / 2 or int(angles) < 3:
+        raise ValueError(f"the angle scan needs 0 < smallest_angle < pi/2 and angles >= 3, got {smallest_angle!r}, "
+                         f"{angles!r}")
+    logs = np.linspace(math.log10(smallest_angle), math.log10(math.pi / 2), int(angles))
+    best = (-math.inf, None)
+    for P, mask in _splits(pp):
+        for s1, s2 in itertools.product(spectra, spectra):
+            if s1[0] == s1[1] and s2[0] == s2[1] and s1 == s2:
+                continue                                # identical multiples of I: floor 0
+            args = (np.array(s1), np.array(s2), np.array([bof[x] for x in s1]), np.array([bof[x] for x in s2]))
+
+            def value(lg, args=args, P=P):
+                T1, Z = _pair_maps(*args, np.atleast_1d(10.0 ** np.asarray(lg)), P)
+                return _ratio(T1, Z, het)[0]
+
+            with np.errstate(all="ignore"):
+                vals = value(logs)
+            vals = np.where(np.isfinite(vals), vals, -np.inf)
+            k = int(np.argmax(vals))
+            lo, hi = logs[max(k - 1, 0)], logs[min(k + 1, len(logs) - 1)]
+            res = scipy.optimize.minimize_scalar(lambda x: -float(value(x)[0]), bounds=(lo, hi), method="bounded",
+                                                 options={"xatol": 1e-10})
+            lg, v = (float(res.x), -float(res.fun)) if -res.fun > vals[k] else (float(logs[k]), float(vals[k]))
+            if v > best[0]:
+                best = (v, (P, mask, s1, s2, lg, args))
+    v64, (P, mask, s1, s2, lg, args) = best
+    phi = 10.0 ** lg
+    t = math.tan(phi / 2)
+    T1, Z = _pair_maps(*args, np.array([phi]), P)
+    w = _ratio(T1, Z, het)[1][0]
+
+    # the instance, exactly in the class: rational rotation from t, spectra exactly s1, s2, centres scaled exactly
+    mp.mp.dps = DIGITS
+    tt = mp.mpf(t)
+    cs, sn = (1 - tt ** 2) / (1 + tt ** 2), 2 * tt / (1 + tt ** 2)
+    R = mp.matrix([[cs, -sn], [sn, cs]])
+    A1, A2 = mp.diag([mp.mpf(x) for x in s1]), R * mp.diag([mp.mpf(x) for x in s2]) * R.T
+    B1 = mp.diag([_b_mp(x, gamma, th, alpha) for x in s1])
+    B2 = R * mp.diag([_b_mp(x, gamma, th, alpha) for x in s2]) * R.T
+    Pm = mp.fsum(mp.mpf(float(x)) for x in pp[mask])
+    Qm = 1 - Pm
+    # the centres as stored (float64), in the class: ‖c_i‖ ≤ C checked exactly, or ζ(c) = ζ up to the stored
+    # rounding (the floor is homogeneous in c, so the value is reported per unit ζ(c) times ζ)
+    w = np.asarray(w, dtype=np.float64)
+    if het == "C":
+        v = w / np.linalg.norm(w) * scale * (1 - 4e-16)
+        c1f, c2f = v, -v
+    else:
+        c1f, c2f = float(Qm) * w, -float(Pm) * w
+    c1, c2 = (mp.matrix([mp.mpf(float(x)) for x in cf]) for cf in (c1f, c2f))
+    if het == "C" and max(mp.norm(c1), mp.norm(c2)) > scale:
+        raise ArithmeticError("a stored centre left the ball ‖c_i‖ <= C")      # (1 − 4e-16) prevents it
+    xbar = mp.lu_solve(Pm * B1 + Qm * B2, Pm * B1 * c1 + Qm * B2 * c2)
+    xs = mp.lu_solve(Pm * A1 + Qm * A2, Pm * A1 * c1 + Qm * A2 * c2)
+    value = mp.norm(xbar - xs)
+    if het == "zeta":
+        z = mp.sqrt(Pm * mp.norm(A1 * (xs - c1)) ** 2 + Qm * mp.norm(A2 * (xs - c2)) ** 2)
+        f = mp.mpf(scale) / z
+        value = value * f
+        c1f, c2f = c1f * float(f), c2f * float(f)
+    value = float(value)
+
+    n = pp.size
+    U2 = np.array([[float(cs), -float(sn)], [float(sn), float(cs)]])
+    # group 1 is weight P (the clients in mask), group 2 the rest: mask picks group 1's data
+    c = np.array([c1f if mask[i] else c2f for i in range(n)], dtype=np.float64)
+    lam = np.array([list(s1) if mask[i] else list(s2) for i in range(n)], dtype=np.float64)
+    V = np.array([np.eye(2) if mask[i] else U2 for i in range(n)])
+    order = np.argsort(lam, axis=1, kind="stable")
+    lam = np.take_along_axis(lam, order, axis=1)
+    V = np.take_along_axis(V, order[:, None, :], axis=2)
+    A = 0.5 * (np.einsum("nij,nj,nkj->nik", V, lam, V) + np.einsum("nij,nj,nkj->nki", V, lam, V))
+    fed = QuadraticFederation(A=A, c=c, p=pp, eigvals=lam, eigvecs=V)
+    try:
+        f64 = float(minimizer_distance(fed, alpha, gamma, th))
+    except (ValueError, np.linalg.LinAlgError):
+        f64 = math.nan
+    diag = {"search_value": v64 * scale, "float64_value": f64,
+            "float64_relative_difference": abs(f64 - value) / value if value > 0 else abs(f64),
+            "message_range": [min(bmu, bL), max(bmu, bL)], "angle": phi}
+    instance = {"problem": fed.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
+                "rotation_t": t, "group_spectra": [list(s1), list(s2)], "group_1": mask.tolist(),
+                "heterogeneity": {"model": het, "value": scale}, "digits": DIGITS,
+                "source": "extreme-spectrum-family",
+                "note": "group 1 (clients where group_1 is true) has A = diag(spectra[0]); group 2 has "
+                        "A = R diag(spectra[1]) R^T with R the rotation of Cayley parameter t "
+                        "(cos = (1-t^2)/(1+t^2), sin = 2t/(1+t^2)); with the stored centres c, the value is "
+                        "computed from these exact data in 50-digit arithmetic (A and eigvecs are stored rounded "
+                        "to float64)"}
+    return value, instance, diag
+
+
+# --------------------------------------------------------------------------------------------
+# error and function value: a probe started from an instance
+# --------------------------------------------------------------------------------------------
+
+def _max_blocks(T: np.ndarray, sizes: list, sweeps: int = 60) -> tuple[float, np.ndarray]:
+    """max ‖T w‖ over w = (w_1, ..., w_m) with every ‖w_j‖ = 1 (blocks of the given sizes): a convex function, so
+    block-coordinate ascent with each block an exact :func:`~fedtheory.methods.probe.max_on_sphere` step, from
+    the top right singular vector split into blocks (never decreasing)."""
+    from fedtheory.methods.probe import max_on_sphere
+
+    if not np.any(T):
+        return 0.0, np.concatenate([np.eye(k)[0] for k in sizes])
+    edges = np.cumsum([0] + list(sizes))
+    w = np.linalg.svd(T)[2][0].copy()
+    for j in range(len(sizes)):
+        blk = w[edges[j]:edges[j + 1]]
+        nrm = float(np.linalg.norm(blk))
+        w[edges[j]:edges[j + 1]] = blk / nrm if nrm > 1e-12 else np.eye(sizes[j])[0]
+    val = float(np.linalg.norm(T @ w))
+    for _ in range(sweeps):
+        old = val
+        for j in range(len(sizes)):
+            Tj = T[:, edges[j]:edges[j + 1]]
+            rest = T @ w - Tj @ w[edges[j]:edges[j + 1]]
+            _, w[edges[j]:edges[j + 1]] = max_on_sphere(Tj, rest)
+        val = float(np.linalg.norm(T @ w))
+        if val <= old * (1 + 1e-15):
+            break
+    return val, w
+
+
+def _best_start_and_centres(m, q, measure, rounds, D, het, scale, batched):
+    """On the Hessians of ``q``: the worst (x_0 − x* = D u, centres) that block ascent finds for the error or function
+    value after ``rounds`` rounds (out_T − x* = D G u + E vec(c), both linear: :func:`fedtheory.methods.probe._error_linear`).
+    C model: ‖c_i‖ ≤ C (o = 0, which common shifts make no loss); ζ model: ζ(c) = ‖Z vec(c)‖ ≤ ζ with E and Z
+    both blind to common shifts, so c = V_r S_r⁻¹ y over the ball ‖y‖ ≤ ζ. Returns (value, u, c)."""
+    from fedtheory.methods.probe import _error_linear, _minimizer_matrix, _sqrt_psd
+
+    n, d = q.n, q.d
+    G, E = _error_linear(m, q, int(rounds), batched)
+    if het == "C":
+        Tm, sizes, back = np.hstack([float(D) * G, scale * E]), [d] * (n + 1), None
+    else:
+        X = _minimizer_matrix(q)
+        Z = np.vstack([math.sqrt(q.p[i]) * q.A[i] @ (X - np.eye(n * d)[i * d:(i + 1) * d]) for i in range(n)])
+        _, sz, Vzt = np.linalg.svd(Z)
+        r = int(np.sum(sz > 1e-12 * sz[0]))
+        back = Vzt[:r].T / sz[:r][None, :]              # vec(c) = back @ y, ζ(c) = ‖y‖
+        Tm, sizes = np.hstack([float(D) * G, scale * E @ back]), [d, r]
+    if measure == "function-value":
+        Tm = _sqrt_psd(np.einsum("i,ijk->jk", q.p, q.A)) @ Tm
+    v, w = _max_blocks(Tm, sizes)
+    u = w[:d]
+    c = (scale * w[d:]).reshape(n, d) if het == "C" else (scale * (back @ w[d:])).reshape(n, d)
+    return (v if measure == "error" else 0.5 * v * v), u, c
+
+
+def polish_error(method: Any, federation: Any, *, measure: str, mu: float, L: float, rounds: int, D: float,
+                 C: float = 1.0, zeta: float | None = None, iterations: int = 0) -> tuple[float, dict, dict]:
+    r"""A lower bound for the error (‖out_T − x*‖) or function value (F(out_T) − F*) of a linear ``method`` after
+    ``rounds`` rounds from ‖x_0 − x*‖ ≤ D (``method``: a :class:`~fedtheory.methods.ir.Method`, or a registered
+    name whose factory needs no hyperparameters), started from ``federation`` (a
+    :class:`~fedtheory.problems.quadratic.QuadraticFederation` or its JSON: typically the SDP's extracted worst
+    case or a probe's instance; its centres are ignored).
+
+    First, on the federation's own Hessians, x_0 and the centres are chosen by block ascent on a convex function
+    over a sphere and balls, each block step exact: a local maximum, usually the worst (measured: within 1e-8 of the
+    SDP from the extracted instances of the error), but not guaranteed to beat the federation's own x_0 and centres
+    (at heavy ball's function value it fell 6e-5 short) — so the certificates keep the larger of the two. Then, with ``iterations`` > 0, the Hessians
+    move (per client a rotation and the eigenvalues, in the class by construction) under L-BFGS-B from the
+    federation, with the same exact inner choice. The value is recomputed through :func:`fedtheory.methods.run`
+    on the returned instance (:func:`fedtheory.methods.probe.replay` reproduces it).
+
+    Returns (value, instance, diagnostics).
+
+    >>> from fedtheory.problems.quadratic import QuadraticFederation
+    >>> import numpy as np
+    >>> q = QuadraticFederation(A=[np.diag([1.0, 10.0]), np.diag([10.0, 1.0])], c=np.zeros((2, 2)), p=[0.5, 0.5])
+    >>> from fedtheory.methods import get
+    >>> from fedtheory.methods.probe import replay
+    >>> m = get("fedavg", K=2, gamma=0.05)
+    >>> v, inst, _ = polish_error(m, q, measure="error", mu=1.0, L=10.0, rounds=2, D=1.0)
+    >>> 0 < v < 1, replay(inst, method=m) == v
+    (True, True)
+    """
+    import scipy.optimize
+
+    from fedtheory.methods import get
+    from fedtheory.methods.probe import _Space, _fed, _fast_fed, _method_spec, _value
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    if measure not in ("error", "function-value"):
+        raise ValueError(f"polish_error measures 'error' or 'function-value', got {measure!r}")
+    q0 = federation if isinstance(federation, QuadraticFederation) else QuadraticFederation.from_json(federation)
+    if not (0 < mu <= L):
+        raise ValueError(f"hypothesis 0 < mu <= L violated: mu={mu!r}, L={L!r}")
+    ev = np.asarray(q0.eigvals, dtype=np.float64)
+    if ev.min() < mu * (1 - 1e-9) or ev.max() > L * (1 + 1e-9):
+        raise ValueError(f"the federation's spectrum [{ev.min():.6g}, {ev.max():.6g}] is not inside [mu, L] = "
+                         f"[{mu:g}, {L:g}]")
+    m = get(method)
+    het = "C" if zeta is None else "zeta"
+    scale = float(C if zeta is None else zeta)
+    n, d = q0.n, q0.d
+    lam0 = np.clip(ev, mu, L)
+    V0 = np.asarray(q0.eigvecs, dtype=np.float64)
+    space = _Space(n, d, mu, L, np.asarray(q0.p, dtype=np.float64))
+    zl0 = space.spectrum_z(lam0)
+
+    def decode(z, fast=True):
+        lam, V = [], []
+        for i in range(n):
+            zi = z[i * space.per:(i + 1) * space.per]
+            li = mu + (L - mu) * (1 + np.sin(zi[:d])) / 2
+            Ui = space.rotation(zi[d:]) @ V0[i]
+            order = np.argsort(li, kind="stable")
+            lam.append(li[order])
+            V.append(Ui[:, order])
+        lam, V = np.array(lam), np.array(V)
+        A = np.einsum("nij,nj,nkj->nik", V, lam, V)
+        A = 0.5 * (A + np.swapaxes(A, 1, 2))
+        zero = np.zeros((n, d))
+        if fast:
+            return _fast_fed(A, zero, q0.p, lam, V)
+        return QuadraticFederation(A=A, c=zero, p=q0.p, eigvals=lam, eigvecs=V)
+
+    z0 = np.zeros(space.size)
+    for i in range(n):
+        z0[i * space.per:i * space.per + d] = zl0[i]
+    start_value = _best_start_and_centres(m, decode(z0), measure, rounds, D, het, scale, True)[0]
+    evaluations = 1
+    z_best, best = z0, start_value
+    if iterations > 0:
+        def neg(z):
+            nonlocal evaluations
+            evaluations += 1
+            try:
+                return -_best_start_and_centres(m, decode(z), measure, rounds, D, het, scale, True)[0]
+            except (ValueError, np.linalg.LinAlgError):
+                return 0.0
+        res = scipy.optimize.minimize(neg, z0, method="L-BFGS-B",
+                                      options={"maxiter": int(iterations), "maxfun": int(iterations) * (space.size + 1)})
+        if -res.fun > best:
+            z_best, best = np.asarray(res.x), -float(res.fun)
+    q = decode(z_best, fast=False)
+    _, u, c = _best_start_and_centres(m, q, measure, rounds, D, het, scale, False)
+    qs = _fed(q, c)
+    xs = qs.x_star()
+    instance = {"measure": measure, "method": _method_spec(m), "mu": float(mu), "L": float(L),
+                "p": np.asarray(q0.p).tolist(), "C": None if zeta is not None else scale, "zeta": zeta,
+                "rounds": int(rounds), "D": float(D), "dim": d, "federation": qs.to_json(),
+                "x0": (xs + float(D) * u / max(float(np.linalg.norm(u)), 1e-300)).tolist(),
+                "source": "polished-from-instance"}
+    value = float(_value(m, instance)[0])
+    from fedtheory.certify.federated_pep import _het_scale
+
+    diag = {"start_value": start_value, "search_value": best, "evaluations": evaluations,
+            "heterogeneity": _het_scale(qs, het) if het == "zeta" else float(np.linalg.norm(c, axis=1).max()),
+            "start_distance": float(np.linalg.norm(np.asarray(instance["x0"]) - xs))}
+    return value, instance, diag
+
+
+#: below this ratio b_min/b_max the spectral SDP's data span more than an interior-point solver resolves in
+#: double precision (its own relative accuracy is ~1e-8): the reason a certificate names when it has no bound
+MESSAGE_RATIO_RESOLVED = 1e-8
+
+
+def unsolved_reason(mu: float, L: float, gamma: float, th, solver: str, lower: float | None,
+                    alpha: float = 0.0) -> str:
+    """The note of a certificate whose SDP was not solved reliably: what the solver said, whether the message
+    eigenvalue's range explains it, that no upper bound is claimed, and the best lower bound known.
+
+    >>> from fedtheory.algorithms.theta import Theta
+    >>> text = unsolved_reason(1.0, 10.0, 0.05, Theta.last(50), "CLARABEL failed", 1.0e6)
+    >>> text.startswith("no valid upper bound: the SDP was not solved reliably (CLARABEL failed)")
+    True
+    >>> "message eigenvalue" in text, text.endswith("best lower bound known: 1000000.0")
+    (True, True)
+    """
+    lo, hi = message_range(mu, L, gamma, th, alpha)
+    ratio = lo / hi if hi > 0 else 0.0
+    if mu == 0:                                   # b(0) = 0 at μ = 0: the range says nothing about the solver
+        ratio = 1.0
+    text = f"no valid upper bound: the SDP was not solved reliably ({solver})"
+    if ratio < MESSAGE_RATIO_RESOLVED:
+        text += (f"; the message eigenvalue b(λ) spans [{lo:.3g}, {hi:.3g}] on [μ, L] (ratio {ratio:.2g} < "
+                 f"{MESSAGE_RATIO_RESOLVED:g}): the nearly vanishing end is below what the solver resolves in double "
+                 "precision, and it is exactly what makes Σ p_i b(A_i) nearly singular and the worst case large")
+    text += "; best lower bound known: " + ("none" if lower is None else repr(lower))
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# the hook a certificate calls while it assembles its lower bound
+# --------------------------------------------------------------------------------------------
+
+#: the spectral engine's error and function value get the PEPit engine's extracted worst case as a lower-bound
+#: start when its PEP is this small (K·T·n gradient evaluations; K = 2, T = 4, n = 2 solves in seconds)
+PEPIT_START_WORK = 16
+
+
+def pepit_extracted_start(mu: float, L: float, K: int, gamma: float, th, alpha: float, p: np.ndarray, het: str,
+                          scale: float, measure: str, eta: float | None, momentum: float | None, server: str,
+                          rounds: int, D: float) -> tuple:
+    """For a certificate whose upper bound has no table to read back (the spectral engine: its variables are
+    moment matrices): LocalUpdate's PEPit PEP solved for its worst case, rebuilt as a quadratic federation and
+    replayed (:func:`fedtheory.certify.federated_pep._quadratic_extracted_instance`), when the PEP is small
+    (K·T·n ≤ :data:`PEPIT_START_WORK`). Returns (lower or None, instance or None, diagnostics)."""
+    from fedtheory.certify.federated_pep import _WRAPPER, _pepit_problem, _quadratic_extracted_instance
+    from fedtheory.certify.pep import _solve_detail
+
+    work = int(K) * int(rounds) * len(p)
+    if work > PEPIT_START_WORK:
+        return None, None, {"skipped": f"K·T·n = {work} > {PEPIT_START_WORK}"}
+    try:
+        pb = _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, "quadratic", eta, momentum, server, rounds,
+                            D / scale)
+        sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
+        value, inst, diag = _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, p, het, scale, measure, eta,
+                                                          momentum, server, rounds, D)
+    except (RuntimeError, ValueError, np.linalg.LinAlgError) as err:
+        return None, None, {"error": str(err)}
+    diag.update(pepit_solver=solver, source="the PEPit engine's SDP, solved for its worst case")
+    return value, inst, diag
+
+
+def local_update_lower_bounds(measure: str, *, mu: float, L: float, K: int, gamma: float, theta: Any, alpha: float,
+                              p: Any, C: float, zeta: float | None, eta: float | None = None,
+                              momentum: float | None = None, server: str = "gd", rounds: int | None = None,
+                              D: float | None = None, start_from: Any = ()) -> list:
+    """The lower bounds of this module for LocalUpdate, as (label, value or None, instance, diagnostics):
+    the floor's extreme-spectrum family (:func:`extreme_spectrum_floor`), and for the error and function value
+    :func:`polish_error` started from each federation in ``start_from`` (QuadraticFederation JSON: the SDP's
+    extracted worst case, the probe's instance). A bound that cannot be computed here comes back as None with
+    the reason in its diagnostics; the caller keeps the largest value.
+
+    >>> [(lab, round(v, 4)) for lab, v, _, _ in local_update_lower_bounds("floor", mu=1.0, L=10.0, K=2, gamma=0.05,
+    ...   theta="1:K", alpha=0.0, p=None, C=1.0, zeta=None)]
+    [('extreme_spectrum_lower', 0.2623)]
+    """
+    out = []
+    if measure == "floor":
+        try:
+            v, inst, diag = extreme_spectrum_floor(mu, L, K, gamma, theta=theta, alpha=alpha, p=p, C=C, zeta=zeta)
+        except (ValueError, np.linalg.LinAlgError, ZeroDivisionError) as err:
+            v, inst, diag = None, None, {"error": str(err)}
+        out.append(("extreme_spectrum_lower", v, inst, diag))
+    elif measure in ("error", "function-value") and eta is not None:
+        from fedtheory.certify.federated_pep import _theta
+        from fedtheory.methods.library import local_update
+
+        m = local_update(theta=_theta(theta, int(K)), gamma=gamma, alpha=alpha, eta=eta,
+                         beta=None if server == "gd" else momentum, server=server)
+        for k, fed in enumerate(start_from):
+            try:
+                v, inst, diag = polish_error(m, fed, measure=measure, mu=mu, L=L, rounds=int(rounds), D=float(D),
+                                             C=C, zeta=zeta)
+            except (ValueError, np.linalg.LinAlgError) as err:
+                v, inst, diag = None, None, {"error": str(err)}
+            out.append((f"polished_lower_{k}", v, inst, diag))
+    return out
