@@ -767,7 +767,7 @@ def completion_script(parser: argparse.ArgumentParser) -> str:
         '        word="${COMP_WORDS[i]}"',
         '        if [[ -z "$path" ]]; then',
         f'            for c in {known}; do [[ "$word" == "$c" ]] && path="$c"; done',
-        f'        elif [[ "$path" != *" "* ]]; then',
+        '        elif [[ "$path" != *" "* ]]; then',
         f'            for c in {nested}; do',
         '                [[ "$path" == "$c" && "$word" != -* ]] && path="$path $word" && break',
         "            done",

@@ -139,8 +139,10 @@ def test_cli_issue_example_and_class_flags(tmp_path):
     import subprocess
     import sys
 
-    run = lambda *a: subprocess.run([sys.executable, "-m", "fedtheory", "explore", *a], capture_output=True, text=True,
-                                    timeout=300)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "fedtheory", "explore", *a], capture_output=True, text=True,
+                              timeout=300)
+
     out = run("tune", "fedavg", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10", "--rounds", "50", "--json",
               str(tmp_path / "t.json"))
     assert out.returncode == 0, out.stderr

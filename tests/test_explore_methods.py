@@ -66,8 +66,10 @@ def test_splitting_a_client_leaves_the_fixed_point_and_the_minimizer_unchanged()
 
 
 def _fake_table():
-    part = lambda vals: {"uniform": {"kappa0": [10.0, 100.0], "gammaL": [0.01, 0.05], "K": [4, 4],
-                                     "alphaL": [0.0, 0.0], "floor": vals}}
+    def part(vals):
+        return {"uniform": {"kappa0": [10.0, 100.0], "gammaL": [0.01, 0.05], "K": [4, 4], "alphaL": [0.0, 0.0],
+                            "floor": vals}}
+
     return {"claims": ["fake/certified-floor"], "clients": 2, "weights": "uniform", "theta": part([[0.2, None], [0.5, 0.9]]),
             "federations": [
                 {"clients": 4, "weights": "uniform", "theta": part([[0.3, 0.4], [0.6, 0.8]])},
@@ -130,7 +132,7 @@ def test_lookup_between_tabulated_ratios_is_not_below_a_fresh_certificate():
     if table is None or not certified.pep_available():
         pytest.skip("needs the shipped table and the federated PEP")
     part = table["theta"]["uniform"]
-    i = next(k for k, (g, K) in enumerate(zip(part["gammaL"], part["K"])) if K == 2 and g == 0.02)
+    assert any(K == 2 and g == 0.02 for g, K in zip(part["gammaL"], part["K"])), "the table lacks γL = 0.02, K = 2"
     look = certified.certified_floor_lookup(1.0, 50.0, "uniform", "gd", 2)
     value = float(look(0.02 / 50, 2, 0.0)[0])
     fresh = certified.certify(1.0 / 50, 1.0, 2, 0.02, clients=2, measure="floor", pieces=16, probe_starts=1)

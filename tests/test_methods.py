@@ -3,14 +3,13 @@ histories, starting states and path selection."""
 from __future__ import annotations
 
 import importlib.util
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 
 from fedtheory import methods
-from fedtheory.methods import (Aggregate, Combine, Gradient, LocalSteps, Method, Prox, ProxSolver, ServerMap,
+from fedtheory.methods import (Aggregate, Combine, Gradient, LocalSteps, Method, ProxSolver, ServerMap,
                                choose_path)
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 from fedtheory.problems.quadratic import make_quadratic

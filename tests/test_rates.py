@@ -240,11 +240,11 @@ def test_worst_case_contraction_is_the_driver_worst_case():
 
 @pytest.mark.parametrize("momentum", ["heavy_ball", "nesterov"])
 def test_transient_constant_bounds_the_exact_worst_case_and_heavy_ball_attains_it(momentum):
-    for kappa in (2.0, 30.0, 1e4):
-        server = tuned_server(momentum, 1.0, kappa)
-        rho = table2_rate(kappa, momentum)
+    for condition in (2.0, 30.0, 1e4):
+        server = tuned_server(momentum, 1.0, condition)
+        rho = table2_rate(condition, momentum)
         T = np.arange(151)
-        c = worst_case_contraction(server, np.linspace(1.0, kappa, 2001), 150)
+        c = worst_case_contraction(server, np.linspace(1.0, condition, 2001), 150)
         ratio = c / (transient_constant(rho, T, momentum) * rho ** T)
         # tolerance: float (η, β) can split the double root by O(sqrt(eps))·ρ, i.e. ≤ 150·sqrt(eps) over 150 steps
         tol = 150 * np.sqrt(np.finfo(float).eps)

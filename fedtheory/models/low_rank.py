@@ -49,10 +49,11 @@ __all__ = [
     "unroll_conv",
     "roll_conv",
     "conv_factor_weights",
-    "LowRankLinear",
-    "LowRankConv2d",
-    "factorized_layer",
-    "recovered_weight",
+    # loaded from fedtheory.models.low_rank_layers on first use (module __getattr__), so torch is imported only then
+    "LowRankLinear",  # noqa: F822
+    "LowRankConv2d",  # noqa: F822
+    "factorized_layer",  # noqa: F822
+    "recovered_weight",  # noqa: F822
 ]
 
 #: the torch layers and the functions that build or read them (fedtheory.models.low_rank_layers, loaded on first use)

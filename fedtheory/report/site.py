@@ -246,7 +246,7 @@ def _diff_section(diff: dict, baseline_name: str, known: set[str]) -> str:
     def link(cid: str) -> str:
         return claim_link(cid) if cid in known else f"<code>{esc(cid)}</code>"
 
-    parts = [f'<section aria-labelledby="changes">\n<h2 id="changes">Changes since the baseline</h2>',
+    parts = ['<section aria-labelledby="changes">\n<h2 id="changes">Changes since the baseline</h2>',
              f"<p>Baseline: <a href=\"baseline.json\">{esc(baseline_name)}</a>; {diff['compared']} claims are in both runs. "
              + ("Nothing changed." if not has_changes(diff) else
                 f"{len(diff['status'])} changed status, {len(diff['moved'])} moved beyond tolerance, "

@@ -723,7 +723,6 @@ class Proposition1Regime:
         """All parameters at m = 10^log10_m clients, with log10 Γ(FedLRGD) and FedAve's log10 Γ₊."""
         self.check()
         log_m = float(log10_m) * _LN10
-        log_ms = log_m + math.log(self.s)
         log_n = self.sample_size(log_m)
         if log_n is None:
             return {"log10_m": float(log10_m), "consistent": False}
