@@ -67,6 +67,27 @@ def _claim_and_variant(check, *, id: str, title: str, statement: str, args: tupl
     return first, second
 
 
+def _decide_reference_match(ctx, worst: dict, worst_case, *, notes: str, failures=(), tolerance_extra=None, **measured):
+    """The verdict of a comparison with a reference (a loop written here, or an older driver): verified when the
+    worst relative difference of every setting (``worst``: setting -> difference) is at most RTOL and ``failures``
+    (placement or draw problems) is empty; measured: the overall worst, each setting's (sorted), then ``measured``.
+
+    >>> from fedtheory.claims.core import CheckContext
+    >>> ev = _decide_reference_match(CheckContext(seed=0), {"b": 1e-13, "a": 1e-3}, {"seed": 1}, notes="", rounds=2)
+    >>> ev.status, list(ev.measured), ev.counterexample
+    ('refuted', ['worst_relative_difference', 'max_relative_difference_a', 'max_relative_difference_b', 'rounds'], {'seed': 1})
+    """
+    ok = max(worst.values()) <= RTOL and not failures
+    return ctx.decide(
+        ok,
+        measured={"worst_relative_difference": max(worst.values()),
+                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())}, **measured},
+        tolerance={"relative": RTOL, **(tolerance_extra or {}), "why": _RTOL_WHY},
+        counterexample=None if ok else worst_case,
+        notes=notes,
+    )
+
+
 def _federation(rng, *, n_max: int = 5, d_max: int = 5):
     """A heterogeneous quadratic federation: n ≥ 2, d ≥ 2, non-commuting A_i (independent Haar rotations),
     unequal weights (½(1/n + Dirichlet)), spectra in [1, L] with L ∈ [3, 100], x* ≠ 0 (checked)."""
@@ -425,15 +446,10 @@ def _fedsplit_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
                         worst_case = {"problem": q.to_json(), "x0": x0.tolist(), "s": s, "path": path,
                                       "backend": backend, "rounds": rounds}
                     min_first_gap = min(min_first_gap, float(np.linalg.norm(hn.x[1] - ref_x[1])) / scale)
-    ok = max(worst.values()) <= RTOL and not placement
-    return ctx.decide(
-        ok,
-        measured={"worst_relative_difference": max(worst.values()),
-                  **{f"max_relative_difference_{k}": v for k, v in worst.items()},
-                  "min_round_1_gap_simulator_vs_loop": float(min_first_gap), "placement_problems": placement[:5],
-                  "instances": trials, "rounds": rounds, "loop_reflection": reflection},
-        tolerance={"relative": RTOL, "why": _RTOL_WHY},
-        counterexample=None if ok else worst_case,
+    return _decide_reference_match(
+        ctx, worst, worst_case, failures=placement,
+        min_round_1_gap_simulator_vs_loop=float(min_first_gap), placement_problems=placement[:5],
+        instances=trials, rounds=rounds, loop_reflection=reflection,
         notes="Relative to max_t‖x̄_t‖ + max_j‖c_j‖; x̄_t every round and the final z_j are compared. s over four "
               "decades around 1/√(μL); exact prox. FedSplit is defined for full participation (the library "
               "refuses clients_per_round).",
@@ -521,15 +537,10 @@ def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
                             worst_case = {"problem": q.to_json(), "x0": x0.tolist(), "K": K, "gamma": gamma,
                                           "eta": eta, "option": option, "clients_per_round": M, "seed": seed,
                                           "path": path, "backend": backend, "rounds": rounds}
-    ok = max(worst.values()) <= RTOL and not placement
-    return ctx.decide(
-        ok,
-        measured={"worst_relative_difference": max(worst.values()),
-                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())},
-                  "min_norm_c_after_round_1_full": float(min_c1), "placement_problems": placement[:5],
-                  "instances": trials, "rounds": rounds, "loop_c_sign_bug": bug},
-        tolerance={"relative": RTOL, "why": _RTOL_WHY},
-        counterexample=None if ok else worst_case,
+    return _decide_reference_match(
+        ctx, worst, worst_case, failures=placement,
+        min_norm_c_after_round_1_full=float(min_c1), placement_problems=placement[:5],
+        instances=trials, rounds=rounds, loop_c_sign_bug=bug,
         notes="Relative to max_t‖x_t‖ + max_i‖c_i‖ (the centres); compared: x_t every round, the state (x, c, c_i) "
               "after round 2 and after the last round. Sampling: M ∈ {1..n−1, n} clients without replacement; "
               "the simulator draws them with ClientSampler (Generator.choice(n, M, replace=False) on "
@@ -656,15 +667,10 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
                        {"federation": Fed.__name__, "counts": counts, "theta": theta.to_json(), "alpha": alpha,
                         "gamma": gamma, "server": kind, "eta": eta, "beta": beta, "batch_size": B,
                         "clients_per_round": Mr, "client_sampling": scheme, "seed": seed})
-    ok = max(worst.values()) <= RTOL
-    return ctx.decide(
-        ok,
-        measured={"worst_relative_difference": max(worst.values()),
-                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())},
-                  "min_norm_q_x0_full_gd": float(min_q0), "quadratic_instances": trials,
-                  "finite_sum_instances": fs_trials, "rounds": rounds, "reference_lr_scale": lr_scale},
-        tolerance={"relative": RTOL, "why": _RTOL_WHY},
-        counterexample=None if ok else worst_case,
+    return _decide_reference_match(
+        ctx, worst, worst_case,
+        min_norm_q_x0_full_gd=float(min_q0), quadratic_instances=trials,
+        finite_sum_instances=fs_trials, rounds=rounds, reference_lr_scale=lr_scale,
         notes="Relative to max_t‖x_t‖ + max_i‖c_i‖ (quadratics) or max_t‖x_t‖ + 1 (finite sums). Θ general "
               "(random nonnegative weights, θ_K > 0), α ∈ [0.1L, 2L] (finite sums [0.1, 1]), γ < 1/(L + α); servers "
               "gd, heavy-ball and Nesterov (β = 0.5) with η·w(Θ)·L ≤ 1, Adam (β₁ = 0.9); every client participating "
@@ -784,15 +790,11 @@ def _golden_dane_check(ctx, trials: int):
                     if err >= max(worst.values()):
                         worst_case = {"problem": q.to_json(), "method": name, "x0": x0.tolist(), "lam": lam,
                                       "mu": mu, "clients_per_round": M, "seed": seed, "path": path}
-    ok = max(worst.values()) <= RTOL and not draws_differ
-    return ctx.decide(
-        ok,
-        measured={"worst_relative_difference": max(worst.values()),
-                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())},
-                  "draws_differ": draws_differ[:5], "min_norm_grad_f_x0": float(min_grad0), "instances": trials,
-                  "rounds": rounds, "reference_lam_scale": lam_scale},
-        tolerance={"relative": RTOL, "draws": "the same client set every round", "why": _RTOL_WHY},
-        counterexample=None if ok else worst_case,
+    return _decide_reference_match(
+        ctx, worst, worst_case, failures=draws_differ,
+        tolerance_extra={"draws": "the same client set every round"},
+        draws_differ=draws_differ[:5], min_norm_grad_f_x0=float(min_grad0), instances=trials,
+        rounds=rounds, reference_lam_scale=lam_scale,
         notes="Exact local solves on the uniform view n p_i f_i (uniform and unequal weights); λ ∈ [0.2L, 2L], "
               "μ ∈ [0, μ_f); full participation, s < n and s = n clients per round. The reference is the loop "
               "written in this claim from eq. (4) and Algorithms 1-2 (dense solves of (Ã_i + λI)x = b_i + ℓ_i + λc "
@@ -874,14 +876,8 @@ def _golden_scaffold_check(ctx, trials: int):
                     if err >= max(worst.values()):
                         worst_case = {"problem": q.to_json(), "option": theirs, "x0": x0.tolist(), "K": K,
                                       "gamma": gamma, "eta": eta, "clients_per_round": M, "seed": seed, "path": path}
-    ok = max(worst.values()) <= RTOL
-    return ctx.decide(
-        ok,
-        measured={"worst_relative_difference": max(worst.values()),
-                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())}, "instances": trials,
-                  "rounds": rounds, "reference_step_scale": step_scale},
-        tolerance={"relative": RTOL, "why": _RTOL_WHY},
-        counterexample=None if ok else worst_case,
+    return _decide_reference_match(
+        ctx, worst, worst_case, instances=trials, rounds=rounds, reference_step_scale=step_scale,
         notes="run_scaffold works on the uniform view n p_i f_i with uniform averaging (the S-DANE paper's "
               "convention for weighted federations), so the description is compared with weighting='uniform-view'; "
               "on equal weights that is the library's scaffold itself. Clients: the driver sorts its draw, the "
