@@ -41,10 +41,6 @@ _RTOL_WHY = ("both sides run float64 and the same arithmetic up to the order of 
              "measured worst case is ~1e-14, so 1e-12 leaves a margin of ~100 and is far below any control's gap")
 
 
-# --------------------------------------------------------------------------------------------
-# instances and the exact fixed point of an affine round
-# --------------------------------------------------------------------------------------------
-
 def _claim_and_variant(check, *, id: str, title: str, statement: str, args: tuple, variant: str, variant_title: str,
                        variant_args: tuple, variant_statement: str | None = None, variant_tier: str = "fast",
                        variant_requires: tuple = (), **shared):
@@ -87,6 +83,10 @@ def _decide_reference_match(ctx, worst: dict, worst_case, *, notes: str, failure
         notes=notes,
     )
 
+
+# --------------------------------------------------------------------------------------------
+# instances and the exact fixed point of an affine round
+# --------------------------------------------------------------------------------------------
 
 def _federation(rng, *, n_max: int = 5, d_max: int = 5):
     """A heterogeneous quadratic federation: n ≥ 2, d ≥ 2, non-commuting A_i (independent Haar rotations),
