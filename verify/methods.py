@@ -41,6 +41,49 @@ _RTOL_WHY = ("both sides run float64 and the same arithmetic up to the order of 
              "measured worst case is ~1e-14, so 1e-12 leaves a margin of ~100 and is far below any control's gap")
 
 
+def _claim_and_variant(check, *, id: str, title: str, statement: str, args: tuple, variant: str, variant_title: str,
+                       variant_args: tuple, variant_statement: str | None = None, variant_tier: str = "fast",
+                       variant_requires: tuple = (), **shared):
+    """One check declared twice: the claim ``id`` and its variant ``id/variant`` (a ``full`` tier with more
+    instances, or the same comparison on ``torch``), sharing ``ref``, ``kind`` and ``controls`` (``shared``); the
+    check runs as ``check(ctx, *args)`` and ``check(ctx, *variant_args)``. Returns both claims.
+
+    >>> from fedtheory.claims.core import CheckContext
+    >>> def demo(ctx, n):
+    ...     return ctx.decide(n > 0, measured={"n": n})
+    >>> fast, full = _claim_and_variant(demo, id="verify/demo/x", title="t", statement="s", args=(1,),
+    ...                                 variant="full", variant_title="t (more)", variant_args=(5,),
+    ...                                 variant_tier="full", ref="r", kind="numeric")
+    >>> full.id, full.tier, full.check(CheckContext(seed=0)).measured
+    ('verify/demo/x/full', 'full', {'n': 5})
+    """
+    first = claim(id=id, title=title, statement=statement, **shared)(lambda ctx: check(ctx, *args))
+    second = claim(id=f"{id}/{variant}", title=variant_title, statement=variant_statement or statement,
+                   tier=variant_tier, requires=variant_requires, **shared)(lambda ctx: check(ctx, *variant_args))
+    return first, second
+
+
+def _decide_reference_match(ctx, worst: dict, worst_case, *, notes: str, failures=(), tolerance_extra=None, **measured):
+    """The verdict of a comparison with a reference (a loop written here, or an older driver): verified when the
+    worst relative difference of every setting (``worst``: setting -> difference) is at most RTOL and ``failures``
+    (placement or draw problems) is empty; measured: the overall worst, each setting's (sorted), then ``measured``.
+
+    >>> from fedtheory.claims.core import CheckContext
+    >>> ev = _decide_reference_match(CheckContext(seed=0), {"b": 1e-13, "a": 1e-3}, {"seed": 1}, notes="", rounds=2)
+    >>> ev.status, list(ev.measured), ev.counterexample
+    ('refuted', ['worst_relative_difference', 'max_relative_difference_a', 'max_relative_difference_b', 'rounds'], {'seed': 1})
+    """
+    ok = max(worst.values()) <= RTOL and not failures
+    return ctx.decide(
+        ok,
+        measured={"worst_relative_difference": max(worst.values()),
+                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())}, **measured},
+        tolerance={"relative": RTOL, **(tolerance_extra or {}), "why": _RTOL_WHY},
+        counterexample=None if ok else worst_case,
+        notes=notes,
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # instances and the exact fixed point of an affine round
 # --------------------------------------------------------------------------------------------
@@ -194,29 +237,15 @@ _FEDSPLIT_CONTROL = Control(
     {"reflection": 1.5})
 
 
-@claim(
+fedsplit_fixed_point, fedsplit_fixed_point_full = _claim_and_variant(
+    _fedsplit_fixed_point_check,
     id="verify/methods/fedsplit-fixed-point",
     ref="Pathak & Wainwright, arXiv:2005.05238, Proposition 1 (fixed points of FedSplit)",
     title="FedSplit's fixed point is x* for every s > 0; FedAvg's and FedProx's are not",
-    statement=_FEDSPLIT_STATEMENT,
-    kind="simulation",
-    controls=[_FEDSPLIT_CONTROL],
-)
-def fedsplit_fixed_point(ctx):
-    return _fedsplit_fixed_point_check(ctx, 6, (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0))
-
-
-@claim(
-    id="verify/methods/fedsplit-fixed-point/full",
-    ref="Pathak & Wainwright, arXiv:2005.05238, Proposition 1 (fixed points of FedSplit)",
-    title="FedSplit's fixed point is x* for every s > 0 (more instances, finer s grid)",
-    statement=_FEDSPLIT_STATEMENT,
-    kind="simulation",
-    tier="full",
-    controls=[_FEDSPLIT_CONTROL],
-)
-def fedsplit_fixed_point_full(ctx):
-    return _fedsplit_fixed_point_check(ctx, 30, tuple(10.0 ** np.arange(-4.0, 3.5, 0.5)))
+    statement=_FEDSPLIT_STATEMENT, kind="simulation", controls=[_FEDSPLIT_CONTROL],
+    args=(6, (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)),
+    variant="full", variant_tier="full", variant_args=(30, tuple(10.0 ** np.arange(-4.0, 3.5, 0.5))),
+    variant_title="FedSplit's fixed point is x* for every s > 0 (more instances, finer s grid)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -314,29 +343,14 @@ _SCAFFOLD_CONTROL = Control(
     {"server_shrink": 0.1})
 
 
-@claim(
+scaffold_fixed_point, scaffold_fixed_point_full = _claim_and_variant(
+    _scaffold_fixed_point_check,
     id="verify/methods/scaffold-fixed-point",
     ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1 (SCAFFOLD removes client drift)",
     title="SCAFFOLD (options I and II) has x* as the fixed point of x; FedAvg at the same K, γ does not",
-    statement=_SCAFFOLD_STATEMENT,
-    kind="simulation",
-    controls=[_SCAFFOLD_CONTROL],
-)
-def scaffold_fixed_point(ctx):
-    return _scaffold_fixed_point_check(ctx, 6)
-
-
-@claim(
-    id="verify/methods/scaffold-fixed-point/full",
-    ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1 (SCAFFOLD removes client drift)",
-    title="SCAFFOLD's fixed point is x* (more instances)",
-    statement=_SCAFFOLD_STATEMENT,
-    kind="simulation",
-    tier="full",
-    controls=[_SCAFFOLD_CONTROL],
-)
-def scaffold_fixed_point_full(ctx):
-    return _scaffold_fixed_point_check(ctx, 30)
+    statement=_SCAFFOLD_STATEMENT, kind="simulation", controls=[_SCAFFOLD_CONTROL], args=(6,),
+    variant="full", variant_tier="full", variant_args=(30,),
+    variant_title="SCAFFOLD's fixed point is x* (more instances)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -403,8 +417,9 @@ def _rel(a, b, scale: float) -> float:
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / scale)
 
 
-def _fedsplit_loop_check(ctx, backends, trials: int):
+def _fedsplit_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
     rng = ctx.rng
+    trials = trials_fast_full[1] if ctx.full else trials_fast_full[0]
     reflection = ctx.param("loop_reflection", 2.0)
     rounds = 30
     worst, worst_case, placement = {}, None, []
@@ -431,19 +446,18 @@ def _fedsplit_loop_check(ctx, backends, trials: int):
                         worst_case = {"problem": q.to_json(), "x0": x0.tolist(), "s": s, "path": path,
                                       "backend": backend, "rounds": rounds}
                     min_first_gap = min(min_first_gap, float(np.linalg.norm(hn.x[1] - ref_x[1])) / scale)
-    ok = max(worst.values()) <= RTOL and not placement
-    return ctx.decide(
-        ok,
-        measured={"worst_relative_difference": max(worst.values()),
-                  **{f"max_relative_difference_{k}": v for k, v in worst.items()},
-                  "min_round_1_gap_simulator_vs_loop": float(min_first_gap), "placement_problems": placement[:5],
-                  "instances": trials, "rounds": rounds, "loop_reflection": reflection},
-        tolerance={"relative": RTOL, "why": _RTOL_WHY},
-        counterexample=None if ok else worst_case,
+    return _decide_reference_match(
+        ctx, worst, worst_case, failures=placement,
+        min_round_1_gap_simulator_vs_loop=float(min_first_gap), placement_problems=placement[:5],
+        instances=trials, rounds=rounds, loop_reflection=reflection,
         notes="Relative to max_t‖x̄_t‖ + max_j‖c_j‖; x̄_t every round and the final z_j are compared. s over four "
               "decades around 1/√(μL); exact prox. FedSplit is defined for full participation (the library "
               "refuses clients_per_round).",
     )
+
+
+#: how the independent-loop statements name their torch variant
+_ON_TORCH = ", torch backend on cpu; the history stays in tensors"
 
 
 def _is_tensor(a) -> bool:
@@ -461,33 +475,21 @@ _FEDSPLIT_LOOP_CONTROL = Control(
     "(‖x_0‖ ≥ 1, sL ≤ 1e3) — by construction", {"loop_reflection": 1.5})
 
 
-@claim(
+fedsplit_independent_loop, fedsplit_independent_loop_torch = _claim_and_variant(
+    _fedsplit_loop_check,
     id="verify/methods/fedsplit-independent-loop",
     ref="Pathak & Wainwright, arXiv:2005.05238, Algorithm 1",
     title="FedSplit's simulator (step and spectral paths) equals a loop written from the definition",
-    statement=_FEDSPLIT_LOOP_STATEMENT.format(torch=""),
-    kind="simulation",
-    controls=[_FEDSPLIT_LOOP_CONTROL],
-)
-def fedsplit_independent_loop(ctx):
-    return _fedsplit_loop_check(ctx, ("numpy",), 12 if ctx.full else 5)
+    statement=_FEDSPLIT_LOOP_STATEMENT.format(torch=""), kind="simulation", controls=[_FEDSPLIT_LOOP_CONTROL],
+    args=(("numpy",), (5, 12)),
+    variant="torch", variant_requires=("torch",), variant_args=(("torch",), (3, 8)),
+    variant_title="FedSplit's simulator on torch (cpu) equals a loop written from the definition",
+    variant_statement=_FEDSPLIT_LOOP_STATEMENT.format(torch=_ON_TORCH))
 
 
-@claim(
-    id="verify/methods/fedsplit-independent-loop/torch",
-    ref="Pathak & Wainwright, arXiv:2005.05238, Algorithm 1",
-    title="FedSplit's simulator on torch (cpu) equals a loop written from the definition",
-    statement=_FEDSPLIT_LOOP_STATEMENT.format(torch=", torch backend on cpu; the history stays in tensors"),
-    kind="simulation",
-    requires=("torch",),
-    controls=[_FEDSPLIT_LOOP_CONTROL],
-)
-def fedsplit_independent_loop_torch(ctx):
-    return _fedsplit_loop_check(ctx, ("torch",), 8 if ctx.full else 3)
-
-
-def _scaffold_loop_check(ctx, backends, trials: int):
+def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
     rng = ctx.rng
+    trials = trials_fast_full[1] if ctx.full else trials_fast_full[0]
     bug = bool(ctx.param("loop_c_sign_bug", False))
     rounds = 25
     worst, worst_case, placement = {}, None, []
@@ -535,15 +537,10 @@ def _scaffold_loop_check(ctx, backends, trials: int):
                             worst_case = {"problem": q.to_json(), "x0": x0.tolist(), "K": K, "gamma": gamma,
                                           "eta": eta, "option": option, "clients_per_round": M, "seed": seed,
                                           "path": path, "backend": backend, "rounds": rounds}
-    ok = max(worst.values()) <= RTOL and not placement
-    return ctx.decide(
-        ok,
-        measured={"worst_relative_difference": max(worst.values()),
-                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())},
-                  "min_norm_c_after_round_1_full": float(min_c1), "placement_problems": placement[:5],
-                  "instances": trials, "rounds": rounds, "loop_c_sign_bug": bug},
-        tolerance={"relative": RTOL, "why": _RTOL_WHY},
-        counterexample=None if ok else worst_case,
+    return _decide_reference_match(
+        ctx, worst, worst_case, failures=placement,
+        min_norm_c_after_round_1_full=float(min_c1), placement_problems=placement[:5],
+        instances=trials, rounds=rounds, loop_c_sign_bug=bug,
         notes="Relative to max_t‖x_t‖ + max_i‖c_i‖ (the centres); compared: x_t every round, the state (x, c, c_i) "
               "after round 2 and after the last round. Sampling: M ∈ {1..n−1, n} clients without replacement; "
               "the simulator draws them with ClientSampler (Generator.choice(n, M, replace=False) on "
@@ -566,29 +563,16 @@ _SCAFFOLD_LOOP_CONTROL = Control(
     {"loop_c_sign_bug": True})
 
 
-@claim(
+scaffold_independent_loop, scaffold_independent_loop_torch = _claim_and_variant(
+    _scaffold_loop_check,
     id="verify/methods/scaffold-independent-loop",
     ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1",
     title="SCAFFOLD's simulator (step and spectral, options I/II, sampling) equals a per-client loop",
-    statement=_SCAFFOLD_LOOP_STATEMENT.format(torch=""),
-    kind="simulation",
-    controls=[_SCAFFOLD_LOOP_CONTROL],
-)
-def scaffold_independent_loop(ctx):
-    return _scaffold_loop_check(ctx, ("numpy",), 10 if ctx.full else 4)
-
-
-@claim(
-    id="verify/methods/scaffold-independent-loop/torch",
-    ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1",
-    title="SCAFFOLD's simulator on torch (cpu) equals a per-client loop",
-    statement=_SCAFFOLD_LOOP_STATEMENT.format(torch=", torch backend on cpu; the history stays in tensors"),
-    kind="simulation",
-    requires=("torch",),
-    controls=[_SCAFFOLD_LOOP_CONTROL],
-)
-def scaffold_independent_loop_torch(ctx):
-    return _scaffold_loop_check(ctx, ("torch",), 6 if ctx.full else 2)
+    statement=_SCAFFOLD_LOOP_STATEMENT.format(torch=""), kind="simulation", controls=[_SCAFFOLD_LOOP_CONTROL],
+    args=(("numpy",), (4, 10)),
+    variant="torch", variant_requires=("torch",), variant_args=(("torch",), (2, 6)),
+    variant_title="SCAFFOLD's simulator on torch (cpu) equals a per-client loop",
+    variant_statement=_SCAFFOLD_LOOP_STATEMENT.format(torch=_ON_TORCH))
 
 
 # --------------------------------------------------------------------------------------------
@@ -683,15 +667,10 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
                        {"federation": Fed.__name__, "counts": counts, "theta": theta.to_json(), "alpha": alpha,
                         "gamma": gamma, "server": kind, "eta": eta, "beta": beta, "batch_size": B,
                         "clients_per_round": Mr, "client_sampling": scheme, "seed": seed})
-    ok = max(worst.values()) <= RTOL
-    return ctx.decide(
-        ok,
-        measured={"worst_relative_difference": max(worst.values()),
-                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())},
-                  "min_norm_q_x0_full_gd": float(min_q0), "quadratic_instances": trials,
-                  "finite_sum_instances": fs_trials, "rounds": rounds, "reference_lr_scale": lr_scale},
-        tolerance={"relative": RTOL, "why": _RTOL_WHY},
-        counterexample=None if ok else worst_case,
+    return _decide_reference_match(
+        ctx, worst, worst_case,
+        min_norm_q_x0_full_gd=float(min_q0), quadratic_instances=trials,
+        finite_sum_instances=fs_trials, rounds=rounds, reference_lr_scale=lr_scale,
         notes="Relative to max_t‖x_t‖ + max_i‖c_i‖ (quadratics) or max_t‖x_t‖ + 1 (finite sums). Θ general "
               "(random nonnegative weights, θ_K > 0), α ∈ [0.1L, 2L] (finite sums [0.1, 1]), γ < 1/(L + α); servers "
               "gd, heavy-ball and Nesterov (β = 0.5) with η·w(Θ)·L ≤ 1, Adam (β₁ = 0.9); every client participating "
@@ -713,29 +692,14 @@ _GOLDEN_LU_CONTROL = Control(
     "x_0 placed at distance 3 from x̃ — by construction (‖q(x_0)‖ is reported)", {"reference_lr_scale": 1.01})
 
 
-@claim(
+golden_local_update, golden_local_update_full = _claim_and_variant(
+    _golden_local_update_check,
     id="verify/methods/golden-local-update",
     ref="Charles & Konečný, arXiv:2103.05032, Algorithms 1-2 (the LocalUpdate driver)",
     title="methods.run('local-update') equals run_local_update on every server, path, sampling and federation",
-    statement=_GOLDEN_LU_STATEMENT,
-    kind="simulation",
-    controls=[_GOLDEN_LU_CONTROL],
-)
-def golden_local_update(ctx):
-    return _golden_local_update_check(ctx, 3, 2)
-
-
-@claim(
-    id="verify/methods/golden-local-update/full",
-    ref="Charles & Konečný, arXiv:2103.05032, Algorithms 1-2 (the LocalUpdate driver)",
-    title="methods.run('local-update') equals run_local_update (more instances)",
-    statement=_GOLDEN_LU_STATEMENT,
-    kind="simulation",
-    tier="full",
-    controls=[_GOLDEN_LU_CONTROL],
-)
-def golden_local_update_full(ctx):
-    return _golden_local_update_check(ctx, 12, 8)
+    statement=_GOLDEN_LU_STATEMENT, kind="simulation", controls=[_GOLDEN_LU_CONTROL], args=(3, 2),
+    variant="full", variant_tier="full", variant_args=(12, 8),
+    variant_title="methods.run('local-update') equals run_local_update (more instances)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -826,15 +790,11 @@ def _golden_dane_check(ctx, trials: int):
                     if err >= max(worst.values()):
                         worst_case = {"problem": q.to_json(), "method": name, "x0": x0.tolist(), "lam": lam,
                                       "mu": mu, "clients_per_round": M, "seed": seed, "path": path}
-    ok = max(worst.values()) <= RTOL and not draws_differ
-    return ctx.decide(
-        ok,
-        measured={"worst_relative_difference": max(worst.values()),
-                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())},
-                  "draws_differ": draws_differ[:5], "min_norm_grad_f_x0": float(min_grad0), "instances": trials,
-                  "rounds": rounds, "reference_lam_scale": lam_scale},
-        tolerance={"relative": RTOL, "draws": "the same client set every round", "why": _RTOL_WHY},
-        counterexample=None if ok else worst_case,
+    return _decide_reference_match(
+        ctx, worst, worst_case, failures=draws_differ,
+        tolerance_extra={"draws": "the same client set every round"},
+        draws_differ=draws_differ[:5], min_norm_grad_f_x0=float(min_grad0), instances=trials,
+        rounds=rounds, reference_lam_scale=lam_scale,
         notes="Exact local solves on the uniform view n p_i f_i (uniform and unequal weights); λ ∈ [0.2L, 2L], "
               "μ ∈ [0, μ_f); full participation, s < n and s = n clients per round. The reference is the loop "
               "written in this claim from eq. (4) and Algorithms 1-2 (dense solves of (Ã_i + λI)x = b_i + ℓ_i + λc "
@@ -861,30 +821,15 @@ _GOLDEN_DANE_CONTROL = Control(
     "by construction", {"reference_lam_scale": 1.01})
 
 
-@claim(
+golden_dane_family, golden_dane_family_full = _claim_and_variant(
+    _golden_dane_check,
     id="verify/methods/golden-dane-family",
     ref="Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4), Algorithms 1-2 (the DANE-family drivers)",
     title="methods.run of DANE, S-DANE, Acc-S-DANE and run_dane, run_sdane, run_acc_sdane equal the algorithms "
           "written out (exact solves)",
-    statement=_GOLDEN_DANE_STATEMENT,
-    kind="simulation",
-    controls=[_GOLDEN_DANE_CONTROL],
-)
-def golden_dane_family(ctx):
-    return _golden_dane_check(ctx, 4)
-
-
-@claim(
-    id="verify/methods/golden-dane-family/full",
-    ref="Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4), Algorithms 1-2 (the DANE-family drivers)",
-    title="methods.run of the DANE family equals the drivers (more instances)",
-    statement=_GOLDEN_DANE_STATEMENT,
-    kind="simulation",
-    tier="full",
-    controls=[_GOLDEN_DANE_CONTROL],
-)
-def golden_dane_family_full(ctx):
-    return _golden_dane_check(ctx, 16)
+    statement=_GOLDEN_DANE_STATEMENT, kind="simulation", controls=[_GOLDEN_DANE_CONTROL], args=(4,),
+    variant="full", variant_tier="full", variant_args=(16,),
+    variant_title="methods.run of the DANE family equals the drivers (more instances)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -931,14 +876,8 @@ def _golden_scaffold_check(ctx, trials: int):
                     if err >= max(worst.values()):
                         worst_case = {"problem": q.to_json(), "option": theirs, "x0": x0.tolist(), "K": K,
                                       "gamma": gamma, "eta": eta, "clients_per_round": M, "seed": seed, "path": path}
-    ok = max(worst.values()) <= RTOL
-    return ctx.decide(
-        ok,
-        measured={"worst_relative_difference": max(worst.values()),
-                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())}, "instances": trials,
-                  "rounds": rounds, "reference_step_scale": step_scale},
-        tolerance={"relative": RTOL, "why": _RTOL_WHY},
-        counterexample=None if ok else worst_case,
+    return _decide_reference_match(
+        ctx, worst, worst_case, instances=trials, rounds=rounds, reference_step_scale=step_scale,
         notes="run_scaffold works on the uniform view n p_i f_i with uniform averaging (the S-DANE paper's "
               "convention for weighted federations), so the description is compared with weighting='uniform-view'; "
               "on equal weights that is the library's scaffold itself. Clients: the driver sorts its draw, the "

@@ -34,6 +34,20 @@ def _random_least_squares(rng, *, singular: bool = False) -> LeastSquaresFederat
     return LeastSquaresFederation(feats, targs)
 
 
+def _least_squares_instances(ctx, fast: int, full: int):
+    """The random least-squares federations of a check (every second one with singular clients, n_i < d), each
+    with its trial index, its clients' second moments A_i, b_i and the largest client curvature L = max_i λ_max(A_i).
+
+    >>> from fedtheory.claims.core import CheckContext
+    >>> [(trial, L > 0) for trial, fed, A, b, L in _least_squares_instances(CheckContext(seed=0), 2, 9)]
+    [(0, True), (1, True)]
+    """
+    for trial in range(full if ctx.full else fast):
+        fed = _random_least_squares(ctx.rng, singular=trial % 2 == 1)
+        A, b = _moments(fed)
+        yield trial, fed, A, b, float(np.linalg.eigvalsh(A)[:, -1].max())
+
+
 @claim(
     id="verify/nonparam/spectral-equals-stepwise",
     ref="Su, Xu & Yang, Proposition 2 / eq. (39)",
@@ -100,10 +114,7 @@ def spectral_equals_stepwise(ctx):
 def fedavg_parameter_space(ctx):
     rng = ctx.rng
     worst = 0.0
-    for trial in range(10 if not ctx.full else 40):
-        fed = _random_least_squares(rng, singular=trial % 2 == 1)
-        A, b = _moments(fed)
-        L = float(np.linalg.eigvalsh(A)[:, -1].max())
+    for trial, fed, A, b, L in _least_squares_instances(ctx, 10, 40):
         eta, s = float(rng.uniform(0.05, 0.99)) / L, int(rng.integers(1, 9))
         T = 30
         dyn = ParameterDynamics.from_least_squares(fed, "fedavg", eta, s)
@@ -145,10 +156,7 @@ def fedavg_parameter_space(ctx):
 def fedprox_limit(ctx):
     rng = ctx.rng
     worst_formula, worst_final, decays = 0.0, 0.0, []
-    for trial in range(8 if not ctx.full else 30):
-        fed = _random_least_squares(rng, singular=trial % 2 == 1)
-        A, b = _moments(fed)
-        L = float(np.linalg.eigvalsh(A)[:, -1].max())
+    for trial, fed, A, b, L in _least_squares_instances(ctx, 8, 30):
         eta = float(10 ** rng.uniform(-2, 1)) / L
         alpha = 1 / eta
         gamma = float(rng.uniform(0.2, 0.999)) / (L + alpha)
@@ -194,14 +202,11 @@ def fedprox_limit(ctx):
 def linear_kernel_equivalence(ctx):
     rng = ctx.rng
     worst = 0.0
-    for trial in range(8 if not ctx.full else 30):
-        fed_ls = _random_least_squares(rng, singular=trial % 2 == 1)
+    for trial, fed_ls, _, _, L in _least_squares_instances(ctx, 8, 30):
         feats = [fed_ls.a[i, :int(m)] for i, m in enumerate(fed_ls.counts)]
         targs = [fed_ls.y[i, :int(m)] for i, m in enumerate(fed_ls.counts)]
         kfed = KernelFederation(LinearKernel(), feats, targs)
         kind = ("fedavg", "fedprox")[trial % 2]
-        A, _ = _moments(fed_ls)
-        L = float(np.linalg.eigvalsh(A)[:, -1].max())
         eta, s = float(rng.uniform(0.1, 0.9)) / L, int(rng.integers(1, 6)) if kind == "fedavg" else 1
         T = 25
         h = run_parameter_space(fed_ls, kind, eta, T, s=s + (ctx.param("s_offset", 0) if kind == "fedavg" else 0))

@@ -425,6 +425,39 @@ def _fgm_convex_block(sub: Subproblem, X0: np.ndarray, G0: np.ndarray, rows: np.
     return X, G
 
 
+def _solve_in_doubling_blocks(sub: Subproblem, test: Any, K: int | None, max_steps: int, block, first: int,
+                              who: str) -> LocalResult:
+    """The driver of a solver whose steps come in blocks of a length fixed in advance: with ``K`` given, one block
+    of K steps; otherwise blocks of ``first``, 2·``first``, 4·``first``, ... steps on the clients whose ``test``
+    still fails, until it holds or ``max_steps`` is spent (every block's evaluations counted).
+    ``block(X, G, rows, length)`` runs one block on ``rows`` from X (∇f there: G) and returns x, ∇f(x).
+
+    >>> _solve_in_doubling_blocks(None, None, None, 10, None, 1, "OGM-G")
+    Traceback (most recent call last):
+    ValueError: give OGM-G a number of steps K or an accuracy test
+    """
+    if K is None and test is None:
+        raise ValueError(f"give {who} a number of steps K or an accuracy test")
+    s = sub.clients.size
+    X, G = sub.center.copy(), sub.G_center.copy()
+    evals = np.zeros(s, dtype=np.int64)
+    if K is not None:
+        if K > 0:
+            X, G = block(X, G, np.arange(s), int(K))
+            evals[:] = K
+        return _finish(sub, X, G, evals, test)
+    active = ~_stop(sub, test, X, G, np.arange(s))
+    length = first
+    while np.any(active) and evals.max() < max_steps:
+        rows = np.flatnonzero(active)
+        Xn, Gn = block(X[rows], G[rows], rows, length)
+        X[rows], G[rows] = Xn, Gn
+        evals[rows] += length
+        active[rows[_stop(sub, test, Xn, Gn, rows)]] = False
+        length *= 2
+    return _finish(sub, X, G, evals, test)
+
+
 @dataclass
 class OGMG(_Iterative):
     """OGM-G (Kim & Fessler 2021) in doubling blocks N = 1, 2, 4, ... restarted from the last output
@@ -436,26 +469,9 @@ class OGMG(_Iterative):
     name = "ogm-g"
 
     def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
-        s = sub.clients.size
-        X, G = sub.center.copy(), sub.G_center.copy()
-        evals = np.zeros(s, dtype=np.int64)
-        if self.K is not None:
-            if self.K > 0:
-                X, G = _ogm_g_block(sub, X, G, np.arange(s), int(self.K))
-                evals[:] = self.K
-            return _finish(sub, X, G, evals, test)
-        if test is None:
-            raise ValueError("give OGM-G a number of steps K or an accuracy test")
-        active = ~_stop(sub, test, X, G, np.arange(s))
-        N = 1
-        while np.any(active) and evals.max() < self.max_steps:
-            rows = np.flatnonzero(active)
-            Xn, Gn = _ogm_g_block(sub, X[rows], G[rows], rows, N)
-            X[rows], G[rows] = Xn, Gn
-            evals[rows] += N
-            active[rows[_stop(sub, test, Xn, Gn, rows)]] = False
-            N *= 2
-        return _finish(sub, X, G, evals, test)
+        # each block restarts from the last block's output
+        return _solve_in_doubling_blocks(sub, test, self.K, self.max_steps, first=1, who="OGM-G",
+                                         block=lambda X, G, rows, N: _ogm_g_block(sub, X, G, rows, N))
 
 
 @dataclass
@@ -504,26 +520,9 @@ class FastGradNorm(_Iterative):
         return X, G
 
     def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
-        s = sub.clients.size
-        X, G = sub.center.copy(), sub.G_center.copy()
-        evals = np.zeros(s, dtype=np.int64)
-        if self.K is not None:
-            if self.K > 0:
-                X, G = self._run(sub, np.arange(s), int(self.K))
-                evals[:] = self.K
-            return _finish(sub, X, G, evals, test)
-        if test is None:
-            raise ValueError("give the solver a number of steps K or an accuracy test")
-        active = ~_stop(sub, test, X, G, np.arange(s))
-        K = 2
-        while np.any(active) and evals.max() < self.max_steps:
-            rows = np.flatnonzero(active)
-            Xn, Gn = self._run(sub, rows, K)
-            X[rows], G[rows] = Xn, Gn
-            evals[rows] += K
-            active[rows[_stop(sub, test, Xn, Gn, rows)]] = False
-            K *= 2
-        return _finish(sub, X, G, evals, test)
+        # every attempt starts again from the centre (FGM's guarantee is from x_0), so X, G are not carried
+        return _solve_in_doubling_blocks(sub, test, self.K, self.max_steps, first=2, who="the solver",
+                                         block=lambda X, G, rows, K: self._run(sub, rows, K))
 
 
 @dataclass

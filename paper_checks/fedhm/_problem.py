@@ -352,3 +352,20 @@ def _theory_instance(rng, ctx, **kw) -> Instance:
     return _random_instance(rng, **base)
 
 
+def theory_instances_with_runs(rng, ctx, instances: int, runs: int, **instance_kw):
+    """``instances`` random instances of the theory's setting (:func:`_theory_instance` with ``instance_kw``), each
+    with its constants, ``runs`` seeded runs of Algorithm 2 (seeds 0, 1, ...) and the largest κ_UV those runs reach
+    (the bounds are evaluated at it).
+
+    >>> from fedtheory.claims.core import CheckContext
+    >>> [(len(seqs), kappa > 0) for inst, c, seqs, kappa in theory_instances_with_runs(np.random.default_rng(0),
+    ...                                                                                  CheckContext(seed=0), 1, 2)]
+    [(2, True)]
+    """
+    for _ in range(instances):
+        inst = _theory_instance(rng, ctx, **instance_kw)
+        c = constants(inst)
+        seqs = [sequences(inst, seed=s) for s in range(runs)]
+        yield inst, c, seqs, max(s.kappa_uv for s in seqs)
+
+

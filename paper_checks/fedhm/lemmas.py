@@ -13,7 +13,7 @@ from fedtheory.claims.core import Control, claim
 
 from ._problem import (
     Sequences, _theory_instance, constants, factor_sample_grads, grad_g, grad_g_client, make_instance, moments,
-    sample_grads, sequences,
+    sample_grads, sequences, theory_instances_with_runs,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -64,11 +64,7 @@ def lemma_1(ctx):
     rng = ctx.rng
     worst = {"identity": 0.0, "step_i": 0.0, "step_ii": 0.0, "step_iii": 0.0, "second_moment_over_kappa_g": 0.0, "mc_ratio": 0.0}
     runs = 20 if not ctx.full else 100
-    for _ in range(3 if not ctx.full else 10):
-        inst = _theory_instance(rng, ctx)
-        c = constants(inst)
-        seqs = [sequences(inst, seed=s) for s in range(runs)]
-        kappa = max(s.kappa_uv for s in seqs)
+    for inst, c, seqs, kappa in theory_instances_with_runs(rng, ctx, 3 if not ctx.full else 10, runs):
         kg = c.kappa_g(kappa)
         terms = [lemma_1_terms(s, ctx.param("skip_steps", 0)) for s in seqs]
         for run in terms:
@@ -185,11 +181,7 @@ def lemma_3(ctx):
     rng = ctx.rng
     worst = {"unbiased_identity": 0.0, "lipschitz_step": 0.0, "mc_ratio_first": -np.inf, "mc_ratio_second": -np.inf}
     runs = 20 if not ctx.full else 100
-    for _ in range(3 if not ctx.full else 8):
-        inst = _theory_instance(rng, ctx)
-        c = constants(inst)
-        seqs = [sequences(inst, seed=s) for s in range(runs)]
-        kappa = max(s.kappa_uv for s in seqs)
+    for inst, c, seqs, kappa in theory_instances_with_runs(rng, ctx, 3 if not ctx.full else 8, runs):
         L, kg = c.L_g(kappa), c.kappa_g(kappa)
         eta, E, P = inst.algo.lr, inst.algo.local_steps, inst.P
         lhs_t, rhs_t = {}, {}

@@ -15,7 +15,7 @@ from fedtheory.problems.finite_sum import LogisticFederation
 
 from ._problem import (
     EPS, Instance, RunTerms, _random_instance, _theory_instance, constants, g_value, grad_g, make_instance,
-    run_terms, sequences, sqrt_sigma_gap, theorem_2_rhs, theorem_3_rhs,
+    run_terms, sequences, sqrt_sigma_gap, theorem_2_rhs, theorem_3_rhs, theory_instances_with_runs,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -465,11 +465,8 @@ def theorem_3_step_28(ctx):
     rng = ctx.rng
     worst = {"identity": 0.0, "jensen_and_norms": -np.inf, "to_h": -np.inf, "mc_with_lemma_1": -np.inf}
     runs = 15 if not ctx.full else 60
-    for _ in range(3 if not ctx.full else 10):
-        inst = _theory_instance(rng, ctx, ratios=(1.0, 0.67, 0.34), P=3)
-        c = constants(inst)
-        seqs = [sequences(inst, s) for s in range(runs)]
-        kappa = max(s.kappa_uv for s in seqs)
+    for inst, c, seqs, kappa in theory_instances_with_runs(rng, ctx, 3 if not ctx.full else 10, runs,
+                                                            ratios=(1.0, 0.67, 0.34), P=3):
         eta, E, P = inst.algo.lr, inst.algo.local_steps, inst.P
         lhs_k, rhs_k = {}, {}
         for s in seqs:

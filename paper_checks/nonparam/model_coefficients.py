@@ -213,9 +213,7 @@ def limit_unbiased(ctx):
     worst_id, worst_unb = 0.0, 0.0
     from fedtheory.algorithms.kernel_federated import limit_coefficients
 
-    for trial in range(20 if not ctx.full else 60):
-        fed = _base.random_federation(rng, family=KERNEL_FAMILIES[trial % 7], n_range=(1, 8))
-        algo = _base.random_algorithm(rng, fed, kind=("fedavg", "fedprox")[trial % 2])
+    for fed, algo in _base.random_instances(rng, 20 if not ctx.full else 60, alternate_kinds=True):
         fstar = fed.truth_values()
         a_bar = limit_coefficients(fed, algo, y=fstar)
         ops = definitional_operators(fed.gram, fed.counts, algo.kind, algo.eta, algo.s + ctx.param("s_offset", 0))
@@ -334,9 +332,8 @@ def lemma_10(ctx):
     rng = ctx.rng
     kf = ctx.param("kappa_factor", 1.0)
     worst = 0.0
-    for trial in range(30 if not ctx.full else 80):
-        fed = _base.random_federation(rng, family=KERNEL_FAMILIES[trial % 7], n_range=(1, 8))
-        worst = max(worst, _lemma10_violation(fed, _base.random_algorithm(rng, fed, s_max=15), kappa_factor=kf))
+    for fed, algo in _base.random_instances(rng, 30 if not ctx.full else 80, s_max=15):
+        worst = max(worst, _lemma10_violation(fed, algo, kappa_factor=kf))
     counts = (1, 2, 3)
 
     def violation(inst):

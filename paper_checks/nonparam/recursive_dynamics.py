@@ -56,6 +56,21 @@ def random_federation(rng, **kw) -> KernelFederation:
             return fed
 
 
+def random_instances(rng, trials: int, *, alternate_kinds: bool = False, **algorithm_kw):
+    """``trials`` random (federation, algorithm) pairs, the kernel family cycling through every one of
+    KERNEL_FAMILIES, 1 to 8 points per client; the algorithm is :func:`random_algorithm`'s with ``algorithm_kw``
+    (FedAvg and FedProx in turn with ``alternate_kinds``).
+
+    >>> pairs = list(random_instances(np.random.default_rng(0), 3, alternate_kinds=True))
+    >>> [algo.kind for fed, algo in pairs]
+    ['fedavg', 'fedprox', 'fedavg']
+    """
+    for trial in range(trials):
+        fed = random_federation(rng, family=KERNEL_FAMILIES[trial % len(KERNEL_FAMILIES)], n_range=(1, 8))
+        kind = {"kind": ("fedavg", "fedprox")[trial % 2]} if alternate_kinds else {}
+        yield fed, random_algorithm(rng, fed, **algorithm_kw, **kind)
+
+
 def gram_param(counts, extra: int = 0, rank: int | None = None):
     """Gram matrices G = BBᵀ of rank ≤ ``rank`` on Σcounts + extra points, as a probe Param (decodes to G)."""
     n = int(sum(counts)) + int(extra)
@@ -235,10 +250,8 @@ def proposition_1(ctx):
     rng = ctx.rng
     worst, worst_case = 0.0, None
     trials = 60 if ctx.full else 20
-    for trial in range(trials):
-        fed = random_federation(rng, family=KERNEL_FAMILIES[trial % len(KERNEL_FAMILIES)], n_range=(1, 8))
-        # Proposition 1 is an identity: no hypothesis on γ (FedAvg up to γ = 2 keeps ‖ℒ_i‖ ≤ 1, so no blow-up)
-        algo = random_algorithm(rng, fed, gamma_max=2.0, s_max=20)
+    # Proposition 1 is an identity: no hypothesis on γ (FedAvg up to γ = 2 keeps ‖ℒ_i‖ ≤ 1, so no blow-up)
+    for fed, algo in random_instances(rng, trials, gamma_max=2.0, s_max=20):
         a_prev = rng.normal(size=fed.N)
         ops = definitional_operators(fed.gram, fed.counts, algo.kind, algo.eta, algo.s + offset)
         op_coef = ops["L"] @ a_prev + ops["Psi"] @ fed.y
@@ -315,9 +328,7 @@ def lemma_1(ctx):
     rng = ctx.rng
     worst, worst_key = 0.0, None
     trials = 60 if ctx.full else 20
-    for trial in range(trials):
-        fed = random_federation(rng, family=KERNEL_FAMILIES[trial % len(KERNEL_FAMILIES)], n_range=(1, 8))
-        algo = random_algorithm(rng, fed, gamma_max=1.0, s_max=20)
+    for fed, algo in random_instances(rng, trials, gamma_max=1.0, s_max=20):
         # the identities are for any f ∈ ℋ: a dictionary with extra points beyond the data
         if fed.kernel.name == "precomputed":
             G = fed.gram
@@ -367,9 +378,7 @@ def proposition_2(ctx):
     worst, worst_case = 0.0, None
     trials = 40 if ctx.full else 14
     rounds = 25
-    for trial in range(trials):
-        fed = random_federation(rng, family=KERNEL_FAMILIES[trial % len(KERNEL_FAMILIES)], n_range=(1, 8))
-        algo = random_algorithm(rng, fed, gamma_max=1.0, s_max=10)
+    for fed, algo in random_instances(rng, trials, gamma_max=1.0, s_max=10):
         a0 = rng.normal(size=fed.N) * 0.5
         hist = run_kernel_federated(fed, algo, rounds, f0=a0, path="stepwise")
         ops = definitional_operators(fed.gram, fed.counts, algo.kind, algo.eta, algo.s + ctx.param("s_offset", 0))
@@ -529,9 +538,8 @@ def lemma_3(ctx):
     factor = ctx.param("kappa_factor", 1.0)
     worst = 0.0
     trials = 80 if ctx.full else 30
-    for trial in range(trials):
-        fed = random_federation(rng, family=KERNEL_FAMILIES[trial % len(KERNEL_FAMILIES)], n_range=(1, 8))
-        worst = max(worst, _lemma3_ratio(fed, random_algorithm(rng, fed, gamma_max=1.0, s_max=20), factor))
+    for fed, algo in random_instances(rng, trials, gamma_max=1.0, s_max=20):
+        worst = max(worst, _lemma3_ratio(fed, algo, factor))
     counts = (2, 1, 3)
 
     def violation(inst):

@@ -382,6 +382,21 @@ def delta_tilde_claim(ctx):
 # Definitions 5–6 and Lemma 9 (PEP certificates and numeric checks)
 # --------------------------------------------------------------------------------------------
 
+def _logistic_point_pairs(rng, l2: float, federations: int = 10, pairs: int = 10):
+    """Random points on ℓ2-logistic clients: ``federations`` random federations (3 clients, 20 samples, d = 4) and on
+    each ``pairs`` draws of x, y (N(0, 9) entries) and a client i; yields (federation, its oracles, x, y, i).
+
+    >>> [(x.shape, 0 <= i < 3) for fed, o, x, y, i in _logistic_point_pairs(np.random.default_rng(0), 0.1, 1, 2)]
+    [((4,), True), ((4,), True)]
+    """
+    for _ in range(federations):
+        fed = LogisticFederation.random(3, 20, 4, l2=l2, seed=rng)
+        o = client_oracles(fed)
+        for _ in range(pairs):
+            x, y = rng.normal(size=(2, o.d)) * 3
+            yield fed, o, x, y, int(rng.integers(o.n))
+
+
 def _pep_max(build) -> float:
     from PEPit import PEP
 
@@ -462,14 +477,9 @@ def definition_6(ctx):
     pep = _pep_max(build)
     rng = ctx.rng
     worst = 0.0
-    for _ in range(10):
-        fed = LogisticFederation.random(3, 20, 4, l2=0.1, seed=rng)
-        o = client_oracles(fed)
-        for _ in range(10):
-            x, y = rng.normal(size=(2, o.d)) * 3
-            i = int(rng.integers(o.n))
-            gx, gy = o.grads(np.stack([x, y]), [i, i])
-            worst = max(worst, np.linalg.norm(gx - gy) / (o.L_i[i] * np.linalg.norm(x - y)))
+    for _, o, x, y, i in _logistic_point_pairs(rng, l2=0.1):
+        gx, gy = o.grads(np.stack([x, y]), [i, i])
+        worst = max(worst, np.linalg.norm(gx - gy) / (o.L_i[i] * np.linalg.norm(x - y)))
     ok = pep <= 1e-6 and worst <= 1
     return ctx.decide(ok, measured={"pep_max_B4_violation": pep, "logistic_worst_grad_ratio_over_L": worst},
                       tolerance={"pep": "1e-6 absolute (SDP accuracy, ‖x − y‖ ≤ 1, L = 1)"},
@@ -493,16 +503,11 @@ def lemma_9(ctx):
     pep = cocoercivity_gap(1.0, scale=ctx.param("scale", 1.0))
     rng = ctx.rng
     worst = -np.inf
-    for _ in range(10):
-        fed = LogisticFederation.random(3, 20, 4, l2=0.05, seed=rng)
-        o = client_oracles(fed)
-        for _ in range(10):
-            x, y = rng.normal(size=(2, o.d)) * 3
-            i = int(rng.integers(o.n))
-            loss = lambda z: float(fed.client_losses(z)[i] * o.scale[i])  # noqa: E731
-            gx, gy = o.grads(np.stack([x, y]), [i, i])
-            lhs = loss(x) + gx @ (y - x) + np.sum((gx - gy) ** 2) / (2 * o.L_i[i])
-            worst = max(worst, (lhs - loss(y)) / max(abs(loss(y)), 1.0))
+    for fed, o, x, y, i in _logistic_point_pairs(rng, l2=0.05):
+        loss = lambda z: float(fed.client_losses(z)[i] * o.scale[i])  # noqa: E731
+        gx, gy = o.grads(np.stack([x, y]), [i, i])
+        lhs = loss(x) + gx @ (y - x) + np.sum((gx - gy) ** 2) / (2 * o.L_i[i])
+        worst = max(worst, (lhs - loss(y)) / max(abs(loss(y)), 1.0))
     # the worst case 0 is attained (f = L/2‖x‖², equality), so the PEP's value must be 0 both ways
     ok = abs(pep.value) <= 1e-6 and pep.lower is not None and abs(pep.lower) <= 1e-6 and worst <= 1e-12
     return ctx.decide(ok, measured={"pep_worst_violation": pep.value, "logistic_worst_relative_violation": worst,

@@ -30,6 +30,19 @@ def _federation_with_ratio(rng, ratio, *, L_over_delta=None, n=4, d=4):
     raise ValueError(f"no federation reached delta_A/mu = {ratio}")
 
 
+def _smoothness_sweep(rng, T: int):
+    """T S-DANE instances with L/δ_A log-spaced from 3 to 300 (δ_A/μ = 10; the generator may spread a spectrum
+    by 1.5× to reach δ_A): each federation, its oracles and λ = 2δ_A (Theorem 1's choice).
+
+    >>> [(round(orc.L / delta_A(q)), lam / delta_A(q)) for q, orc, lam in _smoothness_sweep(np.random.default_rng(0), 2)]
+    [(3, 2.0), (316, 2.0)]
+    """
+    for t in range(T):
+        Ld = float(10 ** (0.5 + 2.0 * t / (T - 1)))     # L/δ_A from 3 to 300
+        q = _federation_with_ratio(rng, 10.0, L_over_delta=Ld)
+        yield q, client_oracles(q), 2 * delta_A(q)
+
+
 def _fixed_K_runs(rng, solver_for, rounds=20, trials=6, ratios=(3.0, 10.0, 30.0, 100.0, 300.0)):
     """S-DANE with a fixed-K local solver chosen from (L, λ, μ); returns (failures of (6), ratios, K's)."""
     fails, Ks, rows = 0, [], []
@@ -63,12 +76,7 @@ def corollary_3_runs(ctx):
     slope_bound = float(np.polyfit(np.log(Lrat), np.log(Ks), 1)[0])
     # (b) stopped by the test (doubling K from the centre): steps per round stay below 2·bound, do not grow with r
     worst_over, growth, meas = 0.0, 0.0, []
-    T = 5 if not ctx.full else 12
-    for t in range(T):
-        Ld = float(10 ** (0.5 + 2.0 * t / (T - 1)))     # L/δ_A from 3 to 300
-        q = _federation_with_ratio(rng, 10.0, L_over_delta=Ld)
-        orc = client_oracles(q)
-        lam = 2 * delta_A(q)
+    for q, orc, lam in _smoothness_sweep(rng, 5 if not ctx.full else 12):
         h = run_sdane(q, rng.normal(size=q.d) * 3, 30, lam=lam, mu=orc.mu, solver=FastGradNorm())
         steps = h.local_evals.max(axis=1) - 1
         bound = 2 * FastGradNorm.steps_bound(orc.L, lam)
@@ -189,12 +197,7 @@ def remark_4(ctx):
     rng = ctx.rng
     rows = []
     worst = 0.0
-    T = 6 if not ctx.full else 12
-    for t in range(T):
-        Ld = float(10 ** (0.5 + 2.0 * t / (T - 1)))     # L/δ_A from 3 to 300
-        q = _federation_with_ratio(rng, 10.0, L_over_delta=Ld)
-        orc = client_oracles(q)
-        lam = 2 * delta_A(q)
+    for q, orc, lam in _smoothness_sweep(rng, 6 if not ctx.full else 12):
         x0 = rng.normal(size=q.d) * 3
         gd = run_sdane(q, x0, 25, lam=lam, mu=orc.mu, solver=GD())
         fg = run_sdane(q, x0, 25, lam=lam, mu=orc.mu, solver=FGM())
