@@ -8,7 +8,7 @@ import math
 import mpmath
 import numpy as np
 
-from fedtheory.algorithms.fedhm import FactorizedLayer, FactorSpace, HybridLayout
+from fedtheory.algorithms.fedhm import FactorSpace, HybridLayout
 from fedtheory.certify.params import Custom
 from fedtheory.certify.probe import probe
 from fedtheory.claims.core import Control, claim
@@ -299,7 +299,6 @@ def kappa_g_as_lipschitz(ctx):
     # one client, one sample a with ‖a‖ = 1/2 (so κ_f = ‖a‖² = 1/4 is the exact supremum of E‖∇F‖²)
     a = np.array([0.3, 0.4, 0.0, 0.0, 0.0, 0.0, 0.0])   # bias + a 2×3 matrix feature
     fed = LogisticFederation([a[None, :]], [np.array([1.0])])
-    layout = HybridLayout(7, (FactorizedLayer("W", 1, (2, 3), "matrix"),))
     kappa_uv = 0.5                                       # the ball of Assumption 4: max(1, 2κ²) = 1
     kappa_f = float(a @ a)
     kappa_g = max(1.0, 2 * kappa_uv ** 2) * kappa_f      # a valid κ_g on that ball (fedhm/assumption-4/implied-constants-on-ball)

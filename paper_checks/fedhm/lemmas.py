@@ -22,7 +22,7 @@ from ._problem import (
 
 def lemma_1_terms(seq: Sequences, skip: int = 0) -> list[dict]:
     """Per (t, p), t = 1..T: Lemma 1's left side and its proof's bounds (i)–(iii) on the realized gradients."""
-    inst, eta, E = seq.inst, seq.inst.algo.lr, seq.E
+    inst, eta = seq.inst, seq.inst.algo.lr
     out = []
     for t in range(1, seq.T + 1):
         t0 = seq.t0(t)

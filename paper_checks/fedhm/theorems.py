@@ -467,7 +467,7 @@ def theorem_3_step_28(ctx):
     runs = 15 if not ctx.full else 60
     for inst, c, seqs, kappa in theory_instances_with_runs(rng, ctx, 3 if not ctx.full else 10, runs,
                                                             ratios=(1.0, 0.67, 0.34), P=3):
-        eta, E, P = inst.algo.lr, inst.algo.local_steps, inst.P
+        eta, E = inst.algo.lr, inst.algo.local_steps
         lhs_k, rhs_k = {}, {}
         for s in seqs:
             for k in range(1, inst.rounds):

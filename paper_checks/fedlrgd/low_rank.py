@@ -386,7 +386,7 @@ def section_a_logistic(ctx):
             closed = np.array([_dg(x.detach().numpy(), float(y.detach()), th.detach().numpy(), i, j) for j in range(dm1 + 1)])
             worst_deriv = max(worst_deriv, float(np.max(np.abs(auto - closed))))
     # (68) and strong convexity: Hessian σ'(t)xxᵀ + μI over the box
-    hess_max, hess_min, bound_ratio = 0.0, np.inf, 0.0
+    hess_min, bound_ratio = np.inf, 0.0
     for _ in range(2000):
         dm1 = int(rng.integers(1, 8))
         x = rng.uniform(size=dm1) if rng.uniform() < 0.5 else np.ones(dm1)

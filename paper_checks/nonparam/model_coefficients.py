@@ -303,7 +303,7 @@ def _lemma10_violation(fed, algo, G=None, kappa_factor: float = 1.0) -> float:
     """max of λ_max((ℐ − sη𝒫) − ℒ) and λ_max(ℒ − (ℐ − sη𝒫/κ)), in an orthonormal basis of span{k_Z}, over the scale."""
     G = fed.gram if G is None else G
     ops = definitional_operators(G, fed.counts, algo.kind, algo.eta, algo.s)
-    N, Zn = fed.N, G.shape[0]
+    N = fed.N
     Pcoef = ops["E_x"] @ ops["G_xZ"] / N          # 𝒫(c·k_Z) = (1/N)(G_xZ c)·k_x
     s = algo.bound_s
     kap = algo.kappa(fed.gamma(algo.eta)) * kappa_factor
@@ -312,7 +312,9 @@ def _lemma10_violation(fed, algo, G=None, kappa_factor: float = 1.0) -> float:
     I = np.eye(L.shape[0])
     lower = (I - s * algo.eta * Pon) - L
     upper = L - (I - s * algo.eta * Pon / kap)
-    sym = lambda X: 0.5 * (X + X.T)
+    def sym(X):
+        return 0.5 * (X + X.T)
+
     return max(float(np.linalg.eigvalsh(sym(lower))[-1]), float(np.linalg.eigvalsh(sym(upper))[-1]))
 
 
@@ -478,7 +480,6 @@ def _(cex, ctx):
     """E‖θ_t − θ̄‖² in 50-digit arithmetic: bias ‖𝓛^t(θ_0 − θ̄)‖² (θ̄ = θ^*: homogeneous, noiseless fixed point) + noise trace."""
     with mpmath.workdps(50):
         Phis = [mpmath.matrix(P) for P in cex["Phis"]]
-        M = len(Phis)
         d = Phis[0].cols
         N = sum(P.rows for P in Phis)
         eta = mpmath.mpf(cex["eta"])

@@ -176,7 +176,6 @@ def definition_1_exact(ctx):
 def _nonconvex_spectrum_param(n, d):
     """Symmetric clients with spectra in [−L, L] (L-smooth, not convex), L attained by client 0."""
     def build(s):
-        from fedtheory.certify.params import Rotation  # noqa: F401
         lam = np.stack([s["lam"][f"l{i}"] for i in range(n)])
         U = np.stack([s["U"][f"U{i}"] for i in range(n)])
         A = (U * lam[:, None, :]) @ np.swapaxes(U, 1, 2)
@@ -438,7 +437,6 @@ def definition_5(ctx):
                 x, y = rng.normal(size=(2, o.d)) * 3
                 i = int(rng.integers(o.n))
                 gx, gy = o.grads(np.stack([x, y]), [i, i])
-                fi = lambda z: float(o.losses(z[None])[0]) if o.n == 1 else None  # noqa: E731
                 mu_i = o.mu_i[i]
                 worst_b2 = max(worst_b2, mu_i * np.linalg.norm(x - y) / np.linalg.norm(gx - gy) - 1)
                 if o is orc:  # (B.1) on a quadratic client: f_i(y) − f_i(x) − ⟨∇f_i(x), y − x⟩ = ½(y−x)ᵀA_i(y−x)
@@ -604,14 +602,14 @@ def lemma_12(ctx):
     for _ in range(200):
         R = int(rng.integers(1, 30))
         qq = 1 + float(10 ** rng.uniform(-4, 1))
-        Fs, Ds = rng.uniform(0, 1, R) * rng.integers(0, 2, R), [float(rng.uniform(0, 10))]
+        Fs = rng.uniform(0, 1, R) * rng.integers(0, 2, R)
+        rng.uniform(0, 10)   # a draw no longer used, kept so the random stream (and the measured values) stay
         Dfut = [float(rng.uniform(0, 1))]
         # build backwards so that D_r = F_{r+1} + q D_{r+1} + slack (tight when slack = 0)
         D = np.zeros(R + 1)
         D[R] = Dfut[0]
         for r in range(R - 1, -1, -1):
             D[r] = Fs[r] + qq * D[r + 1] + float(rng.uniform(0, 1)) * rng.integers(0, 2)
-        SR = sum(qq ** (r - 1) for r in range(1, R + 1))
         lhs = sum(qq ** (r - 1) * Fs[r - 1] for r in range(1, R + 1)) + qq ** R * D[R]
         worst = max(worst, (lhs - D[0]) / D[0] if D[0] > 0 else lhs)
     ok = worst <= 1e-12

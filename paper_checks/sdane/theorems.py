@@ -409,7 +409,7 @@ def lemma_16(ctx):
         worst = max(worst, -gap / scale)
 
     def violation(inst):
-        (problem, *_), x0, w = inst["inst"], inst["x0"], inst["w"]
+        (problem, *_), x0 = inst["inst"], inst["x0"]
         orc = client_oracles(problem)
         A = uniform_hessians(problem)
         S = np.arange(problem.n)
