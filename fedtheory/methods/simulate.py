@@ -135,6 +135,11 @@ class History:
 # spaces: what each primitive does on a federation
 # --------------------------------------------------------------------------------------------
 
+def _rotate_in(be, V: Any, Z: Any) -> Any:
+    """V_iᵀz_i for every row: one batched product (einsum would plan its contraction on every call)."""
+    return be.matmul(Z[:, None, :], V)[:, 0, :]
+
+
 def _index(be, idx: np.ndarray) -> Any:
     if be.name == "numpy":
         return idx
@@ -210,6 +215,7 @@ class _StepSpace(_Space):
         self._gram: Any = None          # least squares in sample space: A_iA_iᵀ, sc_i/m_i, per-op decisions
         self._residual_weights: Any = None
         self._sample_space_ops: dict = {}
+        self._c_hat: Any = None         # V_iᵀc_i (the exact prox)
 
     def broadcast(self, x: Any, rows: Any) -> Any:
         m = int(rows.shape[0])
@@ -331,10 +337,11 @@ class _StepSpace(_Space):
         lam, V, c = self._quadratic()
         be = self.be
         Vr, lr = self.take(V, rows), self.take(lam, rows)
-        vh = be.einsum("mji,mj->mi", Vr, V_in)
-        ch = be.einsum("mji,mj->mi", Vr, self.take(c, rows))
-        yh = (vh + s * lr * ch) / (1 + s * lr)
-        return be.einsum("mij,mj->mi", Vr, yh)
+        vh = _rotate_in(be, Vr, V_in)
+        if self._c_hat is None:                          # the clients' centres in their bases: once per run
+            self._c_hat = _rotate_in(be, V, c)
+        yh = (vh + s * lr * self.take(self._c_hat, rows)) / (1 + s * lr)
+        return be.matmul(Vr, yh[..., None])[..., 0]
 
     def program_message(self, op: ClientProgram, y: Any, rows: Any, idx_host: np.ndarray) -> Any:
         prog = op.program
@@ -365,7 +372,7 @@ class _SpectralSpace(_Space):
         self._coefficients: dict = {}
         self.lam = arr["eigvals"] * self.scale[:, None]
         self.V = arr["eigvecs"]
-        self.ch = be.einsum("nji,nj->ni", self.V, arr["c"])
+        self.ch = _rotate_in(be, self.V, arr["c"])
         self.all_rows = _index(be, np.arange(self.n))
 
     def broadcast(self, x: Any, rows: Any) -> Any:
@@ -376,7 +383,7 @@ class _SpectralSpace(_Space):
         return self.be.matmul(w, self.be.matmul(self.take(self.V, rows), W[..., None])[..., 0])
 
     def client_rows(self, Z: Any) -> Any:
-        return self.be.einsum("nji,nj->ni", self.V, Z)
+        return _rotate_in(self.be, self.V, Z)
 
     def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False) -> Any:
         return self.take(self.lam, rows) * (Y - self.take(self.ch, rows))
@@ -413,7 +420,7 @@ class _SpectralSpace(_Space):
                                                                  self.be)
         B = self.take(self._programs[key], rows)
         msg = self.be.matmul(B, (y[None, :] - self.take(self.arrays["c"], rows))[..., None])[..., 0]
-        return self.be.einsum("mji,mj->mi", self.take(self.V, rows), msg)
+        return _rotate_in(self.be, self.take(self.V, rows), msg)
 
     def prox_exact(self, Vh: Any, s: float, rows: Any) -> Any:
         lam = self.take(self.lam, rows)
@@ -445,9 +452,10 @@ def _rotations_per_round(method: Method) -> int:
     return len(reads) + aggs + (1 if method.scope(method.output) == "client" else 0)
 
 
-def _literal_flops(method: Method, grad_flops: float, d: int) -> float:
+def _literal_flops(method: Method, grad_flops: float, d: int, later_step_flops: float | None = None) -> float:
     """Flops of one participant's round on the literal path: its gradients, and an exact prox's two rotations
-    through the client's eigenbasis (the literal path computes the exact prox that way too)."""
+    through the client's eigenbasis (the literal path computes the exact prox that way too). ``later_step_flops``:
+    the cost of a local step after the first when the steps run in the clients' sample space (least squares)."""
     total = 0.0
     for op in method.round:
         if isinstance(op, Prox) and op.solver.kind == "exact":
@@ -457,7 +465,10 @@ def _literal_flops(method: Method, grad_flops: float, d: int) -> float:
         elif isinstance(op, Gradient):
             total += grad_flops
         elif isinstance(op, LocalSteps):
-            total += op.steps * grad_flops
+            in_sample_space = (later_step_flops is not None and op.anchor is None and op.shift is None
+                               and method.scope(op.start) == "server")
+            later = min(grad_flops, later_step_flops) if in_sample_space else grad_flops
+            total += grad_flops + (op.steps - 1) * later
         elif isinstance(op, ClientProgram):
             total += int(op.program.local_steps) * grad_flops
     return max(total, grad_flops)
@@ -475,9 +486,11 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
     client, 4md on a least-squares client with m samples); the spectral path costs its set-up (nothing on a
     :class:`~fedtheory.problems.quadratic.QuadraticFederation`, whose eigendecomposition is stored; the
     moments and eigendecomposition of least-squares clients, n(2md² + 10d³)) plus 2d² per rotation into or out
-    of a client's eigenbasis per round. The spectral path needs quadratic clients (or least squares, through
-    their quadratic) and full local gradients (no ``batch_size``); server rules act on server vectors, so a
-    nonlinear one (Adam) does not matter.
+    of a client's eigenbasis per round. Least squares with no ridge term runs plain local steps from the server
+    point in the clients' sample space: a step after the first costs 2m², the Gram matrices n·2m²d once
+    (:meth:`~fedtheory.problems.finite_sum.LeastSquaresFederation.sample_space_steps`). The spectral path
+    needs quadratic clients (or least squares, through their quadratic) and full local gradients (no
+    ``batch_size``); server rules act on server vectors, so a nonlinear one (Adam) does not matter.
 
     >>> from fedtheory.methods import get
     >>> from fedtheory.problems.quadratic import make_quadratic
@@ -500,10 +513,15 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
     part = n if clients_per_round is None else min(int(clients_per_round), n)
     if _is_quadratic(federation):
         grad_flops, setup = 2.0 * d * d, 0.0
+        literal = rounds * part * _literal_flops(method, grad_flops, d)
     else:
         m = float(np.mean(federation.counts))
         grad_flops, setup = 4.0 * m * d, n * (2.0 * m * d * d + 10.0 * d ** 3)
-    literal = rounds * part * _literal_flops(method, grad_flops, d)
+        literal = rounds * part * _literal_flops(method, grad_flops, d)
+        if hasattr(federation, "sample_space_steps") and not federation.l2 and clients_per_round is None:
+            # local steps in the sample space: 2m² flops a step after the first, the Gram matrices once
+            literal = min(literal, n * 2.0 * m * m * d + rounds * n * _literal_flops(method, grad_flops, d,
+                                                                                       2.0 * m * m))
     spectral = setup + rounds * part * _rotations_per_round(method) * 2.0 * d * d
     return "spectral" if spectral < literal else "step"
 
