@@ -232,7 +232,8 @@ class _StepSpace(_Space):
         """factor·sc_i∇f_i(Y_i) for the rows; ``Y`` (m, d), or (d,) when every row is at the same point."""
         be = self.be
         if not self.finite_sum:
-            g = be.matmul(self.take(self.A, rows), (Y - self.take(self.c, rows))[..., None])[..., 0]
+            # A_i symmetric: (y − c_i)ᵀA_i as a row (torch's batched GEMM with a one-column result is 3-5x slower)
+            g = be.matmul((Y - self.take(self.c, rows))[:, None, :], self.take(self.A, rows))[:, 0, :]
             return g if factor == 1.0 else factor * g
         batches = None
         if self.batch is not None and not full:

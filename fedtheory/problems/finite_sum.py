@@ -201,7 +201,8 @@ class FiniteSumFederation:
                 k, m = int(a.shape[0]), int(a.shape[1])
                 u = be.matmul(a.reshape(k * m, int(a.shape[2])), X).reshape(k, m)
             elif self._blas:
-                u = be.matmul(a, X[..., None])[..., 0]
+                # as a row times A_iᵀ: torch's batched GEMM with a one-column result is 3-5x slower (numpy ~1.1x)
+                u = be.matmul(X[:, None, :], a.swapaxes(1, 2))[:, 0, :]
             else:
                 u = be.einsum("kmd,kd->km", a, X)
             r = self._residual(be, u, y)
@@ -418,7 +419,7 @@ class LeastSquaresFederation(FiniteSumFederation):
                 term = weights[k] * r
                 r_msg = term if r_msg is None else (r_msg.__iadd__(term) if inplace else r_msg + term)
             if not last and gamma != 0:
-                du = be.matmul(gram, r[..., None])[..., 0]
+                du = be.matmul(r[:, None, :], gram)[:, 0, :]        # rᵀ(A_iA_iᵀ): symmetric, a row form
                 if inplace:
                     u -= gamma * du
                 else:
