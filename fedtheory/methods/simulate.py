@@ -770,7 +770,8 @@ def _compile_op(op: Any, method: Method, space: Any, sampled: bool, reader: Call
                 return lambda fr: fr.env[var]
             return reader(var)
         anchor, shift, start = vector_or_rows(op.anchor), vector_or_rows(op.shift), reader(op.start)
-        weights = tuple(float(t) for t in op.weights().weights) if op.message is not None else None
+        # the literal path's θ_k as host floats (the spectral path reads Θ itself: K may be 10⁶ there)
+        weights = tuple(float(t) for t in op.weights().weights) if op.message is not None and literal else None
         # every client starts at the same server point: the literal path takes its first gradient as one mat-vec
         shared = literal and not sampled and method.scope(op.start) == "server"
         start_name = op.start
