@@ -424,7 +424,10 @@ class LeastSquaresFederation(FiniteSumFederation):
                     u -= gamma * du
                 else:
                     u = u - gamma * du
-        back = be.matmul(r_sum[:, None, :], a)[:, 0, :] if r_sum is not None else None   # A_iᵀ Σ_k r_k
+        def transposed(r: Any) -> Any:                     # A_iᵀr_i, as batched_grads chooses (BLAS or one sweep)
+            return be.matmul(r[:, None, :], a)[:, 0, :] if self._blas else be.einsum("km,kmd->kd", r, a)
+
+        back = transposed(r_sum) if r_sum is not None else None
         Y = x - gamma * back if want_point else None
         if weights is None:
             return Y, None
@@ -433,7 +436,7 @@ class LeastSquaresFederation(FiniteSumFederation):
         elif r_msg is None:
             msg = be.zeros((n, d))
         else:
-            msg = be.matmul(r_msg[:, None, :], a)[:, 0, :]
+            msg = transposed(r_msg)
         return Y, msg
 
     def moments(self) -> tuple[np.ndarray, np.ndarray]:
