@@ -381,7 +381,9 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
     for nm, rec in cell["contenders"].items():
         t = rec.get("seconds", rec.get("predicted_s"))
         rec["ratio_vs_fedtheory"] = t / base
-    flops_round = K * 4.0 * n * M_SAMPLES * DIM                # two batched mat-vecs per step: 2·nmd flops each
+    # the literal steps' work: two batched mat-vecs per step, 2·nmd flops each. fedtheory's rows count these
+    # literal-equivalent flops, so above-peak values mean its path (sample space, spectral) did fewer
+    flops_round = K * 4.0 * n * M_SAMPLES * DIM
     bytes_round = K * 2.0 * n * M_SAMPLES * DIM * 8            # each reads the (n, m, d) float64 array once
     cell["flops_per_round"], cell["bytes_per_round"] = flops_round, bytes_round
     for nm in ("fedtheory", "fedtheory_legacy", "hand_einsum", "hand_matmul"):
