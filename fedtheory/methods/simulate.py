@@ -1,12 +1,17 @@
 r"""Running a :class:`~fedtheory.methods.ir.Method`: the batched simulator and the exact spectral path.
 
-One interpreter walks the method's round; a *space* says what each primitive does on the federation at hand.
-Every client-scope value is one array over the participating clients (no Python loop over clients).
+One interpreter runs the method's round, compiled once per run into a list of closures
+(:func:`_compile_round`: no per-round dispatch on the primitive's type); a *space* says what each primitive does
+on the federation at hand. Every client-scope value is one array over the participating clients (no Python loop
+over clients).
 
 - :class:`_StepSpace` (``path="step"``): the primitives literally — a gradient is a batched mat-vec (quadratics)
   or :meth:`~fedtheory.problems.finite_sum.FiniteSumFederation.batched_grads` (least squares, logistic, with
-  mini-batches), K local steps are K of them, an exact prox goes through the client's eigendecomposition
-  (least squares: its quadratic), an inexact one runs the named solver's steps.
+  mini-batches), K local steps are K of them (the step size folded into the residuals; from a broadcast server
+  point the first is one mat-vec over every client's samples; least squares without a ridge term runs them in
+  the clients' sample space, :meth:`~fedtheory.problems.finite_sum.LeastSquaresFederation.sample_space_steps`,
+  the same iterates to rounding), an exact prox goes through the client's eigendecomposition (least squares: its
+  quadratic), an inexact one runs the named solver's steps.
 - :class:`_SpectralSpace` (``path="spectral"``, quadratic clients; a nonlinear server rule is fine): client
   values live in each client's eigenbasis, where every primitive is elementwise in the eigenvalues — K local
   steps from y₀ send q_Θ(r)·g₁ and end at y₀ − γ·Σ_{k<K}(1 − r)^k·g₁ with r = γ(λ + α) (log-space closed forms,
