@@ -2,17 +2,24 @@
 
 ::
 
-    fedtheory check   [PATH ...] [--paper KEY] [--claim GLOB] [--tier fast|full] [--json FILE] [--seed N]
+    fedtheory check   [PATH ...] [--paper KEY] [--claim GLOB ...] [--tier fast|full] [--json FILE|-] [--seed N]
                       [--workers N] [--scheduler ADDRESS] [--timeout SECONDS] [--baseline OLD.json] [--report DIR]
+    fedtheory check   [PATH ...] [--paper KEY] [--claim GLOB] [--tier fast|full] [--json FILE] --list
     fedtheory figures [PATH ...] [--paper KEY] [--figure ID]  [--tier fast|full] [--out DIR]  [--seed N]
                       [--workers N] [--scheduler ADDRESS]
-    fedtheory explore frontier|tune|compare|instance|oracle|page ...   (see ``fedtheory explore <what> --help``)
+    fedtheory explore frontier|tune|compare|instance|certify|oracle|page ...   (``fedtheory explore <what> --help``)
     fedtheory report  CHECK.json [--figures DIR] [--baseline OLD.json] --out DIR
+    fedtheory completion bash      (a bash completion script: ``eval "$(fedtheory completion bash)"``)
 
-Bad input gets one line ``error: ...`` on stderr and exit code 2, never a traceback. ``check``
-exits 0 exactly when every selected claim passed (status equals expect, or skipped for a missing
-optional capability), 1 otherwise; an internal error is one line and exit code 3
-(``FEDTHEORY_DEBUG=1`` shows its traceback). Heavy libraries are imported only by the commands that need them.
+``--claim`` may be repeated: the run takes the union. ``--class`` names the federations a guarantee
+holds for (d1, commuting, general) in ``tune``, ``frontier`` and ``compare``; ``explore certify`` takes
+the clients' functions as ``--function-class`` (its old ``--class`` still works, with a warning).
+
+Bad input gets one line ``error: ...`` on stderr and exit code 2, never a traceback; the exit codes
+are :data:`EXIT_CODES`, printed under every ``--help``. An internal error is one line and exit code 3
+(``FEDTHEORY_DEBUG=1`` shows its traceback); a closed stdout (``| head``) ends quietly with 141, as
+a Unix tool killed by SIGPIPE does. ``--json -`` writes the JSON to stdout (the tables then go to
+stderr). Heavy libraries are imported only by the commands that need them.
 
 Reliability: every output destination is checked before any work (exit 2); a claim that exits, crashes,
 kills its worker or runs past ``--timeout`` is that claim's ``error`` and every other result is kept;
@@ -33,6 +40,7 @@ import argparse
 import math
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from fedtheory import __version__
@@ -41,9 +49,29 @@ from fedtheory.content import UsageError, check_tier
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 
+#: every exit status of the command line, shown under each ``--help`` (one place for all of them)
+EXIT_CODES = """exit status:
+  0    success (check: every selected claim gave its expected status, or was skipped for a missing
+       optional capability)
+  1    check: a claim did not give its expected status; explore --simulate: an instance broke the guarantee
+  2    bad input (one line on stderr naming what is wrong)
+  3    internal error (one line; FEDTHEORY_DEBUG=1 shows the traceback)
+  130  stopped by SIGINT (Ctrl-C); 143: stopped by SIGTERM -- what finished is written
+  141  stdout was closed early (e.g. piped into head): the output stops quietly (check, whose results
+       are complete by then, still exits with its verdict: 0 or 1)"""
+
+#: the exit status of a program killed by SIGPIPE (128 + 13), what a shell reports for ``yes | head -1``
+BROKEN_PIPE_EXIT = 141
+
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises :class:`UsageError` instead of printing usage and exiting."""
+    """argparse that raises :class:`UsageError` instead of printing usage and exiting, and ends every
+    ``--help`` with :data:`EXIT_CODES`."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("epilog", EXIT_CODES)
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # noqa: D401 - argparse API
         raise UsageError(message)
@@ -69,8 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     check = sub.add_parser("check", help="run claims and report (exit 0 when every claim gives its expected status)")
     _common(check)
-    check.add_argument("--claim", metavar="GLOB", help="only claims whose id matches (e.g. 'localupdate/theorem-*')")
-    check.add_argument("--json", metavar="FILE", help="write the report as JSON (check.schema.json)")
+    check.add_argument("--claim", metavar="GLOB", action="append",
+                       help="only claims whose id matches (e.g. 'localupdate/theorem-*'); repeat it for the union")
+    check.add_argument("--json", metavar="FILE", help="write the report as JSON (check.schema.json); - for stdout")
     check.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                        help="time limit per claim; a claim that runs longer is stopped and recorded as error "
                             "(default 600 for the fast tier, 3600 for full; 0: no limit, claims run in this "
@@ -78,12 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
     from fedtheory.report.command import add_check_options, add_report_parser
 
     add_check_options(check)
+    check.add_argument("--list", action="store_true",
+                       help="list the selected claims (id, paper, tier, expect, kind, title) without running them; "
+                            "with --json FILE, as JSON")
     figures = sub.add_parser("figures", help="compute figure data (JSON) and draw the images")
     _common(figures)
     figures.add_argument("--figure", metavar="ID", help="one figure by full id (e.g. localupdate/figure-1)")
     figures.add_argument("--out", default="out/figures", metavar="DIR", help="output directory (default out/figures)")
     _explore_parser(sub)
     add_report_parser(sub)
+    completion = sub.add_parser("completion", help="print a shell completion script (bash; zsh through bashcompinit)")
+    completion.add_argument("shell", choices=["bash"], help="the shell: bash")
     return parser
 
 
@@ -129,9 +163,13 @@ def _count(lo: int, hi: int):
     return parse
 
 
+#: the explorer's subcommands, in the order help lists them
+EXPLORE_COMMANDS = ("frontier", "tune", "compare", "instance", "certify", "oracle", "page")
+
+
 def _explore_parser(sub) -> None:
     """``fedtheory explore frontier|tune|compare|instance|oracle|page``: the explorer (fedtheory.explore)."""
-    explore = sub.add_parser("explore", help="explore trade-offs: frontier, tune, compare, instance, oracle, page")
+    explore = sub.add_parser("explore", help=f"explore trade-offs: {', '.join(EXPLORE_COMMANDS)}")
     what = explore.add_subparsers(dest="explore_command", parser_class=_Parser)
 
     def constants(p: argparse.ArgumentParser, *, C: bool = True, D: bool = True, delta: bool = False) -> None:
@@ -152,7 +190,7 @@ def _explore_parser(sub) -> None:
                        help="number of clients n (the commuting-class floor grows with sqrt(n))")
 
     def outputs(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--json", metavar="FILE", help="write the result as JSON")
+        p.add_argument("--json", metavar="FILE", help="write the result as JSON (- for stdout)")
         p.add_argument("--plot", metavar="FILE", help="write the plot (png, svg or pdf)")
         p.add_argument("--rows", type=_count(1, 10_000), default=30, metavar="N", help="rows shown in the table (default 30)")
 
@@ -262,9 +300,15 @@ def _certify_parser(what) -> None:
     ce.add_argument("--weights", default=None, help="client weights p1,p2,... (positive, summing to 1)")
     ce.add_argument("--C", type=_real, default=1.0, help="heterogeneity ‖c_i − o‖ ≤ C (default 1)")
     ce.add_argument("--zeta", type=_real, default=None, help="use Σp_i‖∇f_i(x*)‖² ≤ ζ² instead of C")
-    ce.add_argument("--delta", type=_real, default=None, help="δ of the δ-SOD class (--class sod, compiled PEP)")
+    ce.add_argument("--delta", type=_real, default=None,
+                    help="δ of the δ-SOD class (--function-class sod, compiled PEP)")
     ce.add_argument("--measure", default="floor", help="floor, rate, error or function-value (default floor)")
-    ce.add_argument("--class", dest="function_class", default="quadratic", help="quadratic, smooth-strongly-convex or sod")
+    ce.add_argument("--function-class", dest="function_class", default=None,
+                    metavar="quadratic|smooth-strongly-convex|sod",
+                    help="the clients' functions (default quadratic); not --class, which in tune, frontier and "
+                         "compare names the federations (d1|commuting|general)")
+    # the old spelling, still accepted with a deprecation line (cmd_explore)
+    ce.add_argument("--class", dest="deprecated_class", default=None, help=argparse.SUPPRESS)
     ce.add_argument("--eta", type=_real, default=None, help="server step η")
     ce.add_argument("--server", default=None, help="gd, heavy_ball or nesterov (local-update family)")
     ce.add_argument("--momentum", type=_real, default=None, help="server momentum β (local-update family)")
@@ -279,18 +323,43 @@ def _certify_parser(what) -> None:
     ce.add_argument("--pieces", type=_count(1, MAX_PIECES), default=16, help="spectral relaxation pieces (default 16)")
     ce.add_argument("--probe-starts", type=int, default=4, help="starts of the compiled PEP's lower-bound probe")
     ce.add_argument("--seed", type=int, default=0, help="seed of the lower-bound probe")
-    ce.add_argument("--json", metavar="FILE", help="write the certificate as JSON")
+    ce.add_argument("--json", metavar="FILE", help="write the certificate as JSON (- for stdout)")
+
+
+def _resolve_function_class(args: argparse.Namespace) -> None:
+    """``explore certify --class`` (the old spelling of ``--function-class``): accepted, with a deprecation
+    line on stderr; both given and different is bad input. The default is ``quadratic``.
+
+    >>> import contextlib, io
+    >>> ns = argparse.Namespace(function_class=None, deprecated_class="sod")
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     _resolve_function_class(ns)
+    >>> ns.function_class, err.getvalue().split(":")[0]
+    ('sod', 'warning')
+    """
+    old = getattr(args, "deprecated_class", None)
+    if old is not None:
+        if args.function_class is not None and args.function_class != old:
+            raise UsageError(f"--class {old} (deprecated) and --function-class {args.function_class} disagree: "
+                             f"give --function-class only")
+        print(f"warning: explore certify --class is deprecated: use --function-class {old} (--class names the "
+              f"federations in tune, frontier and compare)", file=sys.stderr)
+        args.function_class = old
+    if args.function_class is None:
+        args.function_class = "quadratic"
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
     """``fedtheory explore ...``: a hypothesis violated or a bad value is one line and exit code 2."""
     from rich.console import Console
 
-    console = Console()
     if args.explore_command is None:
-        raise UsageError("explore needs one of: frontier, tune, compare, instance, certify, oracle, page")
+        raise UsageError(f"explore needs one of: {', '.join(EXPLORE_COMMANDS)}")
     from fedtheory.sweep import check_output_file
 
+    console = Console(stderr=_stdout_json_active(args))   # with --json -, stdout carries the JSON alone
+    if args.explore_command == "certify":
+        _resolve_function_class(args)
     if args.explore_command == "page":
         check_output_file(args.out, "--out")
     else:
@@ -420,6 +489,47 @@ def cmd_explore(args: argparse.Namespace) -> int:
     return 0 if extra is None or holds else 1
 
 
+@contextmanager
+def _json_to_stdout(args: argparse.Namespace):
+    """``--json -``: the command writes its JSON, as to any file, into a private temporary file, which is
+    copied to stdout when the command ends (also when it stops early: what finished is written). Human
+    output then goes to stderr (:func:`_stdout_json_active`), so stdout is the JSON alone.
+
+    >>> import pathlib
+    >>> ns = argparse.Namespace(json="-")
+    >>> with _json_to_stdout(ns):
+    ...     _ = pathlib.Path(ns.json).write_text('{"a": 1}')
+    {"a": 1}
+    >>> _stdout_json_active(ns), pathlib.Path(ns.json).exists()
+    (True, False)
+    """
+    if getattr(args, "json", None) != "-":
+        yield
+        return
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="fedtheory-json-")
+    args.json = os.path.join(folder, "stdout.json")
+    args.stdout_json = True
+    try:
+        yield
+    finally:
+        try:
+            if os.path.isfile(args.json):
+                with open(args.json, encoding="utf-8") as fh:
+                    text = fh.read()
+                sys.stdout.write(text if text.endswith("\n") else text + "\n")
+                sys.stdout.flush()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stdout_json_active(args: argparse.Namespace) -> bool:
+    """Whether the command's ``--json`` goes to stdout (``--json -``), so tables must go to stderr."""
+    return bool(getattr(args, "stdout_json", False))
+
+
 def _number_list(text: str | None, flag: str) -> list[float] | None:
     """``"0.25,0.75"`` → [0.25, 0.75]; None stays None; anything else is one line (exit 2)."""
     if text is None:
@@ -479,9 +589,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     from fedtheory.claims.runner import run_claims
     from fedtheory.content import load_claims, select
     from fedtheory.report.command import after_check, before_check
-    from fedtheory.report.data import run_inventory
+    from fedtheory.report.data import run_inventory, run_papers
     from fedtheory.sweep import check_output_file
 
+    if args.list:   # what this check would run, without running it
+        from fedtheory.claims.listing import list_claims
+
+        return list_claims(args)
     _validate_common(args)
     if args.json is not None:   # absolute: content code that changes directory cannot move the report
         args.json = str(check_output_file(args.json, "--json").absolute())
@@ -490,12 +604,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         if not (args.timeout >= 0 and args.timeout != float("inf")):
             raise UsageError(f"--timeout must be a number of seconds >= 0 (0: no limit), got {args.timeout:g}")
         timeout = args.timeout or None
+    stdout_json = _stdout_json_active(args)
     baseline = before_check(args)
     claims = select(load_claims(args.paths or None), paper=args.paper, claim_glob=args.claim, tier=args.tier)
     report = run_claims(claims, tier=args.tier, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
                         progress=True, timeout=timeout)
     data = report.to_json()
     data["inventory"] = run_inventory(claims)
+    data["papers"] = run_papers(claims)
     if args.json is not None:   # first: a closed stdout (`| head`) or a schema bug must not lose the results
         import jsonschema
 
@@ -509,7 +625,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             path = "/".join(str(p) for p in exc.absolute_path)
             raise UsageError(f"report written to {args.json} does not match check.schema.json at "
                              f"{path or '<root>'}: {exc.message}") from exc
-    console = Console()
+    console = Console(stderr=stdout_json)   # with --json -, stdout carries the JSON alone
     try:
         report.render_table(console)
     except SystemExit:   # rich's answer to a closed stdout (BrokenPipeError); the exit code still tells
@@ -519,7 +635,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         done = sum(1 for r in report.records if not r["evidence"]["notes"].startswith("not run:"))
         print(f"error: stopped by {signal.Signals(report.interrupted).name}: {done} of {len(report.records)} "
-              f"claims finished" + (f"; report written to {args.json}" if args.json else ""), file=sys.stderr)
+              f"claims finished" + (f"; report written to {'stdout' if stdout_json else args.json}"
+                                    if args.json else ""), file=sys.stderr)
         return 128 + report.interrupted
     after_check(args, data, baseline, console)
     return report.exit_code
@@ -581,11 +698,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-        with handle_signals():
+        if args.command == "completion":
+            return cmd_completion(args, parser)
+        with handle_signals(), _json_to_stdout(args):
             from fedtheory.report.command import cmd_report
 
-            return {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore,
+            code = {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore,
                     "report": cmd_report}[args.command](args)
+        sys.stdout.flush()   # here, so that a reader gone away (`| head`) is caught below
+        return code
+    except BrokenPipeError:
+        return _closed_stdout()
     except UsageError as exc:
         message = " ".join(str(exc).split("\n")[0].split()) if str(exc).strip() else type(exc).__name__
         print(f"error: {message}", file=sys.stderr)
@@ -597,6 +720,8 @@ def main(argv: list[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except SystemExit as exc:
+        if isinstance(exc.__context__, BrokenPipeError):   # rich's answer to a closed stdout
+            return _closed_stdout()
         # only --help may end the program through SystemExit; one raised by content code during a run must
         # never turn into that run's exit code (sys.exit(0) would pass a run that did not finish)
         print(f"error: internal error: SystemExit({exc.code!r}) raised during the run (content code called "
@@ -609,6 +734,82 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
               f"(set FEDTHEORY_DEBUG=1 for the traceback)", file=sys.stderr)
         return 3
+
+
+def completion_script(parser: argparse.ArgumentParser) -> str:
+    """A bash completion script for ``fedtheory``: subcommands, then each (sub)command's options, read from
+    ``parser`` so it never falls behind. Install: ``fedtheory completion bash > ~/.local/share/bash-completion/
+    completions/fedtheory`` (or ``eval "$(fedtheory completion bash)"`` in ``~/.bashrc``).
+
+    >>> script = completion_script(build_parser())
+    >>> "complete -F _fedtheory fedtheory" in script, '"explore certify") opts="' in script
+    (True, True)
+    """
+    def options(p: argparse.ArgumentParser) -> list[str]:
+        return [o for a in p._actions if a.help != argparse.SUPPRESS for o in a.option_strings]
+
+    def commands(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        return {name: child for a in p._actions if isinstance(a, argparse._SubParsersAction)
+                for name, child in a.choices.items()}
+
+    cases = [f'        "") opts="{" ".join(list(commands(parser)) + options(parser))}" ;;']
+    for name, child in commands(parser).items():
+        inner = commands(child)
+        cases.append(f'        "{name}") opts="{" ".join(list(inner) + options(child))}" ;;')
+        cases += [f'        "{name} {sub}") opts="{" ".join(options(grand))}" ;;' for sub, grand in inner.items()]
+    known = " ".join(f'"{name}"' for name in commands(parser))
+    nested = " ".join(f'"{name}"' for name, child in commands(parser).items() if commands(child))
+    return "\n".join([
+        "# bash completion for fedtheory (written by: fedtheory completion bash)",
+        "_fedtheory() {",
+        '    local cur="${COMP_WORDS[COMP_CWORD]}" path="" word i',
+        "    for ((i = 1; i < COMP_CWORD; i++)); do",
+        '        word="${COMP_WORDS[i]}"',
+        '        if [[ -z "$path" ]]; then',
+        f'            for c in {known}; do [[ "$word" == "$c" ]] && path="$c"; done',
+        f'        elif [[ "$path" != *" "* ]]; then',
+        f'            for c in {nested}; do',
+        '                [[ "$path" == "$c" && "$word" != -* ]] && path="$path $word" && break',
+        "            done",
+        "        fi",
+        "    done",
+        '    local opts=""',
+        '    case "$path" in',
+        *cases,
+        "    esac",
+        '    if [[ "$cur" == -* || -n "$opts" && "$path" != *" "* ]]; then',
+        '        COMPREPLY=($(compgen -W "$opts" -- "$cur"))',
+        "    fi",
+        '    [[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=($(compgen -f -- "$cur"))',
+        "}",
+        "complete -F _fedtheory fedtheory",
+        ""])
+
+
+def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``fedtheory completion bash``: print :func:`completion_script` (no heavy import, no work).
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     code = cmd_completion(argparse.Namespace(shell="bash"), build_parser())
+    >>> code, out.getvalue().splitlines()[0]
+    (0, '# bash completion for fedtheory (written by: fedtheory completion bash)')
+    """
+    sys.stdout.write(completion_script(parser))
+    return 0
+
+
+def _closed_stdout() -> int:
+    """The reader of stdout went away (``fedtheory ... | head -1``): stop quietly, as a Unix tool killed by
+    SIGPIPE does. Python would still flush stdout at exit and print "Exception ignored ... BrokenPipeError",
+    so stdout is pointed at /dev/null first."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):   # stdout without a file descriptor (a test's capture): nothing to flush
+        pass
+    return BROKEN_PIPE_EXIT
 
 
 def entry(argv: list[str] | None = None) -> int:
@@ -638,7 +839,10 @@ def entry(argv: list[str] | None = None) -> int:
         os.close(read_end)
         _die_with_parent(parent)
         code = main(argv)
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            code = _closed_stdout()
         sys.stderr.flush()
         os.write(write_end, f"{code}\n".encode())
         os.close(write_end)

@@ -59,7 +59,7 @@ class ContentError(UsageError):
 
 
 def discover(paths: list[str] | None, default_dirs: tuple[str, ...]) -> list[Path]:
-    """Content files to load: the given paths, or the ``default_dirs`` that exist under the cwd.
+    """Content files to load: the given paths, or the ``default_dirs`` of :func:`default_content_root`.
 
     A file is taken as is (it must end in ``.py``); a directory gives its ``*.py`` files (not
     recursively: ``counterexamples/`` and other subdirectories are ignored) except those starting
@@ -83,7 +83,8 @@ def discover(paths: list[str] | None, default_dirs: tuple[str, ...]) -> list[Pat
             if not p.exists():
                 raise UsageError(f"path does not exist: {p}")
     else:
-        candidates = [Path.cwd() / d for d in default_dirs if (Path.cwd() / d).is_dir()]
+        root = default_content_root()
+        candidates = [root / d for d in default_dirs if (root / d).is_dir()]
     found: list[Path] = []
     seen: set[Path] = set()
     for p in candidates:
@@ -246,11 +247,59 @@ def module_figures(module: ModuleType) -> list:
     return [f for f in _values(module, Figure) if not _defined_elsewhere(f, f.fn, module)]
 
 
+#: where a wheel puts the repository's content folders (setup.py copies them there)
+INSTALLED_CONTENT = Path(__file__).resolve().parent / "_content"
+
+
+def default_content_root() -> Path:
+    """The directory whose ``paper_checks/``, ``verify/`` and ``figures/`` are loaded when no path is given.
+
+    The cwd when it has any of them (a project's own content wins, also over the figures it does not have); else
+    the root of the project the cwd is in (the nearest parent with ``pyproject.toml`` or ``.git``) when that root
+    has any of them; else the content that came with the package: the wheel's copy (``fedtheory/_content/``), or, for a checkout or an
+    editable install, the checkout that ``fedtheory`` is imported from. So ``fedtheory check`` works in any
+    directory after ``pip install``.
+
+    >>> import os, tempfile, pathlib
+    >>> here = os.getcwd()
+    >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "verify").mkdir()
+    >>> try:
+    ...     os.chdir(d); own = default_content_root()
+    ...     os.chdir(d / "verify"); shipped = default_content_root()
+    ... finally:
+    ...     os.chdir(here)
+    >>> own == d.resolve(), (shipped / "paper_checks").is_dir()
+    (True, True)
+    >>> _ = (d / "pyproject.toml").write_text(""); (d / "verify" / "sub").mkdir()
+    >>> try:
+    ...     os.chdir(d / "verify" / "sub"); found = default_content_root()
+    ... finally:
+    ...     os.chdir(here)
+    >>> found == d.resolve()
+    True
+    """
+    cwd = Path.cwd()
+    if any((cwd / d).is_dir() for d in CLAIM_DIRS + FIGURE_DIRS):
+        return cwd
+    # From inside a project (a subfolder of a checkout), its root: the nearest parent marked by pyproject.toml or
+    # .git, as pytest and git find theirs, when it has content folders. The search stops at that root.
+    for parent in cwd.parents:
+        if (parent / "pyproject.toml").is_file() or (parent / ".git").exists():
+            if any((parent / d).is_dir() for d in CLAIM_DIRS + FIGURE_DIRS):
+                return parent
+            break
+    checkout = INSTALLED_CONTENT.parent.parent
+    return INSTALLED_CONTENT if INSTALLED_CONTENT.is_dir() else checkout
+
+
 def _load(paths: list[str] | None, default_dirs: tuple[str, ...], collect, what: str) -> list:
     files = discover(paths, default_dirs)
+    if not files and paths:
+        raise UsageError(f"no content files in {', '.join(paths)} (*.py files not starting with _ or test_)")
     if not files:
         where = ", ".join(f"{d}/" for d in default_dirs)
-        raise UsageError(f"no content files found (looked for {where} under {Path.cwd()}; or give paths)")
+        raise UsageError(f"no content files found (looked for {where} under {default_content_root()}; or give "
+                         f"paths)")
     out: list = []
     by_id: dict[str, Any] = {}
     for path in files:
@@ -353,9 +402,11 @@ def _by_paper(items: list, paper: str | None) -> list:
     return [i for i in items if i.paper == paper]
 
 
-def select(claims: list, *, paper: str | None = None, claim_glob: str | None = None, tier: str = "fast") -> list:
+def select(claims: list, *, paper: str | None = None, claim_glob: str | list[str] | None = None,
+           tier: str = "fast") -> list:
     """The claims a run selects: of ``paper``, with ids matching ``claim_glob``, in ``tier``.
 
+    ``claim_glob`` may be several globs (a repeated ``--claim``): the union, in the claims' order.
     Unknown paper or tier, and a glob matching nothing, are :class:`UsageError`.
 
     >>> from fedtheory.claims.core import claim
@@ -365,6 +416,8 @@ def select(claims: list, *, paper: str | None = None, claim_glob: str | None = N
     ['a/lemma-1', 'a/lemma-2']
     >>> [c.id for c in select(cs, claim_glob="*/lemma-*")]
     ['a/lemma-1']
+    >>> [c.id for c in select(cs, claim_glob=["b/*", "a/lemma-1", "*/lemma-1"])]
+    ['a/lemma-1', 'b/theorem-1']
     >>> try:
     ...     select(cs, paper="c")
     ... except UsageError as e:
@@ -373,15 +426,19 @@ def select(claims: list, *, paper: str | None = None, claim_glob: str | None = N
     """
     check_tier(tier)
     chosen = _by_paper(claims, paper)
-    if claim_glob is not None:
-        chosen = [c for c in chosen if fnmatch.fnmatchcase(c.id, claim_glob)]
-        if not chosen:
-            raise UsageError(f"no claim matches {claim_glob!r}" + (f" in paper {paper!r}" if paper else ""))
-        in_run = [c for c in chosen if in_tier(c.tier, tier)]
+    globs = [claim_glob] if isinstance(claim_glob, str) else list(claim_glob or ())
+    if not globs:
+        return [c for c in chosen if in_tier(c.tier, tier)]
+    picked: set[int] = set()
+    for glob in globs:
+        matched = [c for c in chosen if fnmatch.fnmatchcase(c.id, glob)]
+        if not matched:
+            raise UsageError(f"no claim matches {glob!r}" + (f" in paper {paper!r}" if paper else ""))
+        in_run = [c for c in matched if in_tier(c.tier, tier)]
         if not in_run:
-            raise UsageError(f"{claim_glob!r} matches only full-tier claims; add --tier full")
-        return in_run
-    return [c for c in chosen if in_tier(c.tier, tier)]
+            raise UsageError(f"{glob!r} matches only full-tier claims; add --tier full")
+        picked.update(id(c) for c in in_run)
+    return [c for c in chosen if id(c) in picked]
 
 
 def select_figures(figures: list, paper: str | None = None, figure_id: str | None = None, tier: str = "fast") -> list:

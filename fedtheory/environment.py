@@ -18,9 +18,12 @@ import contextlib
 import functools
 import importlib.metadata
 import importlib.util
+import hashlib
 import os
 import platform
+import subprocess
 import sys
+from pathlib import Path
 
 # Report key -> distribution name.
 PACKAGES = {
@@ -32,14 +35,19 @@ CAPABILITIES = ("torch", "cuda", "dask")
 
 
 def _version(dist: str) -> str | None:
+    if dist == "fedtheory":   # the code that ran, also from a checkout on PYTHONPATH beside another install
+        from fedtheory import __version__
+
+        return __version__
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return None
 
 
-def environment(seed: int, backend: str = "numpy", device: str | None = None) -> dict:
-    """The run's environment: python, platform, package versions (None when absent), backend, device, seed.
+def environment(seed: int, backend: str = "numpy", device: str | None = None, sources=None) -> dict:
+    """The run's environment: python, platform, package versions (None when absent), backend, device, seed, and
+    with ``sources`` (the content files run) the claim code's :func:`content_revision`.
 
     >>> env = environment(7, backend="torch", device="cpu")
     >>> (env["seed"], env["backend"], env["device"], env["packages"]["fedtheory"])
@@ -53,7 +61,41 @@ def environment(seed: int, backend: str = "numpy", device: str | None = None) ->
         "device": device,
         "seed": seed,
         "blas_threads": blas_thread_count(),
+        **({"content": content_revision(sources)} if sources is not None else {}),
     }
+
+
+def content_revision(sources) -> dict:
+    """Which claim code ran: a digest of the content files, and the git revision of their checkout (if any).
+
+    ``digest`` is the SHA-256 over the files' relative names and bytes (so two runs of different claim code
+    never look identical, also from a wheel); ``revision`` is ``git rev-parse HEAD`` of the repository holding
+    them and ``clean`` whether those files match it (``git status --porcelain``), both None outside git.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()); f = d / "demo.py"; _ = f.write_text("x = 1")
+    >>> a = content_revision([str(f)]); _ = f.write_text("x = 2"); b = content_revision([str(f)])
+    >>> a["files"], a["digest"] != b["digest"], a["revision"]
+    (1, True, None)
+    """
+    files = sorted({Path(s).resolve() for s in sources if s and Path(s).is_file()})
+    digest = hashlib.sha256()
+    root = Path(os.path.commonpath([str(f.parent) for f in files])) if files else None
+    for f in files:
+        digest.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    revision = clean = None
+    if root is not None:
+        try:
+            head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                  timeout=10)
+            if head.returncode == 0:
+                revision = head.stdout.strip()
+                status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", str(root)],
+                                        capture_output=True, text=True, timeout=30)
+                clean = status.returncode == 0 and not status.stdout.strip()
+        except (OSError, subprocess.SubprocessError):   # no git on this machine: the digest still tells runs apart
+            pass
+    return {"digest": digest.hexdigest(), "files": len(files), "revision": revision, "clean": clean}
 
 
 def _disabled() -> set[str]:

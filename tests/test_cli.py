@@ -81,9 +81,19 @@ def test_bad_input_is_one_line_and_exit_2(repo, args, needles):
 
 
 def test_no_content_and_broken_content(tmp_path):
-    assert_one_line_error(fedtheory("check", cwd=tmp_path), "no content files found")
+    (tmp_path / "empty").mkdir()
+    assert_one_line_error(fedtheory("check", "empty", cwd=tmp_path), "no content files in empty")
+    (tmp_path / "figures").mkdir()   # a project of its own (no claims yet): the installed papers are not mixed in
+    assert_one_line_error(fedtheory("check", cwd=tmp_path), "no content files found", str(tmp_path))
     (tmp_path / "bad.py").write_text("import nosuchmodule_xyz\n")
     assert_one_line_error(fedtheory("check", "bad.py", cwd=tmp_path), "cannot load", "line 1", "nosuchmodule_xyz")
+
+
+def test_installed_content_is_used_where_the_cwd_has_none(tmp_path):
+    """In a directory without content folders, the papers that come with fedtheory are checked and listed."""
+    proc = fedtheory("check", "--list", "--claim", "localupdate/lemma-2", cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert [line.split()[0] for line in proc.stdout.splitlines()] == ["id", "localupdate/lemma-2"]
 
 
 def test_version_and_help(tmp_path, capsys):

@@ -111,3 +111,72 @@ def test_baselines_scaffold_scaffnew_extragradient_converge():
     assert fa.local_evals.shape == (4, 2) and int(fa.oracle_max[-1]) == 12
     with pytest.raises(ValueError, match="baseline must be one of"):
         run_baseline(fed, "sgd", x0, 1, step=0.1)
+
+
+# --------------------------------------------------------------------------------------------
+# the drivers run fedtheory.methods: checked against the algorithms written out here
+# --------------------------------------------------------------------------------------------
+
+def _sdane_gd_loop(q, x0, rounds, lam, mu, lam_rule=None):
+    """S-DANE (Algorithm 1) written out client by client on the uniform view: each client runs GD with step
+    1/(L_i + λ) on F_i from v^r until ‖∇F_i‖² ≤ λ²/4‖x − v^r‖² (the stabilized test); ``lam_rule``: AdaptiveLambda."""
+    n = q.n
+    At = q.A * (n * np.asarray(q.p))[:, None, None]
+    b = np.einsum("nij,nj->ni", At, q.c)
+    L = np.linalg.eigvalsh(At)[:, -1]
+    x, v, xs, evals = x0.copy(), x0.copy(), [x0.copy()], []
+    G_prev = v_prev = None
+    for _ in range(rounds):
+        G = np.array([At[i] @ v - b[i] for i in range(n)])
+        if lam_rule is not None and G_prev is not None:
+            lam = lam_rule.next(G_prev, G, v_prev, v, lam)
+        X, count = [], []
+        for i in range(n):
+            y, k = v.copy(), 0
+            while True:
+                gF = At[i] @ y - b[i] - (G[i] - G.mean(axis=0)) + lam * (y - v)
+                if gF @ gF <= lam * lam / 4 * ((y - v) @ (y - v)):
+                    break
+                y, k = y - gF / (L[i] + lam), k + 1
+            X.append(y)
+            count.append(k + 1)
+        X = np.array(X)
+        g_new = np.mean([At[i] @ X[i] - b[i] for i in range(n)], axis=0)
+        G_prev, v_prev = G, v
+        x, v = X.mean(axis=0), (lam * v + mu * X.mean(axis=0) - g_new) / (lam + mu)
+        xs.append(x.copy())
+        evals.append(count)
+    return np.array(xs), np.array(evals)
+
+
+def test_sdane_driver_equals_the_written_out_algorithm(quad):
+    x0 = np.ones(5) * 2
+    h = run_sdane(quad, x0, 8, lam=3.0, mu=0.2, solver=GD())
+    xs, evals = _sdane_gd_loop(quad, x0, 8, 3.0, 0.2)
+    assert np.abs(h.x - xs).max() <= 1e-12 * np.abs(xs).max()
+    assert np.array_equal(h.local_evals, evals)              # the same stopping step, client by client
+    wrong, _ = _sdane_gd_loop(quad, x0, 8, 3.3, 0.2)          # control: another λ is another run
+    assert np.abs(h.x - wrong).max() > 1e-6
+
+
+def test_adaptive_lambda_equals_the_written_out_rule(quad):
+    x0 = np.ones(5) * 2
+    rule = AdaptiveLambda(1.0)
+    h = run_sdane(quad, x0, 8, lam=rule, mu=0.0, solver=GD())
+    xs, _ = _sdane_gd_loop(quad, x0, 8, 1.0, 0.0, lam_rule=rule)
+    assert np.abs(h.x - xs).max() <= 1e-12 * np.abs(xs).max()
+    assert len(set(h.lam.tolist())) > 2                       # λ really moved
+    fixed, _ = _sdane_gd_loop(quad, x0, 8, 1.0, 0.0)          # control: without the rule the run differs
+    assert np.abs(h.x - fixed).max() > 1e-6
+
+
+def test_drivers_are_methods_runs(quad):
+    from fedtheory import methods
+
+    m = methods.get("acc-sdane", lam=2.0, mu=0.1, solver=GD(), test=DaneTest())
+    assert m.step_only and not m.pep_ready and m.round[5].solver.kind == "local"
+    h = methods.run(m, quad, np.ones(5), 6)
+    assert np.allclose(h.x, run_acc_sdane(quad, np.ones(5), 6, lam=2.0, mu=0.1, solver=GD(), test=DaneTest()).x,
+                       rtol=0, atol=1e-13)
+    with pytest.raises(ValueError, match="step path only"):
+        methods.run(m, quad, np.ones(5), 2, path="spectral")

@@ -79,7 +79,7 @@ def test_stored_counterexample_does_not_exceed_the_general_guarantee():
     advice for its constants: the guarantee holds round by round on the driver."""
     import json
 
-    from fedtheory.explore.instance import _measured_curve
+    from fedtheory.explore.exact import measured_curve
     from fedtheory.explore.tuning import method_guarantee
     from fedtheory.problems.quadratic import QuadraticFederation
 
@@ -91,7 +91,7 @@ def test_stored_counterexample_does_not_exceed_the_general_guarantee():
     for method in ("fedavg", "fedprox", "fomaml"):
         adv = tune(method, rounds=int(cex["T"]), lower_bound=False, **consts)
         s = {**adv.best, "method": method}
-        measured = _measured_curve(q, s, x0, int(cex["T"]))
+        measured = measured_curve(q, s, x0, int(cex["T"]))
         g = method_guarantee(method, adv.constants, {k: np.array([s[k]]) for k in ("K", "gamma", "alpha")})
         bound = np.asarray(g.error_after(np.arange(int(cex["T"]) + 1)[:, None]))[:, 0]
         assert np.all(measured <= bound * (1 + 1e-12) + 1e-12), method
@@ -107,7 +107,7 @@ def test_d1_guarantee_is_attained_within_a_factor_on_its_probe():
     """The d = 1 floor is Lemma 12's, which is tight: the probe reaches a sizeable part of it (a sanity check that
     the adversarial instances are adversarial, not that the bound is loose)."""
     g = local_update_guarantee(mu=1.0, L=100.0, C=1.0, D=1.0, gamma=0.005, K=20, function_class="d1")
-    from fedtheory.explore.simulation import probe_lower_bound
+    from fedtheory.explore.families import probe_lower_bound
 
     s = {"theta": "uniform", "K": 20, "gamma": 0.005, "alpha": 0.0, "server": "gd", "eta": 1e-3, "beta": 0.0}
     lb = probe_lower_bound({"mu": 1.0, "L": 100.0, "C": 1.0, "D": 1e-9}, s, 2000, function_class="d1")

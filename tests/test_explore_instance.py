@@ -11,8 +11,9 @@ import time
 import numpy as np
 import pytest
 
-from fedtheory.explore.instance import (ETA_MULTIPLES, ExactModel, _exact_curve, _measured_curve, commuting_fast,
-                                        load_federation, simulate_instance, tune_instance)
+from fedtheory.explore.exact import ExactModel, driver_algorithm, exact_curve, measured_curve
+from fedtheory.explore.instance import (ETA_MULTIPLES, commuting_fast, load_federation, simulate_instance,
+                                        tune_instance)
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 from fedtheory.problems.quadratic import make_quadratic
 
@@ -31,7 +32,7 @@ def test_closed_form_equals_the_driver_every_round(theta, server, beta):
     s = {"theta": theta, "K": 4, "gamma": 0.01, "alpha": 0.0 if theta == "maml" else 0.7, "server": server,
          "eta": 0.08, "beta": beta}
     x0 = np.linspace(-1, 2, 5)
-    pred, meas = _exact_curve(ExactModel(q), s, x0, 120), _measured_curve(q, s, x0, 120)
+    pred, meas = exact_curve(ExactModel(q), s, x0, 120), measured_curve(q, s, x0, 120)
     assert meas[0] == pytest.approx(np.linalg.norm(x0 - q.x_star()), rel=1e-14)
     assert _gap(meas, pred) <= TOL
 
@@ -57,11 +58,11 @@ def test_tuned_setting_is_the_best_of_a_brute_force_grid():
             t = tuned_server(kind, float(h[0]), float(h[-1]))
             for m in ETA_MULTIPLES:
                 full = {**s, "server": kind, "eta": t.lr * m, "beta": t.momentum}
-                brute.append((float(_measured_curve(q, full, x0, 25)[-1]), full))
+                brute.append((float(measured_curve(q, full, x0, 25)[-1]), full))
     best_driver = min(v for v, _ in brute)
     assert adv.evaluated == len(brute)
     assert adv.value <= best_driver * (1 + 1e-6) + 1e-14
-    assert float(_measured_curve(q, adv.best, x0, 25)[-1]) == pytest.approx(adv.value, rel=1e-6, abs=1e-14)
+    assert float(measured_curve(q, adv.best, x0, 25)[-1]) == pytest.approx(adv.value, rel=1e-6, abs=1e-14)
     values = [adv.value] + [r["value"] for r in adv.runner_ups]
     assert values == sorted(values)
 
@@ -80,10 +81,9 @@ def test_least_squares_from_npz_csv_and_object_agree_with_the_driver(tmp_path):
         assert sim.max_abs_gap <= TOL
     # the same least squares run directly as a finite sum on the driver (samples, not the quadratic)
     s = advs[0].best
-    from fedtheory.explore.instance import _algo
     from fedtheory.algorithms.local_update import run_local_update
 
-    h = run_local_update(fed, _algo(s), np.zeros(3), 30).to_numpy()
+    h = run_local_update(fed, driver_algorithm(s), np.zeros(3), 30).to_numpy()
     assert _gap(h.dist_empirical, advs[0].curve) <= TOL
 
 

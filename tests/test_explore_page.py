@@ -76,8 +76,15 @@ def test_the_page_is_self_contained():
 def test_page_opens_offline_without_errors(page):
     assert page.errors == []
     assert all(u.startswith("file://") for u in page.requests), page.requests
-    # the default class (d ≥ 2, general) has a valid floor only at K = 1 on the K sweep
+    # the page opens on a view with valid points (issue 26): the commuting class, its labels saying so
+    assert page.evaluate("() => document.getElementById('fclass').value") == "commuting"
+    assert int(page.get_attribute("#plot", "data-points")) > 100
+    assert "commuting clients" in page.text_content("#plot_note")
+    assert "log scale" in page.text_content("label[for=log10_K]") and "log₁₀" not in page.text_content(".ctl")
+    # d ≥ 2 general clients have a valid floor only at K = 1 on the K sweep, and the note says why
+    page.select_option("#fclass", "general")
     assert int(page.get_attribute("#plot", "data-points")) == 1
+    assert "only K(Θ) = 1" in page.text_content("#plot_note")
     page.select_option("#fclass", "d1")
     assert int(page.get_attribute("#plot", "data-points")) > 100
     page.select_option("#fclass", "general")

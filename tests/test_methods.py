@@ -106,7 +106,7 @@ def test_primitive_errors():
             LocalSteps("y", start="x", steps=2, gamma=0.1, alpha=alpha)
     with pytest.raises(ValueError, match=r"LocalSteps theta has K=2, but steps=3"):
         LocalSteps("y", start="x", steps=3, gamma=0.1, theta=[1.0, 1.0])
-    with pytest.raises(ValueError, match=r"ProxSolver kind must be 'exact' or 'gd', got 'newton'"):
+    with pytest.raises(ValueError, match=r"ProxSolver kind must be 'exact', 'gd' or 'local', got 'newton'"):
         ProxSolver("newton")
     with pytest.raises(ValueError, match=r"ProxSolver 'gd' needs an integer number of steps >= 1, got None"):
         ProxSolver("gd")
@@ -430,7 +430,7 @@ def test_run_argument_errors(quad):
         methods.run("fedavg", quad, np.zeros(2), 1, K=2, gamma=0.1)
     with pytest.raises(ValueError, match=r"rounds must be a non-negative integer, got -1"):
         methods.run("fedavg", quad, np.zeros(3), -1, K=2, gamma=0.1)
-    with pytest.raises(ValueError, match=r"federation must be a QuadraticFederation or a FiniteSumFederation, got dict"):
+    with pytest.raises(ValueError, match=r"federation must be a QuadraticFederation, a FiniteSumFederation or ClientOracles, got dict"):
         methods.run("fedavg", {}, np.zeros(3), 1, K=2, gamma=0.1)
     with pytest.raises(ValueError, match=r"method must be a fedtheory.methods.Method"):
         from fedtheory.methods.simulate import simulate

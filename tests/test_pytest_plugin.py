@@ -1,4 +1,4 @@
-"""The pytest plugin: claims in paper_checks/ and verify/ are tests named by claim id."""
+"""The pytest plugin: claims are tests named by claim id, in projects that opt in, and nowhere else."""
 from __future__ import annotations
 
 import json
@@ -72,9 +72,16 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run_pytest(repo: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
+PLUGIN = ("-p", "fedtheory.claims.pytest_plugin")
+
+
+def run_pytest(repo: Path, *args: str, opt_in: bool = True) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
+    """pytest in ``repo`` (``opt_in``: with the plugin asked for on the command line), outcomes by test name."""
     env = {**os.environ, "FEDTHEORY_DISABLE": "cuda"}     # the demo's cuda claim is skipped on every machine
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-v", *args],
+    # `no:fedtheory` masks the pytest11 entry point an environment installed from fedtheory 0.1.0 may still
+    # list, so this runs as a fresh install does (the wheel test checks the distribution declares none).
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:fedtheory", "-rA", "-v"]
+    proc = subprocess.run([*command, *(PLUGIN if opt_in else ()), *args],
                           cwd=repo, capture_output=True, text=True, timeout=120, env=env)
     outcomes = {m.group(1): m.group(2) for m in re.finditer(r"^\S+::(\S+) (PASSED|FAILED|SKIPPED|ERROR)", proc.stdout, re.M)}
     return proc, outcomes
@@ -129,3 +136,46 @@ def test_broken_content_file_is_a_collection_error(repo):
     proc, _ = run_pytest(repo, "verify")
     assert proc.returncode != 0
     assert "cannot load" in proc.stdout and "nosuchmodule_xyz" in proc.stdout
+
+
+def test_without_opt_in_the_plugin_imports_nothing(repo):
+    """An unrelated project with verify/ and paper_checks/ folders: its files are neither imported nor collected."""
+    proc, outcomes = run_pytest(repo, opt_in=False)
+    assert outcomes == {"test_plain": "PASSED"}, proc.stdout
+    assert proc.returncode == 0
+    assert not (repo / "paper_checks" / "imports.log").exists()
+    assert "fedtheory:" not in proc.stdout
+
+
+def test_own_claims_file_anywhere_with_fedtheory_paths(tmp_path):
+    """A new user's claims, under any file name and folder, named in their pytest configuration."""
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "my_paper.py").write_text(VERIFY.replace("verify/zoo/rate", "mine/lemma-1"))
+    (tmp_path / "checks" / "_helper.py").write_text("raise RuntimeError('a helper is not a claim file')\n")
+    (tmp_path / "verify").mkdir()   # not named in fedtheory_paths: not collected
+    (tmp_path / "verify" / "zoo.py").write_text(CLAIMS)
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent('''
+        [tool.pytest.ini_options]
+        addopts = ["-p", "fedtheory.claims.pytest_plugin"]
+        fedtheory_paths = ["checks"]
+    '''))
+    proc, outcomes = run_pytest(tmp_path, "checks", "verify", opt_in=False)
+    assert outcomes == {"mine/lemma-1": "PASSED"}, proc.stdout
+    assert proc.returncode == 0
+    assert not (tmp_path / "verify" / "imports.log").exists()
+    assert "claims from " + str(tmp_path / "checks") in proc.stdout
+
+
+def test_opt_in_through_conftest(tmp_path):
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["fedtheory.claims.pytest_plugin"]\n')
+    (tmp_path / "verify").mkdir()
+    (tmp_path / "verify" / "zoo.py").write_text(VERIFY)
+    proc, outcomes = run_pytest(tmp_path, opt_in=False)
+    assert outcomes == {"verify/zoo/rate": "PASSED"}, proc.stdout
+
+
+def test_fedtheory_paths_naming_nothing_is_one_line(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\nfedtheory_paths = no/such/claims.py\n")
+    proc, _ = run_pytest(tmp_path)
+    assert proc.returncode != 0
+    assert "fedtheory_paths: path does not exist: " in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

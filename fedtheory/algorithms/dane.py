@@ -21,6 +21,13 @@ with any local solver (:mod:`fedtheory.algorithms.local_solvers`) until the roun
 - **Algorithm 3**: K local SGD steps on f_i (+ the correction with option 2) + λ/2‖x − v^r‖², then
   :math:`v^{r+1} = (1-\theta)v^r + \theta x^{r+1} - \eta\bar g^{r+1}` (θ = μ/(λ+μ), η = 1/(λ+μ) give Alg. 1).
 
+DANE, S-DANE and Acc-S-DANE are one description each in :mod:`fedtheory.methods.library` (``dane``, ``sdane``,
+``acc-sdane``); :func:`run_dane`, :func:`run_sdane` and :func:`run_acc_sdane` run those descriptions through the one
+simulator (:func:`fedtheory.methods.simulate.simulate` on the clients' oracles, the local solver and its test as
+``ProxSolver("local", ...)``) and read its round-by-round trace into a :class:`ProxHistory`. :func:`sdane_step`
+and :func:`acc_sdane_step` remain as one-round helpers from a given state and client set (the partial-participation
+checks draw S_r themselves); :func:`run_sdane_deep` (Algorithm 3) keeps its own loop.
+
 Adaptive λ (Section 5, Figure 5): :class:`AdaptiveLambda` sets λ_r to the observed local dissimilarity
 between v^r and v^{r−1}. Histories count communication rounds and local gradient-oracle calls, per
 client and as the cumulative per-round maximum over clients (the paper's x-axis).
@@ -330,6 +337,41 @@ def acc_sdane_step(oracles: Any, x: Any, v: Any, A: float, B: float, clients: An
     return x_new, v_new, A1, B1, y, rd
 
 
+def _run(method: Any, name: str, problem: Any, x0: Any, rounds: Any, *, clients_per_round: int | None, seed: Any,
+         record: bool, stop_gap: float | None, params: dict, lam_of_round: Any = None) -> ProxHistory:
+    """Run a DANE-family :class:`~fedtheory.methods.ir.Method` (test-stopped local solver) through the one
+    simulator, :func:`fedtheory.methods.simulate.simulate`, on the problem's client oracles, and read the
+    round-by-round record (centres, local solves, their tests) into a :class:`ProxHistory`."""
+    from fedtheory.methods.simulate import simulate
+
+    orc, x, rounds, rng = _prepare(problem, x0, rounds, seed)
+    s = clients_per_round
+    if s is not None and not (1 <= s <= orc.n):
+        raise ValueError(f"clients per round s must satisfy 1 <= s <= n = {orc.n}, got s={s}")
+    until = None if stop_gap is None else (lambda xr: float(orc.gaps(xr[None])[0]) <= stop_gap)
+    # s = n: every client, nothing drawn (as sample_clients); s < n: one Generator.choice per round, unsorted
+    h = simulate(method, orc, x, rounds, clients_per_round=None if s in (None, orc.n) else int(s), seed=rng,
+                 trace=True, until=until)
+    data, centers, lams = [], [], []
+    for tr in h.trace:
+        solve = tr["prox"]["xi"]
+        sub, res = solve["subproblem"], solve["result"]
+        k = np.argsort(tr["clients"], kind="stable")        # rows by client index, as sample_clients sorts S_r
+        # evals + 1: the gradient at the centre, the message of step 3 of Algorithm 1
+        data.append(RoundResult(clients=tr["clients"][k], X=res.X[k], G=res.G[k], G_center=sub.G_center[k],
+                                evals=res.evals[k] + 1, gradF_sq=res.gradF_sq[k], dist_sq=res.dist_sq[k],
+                                passed=res.passed[k], at_resolution=res.at_resolution[k]))
+        centers.append(sub.center[0])
+        lams.append(tr["scalars"]["lam"] if lam_of_round == "scalar" else lam_of_round)
+    xs = list(np.asarray(h.x))
+    vs = None if "v" not in method.server else [x] + [tr["server"]["v"] for tr in h.trace]
+    A = B = None
+    if "A" in method.scalars:
+        A = [method.scalars["A"]] + [tr["scalars"]["A"] for tr in h.trace]
+        B = [method.scalars["B"]] + [tr["scalars"]["B"] for tr in h.trace]
+    return _history(name, xs, vs, centers, lams, data, orc, record, A=A, B=B, params=params)
+
+
 def run_dane(problem: Any, x0: Any, rounds: int, *, lam: float, solver: Any = None, test: Any = DaneTest(),
              clients_per_round: int | None = None, control_variate: bool = True, seed: Any = None, record: bool = False,
              stop_gap: float | None = None) -> ProxHistory:
@@ -339,27 +381,19 @@ def run_dane(problem: Any, x0: Any, rounds: int, *, lam: float, solver: Any = No
     ``solver`` defaults to :class:`~fedtheory.algorithms.local_solvers.GD`; ``test`` to the tightening
     :class:`~fedtheory.algorithms.local_solvers.DaneTest` (``None`` with a fixed-K solver).
     ``control_variate=False`` gives FedProx with exact/test-stopped local solves. ``stop_gap``: stop once
-    f(x^r) − f* ≤ stop_gap.
+    f(x^r) − f* ≤ stop_gap. Runs :func:`fedtheory.methods.library.dane` in the simulator.
     """
+    from fedtheory.methods.library import dane
+
     lam = float(lam)
     if not (math.isfinite(lam) and lam >= 0):
         raise ValueError(f"DANE needs a finite lambda >= 0 (0 is Scaffold with fixed local steps), got lam={lam!r}")
-    orc, x, rounds, rng = _prepare(problem, x0, rounds, seed)
     solver = solver or GD()
-    xs, centers, lams, data = [x], [], [], []
-    for r in range(rounds):
-        if _stop(orc, x, stop_gap):
-            break
-        S = sample_clients(rng, orc.n, clients_per_round)
-        rd = prox_round(orc, S, x, lam, solver, test, r=r, rng=rng, control_variate=control_variate)
-        centers.append(x)
-        x = rd.x_mean
-        xs.append(x)
-        lams.append(lam)
-        data.append(rd)
-    return _history("dane", xs, None, centers, lams, data, orc, record,
-                    params={"lam": lam, "solver": getattr(solver, "name", type(solver).__name__),
-                            "test": repr(test), "clients_per_round": clients_per_round})
+    method = dane(lam, solver=solver, test=test, control_variate=control_variate)
+    return _run(method, "dane", problem, x0, rounds, clients_per_round=clients_per_round, seed=seed, record=record,
+                stop_gap=stop_gap, lam_of_round=lam,
+                params={"lam": lam, "solver": getattr(solver, "name", type(solver).__name__), "test": repr(test),
+                        "clients_per_round": clients_per_round})
 
 
 def run_sdane(problem: Any, x0: Any, rounds: int, *, lam: float | AdaptiveLambda, mu: float = 0.0, solver: Any = None,
@@ -370,45 +404,32 @@ def run_sdane(problem: Any, x0: Any, rounds: int, *, lam: float | AdaptiveLambda
     ``lam``: λ > 0, or an :class:`AdaptiveLambda` (full participation); ``mu``: the μ of line 9 (each
     f_i μ-convex; μ = 0 is always admissible); ``solver``: any local solver (default GD with step
     1/(L_i+λ)); ``test``: the accuracy condition (default (6): per client ‖∇F_i‖² ≤ λ²/4‖x_i − v^r‖²);
-    ``clients_per_round`` s (None: all n).
+    ``clients_per_round`` s (None: all n). Runs :func:`fedtheory.methods.library.sdane` in the simulator.
     """
+    from fedtheory.methods.library import sdane
+
     adaptive = lam if isinstance(lam, AdaptiveLambda) else None
     lam_r = _check_lam(adaptive.lam0 if adaptive else lam)
     mu = float(mu)
     if not (math.isfinite(mu) and mu >= 0):
         raise ValueError(f"mu must be finite and >= 0, got mu={mu!r}")
-    orc, x, rounds, rng = _prepare(problem, x0, rounds, seed)
-    if adaptive is not None and clients_per_round not in (None, orc.n):
+    n = client_oracles(problem).n
+    if adaptive is not None and clients_per_round not in (None, n):
         raise ValueError("adaptive lambda is defined for full participation (clients_per_round = n)")
     solver = solver or GD()
-    v = x.copy()
-    xs, vs, centers, lams, data = [x], [v], [], [], []
-    G_prev = v_prev = None
-    for r in range(rounds):
-        if _stop(orc, x, stop_gap):
-            break
-        S = sample_clients(rng, orc.n, clients_per_round)
-        GC = orc.grads(np.broadcast_to(v, (S.size, orc.d)).copy(), S)
-        if adaptive is not None and G_prev is not None:
-            lam_r = adaptive.next(G_prev, GC, v_prev, v, lam_r)
-        x_new, v_new, rd = sdane_step(orc, v, S, lam_r, mu, solver, test, r=r, rng=rng, G_center=GC)
-        centers.append(v)
-        G_prev, v_prev = GC, v
-        x, v = x_new, v_new
-        xs.append(x)
-        vs.append(v)
-        lams.append(lam_r)
-        data.append(rd)
-    return _history("sdane", xs, vs, centers, lams, data, orc, record,
-                    params={"lam": repr(lam) if adaptive else lam_r, "mu": mu,
-                            "solver": getattr(solver, "name", type(solver).__name__), "test": repr(test),
-                            "clients_per_round": clients_per_round})
+    method = sdane(adaptive or lam_r, mu, solver=solver, test=test)
+    return _run(method, "sdane", problem, x0, rounds, clients_per_round=clients_per_round, seed=seed, record=record,
+                stop_gap=stop_gap, lam_of_round="scalar" if adaptive else lam_r,
+                params={"lam": repr(lam) if adaptive else lam_r, "mu": mu,
+                        "solver": getattr(solver, "name", type(solver).__name__), "test": repr(test),
+                        "clients_per_round": clients_per_round})
 
 
 def run_acc_sdane(problem: Any, x0: Any, rounds: int, *, lam: float, mu: float = 0.0, solver: Any = None,
                   test: Any = StabilizedTest(), clients_per_round: int | None = None, seed: Any = None,
                   record: bool = False, stop_gap: float | None = None) -> ProxHistory:
     r"""Acc-S-DANE (Algorithm 2) from x^0 = v^0 = ``x0`` with A_0 = 0, B_0 = 1; the centre of round r is y^r.
+    Runs :func:`fedtheory.methods.library.acc_sdane` in the simulator.
 
     >>> import numpy as np
     >>> from fedtheory.problems.quadratic import make_quadratic
@@ -417,30 +438,18 @@ def run_acc_sdane(problem: Any, x0: Any, rounds: int, *, lam: float, mu: float =
     >>> bool(np.all(h.gap[1:] * h.A[1:] <= 0.5 * np.sum(q.x_star() ** 2) + 1e-12))     # Theorem 6's A_R(f − f*) ≤ D²/2
     True
     """
+    from fedtheory.methods.library import acc_sdane
+
     lam = _check_lam(lam)
     mu = float(mu)
     if not (math.isfinite(mu) and mu >= 0):
         raise ValueError(f"mu must be finite and >= 0, got mu={mu!r}")
-    orc, x, rounds, rng = _prepare(problem, x0, rounds, seed)
     solver = solver or GD()
-    v = x.copy()
-    A, B = 0.0, 1.0
-    xs, vs, centers, lams, data, As, Bs = [x], [v], [], [], [], [A], [B]
-    for r in range(rounds):
-        if _stop(orc, x, stop_gap):
-            break
-        S = sample_clients(rng, orc.n, clients_per_round)
-        x, v, A, B, y, rd = acc_sdane_step(orc, x, v, A, B, S, lam, mu, solver, test, r=r, rng=rng)
-        centers.append(y)
-        xs.append(x)
-        vs.append(v)
-        lams.append(lam)
-        data.append(rd)
-        As.append(A)
-        Bs.append(B)
-    return _history("acc-sdane", xs, vs, centers, lams, data, orc, record, A=As, B=Bs,
-                    params={"lam": lam, "mu": mu, "solver": getattr(solver, "name", type(solver).__name__),
-                            "test": repr(test), "clients_per_round": clients_per_round})
+    method = acc_sdane(lam, mu, solver=solver, test=test)
+    return _run(method, "acc-sdane", problem, x0, rounds, clients_per_round=clients_per_round, seed=seed,
+                record=record, stop_gap=stop_gap, lam_of_round=lam,
+                params={"lam": lam, "mu": mu, "solver": getattr(solver, "name", type(solver).__name__),
+                        "test": repr(test), "clients_per_round": clients_per_round})
 
 
 def run_sdane_deep(problem: Any, x0: Any, rounds: int, *, lam: float, K: int, lr: float, theta: float | None = None,

@@ -15,6 +15,7 @@ on the backend's device: no operation converts through numpy, so autograd and th
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any, Sequence
 
 __all__ = ["Backend"]
@@ -48,10 +49,19 @@ class Backend:
     name: str = ""
     #: ``None`` for numpy; ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` for torch
     device: str | None = None
-    #: the array-API namespace (``array_api_compat.numpy`` or ``array_api_compat.torch``)
-    xp: Any = None
     #: float64 of the library
     dtype: Any = None
+
+    @property
+    def xp(self) -> Any:
+        """The array-API namespace (``array_api_compat.numpy`` or ``array_api_compat.torch``), imported on first use:
+        loading it wraps the whole library (numpy.testing, f2py, ...), about 0.4 s of CPU that no driver needs.
+
+        >>> from fedtheory.backends import get_backend
+        >>> get_backend().xp.__name__
+        'array_api_compat.numpy'
+        """
+        return importlib.import_module(f"array_api_compat.{self.name}")
 
     # identity ---------------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

@@ -38,11 +38,6 @@ class NumpyBackend(Backend):
     device = None
     dtype = np.dtype(np.float64)
 
-    def __init__(self) -> None:
-        import array_api_compat.numpy as xp
-
-        self.xp = xp
-
     # conversion -------------------------------------------------------------------------------
     def asarray(self, x: Any) -> np.ndarray:
         """``x`` as a float64 numpy array (no copy when it already is one).

@@ -75,9 +75,6 @@ class TorchBackend(Backend):
     dtype = torch.float64
 
     def __init__(self, device: Any = None) -> None:
-        import array_api_compat.torch as xp
-
-        self.xp = xp
         self.device = resolve_device(device)
         self._device = torch.device(self.device)
 

@@ -19,7 +19,7 @@ The upper bound is a branch and bound over boxes of (log λ_1, log λ_2) with *r
 θ_k ≥ 0, r(λ) = q(1 − γ(λ + α)) = Σθ_k(1 − γ(λ + α))^{k−1} is non-increasing in λ on [μ, L] (γ(L + α) < 1), so on
 [l, h] it lies in [r(h), r(l)], and every factor of V is bounded by its values at the box ends. A box whose bound is
 below the best value found (times 1 + ``rtol``) is dropped; the rest are split in four. The result is a
-:class:`~fedtheory.certify.federated_pep.Certificate` whose ``value`` is the largest bound left (valid for every
+:class:`~fedtheory.certify.certificate.Certificate` whose ``value`` is the largest bound left (valid for every
 (λ_1, λ_2)), and whose ``lower`` is what the real driver reaches on the best box's federation.
 
 >>> cert = certify_floor_d1(1.0, 100.0, 10, 0.005)
@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.certify.certificate import Certificate, check_hypotheses, message_eigenvalue, replay_floor, theta_weights
+
 __all__ = ["certify_floor_d1", "theorem5_form", "d1_floor_value", "lemma12_form"]
 
 #: relative slack on every box bound, above float64 rounding of the handful of operations that form it
@@ -45,8 +47,6 @@ _ROUND = 1e-12
 
 
 def _r(lam: np.ndarray, gamma: float, th, alpha: float) -> np.ndarray:
-    from fedtheory.certify.federated_pep import message_eigenvalue
-
     return message_eigenvalue(lam, gamma, th, alpha) / lam
 
 
@@ -135,15 +135,14 @@ def certify_floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = 
     >>> c.value < 1e-12, c.lower < 1e-12
     (True, True)
     """
-    from fedtheory.certify.federated_pep import Certificate, _check, _replay_floor, _theta
     from fedtheory.problems.quadratic import QuadraticFederation
 
     t0 = time.perf_counter()
     if not (isinstance(C, (int, float, np.floating, np.integer)) and math.isfinite(float(C))):
         raise ValueError(f"C must be a finite number, got {C!r}")
     # the class's hypotheses, named as certify_local_update names them (two clients, the floor, C model)
-    _check(mu, L, K, gamma, alpha, 2, None, C, None, "floor", "quadratic", None, None, None, None, theta)
-    th = _theta(theta, int(K))
+    check_hypotheses(mu, L, K, gamma, alpha, 2, None, C, None, "floor", "quadratic", None, None, None, None, theta)
+    th = theta_weights(theta, int(K))
     if np.any(np.asarray(th.weights) < 0):
         raise ValueError(f"hypothesis theta_k >= 0 violated (the box bounds use it): theta={th.weights.tolist()}")
     free = isinstance(p, str) and p == "free"
@@ -213,7 +212,7 @@ def certify_floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = 
     pp = np.array([w1 / l1, (1 - w1) / l2]) if free else np.array([w1, 1 - w1])
     pp = pp / pp.sum()
     prob = QuadraticFederation(A=[[[l1]], [[l2]]], c=[[C], [-C]], p=pp.tolist())
-    replay, settle, rounds = _replay_floor(prob, mu, L, gamma, th, alpha, "C")
+    replay, settle, rounds = replay_floor(prob, mu, L, gamma, th, alpha, "C")
     lower = replay * C
     notes = [f"{levels} refinement levels"]
     status = "certified"

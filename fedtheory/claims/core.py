@@ -265,7 +265,8 @@ class Claim:
         return evidence
 
     def replayer(self, fn: ReplayFn) -> ReplayFn:
-        """Decorator registering the replay of stored counterexamples::
+        """Decorator registering the replay of stored counterexamples (it returns the :class:`Evidence` of the
+        stored instance, recomputed)::
 
             @some_claim.replayer
             def _(counterexample, ctx): ...

@@ -1,14 +1,26 @@
-"""pytest plugin (entry point ``pytest11``): every claim in ``paper_checks/`` and ``verify/`` is a test.
+"""pytest plugin: every claim of a project's content files is a test, in projects that ask for it.
 
-``pytest paper_checks verify`` collects each claim of each content file (``*.py`` directly inside a
-directory named ``paper_checks`` or ``verify``, not ``_*`` nor ``test_*``) as one item named by
-the claim id. An item passes exactly when the claim's status equals its ``expect``, is skipped
-when the claim is ``skipped`` (missing optional capability), and fails otherwise with the status,
-measured values and notes. It runs the claim through :func:`fedtheory.claims.runner.run_claim`,
-the same function as ``fedtheory check`` (same seeds, same counterexample store).
+The plugin is opt-in (no ``pytest11`` entry point, so it never loads in someone else's pytest session): a
+project enables it in its pytest configuration, e.g. in ``pyproject.toml``::
+
+    [tool.pytest.ini_options]
+    addopts = ["-p", "fedtheory.claims.pytest_plugin"]
+    fedtheory_paths = ["claims"]          # optional: where your claim files are (files or folders)
+
+or with ``pytest_plugins = ["fedtheory.claims.pytest_plugin"]`` in its top-level ``conftest.py``, or once with
+``pytest -p fedtheory.claims.pytest_plugin``. The claim files are those ``fedtheory check PATH ...`` loads from
+the ``fedtheory_paths`` (a file named there, whatever its name, or a folder's ``*.py`` files not starting with
+``_`` or ``test_``); without ``fedtheory_paths``, the content files of folders named ``paper_checks`` or
+``verify``, directly or inside a paper package there (fedtheory's own layout).
+
+``pytest paper_checks verify`` then collects each claim as one item named by the claim id. An item passes
+exactly when the claim's status equals its ``expect``, is skipped when the claim is ``skipped`` (missing
+optional capability), and fails otherwise with the status, measured values and notes. It runs the claim through
+:func:`fedtheory.claims.runner.run_claim`, the same function as ``fedtheory check`` (same seeds, same
+counterexample store).
 
 Options: ``--fedtheory-tier fast|full`` (default fast; full-tier claims are deselected under fast)
-and ``--fedtheory-seed N`` (default 0). Works in any repository with fedtheory installed.
+and ``--fedtheory-seed N`` (default 0).
 
 >>> ClaimFailed("demo/lemma-1: expected verified, got refuted").args[0]
 'demo/lemma-1: expected verified, got refuted'
@@ -20,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from fedtheory.content import CLAIM_DIRS, is_content_file
+from fedtheory.content import CLAIM_DIRS, UsageError, discover, is_content_file
 
 
 class ClaimFailed(Exception):
@@ -32,31 +44,50 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fedtheory-tier", choices=("fast", "full"), default="fast",
                     help="claim tier: fast (default) or full (fast and full claims)")
     group.addoption("--fedtheory-seed", type=int, default=0, help="global seed of the claims (default 0)")
+    parser.addini("fedtheory_paths", type="paths", default=[],
+                  help="claim files or folders (as given to `fedtheory check`); default: the content files of "
+                       "folders named " + " and ".join(f"{d}/" for d in CLAIM_DIRS))
+
+
+_CLAIM_FILES = pytest.StashKey[frozenset]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fedtheory_claim: a fedtheory claim collected from a content file")
+    roots = config.getini("fedtheory_paths")
+    if roots:
+        try:
+            config.stash[_CLAIM_FILES] = frozenset(discover([str(r) for r in roots], ()))
+        except UsageError as exc:
+            raise pytest.UsageError(f"fedtheory_paths: {exc}") from None
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    # Installed plugins run in every pytest session; stay quiet in repositories without claims.
-    if not any((config.rootpath / d).is_dir() for d in CLAIM_DIRS):
-        return None
+def is_claim_file(config: pytest.Config, path: Path) -> bool:
+    """Whether ``path`` is a claim file here: one of the files ``fedtheory check`` loads from the
+    ``fedtheory_paths`` when they are set, else a content file of ``paper_checks/`` or ``verify/``."""
+    if _CLAIM_FILES in config.stash:
+        return Path(path).resolve() in config.stash[_CLAIM_FILES]
+    return is_content_file(path)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    roots = config.getini("fedtheory_paths")
+    where = ", ".join(str(r) for r in roots) if roots else ", ".join(f"{d}/" for d in CLAIM_DIRS)
     return (f"fedtheory: tier={config.getoption('fedtheory_tier')} seed={config.getoption('fedtheory_seed')} "
-            f"(claims from {', '.join(f'{d}/' for d in CLAIM_DIRS)})")
+            f"(claims from {where})")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):
-    if is_content_file(file_path):
+    if is_claim_file(parent.config, file_path):
         return ClaimFile.from_parent(parent, path=file_path)
     return None
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector):
-    # A content file named on the command line (or matching python_files) would otherwise also be
+    # A claim file named on the command line (or matching python_files) would otherwise also be
     # imported as a test module; ClaimFile already covers it.
-    if is_content_file(module_path):
+    if is_claim_file(parent.config, module_path):
         return _NotATestModule.from_parent(parent, path=module_path)
     return None
 
@@ -70,7 +101,7 @@ class ClaimFile(pytest.File):
     """A content file: loaded by path (as ``fedtheory check`` does), one item per claim it defines."""
 
     def collect(self):
-        from fedtheory.content import UsageError, load_module, module_claims
+        from fedtheory.content import load_module, module_claims
 
         try:
             claims = module_claims(load_module(self.path))

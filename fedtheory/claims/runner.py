@@ -13,7 +13,12 @@ One claim runs through :func:`run_claim` (the CLI and the pytest plugin share it
    their common one, or ``reading-dependent`` when they disagree (:func:`combine_readings`);
 6. a verified claim runs its negative ``controls`` (``ctx.control``): each must come out ``refuted``,
    else the claim is ``inconclusive`` — its check could not have seen the statement fail;
-7. any exception gives ``error`` with the end of the traceback in the notes (never ``verified``).
+7. any exception gives ``error`` with the end of the traceback in the notes (never ``verified``);
+8. warnings the check raises go into its notes (:func:`warning_notes`), not onto the progress lines.
+
+A record names files relative to the directory holding its content folder (the repository root in a
+checkout) or to the one holding the fedtheory package (:func:`portable_paths`): a check JSON carries no
+path of the machine that ran it.
 
 A claim *passes* when its status equals its ``expect``, or it is ``skipped`` for a missing
 requirement. The claim's seed is ``derive_seed(seed, claim.id)``: it does not depend on the
@@ -34,6 +39,7 @@ import os
 import sys
 import time
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -294,22 +300,92 @@ def run_claim(claim: Claim, *, seed: int = 0, tier: str = "fast", backend: str =
     check_tier(tier)
     claim_seed = derive_seed(seed, claim.id)
     start = time.perf_counter()
-    with blas_threads(), handle_signals():   # a real Ctrl-C stops the run; a claim's own KeyboardInterrupt is its error
+    # a real Ctrl-C stops the run; a claim's own KeyboardInterrupt is its error. Warnings are the claim's
+    # evidence, kept with it (printed, they would land among the progress lines of other claims).
+    with blas_threads(), handle_signals(), warnings.catch_warnings(record=True) as caught:
         evidence, missing = _run_evidence(claim, claim_seed, tier, backend, device, store_counterexamples)
+    if caught:
+        evidence.notes = (evidence.notes.rstrip() + "\n" if evidence.notes.strip() else "") + warning_notes(caught)
     return _record(claim, evidence, time.perf_counter() - start, missing)
+
+
+def warning_notes(caught: list) -> str:
+    """The warnings a check raised, as a note: each distinct one once, with where and how often.
+
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     for _ in range(3):
+    ...         warnings.warn("overflow in exp", RuntimeWarning)
+    >>> print(warning_notes(caught).replace(__file__, "F").split(" (")[0])
+    warnings during the check: RuntimeWarning: overflow in exp
+    >>> warning_notes(caught).endswith("x3")
+    True
+    """
+    counts: dict[tuple, int] = {}
+    for w in caught:
+        key = (w.category.__name__, str(w.message).strip(), w.filename, w.lineno)
+        counts[key] = counts.get(key, 0) + 1
+    items = [f"{kind}: {message} ({filename}:{lineno})" + (f" x{n}" if n > 1 else "")
+             for (kind, message, filename, lineno), n in counts.items()]
+    return "warnings during the check: " + "; ".join(items)
+
+
+def path_roots(source: str | None) -> list[str]:
+    """The directories a record's paths are written relative to, longest first: the one holding the
+    claim's content folder (``paper_checks/`` of a checkout, or the folder holding a paper package), the
+    one holding the ``fedtheory`` package, and Python's own library folders (a traceback's frames there).
+
+    >>> "/repo" in path_roots("/repo/paper_checks/demo.py")
+    True
+    """
+    import sysconfig
+
+    import fedtheory
+
+    roots = [Path(fedtheory.__file__).resolve().parent.parent]
+    roots += [Path(sysconfig.get_paths()[k]) for k in ("stdlib", "purelib", "platlib")]
+    if source:
+        folder = Path(source).absolute().parent
+        if (folder / "__init__.py").is_file():   # a paper package: its content folder is one up
+            folder = folder.parent
+        roots += [folder.parent, Path(source).resolve().parent.parent]
+    names = {str(r) for r in roots if len(r.parts) > 1}
+    return sorted(names, key=len, reverse=True)
+
+
+def portable_paths(value: Any, roots: list[str]) -> Any:
+    """``value`` (JSON-plain) with every path under one of ``roots`` made relative to it.
+
+    >>> portable_paths({"notes": ["stored /repo/paper_checks/counterexamples/a.json", 2]}, ["/repo"])
+    {'notes': ['stored paper_checks/counterexamples/a.json', 2]}
+    >>> portable_paths("/repo", ["/repo"])
+    '.'
+    """
+    if isinstance(value, str):
+        for root in roots:
+            value = value.replace(root + os.sep, "")
+            if value == root:
+                value = "."
+        return value
+    if isinstance(value, list):
+        return [portable_paths(v, roots) for v in value]
+    if isinstance(value, dict):
+        return {k: portable_paths(v, roots) for k, v in value.items()}
+    return value
 
 
 def _record(claim: Claim, evidence: Evidence, seconds: float, missing: list[str]) -> dict:
     """A claim's record: its metadata, status, evidence, seconds, whether it passed and whether it is controlled."""
     status = evidence.status
     record = claim.metadata()
+    roots = path_roots(claim.source)
     record.update(
         status=status,
-        evidence=_plain(evidence.to_json()),
+        evidence=portable_paths(_plain(evidence.to_json()), roots),
         seconds=seconds,
         passed=status == claim.expect or (status == "skipped" and bool(missing)),
         missing_requirements=missing,
-        source=claim.source,
+        source=portable_paths(claim.source, roots),
     )
     record["controlled"] = is_controlled(record)
     return record
@@ -478,7 +554,7 @@ class Report:
                       f"{f['errors']} errors", highlight=False)
         parts = ", ".join(f"{s[k]} {k}" for k in STATUSES if s[k])
         verdict = "[green]PASSED[/]" if self.passed else "[red]FAILED[/]"
-        console.print(f"{verdict}: {s['total']} claims ({parts or 'none'}) in {s['seconds']:.1f}s", highlight=False)
+        console.print(f"{verdict}: {s['total']} claims ({parts or 'none'}), wall time {s['seconds']:.1f}s", highlight=False)
 
 
 def findings(records: list[dict]) -> dict:
@@ -624,7 +700,8 @@ def run_claims(claims: list[Claim], *, tier: str = "fast", seed: int = 0, worker
         if in_process:
             for k in keys:
                 _LOCAL.pop(k, None)
-    report = Report(records, environment(seed, backend, device), time.perf_counter() - start)
+    report = Report(records, environment(seed, backend, device, sources=[c.source for c in chosen]),
+                    time.perf_counter() - start)
     report.interrupted = interrupted
     return report
 

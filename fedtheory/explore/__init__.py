@@ -22,19 +22,50 @@ Results print as tables (``print(result)``), render in notebooks (``_repr_html_`
 from :mod:`fedtheory.analysis.pareto`, :mod:`fedtheory.analysis.guarantees` and
 :mod:`fedtheory.analysis.oracle_guarantees`.
 
+The layers, each importing only from those above it in this list (a test keeps the package free of import
+circles): the guarantee sources — :mod:`~fedtheory.explore.results` (how results show), closed forms
+(:mod:`~fedtheory.explore.exact`), the classes' instance families and their probe
+(:mod:`~fedtheory.explore.families`), the certified table (:mod:`~fedtheory.explore.certified`); the advice —
+:mod:`~fedtheory.explore.tuning`, then :mod:`~fedtheory.explore.comparison`, :mod:`~fedtheory.explore.frontiers`,
+:mod:`~fedtheory.explore.oracle`; instance and simulation — :mod:`~fedtheory.explore.instance`,
+:mod:`~fedtheory.explore.simulation`; and the command line (:mod:`fedtheory.cli`, with
+:mod:`~fedtheory.explore.certify` and :mod:`~fedtheory.explore.page`). Importing this package loads the oracle
+only; every other module on first use of one of its names, so a command loads just the layers it runs.
+
 >>> from fedtheory.explore import frontier
 >>> fr = frontier(mu=1.0, L=10.0, sweep="K", lo=1, hi=100, points=20, gamma=0.05, function_class="d1")
 >>> fr.rows()[0][:2], bool(fr.pareto[0])
 ([1, 0.05], True)
 """
-from fedtheory.explore.comparison import Comparison, compare
-from fedtheory.explore.frontiers import Frontier, frontier
-from fedtheory.explore.instance import InstanceAdvice, InstanceSimulation, simulate_instance, tune_instance
+from importlib import import_module
+
+# oracle is both a module and its function: bound here once, so that importing the module fedtheory.explore.oracle
+# elsewhere first (which sets this package's attribute to the module) cannot change what the name means
 from fedtheory.explore.oracle import OracleComparison, oracle
-from fedtheory.explore.page import page_html, write_page
-from fedtheory.explore.simulation import Simulation, simulate
-from fedtheory.explore.tuning import METHODS, Advice, tune
+
+#: each public name -> the module that defines it (imported on first use: PEP 562)
+_HOMES = {
+    "Comparison": "comparison", "compare": "comparison",
+    "Frontier": "frontiers", "frontier": "frontiers",
+    "InstanceAdvice": "instance", "InstanceSimulation": "instance", "simulate_instance": "instance",
+    "tune_instance": "instance",
+    "page_html": "page", "write_page": "page",
+    "Simulation": "simulation", "simulate": "simulation",
+    "METHODS": "tuning", "Advice": "tuning", "tune": "tuning",
+}
 
 __all__ = ["frontier", "tune", "compare", "simulate", "oracle", "write_page", "page_html", "METHODS", "Frontier",
            "Advice", "Comparison", "Simulation", "OracleComparison", "tune_instance", "simulate_instance",
            "InstanceAdvice", "InstanceSimulation"]
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value                     # once: later look-ups do not come back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

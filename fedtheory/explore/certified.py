@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["certify", "certified_floor_lookup", "load_table", "TABLE_NAME", "pep_available", "federation_tables",
-           "covers", "default_class", "floor_point", "weights_text"]
+           "covers", "default_class", "floor_point", "weights_text", "client_weights"]
 
 TABLE_NAME = "certified_floor.json"
 
@@ -127,8 +127,16 @@ def federation_tables(table: dict | None) -> list[dict]:
     return out
 
 
-def _weights(clients: int, weights: Any) -> np.ndarray:
-    """The federation's weights as an array (None or "uniform": equal), validated: n positive numbers summing to 1."""
+def client_weights(clients: int, weights: Any) -> np.ndarray:
+    """The federation's weights as an array (None or "uniform": equal), validated: n positive numbers summing to 1.
+
+    >>> client_weights(2, None).tolist(), client_weights(2, [0.25, 0.75]).tolist()
+    ([0.5, 0.5], [0.25, 0.75])
+    >>> client_weights(2, [0.5, 0.6])
+    Traceback (most recent call last):
+    ...
+    ValueError: weights must be 2 positive numbers summing to 1, got [0.5, 0.6]
+    """
     if weights is None or (isinstance(weights, str) and weights == "uniform"):
         return np.full(int(clients), 1.0 / int(clients))
     p = np.asarray(weights, dtype=np.float64).ravel()
@@ -154,7 +162,7 @@ def covers(fed: dict, clients: int, weights: Any = None) -> bool:
     True
     """
     n = int(clients)
-    p = _weights(n, weights)
+    p = client_weights(n, weights)
     if isinstance(fed["weights"], str):              # "uniform": M equal-weight clients
         M = int(fed["clients"])
         if n > M:

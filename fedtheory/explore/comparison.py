@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.explore.results import Result, entry, envelope, fmt, setting_text
-from fedtheory.explore.tuning import METHODS, check_any_method, tune
+from fedtheory.explore.tuning import METHODS, check_any_method, class_text, registered_methods, tune, tune_certified
 
 __all__ = ["Comparison", "compare", "DEFAULT_METHODS", "CertifiedComparison", "compare_certified"]
 
@@ -72,9 +72,8 @@ class Comparison(Result):
 
     def notes(self) -> list[str]:
         c = self.constants
-        from fedtheory.explore.tuning import _class_text
-
-        lines = [f"target ‖x − x*‖ ≤ eps = {self.eps:g}; guaranteed rounds valid for {_class_text(self.function_class)}; "
+        lines = [f"target ‖x − x*‖ ≤ eps = {self.eps:g}; guaranteed rounds valid for "
+                 f"{class_text(self.function_class)}; "
                  "constants " + ", ".join(f"{k}={fmt(v)}" for k, v in c.items() if v is not None)]
         for m, a in self.advice.items():
             if a.message:
@@ -219,8 +218,6 @@ def compare_certified(methods: Any, *, mu: float, L: float, D: float, rounds: in
     ...
     ValueError: s-dane has derived bounds but no certificate: ...
     """
-    from fedtheory.explore.tuning import registered_methods, tune_certified
-
     methods = list(dict.fromkeys(methods))
     if not methods:
         raise ValueError("give at least one method to compare")

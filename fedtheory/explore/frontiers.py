@@ -19,6 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.algorithms.theta import Theta
+from fedtheory.analysis.guarantees import FUNCTION_CLASSES, local_update_guarantee, source_claims
+from fedtheory.analysis.pareto import pareto_mask, worst_case_tradeoff
+from fedtheory.explore import certified
 from fedtheory.explore.results import Result, entry, envelope
 
 __all__ = ["Frontier", "frontier", "SWEEPS", "SERVERS"]
@@ -107,8 +111,6 @@ class Frontier(Result):
                 for i in range(len(self))]
 
     def notes(self) -> list[str]:
-        from fedtheory.analysis.guarantees import FUNCTION_CLASSES
-
         p = self.params
         lines = [f"theta={p['theta']}, server={p['server']}, mu={p['mu']:g}, L={p['L']:g}; swept {self.sweep} over "
                  f"{len(self)} points, {int(self.valid.sum())} with a valid floor, {int(self.pareto.sum())} non-dominated",
@@ -167,15 +169,11 @@ def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0,
     ...
     ValueError: hypothesis gamma < 1/(L + alpha) violated: gamma=0.2, L=10, alpha=0 (1/(L+alpha)=0.1; Lemma 1)
     """
-    from fedtheory.analysis.pareto import pareto_mask, worst_case_tradeoff
-
     if sweep not in SWEEPS:
         raise ValueError(f"sweep must be one of {SWEEPS}, got {sweep!r}")
     check_points(points if values is None else np.size(values))
     theta_arg: Any = theta
     if theta == "custom":
-        from fedtheory.algorithms.theta import Theta
-
         if weights is None:
             raise ValueError("theta 'custom' needs weights (theta_1, ..., theta_K)")
         theta_arg = Theta(weights)
@@ -209,14 +207,10 @@ def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0,
     if theta == "custom":
         valid = out["K"] == 1
         floor = np.zeros(out["rho"].shape)
-        from fedtheory.analysis.guarantees import source_claims
-
         claims = source_claims(f"rate/{server}", "floor/one-step")
     else:
-        from fedtheory.analysis.guarantees import local_update_guarantee
-        from fedtheory.explore.certified import certified_floor_lookup
-
-        lookup = certified_floor_lookup(mu, L, theta, server, clients) if function_class == "general" else None
+        lookup = (certified.certified_floor_lookup(mu, L, theta, server, clients) if function_class == "general"
+                  else None)
         g = local_update_guarantee(mu=mu, L=L, C=1.0, D=0.0, theta=theta, alpha=out["alpha"], gamma=out["gamma"],
                                    K=out["K"], momentum=server, function_class=function_class, clients=clients,
                                    certified_floor=lookup)

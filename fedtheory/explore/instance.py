@@ -1,22 +1,13 @@
 r"""Instance-exact mode: tune LocalUpdate on the federation the user has, not on a worst case.
 
-For quadratic clients f_i(x) = ½(x − c_i)ᵀA_i(x − c_i) (and least squares, which is one:
-:meth:`~fedtheory.problems.finite_sum.LeastSquaresFederation.to_quadratic`), one round of LocalUpdate
-with full participation is server descent on the surrogate f̃ (Theorem 1 of Charles & Konečný,
-arXiv:2103.05032): the aggregated pseudo-gradient is H̃x − b̃ with H̃ = Σ p_iQ_iA_i, b̃ = Σ p_iQ_iA_ic_i
-and Q_iA_i = V_i diag(q(γ(λ_ij + α))λ_ij) V_iᵀ from each client's eigendecomposition (computed once,
-batched). With H̃ = W diag(h) Wᵀ the iterates are *exactly*
-
-    x_t − x* = W (P_t(h) ∘ u + v),   u = Wᵀ(x_0 − x̃*),  v = Wᵀ(x̃* − x*),  x̃* = H̃⁻¹b̃,
-
-with P_t the server's iteration polynomials (:func:`fedtheory.analysis.rates.iteration_polynomials`:
-gd, heavy-ball, Nesterov; x_{−1} = x_0). :func:`tune_instance` evaluates this exact error for every
-setting of an explicit grid — method (Θ_{1:K} / Θ_K / K = 1), K, γ, α, server kind, η (as multiples of
-the Table 2 step at the setting's own extreme eigenvalues of H̃), β — and returns the best setting, its
-exact error curve, distinct runner-ups, and what the worst-case advice
-(:func:`fedtheory.explore.tuning.tune`, at this federation's μ, L, C, D, n and class) gives on the
-same federation. :func:`simulate_instance` runs the driver
-(:func:`~fedtheory.algorithms.local_update.run_local_update`) on that very federation: measured and
+For quadratic clients (and least squares, which is one:
+:meth:`~fedtheory.problems.finite_sum.LeastSquaresFederation.to_quadratic`) the error of LocalUpdate with full
+participation has a closed form (:mod:`fedtheory.explore.exact`). :func:`tune_instance` evaluates this exact
+error for every setting of an explicit grid — method (Θ_{1:K} / Θ_K / K = 1), K, γ, α, server kind, η (as
+multiples of the Table 2 step at the setting's own extreme eigenvalues of H̃), β — and returns the best setting,
+its exact error curve, distinct runner-ups, and what the worst-case advice (:func:`fedtheory.explore.tuning.tune`,
+at this federation's μ, L, C, D, n and class) gives on the same federation. :func:`simulate_instance` runs the
+driver (:func:`~fedtheory.algorithms.local_update.run_local_update`) on that very federation: measured and
 predicted agree to float64 rounding at every round. Logistic clients have no closed form: the grid is
 run on the driver and the figures are *measured*, not derived.
 
@@ -37,10 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.explore.exact import ExactModel, exact_curve, instance_errors, measured_curve
 from fedtheory.explore.results import Result, fmt
+from fedtheory.explore.tuning import hyper_grid, registered_methods, tune
 
-__all__ = ["commuting_fast", "ExactModel", "load_federation", "tune_instance", "simulate_instance", "InstanceAdvice",
-           "InstanceSimulation", "instance_errors", "default_grid", "INSTANCE_METHODS"]
+__all__ = ["commuting_fast", "load_federation", "tune_instance", "simulate_instance", "InstanceAdvice",
+           "InstanceSimulation", "default_grid", "INSTANCE_METHODS"]
 
 #: method -> Θ family searched in instance mode (MAML is not a LocalUpdate Θ with α > 0: not searched)
 INSTANCE_METHODS = {"gd": "uniform", "fedavg": "uniform", "fedprox": "uniform", "fomaml": "last"}
@@ -201,69 +194,8 @@ def load_federation(source: Any, *, model: str = "least-squares", l2: float = 0.
 
 
 # ---------------------------------------------------------------------------------------------
-# the exact model of one quadratic federation
+# the grid searched on one quadratic federation (its exact model: fedtheory.explore.exact)
 # ---------------------------------------------------------------------------------------------
-
-def _theta(theta: str, K: int, gamma: float, alpha: float):
-    """The Θ of a setting: Θ_{1:K} (``"uniform"``), Θ_K (``"last"``) or MAML's (``"maml"``: Θ_{2K+1} at α = 0,
-    Theorem 2; :func:`~fedtheory.algorithms.maml.maml_theta`)."""
-    from fedtheory.algorithms.maml import maml_theta
-    from fedtheory.algorithms.theta import Theta
-
-    if theta == "maml":
-        return maml_theta(int(K), gamma, alpha)
-    return Theta.uniform(int(K)) if theta == "uniform" else Theta.last(int(K))
-
-
-class ExactModel:
-    """Closed forms of LocalUpdate on one quadratic federation (eigendecompositions reused throughout).
-
-    >>> from fedtheory.problems.quadratic import make_quadratic
-    >>> m = ExactModel(make_quadratic(3, 2, mu=1.0, L=5.0, seed=1))
-    >>> h, W, x_tilde = m.surrogate("uniform", 1, 0.0, 0.0)       # K = 1: f̃ = f
-    >>> bool(np.allclose(x_tilde, m.x_star))
-    True
-    """
-
-    def __init__(self, q) -> None:
-        self.q = q
-        lam, V = np.asarray(q.eigvals), np.asarray(q.eigvecs)
-        self.lam, self.p = lam, np.asarray(q.p)
-        self.n, self.d = lam.shape
-        self.V_all = np.concatenate(list(V), axis=1)                       # (d, n·d): one GEMM per setting
-        self.c_rot = np.einsum("nji,nj->ni", V, q.c)                        # V_iᵀc_i
-        self.x_star = q.x_star()
-        self.mu, self.L = float(lam.min()), float(lam.max())
-
-    def surrogate(self, theta: str, K: int, gamma: float, alpha: float):
-        """(h, W, x̃*): the eigendecomposition H̃ = W diag(h) Wᵀ of Σ p_iQ_iA_i and x̃* = H̃⁻¹b̃."""
-        th = _theta(theta, K, gamma, alpha)
-        g = np.asarray(th.polynomial_s(gamma * (self.lam + alpha))) * self.lam          # eigenvalues of Q_iA_i
-        pg = self.p[:, None] * g
-        b = self.V_all @ (pg * self.c_rot).reshape(-1)
-        H = (self.V_all * pg.reshape(-1)) @ self.V_all.T         # one GEMM, d × n·d × d
-        h, W = np.linalg.eigh(0.5 * (H + H.T))
-        x_tilde = W @ ((W.T @ b) / h)
-        return h, W, x_tilde
-
-
-def instance_errors(h: np.ndarray, W: np.ndarray, x_tilde: np.ndarray, x_star: np.ndarray, x0: np.ndarray,
-                    kind: str, eta: Any, beta: float, T: int) -> np.ndarray:
-    """Exact ‖x_t − x*‖, t = 0..T, for every η in ``eta`` (shape (len(eta), T + 1)).
-
-    >>> h, W = np.array([1.0, 4.0]), np.eye(2)
-    >>> instance_errors(h, W, np.zeros(2), np.zeros(2), np.array([1.0, 0.0]), "gd", [0.5], 0.0, 2).tolist()
-    [[1.0, 0.5, 0.25]]
-    """
-    from fedtheory.algorithms.local_update import ServerOpt
-    from fedtheory.analysis.rates import iteration_polynomials
-
-    eta = np.atleast_1d(np.asarray(eta, dtype=np.float64))
-    u, v = W.T @ (x0 - x_tilde), W.T @ (x_tilde - x_star)
-    # P_t depends on (ηλ, β) only: one call with lr = 1 on the scaled spectra covers every η
-    P = iteration_polynomials(ServerOpt(kind, lr=1.0, momentum=float(beta)), eta[:, None] * h[None, :], int(T))
-    return np.sqrt(np.sum((P * u + v) ** 2, axis=-1)).T
-
 
 def _server_options(kind: str, h_min: float, h_max: float, multiples=ETA_MULTIPLES) -> tuple[np.ndarray, float]:
     """(η values, β) searched for one server kind: multiples of the Table 2 tuning at the setting's μ̃, L̃."""
@@ -435,29 +367,6 @@ def _evaluate_quadratic(model: ExactModel, settings: list[dict], servers: tuple,
     return out
 
 
-def _exact_curve(model: ExactModel, s: dict, x0: np.ndarray, T: int) -> np.ndarray:
-    h, W, x_tilde = model.surrogate(s["theta"], s["K"], s["gamma"], s["alpha"])
-    return instance_errors(h, W, x_tilde, model.x_star, x0, s["server"], [s["eta"]], s["beta"], T)[0]
-
-
-def _algo(s: dict):
-    """The driver's algorithm for a setting: LocalUpdate, or the MAML client program (its K inner steps run)."""
-    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt
-    from fedtheory.algorithms.maml import MAML
-
-    server = ServerOpt(s["server"], lr=s["eta"], momentum=s["beta"] if s["server"] != "gd" else 0.0)
-    if s["theta"] == "maml":
-        return MAML(K=int(s["K"]), gamma=s["gamma"], server=server, alpha=s["alpha"], outer="full")
-    return LocalUpdate(_theta(s["theta"], s["K"], s["gamma"], s["alpha"]), s["alpha"], s["gamma"], server)
-
-
-def _measured_curve(problem, s: dict, x0: np.ndarray, T: int) -> np.ndarray:
-    from fedtheory.algorithms.local_update import run_local_update
-
-    with np.errstate(all="ignore"):
-        return np.asarray(run_local_update(problem, _algo(s), x0, T).to_numpy().dist_empirical)
-
-
 def _logistic_grid(problem, methods, servers) -> list[dict]:
     """A small grid for finite-sum clients (each point is a driver run): the curvature bound L of the
     samples sets γ's scale and η = c/(K·L)."""
@@ -526,8 +435,6 @@ def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_cas
         raise ValueError(f"rounds must be an integer in [1, 100000], got {rounds!r}")
     T = int(rounds)
     methods, servers = list(methods), list(servers)
-    from fedtheory.explore.tuning import registered_methods
-
     known = registered_methods()
     for m in methods:
         if m not in INSTANCE_METHODS and m not in known:
@@ -562,7 +469,7 @@ def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_cas
         settings = [s for s in settings if not s.get("registered")]
         scored = []
         for s in settings:
-            c = _measured_curve(problem, s, x0, T)
+            c = measured_curve(problem, s, x0, T)
             if np.isfinite(c[-1]):
                 scored.append((float(c[-1]), s))
         description = f"{len(settings)} driver runs (K, γ, η grid for finite-sum clients)"
@@ -579,7 +486,7 @@ def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_cas
     if best.get("registered"):
         curve = curves[_setting_text(best)]
     else:
-        curve = _exact_curve(emodel, best, x0, T) if exact else _measured_curve(problem, best, x0, T)
+        curve = exact_curve(emodel, best, x0, T) if exact else measured_curve(problem, best, x0, T)
     wc = (_worst_case_on(problem, emodel if exact else None, summary, x0, T, methods or ["gd"])
           if worst_case and exact else None)
     return InstanceAdvice(federation=summary, rounds=T, exact=exact, best=best, value=best_value, curve=curve,
@@ -598,7 +505,6 @@ def _registered_scores(problem, names: list, x0: np.ndarray, T: int, summary: di
     :func:`fedtheory.methods.run` (the exact spectral path on quadratic and least-squares clients, else "auto"),
     and each setting's curve ‖x_t − x*‖, t = 0..T."""
     import fedtheory.methods as fm
-    from fedtheory.explore.tuning import hyper_grid
 
     scored, curves = [], {}
     # the closed forms wherever the clients are quadratic (or least squares): the curve is then exact, and the
@@ -618,8 +524,6 @@ def _registered_scores(problem, names: list, x0: np.ndarray, T: int, summary: di
 
 def _worst_case_on(problem, emodel: ExactModel, summary: dict, x0: np.ndarray, T: int, methods: list) -> dict:
     """What the worst-case explorer advises at this federation's constants, and its exact error here."""
-    from fedtheory.explore.tuning import tune
-
     method = next((m for m in ("fedavg", "fedprox", "fomaml", "gd") if m in methods), "gd")
     # this federation's own weights: a certificate for equal weights does not cover unequal ones
     p = np.asarray(getattr(problem, "p", np.full(summary["n"], 1.0 / summary["n"])), dtype=np.float64)
@@ -633,7 +537,7 @@ def _worst_case_on(problem, emodel: ExactModel, summary: dict, x0: np.ndarray, T
         s = adv.best
         setting = {"method": method, "theta": s["theta"], "K": int(s["K"]), "gamma": s["gamma"], "alpha": s["alpha"],
                    "server": s["server"], "eta": s["eta"], "beta": s["beta"]}
-        curve = _exact_curve(emodel, setting, x0, T)
+        curve = exact_curve(emodel, setting, x0, T)
         out.update(setting=setting, on_this_federation=float(curve[-1]), curve=curve)
     return out
 
@@ -652,7 +556,7 @@ class InstanceSimulation(Result):
 
     @property
     def max_abs_gap(self) -> float:
-        """max over rounds of |measured − predicted| / max(1, predicted) (absolute below 1, relative above)."""
+        """max over rounds of ``|measured − predicted| / max(1, predicted)`` (absolute below 1, relative above)."""
         return float(np.max(np.abs(self.measured - self.predicted) / np.maximum(1.0, np.abs(self.predicted))))
 
     def columns(self) -> list[str]:
@@ -697,6 +601,6 @@ def simulate_instance(advice: InstanceAdvice) -> InstanceSimulation:
                        **_registered_hyper(advice.best))
         measured = np.asarray(h.dist, dtype=np.float64)
     else:
-        measured = _measured_curve(advice.problem, advice.best, advice.x0, advice.rounds)
+        measured = measured_curve(advice.problem, advice.best, advice.x0, advice.rounds)
     return InstanceSimulation(setting=advice.best, rounds=np.arange(advice.rounds + 1), measured=measured,
                               predicted=np.asarray(advice.curve), exact=advice.exact)

@@ -37,10 +37,17 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.analysis.guarantees import (FUNCTION_CLASSES, LOCAL_SOLVERS, local_update_guarantee,
+                                           sdane_guarantee)
+from fedtheory.analysis.pareto import worst_case_tradeoff
+from fedtheory.analysis.rates import tuned_server
+# the certified table through its module (certified.load_table, ...): one place to swap it, in tests too
+from fedtheory.explore import certified
+from fedtheory.explore.families import probe_lower_bound
 from fedtheory.explore.results import Result, entry, envelope, fmt, setting_text
 
 __all__ = ["METHODS", "Advice", "tune", "method_guarantee", "CertifiedAdvice", "tune_certified", "hyper_grid",
-           "registered_methods", "check_any_method", "CERTIFIED_MEASURE"]
+           "registered_methods", "check_any_method", "class_text", "CERTIFIED_MEASURE"]
 
 #: method -> (kind, what it is)
 METHODS = {
@@ -93,14 +100,12 @@ def _raw_grid(method: str, L: float, mu: float, K_max: int, points: int,
 def method_guarantee(method: str, consts: dict, settings: dict, momentum: str = "gd"):
     """The :class:`~fedtheory.analysis.guarantees.Guarantee` of ``method`` at ``settings`` (arrays); the class
     and the number of clients come from ``consts`` (``function_class``, ``clients``)."""
-    from fedtheory.analysis.guarantees import local_update_guarantee, sdane_guarantee
-    from fedtheory.explore.certified import certified_floor_lookup
-
     kind = METHODS[_check_method(method)][0]
     if kind == "local-update":
         klass = consts.get("function_class", "general")
-        lookup = (certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"),
-                                         consts.get("weights")) if klass == "general" else None)
+        lookup = (certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum,
+                                                   consts.get("clients"), consts.get("weights"))
+                  if klass == "general" else None)
         return local_update_guarantee(mu=consts["mu"], L=consts["L"], C=consts.get("C", 0.0), D=consts["D"],
                                       theta=_THETA[method], alpha=settings["alpha"], gamma=settings["gamma"],
                                       K=settings["K"], momentum=momentum, function_class=klass,
@@ -170,7 +175,7 @@ class Advice(Result):
 
     @property
     def title(self) -> str:  # type: ignore[override]
-        return f"fedtheory explore tune: {self.method} (class: {_class_text(self.function_class)})"
+        return f"fedtheory explore tune: {self.method} (class: {class_text(self.function_class)})"
 
     def columns(self) -> list[str]:
         return ["rank", "setting", "guaranteed", "rounds", "local steps/round", "floor"]
@@ -185,7 +190,7 @@ class Advice(Result):
         what = {"rounds": "guaranteed ‖x_T − x*‖ after T rounds", "work": "guaranteed ‖x_T − x*‖ within the local work",
                 "eps": "guaranteed rounds to ‖x − x*‖ ≤ eps"}[self.budget["kind"]]
         lines = [f"budget: {self.budget['kind']} = {fmt(self.budget['amount'])}; 'guaranteed' is the {what}, valid for "
-                 f"{_class_text(self.function_class)}; {self.evaluated} settings evaluated"]
+                 f"{class_text(self.function_class)}; {self.evaluated} settings evaluated"]
         if self.message:
             lines.append(self.message)
         lines.append("claims: " + ", ".join(self.claims))
@@ -230,9 +235,12 @@ class Advice(Result):
         ax.legend(loc="best")
 
 
-def _class_text(function_class: str) -> str:
-    from fedtheory.analysis.guarantees import FUNCTION_CLASSES
+def class_text(function_class: str) -> str:
+    """The class of federations a guarantee holds for, in words.
 
+    >>> class_text("d1")
+    'd = 1'
+    """
     return FUNCTION_CLASSES.get(function_class, function_class)
 
 
@@ -302,8 +310,6 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     ...
     ValueError: give exactly one budget (rounds, work or eps), got rounds, eps
     """
-    from fedtheory.analysis.guarantees import FUNCTION_CLASSES
-
     if method not in METHODS:
         check_any_method(method)
         if work is not None or eps is not None:
@@ -341,9 +347,7 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     if weights is not None:
         if clients is None:
             raise ValueError("weights need clients (their number)")
-        from fedtheory.explore.certified import _weights
-
-        consts["weights"] = [float(w) for w in _weights(int(clients), weights)]
+        consts["weights"] = [float(w) for w in certified.client_weights(int(clients), weights)]
     kind = METHODS[method][0]
     evaluated = 0
     if kind == "local-update":
@@ -368,8 +372,6 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     else:
         if consts["delta_A"] is None:
             raise ValueError(f"{method} needs delta_A, the δ_A-SOD constant of the clients (Definition 1 of the sdane paper)")
-        from fedtheory.analysis.guarantees import LOCAL_SOLVERS
-
         base = 2 * max(consts["delta_A"], 1e-12 * mu)
         lams = base * np.geomspace(1.0, 1e4, 4 * int(points))
         if method == "acc-s-dane":
@@ -387,9 +389,7 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     best_value = value[order[0]] if budget == "eps" or not np.isfinite(value[order[0]]) else rows[0]["bound"]
     adv = _advice(method, consts, budget, amount, rows, g, best_value, evaluated, function_class)
     if kind == "local-update" and function_class == "general":
-        from fedtheory.explore.certified import load_table
-
-        table = load_table()
+        table = certified.load_table()
         if table is not None:
             note = _class_message(method, consts, budget, amount, momentum, table, adv)
             if note:
@@ -405,10 +405,8 @@ def _with_certified_points(settings: dict, method: str, consts: dict, momentum: 
         return settings
     if method == "gd":           # gradient descent is K = 1 by definition: no local-step point belongs to it
         return settings
-    from fedtheory.explore.certified import certified_floor_lookup
-
-    lookup = certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"),
-                                    consts.get("weights"))
+    lookup = certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum,
+                                              consts.get("clients"), consts.get("weights"))
     grid = getattr(lookup, "grid", None)
     if not grid:
         return settings
@@ -424,14 +422,11 @@ def _class_message(method: str, consts: dict, budget: str, amount: float, moment
                    adv: Advice) -> str:
     """What the certified table covers for this federation, said in the advice: the default class and plain GD's
     fallback without ``clients``; the certified federations when the given one is not covered."""
-    from fedtheory.explore.certified import (certified_floor_lookup, default_class, federation_tables,
-                                             weights_text)
-
-    lookup = certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"),
-                                    consts.get("weights"))
-    feds = "; ".join(weights_text(f) for f in federation_tables(table))
+    lookup = certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum,
+                                              consts.get("clients"), consts.get("weights"))
+    feds = "; ".join(certified.weights_text(f) for f in certified.federation_tables(table))
     if consts.get("clients") is None:
-        dc = default_class(table)
+        dc = certified.default_class(table)
         if dc is None or lookup is None:
             return (f"certified d ≥ 2 guarantees at K(Θ) > 1 exist for {feds} (give --clients, and --weights for "
                     "unequal ones) at the certified table's points")
@@ -460,8 +455,6 @@ def _attach_lower_bound(adv: Advice, method: str, consts: dict, budget: str, amo
     g = method_guarantee(method, consts, {k: np.array([d1.best[k]]) for k in ("K", "gamma", "alpha")}, momentum)
     if bool(g.valid[0]):
         return
-    from fedtheory.explore.simulation import probe_lower_bound
-
     T = int(amount) if budget == "rounds" else int(min(max(d1.predicted["rounds"], 1), 2000))
     lb = probe_lower_bound(consts, d1.best, T, budget="small")
     adv.lower_bound = {"setting": d1.best, "rounds": T, **lb}
@@ -474,9 +467,6 @@ def _attach_lower_bound(adv: Advice, method: str, consts: dict, budget: str, amo
 
 def _server(method: str, consts: dict, setting: dict, momentum: str) -> dict:
     """The ServerOpt the guarantee assumes: Table 2's (η, β) at the class-wide μ̃, L̃ of the setting."""
-    from fedtheory.analysis.pareto import worst_case_tradeoff
-    from fedtheory.analysis.rates import tuned_server
-
     out = worst_case_tradeoff(consts["mu"], consts["L"], theta=_THETA[method], alpha=setting["alpha"],
                               gamma=setting["gamma"], K=setting["K"], momentum=momentum)
     mu_t, L_t = math.exp(out["log_mu_tilde"][0]), math.exp(out["log_L_tilde"][0])
@@ -492,7 +482,8 @@ def _advice(method, consts, budget, amount, rows, g, best_value, evaluated, func
     if not feasible:
         floors = [r["floor"] for r in rows if math.isfinite(r["floor"])]
         message = (f"no setting has a valid guarantee reaching eps={amount:g}: the smallest guaranteed floor found is "
-                   f"{min(floors):.4g}" if floors else f"no setting has a valid guarantee for {_class_text(function_class)}")
+                   f"{min(floors):.4g}" if floors else
+                   f"no setting has a valid guarantee for {class_text(function_class)}")
     best = rows[0]
     return Advice(method=method, constants=consts, budget={"kind": budget, "amount": amount}, feasible=feasible,
                   best=best["setting"], value=float(best_value),
@@ -694,12 +685,7 @@ def tune_certified(method: str, *, mu: float, L: float, D: float, C: float = 0.0
     n = 2 if clients is None else int(clients)
     if n < 2:
         raise ValueError(f"certificates need clients >= 2, got {clients!r}")
-    p = None
-    if weights is not None:
-        p = np.asarray(weights, dtype=np.float64).ravel()
-        if p.shape != (n,) or not np.all(p > 0) or abs(p.sum() - 1) > 1e-9:
-            raise ValueError(f"weights must be {n} positive numbers summing to 1, got {np.asarray(weights).tolist()}")
-        p = [float(v) for v in p]
+    p = None if weights is None else [float(v) for v in certified.client_weights(n, weights)]
     if method not in fm.names():
         raise ValueError(f"unknown method {method!r}; known: {', '.join(fm.names())}")
     settings = [dict(hyper)] if hyper is not None else list(grid if grid is not None else hyper_grid(method, mu, L))

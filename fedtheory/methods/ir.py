@@ -158,38 +158,65 @@ class ProxSolver:
     """How a client computes prox_{s f_i}(v) = argmin_y s f_i(y) + ½‖y − v‖².
 
     ``kind="exact"``: the exact minimizer. ``kind="gd"``: ``steps`` gradient steps of size ``step_size`` on the
-    prox objective (default 1/(s L + 1), L the clients' smoothness), from the Prox's ``start`` (warm) or from v
-    (cold).
+    prox objective (default 1/(s L + 1), L the clients' smoothness), from the Prox's ``start`` (warm) or from its
+    ``center`` (cold). ``kind="local"``: ``local``, a solver of :mod:`fedtheory.algorithms.local_solvers` (GD,
+    FGM, OGM-G, SGD, Exact, Boundary, ...), on the subproblem F_i(y) = f_i(y) − ⟨ℓ_i, y⟩ + λ/2‖y − c_i‖² with c_i
+    the Prox's ``center``, ℓ_i its ``linear`` term and λ = 1/s, started at c_i and stopped by ``test``
+    (:class:`~fedtheory.algorithms.local_solvers.StabilizedTest`, :class:`~fedtheory.algorithms.local_solvers.DaneTest`,
+    or None for a solver with a fixed number of steps K, which the solver itself insists on): the DANE family's
+    "any local solver that meets the round's accuracy test". It runs on the simulator's step path only and has no
+    PEP.
 
     >>> ProxSolver("gd", steps=5)
-    ProxSolver(kind='gd', steps=5, step_size=None)
+    ProxSolver(kind='gd', steps=5, step_size=None, local=None, test=None)
+    >>> from fedtheory.algorithms.local_solvers import GD, StabilizedTest
+    >>> ProxSolver("local", local=GD(), test=StabilizedTest()).name
+    'gd'
     >>> ProxSolver("newton")
     Traceback (most recent call last):
     ...
-    ValueError: ProxSolver kind must be 'exact' or 'gd', got 'newton'
+    ValueError: ProxSolver kind must be 'exact', 'gd' or 'local', got 'newton'
     """
 
     kind: str = "exact"
     steps: int | None = None
     step_size: float | None = None
+    local: Any = None
+    test: Any = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ("exact", "gd"):
-            raise ValueError(f"ProxSolver kind must be 'exact' or 'gd', got {self.kind!r}")
+        if self.kind not in ("exact", "gd", "local"):
+            raise ValueError(f"ProxSolver kind must be 'exact', 'gd' or 'local', got {self.kind!r}")
         if self.kind == "gd":
             if isinstance(self.steps, bool) or self.steps is None or int(self.steps) != self.steps or self.steps < 1:
                 raise ValueError(f"ProxSolver 'gd' needs an integer number of steps >= 1, got {self.steps!r}")
             if self.step_size is not None and not (math.isfinite(float(self.step_size)) and self.step_size > 0):
                 raise ValueError(f"ProxSolver step_size must be finite and > 0, got {self.step_size!r}")
+        if self.kind == "local":
+            if not callable(getattr(self.local, "solve", None)):
+                raise ValueError("ProxSolver 'local' needs a local solver with a solve(subproblem, test) method "
+                                 f"(fedtheory.algorithms.local_solvers), got {self.local!r}")
+        elif self.local is not None or self.test is not None:
+            raise ValueError(f"ProxSolver {self.kind!r} takes no local solver or test (those are kind 'local')")
+
+    @property
+    def name(self) -> str:
+        """``exact``, ``gd``, or the local solver's own name (``fgm``, ``sgd``, ...)."""
+        return getattr(self.local, "name", type(self.local).__name__) if self.kind == "local" else self.kind
 
 
 @dataclass(frozen=True)
 class Prox:
-    """``out_i = prox_{s f_i}(center_i)`` through ``solver``; ``start``: the inexact solver's first point (a
-    variable: warm start, e.g. the previous prox output) or None (cold start at the centre).
+    """``out_i = prox_{s f_i}(center_i + s ℓ_i)`` = argmin_y f_i(y) − ⟨ℓ_i, y⟩ + ‖y − center_i‖²/(2s) through
+    ``solver``. ``linear``: the variable ℓ (None: 0), e.g. DANE's drift correction ∇f_i(c) − ∇f_S(c);
+    ``start``: the ``"gd"`` solver's first point (a variable: warm start, e.g. the previous prox output) or None
+    (cold start at ``center``). A ``"local"`` solver starts at ``center`` and its test measures ‖y − center‖;
+    with it ``step`` may be ``math.inf`` (λ = 1/s = 0: DANE with λ = 0 and a fixed number of local steps).
 
     >>> Prox("zh", center="v", step=0.1, solver=ProxSolver("gd", steps=3), start="zh").reads
     ('v', 'zh')
+    >>> Prox("xi", center="v", step=0.5, linear="ell").reads
+    ('v', 'ell')
     """
 
     out: str
@@ -197,10 +224,17 @@ class Prox:
     step: Coef
     solver: ProxSolver = ProxSolver()
     start: str | None = None
+    linear: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.solver.kind == "local" and self.start not in (None, self.center):
+            raise ValueError(f"Prox {self.out!r}: a local solver starts at the centre {self.center!r} (its test "
+                             f"measures the distance from it), not at {self.start!r}")
 
     @property
     def reads(self) -> tuple:
-        return (self.center,) if self.start is None or self.solver.kind == "exact" else (self.center, self.start)
+        warm = (self.start,) if self.start is not None and self.solver.kind == "gd" else ()
+        return (self.center,) + warm + ((self.linear,) if self.linear is not None else ())
 
 
 @dataclass(frozen=True)
@@ -227,11 +261,26 @@ class Aggregate:
 
 @dataclass(frozen=True)
 class Scalars:
-    """A host-side update of the scalars: ``fn(scalars) -> dict`` of new or changed scalars (runs where it
-    stands in the round)."""
+    """A host-side update of the scalars where it stands in the round: ``fn(scalars) -> dict`` of new or changed
+    scalars, or, with ``reads`` (variable names), ``fn(scalars, values) -> dict`` where ``values`` maps each read
+    variable to its current value as a host numpy array (server (d,), client (m, d) over the m participating
+    clients): a scalar sequence that adapts to the run, as S-DANE's adaptive λ (Section 5). A round with such an
+    update is not linear in the state (no PEP) and runs on the step path.
 
-    fn: Callable[[Mapping[str, float]], Mapping[str, float]]
+    >>> Scalars(lambda s, v: {"lam": float(abs(v["x"]).max())}, reads=("x",)).adaptive
+    True
+    """
+
+    fn: Callable[..., Mapping[str, float]]
     reads: tuple = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reads", tuple(self.reads))
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether the update reads the state (then it is not a function of the scalars alone)."""
+        return bool(self.reads)
 
 
 @dataclass(frozen=True)
@@ -385,21 +434,31 @@ class Method:
 
     @property
     def linear(self) -> bool:
-        """Whether a round is affine in the state on quadratics (no nonlinear server rule): the condition for
-        the PEP's and the probes' analysis of a round (the spectral path only needs quadratic clients)."""
-        return not any(isinstance(op, ServerMap) for op in self.round)
+        """Whether a round is affine in the state on quadratics (no nonlinear server rule, no scalar update that
+        reads the state, no test-stopped local solver): the condition for the PEP's and the probes' analysis of a
+        round (the spectral path only needs quadratic clients)."""
+        return not any(isinstance(op, ServerMap) or (isinstance(op, Scalars) and op.adaptive)
+                       or (isinstance(op, Prox) and op.solver.kind == "local") for op in self.round)
 
     @property
     def pep_ready(self) -> bool:
-        """Whether every primitive has a PEP counterpart (no nonlinear server rule, no client program)."""
-        return not any(isinstance(op, (ServerMap, ClientProgram)) for op in self.round)
+        """Whether every primitive has a PEP counterpart (a linear round, no client program)."""
+        return self.linear and not any(isinstance(op, ClientProgram) for op in self.round)
+
+    @property
+    def step_only(self) -> bool:
+        """Whether the method runs on the literal path only: a test-stopped local solver (it works on the
+        clients' oracles), or a scalar update that reads the state (host arrays in original coordinates)."""
+        return any((isinstance(op, Prox) and op.solver.kind == "local") or (isinstance(op, Scalars) and op.adaptive)
+                   for op in self.round)
 
     @property
     def exact_prox(self) -> bool:
         return any(isinstance(op, Prox) and op.solver.kind == "exact" for op in self.round)
 
     def local_work(self) -> int:
-        """Local gradient evaluations per participating client per round (a Prox's exact solve counts as 1).
+        """Local gradient evaluations per participating client per round (a Prox's exact solve, or a solve by a
+        test-stopped local solver, counts as 1: the latter's real count is in the run's trace).
 
         >>> from fedtheory.methods import get
         >>> get("scaffold", K=5, gamma=0.1).local_work(), get("fedsplit", s=1.0).local_work()
@@ -412,7 +471,8 @@ class Method:
             elif isinstance(op, LocalSteps):
                 total += op.steps
             elif isinstance(op, Prox):
-                total += 1 if op.solver.kind == "exact" else int(op.solver.steps)
+                # a test-stopped local solver's count varies by round and client: the run's trace records it
+                total += int(op.solver.steps) if op.solver.kind == "gd" else 1
             elif isinstance(op, ClientProgram):
                 total += int(op.program.local_steps)
         return total
@@ -468,11 +528,12 @@ class Method:
             elif isinstance(op, LocalSteps):
                 lines.append(f"  {k}. {', '.join(op.writes)} = {op.steps} local steps from {op.start}")
             elif isinstance(op, Prox):
-                lines.append(f"  {k}. {op.out} = prox(s f_i)({op.center}) [{op.solver.kind}]")
+                centre = op.center if op.linear is None else f"{op.center} + s·{op.linear}"
+                lines.append(f"  {k}. {op.out} = prox(s f_i)({centre}) [{op.solver.name}]")
             elif isinstance(op, Aggregate):
                 lines.append(f"  {k}. {op.out} = aggregate({op.var}, {op.mode})")
             elif isinstance(op, Scalars):
-                lines.append(f"  {k}. scalars update")
+                lines.append(f"  {k}. scalars update" + (f" from {', '.join(op.reads)}" if op.reads else ""))
             elif isinstance(op, ClientProgram):
                 lines.append(f"  {k}. {op.out} = {type(op.program).__name__} message at {op.at}")
             else:

@@ -29,9 +29,16 @@ __all__ = ["local_update", "as_method", "fedavg", "fedprox", "fedsgd", "minibatc
 SERVERS = ("gd", "heavy_ball", "nesterov", "adam")
 
 
-def _solver(solver: Any, steps: Any = None, step_size: Any = None) -> ProxSolver:
+def _solver(solver: Any, steps: Any = None, step_size: Any = None, test: Any = None) -> ProxSolver:
+    """A ProxSolver from a name (``"exact"``, ``"gd"``), a ProxSolver, or a local solver object of
+    :mod:`fedtheory.algorithms.local_solvers` (then stopped by ``test``)."""
     if isinstance(solver, ProxSolver):
         return solver
+    if callable(getattr(solver, "solve", None)):
+        return ProxSolver("local", local=solver, test=test)
+    if test is not None:
+        raise ValueError("an accuracy test goes with a local solver object (GD(), FGM(), ...), not with "
+                         f"solver={solver!r}")
     if solver in (None, "exact"):
         return ProxSolver("exact")
     return ProxSolver(str(solver), steps=steps, step_size=step_size)
@@ -163,47 +170,93 @@ def minibatch_sgd(K: int, eta: float, **server: Any) -> Method:
     return local_update(theta=Theta([1.0 / K] * K), gamma=0.0, eta=eta, name="minibatch-sgd", **server)
 
 
-def _prox_family(name: str, lam: float, solver: Any, steps: Any, step_size: Any) -> tuple[float, ProxSolver]:
-    lam = _positive(lam, f"{name} lam (lambda)")
-    return lam, _solver(solver, steps, step_size)
+def _prox_family(name: str, lam: Any, solver: Any, steps: Any, step_size: Any, test: Any,
+                 allow_zero: bool = False) -> tuple[float, ProxSolver]:
+    sol = _solver(solver, steps, step_size, test)
+    # λ = 0 (no proximal term) is a fixed number of local steps on f_i − ⟨ℓ_i, ·⟩: only a local solver runs it
+    lam = _positive(lam, f"{name} lam (lambda)", allow_zero=allow_zero and sol.kind == "local")
+    return lam, sol
+
+
+def _hyper(sol: ProxSolver, **hyper: Any) -> dict:
+    out = dict(hyper, solver=sol.name)
+    if sol.kind == "local":
+        out["test"] = repr(sol.test)
+    return out
+
+
+def _correction(ops: list, at: str) -> None:
+    """The DANE family's messages at the prox centre: ∇f_i(c), their mean ∇f_S(c) and ℓ_i = ∇f_i(c) − ∇f_S(c)."""
+    ops += [Gradient("gc", at=at, full=True), Aggregate("gbar", "gc"), Combine("ell", (("gc", 1.0), ("gbar", -1.0)))]
 
 
 def dane(lam: float, *, solver: Any = "exact", steps: int | None = None, step_size: float | None = None,
-         control_variate: bool = True) -> Method:
+         control_variate: bool = True, test: Any = None) -> Method:
     r"""DANE (4): x_i = argmin f_i(x) − ⟨∇f_i(x^r) − ∇f_S(x^r), x⟩ + λ/2‖x − x^r‖² = prox_{f_i/λ}(x^r + ℓ_i/λ),
-    x^{r+1} = mean x_i. ``control_variate=False``: FedProx with exact (or solver) local solves.
+    x^{r+1} = mean x_i. ``control_variate=False``: FedProx with exact (or solver) local solves. ``solver``:
+    ``"exact"``, ``"gd"`` (``steps``, ``step_size``) or a local solver of
+    :mod:`fedtheory.algorithms.local_solvers` stopped by ``test`` (then λ = 0 is allowed: K local steps).
 
     >>> dane(2.0).hyper
-    {'lam': 2.0, 'solver': 'exact', 'control_variate': True}
+    {'lam': 2.0, 'control_variate': True, 'solver': 'exact'}
     """
-    lam, sol = _prox_family("DANE", lam, solver, steps, step_size)
+    lam, sol = _prox_family("DANE", lam, solver, steps, step_size, test, allow_zero=True)
     ops: list = []
     if control_variate:
-        ops += [Gradient("gc", at="x", full=True), Aggregate("gbar", "gc"),
-                Combine("ctr", (("x", 1.0), ("gc", 1.0 / lam), ("gbar", -1.0 / lam)))]
-    centre = "ctr" if control_variate else "x"
-    ops += [Prox("xi", center=centre, step=1.0 / lam, solver=sol, start="x"), Aggregate("x", "xi")]
+        _correction(ops, "x")
+    ops += [Prox("xi", center="x", step=1.0 / lam if lam else math.inf, solver=sol,
+                 linear="ell" if control_variate else None), Aggregate("x", "xi")]
     return Method("dane", server=("x",), client=(), init={"x": "x0"}, round=tuple(ops), output="x",
-                  weighting="uniform-view", hyper={"lam": lam, "solver": sol.kind, "control_variate": control_variate},
+                  weighting="uniform-view", hyper=_hyper(sol, lam=lam, control_variate=control_variate),
                   reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4)")
 
 
-def sdane(lam: float, mu: float = 0.0, *, solver: Any = "exact", steps: int | None = None,
-          step_size: float | None = None) -> Method:
+def _adaptive_lambda(rule: Any):
+    """The Scalars update of S-DANE's adaptive λ (Section 5): from round 1 on, λ_r = rule.next(∇f_i(v^{r−1}),
+    ∇f_i(v^r), v^{r−1}, v^r, λ_{r−1}) (the rule: :class:`fedtheory.algorithms.dane.AdaptiveLambda`)."""
+    def update(s, values):
+        lam = s["lam"]
+        if s["round"] >= 1:
+            lam = float(rule.next(values["g_prev"], values["gc"], values["v_prev"], values["v"], lam))
+        return {"lam": lam, "round": s["round"] + 1}
+    return update
+
+
+def sdane(lam: Any, mu: float = 0.0, *, solver: Any = "exact", steps: int | None = None,
+          step_size: float | None = None, test: Any = None) -> Method:
     r"""S-DANE (Algorithm 1): prox centre v^r; x^{r+1} = mean x_i; v^{r+1} = (λv^r + μx^{r+1} − ḡ^{r+1})/(λ + μ).
+
+    ``lam``: λ > 0, or an adaptive rule with ``lam0`` and ``next(G_prev, G, v_prev, v, lam)``
+    (:class:`~fedtheory.algorithms.dane.AdaptiveLambda`; full participation): then λ is a host scalar updated each
+    round from the gradients the clients send at v^r, and the method runs on the step path (no PEP).
 
     >>> sdane(2.0, 0.5).server
     ('x', 'v')
     """
-    lam, sol = _prox_family("S-DANE", lam, solver, steps, step_size)
     mu = _positive(mu, "S-DANE mu", allow_zero=True)
-    ops = (Gradient("gc", at="v", full=True), Aggregate("gbar", "gc"),
-           Combine("ctr", (("v", 1.0), ("gc", 1.0 / lam), ("gbar", -1.0 / lam))),
-           Prox("xi", center="ctr", step=1.0 / lam, solver=sol, start="v"), Gradient("gx", at="xi", full=True),
-           Aggregate("x", "xi"), Aggregate("gxbar", "gx"),
-           Combine("v", (("v", lam / (lam + mu)), ("x", mu / (lam + mu)), ("gxbar", -1.0 / (lam + mu)))))
-    return Method("sdane", server=("x", "v"), client=(), init={"x": "x0", "v": "x0"}, round=ops, output="x",
-                  weighting="uniform-view", hyper={"lam": lam, "mu": mu, "solver": sol.kind},
+    if hasattr(lam, "lam0") and callable(getattr(lam, "next", None)):
+        lam0, sol = _prox_family("S-DANE", lam.lam0, solver, steps, step_size, test)
+        ops: list = [Gradient("gc", at="v", full=True),
+                     Scalars(_adaptive_lambda(lam), reads=("g_prev", "gc", "v_prev", "v")),
+                     Aggregate("gbar", "gc"), Combine("ell", (("gc", 1.0), ("gbar", -1.0))),
+                     Prox("xi", center="v", step=lambda s: 1.0 / s["lam"], solver=sol, linear="ell"),
+                     Gradient("gx", at="xi", full=True), Aggregate("x", "xi"), Aggregate("gxbar", "gx"),
+                     Combine("v_prev", (("v", 1.0),)), Combine("g_prev", (("gc", 1.0),)),
+                     Combine("v", (("v", lambda s: s["lam"] / (s["lam"] + mu)), ("x", lambda s: mu / (s["lam"] + mu)),
+                                   ("gxbar", lambda s: -1.0 / (s["lam"] + mu))))]
+        return Method("sdane", server=("x", "v", "v_prev"), client=("g_prev",),
+                      init={"x": "x0", "v": "x0", "v_prev": "x0", "g_prev": 0.0}, round=tuple(ops), output="x",
+                      scalars={"lam": lam0, "round": 0.0}, weighting="uniform-view", sampling=False,
+                      hyper=_hyper(sol, lam=repr(lam), mu=mu),
+                      reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, Algorithm 1, adaptive λ (Section 5)")
+    lam, sol = _prox_family("S-DANE", lam, solver, steps, step_size, test)
+    ops = []
+    _correction(ops, "v")
+    ops += [Prox("xi", center="v", step=1.0 / lam, solver=sol, linear="ell"), Gradient("gx", at="xi", full=True),
+            Aggregate("x", "xi"), Aggregate("gxbar", "gx"),
+            Combine("v", (("v", lam / (lam + mu)), ("x", mu / (lam + mu)), ("gxbar", -1.0 / (lam + mu))))]
+    return Method("sdane", server=("x", "v"), client=(), init={"x": "x0", "v": "x0"}, round=tuple(ops), output="x",
+                  weighting="uniform-view", hyper=_hyper(sol, lam=lam, mu=mu),
                   reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, Algorithm 1")
 
 
@@ -216,27 +269,25 @@ def _acc_coefficients(lam: float, mu: float):
 
 
 def acc_sdane(lam: float, mu: float = 0.0, *, solver: Any = "exact", steps: int | None = None,
-              step_size: float | None = None) -> Method:
+              step_size: float | None = None, test: Any = None) -> Method:
     r"""Acc-S-DANE (Algorithm 2): A_0 = 0, B_0 = 1, λa² = (A_r + a)B_r, y^r = (A_r x^r + a v^r)/A_{r+1},
     v^{r+1} = (B_r v^r + μa x^{r+1} − a ḡ^{r+1})/B_{r+1}.
 
     >>> acc_sdane(2.0).scalars
     {'A': 0.0, 'B': 1.0}
     """
-    lam, sol = _prox_family("Acc-S-DANE", lam, solver, steps, step_size)
+    lam, sol = _prox_family("Acc-S-DANE", lam, solver, steps, step_size, test)
     mu = _positive(mu, "Acc-S-DANE mu", allow_zero=True)
-    ops = (Scalars(_acc_coefficients(lam, mu)),
-           Combine("y", (("x", lambda s: s["A"] / s["A1"]), ("v", lambda s: s["a"] / s["A1"]))),
-           Gradient("gc", at="y", full=True), Aggregate("gbar", "gc"),
-           Combine("ctr", (("y", 1.0), ("gc", 1.0 / lam), ("gbar", -1.0 / lam))),
-           Prox("xi", center="ctr", step=1.0 / lam, solver=sol, start="y"), Gradient("gx", at="xi", full=True),
-           Aggregate("x", "xi"), Aggregate("gxbar", "gx"),
-           Combine("v", (("v", lambda s: s["B"] / s["B1"]), ("x", lambda s: mu * s["a"] / s["B1"]),
-                         ("gxbar", lambda s: -s["a"] / s["B1"]))),
-           Scalars(lambda s: {"A": s["A1"], "B": s["B1"]}))
-    return Method("acc-sdane", server=("x", "v"), client=(), init={"x": "x0", "v": "x0"}, round=ops, output="x",
-                  scalars={"A": 0.0, "B": 1.0}, weighting="uniform-view",
-                  hyper={"lam": lam, "mu": mu, "solver": sol.kind},
+    ops: list = [Scalars(_acc_coefficients(lam, mu)),
+                 Combine("y", (("x", lambda s: s["A"] / s["A1"]), ("v", lambda s: s["a"] / s["A1"])))]
+    _correction(ops, "y")
+    ops += [Prox("xi", center="y", step=1.0 / lam, solver=sol, linear="ell"), Gradient("gx", at="xi", full=True),
+            Aggregate("x", "xi"), Aggregate("gxbar", "gx"),
+            Combine("v", (("v", lambda s: s["B"] / s["B1"]), ("x", lambda s: mu * s["a"] / s["B1"]),
+                          ("gxbar", lambda s: -s["a"] / s["B1"]))),
+            Scalars(lambda s: {"A": s["A1"], "B": s["B1"]})]
+    return Method("acc-sdane", server=("x", "v"), client=(), init={"x": "x0", "v": "x0"}, round=tuple(ops),
+                  output="x", scalars={"A": 0.0, "B": 1.0}, weighting="uniform-view", hyper=_hyper(sol, lam=lam, mu=mu),
                   reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, Algorithm 2")
 
 
@@ -250,7 +301,7 @@ def fedsplit(s: float, *, solver: Any = "exact", steps: int | None = None, step_
     bounded error and its experiments do not fix the start; both readings are offered.
 
     >>> fedsplit(0.5).round[2]
-    Prox(out='zh', center='v', step=0.5, solver=ProxSolver(kind='exact', steps=None, step_size=None), start=None)
+    Prox(out='zh', center='v', step=0.5, solver=ProxSolver(kind='exact', steps=None, step_size=None, local=None, test=None), start=None, linear=None)
     """
     s = _positive(s, "FedSplit step s")
     sol = _solver(solver, steps, step_size)

@@ -190,13 +190,15 @@ def _interpret(method: Method, state: dict, scalars: dict, oracle: _Oracle, n: i
             s = coef_value(op.step, scalars)
             res = []
             for i in range(n):
-                centre = val(op.center, i)
+                cold = val(op.center, i)
+                # prox_{s f_i}(centre + s ℓ_i): the linear term moves the centre (a local solver never gets here)
+                centre = cold if op.linear is None else _lin((1.0, cold), (s, val(op.linear, i)))
                 if op.solver.kind == "exact":
                     res.append(oracle.prox(i, centre, s * sc[i] * L))
                     continue
                 # gradient descent on s·h_i(y) + ½‖y − v‖² (h_i the client's function), as the simulator runs it
                 eta = float(op.solver.step_size) if op.solver.step_size is not None else 1.0 / (s * Lmax + 1.0)
-                y = centre if op.start is None else val(op.start, i)
+                y = cold if op.start is None else val(op.start, i)
                 for _ in range(int(op.solver.steps)):
                     g = _lin((s * L * sc[i], oracle.grad(i, y)), (1.0, y), (-1.0, centre))
                     y = _lin((1.0, y), (-eta, g))
@@ -693,8 +695,9 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
     mu, L = float(mu), float(L)
     m = _resolve(method, hyper, mu, L)
     if not m.linear:
-        raise ValueError(f"method {m.name!r} has a nonlinear server rule (ServerMap): its round is not a linear "
-                         "combination of points and gradients, so no PEP is written for it")
+        raise ValueError(f"method {m.name!r} has a nonlinear server rule (ServerMap), a scalar update that reads the "
+                         "state or a test-stopped local solver: its round is not a linear combination of points and "
+                         "gradients, so no PEP is written for it")
     w = m.aggregation_weights(pp)
     sc = pp * n if m.weighting == "uniform-view" else np.ones(n)
     het = "C" if zeta is None else "zeta"

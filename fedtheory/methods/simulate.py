@@ -62,7 +62,10 @@ class History:
     ``x`` (rounds + 1, d): the server iterate (the method's ``output``; for FedSplit the weighted average x̄ of
     the z_j); ``comm_rounds``: t; ``oracle_calls``: cumulative local gradient evaluations (an exact prox
     counts one); ``state``: the final state (server and client variables); ``scalars``: the final host
-    scalars (the two continue a run: ``run(..., state=h.state, scalars=h.scalars)``). Derived fields are computed on
+    scalars (the two continue a run: ``run(..., state=h.state, scalars=h.scalars)``); ``trace`` (with
+    ``simulate(..., trace=True)``): one dict per round, ``clients`` (the participants), ``server`` (the server
+    state after the round, numpy), ``scalars`` (after the round) and ``prox`` (each test-stopped local solve by
+    its output's name: ``subproblem`` and ``result``, see :mod:`fedtheory.algorithms.local_solvers`). Derived fields are computed on
     request from the federation: ``x_star`` (argmin f), ``dist`` (‖x_t − x*‖), ``loss`` (f(x_t)),
     ``grad_norm`` (‖∇f(x_t)‖).
 
@@ -84,6 +87,7 @@ class History:
     backend: str = "numpy"
     device: str | None = None
     federation: Any = field(default=None, repr=False)
+    trace: list | None = field(default=None, repr=False)
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -367,6 +371,51 @@ class _StepSpace(_Space):
         return float(self.be.to_numpy(self._quad[0]).max())
 
 
+class _OracleSpace(_StepSpace):
+    """The literal path on :class:`~fedtheory.problems.clients.ClientOracles` (numpy): the DANE family's clients
+    f̃_i = n p_i f_i with weights 1/n (the uniform view), the only view in which the oracles serve them; what a
+    test-stopped local solver (``ProxSolver("local", ...)``) works on."""
+
+    def __init__(self, oracles: Any, method: Method, be) -> None:
+        if be.name != "numpy":
+            raise ValueError("client oracles (and test-stopped local solvers) run on the numpy backend")
+        if method.weighting != "uniform-view":
+            raise ValueError(f"method {method.name!r} weighs clients by p; client oracles serve the uniform view "
+                             "n p_i f_i with weights 1/n (weighting='uniform-view'): run it on the federation")
+        self.fed, self.be = oracles, be
+        self.n, self.d = int(oracles.n), int(oracles.d)
+        self.p_agg = np.full(self.n, 1.0 / self.n)
+        self.scale_host = np.ones(self.n)
+        self.scale = self.scale_host
+        self.unit_scale = True
+        self.finite_sum = False
+        self.all_rows = np.arange(self.n)
+        self.batch: Any = None
+        self.rng: Any = None
+        self.rounds = 0
+        self._gram = self._residual_weights = self._c_hat = None
+        self._sample_space_ops: dict = {}
+
+    def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False, factor: float = 1.0) -> Any:
+        if Y.ndim == 1:                                # every client at the same point (local steps' first)
+            Y = np.broadcast_to(Y, (int(idx_host.shape[0]), self.d))
+        g = self.fed.grads(Y, idx_host)
+        return g if factor == 1.0 else factor * g
+
+    def prox_exact(self, V_in: Any, s: float, rows: Any) -> Any:
+        X = self.fed.prox(V_in, np.zeros_like(V_in), 1.0 / s, self.all_rows[rows])
+        if X is None:
+            raise ValueError(f"an exact prox needs a closed form; {type(self.fed).__name__} has none: give the "
+                             "method a local solver")
+        return X
+
+    def program_message(self, op: ClientProgram, y: Any, rows: Any, idx_host: np.ndarray) -> Any:
+        raise ValueError("client programs run on a QuadraticFederation or a FiniteSumFederation, not on oracles")
+
+    def smoothness(self) -> float:
+        return float(np.max(self.fed.L_i))
+
+
 class _SpectralSpace(_Space):
     """Client values in each client's eigenbasis: every primitive is elementwise in the eigenvalues."""
 
@@ -506,6 +555,11 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
     """
     if path not in PATHS:
         raise ValueError(f"path must be one of {PATHS}, got {path!r}")
+    if method.step_only:
+        if path == "spectral":
+            raise ValueError(f"method {method.name!r} has a test-stopped local solver or a scalar update that reads "
+                             "the state: it runs on the step path only")
+        return "step"
     if path == "spectral":
         if not _spectral_capable(federation):
             raise ValueError(f"the spectral path needs quadratic (or least-squares) clients, got "
@@ -535,8 +589,14 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
 def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str = "auto", backend: Any = "numpy",
              device: Any = None, seed: Any = None, batch_size: int | None = None,
              clients_per_round: int | None = None, client_sampling: str = "without_replacement",
-             state: dict | None = None, scalars: dict | None = None) -> History:
+             state: dict | None = None, scalars: dict | None = None, trace: bool = False,
+             until: Any = None) -> History:
     """Run ``rounds`` rounds of ``method`` on ``federation`` from ``x0`` (see :func:`fedtheory.methods.run`).
+
+    ``federation`` may also be :class:`~fedtheory.problems.clients.ClientOracles` (the uniform view; step path,
+    numpy); a method with a test-stopped local solver runs on the oracles of the federation it is given.
+    ``trace``: record each round in ``History.trace``. ``until``: a function of the output (numpy (d,)) checked
+    before each round; the run stops early when it returns True (``History`` then has fewer rounds).
 
     ``state``: start from this state instead of the method's ``init`` (a dict giving every state variable:
     server ones shape (d,), client ones (n, d), in the original coordinates); ``x0`` is then only the shape.
@@ -551,12 +611,21 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
         raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
     rounds = int(rounds)
-    if not (hasattr(federation, "p") and (hasattr(federation, "batched_grads") or _is_quadratic(federation))):
-        raise ValueError(f"federation must be a QuadraticFederation or a FiniteSumFederation, "
+    from fedtheory.problems.clients import ClientOracles, client_oracles
+
+    given_oracles = isinstance(federation, ClientOracles)
+    if not given_oracles and not (hasattr(federation, "p") and (hasattr(federation, "batched_grads")
+                                                                or _is_quadratic(federation))):
+        raise ValueError(f"federation must be a QuadraticFederation, a FiniteSumFederation or ClientOracles, "
                          f"got {type(federation).__name__}")
-    chosen = choose_path(method, federation, rounds, path, batch_size=batch_size, clients_per_round=clients_per_round)
+    if given_oracles and path == "spectral":
+        raise ValueError("client oracles run on the step path only")
+    chosen = "step" if given_oracles else choose_path(method, federation, rounds, path, batch_size=batch_size,
+                                                      clients_per_round=clients_per_round)
     be = get_backend(backend, device=device)
-    if chosen == "spectral":
+    if given_oracles or any(isinstance(op, Prox) and op.solver.kind == "local" for op in method.round):
+        space = _OracleSpace(federation if given_oracles else client_oracles(federation), method, be)
+    elif chosen == "spectral":
         # least-squares clients run through their quadratic: the same gradients, so the same iterates
         space = _SpectralSpace(federation if _is_quadratic(federation) else federation.to_quadratic(), method, be)
     else:
@@ -634,11 +703,15 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     if sampler.M is None:                              # full participation: the same clients and weights every round
         frame.idx_host, frame.rows = np.arange(n), space.all_rows
         frame.w = frame.w_sum = be.asarray(space.p_agg)
-    frame.scalars = scalars
+    frame.scalars, frame.rng = scalars, rng
     # one dict holds the state and this round's server values: a read before a write sees the previous round's
     # value, a temporary is always written before it is read (Method checks), so nothing needs copying per round
     frame.env = env = state
-    for _ in range(rounds):
+    rounds_trace: list | None = [] if trace else None
+    for r in range(rounds):
+        if until is not None and until(_to_numpy(xs[-1])):
+            break
+        frame.round = r
         if sampler.M is not None:
             idx_host, w_host = sampler.draw(rng, space.p_agg)
             frame.idx_host = idx_host = np.asarray(idx_host)
@@ -646,6 +719,7 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
             frame.w = be.asarray(w_host)
             frame.w_sum = be.asarray(space.p_agg[idx_host])
         frame.local = {}                               # client values of this round's sampled rows
+        frame.solves = {}                              # this round's test-stopped local solves (for the trace)
         for run_op in ops:
             run_op(frame)
         for v in written:
@@ -655,24 +729,29 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
                 env[v] = _scatter(be, env[v], frame.rows, frame.local[v])
         xs.append(output(env))
         calls.append(calls[-1] + work * int(frame.idx_host.shape[0]))
+        if rounds_trace is not None:
+            rounds_trace.append({"clients": np.asarray(frame.idx_host), "prox": frame.solves,
+                                 "server": {v: _to_numpy(env[v]) for v in method.server},
+                                 "scalars": {k: float(v) for k, v in scalars.items()}})
     state = {v: env[v] for v in method.server + method.client}
     X = be.stack(xs)
-    t = np.arange(rounds + 1, dtype=np.int64)
+    t = np.arange(len(xs), dtype=np.int64)
     final = {v: state[v] for v in method.server}
     for v in method.client:
         final[v] = state[v] if chosen == "step" else be.matmul(space.V, state[v][..., None])[..., 0]
     return History(x=X, comm_rounds=t, oracle_calls=np.asarray(calls, dtype=np.int64), state=final,
                    scalars={k: float(v) for k, v in scalars.items() if k in method.scalars}, method=method,
                    path=chosen, backend=be.name, device=None if be.device is None else str(be.device),
-                   federation=federation)
+                   federation=federation, trace=rounds_trace)
 
 
 class _Frame:
     """What one round's compiled operations share: the state and server values (``env``), this round's client
     values of the sampled rows (``local``; a server value read in client scope is cached there as its broadcast),
-    the sampled rows and their weights, and the host scalars."""
+    the sampled rows and their weights, the host scalars, the run's generator, the round's index and its
+    test-stopped local solves (``solves``, for the trace)."""
 
-    __slots__ = ("env", "local", "rows", "idx_host", "w", "w_sum", "scalars")
+    __slots__ = ("env", "local", "rows", "idx_host", "w", "w_sum", "scalars", "rng", "round", "solves")
 
 
 def _coef_reader(c: Any) -> Callable[[dict], float]:
@@ -797,11 +876,23 @@ def _compile_op(op: Any, method: Method, space: Any, sampled: bool, reader: Call
         return local_steps
     if isinstance(op, Prox):
         step, centre = _coef_reader(op.step), reader(op.center)
+        linear = reader(op.linear) if op.linear is not None else None
         start = reader(op.start) if op.start is not None else centre
         out = op.out
+        if op.solver.kind == "local":
+            def prox_local(fr: _Frame) -> None:
+                fr.local[out], fr.solves[out] = _local_prox(space, op.solver, centre(fr),
+                                                            linear(fr) if linear is not None else None,
+                                                            step(fr.scalars), fr.idx_host, fr.round, fr.rng)
+            return prox_local
+
+        def shifted(fr: _Frame, s: float) -> Any:
+            # prox_{s f_i}(centre + s ℓ_i): the linear term moves the centre (a cold start stays at the centre)
+            return centre(fr) if linear is None else centre(fr) + s * linear(fr)
         if op.solver.kind == "exact":
             def prox_exact(fr: _Frame) -> None:
-                fr.local[out] = space.prox_exact(centre(fr), step(fr.scalars), fr.rows)
+                s = step(fr.scalars)
+                fr.local[out] = space.prox_exact(shifted(fr, s), s, fr.rows)
             return prox_exact
         smoothness: list = []                          # the clients' L, computed on first use
 
@@ -814,7 +905,7 @@ def _compile_op(op: Any, method: Method, space: Any, sampled: bool, reader: Call
             else:
                 eta = float(op.solver.step_size)
             # gradient descent on s f_i(y) + ½‖y − v‖²: local steps with f scaled by s, α = 1, anchor v
-            fr.local[out] = _inexact_prox(space, start(fr), centre(fr), s, eta, int(op.solver.steps), fr.rows,
+            fr.local[out] = _inexact_prox(space, start(fr), shifted(fr, s), s, eta, int(op.solver.steps), fr.rows,
                                           fr.idx_host)
         return prox_inexact
     if isinstance(op, Aggregate):
@@ -830,6 +921,14 @@ def _compile_op(op: Any, method: Method, space: Any, sampled: bool, reader: Call
             fr.local[out] = space.program_message(op, fr.env[at], fr.rows, fr.idx_host)
         return client_program
     if isinstance(op, Scalars):
+        if op.adaptive:                                # host arrays of what the update reads
+            reads = [(v, method.scope(v) == "server", reader(v)) for v in op.reads]
+
+            def update_scalars_adaptive(fr: _Frame) -> None:
+                values = {v: _to_numpy(fr.env[v] if on_server else read(fr)) for v, on_server, read in reads}
+                fr.scalars.update(op.fn(fr.scalars, values))
+            return update_scalars_adaptive
+
         def update_scalars(fr: _Frame) -> None:
             fr.scalars.update(op.fn(fr.scalars))
         return update_scalars
@@ -852,6 +951,19 @@ def _inexact_prox(space: Any, start: Any, centre: Any, s: float, eta: float, ste
     for _ in range(steps):
         Y = Y - eta * (s * space.grad(Y, rows, idx_host) + (Y - centre))
     return Y
+
+
+def _local_prox(space: Any, solver: Any, centre: Any, linear: Any, s: float, idx_host: np.ndarray, r: int,
+                rng: Any) -> tuple[Any, dict]:
+    """A test-stopped local solve of F_i(y) = f̃_i(y) − ⟨ℓ_i, y⟩ + λ/2‖y − c_i‖², λ = 1/s (0 for s = ∞), by the
+    solver of ``ProxSolver("local", ...)`` on the clients' oracles: its point and its record for the trace."""
+    from fedtheory.algorithms.local_solvers import Subproblem
+
+    lam = 0.0 if s == np.inf else 1.0 / s
+    lin = np.zeros_like(centre) if linear is None else linear
+    sub = Subproblem(space.fed, idx_host, centre, lin, lam, r=r, rng=rng)
+    res = solver.local.solve(sub, solver.test)
+    return res.X, {"subproblem": sub, "result": res}
 
 
 def _scatter(be, full: Any, rows: Any, values: Any) -> Any:

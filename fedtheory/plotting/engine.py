@@ -410,20 +410,32 @@ def run_figures(figures: Iterable[Figure], *, out_dir: str | os.PathLike = "out/
 
 @contextlib.contextmanager
 def _manifest_lock(out: Path):
-    """An exclusive lock on ``out/.manifest.lock`` (POSIX ``flock``): runs writing into one directory
-    merge their manifests one after another, so none loses another's entries."""
+    """An exclusive lock on the directory ``out`` itself (POSIX ``flock`` on its descriptor): runs writing
+    into one directory merge their manifests one after another, so none loses another's entries, and no
+    lock file is left among the figures.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with _manifest_lock(d):
+    ...     pass
+    >>> list(d.iterdir())
+    []
+    """
     out.mkdir(parents=True, exist_ok=True)
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock, merge-on-write only
         yield
         return
-    with open(out / ".manifest.lock", "a") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    fd = os.open(out, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def _write_manifest(out: Path, new: list[dict]) -> list[dict]:

@@ -128,17 +128,43 @@ def _draw_bars(ax: Any, bars: list[tuple[dict, str]]) -> None:
     ax.set_xticklabels(categories)
 
 
-def _draw_panel(ax: Any, p: dict) -> None:
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def series_styles(panels: list[dict]) -> list[list[tuple[str, str]]]:
+    """``(colour, linestyle)`` of every series, panel by panel: one label keeps one style in every panel
+    (the same method reads the same across panels), and different labels never share one: past the
+    colour cycle the line style changes too. An unlabelled series gets a style of its own.
+
+    >>> panels = [{"series": [{"label": "a"}, {"label": "b"}]}, {"series": [{"label": "b"}, {"label": "c"}]}]
+    >>> styles = series_styles(panels)
+    >>> styles[0][1] == styles[1][0], len({s for panel in styles for s in panel})
+    (True, 3)
+    """
+    colors = [c["color"] for c in _color_cycle()]
+    assigned: dict[str, tuple[str, str]] = {}
+    out = []
+    for i, p in enumerate(panels):
+        row = []
+        for k, s in enumerate(p["series"]):
+            key = s["label"] or f"\0unlabelled {i} {k}"
+            if key not in assigned:
+                n = len(assigned)
+                assigned[key] = (colors[n % len(colors)], LINESTYLES[(n // len(colors)) % len(LINESTYLES)])
+            row.append(assigned[key])
+        out.append(row)
+    return out
+
+
+def _draw_panel(ax: Any, p: dict, styles: list[tuple[str, str]]) -> None:
     # Scales first: setting a scale resets tick locators, which would drop the bar labels.
     ax.set_xscale(p.get("xscale", "linear"))
     ax.set_yscale(p.get("yscale", "linear"))
-    colors = [c["color"] for c in _color_cycle()]
     bars = []
-    for k, s in enumerate(p["series"]):
-        color = colors[k % len(colors)]
+    for s, (color, linestyle) in zip(p["series"], styles):
         label = s["label"] or None
         if s["type"] == "line":
-            ax.plot(_floats(s["x"]), _floats(s["y"]), label=label, color=color)
+            ax.plot(_floats(s["x"]), _floats(s["y"]), label=label, color=color, linestyle=linestyle)
         elif s["type"] == "scatter":
             ax.scatter(_floats(s["x"]), _floats(s["y"]), label=label, color=color, s=12)
         elif s["type"] == "hist":
@@ -165,13 +191,7 @@ def _color_cycle() -> list:
 
 
 def render_json(data: dict, png_path: str | os.PathLike) -> None:
-    """Draw the PNG of a figure from its figure JSON ``data`` alone; write it atomically.
-
-    One subplot per panel (a row, or a grid of up to three columns), the figure id as title, a
-    legend where series are labelled, and -- when ``data["substitute"]`` is a sentence -- a
-    visible note ``Substitute data: ...`` under the plots. ``hist`` series draw ``y`` counts
-    over ``x`` bin edges; ``bar`` series draw ``y`` heights over ``x`` labels, side by side.
-    Raises ValueError when ``data`` is malformed (unknown series type, mismatched lengths).
+    """Draw the PNG of a figure from its figure JSON ``data`` alone (:func:`draw`); write it atomically.
 
     >>> import os, tempfile
     >>> doc = {"id": "demo/figure-2", "substitute": "synthetic Gaussian data stands in for CIFAR-10.",
@@ -182,6 +202,43 @@ def render_json(data: dict, png_path: str | os.PathLike) -> None:
     >>> render_json(doc, png); os.path.getsize(png) > 0
     True
     """
+    fig = draw(data)
+    from fedtheory.sweep import atomic_writer
+
+    with atomic_writer(png_path, "wb") as fh:
+        # No "Software" entry and no timestamp: the bytes depend on the JSON only.
+        fig.savefig(fh, format="png", dpi=DPI, metadata={"Software": None})
+
+
+def _footer(data: dict, wrap: int) -> list[tuple[str, dict]]:
+    """The text under the plots: the caption, then (when there is one) the substitute-data note."""
+    lines = []
+    if str(data.get("caption") or "").strip():
+        lines.append((textwrap.fill(str(data["caption"]).strip(), wrap), {"color": "#1b1f24"}))
+    if data.get("substitute"):
+        sentence = data["substitute"]
+        # the sentence may already open with the label (fedtheory.problems.datasets.substitute_sentence does)
+        if not sentence.lower().startswith("substitute"):
+            sentence = "Substitute data: " + sentence
+        lines.append((textwrap.fill(sentence, wrap), {"style": "italic", "color": "#8b0000"}))
+    return lines
+
+
+def draw(data: dict) -> Any:
+    """The matplotlib ``Figure`` of a figure JSON (on the Agg canvas, never pyplot).
+
+    One subplot per panel (a row, or a grid of up to three columns), the figure id as title, a
+    legend where series are labelled, one style per series label across panels
+    (:func:`series_styles`), and under the plots the caption and -- when ``data["substitute"]`` is a
+    sentence -- a visible note ``Substitute data: ...``. ``hist`` series draw ``y`` counts
+    over ``x`` bin edges; ``bar`` series draw ``y`` heights over ``x`` labels, side by side.
+    Raises ValueError when ``data`` is malformed (unknown series type, mismatched lengths).
+
+    >>> doc = {"id": "demo/figure-3", "caption": "Rounds against K.", "substitute": None,
+    ...        "panels": [{"series": [{"label": "a", "type": "line", "x": [1, 2], "y": [1, 2]}]}]}
+    >>> [t.get_text() for t in draw(doc).texts]
+    ['demo/figure-3', 'Rounds against K.']
+    """
     check_document(data)
     # Imported here so that importing fedtheory.plotting stays cheap and never picks a backend.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -191,15 +248,10 @@ def render_json(data: dict, png_path: str | os.PathLike) -> None:
     ncols = min(len(panels), MAX_COLUMNS)
     nrows = math.ceil(len(panels) / ncols)
     width, height = PANEL_SIZE[0] * ncols, PANEL_SIZE[1] * nrows
-    note = None
-    if data.get("substitute"):
-        wrap = max(40, int(width * 14))  # ~14 characters per inch at the note's font size
-        sentence = data["substitute"]
-        # the sentence may already open with the label (fedtheory.problems.datasets.substitute_sentence does)
-        if not sentence.lower().startswith("substitute"):
-            sentence = "Substitute data: " + sentence
-        note = textwrap.fill(sentence, wrap)
-    note_in = 0.0 if note is None else 0.25 + 0.18 * note.count("\n")
+    footer = _footer(data, wrap=max(40, int(width * 14)))   # ~14 characters per inch at the footer's font size
+    line_in = 0.18   # inches per line of 9-point text
+    heights = [0.1 + line_in * (text.count("\n") + 1) for text, _ in footer]
+    note_in = (0.1 + sum(heights)) if footer else 0.0
     height += note_in
 
     fig = MplFigure(figsize=(width, height), dpi=DPI, layout="constrained")
@@ -207,16 +259,13 @@ def render_json(data: dict, png_path: str | os.PathLike) -> None:
     bottom = note_in / height
     fig.get_layout_engine().set(rect=(0.0, bottom, 1.0, 1.0 - bottom))
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-    for ax, p in zip(axes, panels):
-        _draw_panel(ax, p)
+    for ax, p, styles in zip(axes, panels, series_styles(panels)):
+        _draw_panel(ax, p, styles)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(str(data.get("id", "")))
-    if note is not None:
-        fig.text(0.01, bottom / 2, note, ha="left", va="center", fontsize=9, style="italic", color="#8b0000")
-
-    from fedtheory.sweep import atomic_writer
-
-    with atomic_writer(png_path, "wb") as fh:
-        # No "Software" entry and no timestamp: the bytes depend on the JSON only.
-        fig.savefig(fh, format="png", dpi=DPI, metadata={"Software": None})
+    top = note_in - 0.1   # inches above the bottom edge where the footer starts
+    for (text, style), h in zip(footer, heights):
+        fig.text(0.01, top / height, text, ha="left", va="top", fontsize=9, **style)
+        top -= h
+    return fig

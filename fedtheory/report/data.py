@@ -12,10 +12,32 @@ builds. Fields other branches of the contract add (negative controls, readings, 
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
+from typing import Any
 
 from fedtheory.claims.core import STATUSES
 from fedtheory.content import UsageError
+
+# A measured value longer than this is folded on the site (shown whole, never cut).
+MAX_VALUE_CHARS = 400
+
+
+def fmt(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
+    """A measured value as short text: floats to 6 significant digits, other values as compact JSON.
+
+    >>> fmt(0.123456789), fmt(3), fmt([1, 2]), fmt(None), fmt(True)
+    ('0.123457', '3', '[1, 2]', 'null', 'true')
+    """
+    if isinstance(value, float):
+        return f"{value:.6g}" if math.isfinite(value) else str(value)
+    if isinstance(value, (bool, type(None))) or not isinstance(value, (int, str)):
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    else:
+        text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "… (cut; full value in check.json)"
+
 
 # Statuses the growing contract adds (DESIGN.md, "Growing the contract"); shown after the engine's own.
 LATER_STATUSES = ("not-reproduced", "reading-dependent")
@@ -177,6 +199,68 @@ def run_inventory(claims: list) -> dict:
         if inventory is not None:
             out[claim.paper] = {str(label): entry if isinstance(entry, str) else [str(i) for i in entry]
                                 for label, entry in inventory.items()}
+    return out
+
+
+#: the fields of a paper's metadata the check JSON keeps (check.schema.json, ``papers``)
+PAPER_FIELDS = ("title", "authors", "venue", "arxiv", "citation")
+
+
+def paper_metadata(paper: Any) -> dict | None:
+    """A content's ``PAPER`` as ``{title, authors, venue, arxiv}`` (the fields it gives), or None.
+
+    ``PAPER`` is a dict with those keys, or a citation line ending in ``(arXiv:ID)``.
+
+    >>> paper_metadata({"key": "x", "title": "On X", "arxiv": "2103.05032", "authors": "A, B"})
+    {'title': 'On X', 'authors': 'A, B', 'arxiv': '2103.05032'}
+    >>> paper_metadata("A & B, On X (arXiv:2407.07084)")
+    {'citation': 'A & B, On X', 'arxiv': '2407.07084'}
+    >>> paper_metadata(None) is None
+    True
+    """
+    if isinstance(paper, dict):
+        meta = {k: str(paper[k]) for k in PAPER_FIELDS if paper.get(k)}
+        return meta or None
+    if isinstance(paper, str) and paper.strip():
+        found = re.search(r"\s*\(?arXiv:\s*([\w./-]+?)\)?\s*$", paper.strip())
+        if found is None:
+            return {"citation": paper.strip()}
+        return {"citation": paper.strip()[:found.start()].rstrip(" ,;"), "arxiv": found.group(1)}
+    return None
+
+
+def run_papers(claims: list) -> dict:
+    """``{paper: metadata}`` from the ``PAPER`` of the content the claims came from (:func:`paper_metadata`):
+    the paper's file ``<paper>.py`` beside the claim's file, or the ``__init__.py`` of a paper package.
+
+    >>> import tempfile, pathlib
+    >>> from fedtheory.content import load_claims
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "demo.py").write_text('''
+    ... from fedtheory.claims.core import claim
+    ... PAPER = {"title": "A demo", "authors": "Ada", "arxiv": "2401.00001"}
+    ... @claim(id="demo/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric")
+    ... def lemma_1(ctx):
+    ...     return ctx.verified()
+    ... ''')
+    >>> run_papers(load_claims([str(d)]))
+    {'demo': {'title': 'A demo', 'authors': 'Ada', 'arxiv': '2401.00001'}}
+    """
+    from fedtheory.content import load_module
+
+    out: dict[str, dict] = {}
+    for claim in claims:
+        if claim.paper in out or not claim.source:
+            continue
+        source = Path(claim.source)
+        homes = [source.with_name(f"{claim.paper}.py")]
+        if source.parent.name == claim.paper:   # a paper package, split by the paper's sections
+            homes.append(source.parent / "__init__.py")
+        for home in homes:
+            meta = paper_metadata(getattr(load_module(home), "PAPER", None)) if home.is_file() else None
+            if meta is not None:
+                out[claim.paper] = meta
+                break
     return out
 
 

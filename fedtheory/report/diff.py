@@ -8,7 +8,8 @@ claim's tolerance, read from the new run's ``evidence.tolerance``:
   it is absolute or relative; this reads it as both, the looser of the two);
 - a dict: the entry named like the key, else ``absolute``/``abs``/``atol`` (absolute), else
   ``relative``/``rel``/``rtol`` (relative to ``max(|old|, |new|)``), else its only number (as above);
-- no numeric tolerance: the value is not compared, and the diff counts it as ``uncompared``.
+- no numeric tolerance: the value is not judged; the diff lists it under ``uncompared`` (named, with
+  both values), so a reader sees what changed and can judge it.
 
 >>> old = {"claims": [{"id": "a/l-1", "status": "verified", "evidence": {"measured": {"worst_ratio": 0.5}, "tolerance": 1e-3}},
 ...                   {"id": "a/l-2", "status": "verified"}]}
@@ -24,6 +25,7 @@ import math
 from typing import Any
 
 from fedtheory.claims.runner import key_measured_name
+from fedtheory.report.data import fmt
 
 
 def _number(value: Any) -> float | None:
@@ -70,7 +72,8 @@ def diff_runs(old: dict, new: dict) -> dict:
     """``{added, removed, status, moved, uncompared, compared}`` between two check JSONs (old = baseline).
 
     ``status``: ``[{id, old, new, expect}]``; ``moved``: ``[{id, key, old, new, threshold}]`` for claims
-    whose status did not change; ``compared``: how many claims both runs hold.
+    whose status did not change; ``uncompared``: ``[{id, key, old, new}]``, key values that changed
+    with no numeric tolerance to judge them; ``compared``: how many claims both runs hold.
 
     >>> old = {"claims": [{"id": "a/l-1", "status": "verified", "expect": "verified"}]}
     >>> new = {"claims": [{"id": "a/l-1", "status": "refuted", "expect": "verified"}]}
@@ -80,7 +83,7 @@ def diff_runs(old: dict, new: dict) -> dict:
     old_by = {r["id"]: r for r in old.get("claims", [])}
     new_by = {r["id"]: r for r in new.get("claims", [])}
     out: dict = {"added": [i for i in new_by if i not in old_by], "removed": [i for i in old_by if i not in new_by],
-                 "status": [], "moved": [], "uncompared": 0, "compared": 0}
+                 "status": [], "moved": [], "uncompared": [], "compared": 0}
     for cid, n in new_by.items():
         o = old_by.get(cid)
         if o is None:
@@ -92,13 +95,15 @@ def diff_runs(old: dict, new: dict) -> dict:
         key, new_value = key_value(n)
         old_value = ((o.get("evidence") or {}).get("measured") or {}).get(key) if key is not None else None
         a, b = _number(old_value), _number(new_value)
+        unjudged = {"id": cid, "key": key, "old": old_value, "new": new_value}
         if a is None or b is None:
             if key is not None and old_value != new_value:
-                out["uncompared"] += 1
+                out["uncompared"].append(unjudged)
             continue
         limit = threshold((n.get("evidence") or {}).get("tolerance"), key, a, b)
         if limit is None:
-            out["uncompared"] += a != b
+            if a != b:
+                out["uncompared"].append(unjudged)
         elif abs(b - a) > limit:
             out["moved"].append({"id": cid, "key": key, "old": a, "new": b, "threshold": limit})
     return out
@@ -120,15 +125,19 @@ def render_diff(diff: dict, console: Any, baseline: str = "baseline", limit: int
     >>> from rich.console import Console
     >>> c = Console(record=True, width=100, file=io.StringIO())
     >>> render_diff({"added": ["a/l-3"], "removed": [], "status": [{"id": "a/l-1", "old": "verified", "new": "refuted",
-    ...              "expect": "verified"}], "moved": [], "uncompared": 0, "compared": 1}, c, "old.json")
+    ...              "expect": "verified"}], "moved": [], "compared": 2,
+    ...              "uncompared": [{"id": "a/l-2", "key": "gap", "old": 0.5, "new": 0.25}]}, c, "old.json")
     >>> print(c.export_text().strip())
-    changes since old.json (1 claims in both runs):
+    changes since old.json (2 claims in both runs):
       status a/l-1: verified -> refuted (expect verified)
       added a/l-3
+    1 key values changed without a numeric tolerance to judge them:
+      changed a/l-2: gap 0.5 -> 0.25 (no numeric tolerance)
     """
     head = f"changes since {baseline} ({diff['compared']} claims in both runs)"
     if not has_changes(diff):
-        console.print(f"{head}: none" + _uncompared(diff), highlight=False, markup=False, soft_wrap=True)
+        console.print(f"{head}: none", highlight=False, markup=False, soft_wrap=True)
+        _print_uncompared(diff, console, limit)
         return
     console.print(f"{head}:", highlight=False, markup=False, soft_wrap=True)
     lines = [f"  status {s['id']}: {s['old']} -> {s['new']} (expect {s['expect']})" for s in diff["status"]]
@@ -142,10 +151,21 @@ def render_diff(diff: dict, console: Any, baseline: str = "baseline", limit: int
             lines.append(f"  ... {len(ids) - limit} more {kind} (fedtheory report --baseline lists them all)")
     for line in lines:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
-    if diff["uncompared"]:
-        console.print(_uncompared(diff).strip(" ;"), highlight=False, markup=False, soft_wrap=True)
+    _print_uncompared(diff, console, limit)
 
 
-def _uncompared(diff: dict) -> str:
-    n = diff["uncompared"]
-    return f"; {n} key values changed without a numeric tolerance to judge them" if n else ""
+def _print_uncompared(diff: dict, console: Any, limit: int) -> None:
+    """The key values that changed with no numeric tolerance to judge them, each named with both values."""
+
+    unjudged = diff["uncompared"]
+    if not unjudged:
+        return
+    console.print(f"{len(unjudged)} key values changed without a numeric tolerance to judge them:",
+                  highlight=False, markup=False, soft_wrap=True)
+    for u in unjudged[:limit]:
+        console.print(f"  changed {u['id']}: {u['key']} {fmt(u['old'])} -> {fmt(u['new'])} "
+                      f"(no numeric tolerance)", highlight=False, markup=False, soft_wrap=True)
+    if len(unjudged) > limit:
+        console.print(f"  ... {len(unjudged) - limit} more (fedtheory report --baseline lists them all)",
+                      highlight=False, markup=False, soft_wrap=True)
+

@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from typing import Any
 
 from fedtheory import __version__
 from fedtheory.claims.core import EXPECTS
-from fedtheory.report.data import controlled_share, paper_of, papers, statuses
+from fedtheory.report.data import MAX_VALUE_CHARS, controlled_share, fmt, paper_of, papers, statuses
 from fedtheory.report.diff import has_changes, key_value
 from fedtheory.report.latex import typeset
 from fedtheory.report.style import CSS
 
 # Long JSON (a counterexample's matrices) is cut in the page; check.json beside it holds all of it.
 MAX_JSON_CHARS = 20_000
-MAX_VALUE_CHARS = 400
 
 
 def esc(value: Any) -> str:
@@ -66,21 +64,6 @@ def claim_link(claim_id: str, same_page: bool = False) -> str:
     return f'<a href="{esc(target)}"><code>{esc(claim_id)}</code></a>'
 
 
-def fmt(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
-    """A measured value as short text: floats to 6 significant digits, other values as compact JSON.
-
-    >>> fmt(0.123456789), fmt(3), fmt([1, 2]), fmt(None), fmt(True)
-    ('0.123457', '3', '[1, 2]', 'null', 'true')
-    """
-    if isinstance(value, float):
-        return f"{value:.6g}" if math.isfinite(value) else str(value)
-    if isinstance(value, (bool, type(None))) or not isinstance(value, (int, str)):
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    else:
-        text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "… (cut; full value in check.json)"
-
-
 def passed(record: dict) -> bool:
     """Whether the record passed: its ``passed`` field, else status equal to expect.
 
@@ -92,20 +75,50 @@ def passed(record: dict) -> bool:
     return record.get("status") == record.get("expect")
 
 
-def status_badge(record: dict) -> str:
-    """The status as a labelled badge, coloured by whether it is what the claim expects (the text says so too).
+#: the badge colour of each verdict (style.py): a refutation is never drawn in the colour of a verification
+VERDICT_CLASSES = {"verified": "v-verified", "refuted": "v-refuted", "vacuous": "v-vacuous",
+                   "not-reproduced": "v-unsettled", "reading-dependent": "v-unsettled", "inconclusive": "v-unsettled",
+                   "skipped": "v-skipped", "error": "v-error"}
 
-    >>> status_badge({"status": "refuted", "expect": "verified"})
-    '<span class="status fail">refuted</span> <span class="muted">expected verified</span>'
+
+def status_badge(record: dict) -> str:
+    """The verdict as a badge coloured by the verdict itself, then separately whether it is what the claim
+    expects (a refutation the suite guards is red *and* "as expected").
+
+    >>> status_badge({"status": "refuted", "expect": "refuted"})
+    '<span class="status v-refuted">refuted</span> <span class="expect pass">as expected</span>'
+    >>> status_badge({"status": "verified", "expect": "refuted"})
+    '<span class="status v-verified">verified</span> <span class="expect fail">not as expected: expected refuted</span>'
     """
     status = record.get("status", "")
-    if status == "skipped" and passed(record):
-        cls = "skip-status"
-    else:
-        cls = "pass" if passed(record) else "fail"
+    badge = f'<span class="status {VERDICT_CLASSES.get(status, "v-error")}">{esc(status)}</span>'
     expect = record.get("expect")
-    note = "as expected" if status == expect else (f"expected {expect}" if expect else "")
-    return f'<span class="status {cls}">{esc(status)}</span>' + (f' <span class="muted">{esc(note)}</span>' if note else "")
+    if status == expect:
+        mark = ("pass", "as expected")
+    elif passed(record):   # skipped for a missing optional capability: counted as passed, and said so
+        mark = ("skip-status", "passes: skipped, a requirement is missing here")
+    elif expect:
+        mark = ("fail", f"not as expected: expected {expect}")
+    else:
+        return badge
+    return f'{badge} <span class="expect {mark[0]}">{esc(mark[1])}</span>'
+
+
+def measured_value(value: Any) -> str:
+    """A measured value as HTML: short ones inline, long ones (a list of rounds) folded but whole.
+
+    >>> measured_value(0.5)
+    '0.5'
+    >>> html = measured_value(list(range(200)))
+    >>> html.startswith("<details>") and "199]" in html and "cut" not in html
+    True
+    """
+    text = fmt(value, limit=10**9)
+    if len(text) <= MAX_VALUE_CHARS:
+        return esc(text)
+    count = f"{len(value)} values" if isinstance(value, (list, dict)) else f"{len(text)} characters"
+    return (f"<details><summary>{esc(count)}: {esc(text[:60])}…</summary>"
+            f"<pre><code>{esc(text)}</code></pre></details>")
 
 
 def page(title: str, body: str, nav: str = "") -> str:
@@ -237,7 +250,9 @@ def _diff_section(diff: dict, baseline_name: str, known: set[str]) -> str:
              f"<p>Baseline: <a href=\"baseline.json\">{esc(baseline_name)}</a>; {diff['compared']} claims are in both runs. "
              + ("Nothing changed." if not has_changes(diff) else
                 f"{len(diff['status'])} changed status, {len(diff['moved'])} moved beyond tolerance, "
-                f"{len(diff['added'])} added, {len(diff['removed'])} removed.") + "</p>"]
+                f"{len(diff['added'])} added, {len(diff['removed'])} removed.")
+             + (f" {len(diff['uncompared'])} key values changed with no numeric tolerance to judge them (listed below)."
+                if diff["uncompared"] else "") + "</p>"]
     if diff["status"]:
         rows = [[link(s["id"]), esc(s["old"]), esc(s["new"]), esc(s.get("expect") or "")] for s in diff["status"]]
         parts.append(table(["Claim", "Before", "Now", "Expected"], rows, caption="Status changed"))
@@ -254,16 +269,35 @@ def _diff_section(diff: dict, baseline_name: str, known: set[str]) -> str:
             parts.append(f"<details{'' if fold else ' open'}><summary>{title}: {len(diff[key])} claims{fold}</summary>"
                          f"\n<ul>{items}</ul></details>")
     if diff["uncompared"]:
-        parts.append(f"<p class=\"muted\">{diff['uncompared']} key values changed without a numeric tolerance to "
-                     "judge them by; they are not listed as moved.</p>")
+        rows = [[link(u["id"]), f"<code>{esc(u['key'])}</code>", measured_value(u["old"]), measured_value(u["new"])]
+                for u in diff["uncompared"]]
+        parts.append(table(["Claim", "Key value", "Before", "Now"], rows, numeric={2, 3},
+                           caption="Key value changed, with no numeric tolerance to judge the change "
+                                   "(not counted as moved)"))
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def content_line(content: dict) -> str:
+    """The claim code a run ran, in one line: git revision (and whether its tree was clean), digest, files.
+
+    >>> content_line({"revision": "0123456789abcdef", "clean": False, "digest": "feedbeef" * 8, "files": 3})
+    'revision 0123456789ab (uncommitted changes) · digest feedbeeffeed · 3 files'
+    >>> content_line({"revision": None, "clean": None, "digest": "ab" * 32, "files": 1})
+    'not a git checkout · digest abababababab · 1 files'
+    """
+    rev = content.get("revision")
+    where = (f"revision {rev[:12]} ({'clean' if content.get('clean') else 'uncommitted changes'})" if rev
+             else "not a git checkout")
+    return f"{where} · digest {str(content.get('digest', ''))[:12]} · {content.get('files', 0)} files"
 
 
 def _environment_section(env: dict) -> str:
     rows = [(k, esc(fmt(env[k]))) for k in ("python", "platform", "backend", "device", "seed", "blas_threads") if k in env]
     rows += [(k, esc(fmt(v))) for k, v in env.items()
-             if k not in ("python", "platform", "backend", "device", "seed", "blas_threads", "packages")]
+             if k not in ("python", "platform", "backend", "device", "seed", "blas_threads", "packages", "content")]
+    if isinstance(env.get("content"), dict):
+        rows.append(("claim code", esc(content_line(env["content"]))))
     packages = env.get("packages") or {}
     out = ['<section aria-labelledby="environment">\n<h2 id="environment">Environment</h2>', field_table(rows, "Run")]
     if packages:
@@ -310,7 +344,7 @@ def render_index(data: dict, stats: dict[str, dict], diff: dict | None, baseline
     body = ["<h1>fedtheory check report</h1>",
             f'<p class="verdict {"pass" if not failed else "fail"}">{verdict}: {len(records)} claims, '
             f"{len(failed)} not as expected"
-            + (f", in {float(seconds):.1f} s" if isinstance(seconds, (int, float)) else "")
+            + (f", wall time {float(seconds):.1f} s" if isinstance(seconds, (int, float)) else "")
             + f" (seed {esc(env.get('seed', '?'))}).</p>",
             '<p>Built from <a href="check.json">check.json</a>. Each paper\'s page lists every claim with its statement, '
             "verdict, evidence, counterexample and figures.</p>"]
@@ -320,7 +354,7 @@ def render_index(data: dict, stats: dict[str, dict], diff: dict | None, baseline
     expects = list(EXPECTS[:3]) + [e for e in dict.fromkeys(e for st in stats.values() for e in st["expect"])
                                    if e not in EXPECTS[:3] and any(st["expect"].get(e) for st in stats.values())]
     headers = (["Paper", "Claims"] + [esc(s) for s in used] + [f"Expect {esc(e)}" for e in expects]
-               + ["Not as expected", "Controlled share", "Seconds", "Statements not typeset"])
+               + ["Not as expected", "Controlled share", "Claim seconds (sum)", "Statements not typeset"])
     rows = []
     for paper, st in stats.items():
         share = share_text(controlled_share(data, paper))
@@ -331,7 +365,8 @@ def render_index(data: dict, stats: dict[str, dict], diff: dict | None, baseline
                        f"{st['seconds']:.1f}", str(st["untypeset"])])
     numeric = set(range(1, len(headers))) - {len(headers) - 3}
     body.append('<section aria-labelledby="papers">\n<h2 id="papers">Papers</h2>\n<div class="scroll">'
-                + table(headers, rows, caption=f"Claims by status and expectation (seed {esc(env.get('seed', '?'))})",
+                + table(headers, rows, caption=f"Claims by status and expectation (seed {esc(env.get('seed', '?'))}); "
+                        "claim seconds add up each claim's own time, so with several workers they exceed the wall time",
                         numeric=numeric) + "</div>\n</section>")
     if failed:
         items = "".join(f"<li>{claim_link(r['id'])}: {status_badge(r)}</li>" for r in failed)
@@ -395,8 +430,8 @@ def _checks_table(items: list, with_fired: bool) -> str:
             rows.append([esc(fmt(item))] + [""] * (len(headers) - 1))
             continue
         measured = item.get("measured")
-        measured_text = ("<br>".join(f"<code>{esc(k)}</code> = {esc(fmt(v))}" for k, v in measured.items())
-                         if isinstance(measured, dict) else esc(fmt(measured)) if measured is not None else "")
+        measured_text = ("<br>".join(f"<code>{esc(k)}</code> = {measured_value(v)}" for k, v in measured.items())
+                         if isinstance(measured, dict) else measured_value(measured) if measured is not None else "")
         params = item.get("params")
         description = esc(item.get("description", "")) + (f"<br><code>{esc(fmt(params))}</code>" if params else "")
         row = [esc(item.get("name", "")), description, esc(item.get("status", ""))]
@@ -410,12 +445,66 @@ def _checks_table(items: list, with_fired: bool) -> str:
     return table(headers, rows)
 
 
-def _tolerance(tol: Any) -> str:
-    if tol is None:
-        return '<p class="muted">Tolerance: none stated.</p>'
-    if isinstance(tol, dict):
-        return field_table([(k, esc(fmt(v))) for k, v in tol.items()], caption="Tolerance")
-    return f"<p>Tolerance: {esc(fmt(tol))}</p>"
+def tolerance_text(evidence: dict) -> str:
+    """The tolerance the verdict was judged with, as one line of text ("" when the check gives none).
+
+    The evidence's ``tolerance``; else an exact proof; else measured values named as tolerances
+    (``tol``, ``atol``, ``margin``, ...), which some checks record beside what they measured.
+
+    >>> tolerance_text({"tolerance": {"relative": 1e-9, "why": "float64"}}), tolerance_text({"tolerance": 0.05})
+    ('relative 1e-09; why float64', '0.05')
+    >>> tolerance_text({"proof": "sympy"}), tolerance_text({"measured": {"gap": 2.0, "rtol": 1e-6}})
+    ('none needed: exact proof', 'rtol 1e-06 (measured)')
+    """
+    tol = evidence.get("tolerance")
+    if isinstance(tol, dict) and tol:
+        return "; ".join(f"{k} {fmt(v)}" for k, v in tol.items())
+    if tol is not None and not isinstance(tol, dict):
+        return fmt(tol)
+    if evidence.get("proof"):
+        return "none needed: exact proof"
+    measured = evidence.get("measured") or {}
+    named = [(k, v) for k, v in measured.items() if isinstance(k, str) and any(
+        w in k.lower() for w in ("tol", "margin", "slack", "threshold"))]
+    return "; ".join(f"{k} {fmt(v)}" for k, v in named) + " (measured)" if named else ""
+
+
+def _tolerance(evidence: dict, status: str | None) -> str:
+    text = tolerance_text(evidence)
+    if text:
+        return f"<p>Tolerance: {esc(text)}</p>"
+    if status in ("refuted", "not-reproduced", "reading-dependent"):
+        # a refutation should say by how much the statement had to fail; this check does not
+        return ('<p class="gap">Tolerance: this check records none, so its refutation rests on the measured values '
+                "above as they stand (the notes say when a replay in exact or high-precision arithmetic confirms "
+                "it).</p>")
+    return '<p class="muted">Tolerance: the check records none.</p>'
+
+
+def replay_command(record: dict) -> tuple[str, str]:
+    """``(command, where)``: how to rerun the claim, which replays its stored counterexample first.
+
+    A claim in a default content folder (``paper_checks/``, ``verify/``) is found by ``fedtheory check``
+    alone: the content installed with fedtheory from any directory, a project's own from its root. A claim
+    of another content file needs that file, named relative to the directory the run wrote paths against.
+
+    >>> replay_command({"id": "a/l-1", "source": "paper_checks/a.py"})
+    ("fedtheory check --claim 'a/l-1'", 'from any directory (from its project root for your own content)')
+    >>> replay_command({"id": "mine/l-1", "source": "work/mine.py"})[0]
+    "fedtheory check work/mine.py --claim 'mine/l-1'"
+    """
+    command = f"fedtheory check --claim {shell_quote(record['id'])}"
+    source = str(record.get("source") or "")
+    if not source or {"paper_checks", "verify"} & set(source.split("/")[:-1]):
+        return command, "from any directory (from its project root for your own content)"
+    top = source.split("/", 1)[0] if "/" in source else "."
+    return (f"fedtheory check {shell_quote(source) if not _shell_safe(source) else source} "
+            f"--claim {shell_quote(record['id'])}",
+            f"from the directory holding {top}/" if top != "." else "from the directory holding that file")
+
+
+def _shell_safe(text: str) -> bool:
+    return all(c.isalnum() or c in "/._-+" for c in text)
 
 
 def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
@@ -432,7 +521,8 @@ def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
     cls = "skipped" if status == "skipped" and passed(record) else ("" if passed(record) else "fail")
     fields = [("Reference", esc(record.get("ref", ""))), ("Status", status_badge(record)),
               ("Kind", esc(record.get("kind", ""))), ("Tier", esc(record.get("tier", ""))),
-              ("Seed", esc(fmt(ev.get("seed")))), ("Seconds", esc(f"{float(record.get('seconds') or 0.0):.3g}"))]
+              ("Seed", esc(fmt(ev.get("seed")))),
+              ("Seconds (this claim)", esc(f"{float(record.get('seconds') or 0.0):.3g}"))]
     if record.get("requires"):
         fields.append(("Requires", esc(", ".join(record["requires"]))))
     flags = []
@@ -462,20 +552,21 @@ def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
     measured = ev.get("measured") or {}
     key, _ = key_value(record)
     if measured:
-        rows = [[f"<code>{esc(k)}</code>" + (" <span class=\"muted\">(key)</span>" if k == key else ""), esc(fmt(v))]
-                for k, v in measured.items()]
+        rows = [[f"<code>{esc(k)}</code>" + (" <span class=\"muted\">(key)</span>" if k == key else ""),
+                 measured_value(v)] for k, v in measured.items()]
         out.append(table(["Measured", "Value"], rows, numeric={1}))
     else:
         out.append('<p class="muted">Nothing measured.</p>')
-    out.append(_tolerance(ev.get("tolerance")))
+    out.append(_tolerance(ev, status))
     if ev.get("proof"):
         out.append(f"<p>Proof: <code>{esc(ev['proof'])}</code></p>")
     if ev.get("notes"):
         out.append(f'<p class="notes">{esc(ev["notes"])}</p>')
     if ev.get("counterexample") is not None:
         out.append("<h4>Counterexample</h4>")
-        out.append("<p>Replay it (the runner replays the stored counterexample first):</p>")
-        out.append(f"<pre><code>fedtheory check --claim {esc(shell_quote(cid))}</code></pre>")
+        command, where = replay_command(record)
+        out.append(f"<p>Replay it, {esc(where)} (the runner replays the stored counterexample first):</p>")
+        out.append(f"<pre><code>{esc(command)}</code></pre>")
         out.append(json_block(ev["counterexample"]))
     if ev.get("controls"):
         out.append("<h4>Negative controls</h4>")
@@ -496,6 +587,32 @@ def shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
+def _key_value_cell(record: dict) -> str:
+    """The claim's key measured value with its name (``worst_ratio = 0.93``), or empty."""
+    key, value = key_value(record)
+    return f"<code>{esc(key)}</code> = {measured_value(value)}" if key is not None else ""
+
+
+def paper_heading(paper: str, meta: Any) -> list[str]:
+    """The head of a paper's page: its title, authors, venue and arXiv link when the content's ``PAPER``
+    gives them (:func:`fedtheory.report.data.paper_metadata`), else the key alone.
+
+    >>> print("\\n".join(paper_heading("a", {"title": "On A", "authors": "X, Y", "arxiv": "2401.00001"})))
+    <h1>On A</h1>
+    <p class="byline">X, Y · <a href="https://arxiv.org/abs/2401.00001">arXiv:2401.00001</a> · key <code>a</code></p>
+    >>> paper_heading("a", None)
+    ['<h1>Paper: a</h1>']
+    """
+    if not isinstance(meta, dict) or not (meta.get("title") or meta.get("citation")):
+        return [f"<h1>Paper: {esc(paper)}</h1>"]
+    parts = [esc(meta[k]) for k in ("authors", "venue") if meta.get(k)]
+    if meta.get("arxiv"):
+        arxiv = str(meta["arxiv"])
+        parts.append(f'<a href="https://arxiv.org/abs/{esc(arxiv)}">arXiv:{esc(arxiv)}</a>')
+    parts.append(f"key <code>{esc(paper)}</code>")
+    return [f"<h1>{esc(meta.get('title') or meta.get('citation'))}</h1>", f'<p class="byline">{" · ".join(parts)}</p>']
+
+
 def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tuple[str, int]],
                  figures: list[dict] | None) -> str:
     """The page of one paper: summary, inventory, every claim of the paper in the run, then its figures.
@@ -512,10 +629,10 @@ def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tupl
     inventory = (data.get("inventory") or {}).get(paper)
     counts = ", ".join(f"{n} {esc(s)}" for s, n in stats["status"].items() if n)
     share = controlled_share(data, paper)
-    body = [f"<h1>Paper: {esc(paper)}</h1>",
-            f"<p>{stats['claims']} claims ({counts or 'none'}); "
+    body = paper_heading(paper, (data.get("papers") or {}).get(paper))
+    body += [f"<p>{stats['claims']} claims ({counts or 'none'}); "
             f'<span class="{"fail" if stats["failed"] else "pass"}">{stats["failed"]} not as expected</span>; '
-            f"{stats['seconds']:.1f} s; seed {esc(env.get('seed', '?'))}; controlled share {esc(share_text(share))}"
+            f"claim seconds {stats['seconds']:.1f} (sum over its claims); seed {esc(env.get('seed', '?'))}; controlled share {esc(share_text(share))}"
             + (f"; {stats['untypeset']} statements not fully typeset" if stats["untypeset"] else "") + ".</p>"]
     toc = ['<li><a href="#claims">Claims</a></li>', '<li><a href="#figures">Figures</a></li>']
     if inventory is not None:
@@ -528,12 +645,12 @@ def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tupl
                     f"({len(share['exceptions'])})</summary><ul>{items}</ul></details>")
     if inventory is not None:
         body.append(_inventory_section(inventory, by_id))
-    rows = [[claim_link(r["id"], True), esc(r.get("ref", "")), status_badge(r),
-             esc(fmt(key_value(r)[1])) if key_value(r)[0] else "", esc(fmt(float(r.get("seconds") or 0.0)))]
+    rows = [[claim_link(r["id"], True), esc(r.get("ref", "")), status_badge(r), _key_value_cell(r),
+             esc(tolerance_text(r.get("evidence") or {})), esc(fmt(float(r.get("seconds") or 0.0)))]
             for r in records]
     body.append('<section aria-labelledby="claims">\n<h2 id="claims">Claims</h2>\n'
-                + table(["Claim", "Reference", "Status", "Key value", "Seconds"], rows,
-                        caption=f"All {len(records)} claims of {esc(paper)} in this run", numeric={3, 4}))
+                + table(["Claim", "Reference", "Status", "Key value", "Tolerance", "Seconds"], rows,
+                        caption=f"All {len(records)} claims of {esc(paper)} in this run", numeric={5}))
     for r in records:
         html_, failed = statements[r["id"]]
         body.append(render_claim(r, html_, failed))

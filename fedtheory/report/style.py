@@ -33,6 +33,16 @@ pre { background: var(--bg-alt); border: 1px solid var(--line); padding: .5rem; 
 .status { display: inline-block; padding: 0 .45rem; border-radius: .7rem; font-weight: 600; font-size: .85rem;
           border: 1px solid currentColor; white-space: nowrap; }
 .pass { color: var(--pass); } .fail { color: var(--fail); } .skip-status { color: var(--warn); }
+/* a verdict's badge has the verdict's colour (filled); whether it was expected is the separate .expect mark */
+.status.v-verified { color: #fff; background: var(--pass); border-color: var(--pass); }
+.status.v-refuted { color: #fff; background: var(--fail); border-color: var(--fail); }
+.status.v-vacuous { color: #fff; background: #8250df; border-color: #8250df; }
+.status.v-unsettled { color: #fff; background: var(--warn); border-color: var(--warn); }
+.status.v-skipped { color: var(--muted); background: var(--bg-alt); border-color: var(--muted); }
+.status.v-error { color: #fff; background: #82071e; border-color: #82071e; }
+.expect { font-size: .85rem; white-space: nowrap; }
+.expect.pass::before { content: "✓ "; } .expect.fail::before { content: "✗ "; }
+p.byline { color: var(--muted); margin-top: 0; }
 .verdict { font-size: 1.1rem; font-weight: 600; }
 article.claim { border: 1px solid var(--line); border-left: 4px solid var(--pass); border-radius: 4px;
                 padding: .7rem 1rem; margin: 1rem 0; }

@@ -35,6 +35,7 @@ ValueError: Theorem 2 hypothesis eta > (2*alpha + 2)*d violated: eta=3, alpha=1,
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -215,7 +216,9 @@ def fedave_complexity(b: Any, T: Any, phi: Any, tau: Any, m: Any) -> Any:
 # Theorem 2 in log space
 # --------------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
 def _theorem2_pieces() -> dict:
+    """Theorem 2's pieces as sympy expressions, derived on first use (not at import: about a second)."""
     d, p, eta, alpha = (SYMBOLS[k] for k in ("d", "p", "eta", "alpha"))
     L1, mu, L2, B, eps, gap = (SYMBOLS[k] for k in ("L1", "mu", "L2", "B", "epsilon", "gap"))
     kappa = L1 / mu
@@ -228,7 +231,6 @@ def _theorem2_pieces() -> dict:
     return {"kappa": kappa, "X": X, "log_r1": log_r1, "log_r2": log_r2, "S_real": S_real}
 
 
-_PIECES = _theorem2_pieces()
 _T2_ARGS = tuple(SYMBOLS[k] for k in ("d", "p", "eta", "alpha", "L1", "mu", "L2", "B", "epsilon", "gap"))
 
 
@@ -243,7 +245,8 @@ def theorem2_log_rank_exprs() -> tuple[sp.Expr, sp.Expr]:
     >>> sorted(str(s) for s in e2.free_symbols)
     ['B', 'L1', 'L2', 'alpha', 'd', 'epsilon', 'eta', 'gap', 'mu', 'p']
     """
-    return _PIECES["log_r1"], _PIECES["log_r2"]
+    pieces = _theorem2_pieces()
+    return pieces["log_r1"], pieces["log_r2"]
 
 
 def theorem2_iterations_expr() -> sp.Expr:
@@ -253,7 +256,7 @@ def theorem2_iterations_expr() -> sp.Expr:
     ...     SYMBOLS["B"]: 1, SYMBOLS["p"]: 1, SYMBOLS["epsilon"]: 1152})
     0
     """
-    return _PIECES["S_real"]
+    return _theorem2_pieces()["S_real"]
 
 
 _LOG_EPS = sp.Symbol("log_epsilon", real=True)
@@ -265,9 +268,16 @@ def _in_log_eps(expr: sp.Expr) -> sp.Expr:
 
 
 _T2_LOG_ARGS = tuple(_LOG_EPS if s is SYMBOLS["epsilon"] else s for s in _T2_ARGS)
-_LOG_R_NP = sp.lambdify(_T2_LOG_ARGS, (_PIECES["log_r1"], _in_log_eps(_PIECES["log_r2"])), "numpy")
-_LOG_R_MP = sp.lambdify(_T2_LOG_ARGS, (_PIECES["log_r1"], _in_log_eps(_PIECES["log_r2"])), "mpmath")
-_S_MP = sp.lambdify(_T2_LOG_ARGS, _in_log_eps(_PIECES["S_real"]), "mpmath")
+
+
+@functools.lru_cache(maxsize=None)
+def _theorem2_compiled(what: str, module: str):
+    """Theorem 2's ``"log_rank"`` (both terms of (47)) or ``"iterations"`` ((48) before the ceiling), in log ε,
+    compiled for ``module`` (``"numpy"`` or ``"mpmath"``) on first use."""
+    pieces = _theorem2_pieces()
+    expr = ((pieces["log_r1"], _in_log_eps(pieces["log_r2"])) if what == "log_rank" else
+            _in_log_eps(pieces["S_real"]))
+    return sp.lambdify(_T2_LOG_ARGS, expr, module)
 
 _LN10 = math.log(10.0)
 
@@ -364,7 +374,7 @@ class FedLRGDSetting:
     def log_rank_terms(self) -> tuple[float, float]:
         """(log of e√d 2^d (η+d)^d, log of the second term of (47)), natural logs, float64."""
         self.check()
-        a, b = _LOG_R_NP(*map(float, self._values()))
+        a, b = _theorem2_compiled("log_rank", "numpy")(*map(float, self._values()))
         return float(a), float(b)
 
     def log_rank(self) -> float:
@@ -384,7 +394,7 @@ class FedLRGDSetting:
         if self.log10_rank() > max_log10:
             raise ValueError(f"r = 10^{self.log10_rank():.4g} exceeds 10^{max_log10:g}; use log10_rank()")
         with mpmath.workdps(50):
-            a, b = _LOG_R_MP(*[mpmath.mpf(v) for v in self._values()])
+            a, b = _theorem2_compiled("log_rank", "mpmath")(*[mpmath.mpf(v) for v in self._values()])
             return int(mpmath.ceil(mpmath.exp(max(a, b))))
 
     # --- eq. (48) ---------------------------------------------------------------------------
@@ -392,7 +402,8 @@ class FedLRGDSetting:
         """S of (48) (exact ceiling through a 50-digit evaluation)."""
         self.check()
         with mpmath.workdps(50):
-            return int(mpmath.ceil(_S_MP(*[mpmath.mpf(v) for v in self._values()])))
+            iterations = _theorem2_compiled("iterations", "mpmath")
+            return int(mpmath.ceil(iterations(*[mpmath.mpf(v) for v in self._values()])))
 
     def log_delta(self) -> float:
         r"""log δ, :math:`\delta=(1-1/\kappa)^{S/2}` of eq. (64)."""
@@ -430,7 +441,7 @@ def log_rank_vectorized(**params: Any) -> tuple[np.ndarray, np.ndarray]:
     """
     values = [np.log(np.asarray(params["epsilon"], dtype=np.float64)) if s is SYMBOLS["epsilon"]
               else np.asarray(params[str(s)], dtype=np.float64) for s in _T2_ARGS]
-    a, b = _LOG_R_NP(*values)
+    a, b = _theorem2_compiled("log_rank", "numpy")(*values)
     return np.broadcast_to(np.asarray(a, dtype=float), np.broadcast(*values).shape), np.asarray(b, dtype=float)
 
 
