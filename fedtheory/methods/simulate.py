@@ -32,6 +32,7 @@ over clients).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -208,6 +209,8 @@ class _StepSpace(_Space):
     def __init__(self, fed: Any, method: Method, be) -> None:
         super().__init__(fed, method, be)
         self.finite_sum = hasattr(fed, "batched_grads")
+        # FiniteSumFederation folds a factor into its residuals and takes a shared (d,) point; others may not
+        self._folds_factor = self.finite_sum and "factor" in inspect.signature(fed.batched_grads).parameters
         self.all_rows = _index(be, np.arange(self.n))
         if self.finite_sum:
             self.arrays = fed.on(be)
@@ -254,8 +257,14 @@ class _StepSpace(_Space):
         elif factor == 1.0 and len(Y.shape) == 2:
             factor = None                                     # the plain gradient, as other callers compute it
         # clients=None under full participation: no copy of the clients' data
-        return self.fed.batched_grads(self.arrays, Y, batches, clients=None if rows is self.all_rows else idx_host,
-                                      factor=factor)
+        clients = None if rows is self.all_rows else idx_host
+        if self._folds_factor:
+            return self.fed.batched_grads(self.arrays, Y, batches, clients=clients, factor=factor)
+        # a federation whose batched_grads takes one point per row and no factor (network clients, interpolants)
+        if len(Y.shape) == 1:
+            Y = self.broadcast(Y, rows)
+        g = self.fed.batched_grads(self.arrays, Y, batches, clients=clients)
+        return g if factor is None else factor * g
 
     def local_steps(self, op: LocalSteps, Y0: Any, anchor: Any, shift: Any, gamma: float, alpha: float,
                     rows: Any, idx_host: np.ndarray, weights: tuple | None = None, at: Any = None) -> tuple[Any, Any]:
