@@ -527,11 +527,14 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
 
     be = get_backend(backend, device=device)
     finite_sum = _is_finite_sum(problem)
+    # the federation goes onto the backend once, inside simulate; the arrays the derived History fields need
+    # (x*, the surrogate optimum, losses) are built on the first request for one
+    prepared: dict = {}
     if finite_sum:
-        arrays = problem if isinstance(problem, dict) else problem.on(be)
-        fs = arrays["problem"]
+        fs = problem["problem"] if isinstance(problem, dict) else problem
+        if isinstance(problem, dict):
+            prepared["arrays"] = problem
         n, d = fs.n, fs.d
-        p_host = np.asarray(fs.p, dtype=np.float64)
         if batch_size is not None:
             from fedtheory.problems.finite_sum import check_batch_size
 
@@ -540,9 +543,11 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
         if batch_size is not None:
             raise ValueError("batch_size needs clients that hold samples: a QuadraticFederation is full-batch; "
                              "use a FiniteSumFederation (e.g. LeastSquaresFederation) for mini-batches")
-        F = _prepare(problem, be)
-        n, d = F.n, F.d
-        p_host = np.asarray(be.to_numpy(F.p), dtype=np.float64)
+        if isinstance(problem, (dict, _Federation)):
+            prepared["F"] = _prepare(problem, be)
+            n, d = prepared["F"].n, prepared["F"].d
+        else:
+            n, d = (int(v) for v in np.shape(problem.A)[:2])
     if sampler.M is not None and sampler.scheme == "without_replacement" and sampler.M > n:
         raise ValueError(f"clients_per_round M={sampler.M} exceeds the n={n} clients (sampling without replacement)")
     x0 = be.asarray(x0)
@@ -560,7 +565,9 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
     elif isinstance(problem, (dict, _Federation)):
         from fedtheory.problems.quadratic import QuadraticFederation
 
-        federation = QuadraticFederation(A=be.to_numpy(F.A), c=be.to_numpy(F.c), p=p_host,
+        F = prepared["F"]
+        federation = QuadraticFederation(A=be.to_numpy(F.A), c=be.to_numpy(F.c),
+                                         p=np.asarray(be.to_numpy(F.p), dtype=np.float64),
                                          eigvals=be.to_numpy(F.eigvals), eigvecs=be.to_numpy(F.eigvecs))
     else:
         federation = problem
@@ -577,7 +584,17 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
     t = np.arange(rounds + 1, dtype=np.int64)
     per_round = (n if sampler.M is None else sampler.M) * K
 
+    def on_backend() -> Any:
+        if finite_sum:
+            if "arrays" not in prepared:
+                prepared["arrays"] = fs.on(be)
+            return prepared["arrays"]
+        if "F" not in prepared:
+            prepared["F"] = _prepare(problem, be)
+        return prepared["F"]
+
     def optima() -> dict:
+        F = None if finite_sum else on_backend()
         if finite_sum:
             x_tilde, x_star = _finite_sum_optima(fs, algo, be)
         else:
@@ -588,7 +605,8 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
                 "dist_empirical": _row_norms(X - x_star, be)}
 
     def losses() -> dict:
-        loss, grad_norm = fs.loss_and_grad_norm(arrays, X) if finite_sum else _loss_and_grad_norm(F, X, be)
+        loss, grad_norm = (fs.loss_and_grad_norm(on_backend(), X) if finite_sum
+                           else _loss_and_grad_norm(on_backend(), X, be))
         return {"loss": loss, "grad_norm": grad_norm}
 
     return History(X, _int_array(t, be), _int_array(t * per_round, be), algo, path, be.name,

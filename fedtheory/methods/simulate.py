@@ -1,12 +1,17 @@
 r"""Running a :class:`~fedtheory.methods.ir.Method`: the batched simulator and the exact spectral path.
 
-One interpreter walks the method's round; a *space* says what each primitive does on the federation at hand.
-Every client-scope value is one array over the participating clients (no Python loop over clients).
+One interpreter runs the method's round, compiled once per run into a list of closures
+(:func:`_compile_round`: no per-round dispatch on the primitive's type); a *space* says what each primitive does
+on the federation at hand. Every client-scope value is one array over the participating clients (no Python loop
+over clients).
 
 - :class:`_StepSpace` (``path="step"``): the primitives literally — a gradient is a batched mat-vec (quadratics)
   or :meth:`~fedtheory.problems.finite_sum.FiniteSumFederation.batched_grads` (least squares, logistic, with
-  mini-batches), K local steps are K of them, an exact prox goes through the client's eigendecomposition
-  (least squares: its quadratic), an inexact one runs the named solver's steps.
+  mini-batches), K local steps are K of them (the step size folded into the residuals; from a broadcast server
+  point the first is one mat-vec over every client's samples; least squares without a ridge term runs them in
+  the clients' sample space, :meth:`~fedtheory.problems.finite_sum.LeastSquaresFederation.sample_space_steps`,
+  the same iterates to rounding), an exact prox goes through the client's eigendecomposition (least squares: its
+  quadratic), an inexact one runs the named solver's steps.
 - :class:`_SpectralSpace` (``path="spectral"``, quadratic clients; a nonlinear server rule is fine): client
   values live in each client's eigenbasis, where every primitive is elementwise in the eigenvalues — K local
   steps from y₀ send q_Θ(r)·g₁ and end at y₀ − γ·Σ_{k<K}(1 − r)^k·g₁ with r = γ(λ + α) (log-space closed forms,
@@ -27,15 +32,16 @@ Every client-scope value is one array over the participating clients (no Python 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from fedtheory.algorithms.local_update import ClientSampler
 from fedtheory.algorithms.theta import Theta, _is_torch, geometric_sum
 from fedtheory.methods.ir import (Aggregate, ClientProgram, Combine, Gradient, LocalSteps, Method, Prox, Scalars,
-                                  ServerMap, coef_value)
+                                  ServerMap, _writes, coef_value)
 
 __all__ = ["History", "simulate", "PATHS", "choose_path"]
 
@@ -139,6 +145,11 @@ class History:
 # spaces: what each primitive does on a federation
 # --------------------------------------------------------------------------------------------
 
+def _rotate_in(be, V: Any, Z: Any) -> Any:
+    """V_iᵀz_i for every row: one batched product (einsum would plan its contraction on every call)."""
+    return be.matmul(Z[:, None, :], V)[:, 0, :]
+
+
 def _index(be, idx: np.ndarray) -> Any:
     if be.name == "numpy":
         return idx
@@ -198,6 +209,8 @@ class _StepSpace(_Space):
     def __init__(self, fed: Any, method: Method, be) -> None:
         super().__init__(fed, method, be)
         self.finite_sum = hasattr(fed, "batched_grads")
+        # FiniteSumFederation folds a factor into its residuals and takes a shared (d,) point; others may not
+        self._folds_factor = self.finite_sum and "factor" in inspect.signature(fed.batched_grads).parameters
         self.all_rows = _index(be, np.arange(self.n))
         if self.finite_sum:
             self.arrays = fed.on(be)
@@ -210,6 +223,11 @@ class _StepSpace(_Space):
             self._quad = (arr["eigvals"] * self.scale[:, None], arr["eigvecs"], self.c)
         self.batch: Any = None          # the run's mini-batch size (finite sums)
         self.rng: Any = None
+        self.rounds = 0                 # the run's rounds (sizes one-off set-ups against their saving)
+        self._gram: Any = None          # least squares in sample space: A_iA_iᵀ, sc_i/m_i, per-op decisions
+        self._residual_weights: Any = None
+        self._sample_space_ops: dict = {}
+        self._c_hat: Any = None         # V_iᵀc_i (the exact prox)
 
     def broadcast(self, x: Any, rows: Any) -> Any:
         m = int(rows.shape[0])
@@ -222,36 +240,108 @@ class _StepSpace(_Space):
     def reduce(self, W: Any, w: Any, rows: Any) -> Any:
         return self.be.matmul(w, W)
 
-    def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False) -> Any:
+    def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False, factor: float = 1.0) -> Any:
+        """factor·sc_i∇f_i(Y_i) for the rows; ``Y`` (m, d), or (d,) when every row is at the same point."""
         be = self.be
         if not self.finite_sum:
-            return be.matmul(self.take(self.A, rows), (Y - self.take(self.c, rows))[..., None])[..., 0]
+            # A_i symmetric: (y − c_i)ᵀA_i as a row (torch's batched GEMM with a one-column result is 3-5x slower)
+            g = be.matmul((Y - self.take(self.c, rows))[:, None, :], self.take(self.A, rows))[:, 0, :]
+            return g if factor == 1.0 else factor * g
         batches = None
         if self.batch is not None and not full:
             from fedtheory.problems.finite_sum import sample_batches
 
             batches = sample_batches(self.rng, self.fed.counts, int(self.batch), idx_host)
+        if not self.unit_scale:
+            factor = factor * self.take(self.scale, rows)[:, None]
+        elif factor == 1.0 and len(Y.shape) == 2:
+            factor = None                                     # the plain gradient, as other callers compute it
         # clients=None under full participation: no copy of the clients' data
-        g = self.fed.batched_grads(self.arrays, Y, batches, clients=None if rows is self.all_rows else idx_host)
-        return g if self.unit_scale else g * self.take(self.scale, rows)[:, None]
+        clients = None if rows is self.all_rows else idx_host
+        if self._folds_factor:
+            return self.fed.batched_grads(self.arrays, Y, batches, clients=clients, factor=factor)
+        # a federation whose batched_grads takes one point per row and no factor (network clients, interpolants)
+        if len(Y.shape) == 1:
+            Y = self.broadcast(Y, rows)
+        g = self.fed.batched_grads(self.arrays, Y, batches, clients=clients)
+        return g if factor is None else factor * g
 
     def local_steps(self, op: LocalSteps, Y0: Any, anchor: Any, shift: Any, gamma: float, alpha: float,
-                    rows: Any, idx_host: np.ndarray) -> tuple[Any, Any]:
-        th = op.weights().weights if op.message is not None else None
-        Y, msg = Y0, None
-        for k in range(op.steps):
-            g = self.grad(Y, rows, idx_host)
+                    rows: Any, idx_host: np.ndarray, weights: tuple | None = None, at: Any = None) -> tuple[Any, Any]:
+        """K literal local steps. ``weights``: the message's θ_k (None: no message); ``at``: the server point
+        when every row of ``Y0`` is that point (``Y0`` may then be None): the first gradient is one mat-vec.
+
+        Each step's gradient comes scaled by one factor c, folded into the residuals (m values per client, not
+        d): c = γ when the point moves (y ← y − c·g), else θ (the message itself); the message is Σ_k θ_k g_k
+        accumulated as Σ (θ_k/c)·(c g_k). On numpy the point and the message are updated in place (buffers of
+        this call only; torch keeps its autograd graph, so no in-place writes there)."""
+        K = op.steps
+        if at is not None and not alpha and shift is None and self._sample_space(op):
+            return self.fed.sample_space_steps(self.arrays, at, K, gamma, weights, op.out is not None,
+                                               self._residual_weights, self._gram)
+        moves = op.out is not None or K > 1
+        uniform = weights is not None and all(t == weights[0] for t in weights)
+        if gamma != 0 and moves:
+            c = gamma
+        elif uniform and weights[0] != 0:
+            c = weights[0]
+        else:
+            c = 1.0
+        inplace = self.be.name == "numpy"
+        Y = at if at is not None else Y0
+        acc = None                                              # Σ (θ_k/c)·(c g_k), or Σ c g_k when θ is uniform
+        for k in range(K):
+            G = self.grad(Y, rows, idx_host, factor=c)
             if alpha:
-                g = g + alpha * (Y - anchor)
+                G = G + (c * alpha) * (Y - anchor)
             if shift is not None:
-                g = g + shift
-            if th is not None and th[k] != 0:
-                msg = float(th[k]) * g if msg is None else msg + float(th[k]) * g
-            if op.out is not None or k + 1 < op.steps:
-                Y = Y - gamma * g
-        if op.message is not None and msg is None:
-            msg = 0 * Y0
+                G = G + (shift if c == 1.0 else c * shift)
+            if weights is not None and weights[k] != 0:
+                term = G if uniform or weights[k] == c else (weights[k] / c) * G
+                if acc is None:
+                    acc = term
+                elif inplace:
+                    acc += term
+                else:
+                    acc = acc + term
+            if gamma != 0 and (op.out is not None or k + 1 < K):
+                step = G if c == gamma else (gamma / c) * G
+                if inplace and Y is not at and Y is not Y0:
+                    Y -= step
+                else:
+                    Y = Y - step                                # the first move: a new array (Y0 is the caller's)
+        if len(Y.shape) == 1:                                   # never moved (γ = 0): the broadcast start itself
+            Y = self.broadcast(at, rows) if Y0 is None else Y0
+        msg = None
+        if weights is not None:
+            if acc is None:
+                msg = 0 * Y
+            elif uniform and weights[0] != c:
+                msg = (weights[0] / c) * acc
+            else:
+                msg = acc
         return Y, msg
+
+    def _sample_space(self, op: LocalSteps) -> bool:
+        """Whether least-squares clients with fewer samples m than dimensions d run ``op``'s full-batch steps
+        from a broadcast point in their sample space (:meth:`~fedtheory.problems.finite_sum.LeastSquaresFederation.
+        sample_space_steps`): a step costs 2m² flops there, 4md literally; the Gram matrices (2m²d flops per
+        client) are built once per run when the saving over the run's rounds pays for them."""
+        decided = self._sample_space_ops.get(id(op))
+        if decided is not None:
+            return decided
+        use = self.finite_sum and self.batch is None and hasattr(self.fed, "sample_space_steps") and not self.fed.l2
+        if use and op.steps > 1:                           # one step is two passes over the data either way
+            m, d = (int(v) for v in self.arrays["a"].shape[1:])
+            saving = self.rounds * (op.steps - 1) * (4.0 * m * d - 2.0 * m * m)
+            use = saving > 2.0 * m * m * d
+            if use and self._gram is None:
+                self._gram = self.fed.gram(self.arrays)
+        if use and self._residual_weights is None:
+            self._residual_weights = self.fed.residual_weights(self.arrays,
+                                                               None if self.unit_scale else self.scale[:, None])
+        self._sample_space_ops[id(op)] = use
+        return use
 
     def _quadratic(self) -> tuple[Any, Any, Any]:
         if self._quad is None:
@@ -266,10 +356,11 @@ class _StepSpace(_Space):
         lam, V, c = self._quadratic()
         be = self.be
         Vr, lr = self.take(V, rows), self.take(lam, rows)
-        vh = be.einsum("mji,mj->mi", Vr, V_in)
-        ch = be.einsum("mji,mj->mi", Vr, self.take(c, rows))
-        yh = (vh + s * lr * ch) / (1 + s * lr)
-        return be.einsum("mij,mj->mi", Vr, yh)
+        vh = _rotate_in(be, Vr, V_in)
+        if self._c_hat is None:                          # the clients' centres in their bases: once per run
+            self._c_hat = _rotate_in(be, V, c)
+        yh = (vh + s * lr * self.take(self._c_hat, rows)) / (1 + s * lr)
+        return be.matmul(Vr, yh[..., None])[..., 0]
 
     def program_message(self, op: ClientProgram, y: Any, rows: Any, idx_host: np.ndarray) -> Any:
         prog = op.program
@@ -310,9 +401,15 @@ class _OracleSpace(_StepSpace):
         self.all_rows = np.arange(self.n)
         self.batch: Any = None
         self.rng: Any = None
+        self.rounds = 0
+        self._gram = self._residual_weights = self._c_hat = None
+        self._sample_space_ops: dict = {}
 
-    def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False) -> Any:
-        return self.fed.grads(Y, idx_host)
+    def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False, factor: float = 1.0) -> Any:
+        if Y.ndim == 1:                                # every client at the same point (local steps' first)
+            Y = np.broadcast_to(Y, (int(idx_host.shape[0]), self.d))
+        g = self.fed.grads(Y, idx_host)
+        return g if factor == 1.0 else factor * g
 
     def prox_exact(self, V_in: Any, s: float, rows: Any) -> Any:
         X = self.fed.prox(V_in, np.zeros_like(V_in), 1.0 / s, self.all_rows[rows])
@@ -339,7 +436,7 @@ class _SpectralSpace(_Space):
         self._coefficients: dict = {}
         self.lam = arr["eigvals"] * self.scale[:, None]
         self.V = arr["eigvecs"]
-        self.ch = be.einsum("nji,nj->ni", self.V, arr["c"])
+        self.ch = _rotate_in(be, self.V, arr["c"])
         self.all_rows = _index(be, np.arange(self.n))
 
     def broadcast(self, x: Any, rows: Any) -> Any:
@@ -350,7 +447,7 @@ class _SpectralSpace(_Space):
         return self.be.matmul(w, self.be.matmul(self.take(self.V, rows), W[..., None])[..., 0])
 
     def client_rows(self, Z: Any) -> Any:
-        return self.be.einsum("nji,nj->ni", self.V, Z)
+        return _rotate_in(self.be, self.V, Z)
 
     def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False) -> Any:
         return self.take(self.lam, rows) * (Y - self.take(self.ch, rows))
@@ -374,7 +471,7 @@ class _SpectralSpace(_Space):
         return Y, msg
 
     def local_steps(self, op: LocalSteps, Y0: Any, anchor: Any, shift: Any, gamma: float, alpha: float,
-                    rows: Any, idx_host: np.ndarray) -> tuple[Any, Any]:
+                    rows: Any, idx_host: np.ndarray, weights: tuple | None = None) -> tuple[Any, Any]:
         key = (id(op), gamma, alpha) if rows is self.all_rows else None
         return self.closed_steps(Y0, self.take(self.lam, rows), self.take(self.ch, rows), anchor, shift, gamma, alpha,
                                  op.steps, op.weights(), op.out is not None, op.message is not None, key)
@@ -387,7 +484,7 @@ class _SpectralSpace(_Space):
                                                                  self.be)
         B = self.take(self._programs[key], rows)
         msg = self.be.matmul(B, (y[None, :] - self.take(self.arrays["c"], rows))[..., None])[..., 0]
-        return self.be.einsum("mji,mj->mi", self.take(self.V, rows), msg)
+        return _rotate_in(self.be, self.take(self.V, rows), msg)
 
     def prox_exact(self, Vh: Any, s: float, rows: Any) -> Any:
         lam = self.take(self.lam, rows)
@@ -419,9 +516,10 @@ def _rotations_per_round(method: Method) -> int:
     return len(reads) + aggs + (1 if method.scope(method.output) == "client" else 0)
 
 
-def _literal_flops(method: Method, grad_flops: float, d: int) -> float:
+def _literal_flops(method: Method, grad_flops: float, d: int, later_step_flops: float | None = None) -> float:
     """Flops of one participant's round on the literal path: its gradients, and an exact prox's two rotations
-    through the client's eigenbasis (the literal path computes the exact prox that way too)."""
+    through the client's eigenbasis (the literal path computes the exact prox that way too). ``later_step_flops``:
+    the cost of a local step after the first when the steps run in the clients' sample space (least squares)."""
     total = 0.0
     for op in method.round:
         if isinstance(op, Prox) and op.solver.kind == "exact":
@@ -431,7 +529,10 @@ def _literal_flops(method: Method, grad_flops: float, d: int) -> float:
         elif isinstance(op, Gradient):
             total += grad_flops
         elif isinstance(op, LocalSteps):
-            total += op.steps * grad_flops
+            in_sample_space = (later_step_flops is not None and op.anchor is None and op.shift is None
+                               and method.scope(op.start) == "server")
+            later = min(grad_flops, later_step_flops) if in_sample_space else grad_flops
+            total += grad_flops + (op.steps - 1) * later
         elif isinstance(op, ClientProgram):
             total += int(op.program.local_steps) * grad_flops
     return max(total, grad_flops)
@@ -449,9 +550,11 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
     client, 4md on a least-squares client with m samples); the spectral path costs its set-up (nothing on a
     :class:`~fedtheory.problems.quadratic.QuadraticFederation`, whose eigendecomposition is stored; the
     moments and eigendecomposition of least-squares clients, n(2md² + 10d³)) plus 2d² per rotation into or out
-    of a client's eigenbasis per round. The spectral path needs quadratic clients (or least squares, through
-    their quadratic) and full local gradients (no ``batch_size``); server rules act on server vectors, so a
-    nonlinear one (Adam) does not matter.
+    of a client's eigenbasis per round. Least squares with no ridge term runs plain local steps from the server
+    point in the clients' sample space: a step after the first costs 2m², the Gram matrices n·2m²d once
+    (:meth:`~fedtheory.problems.finite_sum.LeastSquaresFederation.sample_space_steps`). The spectral path
+    needs quadratic clients (or least squares, through their quadratic) and full local gradients (no
+    ``batch_size``); server rules act on server vectors, so a nonlinear one (Adam) does not matter.
 
     >>> from fedtheory.methods import get
     >>> from fedtheory.problems.quadratic import make_quadratic
@@ -479,10 +582,15 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
     part = n if clients_per_round is None else min(int(clients_per_round), n)
     if _is_quadratic(federation):
         grad_flops, setup = 2.0 * d * d, 0.0
+        literal = rounds * part * _literal_flops(method, grad_flops, d)
     else:
         m = float(np.mean(federation.counts))
         grad_flops, setup = 4.0 * m * d, n * (2.0 * m * d * d + 10.0 * d ** 3)
-    literal = rounds * part * _literal_flops(method, grad_flops, d)
+        literal = rounds * part * _literal_flops(method, grad_flops, d)
+        if hasattr(federation, "sample_space_steps") and not federation.l2 and clients_per_round is None:
+            # local steps in the sample space: 2m² flops a step after the first, the Gram matrices once
+            literal = min(literal, n * 2.0 * m * m * d + rounds * n * _literal_flops(method, grad_flops, d,
+                                                                                       2.0 * m * m))
     spectral = setup + rounds * part * _rotations_per_round(method) * 2.0 * d * d
     return "spectral" if spectral < literal else "step"
 
@@ -553,6 +661,7 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if hasattr(space, "rng"):
         space.rng = rng
+        space.rounds = rounds
     x0 = be.asarray(x0)
     if tuple(x0.shape) != (d,):
         raise ValueError(f"x0 must have shape ({d},), got {tuple(x0.shape)}")
@@ -586,147 +695,259 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     p_all = be.asarray(space.p_agg)
     L_solver = None
 
+    out_var, out_on_server = method.output, method.scope(method.output) == "server"
+
     def output(st: dict) -> Any:
-        v = method.output
-        if method.scope(v) == "server":
-            return st[v]
-        return space.reduce(st[v], p_all, space.all_rows)
+        if out_on_server:
+            return st[out_var]
+        return space.reduce(st[out_var], p_all, space.all_rows)
 
     xs = [output(state)]
     work = method.local_work()
     calls = [0]
+    frame = _Frame()
+    ops = _compile_round(method, space, sampled=sampler.M is not None)
+    # client state a round writes (the same every round: every client-scope operation runs unconditionally)
+    written = [v for v in method.client if any(v in _writes(op) for op in method.round)]
     if sampler.M is None:                              # full participation: the same clients and weights every round
-        full_idx = np.arange(n)
-        full_w = be.asarray(space.p_agg)
+        frame.idx_host, frame.rows = np.arange(n), space.all_rows
+        frame.w = frame.w_sum = be.asarray(space.p_agg)
+    frame.scalars, frame.rng = scalars, rng
+    # one dict holds the state and this round's server values: a read before a write sees the previous round's
+    # value, a temporary is always written before it is read (Method checks), so nothing needs copying per round
+    frame.env = env = state
     rounds_trace: list | None = [] if trace else None
     for r in range(rounds):
         if until is not None and until(_to_numpy(xs[-1])):
             break
-        if sampler.M is None:
-            idx_host, rows, w, w_sum = full_idx, space.all_rows, full_w, full_w
-        else:
+        frame.round = r
+        if sampler.M is not None:
             idx_host, w_host = sampler.draw(rng, space.p_agg)
-            idx_host = np.asarray(idx_host)
-            rows = _index(be, idx_host)
-            w = be.asarray(w_host)
-            w_sum = be.asarray(space.p_agg[idx_host])
-        env: dict = dict(state)
-        local: dict = {}                               # client values of this round's sampled rows
-        solves: dict = {}                              # this round's test-stopped local solves (for the trace)
-
-        def client_val(var: str) -> Any:
-            if method.scope(var) == "server":
-                key = ("@", var, version.get(var, 0))
-                if key not in local:
-                    local[key] = space.broadcast(env[var], rows)
-                return local[key]
-            if var not in local:
-                local[var] = env[var][rows] if sampler.M is not None else env[var]
-            return local[var]
-
-        written: set = set()
-        version: dict = {}                             # server writes this round (keys the broadcast cache)
-
-        def set_server(var: str, value: Any) -> None:
-            env[var] = value
-            version[var] = version.get(var, 0) + 1
-
-        for op in method.round:
-            if isinstance(op, Combine):
-                cs = [(v, coef_value(c, scalars)) for v, c in op.terms]
-                if method.scope(op.out) == "client":
-                    acc = None
-                    for v, c in cs:
-                        term = c * client_val(v)
-                        acc = term if acc is None else acc + term
-                    local[op.out] = acc
-                    written.add(op.out)
-                else:
-                    acc = None
-                    for v, c in cs:
-                        term = c * env[v]
-                        acc = term if acc is None else acc + term
-                    set_server(op.out, acc)
-            elif isinstance(op, Gradient):
-                local[op.out] = space.grad(client_val(op.at), rows, idx_host, op.full)
-                written.add(op.out)
-            elif isinstance(op, LocalSteps):
-                alpha = coef_value(op.alpha, scalars)
-                gamma = coef_value(op.gamma, scalars)
-                anchor = client_val(op.anchor) if op.anchor is not None else None
-                shift = client_val(op.shift) if op.shift is not None else None
-                Y, msg = space.local_steps(op, client_val(op.start), anchor, shift, gamma, alpha, rows, idx_host)
-                if op.out is not None:
-                    local[op.out] = Y
-                    written.add(op.out)
-                if op.message is not None:
-                    local[op.message] = msg
-                    written.add(op.message)
-            elif isinstance(op, Prox):
-                s = coef_value(op.step, scalars)
-                centre = client_val(op.center)
-                linear = client_val(op.linear) if op.linear is not None else None
-                if op.solver.kind == "local":
-                    local[op.out], solves[op.out] = _local_prox(space, op.solver, centre, linear, s, idx_host, r, rng)
-                    written.add(op.out)
-                    continue
-                cold = centre
-                if linear is not None:                 # prox_{s f_i}(centre + s ℓ_i)
-                    centre = centre + s * linear
-                if op.solver.kind == "exact":
-                    local[op.out] = space.prox_exact(centre, s, rows)
-                else:
-                    if op.solver.step_size is None:
-                        if L_solver is None:
-                            L_solver = space.smoothness()
-                        eta = 1.0 / (s * L_solver + 1.0)
-                    else:
-                        eta = float(op.solver.step_size)
-                    start = cold if op.start is None else client_val(op.start)
-                    # gradient descent on s f_i(y) + ½‖y − v‖²: local steps with f scaled by s, α = 1, anchor v
-                    local[op.out] = _inexact_prox(space, start, centre, s, eta, int(op.solver.steps), rows,
-                                                  idx_host)
-                written.add(op.out)
-            elif isinstance(op, Aggregate):
-                weights = w if op.mode == "mean" else w_sum
-                set_server(op.out, space.reduce(client_val(op.var), weights, rows))
-            elif isinstance(op, ClientProgram):
-                local[op.out] = space.program_message(op, env[op.at], rows, idx_host)
-                written.add(op.out)
-            elif isinstance(op, Scalars):
-                if op.adaptive:                        # host arrays of what the update reads
-                    values = {v: _to_numpy(env[v] if method.scope(v) == "server" else client_val(v))
-                              for v in op.reads}
-                    scalars.update(op.fn(scalars, values))
-                else:
-                    scalars.update(op.fn(scalars))
-            elif isinstance(op, ServerMap):
-                outs = op.fn(be, scalars, *[env[v] for v in op.inputs])
-                for name, val in zip(op.outs, outs):
-                    set_server(name, val)
-        for v in method.server:
-            state[v] = env[v]
-        for v in method.client:
-            if v in written:
-                if sampler.M is None:
-                    state[v] = local[v]
-                else:
-                    state[v] = _scatter(be, state[v], rows, local[v])
-        xs.append(output(state))
-        calls.append(calls[-1] + work * int(idx_host.shape[0]))
+            frame.idx_host = idx_host = np.asarray(idx_host)
+            frame.rows = _index(be, idx_host)
+            frame.w = be.asarray(w_host)
+            frame.w_sum = be.asarray(space.p_agg[idx_host])
+        frame.local = {}                               # client values of this round's sampled rows
+        frame.solves = {}                              # this round's test-stopped local solves (for the trace)
+        for run_op in ops:
+            run_op(frame)
+        for v in written:
+            if sampler.M is None:
+                env[v] = frame.local[v]
+            else:
+                env[v] = _scatter(be, env[v], frame.rows, frame.local[v])
+        xs.append(output(env))
+        calls.append(calls[-1] + work * int(frame.idx_host.shape[0]))
         if rounds_trace is not None:
-            rounds_trace.append({"clients": np.asarray(idx_host), "prox": solves,
-                                 "server": {v: _to_numpy(state[v]) for v in method.server},
+            rounds_trace.append({"clients": np.asarray(frame.idx_host), "prox": frame.solves,
+                                 "server": {v: _to_numpy(env[v]) for v in method.server},
                                  "scalars": {k: float(v) for k, v in scalars.items()}})
+    state = {v: env[v] for v in method.server + method.client}
     X = be.stack(xs)
     t = np.arange(len(xs), dtype=np.int64)
     final = {v: state[v] for v in method.server}
     for v in method.client:
-        final[v] = state[v] if chosen == "step" else be.einsum("nij,nj->ni", space.V, state[v])
+        final[v] = state[v] if chosen == "step" else be.matmul(space.V, state[v][..., None])[..., 0]
     return History(x=X, comm_rounds=t, oracle_calls=np.asarray(calls, dtype=np.int64), state=final,
                    scalars={k: float(v) for k, v in scalars.items() if k in method.scalars}, method=method,
                    path=chosen, backend=be.name, device=None if be.device is None else str(be.device),
                    federation=federation, trace=rounds_trace)
+
+
+class _Frame:
+    """What one round's compiled operations share: the state and server values (``env``), this round's client
+    values of the sampled rows (``local``; a server value read in client scope is cached there as its broadcast),
+    the sampled rows and their weights, the host scalars, the run's generator, the round's index and its
+    test-stopped local solves (``solves``, for the trace)."""
+
+    __slots__ = ("env", "local", "rows", "idx_host", "w", "w_sum", "scalars", "rng", "round", "solves")
+
+
+def _coef_reader(c: Any) -> Callable[[dict], float]:
+    """A coefficient as a function of the scalars; a number is converted once."""
+    if isinstance(c, str) or callable(c):
+        return lambda scalars: coef_value(c, scalars)
+    value = coef_value(c, {})
+    return lambda scalars: value
+
+
+def _compile_round(method: Method, space: Any, sampled: bool) -> list:
+    """The round as a flat list of closures ``op(frame)``, built once per run: no per-round dispatch on the
+    primitive's type, scope look-ups or coefficient conversions. Which write of a server variable a client-scope
+    read sees is known here (the round is a fixed sequence), so each broadcast is cached under that version.
+
+    >>> from fedtheory.methods import get
+    >>> from fedtheory.problems.quadratic import make_quadratic
+    >>> from fedtheory.backends import get_backend
+    >>> m = get("fedavg", K=2, gamma=0.1)
+    >>> len(_compile_round(m, _StepSpace(make_quadratic(2, 2, mu=1.0, L=2.0, seed=0), m, get_backend("numpy")), False))
+    3
+    """
+    version: dict = {}
+    compiled: list = []
+
+    def reader(var: str) -> Callable[[_Frame], Any]:
+        """This position's client-scope value of ``var`` (a server value: its broadcast, cached per version)."""
+        if method.scope(var) == "server":
+            key = ("@", var, version.get(var, 0))
+
+            def read_broadcast(fr: _Frame) -> Any:
+                value = fr.local.get(key)
+                if value is None:
+                    value = fr.local[key] = space.broadcast(fr.env[var], fr.rows)
+                return value
+            return read_broadcast
+
+        def read_client(fr: _Frame) -> Any:
+            value = fr.local.get(var)
+            if value is None:
+                value = fr.local[var] = fr.env[var][fr.rows] if sampled else fr.env[var]
+            return value
+        return read_client
+
+    def wrote(var: str) -> None:
+        if method.scope(var) == "server":
+            version[var] = version.get(var, 0) + 1
+
+    for op in method.round:
+        compiled.append(_compile_op(op, method, space, sampled, reader))
+        for var in _writes(op):
+            wrote(var)
+    return compiled
+
+
+def _linear_combination(values: list, coefs: list) -> Any:
+    # Σ c·v in the order given (a coefficient 1 multiplies nothing: the same bits)
+    acc = None
+    for v, c in zip(values, coefs):
+        term = v if c == 1.0 else c * v
+        acc = term if acc is None else acc + term
+    return acc
+
+
+def _compile_op(op: Any, method: Method, space: Any, sampled: bool, reader: Callable) -> Callable[[_Frame], None]:
+    if isinstance(op, Combine):
+        coefs = [_coef_reader(c) for _, c in op.terms]
+        constant = all(not (isinstance(c, str) or callable(c)) for _, c in op.terms)
+        fixed = [f({}) for f in coefs] if constant else None
+        out = op.out
+        if method.scope(out) == "client":
+            reads = [reader(v) for v, _ in op.terms]
+
+            def combine_client(fr: _Frame) -> None:
+                cs = fixed if fixed is not None else [f(fr.scalars) for f in coefs]
+                fr.local[out] = _linear_combination([r(fr) for r in reads], cs)
+            return combine_client
+        names = [v for v, _ in op.terms]
+
+        def combine_server(fr: _Frame) -> None:
+            cs = fixed if fixed is not None else [f(fr.scalars) for f in coefs]
+            fr.env[out] = _linear_combination([fr.env[v] for v in names], cs)
+        return combine_server
+    if isinstance(op, Gradient):
+        at, out, full = reader(op.at), op.out, op.full
+
+        def gradient(fr: _Frame) -> None:
+            fr.local[out] = space.grad(at(fr), fr.rows, fr.idx_host, full)
+        return gradient
+    if isinstance(op, LocalSteps):
+        gamma, alpha = _coef_reader(op.gamma), _coef_reader(op.alpha)
+        literal = isinstance(space, _StepSpace)
+
+        def vector_or_rows(var: str | None) -> Callable[[_Frame], Any] | None:
+            # on the literal path a server value enters the local steps as its (d,) vector, which broadcasts
+            # against the rows: no (m, d) copy
+            if var is None:
+                return None
+            if literal and method.scope(var) == "server":
+                return lambda fr: fr.env[var]
+            return reader(var)
+        anchor, shift, start = vector_or_rows(op.anchor), vector_or_rows(op.shift), reader(op.start)
+        # the literal path's θ_k as host floats (the spectral path reads Θ itself: K may be 10⁶ there)
+        weights = tuple(float(t) for t in op.weights().weights) if op.message is not None and literal else None
+        # every client starts at the same server point: the literal path takes its first gradient as one mat-vec
+        shared = literal and not sampled and method.scope(op.start) == "server"
+        start_name = op.start
+
+        def local_steps(fr: _Frame) -> None:
+            a = anchor(fr) if anchor is not None else None
+            s = shift(fr) if shift is not None else None
+            if shared:
+                Y, msg = space.local_steps(op, None, a, s, gamma(fr.scalars), alpha(fr.scalars), fr.rows,
+                                           fr.idx_host, weights, at=fr.env[start_name])
+            else:
+                Y, msg = space.local_steps(op, start(fr), a, s, gamma(fr.scalars), alpha(fr.scalars), fr.rows,
+                                           fr.idx_host, weights)
+            if op.out is not None:
+                fr.local[op.out] = Y
+            if op.message is not None:
+                fr.local[op.message] = msg
+        return local_steps
+    if isinstance(op, Prox):
+        step, centre = _coef_reader(op.step), reader(op.center)
+        linear = reader(op.linear) if op.linear is not None else None
+        start = reader(op.start) if op.start is not None else centre
+        out = op.out
+        if op.solver.kind == "local":
+            def prox_local(fr: _Frame) -> None:
+                fr.local[out], fr.solves[out] = _local_prox(space, op.solver, centre(fr),
+                                                            linear(fr) if linear is not None else None,
+                                                            step(fr.scalars), fr.idx_host, fr.round, fr.rng)
+            return prox_local
+
+        def shifted(fr: _Frame, s: float) -> Any:
+            # prox_{s f_i}(centre + s ℓ_i): the linear term moves the centre (a cold start stays at the centre)
+            return centre(fr) if linear is None else centre(fr) + s * linear(fr)
+        if op.solver.kind == "exact":
+            def prox_exact(fr: _Frame) -> None:
+                s = step(fr.scalars)
+                fr.local[out] = space.prox_exact(shifted(fr, s), s, fr.rows)
+            return prox_exact
+        smoothness: list = []                          # the clients' L, computed on first use
+
+        def prox_inexact(fr: _Frame) -> None:
+            s = step(fr.scalars)
+            if op.solver.step_size is None:
+                if not smoothness:
+                    smoothness.append(space.smoothness())
+                eta = 1.0 / (s * smoothness[0] + 1.0)
+            else:
+                eta = float(op.solver.step_size)
+            # gradient descent on s f_i(y) + ½‖y − v‖²: local steps with f scaled by s, α = 1, anchor v
+            fr.local[out] = _inexact_prox(space, start(fr), shifted(fr, s), s, eta, int(op.solver.steps), fr.rows,
+                                          fr.idx_host)
+        return prox_inexact
+    if isinstance(op, Aggregate):
+        var, out, mean = reader(op.var), op.out, op.mode == "mean"
+
+        def aggregate(fr: _Frame) -> None:
+            fr.env[out] = space.reduce(var(fr), fr.w if mean else fr.w_sum, fr.rows)
+        return aggregate
+    if isinstance(op, ClientProgram):
+        at, out = op.at, op.out
+
+        def client_program(fr: _Frame) -> None:
+            fr.local[out] = space.program_message(op, fr.env[at], fr.rows, fr.idx_host)
+        return client_program
+    if isinstance(op, Scalars):
+        if op.adaptive:                                # host arrays of what the update reads
+            reads = [(v, method.scope(v) == "server", reader(v)) for v in op.reads]
+
+            def update_scalars_adaptive(fr: _Frame) -> None:
+                values = {v: _to_numpy(fr.env[v] if on_server else read(fr)) for v, on_server, read in reads}
+                fr.scalars.update(op.fn(fr.scalars, values))
+            return update_scalars_adaptive
+
+        def update_scalars(fr: _Frame) -> None:
+            fr.scalars.update(op.fn(fr.scalars))
+        return update_scalars
+    if isinstance(op, ServerMap):
+        def server_map(fr: _Frame) -> None:
+            outs = op.fn(space.be, fr.scalars, *[fr.env[v] for v in op.inputs])
+            for name, val in zip(op.outs, outs):
+                fr.env[name] = val
+        return server_map
+    raise ValueError(f"unknown operation {type(op).__name__}")   # Method's validation lets none through
 
 
 def _inexact_prox(space: Any, start: Any, centre: Any, s: float, eta: float, steps: int, rows: Any,

@@ -1,0 +1,65 @@
+"""The literal step path's fast kernels: least squares' local steps in the sample space, and the cost model."""
+import numpy as np
+import pytest
+
+from fedtheory import methods
+from fedtheory.methods import choose_path, get
+from fedtheory.problems.finite_sum import LeastSquaresFederation
+
+
+def _literal(fed, arr, x, K, gamma, theta, scale):
+    """K steps written out with batched_grads: the reference the sample-space kernel must reproduce."""
+    Y, msg = np.tile(x, (fed.n, 1)), 0.0
+    for k in range(K):
+        g = scale * fed.batched_grads(arr, Y)
+        msg = msg + theta[k] * g
+        Y = Y - gamma * g
+    return Y, msg
+
+
+@pytest.mark.parametrize("theta", [(1.0, 1.0, 1.0, 1.0), (0.5, 0.0, 2.0, 0.25), (0.0, 0.0, 0.0, 0.0)])
+def test_sample_space_steps_equal_the_literal_steps(theta):
+    # ragged clients (padding and its mask), fewer samples than dimensions, a per-client scale (uniform view)
+    fed = LeastSquaresFederation.random(4, m=[3, 6, 5, 2], d=8, seed=3)
+    arr, x = fed.on("numpy"), np.linspace(-1.0, 1.0, 8)
+    scale = np.array([[0.5], [1.5], [1.0], [1.0]])
+    Y, msg = fed.sample_space_steps(arr, x, 4, 0.07, theta, True, fed.residual_weights(arr, scale), fed.gram(arr))
+    Y_ref, msg_ref = _literal(fed, arr, x, 4, 0.07, theta, scale)
+    assert np.max(np.abs(Y - Y_ref)) <= 1e-13 * np.max(np.abs(Y_ref))
+    assert np.max(np.abs(msg - msg_ref)) <= 1e-13 * max(1.0, np.max(np.abs(msg_ref)))
+    assert Y.shape == msg.shape == (4, 8)
+
+
+def test_sample_space_refuses_a_ridge_term():
+    fed = LeastSquaresFederation.random(2, m=3, d=5, seed=0, l2=0.1)
+    with pytest.raises(ValueError, match="l2 = 0"):
+        fed.sample_space_steps(fed.on("numpy"), np.zeros(5), 2, 0.1, (1.0, 1.0), False)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_step_path_on_wide_least_squares_matches_a_hand_loop(backend):
+    if backend == "torch":
+        pytest.importorskip("torch")
+    # m < d and enough rounds that the simulator builds the Gram matrices and runs in the sample space
+    fed = LeastSquaresFederation.random(5, m=6, d=15, seed=1)
+    fed.p = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
+    K, T, gamma = 6, 40, 0.5 / fed.smoothness()
+    h = methods.run("fedavg", fed, np.zeros(15), T, K=K, gamma=gamma, path="step", backend=backend).to_numpy()
+    x = np.zeros(15)
+    for _ in range(T):
+        X = np.tile(x, (fed.n, 1))
+        for _ in range(K):
+            X = X - gamma * np.einsum("nmd,nm->nd", fed.a, np.einsum("nmd,nd->nm", fed.a, X) - fed.y) / fed.counts[:, None]
+        x = fed.p @ X
+    assert np.max(np.abs(h.x[-1] - x)) <= 1e-12 * np.max(np.abs(x))
+
+
+def test_cost_model_prices_sample_space_steps():
+    fed = LeastSquaresFederation.random(10, m=50, d=200, seed=0)
+    gamma = 0.5 / fed.smoothness()
+    # K = 100: 99 steps of 2m² flops beat the eigendecomposition's set-up; K = 1000 no longer does
+    assert choose_path(get("fedavg", K=100, gamma=gamma), fed, 50) == "step"
+    assert choose_path(get("fedavg", K=1000, gamma=gamma), fed, 50) == "spectral"
+    # with a ridge term the steps run literally (4md each), and K = 100 goes spectral
+    ridge = LeastSquaresFederation.random(10, m=50, d=200, seed=0, l2=0.1)
+    assert choose_path(get("fedavg", K=100, gamma=gamma), ridge, 50) == "spectral"
