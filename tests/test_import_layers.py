@@ -22,7 +22,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fedtheory"
 #:   methods-as-data simulator, which reads the driver's ClientSampler and _Federation back): issue 22's
 #:   driver unification; not yet assigned.
 KNOWN_CIRCLES = [
-    {"fedtheory.algorithms.local_update", "fedtheory.methods.simulate"},
 ]
 
 

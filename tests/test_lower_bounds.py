@@ -111,7 +111,7 @@ def test_certify_local_update_reports_the_extreme_lower_bound():
 
 def test_pepit_start_for_the_spectral_engine_reaches_the_sdp_and_skips_large_peps():
     from fedtheory.certify.federated_pep import _theta
-    from fedtheory.certify.lower_bounds import pepit_extracted_start
+    from fedtheory.certify.federated_pep import pepit_extracted_start
 
     p = np.array([0.5, 0.5])
     th = _theta("1:K", 2)

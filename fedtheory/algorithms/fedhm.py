@@ -55,7 +55,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fedtheory.algorithms.local_update import ClientSampler
+from fedtheory.algorithms.clients import ClientSampler
 from fedtheory.models.low_rank import RANK_CONVENTIONS, layer_rank
 
 __all__ = ["LAYER_KINDS", "FactorizedLayer", "HybridLayout", "FactorSpace", "FedHM", "FedHMHistory", "run_fedhm",

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.algorithms.clients import CLIENT_SAMPLING, ClientSampler, QuadraticArrays, prepare_quadratic  # noqa: F401
 from fedtheory.algorithms.theta import Theta, _is_torch, resolve_backend
 
 __all__ = [
@@ -58,7 +59,6 @@ __all__ = [
 ]
 
 SERVER_KINDS = ("gd", "heavy_ball", "nesterov", "adam")
-CLIENT_SAMPLING = ("with_replacement", "without_replacement")
 MESSAGE_PATHS = ("spectral", "stepwise")
 
 
@@ -217,38 +217,12 @@ class LocalUpdate:
 # the federation on a backend
 # --------------------------------------------------------------------------------------------
 
-@dataclass
-class _Federation:
-    """A quadratic federation's arrays on one backend/device (converted once per run)."""
-
-    A: Any        # (n, d, d)
-    c: Any        # (n, d)
-    p: Any        # (n,)
-    eigvals: Any  # (n, d)
-    eigvecs: Any  # (n, d, d), A_i = V_i diag(λ_i) V_iᵀ
-    n: int
-    d: int
-
-
-def _prepare(problem: Any, be) -> _Federation:
-    """The federation's arrays on ``be``: from a QuadraticFederation (via its ``on``), from the
-    ``FederationArrays`` that ``on`` returns, or passed through when already prepared."""
-    if isinstance(problem, _Federation):
-        return problem
-    arrays = problem if isinstance(problem, dict) else problem.on(be)
-    conv = be.asarray  # a no-op for arrays already on ``be`` (it keeps the autograd graph)
-    A = conv(arrays["A"])
-    n, d = int(A.shape[0]), int(A.shape[1])
-    return _Federation(A=A, c=conv(arrays["c"]), p=conv(arrays["p"]), eigvals=conv(arrays["eigvals"]),
-                       eigvecs=conv(arrays["eigvecs"]), n=n, d=d)
-
-
 def _matvec(M: Any, v: Any, be) -> Any:
     """Batched M_i v_i: (n, d, d) × (n, d) → (n, d)."""
     return be.matmul(M, v[..., None])[..., 0]
 
 
-def _message_operators(F: _Federation, algo: LocalUpdate, be) -> Any:
+def _message_operators(F: QuadraticArrays, algo: LocalUpdate, be) -> Any:
     """B_i = Q_iA_i = V_i diag(q(m_ij) λ_ij) V_iᵀ, shape (n, d, d), from the stored spectra.
 
     q is evaluated at s = γ(λ + α) (not at m = 1 − s) so small steps lose no digits.
@@ -258,7 +232,7 @@ def _message_operators(F: _Federation, algo: LocalUpdate, be) -> Any:
     return be.einsum("nij,nkj->nik", F.eigvecs * w[:, None, :], F.eigvecs)
 
 
-def _stepwise_messages(F: _Federation, x: Any, algo: LocalUpdate, be) -> Any:
+def _stepwise_messages(F: QuadraticArrays, x: Any, algo: LocalUpdate, be) -> Any:
     """Algorithm 2 literally, all clients at once: K local proximal gradient steps, Σ θ_k g_k."""
     xk = x + 0 * F.c  # (n, d): every client starts at the broadcast point
     msg = 0 * F.c
@@ -271,7 +245,7 @@ def _stepwise_messages(F: _Federation, x: Any, algo: LocalUpdate, be) -> Any:
     return msg
 
 
-def _spectral_messages(B: Any, F: _Federation, x: Any, be) -> Any:
+def _spectral_messages(B: Any, F: QuadraticArrays, x: Any, be) -> Any:
     """q^i = B_i (x − c_i) for all clients: one batched mat-vec."""
     return _matvec(B, x - F.c, be)
 
@@ -302,48 +276,11 @@ def client_pseudo_gradients(problem: Any, x: Any, algo: LocalUpdate, *, path: st
     if backend is None and isinstance(problem, dict) and "backend" in problem:
         backend = problem["backend"]
     be = resolve_backend(backend, like=x)
-    F = _prepare(problem, be)
+    F = prepare_quadratic(problem, be)
     x = be.asarray(x)
     if path == "stepwise":
         return _stepwise_messages(F, x, algo, be)
     return _spectral_messages(_message_operators(F, algo, be), F, x, be)
-
-
-@dataclass(frozen=True)
-class ClientSampler:
-    """Algorithm 1's I_t: M clients per round and the weights that make q_t unbiased for Σ p_i q^i.
-
-    ``"with_replacement"``: i.i.d. draws from P, q_t = (1/M) Σ_{i∈I_t} q^i (the paper's Algorithm 1);
-    ``"without_replacement"``: M distinct clients uniformly, q_t = Σ_{i∈I_t} (n p_i/M) q^i (the
-    paper's experiments sample without replacement within a round). ``M=None``: every client, weights p.
-
-    >>> s = ClientSampler(M=2, scheme="without_replacement")
-    >>> idx, w = s.draw(np.random.default_rng(0), np.array([0.5, 0.25, 0.25]))
-    >>> len(set(idx.tolist())), float(w.sum() * 0 + len(w))
-    (2, 2.0)
-    """
-
-    M: int | None = None
-    scheme: str = "with_replacement"
-
-    def __post_init__(self) -> None:
-        if self.scheme not in CLIENT_SAMPLING:
-            raise ValueError(f"client_sampling must be one of {CLIENT_SAMPLING}, got {self.scheme!r}")
-        if self.M is not None and (isinstance(self.M, bool) or int(self.M) != self.M or self.M < 1):
-            raise ValueError(f"clients_per_round M must be a positive integer, got {self.M!r}")
-
-    def draw(self, rng: np.random.Generator, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(client indices, aggregation weights) for one round."""
-        n = p.shape[0]
-        if self.M is None:
-            return np.arange(n), p
-        M = int(self.M)
-        if self.scheme == "with_replacement":
-            return rng.choice(n, size=M, replace=True, p=p / p.sum()), np.full(M, 1.0 / M)
-        if M > n:
-            raise ValueError(f"clients_per_round M={M} exceeds the n={n} clients (sampling without replacement)")
-        idx = rng.choice(n, size=M, replace=False)
-        return idx, p[idx] * (n / M)
 
 
 # --------------------------------------------------------------------------------------------
@@ -437,7 +374,7 @@ def _row_norms(D: Any, be) -> Any:
     return be.sqrt(be.einsum("ti,ti->t", D, D))
 
 
-def _loss_and_grad_norm(F: _Federation, X: Any, be, chunk_elems: int = 1 << 22) -> tuple[Any, Any]:
+def _loss_and_grad_norm(F: QuadraticArrays, X: Any, be, chunk_elems: int = 1 << 22) -> tuple[Any, Any]:
     """f(x_t) = Σ_i p_i ½(x_t − c_i)ᵀA_i(x_t − c_i) and ‖Σ_i p_i A_i(x_t − c_i)‖, from the definition
     (no expanded quadratic form, which would cancel catastrophically near the optimum)."""
     T = int(X.shape[0])
@@ -543,8 +480,8 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
         if batch_size is not None:
             raise ValueError("batch_size needs clients that hold samples: a QuadraticFederation is full-batch; "
                              "use a FiniteSumFederation (e.g. LeastSquaresFederation) for mini-batches")
-        if isinstance(problem, (dict, _Federation)):
-            prepared["F"] = _prepare(problem, be)
+        if isinstance(problem, (dict, QuadraticArrays)):
+            prepared["F"] = prepare_quadratic(problem, be)
             n, d = prepared["F"].n, prepared["F"].d
         else:
             n, d = (int(v) for v in np.shape(problem.A)[:2])
@@ -562,7 +499,7 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
     K = algo.local_steps if program else algo.theta.K
     if finite_sum:
         federation = fs
-    elif isinstance(problem, (dict, _Federation)):
+    elif isinstance(problem, (dict, QuadraticArrays)):
         from fedtheory.problems.quadratic import QuadraticFederation
 
         F = prepared["F"]
@@ -590,7 +527,7 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
                 prepared["arrays"] = fs.on(be)
             return prepared["arrays"]
         if "F" not in prepared:
-            prepared["F"] = _prepare(problem, be)
+            prepared["F"] = prepare_quadratic(problem, be)
         return prepared["F"]
 
     def optima() -> dict:
@@ -628,7 +565,7 @@ def _finite_sum_optima(fs: Any, algo: LocalUpdate, be) -> tuple[Any, Any]:
             q = fs.to_quadratic()
         except ValueError:
             return x_tilde, x_star
-        F = _prepare(q, be)
+        F = prepare_quadratic(q, be)
         B = algo.quadratic_operators(F, be) if getattr(algo, "client_program", False) else _message_operators(F, algo, be)
         x_tilde = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, B), be.einsum("n,nij,nj->i", F.p, B, F.c))
     return x_tilde, x_star

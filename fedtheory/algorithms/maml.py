@@ -50,7 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, _Federation, _matvec, _message_operators
+from fedtheory.algorithms.clients import QuadraticArrays, prepare_quadratic
+from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, _matvec, _message_operators
 from fedtheory.algorithms.theta import Theta, _is_torch
 
 __all__ = ["MAML", "maml_theta", "maml_messages", "OUTER_MODES", "MAML_METHODS"]
@@ -135,11 +136,11 @@ class MAML:
         """Θ' of :func:`maml_theta`: full-batch MAML on quadratics is LocalUpdate(Θ', α, γ) (Theorem 2)."""
         return maml_theta(self.K, self.gamma, self.alpha)
 
-    def quadratic_operators(self, F: _Federation, be) -> Any:
+    def quadratic_operators(self, F: QuadraticArrays, be) -> Any:
         """B_i with message B_i(x − c_i) for full-batch clients (the spectral path; Theorem 2's closed form)."""
         return _message_operators(F, LocalUpdate(self.surrogate_theta(), self.alpha, self.gamma, self.server), be)
 
-    def quadratic_messages(self, F: _Federation, x: Any, be) -> Any:
+    def quadratic_messages(self, F: QuadraticArrays, x: Any, be) -> Any:
         """The message through the K inner steps literally (the stepwise path), all clients at once."""
         if be.name == "torch":
             return _autograd_quadratic(F, x, self, be)
@@ -224,7 +225,7 @@ def _autograd_messages(loss_inner, loss_outer, X0_value, maml: MAML):
     return msg
 
 
-def _autograd_quadratic(F: _Federation, x: Any, maml: MAML, be) -> Any:
+def _autograd_quadratic(F: QuadraticArrays, x: Any, maml: MAML, be) -> Any:
     def loss(X):
         D = X - F.c
         return 0.5 * (D * _matvec(F.A, D, be)).sum()
@@ -295,15 +296,14 @@ def maml_messages(problem: Any, x: Any, maml: MAML, *, clients: Any = None, inne
     if isinstance(problem, QuadraticFederation):
         if inner_batches is not None or outer_batch is not None:
             raise ValueError("a QuadraticFederation has full-batch clients; mini-batches need a FiniteSumFederation")
-        from fedtheory.algorithms.local_update import _prepare
 
-        F = _prepare(problem, be)
+        F = prepare_quadratic(problem, be)
         if clients is not None:
             idx = np.asarray(clients)
             from fedtheory.problems.finite_sum import _index
 
             ii = _index(be, idx)
-            F = _Federation(A=F.A[ii], c=F.c[ii], p=F.p[ii], eigvals=F.eigvals[ii], eigvecs=F.eigvecs[ii],
+            F = QuadraticArrays(A=F.A[ii], c=F.c[ii], p=F.p[ii], eigvals=F.eigvals[ii], eigvecs=F.eigvecs[ii],
                             n=len(idx), d=F.d)
         out = maml.quadratic_messages(F, be.asarray(x), be)
     else:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Certificate", "MEASURES", "CLASSES", "ENGINES", "theta_weights", "message_eigenvalue",
+__all__ = ["Certificate", "MEASURES", "CLASSES", "ENGINES", "theta_weights", "message_eigenvalue", "quadratic_federation",
            "check_hypotheses", "heterogeneity_scale", "replay_floor"]
 
 MEASURES = ("floor", "rate", "error", "function-value")
@@ -87,6 +87,20 @@ def message_eigenvalue(lam: Any, gamma: float, theta: Any, alpha: float = 0.0) -
 
     lam = np.asarray(lam, dtype=np.float64)
     return lam * np.asarray(distortion_eigenvalues(lam, alpha, gamma, theta_weights(theta, 1)))
+
+
+def quadratic_federation(lam, V, A, c, p):
+    """The QuadraticFederation of clients A_i = V_i diag(λ_i) V_iᵀ (symmetrized), centres c_i and weights p, with
+    its eigendecomposition given (no solve): how the certificates and probes build the instances they replay.
+
+    >>> import numpy as np
+    >>> lam, V = np.array([[1.0, 4.0]]), np.eye(2)[None]
+    >>> quadratic_federation(lam, V, V * lam[:, None, :] @ V, np.zeros((1, 2)), np.ones(1)).L
+    4.0
+    """
+    from fedtheory.problems.quadratic import QuadraticFederation
+
+    return QuadraticFederation(A=0.5 * (A + np.swapaxes(A, 1, 2)), c=c, p=p, eigvals=lam, eigvecs=V)
 
 
 def heterogeneity_scale(prob, het):

@@ -92,7 +92,7 @@ chosen by exact block steps on its Hessians. A certificate without an upper boun
 spectral engine's variables are moment matrices of spectral measures, not a Gram matrix of points, so it has no
 worst-case table to read back: its floor and rate keep the probe's lower bound, and its error and function value
 take the PEPit engine's extracted worst case when that PEP is small (K·T·n ≤ 16,
-:func:`~fedtheory.certify.lower_bounds.pepit_extracted_start`; seconds per point), then the probe started from it.
+:func:`pepit_extracted_start`; seconds per point), then the probe started from it.
 
 Honesty: every SDP goes to Clarabel (retries), then to SCS when Clarabel is not "optimal"; a value both do not
 agree on is ``status="unreliable"`` with ``value=None`` — never a bound. A certificate whose replayed lower
@@ -115,6 +115,7 @@ import numpy as np
 from fedtheory.certify.certificate import CLASSES, ENGINES, MEASURES, Certificate, message_eigenvalue
 from fedtheory.certify.certificate import check_hypotheses as _check
 from fedtheory.certify.certificate import heterogeneity_scale as _het_scale
+from fedtheory.certify.certificate import quadratic_federation as _build
 from fedtheory.certify.certificate import replay_floor as _replay_floor
 from fedtheory.certify.certificate import theta_weights as _theta
 
@@ -827,12 +828,6 @@ def _instance(z, n, d, mu, L):
     return lam, V, A, np.array(c), k
 
 
-def _build(lam, V, A, c, p):
-    from fedtheory.problems.quadratic import QuadraticFederation
-
-    return QuadraticFederation(A=0.5 * (A + np.swapaxes(A, 1, 2)), c=c, p=p, eigvals=lam, eigvecs=V)
-
-
 def _probe_floor(mu, L, gamma, th, alpha, p, het, d, starts, seed):
     from fedtheory.algorithms.surrogate import minimizer_distance
     from fedtheory.certify.params import Custom
@@ -1110,7 +1105,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     >>> c.value < 1e-6, c.status
     (True, 'certified')
     """
-    from fedtheory.certify.lower_bounds import local_update_lower_bounds, pepit_extracted_start, unsolved_reason
+    from fedtheory.certify.lower_bounds import local_update_lower_bounds, unsolved_reason
 
     t0 = time.perf_counter()
     _check(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class, engine, rounds, D, eta, theta)
@@ -1282,3 +1277,32 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     return Certificate(value=upper, lower=lower, gap=gap, instance=instance, hypotheses=hyp, claim_id=claim,
                        solver=solver, status=status, seconds=time.perf_counter() - t0, notes="; ".join(notes),
                        details=details)
+
+
+#: the spectral engine's error and function value get the PEPit engine's extracted worst case as a lower-bound
+#: start when its PEP is this small (K·T·n gradient evaluations; K = 2, T = 4, n = 2 solves in seconds)
+PEPIT_START_WORK = 16
+
+
+def pepit_extracted_start(mu: float, L: float, K: int, gamma: float, th, alpha: float, p: np.ndarray, het: str,
+                          scale: float, measure: str, eta: float | None, momentum: float | None, server: str,
+                          rounds: int, D: float) -> tuple:
+    """For a certificate whose upper bound has no table to read back (the spectral engine: its variables are
+    moment matrices): LocalUpdate's PEPit PEP solved for its worst case, rebuilt as a quadratic federation and
+    replayed (:func:`fedtheory.certify.federated_pep._quadratic_extracted_instance`), when the PEP is small
+    (K·T·n ≤ :data:`PEPIT_START_WORK`). Returns (lower or None, instance or None, diagnostics)."""
+    from fedtheory.certify.pep import _solve_detail
+
+    work = int(K) * int(rounds) * len(p)
+    if work > PEPIT_START_WORK:
+        return None, None, {"skipped": f"K·T·n = {work} > {PEPIT_START_WORK}"}
+    try:
+        pb = _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, "quadratic", eta, momentum, server, rounds,
+                            D / scale)
+        sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
+        value, inst, diag = _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, p, het, scale, measure, eta,
+                                                          momentum, server, rounds, D)
+    except (RuntimeError, ValueError, np.linalg.LinAlgError) as err:
+        return None, None, {"error": str(err)}
+    diag.update(pepit_solver=solver, source="the PEPit engine's SDP, solved for its worst case")
+    return value, inst, diag

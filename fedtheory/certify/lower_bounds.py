@@ -55,7 +55,7 @@ def message_range(mu: float, L: float, gamma: float, th, alpha: float = 0.0) -> 
     >>> f"{lo:.3e}", f"{hi:.4f}"                  # b(L) = 10·0.5^49, b(μ) = 0.95^49
     ('1.776e-14', '0.0810')
     """
-    from fedtheory.certify.federated_pep import message_eigenvalue
+    from fedtheory.certify.certificate import message_eigenvalue
 
     grid = np.concatenate([np.linspace(mu, L, 2049), np.geomspace(max(mu, 1e-12 * L), L, 2049)])
     b = np.asarray(message_eigenvalue(grid, gamma, th, alpha), dtype=np.float64)
@@ -152,7 +152,8 @@ def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: 
     import scipy.optimize
 
     from fedtheory.algorithms.surrogate import minimizer_distance
-    from fedtheory.certify.federated_pep import _theta, message_eigenvalue
+    from fedtheory.certify.certificate import message_eigenvalue
+    from fedtheory.certify.certificate import theta_weights as _theta
     from fedtheory.problems.quadratic import QuadraticFederation
 
     mu, L, gamma, alpha = float(mu), float(L), float(gamma), float(alpha)
@@ -415,7 +416,7 @@ def polish_error(method: Any, federation: Any, *, measure: str, mu: float, L: fl
                 "x0": (xs + float(D) * u / max(float(np.linalg.norm(u)), 1e-300)).tolist(),
                 "source": "polished-from-instance"}
     value = float(_value(m, instance)[0])
-    from fedtheory.certify.federated_pep import _het_scale
+    from fedtheory.certify.certificate import heterogeneity_scale as _het_scale
 
     diag = {"start_value": start_value, "search_value": best, "evaluations": evaluations,
             "heterogeneity": _het_scale(qs, het) if het == "zeta" else float(np.linalg.norm(c, axis=1).max()),
@@ -457,36 +458,6 @@ def unsolved_reason(mu: float, L: float, gamma: float, th, solver: str, lower: f
 # the hook a certificate calls while it assembles its lower bound
 # --------------------------------------------------------------------------------------------
 
-#: the spectral engine's error and function value get the PEPit engine's extracted worst case as a lower-bound
-#: start when its PEP is this small (K·T·n gradient evaluations; K = 2, T = 4, n = 2 solves in seconds)
-PEPIT_START_WORK = 16
-
-
-def pepit_extracted_start(mu: float, L: float, K: int, gamma: float, th, alpha: float, p: np.ndarray, het: str,
-                          scale: float, measure: str, eta: float | None, momentum: float | None, server: str,
-                          rounds: int, D: float) -> tuple:
-    """For a certificate whose upper bound has no table to read back (the spectral engine: its variables are
-    moment matrices): LocalUpdate's PEPit PEP solved for its worst case, rebuilt as a quadratic federation and
-    replayed (:func:`fedtheory.certify.federated_pep._quadratic_extracted_instance`), when the PEP is small
-    (K·T·n ≤ :data:`PEPIT_START_WORK`). Returns (lower or None, instance or None, diagnostics)."""
-    from fedtheory.certify.federated_pep import _WRAPPER, _pepit_problem, _quadratic_extracted_instance
-    from fedtheory.certify.pep import _solve_detail
-
-    work = int(K) * int(rounds) * len(p)
-    if work > PEPIT_START_WORK:
-        return None, None, {"skipped": f"K·T·n = {work} > {PEPIT_START_WORK}"}
-    try:
-        pb = _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, "quadratic", eta, momentum, server, rounds,
-                            D / scale)
-        sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
-        value, inst, diag = _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, p, het, scale, measure, eta,
-                                                          momentum, server, rounds, D)
-    except (RuntimeError, ValueError, np.linalg.LinAlgError) as err:
-        return None, None, {"error": str(err)}
-    diag.update(pepit_solver=solver, source="the PEPit engine's SDP, solved for its worst case")
-    return value, inst, diag
-
-
 def local_update_lower_bounds(measure: str, *, mu: float, L: float, K: int, gamma: float, theta: Any, alpha: float,
                               p: Any, C: float, zeta: float | None, eta: float | None = None,
                               momentum: float | None = None, server: str = "gd", rounds: int | None = None,
@@ -509,7 +480,7 @@ def local_update_lower_bounds(measure: str, *, mu: float, L: float, K: int, gamm
             v, inst, diag = None, None, {"error": str(err)}
         out.append(("extreme_spectrum_lower", v, inst, diag))
     elif measure in ("error", "function-value") and eta is not None:
-        from fedtheory.certify.federated_pep import _theta
+        from fedtheory.certify.certificate import theta_weights as _theta
         from fedtheory.methods.library import local_update
 
         m = local_update(theta=_theta(theta, int(K)), gamma=gamma, alpha=alpha, eta=eta,

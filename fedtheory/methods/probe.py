@@ -397,7 +397,7 @@ class _Space:
         return np.arcsin(t)
 
     def decode(self, z: np.ndarray, fast: bool = True):
-        from fedtheory.certify.federated_pep import _build
+        from fedtheory.certify.certificate import quadratic_federation as _build
 
         n, d = self.n, self.d
         lam, U = [], []
@@ -544,7 +544,7 @@ def _sqrt_psd(A):
 
 def _scale_centres(q, c_dir, het, scale, fast=False):
     """The instance with centres c_dir scaled so its heterogeneity (max‖c_i‖, or ζ) is exactly ``scale``."""
-    from fedtheory.certify.federated_pep import _het_scale
+    from fedtheory.certify.certificate import heterogeneity_scale as _het_scale
 
     make = (lambda c: _fast_fed(q.A, c, q.p, q.eigvals, q.eigvecs)) if fast else (lambda c: _fed(q, c))
     q1 = make(c_dir)

@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from fedtheory.algorithms.local_update import ClientSampler
+from fedtheory.algorithms.clients import ClientSampler, QuadraticArrays
 from fedtheory.algorithms.theta import Theta, _is_torch, geometric_sum
 from fedtheory.methods.ir import (Aggregate, ClientProgram, Combine, Gradient, LocalSteps, Method, Prox, Scalars,
                                   ServerMap, _writes, coef_value)
@@ -191,12 +191,11 @@ class _Space:
         return arr if rows is self.all_rows else arr[rows]
 
     def quadratic_rows(self, arr: Any, rows: Any) -> Any:
-        """The sampled quadratic clients as the LocalUpdate driver's ``_Federation`` (client programs read it)."""
-        from fedtheory.algorithms.local_update import _Federation
-
-        return _Federation(A=self.take(arr["A"], rows), c=self.take(arr["c"], rows), p=self.take(arr["p"], rows),
-                           eigvals=self.take(arr["eigvals"], rows), eigvecs=self.take(arr["eigvecs"], rows),
-                           n=int(rows.shape[0]), d=self.d)
+        """The sampled quadratic clients as :class:`~fedtheory.algorithms.clients.QuadraticArrays` (client programs
+        read it)."""
+        return QuadraticArrays(A=self.take(arr["A"], rows), c=self.take(arr["c"], rows), p=self.take(arr["p"], rows),
+                               eigvals=self.take(arr["eigvals"], rows), eigvecs=self.take(arr["eigvecs"], rows),
+                               n=int(rows.shape[0]), d=self.d)
 
     def client_rows(self, Z: Any) -> Any:
         """Client values (n, d) in original coordinates -> this space's representation."""
@@ -693,7 +692,6 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
         raise ValueError(f"scalars must give exactly the method's scalars {sorted(method.scalars)}, got {sorted(scalars)}")
     scalars = dict(method.scalars if scalars is None else scalars)
     p_all = be.asarray(space.p_agg)
-    L_solver = None
 
     out_var, out_on_server = method.output, method.scope(method.output) == "server"
 
