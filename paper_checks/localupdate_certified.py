@@ -424,8 +424,8 @@ def corrected_lemma_5(ctx):
     The random points keep Kγμ ≤ 12. Between about 12 and 50, b(λ) = (1 − (1 − γλ)^K)/γ is within a factor
     e^{−Kγμ} of the constant 1/γ but not equal to it in float64, and the spectral program, which scales that
     deviation to order one, is nearly degenerate: Clarabel is no longer "optimal" (Kγμ = 10 already needs the SCS
-    cross-check, ~90 s on a loaded machine) and at Kγμ = 26 one solve ran past 15 minutes (seed 7 drew κ₀ = 3.91,
-    K = 136, γL = 0.76: the claim timed out at 600 s). That regime is the approach to the limit Kγμ → ∞, which
+    cross-check, ~90 s on a loaded machine) and at Kγμ = 19 and 26 one certificate ran past 15 minutes (seed 7
+    drew κ₀ = 3.91, K = 136, γL = 0.76, Kγμ = 26: the claim timed out at 600 s). That regime is the approach to the limit Kγμ → ∞, which
     localupdate/lemma-5/corrected-limit proves and the saturated point (Kγμ = 50, where b is constant in float64)
     certifies on every run."""
     factor = ctx.param("law_factor", 1.0)
