@@ -27,7 +27,8 @@ def _control_status(module, claim_id: str, seed: int) -> str:
 
 
 @pytest.mark.parametrize("seed", [0, 7])
-def test_proposition_3_control_fires_at_its_attaining_instance_without_the_search(monkeypatch, seed):
+@pytest.mark.parametrize("claim_id", ["nonparam/proposition-3", "nonparam/theorem-1"])
+def test_nonparam_control_fires_at_its_attaining_instance_without_the_search(monkeypatch, claim_id, seed):
     module = load_module(ROOT / "paper_checks" / "nonparam_prediction.py")
     random_only = functools.partial(real_probe, n_starts=0)
 
@@ -38,7 +39,7 @@ def test_proposition_3_control_fires_at_its_attaining_instance_without_the_searc
 
     monkeypatch.setattr(module, "probe", stopped_probe)
     monkeypatch.setattr(module, "random_instance", lambda rng, **kw: _far_from_attaining(module))
-    assert _control_status(module, "nonparam/proposition-3", seed) == "refuted"
+    assert _control_status(module, claim_id, seed) == "refuted"
 
 
 def _far_from_attaining(module):
@@ -50,9 +51,12 @@ def _far_from_attaining(module):
                            np.zeros(N), 0.0)
 
 
-def test_proposition_3_attaining_instance_is_a_third_of_the_bound():
+def test_the_nonparam_attaining_instances_reach_what_their_controls_say():
     module = load_module(ROOT / "paper_checks" / "nonparam_prediction.py")
     assert module._prop3_ratio(module._prop3_attaining()) == pytest.approx(1 / 3, rel=1e-9)
+    t = 19      # Theorem 1: (1/3)·2e·t/(2t+1)·(2t/(2t+1))^{2t}, up to the +1 of the bound (‖f_0 − f‖² = 1e6)
+    expected = 2 * np.e * t / (2 * t + 1) * (2 * t / (2 * t + 1)) ** (2 * t) / 3
+    assert module._theorem1_ratio(module._theorem1_attaining()) == pytest.approx(expected, rel=1e-5)
 
 
 @pytest.mark.parametrize("seed", [0, 7])
