@@ -158,8 +158,8 @@ _POINT = {"alpha": 0.0, "gamma": 0.0123, "K": 7}
     title="The explorer's public API, given no function class, bounds the general (non-commuting, d ≥ 2) class",
     statement=r"\texttt{method\_guarantee} without a \texttt{function\_class} returns the general class's guarantee "
               r"(the most conservative: its floor is at least the commuting and d = 1 floors at every setting), and "
-              r"the public entry points \texttt{tune}, \texttt{frontier}, \texttt{local\_update\_guarantee} and "
-              r"\texttt{probe\_lower\_bound} default to \texttt{\"general\"}.",
+              r"the public entry points \texttt{tune}, \texttt{frontier}, \texttt{compare} and "
+              r"\texttt{local\_update\_guarantee} default to \texttt{\"general\"}.",
     kind="numeric",
     controls=[Control("d1-default", "the statement with the d = 1 class in place of the general one: at K = 7, "
                       "γ = 0.0123 the d = 1 floor (Lemma 12) is finite while the general class has no certified "
@@ -171,9 +171,8 @@ def explorer_defaults_are_conservative(ctx):
     import numpy as np
 
     from fedtheory.analysis.guarantees import local_update_guarantee
-    from fedtheory.explore.frontiers import frontier
-    from fedtheory.explore.simulation import probe_lower_bound
-    from fedtheory.explore.tuning import method_guarantee, tune
+    from fedtheory.explore import compare, frontier, tune
+    from fedtheory.explore.tuning import method_guarantee
 
     reference = ctx.param("reference_class", "general")
     settings = {k: np.array([v], dtype=float) for k, v in _POINT.items()}
@@ -184,7 +183,7 @@ def explorer_defaults_are_conservative(ctx):
     same = default.function_class == reference and float(default.floor[0]) == floors[reference]   # inf == inf
     ordered = floors["d1"] <= floors["commuting"] <= floors["general"]
     signatures = {fn.__name__: inspect.signature(fn).parameters["function_class"].default
-                  for fn in (tune, frontier, local_update_guarantee, probe_lower_bound)}
+                  for fn in (tune, frontier, compare, local_update_guarantee)}
     ok = same and ordered and all(v == reference for v in signatures.values())
     return ctx.decide(ok, measured={"default_class": default.function_class, "default_floor": float(default.floor[0]),
                                     "floors_by_class": floors, "signature_defaults": signatures},
