@@ -14,8 +14,9 @@ so a catch is the mutant's doing.
     python benchmarks/mutation.py --pytest          # also run the unit tests on each mutant, for comparison
 
 ``tests/test_mutation.py`` keeps every mutant applicable to the current tree (each ``find`` occurs exactly
-once) and runs the cheapest mutants through this runner, so the mechanism is tested in CI; the whole run is
-on demand (about a minute per mutant on 2 cores).
+once) and runs the cheapest mutants through this runner (the probe mutant and the claim engine's, report's and
+explorer's, whose claims take seconds), so the mechanism is tested in CI; the whole run is on demand (about a
+minute per mutant on 2 cores).
 """
 from __future__ import annotations
 
@@ -108,6 +109,44 @@ MUTANTS: tuple[Mutant, ...] = (
            ("--paper", "sdane", "--claim", "sdane/theorem-*"),
            "the two-client S-DANE PEP loses client 2's strong convexity (its value only grows: a 'value <= bound' "
            "check cannot see it)"),
+    Mutant("spectral-heavy-ball-momentum-sign", "certificate", "fedtheory/certify/federated_pep.py",
+           'x_new = y - eta * q + (beta * (x - x_prev) if server == "heavy_ball" else 0.0)',
+           'x_new = y - eta * q - (beta * (x - x_prev) if server == "heavy_ball" else 0.0)',
+           ("verify/spectral_closed_forms.py",),
+           "a sign slip in the spectral engine's heavy-ball error measure (the momentum term subtracted)"),
+    Mutant("spectral-error-horizon-off-by-one", "certificate", "fedtheory/certify/federated_pep.py",
+           "    for t in range(T):\n        y = x + beta * (x - x_prev) if server == \"nesterov\" else x",
+           "    for t in range(T - 1):\n        y = x + beta * (x - x_prev) if server == \"nesterov\" else x",
+           ("verify/spectral_closed_forms.py",),
+           "the spectral error certificate stops one round short of its horizon T"),
+    # --- explorer -------------------------------------------------------------------------------------
+    Mutant("method-guarantee-default-class", "explorer", "fedtheory/explore/tuning.py",
+           'klass = consts.get("function_class", "general")',
+           'klass = consts.get("function_class", "d1")',
+           ("verify/engine.py",),
+           "method_guarantee without a class bounds d = 1 federations instead of the general class"),
+    # --- claim engine ---------------------------------------------------------------------------------
+    Mutant("engine-crashed-control-fires", "engine", "fedtheory/claims/runner.py",
+           '"fired": result.status == "refuted"',
+           '"fired": result.status != "verified"',
+           ("verify/engine.py",),
+           "a flipped comparison: a negative control that crashed (or was inconclusive) counts as fired"),
+    Mutant("engine-mixed-readings-refuted", "engine", "fedtheory/claims/runner.py",
+           '        status = "reading-dependent"',
+           '        status = "refuted"',
+           ("verify/engine.py",),
+           "readings that disagree give 'refuted' (a refutation needs every reading to fail)"),
+    Mutant("engine-nan-guard-only-on-refuted", "engine", "fedtheory/claims/runner.py",
+           "    if nans:\n",
+           '    if nans and evidence.status == "refuted":\n',
+           ("verify/engine.py",),
+           "the NaN guard only looks at refuted evidence: a 'verified' resting on a NaN stands"),
+    # --- report ---------------------------------------------------------------------------------------
+    Mutant("report-diff-drops-regressions", "report", "fedtheory/report/diff.py",
+           'if o.get("status") != n.get("status"):',
+           'if o.get("status") != n.get("status") and n.get("status") == n.get("expect"):',
+           ("verify/engine.py",),
+           "the baseline diff lists a changed status only when the new one is the expected one (drops regressions)"),
     # --- FedLRGD --------------------------------------------------------------------------------------
     Mutant("fedlrgd-viete-sign", "fedlrgd", "fedtheory/symbolic/oracle_complexity.py",
            "return -(2 * self.C3 / 3) * math.sin(v / 3) * math.cos(5 * math.pi / 6 - v / 3)",

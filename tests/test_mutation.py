@@ -36,3 +36,21 @@ def test_a_probe_that_stops_searching_is_caught_by_a_claim():
     assert record["baseline_exit"] == 0
     assert record["caught"], record["failures"]
     assert "verify/probes/search-finds-planted-violation" in record["failures"]
+
+
+#: the claim engine's, the report diff's and the explorer's mutants: their killing claims (verify/engine.py) take
+#: seconds, so CI runs them all; the certificate mutants (verify/spectral_closed_forms.py, a minute each) run on
+#: demand: python benchmarks/mutation.py --mutant spectral-heavy-ball-momentum-sign
+FAST_MUTANTS = ("method-guarantee-default-class", "engine-crashed-control-fires", "engine-mixed-readings-refuted",
+                "engine-nan-guard-only-on-refuted", "report-diff-drops-regressions")
+
+
+def test_engine_report_and_explorer_mutants_are_caught_by_the_engine_claims():
+    runner = _runner()
+    mutants = tuple(m for m in runner.MUTANTS if m.name in FAST_MUTANTS)
+    assert len(mutants) == len(FAST_MUTANTS)
+    records = runner.run_mutants(mutants, timeout=300)
+    assert all(r["baseline_exit"] == 0 for r in records)
+    missed = [r["name"] for r in records if not r["caught"]]
+    assert not missed, missed
+    assert all(r["failures"].startswith("verify/engine/") for r in records), [r["failures"] for r in records]

@@ -21,6 +21,12 @@ def _figures_module():
     return load_module(_FIGURES)
 
 
+#: the test accuracy a fast-tier network is trained to (more epochs while below it): the statements are about
+#: trained networks, and whether a small logistic network leaves chance level within a fixed number of epochs
+#: depends on the seed
+_TRAINED = 0.8
+
+
 def _shares(ranks) -> dict:
     ranks = np.asarray(ranks)
     return {"share_le_5": float(np.mean(ranks <= 5)), "share_le_6": float(np.mean(ranks <= 6)),
@@ -90,7 +96,7 @@ def _replay_panels(cex, ctx):
     id="fedlrgd/figure-1/procedure",
     ref="Figure 1",
     title="Appendix C's procedure on a small trained perceptron (digits): approximate ranks of gradient slices ≪ k",
-    statement=_STATEMENT_1 + r" (Fast check: one reduced panel — 32 hidden units, 10 epochs, $k=30$, 200 slices.)",
+    statement=_STATEMENT_1 + r" (Fast check: one reduced panel — 32 hidden units, 10 epochs (3 more at a time while test accuracy < 0.8), $k=30$, 200 slices.)",
     kind="simulation",
     control_exempt="an empirical observation about trained networks on a substitute (the share of low-rank gradient "
                    "slices); no variant is known false independently of this run",
@@ -103,13 +109,15 @@ def figure_1_procedure(ctx):
     fig = _figures_module()
     net = activation_mlp(64, [32], 10, activation="sigmoid", seed=ctx.seed % 1000)
     info = fig.appendix_c_panel(net, "adam", {"lr": 1e-3, "batch_size": 20, "epochs": 10}, 30, False, ctx.rng,
-                                n_coords=200)
+                                n_coords=200, min_test_accuracy=_TRAINED)
     sh = _shares(info["ranks"])
     if info["test_accuracy"] < 0.8:
-        return ctx.inconclusive(measured={**sh, "test_accuracy": info["test_accuracy"]},
-                                notes="the network did not train (test accuracy < 0.8): the statement is about trained networks")
+        return ctx.inconclusive(measured={**sh, "test_accuracy": info["test_accuracy"], "extra_epochs": info["extra_epochs"]},
+                                notes=f"the network did not train (test accuracy < {_TRAINED} after "
+                                      f"{info['extra_epochs']} extra epochs): the statement is about trained networks")
     ok = sh["share_le_10"] >= 0.9
-    return ctx.decide(ok, measured={**sh, "test_accuracy": info["test_accuracy"], "p": info["p"]},
+    return ctx.decide(ok, measured={**sh, "test_accuracy": info["test_accuracy"], "p": info["p"],
+                                    "extra_epochs": info["extra_epochs"]},
                       tolerance="share of slices with approximate rank ≤ 10 at least 0.9",
                       notes="Substitute data: scikit-learn's digits instead of MNIST. " + _THRESHOLD_NOTE)
 
@@ -137,7 +145,7 @@ figure_1_low_rank.replayer(_replay_panels)
     id="fedlrgd/figure-2/procedure",
     ref="Figure 2",
     title="Appendix C's procedure on a small trained convolutional network (digits): approximate ranks ≪ k",
-    statement=_STATEMENT_2 + r" (Fast check: one reduced panel — 8 filters, 32 dense units, 6 epochs at rate 0.02, $k=30$, 200 slices.)",
+    statement=_STATEMENT_2 + r" (Fast check: one reduced panel — 8 filters, 32 dense units, 6 epochs at rate 0.02 (3 more at a time while test accuracy < 0.8), $k=30$, 200 slices.)",
     kind="simulation",
     control_exempt="an empirical observation about trained networks on a substitute (the share of low-rank gradient "
                    "slices); no variant is known false independently of this run",
@@ -150,13 +158,15 @@ def figure_2_procedure(ctx):
     fig = _figures_module()
     net = conv_net(side=8, filters=8, hidden=32, activation="sigmoid", seed=ctx.seed % 1000)
     info = fig.appendix_c_panel(net, "adam", {"lr": 2e-2, "batch_size": 50, "epochs": 6}, 30, False, ctx.rng,
-                                n_coords=200)
+                                n_coords=200, min_test_accuracy=_TRAINED)
     sh = _shares(info["ranks"])
     if info["test_accuracy"] < 0.8:
-        return ctx.inconclusive(measured={**sh, "test_accuracy": info["test_accuracy"]},
-                                notes="the network did not train (test accuracy < 0.8): the statement is about trained networks")
+        return ctx.inconclusive(measured={**sh, "test_accuracy": info["test_accuracy"], "extra_epochs": info["extra_epochs"]},
+                                notes=f"the network did not train (test accuracy < {_TRAINED} after "
+                                      f"{info['extra_epochs']} extra epochs): the statement is about trained networks")
     ok = sh["share_le_10"] >= 0.9
-    return ctx.decide(ok, measured={**sh, "test_accuracy": info["test_accuracy"], "p": info["p"]},
+    return ctx.decide(ok, measured={**sh, "test_accuracy": info["test_accuracy"], "p": info["p"],
+                                    "extra_epochs": info["extra_epochs"]},
                       tolerance="share of slices with approximate rank ≤ 10 at least 0.9",
                       notes="Substitute data: scikit-learn's digits instead of CIFAR-10. " + _THRESHOLD_NOTE)
 

@@ -67,11 +67,17 @@ def theta_1(ctx):
                                             "whenever K(Θ) ≥ 2 (Q(α, 0, Θ) = w(Θ)I)", {"first_weight": True})],
 )
 def surrogate_limit(ctx):
-    """∇²f̃ − w(Θ)∇²f is exactly 0 at γ = 0 and for K(Θ) = 1, and is O(γ): the ratio ‖·‖/γ converges as γ → 0."""
+    """∇²f̃ − w(Θ)∇²f is exactly 0 at γ = 0 and for K(Θ) = 1 (at every γ), and is O(γ) otherwise: the ratio
+    ‖·‖/γ converges as γ → 0.
+
+    For K(Θ) = 1 the difference is rounding alone, so ‖·‖/γ grows like eps/γ: those instances are held to the
+    exact tolerance at every γ instead of the ratio's convergence (a ratio of rounding errors says nothing about
+    the limit). A fixed instance with K(Θ) = 3 (θ_1 = 1 ≠ w = 3) is evaluated on every run, so the control fires
+    whatever the seed draws."""
     rng = ctx.rng
     worst_exact, slopes = 0.0, []
-    for _ in range(10):
-        problem, theta, alpha, _ = _random_instance(rng)
+    fixed = (make_quadratic(2, 3, mu=1.0, L=10.0, weights="random", seed=20260), Theta.uniform(3), 0.5, 0.0)
+    for problem, theta, alpha, _ in [fixed] + [_random_instance(rng) for _ in range(10)]:
         H0 = surrogate_hessian(problem, alpha, 0.0, theta)
         wA = theta.w * problem.mean_hessian()
         # control: the γ → 0 limit claimed as θ_1·f (the first weight) instead of w(Θ)·f
@@ -80,11 +86,17 @@ def surrogate_limit(ctx):
         H1 = surrogate_hessian(problem, alpha, 0.3 / (problem.L + alpha), Theta([theta.weights[-1]]))
         worst_exact = max(worst_exact, float(np.abs(H1 - theta.weights[-1] * problem.mean_hessian()).max() / np.abs(wA).max()))
         g = np.array([1e-2, 1e-3, 1e-4]) / (problem.L + alpha)
-        errs = [np.abs(surrogate_hessian(problem, alpha, gi, theta) - wA).max() / gi for gi in g]
+        gaps = [np.abs(surrogate_hessian(problem, alpha, gi, theta) - wA).max() for gi in g]
+        if len(theta.weights) == 1:     # K(Θ) = 1: no distortion at any γ, the exact case
+            worst_exact = max(worst_exact, float(max(gaps) / np.abs(wA).max()))
+            continue
+        errs = [gap / gi for gap, gi in zip(gaps, g)]
         slopes.append(abs(errs[-1] - errs[-2]) / max(errs[-1], 1e-300))
     ok = worst_exact <= 64 * EPS and max(slopes) <= 0.1
-    return ctx.decide(ok, measured={"exact_cases_max_rel": worst_exact, "O_gamma_ratio_variation_max": max(slopes)},
-                      tolerance="exact cases ≤ 64·eps; ‖∇²f̃ − wĀ‖/γ varies by ≤ 10% between γ = 1e-3 and 1e-4 (a limit)",
+    return ctx.decide(ok, measured={"exact_cases_max_rel": worst_exact, "O_gamma_ratio_variation_max": float(max(slopes)),
+                                    "instances_with_K_at_least_2": len(slopes)},
+                      tolerance="exact cases (γ = 0, or K(Θ) = 1 at any γ) ≤ 64·eps; for K(Θ) ≥ 2, ‖∇²f̃ − wĀ‖/γ varies "
+                                "by ≤ 10% between γ = 1e-3 and 1e-4 (a limit)",
                       notes="Q(α, 0, Θ) = w(Θ)I and Q = θ_1 I for K(Θ) = 1; otherwise Q = wI + O(γ).")
 
 

@@ -187,6 +187,11 @@ def _replay_figure_4(cex, ctx):
     return ctx.refuted(measured=measured, counterexample=cex, notes=FIGURE_4_NOTES)
 
 
+#: gradient norms below this fraction of the largest initial ‖∇f(x⁰)‖ are rounding (1e3·eps): figure 5's check ranks
+#: no two runs there
+_GRAD_RESOLUTION = 1e3 * float(np.finfo(np.float64).eps)
+
+
 @claim(id="sdane/figure-5/text", ref="Figure 5", kind="simulation",
        control_exempt=("a comparison of methods read off one regenerated figure: the figure is the only evidence "
                        "about these runs, so no variant of the statement is known false independently of this run"),
@@ -202,16 +207,21 @@ def figure_5_text(ctx):
     for k, p in enumerate(data["panels"]):
         s = _series(data, k)
         name = next(m for m in s if m.startswith("S-DANE"))
-        final = {m: float(y[-1]) for m, (x, y) in s.items()}
+        # below the float64 resolution of ‖∇f‖ two runs cannot be ranked: such final values count as equal (at
+        # seed 1 S-DANE and Scaffold both ended near 1e-15 and rounding alone decided the order)
+        floor = _GRAD_RESOLUTION * max(float(y[0]) for x, y in s.values())
+        final = {m: max(float(y[-1]), floor) for m, (x, y) in s.items()}
         best_other = min(v for m, v in final.items() if m != name)
         # rounds S-DANE needs to reach the best baseline's final gradient norm (the baselines need all the rounds)
         r = _first_x_below(s[name], best_other)
         rounds = float(max(x[-1] for x, y in s.values()))
-        out[p["title"]] = {"final_grad_norms": final, "sdane_rounds_to_best_baseline_final": r, "rounds": rounds}
+        out[p["title"]] = {"final_grad_norms": final, "sdane_rounds_to_best_baseline_final": r, "rounds": rounds,
+                           "resolution_floor": floor}
         ok &= final[name] <= best_other and r < rounds
     return ctx.decide(ok, measured=out,
                       notes="'Converges faster' is read as: S-DANE ends with the smallest ‖∇f‖ and reaches the best-tuned "
-                            "baseline's final ‖∇f‖ in fewer rounds than the run's length; baselines best-tuned on the "
+                            "baseline's final ‖∇f‖ in fewer rounds than the run's length (final values below 1e3·eps·"
+                            "‖∇f(x⁰)‖ count as equal: float64 cannot rank them); baselines best-tuned on the "
                             "figure's grids. Substitute data (see the figure); the adaptive rule is the rebuilt one "
                             "(factor 1). Confirmed on the substitute. Seed sensitivity (surveyed over figure seeds 0–5): "
                             "on the non-IID split S-DANE is always clearly ahead; on the IID split best-tuned Scaffold is close "
