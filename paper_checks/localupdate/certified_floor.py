@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
-from fedtheory.algorithms.surrogate import minimizer_distance, surrogate_hessian
+from fedtheory.algorithms.surrogate import surrogate_hessian
 from fedtheory.algorithms.theta import Theta
 from fedtheory.analysis.rates import suboptimality_delta
 from fedtheory.algorithms.surrogate import kappa_bound_uniform

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from fedtheory.algorithms.surrogate import minimizer_distance
 from fedtheory.algorithms.theta import Theta
