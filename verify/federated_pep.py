@@ -226,8 +226,11 @@ _SDANE_CONTROLS = [
 ]
 
 
+# Full tier (72 s): a fast-tier check of certify_sdane against the compiled PEP is
+# verify/methods-pep/agrees-with-certify-sdane.
 @claim(
     id="verify/federated-pep/sdane-agreement",
+    tier="full",
     ref="consistency",
     title="S-DANE on the federated PEP machinery (local gradients defined) agrees with two_client_sdane to 1e-6",
     statement=r"For two $\mu$-convex clients under $\delta$-SOD and one round of S-DANE with local accuracy $c>0$, "
@@ -305,8 +308,11 @@ def _extraction_runs(seed):
     return tuple(out)
 
 
+# Full tier (86 s): the fast tier extracts and replays worst cases in tests/test_quadratic_extraction.py and in
+# verify/certificate-crosscheck/rank-deficient-extraction.
 @claim(
     id="verify/federated-pep/quadratic-extraction",
+    tier="full",
     ref="consistency",
     title="The quadratic PEP's worst case, rebuilt as a QuadraticFederation and replayed in the driver, attains the SDP",
     statement=r"For quadratic clients ($\mu=1$, $L=10$, $\gamma L=\tfrac12$; $(K,n,\alpha)\in\{(2,2,0),(4,2,0),(2,3,0),"
