@@ -17,7 +17,7 @@ author = "fedtheory developers"
 copyright = "2026, fedtheory developers"
 release = version = fedtheory.__version__
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "cli_reference"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "cli_reference", "findings"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = ["_build"]
 myst_heading_anchors = 3

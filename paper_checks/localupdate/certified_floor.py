@@ -115,8 +115,10 @@ def certified_floor(ctx):
                                    "driver's ‖x_T − x*‖ after it settles at x*(α,γ,Θ) (‖x_T − x*(α,γ,Θ)‖ ≤ 1e-12).")
 
 
+# Full tier (36 s): the fast tier certifies lemma-5/certified (κ₀ = 1000, K = 100) and certified-fedprox.
 @claim(
     id="localupdate/lemma-5/certified-fast-grid",
+    tier="full",
     ref="Lemma 5",
     title="Certified worst floors for κ₀ ∈ {10, 100}, K ∈ {2, 10}, γ = 1/(2L), n = 2: tight, against 8C and 2C",
     statement=r"For $n=2$ quadratic clients ($\mu I\preceq A_i\preceq LI$, $\|c_i-o\|\le C$) and FedAvg with "
@@ -401,8 +403,11 @@ def certified_limit(ctx):
 _LEMMA5_KGM_MAX = 12.0
 
 
+# Full tier (45 s of certificates): the fast tier keeps the proved limit (lemma-5/corrected-limit), the law of the
+# constant (lemma-5/certified-limit) and the certified points (lemma-5/certified, certified-fedprox).
 @claim(
     id="localupdate/lemma-5/corrected",
+    tier="full",
     ref="Lemma 5",
     title="A corrected Lemma 5 for two equal-weight clients: ‖x*(0,γ,Θ_{1:K}) − x*‖ ≤ C(κ₀ − 1)/(2√κ₀)",
     statement=r"For $n=2$ quadratic clients with $p=(\tfrac12,\tfrac12)$, $\mu I\preceq A_i\preceq LI$, $\|c_i-o\|\le C$, in "

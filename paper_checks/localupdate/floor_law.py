@@ -209,8 +209,10 @@ def certified(ctx):
     return _against_law(ctx, points, law_fn)
 
 
+# Full tier (27 s): the fast tier keeps the law's symbolic small-step limit (floor-law/limits).
 @claim(
     id="localupdate/floor-law/small-step",
+    tier="full",
     ref="Lemma 5",
     title="Floor law, small steps: the certified floor over (K − 1)γ·D₁(μ, L) tends to 1, error linear in γ",
     statement=r"For $n=2$ quadratic clients, $\kappa_0=10$, $K=5$: with $D_1=\kappa_0(L-\mu)M(\kappa_0)/2$, the "
