@@ -34,6 +34,22 @@ def _shares(ranks) -> dict:
             "count": int(ranks.size)}
 
 
+def _procedure_verdict(ctx, info: dict, replaced: str):
+    """Appendix C's verdict on one trained panel (Figures 1 and 2's fast checks): inconclusive when the network did
+    not reach test accuracy ``_TRAINED`` (the statement is about trained networks), else at least 90 % of the
+    slices of approximate rank ≤ 10."""
+    sh = _shares(info["ranks"])
+    if info["test_accuracy"] < _TRAINED:
+        return ctx.inconclusive(measured={**sh, "test_accuracy": info["test_accuracy"], "extra_epochs": info["extra_epochs"]},
+                                notes=f"the network did not train (test accuracy < {_TRAINED} after "
+                                      f"{info['extra_epochs']} extra epochs): the statement is about trained networks")
+    ok = sh["share_le_10"] >= 0.9
+    return ctx.decide(ok, measured={**sh, "test_accuracy": info["test_accuracy"], "p": info["p"],
+                                    "extra_epochs": info["extra_epochs"]},
+                      tolerance="share of slices with approximate rank ≤ 10 at least 0.9",
+                      notes=f"Substitute data: scikit-learn's digits instead of {replaced}. " + _THRESHOLD_NOTE)
+
+
 _STATEMENT_1 = (r"Appendix C, Figure 1: for one-hidden-layer perceptrons trained on MNIST (logistic activations, cross-entropy, Adam), "
                 r"with $k$ test samples and $k$ perturbations $\theta^{(i)}=\theta^*+\frac{\|\theta^*\|_1}p g_i$ (75), the slices "
                 r"$\mathcal M_q$ (76) of non-trivial weights ($|\theta^*_q|\ge0.005$) have small approximate rank (77): for $k=60$ "
@@ -110,16 +126,7 @@ def figure_1_procedure(ctx):
     net = activation_mlp(64, [32], 10, activation="sigmoid", seed=ctx.seed % 1000)
     info = fig.appendix_c_panel(net, "adam", {"lr": 1e-3, "batch_size": 20, "epochs": 10}, 30, False, ctx.rng,
                                 n_coords=200, min_test_accuracy=_TRAINED)
-    sh = _shares(info["ranks"])
-    if info["test_accuracy"] < 0.8:
-        return ctx.inconclusive(measured={**sh, "test_accuracy": info["test_accuracy"], "extra_epochs": info["extra_epochs"]},
-                                notes=f"the network did not train (test accuracy < {_TRAINED} after "
-                                      f"{info['extra_epochs']} extra epochs): the statement is about trained networks")
-    ok = sh["share_le_10"] >= 0.9
-    return ctx.decide(ok, measured={**sh, "test_accuracy": info["test_accuracy"], "p": info["p"],
-                                    "extra_epochs": info["extra_epochs"]},
-                      tolerance="share of slices with approximate rank ≤ 10 at least 0.9",
-                      notes="Substitute data: scikit-learn's digits instead of MNIST. " + _THRESHOLD_NOTE)
+    return _procedure_verdict(ctx, info, "MNIST")
 
 
 @claim(
@@ -159,16 +166,7 @@ def figure_2_procedure(ctx):
     net = conv_net(side=8, filters=8, hidden=32, activation="sigmoid", seed=ctx.seed % 1000)
     info = fig.appendix_c_panel(net, "adam", {"lr": 2e-2, "batch_size": 50, "epochs": 6}, 30, False, ctx.rng,
                                 n_coords=200, min_test_accuracy=_TRAINED)
-    sh = _shares(info["ranks"])
-    if info["test_accuracy"] < 0.8:
-        return ctx.inconclusive(measured={**sh, "test_accuracy": info["test_accuracy"], "extra_epochs": info["extra_epochs"]},
-                                notes=f"the network did not train (test accuracy < {_TRAINED} after "
-                                      f"{info['extra_epochs']} extra epochs): the statement is about trained networks")
-    ok = sh["share_le_10"] >= 0.9
-    return ctx.decide(ok, measured={**sh, "test_accuracy": info["test_accuracy"], "p": info["p"],
-                                    "extra_epochs": info["extra_epochs"]},
-                      tolerance="share of slices with approximate rank ≤ 10 at least 0.9",
-                      notes="Substitute data: scikit-learn's digits instead of CIFAR-10. " + _THRESHOLD_NOTE)
+    return _procedure_verdict(ctx, info, "CIFAR-10")
 
 
 @claim(
