@@ -15,18 +15,16 @@ FINDINGS = ("refuted", "vacuous", "not-reproduced", "reading-dependent")
 
 def findings_by_paper():
     """``{paper: (title line, [claims])}`` of the content shipped with fedtheory, papers in order of their key."""
-    from fedtheory.content import content_folder, default_content_root, load_claims, load_module, paper_home
-    from fedtheory.report.data import paper_metadata
+    from fedtheory.content import default_content_root, load_claims
+    from fedtheory.report.data import run_papers
 
     root = default_content_root()
+    found = [c for c in load_claims([str(root / "paper_checks")]) if c.expect in FINDINGS or c.typo]
+    papers = run_papers(found)           # the report's lookup of each paper's PAPER
     out: dict = {}
-    for claim in load_claims([str(root / "paper_checks")]):
-        if claim.expect not in FINDINGS and not claim.typo:
-            continue
+    for claim in found:
         if claim.paper not in out:
-            home = paper_home(content_folder(claim.source), claim.paper)
-            meta = paper_metadata(getattr(load_module(home), "PAPER", None)) if home else None
-            meta = meta or {}
+            meta = papers.get(claim.paper, {})
             title = meta.get("title") or meta.get("citation") or claim.paper
             if meta.get("arxiv"):
                 title += f" (arXiv:{meta['arxiv']})"
