@@ -1,6 +1,7 @@
 """Mutation score of the claims: which single-point mutants of the library does ``fedtheory check`` catch?
 
-Each mutant is one textual change (``find`` → ``replace``, ``find`` occurring exactly once) in one library
+Each mutant is one textual change (``find`` → ``replace``, ``find`` occurring exactly once, modulo formatting:
+spacing, line breaks, quotes and trailing commas, so ``ruff format`` leaves the mutants applicable) in one library
 file: a driver, a problem family, the counting of models, a certificate, FedLRGD's formulas, the probe
 helper. The runner copies the repository (the files git tracks or does not ignore) into a temporary
 directory, applies the mutant there, and runs the claims that exercise that code — ``fedtheory check``,
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -174,21 +176,95 @@ def _copy_tree(dest: Path) -> None:
             shutil.copy2(src, target)
 
 
+_TOKEN = re.compile(r"\s+|\w+|.", re.S)
+
+
+def _token_pattern(token: str, first: bool, last: bool, between_words: bool) -> str:
+    """The regex of one token of a mutant's text, modulo what a code formatter changes: the amount of interior
+    whitespace (also a line break), the quote character and a magic trailing comma before a closing bracket.
+    Whitespace at the very start or end stays exact (it anchors the indentation and line ends of the change)."""
+    if token.isspace():
+        return re.escape(token) if first or last else (r"\s+" if between_words else r"\s*")
+    if token in "\"'":
+        return "[\"']"
+    if token in ")]}":
+        return r"(?:,\s*)?" + re.escape(token)
+    return re.escape(token)
+
+
+def _pattern(tokens: list[str], start: int, stop: int) -> str:
+    out = []
+    for k in range(start, stop):
+        token = tokens[k]
+        if k > start and not token.isspace() and not tokens[k - 1].isspace():
+            out.append(r"\s*")                      # a formatter may add spaces or a line break between tokens
+        between_words = 0 < k < len(tokens) - 1 and tokens[k - 1][-1:].isalnum() and tokens[k + 1][:1].isalnum()
+        out.append(_token_pattern(token, k == 0, k == len(tokens) - 1, between_words))
+    return "".join(out)
+
+
+def locate(find: str, replace: str, text: str) -> tuple[list[re.Match], str]:
+    """Where ``find`` occurs in ``text`` modulo formatting (see :func:`_token_pattern`), and the function
+    from one such match to its mutated text: only the tokens where ``find`` and ``replace`` differ are replaced
+    (by ``replace``'s), so the formatting around the change is kept.
+
+    >>> matches, mutate = locate("f(a + b)", "f(a - b)", "y = f(\\n    a+b,\\n)\\n")
+    >>> len(matches), mutate(matches[0])
+    (1, 'f(\\n    a-b,\\n)')
+    """
+    tokens = _TOKEN.findall(find)
+    prefix = len(os.path.commonprefix([find, replace]))
+    suffix = len(os.path.commonprefix([find[::-1], replace[::-1]]))
+    suffix = min(suffix, len(find) - prefix, len(replace) - prefix)
+    # the changed span of `find`, widened to whole tokens: tokens [head, tail) are replaced
+    ends = [0]
+    for token in tokens:
+        ends.append(ends[-1] + len(token))
+    head = max(k for k in range(len(tokens) + 1) if ends[k] <= prefix)
+    tail = min(k for k in range(len(tokens) + 1) if ends[k] >= len(find) - suffix)
+    tail = max(tail, head)
+    middle = replace[ends[head]:len(replace) - (len(find) - ends[tail])]
+
+    def gap(k: int) -> str:
+        """The spacing between tokens k - 1 and k when the pieces split there: captured, and kept."""
+        apart = 0 < k < len(tokens) and not tokens[k - 1].isspace() and not tokens[k].isspace()
+        return r"(\s*)" if apart else "()"
+
+    if head == tail:     # an insertion: the old text keeps its spacing, the new text goes before it
+        pattern = re.compile(f"({_pattern(tokens, 0, head)}){gap(head)}()()({_pattern(tokens, tail, len(tokens))})")
+    else:
+        pattern = re.compile(f"({_pattern(tokens, 0, head)}){gap(head)}({_pattern(tokens, head, tail)}){gap(tail)}"
+                             f"({_pattern(tokens, tail, len(tokens))})")
+
+    def mutate(m: re.Match) -> str:
+        if head == tail:
+            return m.group(1) + middle + m.group(2) + m.group(5)
+        return m.group(1) + m.group(2) + middle + m.group(4) + m.group(5)
+
+    return list(pattern.finditer(text)), mutate
+
+
 def apply(mutant: Mutant, tree: Path) -> None:
-    """Apply ``mutant`` to the copy at ``tree``; ValueError unless ``find`` occurs exactly once.
+    """Apply ``mutant`` to the copy at ``tree``; ValueError unless ``find`` occurs exactly once. ``find`` is
+    matched modulo formatting (spacing, line breaks, quotes, trailing commas: :func:`locate`), so the mutants
+    survive ``ruff format``.
 
     >>> import tempfile
     >>> t = Path(tempfile.mkdtemp()); (t / "a.py").write_text("x = 1\\n")
     6
     >>> apply(Mutant("m", "demo", "a.py", "x = 1", "x = 2", (), "why"), t); (t / "a.py").read_text()
     'x = 2\\n'
+    >>> _ = (t / "b.py").write_text("y = g(\\n    'a',\\n    b * 2,\\n)\\n")
+    >>> apply(Mutant("m", "demo", "b.py", 'g("a", b*2)', 'g("a", b*3)', (), "why"), t); (t / "b.py").read_text()
+    "y = g(\\n    'a',\\n    b * 3,\\n)\\n"
     """
     path = tree / mutant.file
     text = path.read_text(encoding="utf-8")
-    hits = text.count(mutant.find)
-    if hits != 1:
-        raise ValueError(f"mutant {mutant.name}: its text occurs {hits} times in {mutant.file} (must be once)")
-    path.write_text(text.replace(mutant.find, mutant.replace), encoding="utf-8")
+    matches, mutate = locate(mutant.find, mutant.replace, text)
+    if len(matches) != 1:
+        raise ValueError(f"mutant {mutant.name}: its text occurs {len(matches)} times in {mutant.file} (must be once)")
+    (match,) = matches
+    path.write_text(text[:match.start()] + mutate(match) + text[match.end():], encoding="utf-8")
 
 
 def _check(tree: Path, selection: tuple[str, ...], timeout: float) -> tuple[int, float, str]:

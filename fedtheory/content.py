@@ -222,6 +222,7 @@ def _register_package(directory: Path) -> None:
         return
     spec = importlib.util.spec_from_file_location(name, directory / "__init__.py",
                                                   submodule_search_locations=[str(directory)])
+    assert spec is not None                                 # a .py file always has a loader
     sys.modules[name] = importlib.util.module_from_spec(spec)
 
 
@@ -292,7 +293,9 @@ def load_module(path: Path | str) -> ModuleType:
         sys.modules[name] = module
     try:
         with _load_time_limit(resolved):
-            module.__spec__.loader.exec_module(module)
+            spec = module.__spec__
+            assert spec is not None and spec.loader is not None     # made from a .py file above
+            spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:   # sys.exit() at import is a broken file, not the run's exit code
         if not package_init:   # the package stays registered: its sections' relative imports need it
             sys.modules.pop(name, None)

@@ -80,7 +80,7 @@ def content_revision(sources) -> dict:
     """
     files = sorted({Path(s).resolve() for s in sources if s and Path(s).is_file()})
     digest = hashlib.sha256()
-    root = Path(os.path.commonpath([str(f.parent) for f in files])) if files else None
+    root = Path(os.path.commonpath([str(f.parent) for f in files])) if files else Path()
     for f in files:
         digest.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
     revision = clean = None

@@ -104,7 +104,7 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_writer(path: Path | str, mode: str = "w"):
+def atomic_writer(path: Path | str | os.PathLike, mode: str = "w"):
     """A file object whose content replaces ``path`` atomically when the block ends without error.
 
     The temp file lives beside ``path`` (same file system, so the rename is atomic; never in ``/`` or the
@@ -124,7 +124,7 @@ def atomic_writer(path: Path | str, mode: str = "w"):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
@@ -354,7 +354,7 @@ class PointFailed(RuntimeError):
 def map_grid(fn: Callable[[Any], Any], points: Sequence[Any], *, workers: int = 1, scheduler: Any = None,
              store: Path | str | None = None, progress: Any = None,
              connect_timeout: float | None = None, timeout: float | None = None,
-             on_failure: Callable[[int, str], Any] | None = None, retries: int = 1) -> list:
+             on_failure: Callable[[int, str, float], Any] | None = None, retries: int = 1) -> list:
     """``[fn(p) for p in points]``, in parallel and resumable.
 
     - ``workers=1``, no scheduler, no ``timeout``: inline, in this process.
@@ -483,6 +483,7 @@ def _worker_main(conn, parent_pid: int) -> None:
         if msg is None:
             return
         i, fn, point = msg
+        reply: tuple
         try:
             reply = ("ok", i, fn(point))
         except BaseException as exc:   # SystemExit and KeyboardInterrupt too: the point's failure, not the worker's
@@ -587,10 +588,12 @@ def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) ->
                 continue
             wait_for = None
             if timeout is not None:
-                wait_for = max(0.0, min(w.task[1] + timeout for w in busy) - time.monotonic()) + 0.01
+                started_at = [task[1] for w in busy if (task := w.task) is not None]
+                wait_for = max(0.0, min(started_at) + timeout - time.monotonic()) + 0.01
             ready = set(multiprocessing.connection.wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],
                                                         timeout=wait_for))
             for w in busy:
+                assert w.task is not None                    # busy: it has a point
                 i, started = w.task
                 reply = None
                 if w.conn in ready:
@@ -833,10 +836,10 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
                 if fut.status == "finished":
                     finish(i, fut.result())
                 elif fut.status == "error":
-                    exc = fut.exception()
+                    error = fut.exception()
                     # the isolated point's own traceback or death, as local workers report it
-                    fail(i, str(exc) if isinstance(exc, (RuntimeError, TimeoutError)) else
-                         f"{type(exc).__name__}: {exc}", exc)
+                    fail(i, str(error) if isinstance(error, (RuntimeError, TimeoutError)) else
+                         f"{type(error).__name__}: {error}", error)
                 else:
                     fail(i, f"Dask task {fut.status}")
             now = time.monotonic()

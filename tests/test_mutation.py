@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -27,6 +28,37 @@ def test_every_mutant_applies_to_the_current_tree_exactly_once(name, tmp_path):
     target.write_text((ROOT / mutant.file).read_text(encoding="utf-8"), encoding="utf-8")
     runner.apply(mutant, tmp_path)
     assert target.read_text(encoding="utf-8") != (ROOT / mutant.file).read_text(encoding="utf-8")
+
+
+def _ruff_format(text: str, name: str) -> str:
+    return subprocess.run([sys.executable, "-m", "ruff", "format", "--stdin-filename", name, "-"], cwd=ROOT,
+                          input=text, capture_output=True, text=True, check=True, timeout=60).stdout
+
+
+def test_every_mutant_survives_ruff_format(tmp_path):
+    """Formatted with the project's `ruff format` settings, each file still takes its mutant once, and the mutated
+    program is the mutated original's, formatted: the mutants do not pin the source's layout."""
+    pytest.importorskip("ruff", reason="ruff is not installed (pip install -e '.[dev]')")
+    runner = _runner()
+    for mutant in runner.MUTANTS:
+        original = (ROOT / mutant.file).read_text(encoding="utf-8")
+        target = tmp_path / mutant.name / mutant.file
+        target.parent.mkdir(parents=True)
+        target.write_text(_ruff_format(original, mutant.file), encoding="utf-8")
+        runner.apply(mutant, tmp_path / mutant.name)
+        expected = _ruff_format(original.replace(mutant.find, mutant.replace), mutant.file)
+        assert _ruff_format(target.read_text(encoding="utf-8"), mutant.file) == expected, mutant.name
+
+
+def test_a_mutant_whose_text_is_gone_does_not_apply(tmp_path):
+    # the control: formatting-insensitive matching still refuses a text that is not there (a changed operator)
+    runner = _runner()
+    (tmp_path / "a.py").write_text("y = f(\n    a + b,\n)\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="occurs 0 times"):
+        runner.apply(runner.Mutant("m", "demo", "a.py", "f(a - b)", "f(a * b)", (), "why"), tmp_path)
+    (tmp_path / "a.py").write_text("y = f(a + b) + f(a+b)\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="occurs 2 times"):
+        runner.apply(runner.Mutant("m", "demo", "a.py", "f(a + b)", "f(a * b)", (), "why"), tmp_path)
 
 
 def test_a_probe_that_stops_searching_is_caught_by_a_claim():

@@ -88,9 +88,11 @@ def test_check_and_pytest_run_the_sections(tmp_path):
     statuses = {c["id"]: c["status"] for c in json.loads((tmp_path / "out.json").read_text())["claims"]}
     assert statuses == {"demo/lemma-1": "verified", "demo/theorem-1": "refuted"}
     assert (tmp_path / "paper_checks" / "counterexamples" / "demo" / "theorem-1.json").is_file()
-    # the plugin asked for as tests/test_pytest_plugin.py does (`no:fedtheory` masks an old entry point)
+    # the plugin asked for as tests/test_pytest_plugin.py does (`no:fedtheory` masks an old entry point), the
+    # folder named as its claim paths
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:fedtheory",
-                          "-p", "fedtheory.claims.pytest_plugin", "-rA", "-v", "paper_checks"],
+                          "-p", "fedtheory.claims.pytest_plugin", "--fedtheory-paths", "paper_checks", "-rA", "-v",
+                          "paper_checks"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert re.findall(r"::(\S+) PASSED", run.stdout) == ["demo/lemma-1", "demo/theorem-1"], run.stdout

@@ -67,8 +67,9 @@ def repo(tmp_path: Path) -> Path:
     (tmp_path / "verify").mkdir()
     (tmp_path / "verify" / "zoo.py").write_text(VERIFY)
     (tmp_path / "verify" / "test_plain.py").write_text("def test_plain():\n    assert True\n")
-    (tmp_path / "other").mkdir()  # not a content directory: ignored by the plugin
+    (tmp_path / "other").mkdir()  # not named in [tool.fedtheory]: ignored by the plugin
     (tmp_path / "other" / "stray.py").write_text(VERIFY.replace("verify/zoo/rate", "other/lemma-1"))
+    (tmp_path / "pyproject.toml").write_text('[tool.fedtheory]\npaths = ["paper_checks", "verify"]\n')
     return tmp_path
 
 
@@ -170,8 +171,61 @@ def test_opt_in_through_conftest(tmp_path):
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["fedtheory.claims.pytest_plugin"]\n')
     (tmp_path / "verify").mkdir()
     (tmp_path / "verify" / "zoo.py").write_text(VERIFY)
+    (tmp_path / "pyproject.toml").write_text('[tool.fedtheory]\npaths = ["verify"]\n')
     proc, outcomes = run_pytest(tmp_path, opt_in=False)
     assert outcomes == {"verify/zoo/rate": "PASSED"}, proc.stdout
+
+
+def test_plugin_loaded_without_named_paths_imports_nothing(repo):
+    """The plugin asked for but no claim paths named anywhere: a verify/ or paper_checks/ folder is not imported."""
+    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    proc, outcomes = run_pytest(repo, "paper_checks", "verify", "other")
+    assert outcomes == {"test_plain": "PASSED"}, proc.stdout
+    assert proc.returncode == 0
+    assert not (repo / "paper_checks" / "imports.log").exists()
+    assert "no claim paths: name them in [tool.fedtheory] paths" in proc.stdout
+
+
+def test_tool_fedtheory_table_names_a_claim_file(tmp_path):
+    """A project's `[tool.fedtheory]` table naming claims/mine.py: that file, and nothing else, is collected."""
+    (tmp_path / "claims").mkdir()
+    (tmp_path / "claims" / "mine.py").write_text(VERIFY.replace("verify/zoo/rate", "mine/lemma-1"))
+    (tmp_path / "claims" / "other.py").write_text(CLAIMS)    # same folder, not named: not imported
+    (tmp_path / "verify").mkdir()
+    (tmp_path / "verify" / "zoo.py").write_text(CLAIMS)
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent('''
+        [tool.pytest.ini_options]
+        addopts = ["-p", "fedtheory.claims.pytest_plugin"]
+
+        [tool.fedtheory]
+        paths = ["claims/mine.py"]
+    '''))
+    (tmp_path / "sub").mkdir()      # run from a subfolder: the table's paths are relative to its pyproject.toml
+    proc, outcomes = run_pytest(tmp_path / "sub", "..", opt_in=False)
+    assert outcomes == {"mine/lemma-1": "PASSED"}, proc.stdout
+    assert proc.returncode == 0
+    assert not (tmp_path / "claims" / "imports.log").exists() and not (tmp_path / "verify" / "imports.log").exists()
+    assert "claims from " + str(tmp_path / "claims" / "mine.py") in proc.stdout
+
+
+def test_flag_overrides_ini_option_which_overrides_table(repo):
+    (repo / "pytest.ini").write_text("[pytest]\nfedtheory_paths = paper_checks/demo.py\n")
+    proc, outcomes = run_pytest(repo, "paper_checks", "verify", "other", "-k", "lemma-1 or rate")
+    assert outcomes == {"demo/lemma-1": "PASSED"}, proc.stdout        # the ini option, not the table's verify/
+    (repo / "paper_checks" / "imports.log").unlink()
+    proc, outcomes = run_pytest(repo, "paper_checks", "verify", "other", "-k", "lemma-1 or rate",
+                                "--fedtheory-paths", "other", "--fedtheory-paths=verify/zoo.py")
+    assert outcomes == {"other/lemma-1": "PASSED", "verify/zoo/rate": "PASSED"}, proc.stdout
+    assert not (repo / "paper_checks" / "imports.log").exists()
+    proc, outcomes = run_pytest(repo, "other", "--fedtheory-paths", "other,verify/zoo.py", "-k", "lemma-1 or rate")
+    assert outcomes == {"other/lemma-1": "PASSED"}, proc.stdout
+
+
+def test_table_paths_not_a_list_of_strings_is_one_line(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.fedtheory]\npaths = "claims"\n')
+    proc, _ = run_pytest(tmp_path)
+    assert proc.returncode != 0
+    assert "[tool.fedtheory] paths in " in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
 def test_fedtheory_paths_naming_nothing_is_one_line(tmp_path):

@@ -352,6 +352,7 @@ def _run(method: Any, name: str, problem: Any, x0: Any, rounds: Any, *, clients_
     # s = n: every client, nothing drawn (as sample_clients); s < n: one Generator.choice per round, unsorted
     h = simulate(method, orc, x, rounds, clients_per_round=None if s in (None, orc.n) else int(s), seed=rng,
                  trace=True, until=until)
+    assert h.trace is not None                            # asked for above
     data, centers, lams = [], [], []
     for tr in h.trace:
         solve = tr["prox"]["xi"]

@@ -206,7 +206,7 @@ class HybridLayout:
             if isinstance(mod, (nn.Linear, nn.Conv2d)):
                 key = f"{mod_name}.weight" if mod_name else "weight"
                 kind = "linear" if isinstance(mod, nn.Linear) else "conv"
-                if kind == "conv" and (mod.groups != 1 or mod.kernel_size[0] != mod.kernel_size[1]):
+                if isinstance(mod, nn.Conv2d) and (mod.groups != 1 or mod.kernel_size[0] != mod.kernel_size[1]):
                     continue  # grouped or non-square convolutions are not factorized (Section 2.2)
                 weights.append(FactorizedLayer(key, offsets[key][0], offsets[key][1], kind))
         if rho < 0:
@@ -331,7 +331,7 @@ def server_factors(w: np.ndarray, layout: HybridLayout, ranks: Sequence[int | No
     >>> (U @ V.T).round(12).tolist()
     [[3.0, 0.0], [0.0, 0.0]]
     """
-    out = []
+    out: list[tuple[np.ndarray, np.ndarray] | None] = []
     for i, (layer, r) in enumerate(zip(layout.layers, ranks)):
         if r is None:
             out.append(None)
@@ -523,7 +523,7 @@ def run_fedhm(problem: Any, layout: HybridLayout, algo: FedHM, x0: Any, rounds: 
     if dynamic:
         if levels != "dynamic":
             raise ValueError(f"levels must be per-client level indices or 'dynamic', got {levels!r}")
-        fixed_levels = None
+        fixed_levels: np.ndarray | None = None
     else:
         fixed_levels = np.zeros(n, dtype=np.int64) if levels is None else np.asarray(levels, dtype=np.int64).ravel()
         if fixed_levels.shape != (n,) or fixed_levels.min() < 0 or fixed_levels.max() >= n_levels:
@@ -546,7 +546,7 @@ def run_fedhm(problem: Any, layout: HybridLayout, algo: FedHM, x0: Any, rounds: 
     level_ranks = [algo.ranks(layout, i) for i in range(n_levels)]
     n_layers = len(layout.layers)
     # r_max,ℓ over the factorized levels (eq. (12)); 0 when no level factorizes the layer
-    r_max = [max([lr[j] for lr in level_ranks if lr[j] is not None], default=0) for j in range(n_layers)]
+    r_max = [max([r for lr in level_ranks if (r := lr[j]) is not None], default=0) for j in range(n_layers)]
     level_size = np.array([algo.level_params(layout, i) for i in range(n_levels)])
     if trace and any(algo.is_dense(i) for i in range(n_levels)):
         raise ValueError("trace needs every level factorized (Appendix B): use dense_full_rank=False or ratios < 1")
@@ -562,7 +562,11 @@ def run_fedhm(problem: Any, layout: HybridLayout, algo: FedHM, x0: Any, rounds: 
         idx, _ = sampler.draw(rng, p_host)
         M = len(idx)
         batches = None if batch_size is None else [sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(E)]
-        lev = level_rng.integers(n_levels, size=M) if dynamic else fixed_levels[idx]
+        if fixed_levels is not None:
+            lev = fixed_levels[idx]
+        else:
+            assert level_rng is not None                        # dynamic levels: drawn each round
+            lev = level_rng.integers(n_levels, size=M)
         # server: one SVD per factorized layer, truncated per level, padded to r_max
         svds = [_svd(layer.to_matrix(w)) for layer in layout.layers]
         per_level = [server_factors(w, layout, level_ranks[i], r_max, svds) if not algo.is_dense(i) else None
@@ -574,10 +578,10 @@ def run_fedhm(problem: Any, layout: HybridLayout, algo: FedHM, x0: Any, rounds: 
             Vj = np.zeros((M, layer.n, r_max[j]))
             fj = np.zeros(M, dtype=bool)
             for i in range(n_levels):
-                sel = lev == i
-                if not sel.any() or per_level[i] is None or per_level[i][j] is None:
+                sel, factors = lev == i, per_level[i]
+                if not sel.any() or factors is None or factors[j] is None:
                     continue
-                Uj[sel], Vj[sel], fj[sel] = per_level[i][j][0], per_level[i][j][1], True
+                Uj[sel], Vj[sel], fj[sel] = factors[j][0], factors[j][1], True
             if fj.any():  # the client receives y: its layer is U Vᵀ (the truncation), not w's layer
                 Wc[fj, layer.offset:layer.offset + layer.size] = layer.from_matrix(Uj[fj] @ np.swapaxes(Vj[fj], 1, 2))
             U.append(Uj)

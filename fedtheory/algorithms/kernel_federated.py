@@ -570,6 +570,7 @@ def _stepwise(fed, algo: KernelAlgorithm, a0: np.ndarray, rounds: np.ndarray, T:
                 if algo.kind == "fedavg":
                     delta = (eta / counts)[:, None] * r       # gradient step on ℓ_i
                 else:                                        # exact prox: r ← (I + ηK_i)^{−1} r
+                    assert Pblocks is not None               # made above for fedprox without batches
                     delta = (eta / counts)[:, None] * np.einsum("mij,mj->mi", Pblocks, r)
                 np.add.at(C, (rows, idx.ravel()), -delta.ravel())
             else:

@@ -69,7 +69,7 @@ class Subproblem:
     center: np.ndarray
     lin: np.ndarray
     lam: float
-    G_center: np.ndarray | None = None
+    G_center: np.ndarray = None  # type: ignore[assignment]  # None until __post_init__ computes it
     r: int = 0
     rng: Any = None
 
@@ -162,9 +162,9 @@ class LocalResult:
     G: np.ndarray
     evals: np.ndarray
     passed: np.ndarray
-    gradF_sq: np.ndarray = field(default=None)
-    dist_sq: np.ndarray = field(default=None)
-    at_resolution: np.ndarray = field(default=None)
+    gradF_sq: np.ndarray | None = field(default=None)
+    dist_sq: np.ndarray | None = field(default=None)
+    at_resolution: np.ndarray | None = field(default=None)
 
 
 def _sq(A: np.ndarray) -> np.ndarray:
@@ -282,6 +282,7 @@ def _run_simple(solver, sub: Subproblem, test: Any, eta: np.ndarray) -> LocalRes
     if not fixed:
         active &= ~_stop_from(sub, test, X, G, gF, slice(None))
     everyone = slice(None)
+    rows: slice | np.ndarray
     for _ in range(int(limit)):
         if active.all():
             rows, idx = everyone, None

@@ -105,7 +105,7 @@ class ServerOpt:
 
     kind: str
     lr: float
-    momentum: float | None = None
+    momentum: float = None  # type: ignore[assignment]  # None: the kind's default, which __post_init__ fills in
     beta2: float = 0.999
     eps: float = 1e-8
 
@@ -414,7 +414,7 @@ def _finite_sum_messages(arrays: dict, x: Any, algo: LocalUpdate, clients: np.nd
     return msg
 
 
-def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, path: str = "auto",
+def run_local_update(problem: Any, algo: Any, x0: Any, rounds: int, *, path: str = "auto",
                      backend: Any = "numpy", device: Any = None, batch_size: int | None = None,
                      clients_per_round: int | None = None, client_sampling: str = "with_replacement",
                      seed: Any = None) -> History:
@@ -531,10 +531,10 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
         return prepared["F"]
 
     def optima() -> dict:
-        F = None if finite_sum else on_backend()
         if finite_sum:
             x_tilde, x_star = _finite_sum_optima(fs, algo, be)
         else:
+            F = on_backend()
             B = algo.quadratic_operators(F, be) if program else _message_operators(F, algo, be)
             x_tilde = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, B), be.einsum("n,nij,nj->i", F.p, B, F.c))
             x_star = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, F.A), be.einsum("n,nij,nj->i", F.p, F.A, F.c))
@@ -551,7 +551,7 @@ def run_local_update(problem: Any, algo: LocalUpdate, x0: Any, rounds: int, *, p
                    derive={"optima": optima, "loss": losses})
 
 
-def _finite_sum_optima(fs: Any, algo: LocalUpdate, be) -> tuple[Any, Any]:
+def _finite_sum_optima(fs: Any, algo: Any, be) -> tuple[Any, Any]:
     """(x*(α,γ,Θ), x*) of a finite-sum federation: the surrogate minimizer exists in closed form for
     least squares with strongly convex clients (through its quadratic); NaN otherwise."""
     nan = be.asarray(np.full(fs.d, np.nan))

@@ -157,6 +157,8 @@ class ParameterDynamics:
     [1.0, 1.0]
     """
 
+    b: np.ndarray      # the clients' b_i (n, d), set by from_least_squares: the default of b below
+
     def __init__(self, A: np.ndarray, weights: np.ndarray, counts: np.ndarray, kind: str, eta: float, s: int = 1,
                  spectra: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         if kind not in ("fedavg", "fedprox"):

@@ -176,7 +176,7 @@ class Theta:
             self._kind = "last"
         else:
             self._kind = "general"
-        self._hash = None
+        self._hash: int | None = None
 
     # constructors ---------------------------------------------------------------------------
     @classmethod

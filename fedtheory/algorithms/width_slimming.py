@@ -156,7 +156,11 @@ def run_heterofl(problem: Any, masks: np.ndarray, x0: Any, rounds: int, *, local
         idx, _ = sampler.draw(rng, p_host)
         M = len(idx)
         batches = None if batch_size is None else [sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(local_steps)]
-        lev = level_rng.integers(masks.shape[0], size=M) if dynamic else fixed[idx]
+        if fixed is not None:
+            lev = fixed[idx]
+        else:
+            assert level_rng is not None                        # dynamic levels: drawn each round
+            lev = level_rng.integers(masks.shape[0], size=M)
         mk = masks[lev]
         Wc = w[None, :] * mk
         for k in range(int(local_steps)):

@@ -216,7 +216,7 @@ def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: st
     if function_class == "d1":
         floor = 2 * C * delta12
         sources.append("floor/d1")
-    elif function_class == "commuting":
+    elif function_class == "commuting" and clients is not None:    # checked above: given for this class
         floor = 2 * C * math.sqrt(int(clients)) * delta12
         sources.append("floor/commuting")
     else:

@@ -26,6 +26,7 @@ exact asymptotic rate, so the table can be checked instead of trusted.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -312,8 +313,8 @@ def rounds_to_contract(rho: Any, ratio: Any, momentum: str) -> np.ndarray | floa
             a = -log_rho / (1 + rho)
             t_peak = np.maximum((1 / a - 1) / (1 + rho), 0.0)
             z = -a * np.exp(r - a)
-            u = -scipy.special.lambertw(np.maximum(z, -1 / np.e), k=-1).real / a
-            T = np.where(z < -1 / np.e, 0.0, np.maximum(np.ceil((u - 1) / (1 + rho)), 0.0))
+            u = -scipy.special.lambertw(np.maximum(z, -1 / math.e), k=-1).real / a
+            T = np.where(z < -1 / math.e, 0.0, np.maximum(np.ceil((u - 1) / (1 + rho)), 0.0))
         T = np.where(np.isfinite(T), T, 0.0)
         for _ in range(2):      # the closed form is exact up to rounding: settle the integer on the bound itself
             T = np.where(above(T) & (T + 1 >= t_peak), T + 1, T)

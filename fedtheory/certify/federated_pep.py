@@ -208,7 +208,7 @@ def _solve_cvxpy(prob, cross_check: bool = True) -> tuple[float | None, str, str
 _MONOS = ("1", "s", "t", "ss", "st", "tt")
 
 
-def _pieces(fn, lo: float, hi: float, count: int) -> list[tuple[float, float, int]]:
+def _pieces(fn, lo: float, hi: float, count: int) -> list[tuple[float, float, int | tuple[str, float]]]:
     """Breakpoints of [lo, hi] (normalized λ) where b keeps one curvature sign (+1 convex, −1 concave, 0 affine),
     refined where the chord–tangent gap is largest until ``count`` pieces."""
     grid = np.linspace(lo, hi, 4001)                         # uniform: second differences keep b'' 's sign
@@ -242,7 +242,7 @@ def _pieces(fn, lo: float, hi: float, count: int) -> list[tuple[float, float, in
         vals = fn(xs)
         dd = np.diff(vals, 2)
         tol = 1e-12 * scale
-        sg = 1 if np.all(dd >= -tol) else (-1 if np.all(dd <= tol) else None)
+        sg: int | tuple[str, float] | None = 1 if np.all(dd >= -tol) else (-1 if np.all(dd <= tol) else None)
         if sg is None:
             # curvature lost in rounding (b almost flat there): bound t by the chord ± twice the sampled deviation
             chord = vals[0] + (vals[-1] - vals[0]) * (xs - a) / (b - a)
@@ -625,7 +625,9 @@ def interpolated_quadratics(functions, minimizers, mu: float, L: float):
     from fedtheory.certify.pep import _data
 
     cs = np.stack([np.asarray(c.eval(), dtype=np.float64) for c in minimizers])
-    lams, vecs, resid = [], [], 0.0
+    lams: Any = []
+    vecs: Any = []
+    resid = 0.0
     for f, c in zip(functions, cs):
         X, G, _ = _data(f)
         lam, V = quadratic_interpolant(X - c, G, mu / L, 1.0)
@@ -1150,6 +1152,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                 sq, solver, npieces = _spectral_rate(mu, L, gamma, th, alpha, pp, eta, pieces)
                 upper = None if sq is None else math.sqrt(max(sq, 0.0))
             else:
+                assert rounds is not None and D is not None      # the error measures need both (_check)
                 sq, solver, npieces = _spectral_error(mu, L, gamma, th, alpha, pp, het, eta, momentum, server,
                                                       rounds, D / scale, pieces)
                 upper = None if sq is None else math.sqrt(max(sq, 0.0)) * scale
@@ -1159,7 +1162,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
 
             het_pep = het
             pb = _pepit_problem(mu, L, K, gamma, th, alpha, pp, het_pep, measure, function_class, eta, momentum,
-                                server, rounds, (D / scale) if measure in ("error", "function-value") else D)
+                                server, rounds, (D / scale) if measure in ("error", "function-value") and D is not None else D)
             sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
             root = math.sqrt(max(sq, 0.0))
             # read the worst case back now: PEPit's points live in class-level state the next PEP resets
@@ -1189,6 +1192,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
         upper = None
     if extracted is None and engine == "spectral" and measure in ("error", "function-value"):
         # the spectral engine has no table to read back: the PEPit engine's worst case, when its PEP is small
+        assert rounds is not None and D is not None              # the error measures need both (_check)
         extracted = pepit_extracted_start(mu, L, K, gamma, th, alpha, pp, het, scale, measure, eta, momentum,
                                           server, rounds, D)
 
@@ -1212,6 +1216,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     elif measure == "function-value":
         lower, instance = _replay_function_value(mu, L, K, gamma, th, alpha, pp, eta, momentum, server, rounds, D)
     else:
+        assert rounds is not None and D is not None              # the error measures need both (_check)
         (prob, x0), probed, srv = _probe_error(mu, L, gamma, th, alpha, pp, het, eta, momentum, server, rounds,
                                                D / scale, d, probe_starts, seed)
         from fedtheory.algorithms.local_update import LocalUpdate, run_local_update

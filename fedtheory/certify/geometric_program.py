@@ -53,5 +53,7 @@ def fedave_geometric_program(m: float, phi: float, tau: float, C: float, varepsi
     constraint = k1 * Ts ** -2 * bs ** -2 + k2 * bs * Ts ** -1 <= 1
     problem = cp.Problem(cp.Minimize(objective), [constraint])
     problem.solve(gp=True, solver=solver)
+    if problem.value is None or bs.value is None or Ts.value is None:
+        raise ValueError(f"the geometric program has no solution: {solver} ended with status {problem.status}")
     return {"value": float(problem.value), "b": float(bs.value) * b0, "T": float(Ts.value) * T0,
             "status": str(problem.status), "solver": solver}

@@ -117,7 +117,7 @@ def _splits(p: np.ndarray) -> list:
     n = len(p)
     if n > 16:
         raise ValueError(f"extreme_spectrum_floor enumerates the 2^(n-1) splits of the clients: n = {n} > 16")
-    out = {}
+    out: dict[float, np.ndarray] = {}
     for r in range(1, n):
         for S in itertools.combinations(range(1, n), r):      # client 0 in the other group: each split once
             mask = np.zeros(n, dtype=bool)
@@ -174,23 +174,23 @@ def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: 
         raise ValueError(f"the angle scan needs 0 < smallest_angle < pi/2 and angles >= 3, got {smallest_angle!r}, "
                          f"{angles!r}")
     logs = np.linspace(math.log10(smallest_angle), math.log10(math.pi / 2), int(angles))
-    best = (-math.inf, None)
+    best: tuple[float, Any] = (-math.inf, None)
     for P, mask in _splits(pp):
         for s1, s2 in itertools.product(spectra, spectra):
             if s1[0] == s1[1] and s2[0] == s2[1] and s1 == s2:
                 continue                                # identical multiples of I: floor 0
             args = (np.array(s1), np.array(s2), np.array([bof[x] for x in s1]), np.array([bof[x] for x in s2]))
 
-            def value(lg, args=args, P=P):
+            def ratio_at(lg, args=args, P=P):
                 T1, Z = _pair_maps(*args, np.atleast_1d(10.0 ** np.asarray(lg)), P)
                 return _ratio(T1, Z, het)[0]
 
             with np.errstate(all="ignore"):
-                vals = value(logs)
+                vals = ratio_at(logs)
             vals = np.where(np.isfinite(vals), vals, -np.inf)
             k = int(np.argmax(vals))
             lo, hi = logs[max(k - 1, 0)], logs[min(k + 1, len(logs) - 1)]
-            res = scipy.optimize.minimize_scalar(lambda x: -float(value(x)[0]), bounds=(lo, hi), method="bounded",
+            res = scipy.optimize.minimize_scalar(lambda x: -float(ratio_at(x)[0]), bounds=(lo, hi), method="bounded",
                                                  options={"xatol": 1e-10})
             lg, v = (float(res.x), -float(res.fun)) if -res.fun > vals[k] else (float(logs[k]), float(vals[k]))
             if v > best[0]:
@@ -198,7 +198,8 @@ def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: 
     v64, (P, mask, s1, s2, lg, args) = best
     phi = 10.0 ** lg
     t = math.tan(phi / 2)
-    T1, Z = _pair_maps(*args, np.array([phi]), P)
+    spectrum_1, spectrum_2, message_1, message_2 = args   # named: mypy miscounts *args + more
+    T1, Z = _pair_maps(spectrum_1, spectrum_2, message_1, message_2, np.array([phi]), P)
     w = _ratio(T1, Z, het)[1][0]
 
     # the instance, exactly in the class: rational rotation from t, spectra exactly s1, s2, centres scaled exactly
@@ -472,7 +473,7 @@ def local_update_lower_bounds(measure: str, *, mu: float, L: float, K: int, gamm
     ...   theta="1:K", alpha=0.0, p=None, C=1.0, zeta=None)]
     [('extreme_spectrum_lower', 0.2623)]
     """
-    out = []
+    out: list[tuple[str, float | None, dict | None, dict]] = []
     if measure == "floor":
         try:
             v, inst, diag = extreme_spectrum_floor(mu, L, K, gamma, theta=theta, alpha=alpha, p=p, C=C, zeta=zeta)
@@ -480,6 +481,8 @@ def local_update_lower_bounds(measure: str, *, mu: float, L: float, K: int, gamm
             v, inst, diag = None, None, {"error": str(err)}
         out.append(("extreme_spectrum_lower", v, inst, diag))
     elif measure in ("error", "function-value") and eta is not None:
+        if rounds is None or D is None:
+            raise ValueError(f"the {measure} lower bounds need rounds and D, got rounds={rounds!r}, D={D!r}")
         from fedtheory.certify.certificate import theta_weights as _theta
         from fedtheory.methods.library import local_update
 

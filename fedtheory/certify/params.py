@@ -173,7 +173,7 @@ class Box(Param):
     """
 
     def __init__(self, lo: Bound, hi: Bound, *, log: bool = False, open_lo: bool = False,
-                 open_hi: bool = False, shape: Any = None, atoms: Mapping[float, float] | None = None) -> None:
+                 open_hi: bool = False, shape: Any = None, atoms: Mapping[float | str, float] | None = None) -> None:
         self.lo, self.hi, self.log = lo, hi, bool(log)
         self.open_lo, self.open_hi = bool(open_lo), bool(open_hi)
         self.shape, self.size = _shape_size(shape)
@@ -868,7 +868,8 @@ class Product(Param):
         return out
 
     def encode(self, value: Mapping, ctx: Mapping | None = None) -> np.ndarray:
-        zs, seen = [], {}
+        zs: list = []
+        seen: dict = {}
         for name, piece in self.pieces.items():
             zs.append(np.asarray(piece.encode(value[name], {**(ctx or {}), **seen}), dtype=np.float64).ravel())
             seen[name] = value[name]
@@ -971,7 +972,7 @@ class QuadraticInstance(NamedTuple):
                 "alpha": self.alpha, "gamma": self.gamma}
 
 
-def _range(value: Any, name: str, *, log: bool) -> Param:
+def _range(value: Any, name: str, *, log: bool) -> Box | Fixed:
     if isinstance(value, (tuple, list)):
         lo, hi = (float(v) for v in value)
         return Box(lo, hi, log=log)

@@ -193,7 +193,7 @@ def _leaves(*fs: Any) -> list:
 #: larger static regularization (the quadratic class's pairwise symmetry equalities are linearly dependent in the
 #: federated error PEP, and Clarabel's KKT factorization fails at the default 1e-8: K = 2, T = 2, κ₀ = 10 then
 #: reaches "optimal", 0.49412463 against SCS's 0.49412469)
-CLARABEL_ATTEMPTS = ({}, {"equilibrate_enable": False, "max_iter": 1000}, {"static_regularization_constant": 1e-7})
+CLARABEL_ATTEMPTS: tuple[dict[str, Any], ...] = ({}, {"equilibrate_enable": False, "max_iter": 1000}, {"static_regularization_constant": 1e-7})
 #: SCS tolerance of the cross-check of a solve Clarabel reports as inaccurate, and the agreement required
 CROSS_CHECK_EPS = 1e-7
 CROSS_CHECK_RTOL = 1e-3
@@ -250,6 +250,7 @@ def _solve_detail(problem: Any, *, wrapper: str = "cvxpy") -> tuple[float, float
                                f"SCS {other_status} ({other})")
         value = max(float(value), float(other)) + abs(float(value) - float(other))
         solver = f"{SOLVER}+SCS"
+    assert value is not None                           # solved to "optimal", or cross-checked above (else raised)
     return float(value), time.perf_counter() - start, solver
 
 
@@ -467,7 +468,9 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
     def free_local_points(pb: Any, f1: Any, g: Any, f2: Any, center: Any, gc: list, gS: Any) -> tuple:
         # the local points are leaves; (6) holds as a constraint on their gradients
         pts = [pb.set_initial_point(), pb.set_initial_point()]
-        grads, E, U = [], None, None
+        grads: list = []
+        E: Any = None
+        U: Any = None
         for fi, xi, gci in zip((f1, f2), pts, gc):
             gi = fi.gradient(xi)
             grads.append(gi)
@@ -639,6 +642,7 @@ def _replay_two_client(f1: Any, f2: Any, xs: Any, x0: Any, local_points: list, R
     except ValueError as exc:
         return {"metric": math.nan, "test_violation": math.inf, "error": str(exc)}
     xs_ = orc.x_star()
+    assert h.v is not None                             # the run records its prox centres v (the metric reads them)
     if accelerated:
         out_gap = float(h.gap[-1])
     else:

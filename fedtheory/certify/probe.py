@@ -106,8 +106,8 @@ class ProbeResult:
         """Rebuild a result stored by :meth:`to_json` (the instance stays in its JSON form)."""
         def num(v: Any) -> Any:
             return float(v) if isinstance(v, str) else v
-        kw = {f.name: data.get(f.name, f.default if f.default is not dataclasses.MISSING else None)
-              for f in dataclasses.fields(cls) if f.name != "param"}
+        kw: dict[str, Any] = {f.name: data.get(f.name, f.default if f.default is not dataclasses.MISSING else None)
+                              for f in dataclasses.fields(cls) if f.name != "param"}
         for k in ("worst_value", "random_worst_value", "optimized_worst_value", "target"):
             kw[k] = num(kw[k])
         kw["worst_z"] = [float(v) for v in kw["worst_z"]]
@@ -285,7 +285,8 @@ def probe(violation: Callable[[Any], float], param: Param, *, seed: Any = 0,
         ev.phase = "optimize"
         order = sorted((i for i in range(len(values)) if math.isfinite(values[i])), key=lambda i: -values[i])
         n_best = min(n_starts // 2, len(order))
-        plan = [("given", np.asarray(s, dtype=np.float64).ravel()) for s in starts]
+        plan: list[tuple[str, np.ndarray | None]] = [("given", np.asarray(s, dtype=np.float64).ravel())
+                                                     for s in starts]
         plan += [("random-best", zs[i]) for i in order[:n_best]]
         plan += [("fresh", None)] * (n_starts - n_best)
         if param.size == 0:

@@ -1,17 +1,23 @@
 """pytest plugin: every claim of a project's content files is a test, in projects that ask for it.
 
-The plugin is opt-in (no ``pytest11`` entry point, so it never loads in someone else's pytest session): a
-project enables it in its pytest configuration, e.g. in ``pyproject.toml``::
+The plugin is opt-in (no ``pytest11`` entry point, so it never loads in someone else's pytest session), and
+it collects only the claim files a project names. A project enables it in its pytest configuration and names its
+claim files in a ``[tool.fedtheory]`` table of the same ``pyproject.toml``::
 
     [tool.pytest.ini_options]
     addopts = ["-p", "fedtheory.claims.pytest_plugin"]
-    fedtheory_paths = ["claims"]          # optional: where your claim files are (files or folders)
+
+    [tool.fedtheory]
+    paths = ["claims", "more/one_paper.py"]   # files or folders, relative to this pyproject.toml
 
 or with ``pytest_plugins = ["fedtheory.claims.pytest_plugin"]`` in its top-level ``conftest.py``, or once with
-``pytest -p fedtheory.claims.pytest_plugin``. The claim files are those ``fedtheory check PATH ...`` loads from
-the ``fedtheory_paths`` (a file named there, whatever its name, or a folder's ``*.py`` files not starting with
-``_`` or ``test_``); without ``fedtheory_paths``, the content files of folders named ``paper_checks`` or
-``verify``, directly or inside a paper package there (fedtheory's own layout).
+``pytest -p fedtheory.claims.pytest_plugin --fedtheory-paths claims``. The claim paths come from, first to last:
+the ``--fedtheory-paths`` flag (repeatable, or comma-separated; relative to the current directory), the
+``fedtheory_paths`` ini option (relative to the ini file), the ``paths`` of the ``[tool.fedtheory]`` table of the
+rootdir's ``pyproject.toml`` (relative to it). The claim files are those ``fedtheory check PATH ...`` loads from
+them: a file named there, whatever its name, or a folder's ``*.py`` files not starting with ``_`` or ``test_``
+and the content files of the paper packages inside it. Named nowhere, the plugin collects nothing (the header
+says so): a ``verify/`` folder of a project that did not name it is never imported.
 
 ``pytest paper_checks verify`` then collects each claim as one item named by the claim id. An item passes
 exactly when the claim's status equals its ``expect``, is skipped when the claim is ``skipped`` (missing
@@ -28,11 +34,17 @@ and ``--fedtheory-seed N`` (default 0).
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
-from fedtheory.content import CLAIM_DIRS, UsageError, discover, is_content_file, is_paper_package
+from fedtheory.content import UsageError, discover, is_paper_package
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pytest itself depends on tomli before Python 3.11
+    import tomli as tomllib
 
 
 class ClaimFailed(Exception):
@@ -44,37 +56,77 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fedtheory-tier", choices=("fast", "full"), default="fast",
                     help="claim tier: fast (default) or full (fast and full claims)")
     group.addoption("--fedtheory-seed", type=int, default=0, help="global seed of the claims (default 0)")
+    group.addoption("--fedtheory-paths", action="append", default=[], metavar="PATH[,PATH...]",
+                    help="claim files or folders (as given to `fedtheory check`); repeatable; overrides the "
+                         "fedtheory_paths ini option and the [tool.fedtheory] paths of pyproject.toml")
     parser.addini("fedtheory_paths", type="paths", default=[],
-                  help="claim files or folders (as given to `fedtheory check`); default: the content files of "
-                       "folders named " + " and ".join(f"{d}/" for d in CLAIM_DIRS))
+                  help="claim files or folders (as given to `fedtheory check`), relative to this file; overrides "
+                       "the [tool.fedtheory] paths of pyproject.toml")
 
 
-_CLAIM_FILES = pytest.StashKey[frozenset]()
+_CLAIM_PATHS = pytest.StashKey[tuple[str, list[Path]]]()
+_CLAIM_FILES = pytest.StashKey[frozenset[Path]]()
+
+
+def table_paths(pyproject: Path) -> list[Path]:
+    """The ``paths`` of the ``[tool.fedtheory]`` table of ``pyproject`` (resolved against its folder; none
+    without the file or the table). A ``paths`` that is not a list of strings is a ``ValueError``.
+
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> table_paths(d / "pyproject.toml")
+    []
+    >>> _ = (d / "pyproject.toml").write_text('[tool.fedtheory]\\npaths = ["claims", "b/mine.py"]\\n')
+    >>> [p.relative_to(d).as_posix() for p in table_paths(d / "pyproject.toml")]
+    ['claims', 'b/mine.py']
+    """
+    if not pyproject.is_file():
+        return []
+    with open(pyproject, "rb") as fh:
+        table = tomllib.load(fh).get("tool", {}).get("fedtheory", {})
+    paths = table.get("paths", [])
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise ValueError(f"[tool.fedtheory] paths in {pyproject} must be a list of strings, got {paths!r}")
+    return [pyproject.parent / p for p in paths]
+
+
+def claim_paths(config: pytest.Config) -> tuple[str, list[Path]]:
+    """Where this session's claim files are, and which setting said so: the ``--fedtheory-paths`` flag, else the
+    ``fedtheory_paths`` ini option, else the ``[tool.fedtheory]`` table of the rootdir's ``pyproject.toml``; an
+    empty list when none names any (then nothing is collected)."""
+    flag = [part for value in config.getoption("fedtheory_paths") for part in value.split(",") if part]
+    if flag:
+        return "--fedtheory-paths", [config.invocation_params.dir / p for p in flag]
+    ini = config.getini("fedtheory_paths")
+    if ini:
+        return "fedtheory_paths", [Path(p) for p in ini]
+    return "[tool.fedtheory] paths", table_paths(config.rootpath / "pyproject.toml")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fedtheory_claim: a fedtheory claim collected from a content file")
-    roots = config.getini("fedtheory_paths")
-    if roots:
-        try:
-            config.stash[_CLAIM_FILES] = frozenset(discover([str(r) for r in roots], ()))
-        except UsageError as exc:
-            raise pytest.UsageError(f"fedtheory_paths: {exc}") from None
+    try:
+        setting, roots = claim_paths(config)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[_CLAIM_PATHS] = (setting, roots)
+    try:
+        config.stash[_CLAIM_FILES] = frozenset(discover([str(r) for r in roots], ())) if roots else frozenset()
+    except UsageError as exc:
+        raise pytest.UsageError(f"{setting}: {exc}") from None
 
 
 def is_claim_file(config: pytest.Config, path: Path) -> bool:
-    """Whether ``path`` is a claim file here: one of the files ``fedtheory check`` loads from the
-    ``fedtheory_paths`` when they are set, else a content file of ``paper_checks/`` or ``verify/``."""
-    if _CLAIM_FILES in config.stash:
-        return Path(path).resolve() in config.stash[_CLAIM_FILES]
-    return is_content_file(path)
+    """Whether ``path`` is a claim file here: one of the files ``fedtheory check`` loads from the claim paths the
+    project names (:func:`claim_paths`)."""
+    return Path(path).resolve() in config.stash[_CLAIM_FILES]
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    roots = config.getini("fedtheory_paths")
-    where = ", ".join(str(r) for r in roots) if roots else ", ".join(f"{d}/" for d in CLAIM_DIRS)
-    return (f"fedtheory: tier={config.getoption('fedtheory_tier')} seed={config.getoption('fedtheory_seed')} "
-            f"(claims from {where})")
+    setting, roots = config.stash[_CLAIM_PATHS]
+    where = (f"claims from {', '.join(str(r) for r in roots)}" if roots else
+             "no claim paths: name them in [tool.fedtheory] paths of pyproject.toml or with --fedtheory-paths")
+    return f"fedtheory: tier={config.getoption('fedtheory_tier')} seed={config.getoption('fedtheory_seed')} ({where})"
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)    # the hook and pytest.Dir are pytest >= 8
@@ -83,9 +135,7 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector):
     # collected as a plain directory, so pytest does not import its __init__ under a top-level name of its own.
     if not (is_paper_package(path) and hasattr(pytest, "Dir")):
         return None
-    config = parent.config
-    named = _CLAIM_FILES in config.stash and any(f.parent == path.resolve() for f in config.stash[_CLAIM_FILES])
-    if named or path.parent.name in CLAIM_DIRS:
+    if any(f.parent == path.resolve() for f in parent.config.stash[_CLAIM_FILES]):
         return pytest.Dir.from_parent(parent, path=path)
     return None
 
@@ -186,7 +236,8 @@ def failure_message(record: dict) -> str:
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     if config.getoption("fedtheory_tier") == "full":
         return
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
         (drop if isinstance(item, ClaimItem) and item.claim.tier == "full" else keep).append(item)
     if drop:

@@ -227,7 +227,7 @@ def combine_readings(outcomes: list[tuple[Reading, Evidence]], seed: int) -> Evi
 
 def _run_controls(claim: Claim, evidence: Evidence, context: Callable[..., CheckContext], seed: int) -> None:
     """Run the negative controls of a verified claim; a control that does not fire makes it ``inconclusive``."""
-    outcomes = []
+    outcomes: list[dict[str, Any]] = []
     for control in claim.controls:
         check = control.check or claim.check
         try:
@@ -459,7 +459,7 @@ class Report:
         counts = {status: 0 for status in STATUSES}
         for record in records:
             counts[record["status"]] += 1
-        self.summary = {
+        self.summary: dict[str, Any] = {
             **counts,
             "total": len(records),
             "seconds": seconds,
@@ -522,8 +522,10 @@ class Report:
         else:
             table = Table(title="fedtheory check", show_lines=False)
             # fold, never crop: a narrow terminal wraps an id instead of cutting it
-            for name, kw in (("claim", {"overflow": "fold"}), ("expect", {}), ("status", {}),
-                             ("measured", {"overflow": "fold"}), ("s", {"justify": "right"})):
+            columns: tuple[tuple[str, dict[str, Any]], ...] = (
+                ("claim", {"overflow": "fold"}), ("expect", {}), ("status", {}), ("measured", {"overflow": "fold"}),
+                ("s", {"justify": "right"}))
+            for name, kw in columns:
                 table.add_column(name, **kw)
             for r, row in zip(self.records, rows):
                 style = "green" if r["passed"] else "red"
@@ -663,6 +665,8 @@ def run_claims(claims: list[Claim], *, tier: str = "fast", seed: int = 0, worker
         check_scheduler(scheduler)
     if timeout == "default":
         timeout = DEFAULT_TIMEOUTS[tier]
+    elif isinstance(timeout, str):
+        raise ValueError(f"timeout must be seconds, None or 'default', got {timeout!r}")
     chosen = [c for c in claims if in_tier(c.tier, tier)]
     remote = workers > 1 or scheduler is not None
     sourceless = [c.id for c in chosen if not c.source]

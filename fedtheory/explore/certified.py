@@ -96,7 +96,7 @@ def load_table() -> dict | None:
     True
     """
     try:
-        text = resources.files("fedtheory.explore").joinpath("data", TABLE_NAME).read_text(encoding="utf-8")
+        text = (resources.files("fedtheory.explore") / "data" / TABLE_NAME).read_text(encoding="utf-8")
     except (FileNotFoundError, ModuleNotFoundError, OSError):
         return None
     table = json.loads(text)
@@ -247,8 +247,8 @@ def certified_floor_lookup(mu: float, L: float, theta: str, momentum: str, clien
         what = weights_text({"clients": int(clients), "weights": "uniform" if weights is None else
                              [float(w) for w in np.ravel(weights)]})
     k0 = float(L) / float(mu)
-    parts = [(f, _part_lookup(f["theta"][theta], k0)) for f in chosen if theta in f["theta"]]
-    parts = [(f, p) for f, p in parts if p is not None]
+    found = [(f, _part_lookup(f["theta"][theta], k0)) for f in chosen if theta in f["theta"]]
+    parts = [(f, p) for f, p in found if p is not None]
     if not parts:
         return None
     points: dict = {}
@@ -263,15 +263,16 @@ def certified_floor_lookup(mu: float, L: float, theta: str, momentum: str, clien
                          for x, y, z in zip(g.ravel(), k.ravel(), a.ravel())], dtype=np.float64)
 
     keys = sorted(points)
-    lookup.grid = {"gammaL": [k[0] for k in keys], "K": [k[1] for k in keys], "alphaL": [k[2] for k in keys]}
+    described: Any = lookup                     # the look-up, with what it covers as attributes
+    described.grid = {"gammaL": [k[0] for k in keys], "K": [k[1] for k in keys], "alphaL": [k[2] for k in keys]}
     ratio = max(p["ratio"] for _, p in parts)
     used = "; ".join(weights_text(f) for f, _ in parts)
-    lookup.hypothesis = (f"certified floor (federated PEP table): {what}, any dimension, L/μ ≤ {ratio:g} at the "
-                         f"tabulated (γL, K, α/L)" + ("" if clients is None or used == what else
-                                                      f" (certificates used: {used})"))
-    lookup.equal_weights = clients is not None and weights is None
-    lookup.federations = [{"clients": f["clients"], "weights": f["weights"]} for f, _ in parts]
-    return lookup
+    described.hypothesis = (f"certified floor (federated PEP table): {what}, any dimension, L/μ ≤ {ratio:g} at the "
+                            f"tabulated (γL, K, α/L)" + ("" if clients is None or used == what else
+                                                         f" (certificates used: {used})"))
+    described.equal_weights = clients is not None and weights is None
+    described.federations = [{"clients": f["clients"], "weights": f["weights"]} for f, _ in parts]
+    return described
 
 
 def floor_point(point: dict) -> dict:
@@ -287,8 +288,7 @@ def floor_point(point: dict) -> dict:
     cert = certify(1.0 / float(point["kappa0"]), 1.0, int(point["K"]), float(point["gammaL"]),
                    theta="1:K" if point["theta"] == "uniform" else "K", alpha=float(point["alphaL"]),
                    clients=int(point["clients"]), measure="floor", C=1.0, pieces=int(point["pieces"]),
-                   probe_starts=int(point.get("probe_starts", 2)), seed=int(point.get("seed", 0)),
-                   **({} if p is None else {"p": p}))
+                   probe_starts=int(point.get("probe_starts", 2)), seed=int(point.get("seed", 0)), p=p)
     ok = cert.status == "certified" and cert.value is not None and math.isfinite(cert.value)
     return {"value": float(cert.value) if ok else None, "lower": None if cert.lower is None else float(cert.lower),
             "status": cert.status, "seconds": time.perf_counter() - t0}

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.explore.results import Result, entry, envelope, fmt, setting_text
-from fedtheory.explore.tuning import METHODS, check_any_method, class_text, registered_methods, tune, tune_certified
+from fedtheory.explore.tuning import METHODS, Advice, check_any_method, class_text, registered_methods, tune, tune_certified
 
 __all__ = ["Comparison", "compare", "DEFAULT_METHODS", "CertifiedComparison", "compare_certified"]
 
@@ -137,6 +137,7 @@ def compare(methods: Any = DEFAULT_METHODS, *, mu: float, L: float, D: float, ep
             continue
         a = tune(m, mu=mu, L=L, C=C, D=D, delta_A=delta_A, eps=eps, momentum=momentum, function_class=function_class,
                  clients=clients)
+        assert isinstance(a, Advice)                        # a method of METHODS: tuned by its guarantee
         advice[m] = a
         rounds = a.predicted["rounds"]
         entries.append({"method": m, "rounds": rounds, "floor": a.predicted["floor"],

@@ -194,7 +194,7 @@ def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0,
         default = {"K": (1.0, 1e6), "gamma": (1e-6 / (L + alpha), (1 - 1e-9) / (L + alpha)), "alpha": (0.0, alpha_hi)}[sweep]
         grid = _grid(sweep, default[0] if lo is None else float(lo), default[1] if hi is None else float(hi), points)
     fixed_K = 100 if K is None else K
-    kw = {"K": fixed_K, "alpha": alpha}
+    kw: dict[str, Any] = {"K": fixed_K, "alpha": alpha}
     if sweep == "K":
         kw["K"] = grid
     elif sweep == "alpha":
@@ -214,6 +214,7 @@ def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0,
         g = local_update_guarantee(mu=mu, L=L, C=1.0, D=0.0, theta=theta, alpha=out["alpha"], gamma=out["gamma"],
                                    K=out["K"], momentum=server, function_class=function_class, clients=clients,
                                    certified_floor=lookup)
+        assert g.valid is not None                               # local_update_guarantee always sets it
         valid, floor, claims = g.valid, np.where(g.valid, g.floor, np.nan), g.claims
     params = {"mu": mu, "L": L, "theta": theta, "server": server, "sweep": sweep, "clients": clients,
               "weights": None if weights is None else [float(v) for v in np.ravel(weights)],

@@ -186,7 +186,7 @@ def load_federation(source: Any, *, model: str = "least-squares", l2: float = 0.
         y = [table[table[:, ci] == k][:, yi] for k in ids]
     else:
         raise ValueError(f"federation file {path} must be .npz or .csv")
-    fed = (LogisticFederation if model == "logistic" else LeastSquaresFederation)(X, y, p, l2=l2)
+    fed: Any = (LogisticFederation if model == "logistic" else LeastSquaresFederation)(X, y, p, l2=l2)
     if model == "logistic":
         return fed
     q = fed.to_quadratic()
@@ -473,7 +473,7 @@ def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_cas
             if np.isfinite(c[-1]):
                 scored.append((float(c[-1]), s))
         description = f"{len(settings)} driver runs (K, γ, η grid for finite-sum clients)"
-    curves = {}
+    curves: dict = {}
     if registered:
         reg, curves = _registered_scores(problem, registered, x0, T, summary)
         scored += reg

@@ -199,11 +199,11 @@ def simulate(advice, *, seed: Any = 0, rounds: int | None = None, adversarial: b
     if equal:
         size, decode = class_family(advice.function_class, advice.constants, equal_weights=True)
         q, x0 = decode(np.random.default_rng(seed).normal(size=size) * 2)
-    found = {"random": (q, x0, {"family": f"random, class {advice.function_class}"})}
+    found: dict[str, tuple[Any, Any, dict[str, Any]]] = {"random": (q, x0, {"family": f"random, class {advice.function_class}"})}
     if adversarial:
         size, decode = class_family(advice.function_class, advice.constants, equal_weights=equal)
         cert = _certificate_instance(advice, T)
-        starts = ()
+        starts: tuple = ()
         if cert is not None:
             found["certificate"] = cert
             z = encode_general(cert[0], cert[1], advice.constants)
@@ -305,7 +305,7 @@ _DANE_PROBE_ROUNDS = (12, 48)
 def _simulate_dane(advice, q, x0, T: int, predicted: np.ndarray, *, seed: Any = 0,
                    adversarial: bool = True) -> Simulation:
     consts = advice.constants
-    found = {"random": (q, x0, {"family": "quadratic with exact delta_A"})}
+    found: dict[str, tuple[Any, Any, dict[str, Any]]] = {"random": (q, x0, {"family": "quadratic with exact delta_A"})}
     if adversarial:
         z0, qn, xn = near_attaining_dane(consts)
         found["near-attaining"] = (qn, xn, {"family": "two clients sharing the eigenpair (mu, e_1), differing on e_2 "

@@ -244,12 +244,12 @@ def class_text(function_class: str) -> str:
     return FUNCTION_CLASSES.get(function_class, function_class)
 
 
-def _rows(g, idx: np.ndarray, budget: str, amount: float, method: str, consts: dict, momentum: str) -> list[dict]:
+def _rows(g, idx: np.ndarray | list[int], budget: str, amount: float, method: str, consts: dict, momentum: str) -> list[dict]:
     """The result rows of settings ``idx`` of guarantee ``g``: complete settings (server included)."""
     out = []
     local = METHODS[method][0] == "local-update"
     idx = np.asarray(idx, dtype=np.int64)
-    need = g.rounds_to(amount) if budget == "eps" else None        # once for all settings, not per row
+    need: Any = g.rounds_to(amount) if budget == "eps" else None   # once for all settings, not per row
     for i in (int(j) for j in idx):
         if local:
             setting = {"theta": str(g.params["theta"][i]), "K": int(g.params["K"][i]), "gamma": float(g.params["gamma"][i]),
@@ -268,7 +268,8 @@ def _rows(g, idx: np.ndarray, budget: str, amount: float, method: str, consts: d
 def _distinct_rows(rows: list[dict], count: int = 5) -> list[dict]:
     """Keep rows whose printed settings differ (two settings equal to the printed precision are one); runner-ups
     only where a valid guarantee gives a finite value."""
-    seen, out = set(), []
+    seen: set = set()
+    out: list[dict] = []
     for r in rows:
         if out and not math.isfinite(r["bound"]):
             continue
@@ -342,7 +343,7 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     mu, L = float(mu), float(L)
     if not (0 < mu <= L < np.inf):
         raise ValueError(f"hypothesis 0 < mu <= L < inf violated (Assumption 1): mu={mu:g}, L={L:g}")
-    consts = {"mu": mu, "L": L, "D": float(D), "C": float(C), "delta_A": None if delta_A is None else float(delta_A),
+    consts: dict[str, Any] = {"mu": mu, "L": L, "D": float(D), "C": float(C), "delta_A": None if delta_A is None else float(delta_A),
               "function_class": function_class, "clients": None if clients is None else int(clients)}
     if weights is not None:
         if clients is None:
@@ -448,8 +449,10 @@ def _class_message(method: str, consts: dict, budget: str, amount: float, moment
 def _attach_lower_bound(adv: Advice, method: str, consts: dict, budget: str, amount: float, momentum: str,
                         K_max: int, points: int) -> None:
     """Where d ≥ 2 has no valid guarantee at the setting the d = 1 theory picks, say so and probe a lower bound."""
+    target: dict[str, Any] = {budget: amount if budget != "rounds" else int(amount)}
     d1 = tune(method, mu=consts["mu"], L=consts["L"], D=consts["D"], C=consts["C"], momentum=momentum, K_max=K_max,
-              points=points, function_class="d1", lower_bound=False, **{budget: amount if budget != "rounds" else int(amount)})
+              points=points, function_class="d1", lower_bound=False, **target)
+    assert isinstance(d1, Advice)                           # a method of METHODS: tuned by its guarantee
     if not d1.feasible or d1.best["K"] == 1 or d1.best == adv.best:
         return
     g = method_guarantee(method, consts, {k: np.array([d1.best[k]]) for k in ("K", "gamma", "alpha")}, momentum)

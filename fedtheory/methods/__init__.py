@@ -81,7 +81,7 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-def get(name: str, **hyper: Any) -> Method:
+def get(name: str | Method, **hyper: Any) -> Method:
     """The method ``name`` with hyperparameters ``hyper``.
 
     >>> get("scaffold", K=5, gamma=0.1, eta=1.0, option="II").name

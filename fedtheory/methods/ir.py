@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Union
 
 import numpy as np
 
@@ -200,6 +200,18 @@ class ProxSolver:
             raise ValueError(f"ProxSolver {self.kind!r} takes no local solver or test (those are kind 'local')")
 
     @property
+    def step_count(self) -> int:
+        """The number of gradient steps of a ``gd`` solver (checked when it was made); a ValueError for a solver
+        without a fixed number (``exact``, ``local``).
+
+        >>> ProxSolver("gd", steps=3).step_count
+        3
+        """
+        if self.steps is None:
+            raise ValueError(f"ProxSolver {self.kind!r} has no fixed number of gradient steps")
+        return int(self.steps)
+
+    @property
     def name(self) -> str:
         """``exact``, ``gd``, or the local solver's own name (``fgm``, ``sgd``, ...)."""
         return getattr(self.local, "name", type(self.local).__name__) if self.kind == "local" else self.kind
@@ -361,6 +373,8 @@ class Method:
     sampling: bool = True
     hyper: Mapping[str, Any] = field(default_factory=dict)
     reference: str = ""
+    if TYPE_CHECKING:  # each variable's scope, set by __post_init__; a field for the type checker only
+        _scope: dict[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "server", tuple(self.server))
@@ -472,7 +486,7 @@ class Method:
                 total += op.steps
             elif isinstance(op, Prox):
                 # a test-stopped local solver's count varies by round and client: the run's trace records it
-                total += int(op.solver.steps) if op.solver.kind == "gd" else 1
+                total += op.solver.step_count if op.solver.kind == "gd" else 1
             elif isinstance(op, ClientProgram):
                 total += int(op.program.local_steps)
         return total

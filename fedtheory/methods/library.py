@@ -17,7 +17,7 @@ r"""The library's federated methods, each a :class:`~fedtheory.methods.ir.Method
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from fedtheory.algorithms.theta import Theta
 from fedtheory.methods.ir import (Aggregate, ClientProgram, Combine, Gradient, LocalSteps, Method, Prox, ProxSolver,
@@ -53,7 +53,7 @@ def _adam_map(lr: float, b1: float, b2: float, eps: float):
     return adam
 
 
-def local_update(K: int = None, gamma: float = None, *, theta: Any = None, alpha: float = 0.0,
+def local_update(K: int | None = None, gamma: float | None = None, *, theta: Any = None, alpha: float = 0.0,
                  eta: float | None = None, beta: float | None = None, server: str = "gd", beta2: float = 0.999,
                  eps: float = 1e-8, program: Any = None, name: str = "local-update") -> Method:
     r"""LocalUpdate(Θ, α, γ, ServerOpt): every client runs K steps g_k = ∇f_i(x_k) + α(x_k − x),
@@ -92,6 +92,7 @@ def local_update(K: int = None, gamma: float = None, *, theta: Any = None, alpha
     hyper = {"K": K, "gamma": gamma, "theta": None if th is None else th.to_json(), "alpha": alpha, "eta": eta,
              "beta": beta, "server": server}
     at = "y" if server == "nesterov" else "x"
+    local: ClientProgram | LocalSteps
     if program is not None:
         hyper["program"] = repr(program)
         local = ClientProgram("q", at=at, program=program)
@@ -99,8 +100,8 @@ def local_update(K: int = None, gamma: float = None, *, theta: Any = None, alpha
         local = LocalSteps(None, start=at, steps=K, gamma=gamma, alpha=alpha, anchor=at if alpha else None,
                            theta=th, message="q")
     ops: list = []
-    state = ("x",)
-    init = {"x": "x0"}
+    state: tuple[str, ...] = ("x",)
+    init: dict[str, Any] = {"x": "x0"}
     scalars: dict = {}
     if server == "nesterov":
         state, init = ("x", "x_prev"), {"x": "x0", "x_prev": "x0"}
@@ -341,6 +342,7 @@ def scaffold(K: int, gamma: float, eta: float = 1.0, option: str = "II") -> Meth
         raise ValueError(f"SCAFFOLD option must be 'I', 'II' or 'fresh', got {option!r}")
     hyper = {"K": K, "gamma": gamma, "eta": eta, "option": option}
     reference = "Karimireddy et al., ICML 2020, arXiv:1910.06378, Algorithm 1"
+    ops: tuple  # the round: its operations differ in type and number between the options
     if option == "fresh":
         ops = (Gradient("g0", at="x"), Aggregate("gbar", "g0"), Combine("corr", (("gbar", 1.0), ("g0", -1.0))),
                LocalSteps("y", start="x", steps=K, gamma=gamma, shift="corr"),
@@ -349,6 +351,7 @@ def scaffold(K: int, gamma: float, eta: float = 1.0, option: str = "II") -> Meth
                       weighting="uniform-view",
                       reference=reference + "; fresh control variates as in Jiang, Rodomanov & Stich, "
                                             "arXiv:2407.07084, Section 5")
+    new_ci: Combine | Gradient
     if option == "II":
         new_ci = Combine("ci_new", (("ci", 1.0), ("c", -1.0), ("x", 1.0 / (K * gamma)), ("y", -1.0 / (K * gamma))))
     else:
@@ -366,6 +369,6 @@ def scaffold(K: int, gamma: float, eta: float = 1.0, option: str = "II") -> Meth
                   output="x", hyper=hyper, reference=reference)
 
 
-BUILTIN = {"local-update": local_update, "fedavg": fedavg, "fedprox": fedprox, "fedsgd": fedsgd,
+BUILTIN: dict[str, Callable[..., Method]] = {"local-update": local_update, "fedavg": fedavg, "fedprox": fedprox, "fedsgd": fedsgd,
            "minibatch-sgd": minibatch_sgd, "dane": dane, "sdane": sdane, "acc-sdane": acc_sdane,
            "fedsplit": fedsplit, "scaffold": scaffold}

@@ -116,7 +116,7 @@ class _Oracle:
         self.calls: list = []                 # (client, point, grad atom, value atom)
         self._seen: dict = {}
 
-    def _new(self, i: int, point: dict) -> str:
+    def _new(self, i: int, point: dict) -> tuple:
         k = len(self.calls)
         g, f = ("g", i, k), ("f", i, k)
         self.calls.append((i, point, g, f))
@@ -170,7 +170,8 @@ def _interpret(method: Method, state: dict, scalars: dict, oracle: _Oracle, n: i
             kmax = op.steps - 1 if op.out is not None else (int(nz[-1]) if nz.size else -1)
             outs, msgs = [], []
             for i in range(n):
-                y, msg = val(op.start, i), {}
+                y = val(op.start, i)
+                msg: dict = {}
                 anchor = val(op.anchor, i) if op.anchor is not None else None
                 shift = val(op.shift, i) if op.shift is not None else None
                 for k in range(kmax + 1):
@@ -201,7 +202,7 @@ def _interpret(method: Method, state: dict, scalars: dict, oracle: _Oracle, n: i
                 # gradient descent on s·h_i(y) + ½‖y − v‖² (h_i the client's function), as the simulator runs it
                 eta = float(op.solver.step_size) if op.solver.step_size is not None else 1.0 / (s * Lmax + 1.0)
                 y = cold if op.start is None else val(op.start, i)
-                for _ in range(int(op.solver.steps)):
+                for _ in range(op.solver.step_count):
                     g = _lin((s * L * sc[i], oracle.grad(i, y)), (1.0, y), (-1.0, centre))
                     y = _lin((1.0, y), (-eta, g))
                 res.append(y)
@@ -756,7 +757,8 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
     hyp = {"method": m.name, "hyper": _jsonable(m.hyper), "mu": mu, "L": L, "clients": n, "p": pp.tolist(),
            "C": None if zeta is not None else scale, "zeta": zeta, "measure": measure,
            "function_class": function_class, "rounds": rounds, "D": D, "weighting": m.weighting, "delta": delta}
-    notes, details = [], {}
+    notes: list[str] = []
+    details: dict[str, Any] = {}
     if measure == "rate" and any(isinstance(op, Scalars) for op in m.round):
         notes.append("the rate is measured at the first round's host scalars (they change from round to round)")
     if any(isinstance(op, Prox) and op.solver.kind == "gd" and op.solver.step_size is None for op in m.round):
@@ -769,6 +771,7 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
         from fedtheory.certify.federated_pep import _WRAPPER
 
         if sod:      # no smoothness and no heterogeneity radius: true gradients (L = 1), ‖x_0 − x*‖ ≤ 1 then × D
+            assert D is not None                         # the δ-SOD class has the error measures only, which need D
             scale, D_units = float(D), 1.0
             built = _build(m, measure, n, pp, w, sc, mu, 1.0, het, function_class, rounds, 1.0, delta=delta)
         else:
@@ -841,6 +844,7 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
         from fedtheory.certify.lower_bounds import unsolved_reason
 
         h = _local_update_hyper(m)
+        assert h is not None                             # checked by the elif above
         notes.append(unsolved_reason(mu, L, h["gamma"], _theta(h["theta"], h["K"]), solver, lower, h["alpha"]))
     status = "certified" if upper is not None else "unreliable"
     gap = None

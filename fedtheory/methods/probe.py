@@ -400,7 +400,8 @@ class _Space:
         from fedtheory.certify.certificate import quadratic_federation as _build
 
         n, d = self.n, self.d
-        lam, U = [], []
+        lam: Any = []
+        U: Any = []
         for i in range(n):
             zi = z[i * self.per:(i + 1) * self.per]
             li = self.mu + (self.L - self.mu) * (1 + np.sin(zi[:d])) / 2
@@ -520,7 +521,7 @@ def _error_parts(m, q, x_star, rounds, batched):
     return G, base - x_star
 
 
-def _error_linear(m, q, rounds, batched):
+def _error_linear(m, q, rounds, batched) -> tuple[np.ndarray, np.ndarray]:
     """out_T = G x_0 + K vec(c) from the method's init (both linear: every init is x_0 or 0, every primitive is
     linear in the state and the centres), so out_T − x* = D·G u + (G X + K − X) vec(c) at x_0 = x* + D u."""
     n, d = q.n, q.d
@@ -630,6 +631,8 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
     d = int(dim) if dim is not None else max(2, n)
     het = "C" if zeta is None else "zeta"
     scale = float(C) if zeta is None else float(zeta)
+    # T and D of the error measures (_check requires both there; the rate and the floor read neither)
+    horizon, dist = (0, 0.0) if rounds is None or D is None else (int(rounds), float(D))
     rng = np.random.default_rng(int(seed))
     lay = _Layout(m, n, d)
     spec = _method_spec(m)
@@ -661,18 +664,18 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
         if het == "C":
             # C model: out_T − x* = D·G u + E c is convex in (u, c), so the maximum over the sphere and the balls
             # ‖c_i‖ ≤ C sits on their boundaries and block ascent (exact trust-region steps) finds it per instance
-            return _error_best(q, *_error_linear(m, q, int(rounds), True))[0]
+            return _error_best(q, *_error_linear(m, q, horizon, True))[0]
         qs, _ = _scale_centres(q, dirs[:n], het, scale, fast=True)
         xs = qs.x_star()
-        G, h = _error_parts(m, qs, xs, int(rounds), True)
+        G, h = _error_parts(m, qs, xs, horizon, True)
         if measure == "error":
-            return max_on_sphere(float(D) * G, h)[0]
+            return max_on_sphere(dist * G, h)[0]
         R = _sqrt_psd(np.einsum("i,ijk->jk", qs.p, qs.A))
-        return 0.5 * max_on_sphere(R @ (float(D) * G), R @ h)[0] ** 2
+        return 0.5 * max_on_sphere(R @ (dist * G), R @ h)[0] ** 2
 
     def _error_best(q, G, E, sweeps=SEARCH_SWEEPS + 2):
         """max over u (sphere) and c (‖c_i‖ ≤ C) of ‖D G u + E c‖ (or ½‖Ā^½(·)‖²), the maximizer (u, c)."""
-        Tm = np.hstack([float(D) * G, scale * E])
+        Tm = np.hstack([dist * G, scale * E])
         if measure == "function-value":
             Tm = _sqrt_psd(np.einsum("i,ijk->jk", q.p, q.A)) @ Tm
         v, w = _max_over_balls(Tm, n + 1, d, sweeps)
@@ -734,18 +737,18 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
                 details["unit_heterogeneity_value"] = vu
     else:
         if het == "C":
-            _, _, c_unit = _error_best(q, *_error_linear(m, q, int(rounds), False), sweeps=30)
+            _, _, c_unit = _error_best(q, *_error_linear(m, q, horizon, False), sweeps=30)
             qs, _ = _scale_centres(q, c_unit, het, scale)
         else:
             qs, _ = _scale_centres(q, dirs[:n], het, scale)
         xs = qs.x_star()
-        G, hvec = _error_parts(m, qs, xs, int(rounds), False)
+        G, hvec = _error_parts(m, qs, xs, horizon, False)
         if measure == "error":
-            _, u = max_on_sphere(float(D) * G, hvec)
+            _, u = max_on_sphere(dist * G, hvec)
         else:
             R = _sqrt_psd(np.einsum("i,ijk->jk", qs.p, qs.A))
-            _, u = max_on_sphere(R @ (float(D) * G), R @ hvec)
-        instance.update(federation=qs.to_json(), x0=(xs + float(D) * u).tolist())
+            _, u = max_on_sphere(R @ (dist * G), R @ hvec)
+        instance.update(federation=qs.to_json(), x0=(xs + dist * u).tolist())
     instance["notes"] = notes
     instance["details"] = details
     method_for_value = m

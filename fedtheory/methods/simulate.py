@@ -161,6 +161,12 @@ def _index(be, idx: np.ndarray) -> Any:
 class _Space:
     """The federation on one backend, with the per-client scale sc_i (1, or n p_i for the uniform view)."""
 
+    all_rows: Any          # every client's row index, in the form the backend indexes with (set by each space)
+    # the step path's sampling state, set only by the spaces that sample (simulate checks with hasattr)
+    batch: Any
+    rng: Any
+    rounds: int
+
     def __init__(self, fed: Any, method: Method, be) -> None:
         self.fed, self.be = fed, be
         p = np.asarray(fed.p, dtype=np.float64)
@@ -239,8 +245,9 @@ class _StepSpace(_Space):
     def reduce(self, W: Any, w: Any, rows: Any) -> Any:
         return self.be.matmul(w, W)
 
-    def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False, factor: float = 1.0) -> Any:
-        """factor·sc_i∇f_i(Y_i) for the rows; ``Y`` (m, d), or (d,) when every row is at the same point."""
+    def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False, factor: Any = 1.0) -> Any:
+        """factor·sc_i∇f_i(Y_i) for the rows; ``Y`` (m, d), or (d,) when every row is at the same point; ``factor``
+        a number (internally also a per-row column, or None for the plain gradient)."""
         be = self.be
         if not self.finite_sum:
             # A_i symmetric: (y − c_i)ᵀA_i as a row (torch's batched GEMM with a one-column result is 3-5x slower)
@@ -282,7 +289,7 @@ class _StepSpace(_Space):
         uniform = weights is not None and all(t == weights[0] for t in weights)
         if gamma != 0 and moves:
             c = gamma
-        elif uniform and weights[0] != 0:
+        elif uniform and weights is not None and weights[0] != 0:
             c = weights[0]
         else:
             c = 1.0
@@ -376,7 +383,7 @@ class _StepSpace(_Space):
     def smoothness(self) -> float:
         if self.finite_sum:
             return float(self.fed.smoothness()) * float(self.scale_host.max())
-        return float(self.be.to_numpy(self._quad[0]).max())
+        return float(self.be.to_numpy(self._quadratic()[0]).max())
 
 
 class _OracleSpace(_StepSpace):
@@ -504,7 +511,7 @@ def _is_quadratic(fed: Any) -> bool:
 def _rotations_per_round(method: Method) -> int:
     """Client-basis rotations a spectral round pays: each server variable read in client scope, each Aggregate,
     and the output when it is a client variable's mean."""
-    reads = set()
+    reads: set[str] = set()
     aggs = 0
     for op in method.round:
         if isinstance(op, Aggregate):
@@ -524,13 +531,13 @@ def _literal_flops(method: Method, grad_flops: float, d: int, later_step_flops: 
         if isinstance(op, Prox) and op.solver.kind == "exact":
             total += 4.0 * d * d
         elif isinstance(op, Prox):
-            total += int(op.solver.steps) * grad_flops
+            total += op.solver.step_count * grad_flops
         elif isinstance(op, Gradient):
             total += grad_flops
         elif isinstance(op, LocalSteps):
             in_sample_space = (later_step_flops is not None and op.anchor is None and op.shift is None
                                and method.scope(op.start) == "server")
-            later = min(grad_flops, later_step_flops) if in_sample_space else grad_flops
+            later = min(grad_flops, later_step_flops) if in_sample_space and later_step_flops is not None else grad_flops
             total += grad_flops + (op.steps - 1) * later
         elif isinstance(op, ClientProgram):
             total += int(op.program.local_steps) * grad_flops
@@ -631,6 +638,7 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     chosen = "step" if given_oracles else choose_path(method, federation, rounds, path, batch_size=batch_size,
                                                       clients_per_round=clients_per_round)
     be = get_backend(backend, device=device)
+    space: _Space
     if given_oracles or any(isinstance(op, Prox) and op.solver.kind == "local" for op in method.round):
         space = _OracleSpace(federation if given_oracles else client_oracles(federation), method, be)
     elif chosen == "spectral":
@@ -745,7 +753,7 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     t = np.arange(len(xs), dtype=np.int64)
     final = {v: state[v] for v in method.server}
     for v in method.client:
-        final[v] = state[v] if chosen == "step" else be.matmul(space.V, state[v][..., None])[..., 0]
+        final[v] = be.matmul(space.V, state[v][..., None])[..., 0] if isinstance(space, _SpectralSpace) else state[v]
     return History(x=X, comm_rounds=t, oracle_calls=np.asarray(calls, dtype=np.int64), state=final,
                    scalars={k: float(v) for k, v in scalars.items() if k in method.scalars}, method=method,
                    path=chosen, backend=be.name, device=None if be.device is None else str(be.device),
@@ -759,6 +767,16 @@ class _Frame:
     test-stopped local solves (``solves``, for the trace)."""
 
     __slots__ = ("env", "local", "rows", "idx_host", "w", "w_sum", "scalars", "rng", "round", "solves")
+    env: dict[str, Any]
+    local: dict[Any, Any]
+    rows: Any
+    idx_host: np.ndarray
+    w: Any
+    w_sum: Any
+    scalars: dict[str, Any]
+    rng: Any
+    round: int
+    solves: Any
 
 
 def _coef_reader(c: Any) -> Callable[[dict], float]:
@@ -912,7 +930,7 @@ def _compile_op(op: Any, method: Method, space: Any, sampled: bool, reader: Call
             else:
                 eta = float(op.solver.step_size)
             # gradient descent on s f_i(y) + ½‖y − v‖²: local steps with f scaled by s, α = 1, anchor v
-            fr.local[out] = _inexact_prox(space, start(fr), shifted(fr, s), s, eta, int(op.solver.steps), fr.rows,
+            fr.local[out] = _inexact_prox(space, start(fr), shifted(fr, s), s, eta, op.solver.step_count, fr.rows,
                                           fr.idx_host)
         return prox_inexact
     if isinstance(op, Aggregate):

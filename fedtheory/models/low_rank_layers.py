@@ -131,6 +131,7 @@ def factorized_layer(layer: Any, ratio: float | None = None, *, rank: int | None
             raise ValueError("give the rank ratio gamma (ratio=...) or the rank (rank=...)")
         rank = layer_rank(m, n, ratio, k=k, convention=convention)
     bias = layer.bias is not None
+    low: LowRankLinear | LowRankConv2d
     if isinstance(layer, nn.Linear):
         low = LowRankLinear(m, n, rank, bias=bias)
     else:
@@ -140,7 +141,9 @@ def factorized_layer(layer: Any, ratio: float | None = None, *, rank: int | None
     low.set_factors(U, V)
     if bias:
         with torch.no_grad():
-            low.v.bias.copy_(layer.bias) if isinstance(low, LowRankLinear) else low.conv_v.bias.copy_(layer.bias)
+            target = low.v.bias if isinstance(low, LowRankLinear) else low.conv_v.bias
+            assert target is not None and layer.bias is not None          # both made with a bias (bias above)
+            target.copy_(layer.bias)
     return low
 
 

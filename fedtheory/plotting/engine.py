@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 import numpy as np
 
@@ -391,7 +391,7 @@ def run_figures(figures: Iterable[Figure], *, out_dir: str | os.PathLike = "out/
 
     try:
         if from_files:
-            points = [{"source": os.path.abspath(f.source), "id": f.id, "seed": seeds[f.id], "tier": tier,
+            points = [{"source": os.path.abspath(cast(str, f.source)), "id": f.id, "seed": seeds[f.id], "tier": tier,
                        "out_dir": out_abs, "backend": backend, "device": device} for f in from_files]
             map_grid(_run_point, points, workers=workers, scheduler=scheduler, progress=tick)
         for f in in_memory:

@@ -243,6 +243,7 @@ def draw(data: dict) -> Any:
     # Imported here so that importing fedtheory.plotting stays cheap and never picks a backend.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure as MplFigure
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
 
     panels = data["panels"]
     ncols = min(len(panels), MAX_COLUMNS)
@@ -257,7 +258,9 @@ def draw(data: dict) -> Any:
     fig = MplFigure(figsize=(width, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     bottom = note_in / height
-    fig.get_layout_engine().set(rect=(0.0, bottom, 1.0, 1.0 - bottom))
+    engine = fig.get_layout_engine()
+    assert isinstance(engine, ConstrainedLayoutEngine)         # layout="constrained" above
+    engine.set(rect=(0.0, bottom, 1.0, 1.0 - bottom))
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for ax, p, styles in zip(axes, panels, series_styles(panels)):
         _draw_panel(ax, p, styles)

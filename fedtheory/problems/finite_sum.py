@@ -110,6 +110,7 @@ class FiniteSumFederation:
                 raise ValueError(f"client {i}: needs m_i >= 1 samples and one target per sample, got {f.shape[0]} and {t.shape[0]}")
             if not (np.all(np.isfinite(f)) and np.all(np.isfinite(t))):
                 raise ValueError(f"client {i}: features and targets must be finite")
+        assert d is not None                              # every client's features were checked (m_i, d) above
         l2 = float(l2)
         if not (np.isfinite(l2) and l2 >= 0):
             raise ValueError(f"l2 regularization must be >= 0, got {l2}")
@@ -428,7 +429,7 @@ class LeastSquaresFederation(FiniteSumFederation):
             return be.matmul(r[:, None, :], a)[:, 0, :] if self._blas else be.einsum("km,kmd->kd", r, a)
 
         back = transposed(r_sum) if r_sum is not None else None
-        Y = x - gamma * back if want_point else None
+        Y = x - gamma * back if want_point and back is not None else None
         if weights is None:
             return Y, None
         if uniform:

@@ -392,7 +392,7 @@ class QuadraticFederation:
         return (np.array_equal(self.A, other.A) and np.array_equal(self.c, other.c)
                 and np.array_equal(self.p, other.p))
 
-    __hash__ = None  # mutable arrays
+    __hash__ = None  # type: ignore[assignment]  # mutable arrays: unhashable, as Python spells it
 
     def __repr__(self) -> str:
         return (f"QuadraticFederation(n={self.n}, d={self.d}, mu={self.mu!r}, L={self.L!r}, "
@@ -577,6 +577,7 @@ def make_quadratic(n: int, d: int, *, mu: float, L: float, C: float = 1.0, weigh
         return QuadraticFederation(A=A, c=c, p=p, eigvals=w, eigvecs=V)
 
     # δ_A target: path from homogeneous (s = 0) through the random instance (s = 1) and beyond ----
+    planes: tuple[np.ndarray, ...] | None
     if commuting:
         planes = None
     else:
@@ -586,7 +587,7 @@ def make_quadratic(n: int, d: int, *, mu: float, L: float, C: float = 1.0, weigh
 
     def build(s: float):
         lam_s = np.clip(lam[0] + s * (lam - lam[0]), mu, L)
-        U_s = U if planes is None else U[0] @ _rotation_path(*planes, s)
+        U_s = U if planes is None else U[0] @ _rotation_path(planes[0], planes[1], planes[2], s)
         return _finish(lam_s, U_s)
 
     def delta(s: float) -> float:
@@ -630,8 +631,8 @@ def _solve_for_delta(delta, target: float, *, n: int, d: int, mu: float, L: floa
     from scipy.optimize import minimize_scalar
 
     grid = np.concatenate([[0.0], _S_GRID])
-    values = np.asarray([d0] + values)
-    for k in np.argsort(values)[::-1][:3]:
+    on_grid = np.asarray([d0] + values)
+    for k in np.argsort(on_grid)[::-1][:3]:
         lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
         res = minimize_scalar(lambda t: -delta(t), bounds=(lo, hi), method="bounded",
                               options={"xatol": 1e-13})
