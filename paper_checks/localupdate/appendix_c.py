@@ -87,15 +87,10 @@ def theorem_5(ctx):
         rhs = 2 * (1 - mean) * mean          # [a, b] = [0, 1] without loss of generality (affine invariance)
         return float(probs @ np.abs(vals - mean)) / rhs if rhs > 1e-12 else 0.0
 
-    def decode(z):
-        n = 5
-        vals = (1 + np.sin(z[:n])) / 2
-        w = np.exp(z[n:] - z[n:].max())
-        return vals, w / w.sum()
-
+    param = _mad_param()
     n_plain = (400 if not ctx.full else 4000) if ctx.param("plain_sampling", True) else 0
-    worst = max((ratio(decode(rng.normal(size=10) * 2)) for _ in range(n_plain)), default=0.0)
-    res = probe(ratio, Custom(10, decode), seed=rng, n_random=64, n_starts=3 if not ctx.full else 10,
+    worst = max((ratio(param.decode(rng.normal(size=param.size) * 2)) for _ in range(n_plain)), default=0.0)
+    res = probe(ratio, param, seed=rng, n_random=64, n_starts=3 if not ctx.full else 10,
                 maxiter=150 if not ctx.full else 800, options=_FEV[ctx.full])
     attained = _attaining(ratio, _TWO_POINT, neutral=0.0)
     worst = max(worst, res.worst_value, attained)

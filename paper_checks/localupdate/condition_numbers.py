@@ -505,7 +505,17 @@ def _(cex, ctx):
                       notes="replayed in 50-digit arithmetic from the stored matrices (Q by explicit matrix powers)")
 
 
-def _tightness_claim(last: bool):
+def _tightness_claim(last: bool, control: Control):
+    """Lemma 3's (``last``: Lemma 4's) tightness claim: Appendix B.3's instance attains the bound."""
+    lemma, symbol, fn, weights, limit_tex = (4, "ψ", r"\psi", r"\Theta_K", "KL") if last else \
+        (3, "φ", r"\phi", r"\Theta_{1:K}", "L")
+
+    @claim(id=f"localupdate/lemma-{lemma}/tightness", ref=f"Lemma {lemma}",
+           title=f"Lemma {lemma} is tight: A = diag(L, μ) attains cond(f̃) = {symbol}(L)/{symbol}(μ) (Appendix B.3)",
+           statement=r"For one client with $A=\operatorname{diag}(L,\mu)$, $c=0$ and $\gamma<(" + limit_tex
+                     + r"+\alpha)^{-1}$: $\operatorname{cond}(\tilde f(\alpha,\gamma," + weights + "))="
+                     + fn + r"(L,\alpha,\gamma,K)/" + fn + r"(\mu,\alpha,\gamma,K)$.",
+           kind="numeric", controls=[control])
     def check(ctx):
         rng = ctx.rng
         worst = 0.0
@@ -530,56 +540,43 @@ def _tightness_claim(last: bool):
     return check
 
 
-lemma_3_tightness = claim(
-    id="localupdate/lemma-3/tightness", ref="Lemma 3",
-    title="Lemma 3 is tight: A = diag(L, μ) attains cond(f̃) = φ(L)/φ(μ) (Appendix B.3)",
-    statement=r"For one client with $A=\operatorname{diag}(L,\mu)$, $c=0$ and $\gamma<(L+\alpha)^{-1}$: "
-              r"$\operatorname{cond}(\tilde f(\alpha,\gamma,\Theta_{1:K}))=\phi(L,\alpha,\gamma,K)/\phi(\mu,\alpha,\gamma,K)$.",
-    kind="numeric",
-    controls=[Control("bound-at-k-plus-1", "cond(f̃) at K equated with the bound at K + 1: false a priori, the bound "
-                                           "is strictly decreasing in K for γ > 0 (the proofs of Lemmas 3 and 4)",
-                                           {"k_offset": 1})])(_tightness_claim(False))
-
-lemma_4_tightness = claim(
-    id="localupdate/lemma-4/tightness", ref="Lemma 4",
-    title="Lemma 4 is tight: A = diag(L, μ) attains cond(f̃) = ψ(L)/ψ(μ) (Appendix B.3)",
-    statement=r"For one client with $A=\operatorname{diag}(L,\mu)$, $c=0$ and $\gamma<(KL+\alpha)^{-1}$: "
-              r"$\operatorname{cond}(\tilde f(\alpha,\gamma,\Theta_K))=\psi(L,\alpha,\gamma,K)/\psi(\mu,\alpha,\gamma,K)$.",
-    kind="numeric",
-    controls=[Control("lemma-3-bound", "cond(f̃(Θ_K)) equated with Lemma 3's φ(L)/φ(μ): false a priori for K ≥ 2, "
-                      "γ > 0, L > μ (φ(L)/φ(μ) > ψ(L)/ψ(μ), as for the typo of Lemma 3)",
-                      {"uniform_bound": True})])(_tightness_claim(True))
+lemma_3_tightness = _tightness_claim(False, Control(
+    "bound-at-k-plus-1", "cond(f̃) at K equated with the bound at K + 1: false a priori, the bound is strictly "
+                         "decreasing in K for γ > 0 (the proofs of Lemmas 3 and 4)", {"k_offset": 1}))
+lemma_4_tightness = _tightness_claim(True, Control(
+    "lemma-3-bound", "cond(f̃(Θ_K)) equated with Lemma 3's φ(L)/φ(μ): false a priori for K ≥ 2, γ > 0, L > μ (φ(L)/φ(μ) "
+                     "> ψ(L)/ψ(μ), as for the typo of Lemma 3)", {"uniform_bound": True}))
 
 
-@claim(
-    id="localupdate/lemma-3/derivative",
-    ref="Lemma 3",
-    title="Eq. (33) and the derivative identity in Lemma 3's proof (symbolic K); φ increasing on [μ, L]",
-    statement=r"For $\gamma(L+\alpha)<1$: $\phi(\lambda,\alpha,\gamma,K)=\frac{1-(1-\gamma(\lambda+\alpha))^K}{\gamma}"
-              r"\frac{\lambda}{\lambda+\alpha}$ (33) and $\gamma(\lambda+\alpha)g'(\lambda)=K\lambda\gamma\xi^{K-1}+(1-\xi^K)"
-              r"\frac{\alpha}{\lambda+\alpha}\ge0$, $\xi=1-\gamma(\lambda+\alpha)$.",
-    kind="symbolic",
-)
-def lemma_3_derivative(ctx):
-    r1, r2 = symt.phi_closed_form_residual(), symt.phi_derivative_residual()
-    return _proved_if(ctx, _PROOFS["lemma_3_derivative"], r1 == 0 and r2 == 0, measured={"eq33_residual": str(r1), "derivative_residual": str(r2)},
-                      tolerance="exact (sympy, symbolic K)",
-                      notes="With ξ ∈ [0, 1) both terms of the right-hand side are ≥ 0, so g' ≥ 0 on [μ, L].")
+def _derivative_claim(lemma: int, title: str, statement: str, residuals: dict, notes: str):
+    """Lemma 3's (4's) symbolic claim: every exact residual in ``residuals`` (measured name -> its sympy function)
+    vanishes, which proves it (symbolic K)."""
+    @claim(id=f"localupdate/lemma-{lemma}/derivative", ref=f"Lemma {lemma}", title=title, statement=statement,
+           kind="symbolic")
+    def check(ctx):
+        r = {name: residual() for name, residual in residuals.items()}
+        return _proved_if(ctx, _PROOFS[f"lemma_{lemma}_derivative"], all(v == 0 for v in r.values()),
+                          measured={name: str(v) for name, v in r.items()}, tolerance="exact (sympy, symbolic K)",
+                          notes=notes)
+
+    return check
 
 
-@claim(
-    id="localupdate/lemma-4/derivative",
-    ref="Lemma 4",
-    title="ψ'(λ) = ζ^{K−2}(1 − γ(Kλ + α)) (symbolic K): ψ increasing on [μ, L] iff γ ≤ 1/(KL + α)",
-    statement=r"For $h(\lambda)=\psi(\lambda,\alpha,\gamma,K)$ and $\zeta=1-\gamma(\lambda+\alpha)$: "
-              r"$h'(\lambda)=\zeta^{K-2}(1-\gamma(K\lambda+\alpha))$, so $h'\ge0$ on $[\mu,L]$ when $\gamma<(KL+\alpha)^{-1}$.",
-    kind="symbolic",
-)
-def lemma_4_derivative(ctx):
-    r = symt.psi_derivative_residual()
-    return _proved_if(ctx, _PROOFS["lemma_4_derivative"], r == 0, measured={"derivative_residual": str(r)}, tolerance="exact (sympy, symbolic K)",
-                      notes="For γ > 1/(KL + α) the factor 1 − γ(Kλ + α) changes sign inside [μ, L], so ψ has an interior "
-                            "maximum (see localupdate/section-4.1/theta-k-beyond-threshold).")
+lemma_3_derivative = _derivative_claim(
+    3, "Eq. (33) and the derivative identity in Lemma 3's proof (symbolic K); φ increasing on [μ, L]",
+    r"For $\gamma(L+\alpha)<1$: $\phi(\lambda,\alpha,\gamma,K)=\frac{1-(1-\gamma(\lambda+\alpha))^K}{\gamma}"
+    r"\frac{\lambda}{\lambda+\alpha}$ (33) and $\gamma(\lambda+\alpha)g'(\lambda)=K\lambda\gamma\xi^{K-1}+(1-\xi^K)"
+    r"\frac{\alpha}{\lambda+\alpha}\ge0$, $\xi=1-\gamma(\lambda+\alpha)$.",
+    {"eq33_residual": symt.phi_closed_form_residual, "derivative_residual": symt.phi_derivative_residual},
+    "With ξ ∈ [0, 1) both terms of the right-hand side are ≥ 0, so g' ≥ 0 on [μ, L].")
+
+lemma_4_derivative = _derivative_claim(
+    4, "ψ'(λ) = ζ^{K−2}(1 − γ(Kλ + α)) (symbolic K): ψ increasing on [μ, L] iff γ ≤ 1/(KL + α)",
+    r"For $h(\lambda)=\psi(\lambda,\alpha,\gamma,K)$ and $\zeta=1-\gamma(\lambda+\alpha)$: "
+    r"$h'(\lambda)=\zeta^{K-2}(1-\gamma(K\lambda+\alpha))$, so $h'\ge0$ on $[\mu,L]$ when $\gamma<(KL+\alpha)^{-1}$.",
+    {"derivative_residual": symt.psi_derivative_residual},
+    "For γ > 1/(KL + α) the factor 1 − γ(Kλ + α) changes sign inside [μ, L], so ψ has an interior maximum (see "
+    "localupdate/section-4.1/theta-k-beyond-threshold).")
 
 
 @claim(
