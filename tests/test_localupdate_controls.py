@@ -2,9 +2,10 @@
 
 Charles & Konečný, arXiv:2103.05032. Issue 24: a verdict must not depend on the seed, so each control below
 fires at a fixed attaining (or near-attaining) instance that its check evaluates on every run, with the probe's
-optimizer stopped (a probe helper that stops after sampling) at any seed. Issue 15: the probe must still earn its
-keep, so for the claims whose fixed instance goes through ``_common._attaining``, taking that instance away
-(monkeypatch) leaves a control that the probe's random phase alone does not reach and its optimizer does.
+optimizer stopped (a probe helper that stops after sampling) at any seed; every fixed instance goes through
+``_common._attaining``. Issue 15: the probe must still earn its keep, so for the claims in OPTIMIZER_REACHES, taking
+that instance away (monkeypatch) leaves a control that the probe's random phase alone does not reach and its
+optimizer does (at seeds 0 and 7).
 """
 from __future__ import annotations
 

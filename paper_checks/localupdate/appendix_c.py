@@ -466,8 +466,8 @@ def lemma_13(ctx):
     # the interval's ends are attained, every run: X_i = bI (or aI) for all i gives f(X|Y) = bI (aI) exactly, so
     # an interval shrunk at either end fails here by construction, whatever the seed
     Y_end = np.stack([np.diag([1.0, 4.0, 0.5]), np.diag([2.0, 0.25, 3.0])])
-    at_ends = max(_lemma13_violation(np.stack([e * np.eye(3)] * 2), Y_end, 1.0, 7.0, reading, shrink)
-                  for e in (1.0, 7.0))
+    at_ends = _attaining(lambda ends: max(_lemma13_violation(np.stack([e * np.eye(3)] * 2), Y_end, 1.0, 7.0, reading,
+                                                             shrink) for e in ends), (1.0, 7.0), neutral=-np.inf)
     worst = max(worst, worst_high_d, res.worst_value, at_ends)
     tol = 1e-9
     F = matrix_weighted_mean(*_commuting_pairs(np.asarray(_QUADRATIC_FORM_Z))[:2])
