@@ -205,28 +205,31 @@ ALPHA_TOLERANCE = (f"|change| of mean test accuracy over the rounds and of tail 
                    f"against alpha = 0, at most {SE_MULTIPLE:g} binomial standard errors of the alpha = 0 test accuracy")
 
 
-def _momentum(fig_id: str, n: int, expect: str, finding: str):
-    check, replay = _figure_claim(fig_id, lambda d, ctx: momentum_measurements(d), MOMENTUM_TOLERANCE,
+def _training_claim(fig_id: str, n: int, expect: str, finding: str, *, slug: str, title: str, statement: str,
+                    measurements, tolerance: str):
+    """Figure n's claim ``fig_id/slug`` on the torch substitute's training runs: ``measurements(data)`` of the
+    figure's data, judged against ``tolerance`` (a stored run is replayed)."""
+    check, replay = _figure_claim(fig_id, lambda d, ctx: measurements(d), tolerance,
                                   FIG6_NOTES + finding + SUBSTITUTE_NOTE)
-    c = claim(id=f"{fig_id}/server-momentum-improves-convergence", ref=f"Figure {n}",
-              title=f"Figure {n}: server momentum improves convergence (tuned learning rates)",
-              statement=MOMENTUM_STATEMENT.format(n=n), kind="simulation", tier="full", expect=expect,
+    c = claim(id=f"{fig_id}/{slug}", ref=f"Figure {n}", title=f"Figure {n}: {title}",
+              statement=statement.format(n=n), kind="simulation", tier="full", expect=expect,
               requires=("torch",), substitute=SUBSTITUTES[n],
               control_exempt=TRAINING_CONTROL_EXEMPT if expect == "verified" else None)(check)
     c.replayer(replay)
     return c
+
+
+def _momentum(fig_id: str, n: int, expect: str, finding: str):
+    return _training_claim(fig_id, n, expect, finding, slug="server-momentum-improves-convergence",
+                           title="server momentum improves convergence (tuned learning rates)",
+                           statement=MOMENTUM_STATEMENT, measurements=momentum_measurements,
+                           tolerance=MOMENTUM_TOLERANCE)
 
 
 def _alpha(fig_id: str, n: int, expect: str, finding: str):
-    check, replay = _figure_claim(fig_id, lambda d, ctx: alpha_measurements(d), ALPHA_TOLERANCE,
-                                  FIG6_NOTES + finding + SUBSTITUTE_NOTE)
-    c = claim(id=f"{fig_id}/alpha-little-effect", ref=f"Figure {n}",
-              title=f"Figure {n}: the proximal strength alpha has little to no effect when learning rates are tuned",
-              statement=ALPHA_STATEMENT.format(n=n), kind="simulation", tier="full", expect=expect,
-              requires=("torch",), substitute=SUBSTITUTES[n],
-              control_exempt=TRAINING_CONTROL_EXEMPT if expect == "verified" else None)(check)
-    c.replayer(replay)
-    return c
+    return _training_claim(fig_id, n, expect, finding, slug="alpha-little-effect",
+                           title="the proximal strength alpha has little to no effect when learning rates are tuned",
+                           statement=ALPHA_STATEMENT, measurements=alpha_measurements, tolerance=ALPHA_TOLERANCE)
 
 
 # --------------------------------------------------------------------------------------------
