@@ -296,6 +296,18 @@ def one_gradient_step(ctx):
 # Corollary 18
 # --------------------------------------------------------------------------------------------
 
+def _random_rate_parameters(rng, mu_scale: float, log10_mu_range: tuple[float, float]):
+    """λ, μ = mu_scale·λ·10^U(log10_mu_range), D² and ε = D²λ·10^U(−12, 0) as 40-digit mpmath numbers, drawn in
+    this order (Corollaries 18 and 25 sample their rate's parameters the same way)."""
+    import mpmath
+
+    lam = mpmath.mpf(10 ** rng.uniform(-3, 3))
+    mu = mu_scale * lam * mpmath.mpf(10 ** rng.uniform(*log10_mu_range))
+    D2 = mpmath.mpf(10 ** rng.uniform(-2, 4))
+    eps = D2 * lam * mpmath.mpf(10 ** rng.uniform(-12, 0))
+    return lam, mu, D2, eps
+
+
 @claim(id="sdane/corollary-18", ref="Corollary 18", kind="symbolic",
        title="S-DANE reaches ε after (1 + λ/μ) ln(1 + μD²/(2ε)) rounds; δ_AD²/ε as μ → 0",
        statement=r"Under Theorem 1, $f(\bar x^R)-f^\star\le\varepsilon$ for $R\ge(1+\frac\lambda\mu)\ln(1+\frac{\mu D^2}{2\varepsilon})$ "
@@ -317,10 +329,7 @@ def corollary_18(ctx):
     rng = ctx.rng
     with mpmath.workdps(40):
         for _ in range(2000):
-            lam = mpmath.mpf(10 ** rng.uniform(-3, 3))
-            mu = lam * mpmath.mpf(10 ** rng.uniform(-8, 3))
-            D2 = mpmath.mpf(10 ** rng.uniform(-2, 4))
-            eps = D2 * lam * mpmath.mpf(10 ** rng.uniform(-12, 0))
+            lam, mu, D2, eps = _random_rate_parameters(rng, 1, (-8, 3))
             R = int(mpmath.ceil(ctx.param("rounds_factor", 1.0) * (1 + lam / mu) * mpmath.log(1 + mu * D2 / (2 * eps))))
             bound = mu * D2 / (2 * ((1 + mu / lam) ** R - 1))
             worst = max(worst, bound / eps)
@@ -762,20 +771,14 @@ def corollary_25(ctx):
     worst = mpmath.mpf(0)
     with mpmath.workdps(40):
         for _ in range(2000):
-            lam = mpmath.mpf(10 ** rng.uniform(-3, 3))
-            mu = 4 * lam * mpmath.mpf(10 ** rng.uniform(-8, 0))
-            D2 = mpmath.mpf(10 ** rng.uniform(-2, 4))
-            eps = D2 * lam * mpmath.mpf(10 ** rng.uniform(-12, 0))
+            lam, mu, D2, eps = _random_rate_parameters(rng, 4, (-8, 0))
             q = mpmath.sqrt(mu / (4 * lam))
             R = int(mpmath.ceil(ctx.param("rounds_factor", 1.0) * (1 + 2 * mpmath.sqrt(lam / mu))
                                 * mpmath.log(1 + mpmath.sqrt(2 * mu * D2 / eps))))
             bound = 2 * mu * D2 / ((1 + q) ** R - (1 - q) ** R) ** 2
             worst = max(worst, bound / eps)
         for _ in range(500):  # μ > 4λ
-            lam = mpmath.mpf(10 ** rng.uniform(-3, 3))
-            mu = 4 * lam * mpmath.mpf(10 ** rng.uniform(0.01, 4))
-            D2 = mpmath.mpf(10 ** rng.uniform(-2, 4))
-            eps = D2 * lam * mpmath.mpf(10 ** rng.uniform(-12, 0))
+            lam, mu, D2, eps = _random_rate_parameters(rng, 4, (0.01, 4))
             q = mpmath.sqrt(mu / (4 * lam))
             R = max(1, int(mpmath.ceil(1 + mpmath.log(2 * lam * D2 / eps) / (2 * mpmath.log(1 + q)))))
             worst = max(worst, 2 * lam * D2 * (1 + q) ** (-2 * (R - 1)) / eps)
