@@ -20,6 +20,7 @@ from fedtheory.algorithms.parameter_space import ParameterDynamics
 from fedtheory.analysis import kernel_bounds as kb
 from fedtheory.certify.params import Box, Choice, Custom, IntRange, Product
 from fedtheory.certify.probe import probe
+from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.kernels import KERNEL_FAMILIES, KernelFederation, LinearKernel, gram_federation
@@ -326,9 +327,9 @@ def _lemma10_violation(fed, algo, G=None, kappa_factor: float = 1.0) -> float:
               r"(64) ($s=1$ for FedProx), under $\gamma<1$ for FedAvg; if $\phi(x)$ is $d$-dimensional, the eigenvalues of $\mathcal P$ "
               r"correspond one-to-one to those of $\frac1N\phi(\mathbf x)^\top\phi(\mathbf x)$.",
     kind="probe",
-    controls=[Control("kappa-times-0.99",
-        "(64) with κ replaced by 0.99κ: false, since for FedAvg with s = 1 (κ = 1) ℒ = ℐ − η𝒫 exactly, so ℒ ⪯"
-        " ℐ − η𝒫/0.99 fails on every eigenvector of 𝒫 with a positive eigenvalue", {"kappa_factor": 0.99})],
+    controls=[tightened_bound(0.99, "κ in (64)", "FedAvg with s = 1 (κ = 1, ℒ = ℐ − η𝒫 exactly, so ℒ ⪯ ℐ − η𝒫/0.99 fails "
+                              "on every eigenvector of 𝒫 with a positive eigenvalue)", {"kappa_factor": 0.99},
+                              name="kappa-times-0.99")],
 )
 def lemma_10(ctx):
     rng = ctx.rng

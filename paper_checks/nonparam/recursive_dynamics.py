@@ -27,6 +27,7 @@ from fedtheory.algorithms.kernel_federated import (KernelAlgorithm, PredictionDy
                                                    operator_in_orthonormal_basis, run_kernel_federated)
 from fedtheory.certify.params import Box, Custom, IntRange, Product
 from fedtheory.certify.probe import probe
+from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.kernels import (KERNEL_FAMILIES, GaussianKernel, KernelFederation, ReluNTKKernel,
                                         gram_federation, random_kernel_federation)
@@ -529,9 +530,9 @@ def _lemma3_ratio(fed, algo: KernelAlgorithm, factor: float = 1.0) -> float:
               r"$\Lambda_i\in[\lambda_is/\kappa,\lambda_is]$ (FedAvg), $[\lambda_i/\kappa,\lambda_i]$ (FedProx) (13), "
               r"$\lambda_i,\Lambda_i$ the $i$-th largest eigenvalues of $K_{\mathbf x}$ and $K_{\mathbf x}P$; under $\gamma<1$ for FedAvg.",
     kind="probe",
-    controls=[Control("kappa-times-0.99",
-        "(12)–(13) with κ replaced by 0.99κ: false, since a client whose Gram block has eigenvalues 0 and γ/η"
-        " has P-eigenvalues s and (1 − (1 − γ)^s)/γ, so cond(P) = κ exactly", {"kappa_factor": 0.99})],
+    controls=[tightened_bound(0.99, "κ in (12)–(13)", "a client whose Gram block has eigenvalues 0 and γ/η (P-eigenvalues "
+                              "s and (1 − (1 − γ)^s)/γ, so cond(P) = κ exactly)", {"kappa_factor": 0.99},
+                              name="kappa-times-0.99")],
 )
 def lemma_3(ctx):
     rng = ctx.rng

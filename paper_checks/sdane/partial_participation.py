@@ -25,6 +25,7 @@ from fedtheory.algorithms.dane import acc_coefficient, acc_sdane_step, run_sdane
 from fedtheory.algorithms.local_solvers import GD, Boundary, StabilizedTest, sgd_output_moments
 from fedtheory.certify.params import Ball, Box, Product, quadratic_instance_param
 from fedtheory.certify.probe import probe
+from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.clients import QuadraticOracles, client_oracles
@@ -82,9 +83,9 @@ def lemma_15_ratio(q, s, xbar, gamma, exact_zeta=False):
        statement=r"Suppose $f_1..f_n$ satisfy $\Delta_s$-ED and $\zeta^2$-BGV; $S$ uniform in $\binom{[n]}s$; $\bar x$ fixed and "
                  r"$x$ a deterministic function of $S$. For any $\gamma>0$: $\mathbb E_S[f(x)-f_S(x)]\le\mathbb E_S[\frac{\Delta_s+\gamma}2"
                  r"\|x-\bar x\|^2]+\frac{\sigma_s^2}{2\gamma}$, $\sigma_s^2=\frac{n-s}{s(n-1)}\zeta^2$ (B.13). (Rebuilt.)",
-       controls=[Control("rhs-0.999", "(B.13) with its right side scaled by 0.999: false, for shared-Hessian quadratics "
-                         "Δ_s = 0 and the worst x(S) gives E_S‖∇h^S(x̄)‖²/(2γ) = σ_s²/(2γ) exactly (Lemma 14)",
-                         {"rhs_scale": 0.999})])
+       controls=[tightened_bound(0.999, "(B.13)'s right side", "the worst x(S) on shared-Hessian quadratics (Δ_s = 0, "
+                                 "E_S‖∇h^S(x̄)‖²/(2γ) = σ_s²/(2γ) exactly, Lemma 14)", {"rhs_scale": 0.999},
+                                 name="rhs-0.999")])
 def lemma_15(ctx):
     rng = ctx.rng
     worst, cases, tight = -np.inf, 0, 0.0

@@ -21,6 +21,7 @@ from fedtheory.algorithms.local_solvers import (FGM, GD, OGMG, Boundary, DaneTes
 from fedtheory.certify import pep
 from fedtheory.certify.params import Ball, Box, Product, quadratic_instance_param
 from fedtheory.certify.probe import probe
+from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.probing import decide_by_probe
 from fedtheory.content import load_module
@@ -233,8 +234,8 @@ def theorem_1_pep(ctx):
 
 @claim(id="sdane/section-2.1/stabilized-ppm", ref="Section 2.1 (with Theorem 1 for n = 1)", kind="certificate",
        title="The stabilized PPM under the relaxed condition ‖∇F_k(x_{k+1})‖ ≤ λ‖x_{k+1} − v_k‖ keeps the PPM rate (tight)",
-       controls=[Control("closed-form-0.999", "the worst case at μ = 0 stated as 0.999·λD²/(2K): false, the instance "
-                         "f = (λ/K)|x| attains λD²/(2K) (pep.abs_stabilized_ppm, a plain loop)", {"closed_form_scale": 0.999})],
+       controls=[tightened_bound(0.999, "the worst case λD²/(2K) at μ = 0", "f = (λ/K)|x| (pep.abs_stabilized_ppm, a plain "
+                                 "loop)", {"closed_form_scale": 0.999}, name="closed-form-0.999")],
        statement=r"The stabilized proximal-point method (3) with the relative accuracy condition "
                  r"$\|\nabla F_k(x_{k+1})\|\le\lambda\|x_{k+1}-v_k\|$ has the iteration complexity of the exact method (2): "
                  r"$f(\bar x_K)-f^\star+\frac\mu2\|v_K-x^\star\|^2\le\frac{\mu D^2}{2[(1+\mu/\lambda)^K-1]}\le\frac{\lambda D^2}{2K}$ "
@@ -794,9 +795,9 @@ def corollary_25(ctx):
        statement=r"With $n=1$, $\lambda=L$ and $f$ $L$-smooth convex, one gradient step $x_{r+1}=y_r-\frac1L\nabla f(y_r)$ satisfies "
                  r"$\|\nabla F_r(x_{r+1})\|\le\lambda\|x_{r+1}-y_r\|$, and Algorithm 2 gives "
                  r"$f(x^R)-f^\star\le\frac{D^2}{2A_R}\le\frac{2LD^2}{R^2}$ (Catalyst's rate without its log overhead).",
-       controls=[Control("closed-form-0.999", "the R = 1, μ = 0 worst case stated as 0.999·LD²/6: false, the round is one "
-                         "gradient step from x_0 whose tight worst case LD²/(4N+2) = LD²/6 is attained by a Huber function "
-                         "(Drori & Teboulle 2014)", {"closed_form_scale": 0.999})])
+       controls=[tightened_bound(0.999, "the R = 1, μ = 0 worst case LD²/6 (one gradient step from x_0, tight worst "
+                                 "case LD²/(4N+2))", "a Huber function (Drori & Teboulle 2014)", {"closed_form_scale": 0.999},
+                                 name="closed-form-0.999")])
 def stabilized_catalyst(ctx):
     Rs = (1, 2, 3) if not ctx.full else (1, 2, 3, 4, 6)
     res = [pep.stabilized_catalyst(R, 1.0, mu) for R in Rs for mu in (0.0, 0.1)]
