@@ -20,7 +20,7 @@ from fedtheory.algorithms.parameter_space import ParameterDynamics
 from fedtheory.analysis import kernel_bounds as kb
 from fedtheory.certify.params import Box, Choice, Custom, IntRange, Product
 from fedtheory.certify.probe import probe
-from fedtheory.claims.controls import tightened_bound
+from fedtheory.claims.controls import one_step_too_many, tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.kernels import KERNEL_FAMILIES, KernelFederation, LinearKernel, gram_federation
@@ -201,10 +201,11 @@ def theorem_4_distance(ctx):
     statement=r"$\bar f(\mathbf x)\cdot\Psi=(\mathcal I-\mathcal L)\bar f=(f_1^*(\mathbf x_1),\dots,f_M^*(\mathbf x_M))\cdot\Psi$ (25), hence "
               r"$\Delta_{\bar f}\cdot\Psi=0$; $f_\infty=(\mathcal I-\mathcal L)^{-1}(y\cdot\Psi)$ satisfies $\mathbb E f_\infty=\bar f$.",
     kind="numeric",
-    controls=[Control("psi-for-s-plus-1",
-        "(25) with ℒ and Ψ for s + 1 local steps while f̄ is the limit of s: false for FedAvg, since f̄ is "
-        "the fixed point of ℒ_s f + f^*(x)·Ψ_s, not of the (s + 1)-step map, whose fixed point differs "
-        "whenever the clients' local solutions differ", {"s_offset": 1})],
+    controls=[one_step_too_many("(25)'s ℒ and Ψ, against f̄ (the limit of s steps),", "s local steps", {"s_offset": 1},
+                                name="psi-for-s-plus-1",
+                                consequence="for FedAvg f̄ is the fixed point of ℒ_s f + f^*(x)·Ψ_s, not of the "
+                                            "(s + 1)-step map, whose fixed point differs whenever the clients' local "
+                                            "solutions differ")],
 )
 def limit_unbiased(ctx):
     """Function space with general kernels (definitional ℒ, Ψ), f̄ built as (ℐ − ℒ)^{−1}(f^*(x)·Ψ) on span{k_x}; the
