@@ -30,3 +30,20 @@ def finite_real(value: Any, name: str) -> float:
     if not math.isfinite(v):
         raise ValueError(f"{name} must be finite, got {v}")
     return v
+
+
+def positive_hypothesis(name: str, value: Any) -> float:
+    """``value`` as a float when it is finite and > 0, else a ValueError naming the hypothesis and the value.
+
+    >>> positive_hypothesis("eta", 0.5)
+    0.5
+    >>> try:
+    ...     positive_hypothesis("eta", -1)
+    ... except ValueError as e:
+    ...     print(e)
+    hypothesis eta > 0 violated: eta=-1
+    """
+    v = float(value)
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"hypothesis {name} > 0 violated: {name}={v:g}")
+    return v
