@@ -13,7 +13,7 @@ from fedtheory.claims.core import Control, claim
 from fedtheory.claims.replay import recomputing_replay
 from fedtheory.models.low_rank import eckart_young_error, factorize, recover, unroll_conv
 
-from ._sizes import EPS, _STAGE_CHANNELS, _param_count
+from ._sizes import EPS, _STAGE_CHANNELS, _on_meta, _param_count
 
 # --------------------------------------------------------------------------------------------
 # Table 1: parameters and complexity of full-rank and factorized layers
@@ -269,12 +269,9 @@ def _reference_resnet50() -> tuple[int, int]:
                       "published ResNet-50 (58.6%)", {"share": 0.70})],
 )
 def resnet50_last_blocks(ctx):
-    import torch
-
     from fedtheory.models.resnet import resnet50
 
-    with torch.device("meta"):
-        net = resnet50()
+    net = _on_meta(resnet50)
     total = sum(p.numel() for p in net.parameters())
     last = sum(p.numel() for p in net.layer4.parameters())
     if (total, last) != _reference_resnet50():
