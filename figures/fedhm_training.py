@@ -38,6 +38,8 @@ SUBSTITUTE = substitute_sentence(
     "CIFAR-10, CIFAR-100 and Tiny-ImageNet with ResNet-18/34", "digits",
     "20 clients, IID or Dirichlet(0.5), 10 per round; a 64-64-64-64-10 ReLU network whose two 64×64 layers "
     "FedHM factorizes")
+#: what every figure here declares: full tier, torch, the digits substitute
+ON_SUBSTITUTE = {"tier": "full", "requires": ("torch",), "substitute": SUBSTITUTE}
 
 
 @functools.lru_cache(maxsize=None)
@@ -222,13 +224,11 @@ _COMMON = {"clients": CLIENTS, "per_round": PER_ROUND, "batch": BATCH, "local_st
 
 
 @figure(
-    requires=("torch",),
     id="fedhm/figure-2",
     caption="Convergence of the smallest model under the fixed heterogeneous setting: test accuracy per round of FedHM's "
             "smallest hybrid model (γ = 1/8), HeteroFL's smallest slimmed network and FedAvg training that network on every "
             "client (means of two seeds).",
-    tier="full",
-    substitute=SUBSTITUTE,
+    **ON_SUBSTITUTE,
 )
 def figure_2(ctx):
     seeds = _seeds(ctx)
@@ -253,12 +253,10 @@ def homogeneous_low_rank(setting: str, seeds) -> dict:
 
 
 @figure(
-    requires=("torch",),
     id="fedhm/figure-3",
     caption="Top-1 test accuracy against communication cost (2 × participants × parameters × rounds) under the homogeneous "
             "setting: the original network and FedHM's low-rank networks (means of two seeds).",
-    tier="full",
-    substitute=SUBSTITUTE,
+    **ON_SUBSTITUTE,
 )
 def figure_3(ctx):
     seeds = _seeds(ctx)
@@ -274,12 +272,10 @@ def figure_3(ctx):
 
 
 @figure(
-    requires=("torch",),
     id="fedhm/figure-4",
     caption="Communication cost (a) and computation cost (b) to reach a target test accuracy T for each rank ratio γ "
             "(homogeneous setting; γ = 1 is the original network; means of two seeds).",
-    tier="full",
-    substitute=SUBSTITUTE,
+    **ON_SUBSTITUTE,
 )
 def figure_4(ctx):
     seeds = _seeds(ctx)
@@ -312,13 +308,11 @@ def final_accuracy(run: dict) -> float:
 
 
 @figure(
-    requires=("torch",),
     id="fedhm/figure-8",
     caption="Compression methods under the homogeneous setting: final top-1 test accuracy against the parameter ratio of "
             "low-rank hybrid networks, width-slimmed networks and a vanilla low-rank network with every layer factorized "
             "(means of two seeds).",
-    tier="full",
-    substitute=SUBSTITUTE,
+    **ON_SUBSTITUTE,
 )
 def figure_8(ctx):
     seeds = _seeds(ctx)

@@ -30,6 +30,12 @@ def _fedave_log10(m: float, eps_over_p: float, phi: float, tau: float, C: float)
     return math.log10(exact), math.log10(0.75 * core), math.log10(8 * core)
 
 
+def _fedave_comparison_log10(m: float, epsilon: float) -> float:
+    """log10 of FedAve's Γ (the exact optimum of (79)) at the comparison's constants, ε = ϵ/p."""
+    c = COMPARISON
+    return _fedave_log10(m, epsilon / c["p"], c["phi"], c["tau"], c["C"])[0]
+
+
 def _fedlrgd_log10(d: int, eta: float, epsilon: float, m: float) -> float:
     c = COMPARISON
     st = oc.FedLRGDSetting(d=d, p=c["p"], eta=eta, alpha=c["alpha"], L1=c["L1"], mu=c["mu"], L2=c["L2"], B=c["B"],
@@ -85,8 +91,7 @@ def figure_complexity_epsilon(ctx):
     for mult in (8, 12, 20):
         out.append(series(f"FedLRGD, η = {mult}d", np.log10(eps), [_fedlrgd_log10(d, mult * d, e, m) for e in eps],
                           params={"eta": mult * d}))
-    fa = [_fedave_log10(m, e / c["p"], c["phi"], c["tau"], c["C"]) for e in eps]
-    out.append(series("FedAve (program (79))", np.log10(eps), [f[0] for f in fa]))
+    out.append(series("FedAve (program (79))", np.log10(eps), [_fedave_comparison_log10(m, e) for e in eps]))
     return {"params": {**COMPARISON, "m": m, "d": d},
             "panels": [panel("Γ against ϵ", "log10 ϵ", "log10 Γ", out)]}
 
@@ -98,12 +103,11 @@ def figure_complexity_epsilon(ctx):
 )
 def figure_complexity_eta(ctx):
     m, eps = 1e6, 1e-3
-    c = COMPARISON
     out = []
     for d in (1, 2, 3):
         etas = np.linspace(4 * d * 1.02, 40.0, 60)
         out.append(series(f"FedLRGD, d = {d}", etas, [_fedlrgd_log10(d, e, eps, m) for e in etas], params={"d": d}))
-    fa = _fedave_log10(m, eps / c["p"], c["phi"], c["tau"], c["C"])[0]
+    fa = _fedave_comparison_log10(m, eps)
     out.append(series("FedAve (program (79))", [4.0, 40.0], [fa, fa]))
     return {"params": {**COMPARISON, "m": m, "epsilon": eps},
             "panels": [panel("Γ against η", "η", "log10 Γ", out)]}
@@ -116,11 +120,10 @@ def figure_complexity_eta(ctx):
 )
 def figure_complexity_d(ctx):
     m, eps = 1e6, 1e-3
-    c = COMPARISON
     ds = np.arange(1, 31)
     out = [series(f"FedLRGD, η = {k}d", ds, [_fedlrgd_log10(int(d), k * d, eps, m) for d in ds], params={"c": k})
            for k in (8, 12, 20)]
-    fa = _fedave_log10(m, eps / c["p"], c["phi"], c["tau"], c["C"])[0]
+    fa = _fedave_comparison_log10(m, eps)
     out.append(series("FedAve (program (79))", [1, 30], [fa, fa]))
     return {"params": {**COMPARISON, "m": m, "epsilon": eps},
             "panels": [panel("Γ against d", "d", "log10 Γ", out)]}

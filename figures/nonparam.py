@@ -27,7 +27,7 @@ from fedtheory.algorithms.parameter_space import (ParameterDynamics, least_squar
                                                   run_parameter_space)
 from fedtheory.analysis import federation_gain as fg
 from fedtheory.analysis import kernel_bounds as kb
-from fedtheory.plotting.spec import figure, panel, series
+from fedtheory.plotting.spec import Figure, figure, panel, series
 from fedtheory.problems.finite_sum import LeastSquaresFederation
 from fedtheory.problems.kernels import KernelFederation, MercerSeries, MonomialKernel, SobolevKernel
 
@@ -419,42 +419,34 @@ def rate_figure_data(seed: int = 0, scale: str = "paper") -> dict:
 # figure specs
 # --------------------------------------------------------------------------------------------
 
-@figure(id="nonparam/figure-1", caption="Linear regression under FedProx and FedAvg (s = 1, 5, 10): (a) gradient magnitudes "
-        "‖∇ℓ(θ_t)‖₂, (b) estimation errors ‖θ_t − θ^*‖₂. 25 clients, d = 100, n_i = 500, noise N(0, 0.25I), η = 0.1.")
-def figure_1(ctx):
-    return figure_1_data(ctx.seed, "paper")
+def _at_paper_scale(data, **spec) -> Figure:
+    """The figure (``spec``: id, caption, tier) whose data is ``data(seed, "paper")``: every figure of this paper is
+    its data function at the paper's scale."""
+    return figure(**spec)(lambda ctx: data(ctx.seed, "paper"))
 
 
-@figure(id="nonparam/figure-2", caption="Impact of mini-batch sizes (full, 20, 50, 100) on the gradient magnitudes.", tier="full")
-def figure_2(ctx):
-    return figure_2_data(ctx.seed, "paper")
-
-
-@figure(id="nonparam/figure-3", caption="Impact of mini-batch sizes (full, 20, 50, 100) on the estimation errors.", tier="full")
-def figure_3(ctx):
-    return figure_3_data(ctx.seed, "paper")
-
-
-@figure(id="nonparam/figure-4", caption="Federation gains versus the model heterogeneity Γ for (a) a data-scarce and (b) a "
-        "data-rich client, FedAvg s = 1, 5, 10 and FedProx, with Theorem 5's thresholds.")
-def figure_4(ctx):
-    return figure_4_data(ctx.seed, "paper")
-
-
-@figure(id="nonparam/figure-5", caption="Federation gains versus the subspace dimension r (covariate heterogeneity) for (a) a "
-        "data-scarce and (b) a data-rich client, averaged over 20 trials.", tier="full")
-def figure_5(ctx):
-    return figure_5_data(ctx.seed, "paper")
-
-
-@figure(id="nonparam/figure-6", caption="Fitting U₅ with degree-5 polynomials, M = 20 clients on disjoint intervals: (a) "
-        "estimation errors ∫(f̂ − U₅)², (b) their reciprocals, against the global sample size N.")
-def figure_6(ctx):
-    return figure_6_data(ctx.seed, "paper")
-
-
-@figure(id="nonparam/figure-sobolev-rate", caption="New: the 1/t rate on an infinite-dimensional kernel (first-order Sobolev). "
-        "(a) measured bias of FedAvg/FedProx, the worst case over the unit ball, and the bound κ/(2eηts); (b) with noise, the "
-        "exact expected error and Theorem 1's bound up to the early-stopping time T.")
-def figure_sobolev_rate(ctx):
-    return rate_figure_data(ctx.seed, "paper")
+figure_1 = _at_paper_scale(
+    figure_1_data, id="nonparam/figure-1",
+    caption="Linear regression under FedProx and FedAvg (s = 1, 5, 10): (a) gradient magnitudes ‖∇ℓ(θ_t)‖₂, (b) estimation "
+            "errors ‖θ_t − θ^*‖₂. 25 clients, d = 100, n_i = 500, noise N(0, 0.25I), η = 0.1.")
+figure_2 = _at_paper_scale(figure_2_data, id="nonparam/figure-2", tier="full",
+                           caption="Impact of mini-batch sizes (full, 20, 50, 100) on the gradient magnitudes.")
+figure_3 = _at_paper_scale(figure_3_data, id="nonparam/figure-3", tier="full",
+                           caption="Impact of mini-batch sizes (full, 20, 50, 100) on the estimation errors.")
+figure_4 = _at_paper_scale(
+    figure_4_data, id="nonparam/figure-4",
+    caption="Federation gains versus the model heterogeneity Γ for (a) a data-scarce and (b) a data-rich client, FedAvg "
+            "s = 1, 5, 10 and FedProx, with Theorem 5's thresholds.")
+figure_5 = _at_paper_scale(
+    figure_5_data, id="nonparam/figure-5", tier="full",
+    caption="Federation gains versus the subspace dimension r (covariate heterogeneity) for (a) a data-scarce and (b) a "
+            "data-rich client, averaged over 20 trials.")
+figure_6 = _at_paper_scale(
+    figure_6_data, id="nonparam/figure-6",
+    caption="Fitting U₅ with degree-5 polynomials, M = 20 clients on disjoint intervals: (a) estimation errors ∫(f̂ − U₅)², "
+            "(b) their reciprocals, against the global sample size N.")
+figure_sobolev_rate = _at_paper_scale(
+    rate_figure_data, id="nonparam/figure-sobolev-rate",
+    caption="New: the 1/t rate on an infinite-dimensional kernel (first-order Sobolev). (a) measured bias of FedAvg/FedProx, "
+            "the worst case over the unit ball, and the bound κ/(2eηts); (b) with noise, the exact expected error and "
+            "Theorem 1's bound up to the early-stopping time T.")

@@ -255,14 +255,12 @@ def theorem_1(ctx):
     claims = load_claims([str(path)])
     assert [c.id for c in select(claims)] == ["demo/lemma-1"]
     assert [c.id for c in select(claims, tier="full")] == ["demo/lemma-1", "other/theorem-1"]
-    with pytest.raises(UsageError, match=r"unknown paper 'x' \(known: demo, other\)"):
-        select(claims, paper="x")
-    with pytest.raises(UsageError, match="unknown tier 'warp' \\(choose fast or full\\)"):
-        select(claims, tier="warp")
-    with pytest.raises(UsageError, match="no claim matches"):
-        select(claims, claim_glob="demo/theorem-*")
-    with pytest.raises(UsageError, match="only full-tier"):
-        select(claims, claim_glob="other/*")
+    for bad, message in [({"paper": "x"}, r"unknown paper 'x' \(known: demo, other\)"),
+                         ({"tier": "warp"}, "unknown tier 'warp' \\(choose fast or full\\)"),
+                         ({"claim_glob": "demo/theorem-*"}, "no claim matches"),
+                         ({"claim_glob": "other/*"}, "only full-tier")]:
+        with pytest.raises(UsageError, match=message):
+            select(claims, **bad)
     with pytest.raises(UsageError, match="unknown tier"):
         run_claims(claims, tier="warp")
 
@@ -319,12 +317,10 @@ def test_figures_loading_and_selection(tmp_path):
     assert [f.source for f in figs] == [str(path.resolve())] * 2
     assert [f.id for f in select_figures(figs)] == ["demo/figure-1"]
     assert [f.id for f in select_figures(figs, tier="full", figure_id="demo/figure-2")] == ["demo/figure-2"]
-    with pytest.raises(UsageError, match="full tier"):
-        select_figures(figs, figure_id="demo/figure-2")
-    with pytest.raises(UsageError, match="unknown figure 'demo/figure-3'"):
-        select_figures(figs, figure_id="demo/figure-3")
-    with pytest.raises(UsageError, match="unknown paper"):
-        select_figures(figs, paper="x")
+    for bad, message in [({"figure_id": "demo/figure-2"}, "full tier"),
+                         ({"figure_id": "demo/figure-3"}, "unknown figure 'demo/figure-3'"), ({"paper": "x"}, "unknown paper")]:
+        with pytest.raises(UsageError, match=message):
+            select_figures(figs, **bad)
 
 
 def test_inventory(tmp_path):

@@ -80,27 +80,13 @@ PERTURBED = Control("perturbed-alpha", "numpy's run against torch's run of Local
                     "proximal weight changes every local step, so the iterates differ", {"torch_alpha_scale": 1.01})
 
 
-@claim(
-    id="verify/backends/numpy-torch-local-update",
-    ref="DESIGN: one algorithm, one implementation",
-    title="LocalUpdate on numpy and on torch (cpu) gives the same iterates",
-    statement=_STATEMENT + r" Device: cpu.",
-    kind="simulation",
-    controls=[PERTURBED],
-    requires=("torch",),
-)
-def numpy_torch_local_update(ctx):
-    return _compare(ctx, "cpu")
+def _numpy_torch_on(device: str, requires: tuple, id_suffix: str = ""):
+    """The claim that numpy and torch on ``device`` give the same iterates (the same check on every device)."""
+    return claim(id="verify/backends/numpy-torch-local-update" + id_suffix, ref="DESIGN: one algorithm, one implementation",
+                 title=f"LocalUpdate on numpy and on torch ({device}) gives the same iterates",
+                 statement=_STATEMENT + f" Device: {device}.", kind="simulation", controls=[PERTURBED],
+                 requires=requires)(lambda ctx: _compare(ctx, device))
 
 
-@claim(
-    id="verify/backends/numpy-torch-local-update/cuda",
-    ref="DESIGN: one algorithm, one implementation",
-    title="LocalUpdate on numpy and on torch (cuda) gives the same iterates",
-    statement=_STATEMENT + r" Device: cuda.",
-    kind="simulation",
-    controls=[PERTURBED],
-    requires=("torch", "cuda"),
-)
-def numpy_torch_local_update_cuda(ctx):
-    return _compare(ctx, "cuda")
+numpy_torch_local_update = _numpy_torch_on("cpu", ("torch",))
+numpy_torch_local_update_cuda = _numpy_torch_on("cuda", ("torch", "cuda"), "/cuda")

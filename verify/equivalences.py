@@ -152,6 +152,13 @@ def _random_case(rng, *, K_max: int = 50):
     return problem, theta, alpha, gamma
 
 
+#: the control of both spectral-versus-stepwise claims (the random sweep and the probe)
+_STEPWISE_THETA_SCALED = Control(
+    "stepwise-theta-1.01", "the spectral message against the literal local steps with Θ scaled by 1.01: a different "
+    "method, whose message Σθ_k g_k is 1.01× the other (x ≠ c_i), far beyond rounding (found already by the random "
+    "sweep)", {"stepwise_theta_scale": 1.01})
+
+
 @claim(
     id="verify/equivalences/spectral-equals-stepwise",
     ref="Theorem 1 (implementation)",
@@ -163,9 +170,7 @@ def _random_case(rng, *, K_max: int = 50):
               r"$\Theta\in\{\Theta_{1:K},\Theta_K,\text{general}\}$, $K\le50$, $\alpha\ge0$, $\gamma<(L+\alpha)^{-1}$, "
               r"non-commuting $A_i$, unequal $p_i$.",
     kind="simulation",
-    controls=[Control("stepwise-theta-1.01", "the spectral message against the literal local steps with Θ scaled by 1.01: "
-                      "a different method, whose message Σθ_k g_k is 1.01× the other (x ≠ c_i), far beyond rounding "
-                      "(found already by the random sweep)", {"stepwise_theta_scale": 1.01})],
+    controls=[_STEPWISE_THETA_SCALED],
 )
 def spectral_equals_stepwise(ctx):
     rng = ctx.rng
@@ -263,9 +268,7 @@ def _probe_dimension() -> int:
               r"hypothesis class ($\mu I\preceq A_i\preceq LI$ non-commuting, $p_i>0$, $\Theta\ge0$, $\alpha\ge0$, "
               r"$0\le\gamma<(L+\alpha)^{-1}$), searched by random sampling and then by Nelder–Mead maximizing the ratio.",
     kind="probe",
-    controls=[Control("stepwise-theta-1.01", "the spectral message against the literal local steps with Θ scaled by 1.01: "
-                      "a different method, whose message Σθ_k g_k is 1.01× the other (x ≠ c_i), far beyond rounding "
-                      "(found already by the random sweep)", {"stepwise_theta_scale": 1.01})],
+    controls=[_STEPWISE_THETA_SCALED],
 )
 def spectral_equals_stepwise_probe(ctx):
     rng = ctx.rng

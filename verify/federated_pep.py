@@ -27,6 +27,7 @@ import functools
 import numpy as np
 
 from fedtheory.certify.federated_pep import certify_local_update, message_eigenvalue
+from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 
 #: agreement of a certified value with a closed form: the SDP margin (1e-5) plus Clarabel/SCS tolerances
@@ -42,8 +43,8 @@ RTOL = 2e-5
               r"$\|x_T-x^*\|$ from $\|x_0-x^*\|\le D$ is $\rho^TD$ (quadratic and smooth strongly convex classes), "
               r"each to $10^{-5}$ relative.",
     kind="certificate",
-    controls=[Control("rate-0.99", "gradient descent's rate scaled by 0.99 (faster than the tight rate)",
-                      {"rate_factor": 0.99})],
+    controls=[tightened_bound(0.99, "gradient descent's tight rate", "the worst quadratic (eigenvalue μ or L)",
+                              {"rate_factor": 0.99}, name="rate-0.99")],
 )
 def k1_gradient_descent(ctx):
     factor = ctx.param("rate_factor", 1.0)

@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from fedtheory.claims.core import Control, claim
+from fedtheory.claims.controls import one_step_too_few, one_step_too_many
+from fedtheory.claims.core import claim
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -31,8 +32,9 @@ def _model_averaging_reference(fed, x0, b, steps, clients_per_period):
 
 @claim(
     id="verify/fedave/local-update-is-model-averaging",
-    controls=[Control("reference-one-local-step-fewer", "FedAve with b local steps against model averaging with b − 1: a "
-                      "different method, whose iterates differ", {"reference_steps_offset": -1})],
+    controls=[one_step_too_few("model averaging, against FedAve,", "its b local steps", {"reference_steps_offset": -1},
+                               name="reference-one-local-step-fewer",
+                               consequence="a different method, whose iterates differ")],
     ref="Appendix D (FedAve) / LocalUpdate",
     title="FedAve (model averaging, FedPAQ without quantization) is LocalUpdate with Θ_{1:b} and server lr = client lr",
     statement=r"For any finite-sum federation, step sizes $\eta_k$ and $b$ local full-batch steps, "
@@ -65,8 +67,8 @@ def fedave_is_local_update(ctx):
 
 @claim(
     id="verify/fedave/moments-match-driver",
-    controls=[Control("moments-of-b-plus-1", "the driver (b = 3 local steps) against the exact moments of b = 4: a different "
-                      "method, whose mean and spread differ", {"moments_b_offset": 1})],
+    controls=[one_step_too_many("the exact moments, against the driver,", "its b = 3 local steps", {"moments_b_offset": 1},
+                                name="moments-of-b-plus-1", consequence="a different method, whose mean and spread differ")],
     ref="Lemma 3 (exact moments)",
     title="The exact FedAve moment recursion matches the LocalUpdate driver's Monte Carlo mean under client sampling",
     statement=r"With $\tau m$ clients drawn uniformly without replacement per period and exact local gradients on quadratic "
@@ -101,8 +103,9 @@ def fedave_moments_match(ctx):
 
 @claim(
     id="verify/fedlrgd/numpy-equals-torch",
-    controls=[Control("torch-one-iteration-fewer", "numpy's final iterate after S = 30 against torch's after S = 29: "
-                      "gradient steps move the iterate (θ is not stationary here)", {"torch_S_offset": -1})],
+    controls=[one_step_too_few("torch, against numpy,", "its S = 30 iterations", {"torch_S_offset": -1},
+                               name="torch-one-iteration-fewer",
+                               consequence="gradient steps move the iterate (θ is not stationary here)")],
     ref="Algorithm 1",
     title="FedLRGD gives the same iterates on the numpy and torch backends",
     statement=r"Algorithm 1 written once against the array backend: the numpy and torch (cpu, float64) runs of the same "

@@ -17,6 +17,7 @@ from fedtheory.algorithms.kernel_federated import KernelAlgorithm, run_kernel_fe
 from fedtheory.algorithms.local_update import run_local_update
 from fedtheory.algorithms.parameter_space import (ParameterDynamics, _moments, exact_prox_round, least_squares_quadratic,
                                                   local_update_fedavg, local_update_fedprox, run_parameter_space)
+from fedtheory.claims.controls import one_step_too_many
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation
 from fedtheory.problems.kernels import (KERNEL_FAMILIES, FeatureFunction, KernelFederation, LinearKernel,
@@ -55,9 +56,10 @@ def _least_squares_instances(ctx, fast: int, full: int):
     statement=r"For FedAvg (any $s$, $\gamma<1$) and FedProx, unbalanced clients and any kernel, the predictions $f_t(\mathbf x)=y+V(I-\eta\Lambda)^t"
               r"V^{-1}(f_0(\mathbf x)-y)$ and the coefficients of $f_t$ equal those of the local updates run step by step.",
     kind="simulation",
-    controls=[Control("stepwise-s-plus-1",
-        "the closed form for s steps against literal runs of s + 1 local steps: false for FedAvg, one more "
-        "step multiplies each client's local map by I − ηK_{x_i} ≠ I (γ > 0), changing P and the trajectory", {"s_offset": 1})],
+    controls=[one_step_too_many("the literal local updates, against the closed form,", "its s local steps", {"s_offset": 1},
+                                name="stepwise-s-plus-1",
+                                consequence="for FedAvg the extra step multiplies each client's local map by "
+                                            "I − ηK_{x_i} ≠ I (γ > 0), changing P and the trajectory")],
 )
 def spectral_equals_stepwise(ctx):
     rng = ctx.rng
@@ -107,9 +109,10 @@ def spectral_equals_stepwise(ctx):
     statement=r"With $p_i=n_i/N$, LocalUpdate with $\Theta_{1:s}$, $\alpha=0$, $\gamma=\eta$ and server gradient descent of step $\eta$ produces "
               r"$\theta_t=\sum_iw_i\mathcal G_i^s(\theta_{t-1})$, the paper's FedAvg, equal to the closed form $\theta_t=\mathcal L\theta_{t-1}+o$.",
     kind="simulation",
-    controls=[Control("literal-s-plus-1",
-        "the paper's rounds written out with s + 1 gradient steps against LocalUpdate(Θ_{1:s}): false, the "
-        "extra step changes θ_t whenever the local gradients at the iterate are non-zero (θ_0 = 0, b ≠ 0)", {"s_offset": 1})],
+    controls=[one_step_too_many("the paper's rounds written out, against LocalUpdate(Θ_{1:s}),", "s gradient steps",
+                                {"s_offset": 1}, name="literal-s-plus-1",
+                                consequence="the extra step changes θ_t whenever the local gradients at the iterate are "
+                                            "non-zero (θ_0 = 0, b ≠ 0)")],
 )
 def fedavg_parameter_space(ctx):
     rng = ctx.rng
@@ -195,9 +198,10 @@ def fedprox_limit(ctx):
     statement=r"For $k(x,z)=x^\top z$, $f_t=\theta_t\cdot x$: $f_t(\mathbf x)=X\theta_t$ and $\|f_t-\theta^*\cdot x\|_{\mathcal H}=\|\theta_t-\theta^*\|_2$, "
               r"with $\theta_t$ from the LocalUpdate driver.",
     kind="simulation",
-    controls=[Control("parameter-s-plus-1",
-        "the parameter-space run with s + 1 local steps against the function-space run with s: false for "
-        "FedAvg, one more local gradient step changes θ_t (θ_0 = 0, non-zero responses)", {"s_offset": 1})],
+    controls=[one_step_too_many("the parameter-space run, against the function-space run,", "its s local steps",
+                                {"s_offset": 1}, name="parameter-s-plus-1",
+                                consequence="for FedAvg one more local gradient step changes θ_t (θ_0 = 0, non-zero "
+                                            "responses)")],
 )
 def linear_kernel_equivalence(ctx):
     rng = ctx.rng

@@ -13,6 +13,7 @@ from fedtheory.algorithms.control_variates import run_scaffold
 from fedtheory.algorithms.dane import run_dane, run_sdane
 from fedtheory.algorithms.local_solvers import (FGM, GD, OGMG, SGD, Exact, FastGradNorm, ProxLinearGD, StabilizedTest,
                                                 Subproblem)
+from fedtheory.claims.controls import one_step_too_few
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.finite_sum import LogisticFederation
@@ -24,8 +25,8 @@ from fedtheory.problems.quadratic import make_quadratic
        statement=r"Scaffold's local step $y\leftarrow y-\eta(\nabla f_i(y)-c_i+c)$ with $c_i=\nabla f_i(x^r)$, $c=\frac1s\sum_{i\in S}c_i$ "
                  r"and $x^{r+1}=\frac1s\sum y_i$ is gradient descent on DANE's subproblem with $\lambda=0$, so the two produce "
                  r"the same iterates (full and partial participation).",
-       controls=[Control("dane-one-local-step-fewer", "Scaffold with K local steps against DANE-GD with K − 1: a different "
-                         "method, whose iterates differ", {"dane_steps_offset": -1})])
+       controls=[one_step_too_few("DANE-GD, against Scaffold,", "its K local steps", {"dane_steps_offset": -1},
+                                  name="dane-one-local-step-fewer", consequence="a different method, whose iterates differ")])
 def scaffold_is_dane(ctx):
     rng = ctx.rng
     worst = 0.0

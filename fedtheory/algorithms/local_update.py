@@ -47,6 +47,7 @@ import numpy as np
 
 from fedtheory.algorithms.clients import CLIENT_SAMPLING, ClientSampler, QuadraticArrays, prepare_quadratic  # noqa: F401
 from fedtheory.algorithms.theta import Theta, _is_torch, resolve_backend
+from fedtheory.validation import finite_real
 
 __all__ = [
     "SERVER_KINDS",
@@ -63,13 +64,7 @@ MESSAGE_PATHS = ("spectral", "stepwise")
 
 
 def _finite_float(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    if not np.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {v}")
-    return v
+    return finite_real(value, name)
 
 
 # --------------------------------------------------------------------------------------------

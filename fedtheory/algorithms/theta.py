@@ -70,6 +70,12 @@ def _as_array(x: Any, be) -> Any:
     return be.asarray(x)
 
 
+def _on_backend(s: Any, exponent: Any, backend: Any) -> tuple:
+    """The backend (``s``'s unless one is given), ``s`` as its array and the exponent, a scalar or its array."""
+    be = resolve_backend(backend, like=s)
+    return be, _as_array(s, be), exponent if np.isscalar(exponent) else _as_array(exponent, be)
+
+
 def geometric_sum(s: Any, K: Any, backend: Any = None) -> Any:
     """Σ_{k=1}^{K} (1 − s)^{k−1} = (1 − (1 − s)^K)/s, elementwise, broadcasting ``s`` against ``K``.
 
@@ -84,9 +90,7 @@ def geometric_sum(s: Any, K: Any, backend: Any = None) -> Any:
     >>> float(geometric_sum(0.5, 10**6))               # the K → ∞ limit 1/s
     2.0
     """
-    be = resolve_backend(backend, like=s)
-    s = _as_array(s, be)
-    K = K if np.isscalar(K) else _as_array(K, be)
+    be, s, K = _on_backend(s, K, backend)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         low = s < 1
         zero = s == 0
@@ -110,9 +114,7 @@ def power_one_minus(s: Any, e: Any, backend: Any = None) -> Any:
     >>> float(power_one_minus(1e-7, 10**6))             # mpmath: 0.90483741351177219...
     0.9048374135117722
     """
-    be = resolve_backend(backend, like=s)
-    s = _as_array(s, be)
-    e = e if np.isscalar(e) else _as_array(e, be)
+    be, s, e = _on_backend(s, e, backend)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         low = s < 1
         s_closed = be.where(low, s, s * 0)

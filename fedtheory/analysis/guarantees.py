@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.validation import positive_hypothesis
+
 __all__ = ["Guarantee", "local_update_guarantee", "sdane_guarantee", "LOCAL_SOLVERS", "GUARANTEE_SOURCES",
            "FUNCTION_CLASSES", "source_claims", "register_source", "log_distortion_spread"]
 
@@ -81,11 +83,7 @@ class Guarantee:
         return self._rounds_to(float(eps))
 
 
-def _positive(name: str, value: Any) -> float:
-    v = float(value)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"hypothesis {name} > 0 violated: {name}={v:g}")
-    return v
+_positive = positive_hypothesis
 
 
 def _nonnegative(name: str, value: Any) -> float:

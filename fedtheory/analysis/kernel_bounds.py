@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.validation import positive_hypothesis
+
 __all__ = [
     "empirical_rademacher", "early_stopping_time", "delta_1", "delta_1_bound", "delta_2", "delta_2_min_bound",
     "delta_2_rademacher_bound", "proposition_3_bound", "theorem_1_bound", "theorem_2_threshold",
@@ -38,10 +40,7 @@ def _spectrum(lam: Any, name: str) -> np.ndarray:
 
 
 def _positive(value: Any, name: str) -> float:
-    v = float(value)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
+    return positive_hypothesis(name, value)
 
 
 def empirical_rademacher(lam: Any, eps: Any) -> Any:

@@ -49,6 +49,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from fedtheory.serialize import jsonable  # noqa: F401  (re-exported: part of this module's API)
+from fedtheory.validation import finite_real
 import scipy.linalg
 
 __all__ = [
@@ -80,13 +81,7 @@ def _resolve(bound: Bound, ctx: Mapping | None, name: str, who: str) -> float:
             raise ValueError(f"{who}: bound {name} is a callable of other pieces, so it must be decoded "
                              f"inside a Product (no sibling values were given)")
         bound = bound(ctx)
-    try:
-        value = float(bound)
-    except (TypeError, ValueError):
-        raise ValueError(f"{who}: bound {name} must be a real number, got {bound!r}") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{who}: bound {name} must be finite, got {name}={value!r}")
-    return value
+    return finite_real(bound, f"{who}: bound {name}")
 
 
 def _shape_size(shape: Any) -> tuple[tuple[int, ...] | None, int]:

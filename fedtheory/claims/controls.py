@@ -2,7 +2,8 @@
 whose description says why its statement is false a priori, so a claim declares only what is specific to it.
 
 * :func:`tightened_bound` — the bound multiplied by a factor below 1 at an instance that attains it;
-* :func:`one_step_too_many` — the same comparison run with one step more on one side (an off-by-one).
+* :func:`one_step_too_many` — the same comparison run with one step more on one side (an off-by-one);
+* :func:`one_step_too_few` — the same with one step fewer (the off-by-one the other way).
 
 The check reads the control's ``params`` with ``ctx.param(name, default)`` and applies them; which
 parameters mean what stays with the claim. (A violation planted where only the probe's optimizer finds it is
@@ -51,4 +52,17 @@ def one_step_too_many(run: str, steps: str, params: dict, name: str = "one-step-
     'one-more-inner-step'
     """
     return Control(name, f"{run} run with one step more than {steps} (an off-by-one): {consequence}, false a priori",
+                   dict(params))
+
+
+def one_step_too_few(run: str, steps: str, params: dict, name: str = "one-step-too-few",
+                     consequence: str = "a different algorithm") -> Control:
+    """``run`` with one step fewer than ``steps`` on one side of the comparison: the off-by-one of
+    :func:`one_step_too_many` the other way, ``consequence``, false a priori.
+
+    >>> c = one_step_too_few("the reference", "E local steps per round", {"step_offset": -1}, name="reference-one-step-short")
+    >>> c.params, c.description
+    ({'step_offset': -1}, 'the reference run with one step fewer than E local steps per round (an off-by-one): a different algorithm, false a priori')
+    """
+    return Control(name, f"{run} run with one step fewer than {steps} (an off-by-one): {consequence}, false a priori",
                    dict(params))

@@ -102,3 +102,17 @@ def distance_to_curve(px: np.ndarray, py: np.ndarray, cx: np.ndarray, cy: np.nda
     t = np.clip(np.sum((P - A) * AB, axis=2) / np.maximum(np.sum(AB * AB, axis=2), 1e-300), 0.0, 1.0)
     proj = A + t[..., None] * AB
     return np.sqrt(np.min(np.sum((P - proj) ** 2, axis=2), axis=1))
+
+
+def decide_per_row(ctx, ok: bool, rows: dict, *, key: str = "per_setting", **kw):
+    """The verdict of a statement checked row by row (a figure's panels or settings, a table's rows): ``rows`` is
+    the measured record, and when ``ok`` is false it is the counterexample too, under ``key``; ``kw`` (tolerance,
+    notes) go to ``ctx.decide``.
+
+    >>> from fedtheory.claims.core import CheckContext
+    >>> rows = {"IID": {"gap": 0.1}, "Non-IID": {"gap": -0.2}}
+    >>> evidence = decide_per_row(CheckContext(seed=0), False, rows, tolerance="gap ≥ 0")
+    >>> evidence.status, evidence.counterexample == {"per_setting": rows}
+    ('refuted', True)
+    """
+    return ctx.decide(ok, measured=rows, counterexample=None if ok else {key: rows}, **kw)

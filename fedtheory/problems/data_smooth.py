@@ -58,6 +58,12 @@ class DataSmoothLoss:
     def _curvature(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _set_regularization(self, value: Any, name: str) -> None:
+        """``reg`` from the subclass's own parameter ``name``, which must be finite and >= 0."""
+        if not (np.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} must be >= 0, got {value!r}")
+        self.reg = float(value)
+
     @staticmethod
     def split(X: Any) -> tuple[Any, Any]:
         """(features a (n, p), targets y (n,)) of data rows x = (a, y)."""
@@ -135,9 +141,7 @@ class RidgeLoss(DataSmoothLoss):
     l2: float = 0.0
 
     def __post_init__(self) -> None:
-        if not (np.isfinite(self.l2) and self.l2 >= 0):
-            raise ValueError(f"ridge l2 must be >= 0, got {self.l2!r}")
-        self.reg = float(self.l2)
+        self._set_regularization(self.l2, "ridge l2")
 
     def _coef(self, be, u, y):
         return u - y
@@ -175,9 +179,7 @@ class SoftLogisticLoss(DataSmoothLoss):
     mu: float = 0.0
 
     def __post_init__(self) -> None:
-        if not (np.isfinite(self.mu) and self.mu >= 0):
-            raise ValueError(f"logistic mu must be >= 0, got {self.mu!r}")
-        self.reg = float(self.mu)
+        self._set_regularization(self.mu, "logistic mu")
 
     _max_curvature = 0.25
 

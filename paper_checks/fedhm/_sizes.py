@@ -14,6 +14,15 @@ from fedtheory.content import load_module
 EPS = float(np.finfo(np.float64).eps)
 HERE = Path(__file__).resolve().parent
 
+def _on_meta(build, *args, **kwargs):
+    """``build(*args, **kwargs)`` on torch's meta device: the network's modules and shapes, no weights in memory
+    (what the size and architecture checks count)."""
+    import torch
+
+    with torch.device("meta"):
+        return build(*args, **kwargs)
+
+
 def _tables():
     return load_module(HERE / "results_tables.py")
 

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from fedtheory.algorithms.fedhm import FedHM, run_fedhm
+from fedtheory.claims.controls import one_step_too_few
 from fedtheory.claims.core import Control, claim
 
 from ._problem import EPS, Instance, _theory_instance, client_grad
@@ -106,8 +107,9 @@ def _algorithm_2_reference(inst: Instance, local_steps: int) -> np.ndarray:
               r"Algorithm 2 written out independently of the driver: Algorithm 1 (the driver) at $\tau=\infty$ gives its iterates, "
               r"and at $\tau=10^{k}$ approaches them at rate $O(1/\tau)$.",
     kind="simulation",
-    controls=[Control("reference-one-step-short", "the reference with E − 1 local steps per round: a different algorithm, whose "
-                      "iterates differ from E steps' after the first round whenever a gradient is nonzero", {"step_offset": -1})],
+    controls=[one_step_too_few("the reference", "E local steps per round", {"step_offset": -1}, name="reference-one-step-short",
+                               consequence="a different algorithm, whose iterates differ from E steps' after the first "
+                                           "round whenever a gradient is nonzero")],
 )
 def algorithm_2_instance(ctx):
     rng = ctx.rng

@@ -13,7 +13,7 @@ from fedtheory.claims.core import Control, claim
 from fedtheory.claims.replay import recomputing_replay
 from fedtheory.models.low_rank import eckart_young_error, factorize, recover, unroll_conv
 
-from ._sizes import EPS, _STAGE_CHANNELS, _param_count
+from ._sizes import EPS, _STAGE_CHANNELS, _on_meta, _param_count
 
 # --------------------------------------------------------------------------------------------
 # Table 1: parameters and complexity of full-rank and factorized layers
@@ -28,6 +28,13 @@ def _table1_cases(rng, n_cases: int):
         yield m, n, k, r, H
 
 
+
+def _k_squared_control(count: str) -> Control:
+    """Table 1's factorized convolution counted with k² in place of k: false a priori for k ≥ 2, because its two
+    convolutions ``count`` (the parameter and the MAC rows of Table 1 say the same thing of different counts)."""
+    return Control("factorized-conv-k-squared", "Table 1's factorized convolution with k² in place of k (rk²(m + n)): false "
+                   f"a priori for k ≥ 2, since conv_u (k×1, m → r) and conv_v (1×k, r → n) {count}", {"factorized_k_power": 2})
+
 @claim(
     id="fedhm/table-1/params",
     ref="Table 1",
@@ -37,8 +44,7 @@ def _table1_cases(rng, n_cases: int):
               r"convolution $r(mk^2+n)$ (a $k\times k$ convolution $m\to r$ then a $1\times1$ one); weights only.",
     kind="numeric",
     requires=("torch",),
-    controls=[Control("factorized-conv-k-squared", "Table 1's factorized convolution with k² in place of k (rk²(m + n)): false a priori "
-                      "for k ≥ 2, since conv_u (k×1, m → r) and conv_v (1×k, r → n) hold rkm + rkn weights", {"factorized_k_power": 2})],
+    controls=[_k_squared_control("hold rkm + rkn weights")],
 )
 def table_1_params(ctx):
     import torch
@@ -82,8 +88,7 @@ def table_1_params(ctx):
               r"$rHW(mk^2+n)$.",
     kind="numeric",
     requires=("torch",),
-    controls=[Control("factorized-conv-k-squared", "Table 1's factorized convolution with k² in place of k (rk²(m + n)): false a priori "
-                      "for k ≥ 2, since conv_u (k×1, m → r) and conv_v (1×k, r → n) take rkm + rkn multiply–accumulates per output position at stride 1", {"factorized_k_power": 2})],
+    controls=[_k_squared_control("take rkm + rkn multiply–accumulates per output position at stride 1")],
 )
 def table_1_macs(ctx):
     import torch
@@ -269,12 +274,9 @@ def _reference_resnet50() -> tuple[int, int]:
                       "published ResNet-50 (58.6%)", {"share": 0.70})],
 )
 def resnet50_last_blocks(ctx):
-    import torch
-
     from fedtheory.models.resnet import resnet50
 
-    with torch.device("meta"):
-        net = resnet50()
+    net = _on_meta(resnet50)
     total = sum(p.numel() for p in net.parameters())
     last = sum(p.numel() for p in net.layer4.parameters())
     if (total, last) != _reference_resnet50():

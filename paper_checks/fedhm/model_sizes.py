@@ -8,7 +8,7 @@ import math
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.replay import recomputing_replay
 
-from ._sizes import _STAGE_CHANNELS, _param_count, _reference_resnet, _reference_total, _tables
+from ._sizes import _STAGE_CHANNELS, _on_meta, _param_count, _reference_resnet, _reference_total, _tables
 
 # --------------------------------------------------------------------------------------------
 # Model sizes of Tables 2, 3, 7, 8 against the built ResNets
@@ -230,15 +230,12 @@ def table_4_sizes(ctx):
                       "priori for Table 5, which draws layer1's first block dense (3×3, 64 twice)", {"layer1_factorized": 4})],
 )
 def table_5_architecture(ctx):
-    import torch
-
     from fedtheory.models.low_rank import LowRankConv2d
     from fedtheory.models.resnet import hybrid_resnet18
 
     structure, sizes = {}, {}
     for g in GAMMAS:
-        with torch.device("meta"):
-            net = hybrid_resnet18(10, ratio=g)
+        net = _on_meta(hybrid_resnet18, 10, ratio=g)
         per_stage = {}
         for stage in ("layer1", "layer2", "layer3", "layer4"):
             convs = [(name, mod) for name, mod in getattr(net, stage).named_modules() if isinstance(mod, LowRankConv2d)]
@@ -303,8 +300,7 @@ def table_6_architecture(ctx):
     from fedtheory.models.low_rank import LowRankConv2d
     from fedtheory.models.resnet import hybrid_resnet34
 
-    with torch.device("meta"):
-        net = hybrid_resnet34(100, ratio=0.25)
+    net = _on_meta(hybrid_resnet34, 100, ratio=0.25)
     per_stage = {s: sum(isinstance(m, LowRankConv2d) for m in getattr(net, s).modules()) for s in ("layer1", "layer2", "layer3", "layer4")}
     dense_main = 1 + sum(isinstance(m, torch.nn.Conv2d) and m.kernel_size == (3, 3) for s in ("layer1", "layer2", "layer3", "layer4")
                          for m in getattr(net, s).modules())

@@ -17,6 +17,7 @@ import numpy as np
 
 from fedtheory.claims import figures as claim_figures
 from fedtheory.claims.core import Control, claim, derive_seed
+from fedtheory.claims.figures import decide_per_row
 
 HERE = Path(__file__).resolve().parent
 EARLY = 5   # rounds before this one are the start-up transient (every model near chance)
@@ -24,6 +25,8 @@ EARLY = 5   # rounds before this one are the start-up transient (every model nea
 SUBSTITUTE = ("scikit-learn's 8×8 digits over 20 heterogeneous clients and a 64-64-64-64-10 ReLU network trained at CPU scale "
               "(plain SGD, two seeds, tens of rounds) instead of CIFAR-10/100 and Tiny-ImageNet with ResNet-18/34 trained "
               "for 60–160 rounds")
+#: what every claim here declares: a full-tier simulation on the substitute, with torch
+ON_SUBSTITUTE = {"kind": "simulation", "tier": "full", "requires": ("torch",), "substitute": SUBSTITUTE}
 
 
 @functools.lru_cache(maxsize=None)
@@ -44,11 +47,8 @@ def _curves(panel: dict) -> dict:
     statement=r"Section 4.3 on Figure 2: ``FedHM achieves faster convergence than the baselines, with the smallest model of FedHM "
               r"consistently outperforming FedAvg'' — on the substitute, in both the IID and the non-IID split, FedHM's smallest "
               r"model is at least as accurate as FedAvg's at every round from the fifth on.",
-    kind="simulation",
-    tier="full",
-    requires=("torch",),
     expect="not-reproduced",
-    substitute=SUBSTITUTE,
+    **ON_SUBSTITUTE,
 )
 def figure_2_fedhm_vs_fedavg(ctx):
     data = figure_data("fedhm/figure-2")
@@ -60,12 +60,11 @@ def figure_2_fedhm_vs_fedavg(ctx):
                             "mean_accuracy_fedhm": float(c["FedHM"].mean()), "mean_accuracy_fedavg": float(c["FedAvg"].mean()),
                             "final_fedhm": float(c["FedHM"][-1]), "final_fedavg": float(c["FedAvg"][-1])}
         ok &= bool(np.all(gap >= 0))
-    return ctx.decide(ok, measured=rows, tolerance="every round from the fifth, means of two seeds",
-                      counterexample=None if ok else {"per_setting": rows},
-                      notes="Not reproduced on the substitute: the γ = 1/8 truncation of the server model starts near chance "
-                            "and catches up only late, while FedAvg trains its slimmed network directly. Same step size, "
-                            "batch and local steps for every method, plain SGD; the paper's ResNets, momentum and 160 rounds "
-                            "are out of reach on a CPU.")
+    return decide_per_row(ctx, ok, rows, key="per_setting", tolerance="every round from the fifth, means of two seeds",
+                          notes="Not reproduced on the substitute: the γ = 1/8 truncation of the server model starts near chance "
+                                "and catches up only late, while FedAvg trains its slimmed network directly. Same step size, "
+                                "batch and local steps for every method, plain SGD; the paper's ResNets, momentum and 160 rounds "
+                                "are out of reach on a CPU.")
 
 
 @claim(
@@ -75,10 +74,7 @@ def figure_2_fedhm_vs_fedavg(ctx):
     statement=r"Section 4.3 on Figure 2: ``Split-Mix and HeteroFL converges slower than FedAvg, since both ... aim to improve the "
               r"performance of the server model'' — on the substitute, HeteroFL's smallest model has a lower mean accuracy over "
               r"the rounds (area under the curve) than FedAvg's, in both splits (Split-Mix is not reproduced).",
-    kind="simulation",
-    tier="full",
-    requires=("torch",),
-    substitute=SUBSTITUTE,
+    **ON_SUBSTITUTE,
     controls=[Control("roles-swapped", "FedAvg's curve in HeteroFL's place and HeteroFL's in FedAvg's ('FedAvg is slower "
                       "than HeteroFL'): false a priori wherever the statement holds, and a comparison that read one curve "
                       "twice or ignored which is which would not see it", {"swap": True})],
@@ -91,11 +87,10 @@ def figure_2_heterofl_vs_fedavg(ctx):
         c = _curves(p)
         rows[p["title"]] = {"mean_accuracy_heterofl": float(c[slower].mean()), "mean_accuracy_baseline": float(c[baseline].mean())}
         ok &= c[slower].mean() < c[baseline].mean()
-    return ctx.decide(ok, measured=rows, tolerance="strict comparison of the mean accuracy over all rounds",
-                      counterexample=None if ok else {"per_setting": rows},
-                      notes="Reproduced on the substitute: HeteroFL's smallest network, trained by every client as the core of "
-                            "the wider ones and averaged with them, learns more slowly than FedAvg's, trained alone by everyone "
-                            "(mean accuracies over the 41 evaluated rounds reported).")
+    return decide_per_row(ctx, ok, rows, key="per_setting", tolerance="strict comparison of the mean accuracy over all rounds",
+                          notes="Reproduced on the substitute: HeteroFL's smallest network, trained by every client as the core of "
+                                "the wider ones and averaged with them, learns more slowly than FedAvg's, trained alone by everyone "
+                                "(mean accuracies over the 41 evaluated rounds reported).")
 
 
 @claim(
@@ -105,11 +100,8 @@ def figure_2_heterofl_vs_fedavg(ctx):
     statement=r"Section 4.3 on Figure 3: ``compared to original model, FedHM requires much lower communication cost and achieves "
               r"comparable Top-1 test accuracy'' — on the substitute, every low-rank model smaller than the original sends fewer "
               r"parameters per round and ends within 2 points of the original's final accuracy (mean of the last five rounds).",
-    kind="simulation",
-    tier="full",
-    requires=("torch",),
     expect="not-reproduced",
-    substitute=SUBSTITUTE,
+    **ON_SUBSTITUTE,
 )
 def figure_3_claim(ctx):
     data = figure_data("fedhm/figure-3")
@@ -124,11 +116,10 @@ def figure_3_claim(ctx):
             rows[f"{p['title']} {s['label']}"] = {"params_ratio": s["params"]["params"] / orig["params"]["params"],
                                                    "final_minus_original": gap}
             ok &= gap >= -0.02
-    return ctx.decide(ok, measured=rows, tolerance="'comparable' = within 2 points of the original's final accuracy",
-                      counterexample=None if ok else {"per_model": rows},
-                      notes="Partly reproduced on the substitute: γ = 1/4 (69% of the parameters) ends one to three points below "
-                            "the original, γ = 1/8 (53%) about four points below (measured values above). γ = 1/2 compresses "
-                            "nothing on a square fully connected layer and is left out (same size as the original).")
+    return decide_per_row(ctx, ok, rows, key="per_model", tolerance="'comparable' = within 2 points of the original's final accuracy",
+                          notes="Partly reproduced on the substitute: γ = 1/4 (69% of the parameters) ends one to three points below "
+                                "the original, γ = 1/8 (53%) about four points below (measured values above). γ = 1/2 compresses "
+                                "nothing on a square fully connected layer and is left out (same size as the original).")
 
 
 @claim(
@@ -138,11 +129,8 @@ def figure_3_claim(ctx):
     statement=r"Section 4.3 on Figure 4: to reach a target accuracy, ``FedHM reduces the communication cost'' and ``the original "
               r"model requires ... more computation cost than FedHM'' — on the substitute, in both splits some rank ratio "
               r"$\gamma<1$ reaches the target with less communication and less computation than the original network.",
-    kind="simulation",
-    tier="full",
-    requires=("torch",),
     expect="not-reproduced",
-    substitute=SUBSTITUTE,
+    **ON_SUBSTITUTE,
 )
 def figure_4_claim(ctx):
     data = figure_data("fedhm/figure-4")
@@ -156,12 +144,11 @@ def figure_4_claim(ctx):
         best = [lab for lab, r in reductions.items() if r["communication"] > 1 and r["computation"] > 1]
         rows[sc["label"]] = {"reductions_vs_original": reductions, "gammas_cheaper_on_both": best}
         ok &= bool(best)
-    return ctx.decide(ok, measured=rows, tolerance="strict: reduction factors > 1",
-                      counterexample=None if ok else {"per_setting": rows},
-                      notes="Costs by Section 4.3's formulas at the first round whose (two-seed mean) accuracy reaches T = 90%. "
-                            "Not reproduced on the substitute: the low-rank networks send at most 1.9× fewer parameters per round "
-                            "(the dense first layer dominates a small network) and need more rounds, so every γ < 1 costs more "
-                            "than the original to reach T. The paper's 6–8× comes from 9× smaller ResNets at equal rounds.")
+    return decide_per_row(ctx, ok, rows, key="per_setting", tolerance="strict: reduction factors > 1",
+                          notes="Costs by Section 4.3's formulas at the first round whose (two-seed mean) accuracy reaches T = 90%. "
+                                "Not reproduced on the substitute: the low-rank networks send at most 1.9× fewer parameters per round "
+                                "(the dense first layer dominates a small network) and need more rounds, so every γ < 1 costs more "
+                                "than the original to reach T. The paper's 6–8× comes from 9× smaller ResNets at equal rounds.")
 
 
 @claim(
@@ -171,11 +158,8 @@ def figure_4_claim(ctx):
     statement=r"Appendix D.1 on Figure 8: ``if not compressed severely (parameters ratio $\ge5\%$), low-rank models consistently "
               r"outperform width slimming model with fewer parameters'' — on the substitute, each compressed low-rank model ends "
               r"more accurate than the width-slimmed network paired with it (the smallest one at least as large).",
-    kind="simulation",
-    tier="full",
-    requires=("torch",),
     expect="not-reproduced",
-    substitute=SUBSTITUTE,
+    **ON_SUBSTITUTE,
 )
 def figure_8_low_rank_vs_width(ctx):
     data = figure_data("fedhm/figure-8")
@@ -188,12 +172,11 @@ def figure_8_low_rank_vs_width(ctx):
             pairs.append({"low_rank": [pl, al], "width": [pw, aw], "margin": al - aw})
             ok &= al > aw and pl <= pw
         rows[setting] = pairs
-    return ctx.decide(ok, measured=rows, tolerance="strict, final accuracies (mean of the last five rounds, two seeds)",
-                      counterexample=None if ok else {"pairs": rows},
-                      notes="Not reproduced on the substitute: the rank-16 hybrid (69% of the parameters) ties the width-slimmed "
-                            "network of its size (margins within a point, of either sign), and the rank-8 hybrid (53%) trails by "
-                            "three to four points in both splits: a rank-8 factorization of a 64-unit layer is a narrower "
-                            "bottleneck than 43 units, and factor training from a truncated random initialization starts slowly.")
+    return decide_per_row(ctx, ok, rows, key="pairs", tolerance="strict, final accuracies (mean of the last five rounds, two seeds)",
+                          notes="Not reproduced on the substitute: the rank-16 hybrid (69% of the parameters) ties the width-slimmed "
+                                "network of its size (margins within a point, of either sign), and the rank-8 hybrid (53%) trails by "
+                                "three to four points in both splits: a rank-8 factorization of a 64-unit layer is a narrower "
+                                "bottleneck than 43 units, and factor training from a truncated random initialization starts slowly.")
 
 
 @claim(
@@ -203,10 +186,7 @@ def figure_8_low_rank_vs_width(ctx):
     statement=r"Appendix D.1: ``when removing the hybrid network structure ... the performance of vanilla low-rank model will drop "
               r"significantly, i.e., from over 90\% to below 80\% on CIFAR-10'' — on the substitute, the smallest hybrid model ends "
               r"above 80% and the vanilla low-rank model (every layer factorized at the same γ) at least 10 points lower, in both splits.",
-    kind="simulation",
-    tier="full",
-    requires=("torch",),
-    substitute=SUBSTITUTE,
+    **ON_SUBSTITUTE,
     controls=[Control("hybrid-as-vanilla", "the smallest hybrid model's final accuracy in place of the vanilla one's: a model "
                       "cannot end 10 points below itself", {"vanilla_is_hybrid": True})],
 )
@@ -218,7 +198,6 @@ def figure_8_vanilla(ctx):
         vanilla = hybrid if ctx.param("vanilla_is_hybrid", False) else f["vanilla"][1]
         rows[setting] = {"smallest_hybrid_final": hybrid, "vanilla_final": vanilla, "vanilla_params": f["vanilla"][0]}
         ok &= hybrid > 0.8 and vanilla <= hybrid - 0.10
-    return ctx.decide(ok, measured=rows, tolerance="hybrid > 80%, vanilla at least 10 points lower",
-                      counterexample=None if ok else {"per_setting": rows},
-                      notes="The substitute's thresholds follow the paper's CIFAR-10 numbers loosely (the paper: over 90% to below "
-                            "80%); the vanilla model factorizes the input and output layers too (rank ⌊γ·min(m, n)⌋ ≥ 1).")
+    return decide_per_row(ctx, ok, rows, key="per_setting", tolerance="hybrid > 80%, vanilla at least 10 points lower",
+                          notes="The substitute's thresholds follow the paper's CIFAR-10 numbers loosely (the paper: over 90% to below "
+                                "80%); the vanilla model factorizes the input and output layers too (rank ⌊γ·min(m, n)⌋ ≥ 1).")

@@ -86,6 +86,15 @@ def _local_risk_bracket(d, n, sigma, B, draws, rng, *, subspace_r=None):
     return best
 
 
+def _fed_risk_constant_half(bound: str, where: str, rows: str) -> Control:
+    """Theorems 5 and 6's control: the federated risk bounded by ½σ²d/N, false by Gauss–Markov (``where``: the
+    instances it fails on, ``rows``: why σ²d²/tr(ΦᵀΦ) ≈ σ²d/N for the designs drawn)."""
+    return Control("fed-risk-constant-half",
+                   f"{bound}: false{' ' + where if where else ''}, since the fixed point is an unbiased linear estimator, "
+                   f"so by Gauss–Markov its risk is ≥ σ²tr((ΦᵀΦ)^{{−1}}) ≥ σ²d²/tr(ΦᵀΦ) ≈ σ²d/N {rows}",
+                   {"fed_constant": 0.5})
+
+
 @claim(
     id="nonparam/theorem-5",
     ref="Theorem 5",
@@ -93,10 +102,7 @@ def _local_risk_bracket(d, n, sigma, B, draws, rng, *, subspace_r=None):
     statement=r"In the setting of Corollary 1 with $\xi_i\sim\mathcal N(0,\sigma^2\mathbf I)$, there is $c_1$ depending only on $\alpha,\beta$ with "
               r"$\mathsf{FG}_j\ge\frac{c_1}{\kappa}\frac{\min\{\sigma^2d/n_j,B^2\}+\max\{1-n_j/d,0\}B^2}{\sigma^2d/N+\Gamma^2}$ (32).",
     kind="simulation",
-    controls=[Control("fed-risk-constant-half",
-        "R^Fed ≤ ½(σ²d/N + Γ²) (Cκ replaced by ½): false at Γ = 0, since the fixed point is an unbiased "
-        "linear estimator, so by Gauss–Markov its risk is ≥ σ²tr((ΦᵀΦ)^{−1}) ≥ σ²d²/tr(ΦᵀΦ) ≈ σ²d/N for "
-        "Gaussian rows", {"fed_constant": 0.5})],
+    controls=[_fed_risk_constant_half("R^Fed ≤ ½(σ²d/N + Γ²) (Cκ replaced by ½)", "at Γ = 0", "for Gaussian rows")],
 )
 def theorem_5(ctx):
     """The proof's two halves, each with explicit constants (α = β = 1: Gaussian rows with identity covariance).
@@ -159,10 +165,8 @@ def theorem_5(ctx):
     statement=r"In the setting of Corollary 2 with $\alpha,\beta$ fixed, $f_i^*=f^*$, $N\ge C\nu d\log d$ and Gaussian noise, "
               r"$\mathsf{FG}_j\ge\frac{c_1}{\kappa}\frac{\min\{\sigma^2d/n_j,B^2\}+(1-r_j/d)B^2}{\sigma^2d/N}$ (33).",
     kind="simulation",
-    controls=[Control("fed-risk-constant-half",
-        "R^Fed ≤ ½σ²d/N (2κ/α replaced by ½): false, since the fixed point is an unbiased linear estimator, "
-        "so by Gauss–Markov its risk is ≥ σ²tr((ΦᵀΦ)^{−1}) ≥ σ²d²/tr(ΦᵀΦ) ≈ σ²d/N (rows of squared norm d in "
-        "expectation)", {"fed_constant": 0.5})],
+    controls=[_fed_risk_constant_half("R^Fed ≤ ½σ²d/N (2κ/α replaced by ½)", "",
+                                      "(rows of squared norm d in expectation)")],
 )
 def theorem_6(ctx):
     """(a) The local lower bound's shape against the best ridge estimator on r_j-dimensional random-subspace data: the

@@ -20,6 +20,7 @@ from fedtheory.algorithms.parameter_space import ParameterDynamics
 from fedtheory.analysis import kernel_bounds as kb
 from fedtheory.certify.params import Box, Choice, Custom, IntRange, Product
 from fedtheory.certify.probe import probe
+from fedtheory.claims.controls import one_step_too_many, tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.kernels import KERNEL_FAMILIES, KernelFederation, LinearKernel, gram_federation
@@ -200,10 +201,11 @@ def theorem_4_distance(ctx):
     statement=r"$\bar f(\mathbf x)\cdot\Psi=(\mathcal I-\mathcal L)\bar f=(f_1^*(\mathbf x_1),\dots,f_M^*(\mathbf x_M))\cdot\Psi$ (25), hence "
               r"$\Delta_{\bar f}\cdot\Psi=0$; $f_\infty=(\mathcal I-\mathcal L)^{-1}(y\cdot\Psi)$ satisfies $\mathbb E f_\infty=\bar f$.",
     kind="numeric",
-    controls=[Control("psi-for-s-plus-1",
-        "(25) with ℒ and Ψ for s + 1 local steps while f̄ is the limit of s: false for FedAvg, since f̄ is "
-        "the fixed point of ℒ_s f + f^*(x)·Ψ_s, not of the (s + 1)-step map, whose fixed point differs "
-        "whenever the clients' local solutions differ", {"s_offset": 1})],
+    controls=[one_step_too_many("(25)'s ℒ and Ψ, against f̄ (the limit of s steps),", "s local steps", {"s_offset": 1},
+                                name="psi-for-s-plus-1",
+                                consequence="for FedAvg f̄ is the fixed point of ℒ_s f + f^*(x)·Ψ_s, not of the "
+                                            "(s + 1)-step map, whose fixed point differs whenever the clients' local "
+                                            "solutions differ")],
 )
 def limit_unbiased(ctx):
     """Function space with general kernels (definitional ℒ, Ψ), f̄ built as (ℐ − ℒ)^{−1}(f^*(x)·Ψ) on span{k_x}; the
@@ -326,9 +328,9 @@ def _lemma10_violation(fed, algo, G=None, kappa_factor: float = 1.0) -> float:
               r"(64) ($s=1$ for FedProx), under $\gamma<1$ for FedAvg; if $\phi(x)$ is $d$-dimensional, the eigenvalues of $\mathcal P$ "
               r"correspond one-to-one to those of $\frac1N\phi(\mathbf x)^\top\phi(\mathbf x)$.",
     kind="probe",
-    controls=[Control("kappa-times-0.99",
-        "(64) with κ replaced by 0.99κ: false, since for FedAvg with s = 1 (κ = 1) ℒ = ℐ − η𝒫 exactly, so ℒ ⪯"
-        " ℐ − η𝒫/0.99 fails on every eigenvector of 𝒫 with a positive eigenvalue", {"kappa_factor": 0.99})],
+    controls=[tightened_bound(0.99, "κ in (64)", "FedAvg with s = 1 (κ = 1, ℒ = ℐ − η𝒫 exactly, so ℒ ⪯ ℐ − η𝒫/0.99 fails "
+                              "on every eigenvector of 𝒫 with a positive eigenvalue)", {"kappa_factor": 0.99},
+                              name="kappa-times-0.99")],
 )
 def lemma_10(ctx):
     rng = ctx.rng

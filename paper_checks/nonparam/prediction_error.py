@@ -151,6 +151,17 @@ def s1_instance() -> Instance:
     """A fixed FedAvg s = 1 instance (P = I: the steps _S1_EQUALITY names hold with equality there), evaluated by
     the checks whose control rests on it on every run, so the control fires whatever the seed draws."""
     return random_instance(np.random.default_rng(20240), kind="fedavg", s_max=1)
+
+
+def _sampled_then_probed(ctx, ratio, tol: float, *, why: str, notes: str = ""):
+    """Lemmas 5–7: ``ratio`` (left side over the bound) on twelve random instances, cycling through the kernel
+    families, and on :func:`s1_instance` (where the controls' equality holds), then the probe; :func:`_verdict` at
+    ratio ≤ 1 + ``tol``."""
+    rng = ctx.rng
+    worst = max(ratio(random_instance(rng, family=KERNEL_FAMILIES[i % 7])) for i in range(12))
+    worst = max(worst, ratio(s1_instance()))
+    result = _search(ctx, ratio, gram_instance_param(), target=1 + tol)
+    return _verdict(ctx, worst, result, tol, why=why, notes=notes)
 _tightened_theorem_1 = tightened(
     "for FedAvg with s = 1, f_0 − f along an eigenvector of K_x with Λ = 1/(η(2t+1)), ‖f_0 − f‖_ℋ² ≫ 1 (so the +1 of "
     "the variance term is negligible), Δ_f = 0 and σ → 0 (so T → ∞), E‖f_t − f‖_N² → (2t/(2t+1))^{2t}‖f_0 − f‖_ℋ²/"
@@ -378,11 +389,7 @@ def _lemma5_ratio(inst, rounds=ROUNDS[1:]) -> float:
     controls=[tightened(_S1_EQUALITY + "the first step is an equality: I − L^t = V(I − (I − ηΛ)^t)Vᵀ with V orthogonal")],
 )
 def lemma_5(ctx):
-    rng = ctx.rng
-    worst = max(_lemma5_ratio(random_instance(rng, family=KERNEL_FAMILIES[i % 7])) for i in range(12))
-    worst = max(worst, _lemma5_ratio(s1_instance()))
-    result = _search(ctx, _lemma5_ratio, gram_instance_param(), target=1 + 1e-8)
-    return _verdict(ctx, worst, result, 1e-8, why="L^t through V(I − ηΛ)^tV^{−1} (error ≲ cond(V)·N·eps ≤ 1e-8 here)")
+    return _sampled_then_probed(ctx, _lemma5_ratio, 1e-8, why="L^t through V(I − ηΛ)^tV^{−1} (error ≲ cond(V)·N·eps ≤ 1e-8 here)")
 
 
 def _lemma6_ratio(inst, rounds=ROUNDS[1:]) -> float:
@@ -408,12 +415,8 @@ def _lemma6_ratio(inst, rounds=ROUNDS[1:]) -> float:
         "the supremum over the unit ball is ‖L^tK_xL^t‖₂ = max_i(1 − ηλ_i)^{2t}λ_i = δ_1(t) exactly")],
 )
 def lemma_6(ctx):
-    rng = ctx.rng
-    worst = max(_lemma6_ratio(random_instance(rng, family=KERNEL_FAMILIES[i % 7])) for i in range(12))
-    worst = max(worst, _lemma6_ratio(s1_instance()))
-    result = _search(ctx, _lemma6_ratio, gram_instance_param(), target=1 + 1e-8)
-    return _verdict(ctx, worst, result, 1e-8, why="spectral norms from eigendecompositions, minus 64·N·eps·‖K_x‖κ",
-                    notes="The supremum over f_0 − f in the unit ball is computed exactly: ‖L^tK_xL^{tᵀ}‖₂ (Lemma 4, (36)).")
+    return _sampled_then_probed(ctx, _lemma6_ratio, 1e-8, why="spectral norms from eigendecompositions, minus 64·N·eps·‖K_x‖κ",
+                                 notes="The supremum over f_0 − f in the unit ball is computed exactly: ‖L^tK_xL^{tᵀ}‖₂ (Lemma 4, (36)).")
 
 
 def _lemma7_ratio(inst, rounds=ROUNDS[1:]) -> float:
@@ -436,13 +439,9 @@ def _lemma7_ratio(inst, rounds=ROUNDS[1:]) -> float:
         "with E ξξᵀ = σ²I, (1/N)E‖(I − L^t)ξ‖² = σ²(1/N)Σ(1 − (1 − ηλ_i)^t)² = σ²δ_2(t) exactly")],
 )
 def lemma_7(ctx):
-    rng = ctx.rng
-    worst = max(_lemma7_ratio(random_instance(rng, family=KERNEL_FAMILIES[i % 7])) for i in range(12))
-    worst = max(worst, _lemma7_ratio(s1_instance()))
-    result = _search(ctx, _lemma7_ratio, gram_instance_param(), target=1 + 1e-8)
-    return _verdict(ctx, worst, result, 1e-8, why="Frobenius norms of L^t from the eigendecomposition",
-                    notes="The supremum over noise covariances ⪯ σ²I (correlated noise included) is attained at σ²I, where "
-                          "E‖(I − L^t)ξ‖² = σ²‖I − L^t‖_F²: the check covers the whole hypothesis.")
+    return _sampled_then_probed(ctx, _lemma7_ratio, 1e-8, why="Frobenius norms of L^t from the eigendecomposition",
+                                 notes="The supremum over noise covariances ⪯ σ²I (correlated noise included) is attained "
+                                       "at σ²I, where E‖(I − L^t)ξ‖² = σ²‖I − L^t‖_F²: the check covers the whole hypothesis.")
 
 
 # --------------------------------------------------------------------------------------------

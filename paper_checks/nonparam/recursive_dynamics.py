@@ -27,6 +27,7 @@ from fedtheory.algorithms.kernel_federated import (KernelAlgorithm, PredictionDy
                                                    operator_in_orthonormal_basis, run_kernel_federated)
 from fedtheory.certify.params import Box, Custom, IntRange, Product
 from fedtheory.certify.probe import probe
+from fedtheory.claims.controls import one_step_too_many, tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.kernels import (KERNEL_FAMILIES, GaussianKernel, KernelFederation, ReluNTKKernel,
                                         gram_federation, random_kernel_federation)
@@ -232,9 +233,10 @@ def _literal_round_beta(fed, algo: KernelAlgorithm, a_prev: np.ndarray) -> np.nd
               r"k_{\mathbf x_i}$ (FedProx) (8), where $\mathcal L_if=f-\frac{\eta}{n_i}\sum_jf(x_{ij})k_{x_{ij}}$, "
               r"$\widetilde{\mathcal L}_if=f+\frac{\eta}{n_i}\sum_jf(x_{ij})k_{x_{ij}}$ and $w_i=n_i/N$.",
     kind="symbolic",
-    controls=[Control("operators-for-s-plus-1",
-        "ℒ and Ψ of (8) built for s + 1 local steps while the round takes s: false for FedAvg, since "
-        "ℒ_i^{s+1} − ℒ_i^s = −(η/n_i)ℒ_i^s Σ_j f(x_ij)k_{x_ij} is non-zero on span{k_x} when γ < 1", {"s_offset": 1})],
+    controls=[one_step_too_many("ℒ and Ψ of (8), built against the round,", "its s local steps", {"s_offset": 1},
+                                name="operators-for-s-plus-1",
+                                consequence="for FedAvg ℒ_i^{s+1} − ℒ_i^s = −(η/n_i)ℒ_i^s Σ_j f(x_ij)k_{x_ij} is non-zero "
+                                            "on span{k_x} when γ < 1")],
 )
 def proposition_1(ctx):
     """Symbolic: generic symmetric Gram matrix (3 data points in unbalanced clients n = (1, 2) + 1 extra point),
@@ -312,9 +314,9 @@ def _lemma1_residuals(fed, algo: KernelAlgorithm, extra_G=None, offset: int = 0)
               r"$f(\mathbf x)\cdot\Psi=f-\mathcal Lf$, $\mathcal Lf(\mathbf x)=(I-\eta K_{\mathbf x}P)f(\mathbf x)$, with $P$ block "
               r"diagonal, $P_{ii}=\sum_{\tau=0}^{s-1}[I-\eta K_{\mathbf x_i}]^\tau$ (FedAvg), $[I+\eta K_{\mathbf x_i}]^{-1}$ (FedProx) (10).",
     kind="symbolic",
-    controls=[Control("P-with-s-plus-1-terms",
-        "P of (10) with s + 1 terms, Σ_{τ≤s}[I − ηK_{x_i}]^τ, against the spectral P of s steps: false for "
-        "FedAvg, the two differ by [I − ηK_{x_i}]^s ≠ 0 (γ < 1)", {"s_offset": 1})],
+    controls=[one_step_too_many("P of (10) (Σ_{τ≤s}[I − ηK_{x_i}]^τ), against the spectral P,", "its s steps",
+                                {"s_offset": 1}, name="P-with-s-plus-1-terms",
+                                consequence="for FedAvg the two differ by [I − ηK_{x_i}]^s ≠ 0 (γ < 1)")],
 )
 def lemma_1(ctx):
     proved = []
@@ -364,9 +366,9 @@ def lemma_1(ctx):
     title="The in-sample predictions follow f_t(x) = [I − ηK_xP]f_{t−1}(x) + ηK_xPy",
     statement=r"$f_t(\mathbf x)=[I-\eta K_{\mathbf x}P]f_{t-1}(\mathbf x)+\eta K_{\mathbf x}Py$ (11), for FedAvg and FedProx.",
     kind="simulation",
-    controls=[Control("recursion-for-s-plus-1",
-        "(11) with P for s + 1 local steps against the literal run of s: false for FedAvg, P changes by [I − "
-        "ηK_{x_i}]^s ≠ 0 and K_xP with it", {"s_offset": 1})],
+    controls=[one_step_too_many("(11)'s P, against the literal run,", "its s local steps", {"s_offset": 1},
+                                name="recursion-for-s-plus-1",
+                                consequence="for FedAvg P changes by [I − ηK_{x_i}]^s ≠ 0 and K_xP with it")],
 )
 def proposition_2(ctx):
     """The literal algorithm (stepwise driver, and the orthonormal-coordinates round of Proposition 1) against (11)
@@ -529,9 +531,9 @@ def _lemma3_ratio(fed, algo: KernelAlgorithm, factor: float = 1.0) -> float:
               r"$\Lambda_i\in[\lambda_is/\kappa,\lambda_is]$ (FedAvg), $[\lambda_i/\kappa,\lambda_i]$ (FedProx) (13), "
               r"$\lambda_i,\Lambda_i$ the $i$-th largest eigenvalues of $K_{\mathbf x}$ and $K_{\mathbf x}P$; under $\gamma<1$ for FedAvg.",
     kind="probe",
-    controls=[Control("kappa-times-0.99",
-        "(12)–(13) with κ replaced by 0.99κ: false, since a client whose Gram block has eigenvalues 0 and γ/η"
-        " has P-eigenvalues s and (1 − (1 − γ)^s)/γ, so cond(P) = κ exactly", {"kappa_factor": 0.99})],
+    controls=[tightened_bound(0.99, "κ in (12)–(13)", "a client whose Gram block has eigenvalues 0 and γ/η (P-eigenvalues "
+                              "s and (1 − (1 − γ)^s)/γ, so cond(P) = κ exactly)", {"kappa_factor": 0.99},
+                              name="kappa-times-0.99")],
 )
 def lemma_3(ctx):
     rng = ctx.rng

@@ -11,6 +11,7 @@ import sympy as sp
 from fedtheory.algorithms.baselines import run_baseline
 from fedtheory.algorithms.dane import acc_coefficient, run_acc_sdane, run_dane, run_sdane, run_sdane_deep
 from fedtheory.algorithms.local_solvers import Exact, FGM, StabilizedTest
+from fedtheory.claims.controls import one_step_too_few
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.clients import client_oracles
@@ -154,8 +155,8 @@ def _algorithm_1_reference(A, c, x0, rounds, lam, mu, K, lr):
        statement=r"``Algorithm 3 with option 2 is the same as Algorithm 1'': with the drift correction and "
                  r"$\theta=\frac\mu{\lambda+\mu}$, $\eta=\frac1{\lambda+\mu}$, Algorithm 3's iterates are Algorithm 1's with the same "
                  r"local solver (K SGD steps).",
-       controls=[Control("one-local-step-fewer", "Algorithm 3 (K steps) against Algorithm 1 with K − 1 local steps: "
-                         "different methods, so their iterates differ", {"reference_steps_offset": -1})])
+       controls=[one_step_too_few("Algorithm 1, against Algorithm 3,", "its K local steps", {"reference_steps_offset": -1},
+                                  name="one-local-step-fewer", consequence="different methods, so their iterates differ")])
 def option_2(ctx):
     from fedtheory.problems.quadratic import make_quadratic
 
@@ -185,8 +186,9 @@ def option_2(ctx):
        title="Algorithm 3 without control variate differs from FedProx only in the prox-centre (v^r instead of x^r)",
        statement=r"``The only difference between [Algorithm 3, option 1] and FedProx is the choice of the prox-center'': with "
                  r"$\theta=1$, $\eta=0$ (so $v^{r+1}=x^{r+1}$, the prox-centre is the last average) Algorithm 3 option 1 is FedProx.",
-       controls=[Control("fedprox-one-local-step-fewer", "Algorithm 3 (K local steps) against FedProx with K − 1 local "
-                         "steps: a different method, so the iterates differ", {"fedprox_steps_offset": -1})])
+       controls=[one_step_too_few("FedProx, against Algorithm 3,", "its K local steps", {"fedprox_steps_offset": -1},
+                                  name="fedprox-one-local-step-fewer",
+                                  consequence="a different method, so the iterates differ")])
 def option_1(ctx):
     rng = ctx.rng
     worst = 0.0

@@ -26,6 +26,7 @@ import sympy as sp
 
 from fedtheory.certify.params import Ball, Box, Product, Spectrum, quadratic_instance_param
 from fedtheory.certify.probe import probe
+from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.dissimilarity import (Delta_s, delta_A, delta_s, delta_tilde, gradient_variance, subsets, uniform_hessians, zeta_sq)
@@ -315,8 +316,8 @@ def definition_3(ctx):
               r"$h^S=f-f_S$ (8); for $C^2$ functions equivalently $\|\nabla^2f(x)-\nabla^2f_S(x)\|\le\Delta_s$; "
               r"if each $f_i$ is $L$-smooth and convex then $\Delta_s\le L$; $\Delta_n=0$.",
     kind="probe",
-    controls=[Control("Delta-0.999", "Δ_s stated as 0.999× max_S‖Ā − A_S‖₂: false, the extreme eigenvector of the "
-                      "maximizing subset attains it", {"Delta_scale": 0.999})],
+    controls=[tightened_bound(0.999, "Δ_s = max_S‖Ā − A_S‖₂", "the extreme eigenvector of the maximizing subset",
+                              {"Delta_scale": 0.999}, name="Delta-0.999")],
 )
 def definition_4(ctx):
     from fedtheory.problems.dissimilarity import local_ed

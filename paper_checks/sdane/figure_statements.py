@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.claims.core import claim
-from fedtheory.claims.figures import load_figure
+from fedtheory.claims.figures import figure_data, load_figure
 from fedtheory.content import load_module
 from fedtheory.plotting.spec import FigureContext
 
@@ -19,6 +19,16 @@ FIGURES = Path(__file__).resolve().parents[2] / "figures" / "sdane.py"
 
 def _figure(name):
     return load_figure(FIGURES, name)
+
+
+def _figure_data(ctx, name):
+    """The data of figure ``name`` as ``fedtheory figures`` plots it at the claim's seed and tier."""
+    return figure_data(FIGURES, name, seed=ctx.seed, tier=ctx.tier)
+
+
+#: why a statement read off one figure declares no control
+READ_OFF_ONE_FIGURE = ("a comparison of methods read off one regenerated figure: the figure is the only evidence about "
+                       "these runs, so no variant of the statement is known false independently of this run")
 
 
 def _series(data, panel_index):
@@ -32,13 +42,12 @@ def _first_x_below(xy, level):
 
 
 @claim(id="sdane/figure-1/text", ref="Figure 1", kind="simulation",
-       control_exempt=("a comparison of methods read off one regenerated figure: the figure is the only evidence "
-                       "about these runs, so no variant of the statement is known false independently of this run"),
+       control_exempt=READ_OFF_ONE_FIGURE,
        title="Figure 1: S-DANE converges as fast as DANE in rounds with far fewer local oracle calls; Acc-S-DANE is best in both",
        statement=r"``S-DANE converges as fast as DANE in terms of communication rounds, but with much fewer local gradient oracle "
                  r"calls. Acc-S-DANE achieves the best performance among the three methods.''")
 def figure_1_text(ctx):
-    data = _figure("figure_1").data(FigureContext(seed=ctx.seed, tier=ctx.tier))
+    data = _figure_data(ctx, "figure_1")
     rounds, calls = _series(data, 0), _series(data, 1)
     level = 1.5 * max(float(y[-1]) for _, y in rounds.values())        # a level every method reaches
     r = {k: _first_x_below(v, level) for k, v in rounds.items()}
@@ -55,12 +64,11 @@ def figure_1_text(ctx):
 
 
 @claim(id="sdane/figure-2/text", ref="Figure 2", kind="simulation",
-       control_exempt=("a comparison of methods read off one regenerated figure: the figure is the only evidence "
-                       "about these runs, so no variant of the statement is known false independently of this run"),
+       control_exempt=READ_OFF_ONE_FIGURE,
        title="Figure 2: with the same fixed number of local steps, S-DANE is more efficient than DANE",
        statement=r"``We also test S-DANE and DANE with the same fixed number of local steps. [...] S-DANE is again more efficient.''")
 def figure_2_text(ctx):
-    data = _figure("figure_2").data(FigureContext(seed=ctx.seed, tier=ctx.tier))
+    data = _figure_data(ctx, "figure_2")
     finals = {}
     for k, p in enumerate(data["panels"]):
         s = _series(data, k)
@@ -76,13 +84,12 @@ FIGURE_3_SUBSTITUTE = ("CPU scale: N = 1000 constraints in R^100, R = 5, instead
 
 
 @claim(id="sdane/figure-3/full-participation", ref="Figure 3", kind="simulation", substitute=FIGURE_3_SUBSTITUTE,
-       control_exempt=("a comparison of methods read off one regenerated figure: the figure is the only evidence "
-                       "about these runs, so no variant of the statement is known false independently of this run"),
+       control_exempt=READ_OFF_ONE_FIGURE,
        title="Figure 3 (n = 10, full participation): S-DANE and Acc-S-DANE are the best of all methods",
        statement=r"``Our proposed methods are consistently the best among all these algorithms'' (GD, DANE-GD, Scaffold, "
                  r"Scaffnew, FedProx-GD, Acc-Extragradient; full participation, n = 10).")
 def figure_3_full(ctx):
-    data = _figure("figure_3").data(FigureContext(seed=ctx.seed, tier=ctx.tier))
+    data = _figure_data(ctx, "figure_3")
     full = {m: float(y[-1]) for m, (x, y) in _series(data, 0).items()}
     ranked = sorted(full, key=full.get)
     ok = set(ranked[:2]) == {"S-DANE", "Acc-S-DANE"}
@@ -193,15 +200,14 @@ _GRAD_RESOLUTION = 1e3 * float(np.finfo(np.float64).eps)
 
 
 @claim(id="sdane/figure-5/text", ref="Figure 5", kind="simulation",
-       control_exempt=("a comparison of methods read off one regenerated figure: the figure is the only evidence "
-                       "about these runs, so no variant of the statement is known false independently of this run"),
+       control_exempt=READ_OFF_ONE_FIGURE,
        substitute="a make_classification set shaped like LIBSVM's ijcnn1 (22 features, ~9.7 % positives) instead of "
                   "ijcnn1 itself",
        title="Figure 5 (substitute): S-DANE with adaptive λ converges faster than the best-tuned baselines",
        statement=r"``S-DANE with adaptive λ converges much faster than the other best-tuned algorithms'' (ℓ2-logistic regression, "
                  r"10 clients, i.i.d. and non-i.i.d. splits).")
 def figure_5_text(ctx):
-    data = _figure("figure_5").data(FigureContext(seed=ctx.seed, tier=ctx.tier))
+    data = _figure_data(ctx, "figure_5")
     out = {}
     ok = True
     for k, p in enumerate(data["panels"]):

@@ -9,6 +9,7 @@ import numpy as np
 from fedtheory.algorithms.dane import run_acc_sdane, run_sdane
 from fedtheory.algorithms.local_solvers import FGM, GD, Exact, FastGradNorm, StabilizedTest
 from fedtheory.certify import pep
+from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.clients import client_oracles
@@ -104,9 +105,9 @@ def corollary_3_runs(ctx):
        title="Corollary 3's local guarantee ‖∇F(x_K)‖ ≤ c(K)L̃‖x_0 − x*‖ for FGM+OGM-G, certified by PEP",
        statement=r"FGM ($\lceil K/2\rceil$ steps) then OGM-G ($\lfloor K/2\rfloor$ steps) on an $\tilde L$-smooth convex $F$: "
                  r"$\|\nabla F(x_K)\|\le\frac{2\tilde L\|x_0-x^\star\|}{(\lceil K/2\rceil+1)\tilde\theta_0(\lfloor K/2\rfloor)}=O(\tilde L\|x_0-x^\star\|/K^2)$.",
-       controls=[Control("closed-form-0.999", "the K = 1 worst case stated as 0.999·(L/2)²: false, K = 1 is one gradient "
-                         "step, whose worst ‖∇F(x_1)‖² = (L/2)² is attained by a Huber function (pep.huber_gd_gradient_norm)",
-                         {"closed_form_scale": 0.999})])
+       controls=[tightened_bound(0.999, "the K = 1 worst case (L/2)² (one gradient step)",
+                                 "a Huber function (pep.huber_gd_gradient_norm)", {"closed_form_scale": 0.999},
+                                 name="closed-form-0.999")])
 def corollary_3_pep(ctx):
     Ks = (1, 2, 3, 4, 6) if not ctx.full else (1, 2, 3, 4, 6, 8, 10, 12)
     res = [pep.fast_gradient_norm(K) for K in Ks]
@@ -131,9 +132,9 @@ def corollary_3_pep(ctx):
        statement=r"Let $f$ be convex and $L$-smooth and $x_{k+1}=x_k-\frac1L\nabla f(x_k)$. Then $\|\nabla f(x_k)\|$ is non-increasing "
                  r"and $\|\nabla f(x_k)\|\le\frac{cL\|x_0-x^\star\|}{k+1}$ (C.5) (from Nesterov's Thm 2.2.5; rebuilt with the tight "
                  r"$c=1$, which implies any larger constant).",
-       controls=[Control("closed-form-0.999", "the worst ‖∇f(x_N)‖² stated as 0.999·(L/(N+1))²: false, the Huber function "
-                         "with a = L/(N+1) attains (L/(N+1))² (pep.huber_gd_gradient_norm, a plain loop)",
-                         {"closed_form_scale": 0.999})])
+       controls=[tightened_bound(0.999, "the worst ‖∇f(x_N)‖² = (L/(N+1))²",
+                                 "the Huber function with a = L/(N+1) (pep.huber_gd_gradient_norm, a plain loop)",
+                                 {"closed_form_scale": 0.999}, name="closed-form-0.999")])
 def lemma_20(ctx):
     from PEPit import PEP
     from PEPit.functions import SmoothConvexFunction

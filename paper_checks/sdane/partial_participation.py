@@ -25,6 +25,7 @@ from fedtheory.algorithms.dane import acc_coefficient, acc_sdane_step, run_sdane
 from fedtheory.algorithms.local_solvers import GD, Boundary, StabilizedTest, sgd_output_moments
 from fedtheory.certify.params import Ball, Box, Product, quadratic_instance_param
 from fedtheory.certify.probe import probe
+from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.clients import QuadraticOracles, client_oracles
@@ -33,6 +34,12 @@ from fedtheory.problems.dissimilarity import (Delta_s, delta_s, gradient_varianc
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 
 H = load_module(Path(__file__).with_name("definitions_and_lemmas.py"))
+
+
+def _no_known_attaining(bound: str) -> str:
+    """Why a rebuilt expected-value bound declares no tightened control: ``bound`` has no known attaining instance."""
+    return (f"{bound}: no instance attaining the bound is known (exact expectations on quadratics stay below it, and the "
+            "rebuilt constants are sufficient, not known tight), so no tightened variant is known false a priori")
 
 
 def _shared_hessian_federation(rng, n, d):
@@ -76,9 +83,9 @@ def lemma_15_ratio(q, s, xbar, gamma, exact_zeta=False):
        statement=r"Suppose $f_1..f_n$ satisfy $\Delta_s$-ED and $\zeta^2$-BGV; $S$ uniform in $\binom{[n]}s$; $\bar x$ fixed and "
                  r"$x$ a deterministic function of $S$. For any $\gamma>0$: $\mathbb E_S[f(x)-f_S(x)]\le\mathbb E_S[\frac{\Delta_s+\gamma}2"
                  r"\|x-\bar x\|^2]+\frac{\sigma_s^2}{2\gamma}$, $\sigma_s^2=\frac{n-s}{s(n-1)}\zeta^2$ (B.13). (Rebuilt.)",
-       controls=[Control("rhs-0.999", "(B.13) with its right side scaled by 0.999: false, for shared-Hessian quadratics "
-                         "Δ_s = 0 and the worst x(S) gives E_S‖∇h^S(x̄)‖²/(2γ) = σ_s²/(2γ) exactly (Lemma 14)",
-                         {"rhs_scale": 0.999})])
+       controls=[tightened_bound(0.999, "(B.13)'s right side", "the worst x(S) on shared-Hessian quadratics (Δ_s = 0, "
+                                 "E_S‖∇h^S(x̄)‖²/(2γ) = σ_s²/(2γ) exactly, Lemma 14)", {"rhs_scale": 0.999},
+                                 name="rhs-0.999")])
 def lemma_15(ctx):
     rng = ctx.rng
     worst, cases, tight = -np.inf, 0, 0.0
@@ -420,10 +427,8 @@ def _lemma23_ratio(Hm, b, x0, eta, K, var):
 
 
 @claim(id="sdane/lemma-23", ref="Lemma 23", kind="probe", statement=LEMMA_23,
-       control_exempt=("Lemma 23's SGD bound (its noise term ησ² is ~4× the stationary value on 1-D quadratics): no "
-                       "instance attaining the bound is known (exact expectations on quadratics stay below it, and "
-                       "the rebuilt constants are sufficient, not known tight), so no tightened variant is known "
-                       "false a priori"),
+       control_exempt=_no_known_attaining("Lemma 23's SGD bound (its noise term ησ² is ~4× the stationary value on "
+                                          "1-D quadratics)"),
        title="Lemma 23 (SGD with constant step) in exact expectation on quadratics with Gaussian noise")
 def lemma_23(ctx):
     rng = ctx.rng
@@ -603,9 +608,7 @@ def _expected_acc_step(orc, x, v, A, B, a, S, lam, mu, moments):
 
 
 @claim(id="sdane/theorem-21", ref="Theorem 21", kind="simulation", statement=THEOREM_21,
-       control_exempt=("Theorem 21's recurrence with additive e_r (rebuilt): no instance attaining the bound is known"
-                       " (exact expectations on quadratics stay below it, and the rebuilt constants are sufficient, "
-                       "not known tight), so no tightened variant is known false a priori"),
+       control_exempt=_no_known_attaining("Theorem 21's recurrence with additive e_r (rebuilt)"),
        title="Theorem 21: with Corollary 22's SGD, (C.6) and the one-round recurrence hold in exact expectation")
 def theorem_21(ctx):
     return _decide_stochastic(ctx, accelerated=False,
@@ -619,9 +622,7 @@ def theorem_21(ctx):
 
 
 @claim(id="sdane/theorem-26", ref="Theorem 26", kind="simulation",
-       control_exempt=("Theorem 26's recurrence with additive e_r (rebuilt): no instance attaining the bound is known"
-                       " (exact expectations on quadratics stay below it, and the rebuilt constants are sufficient, "
-                       "not known tight), so no tightened variant is known false a priori"),
+       control_exempt=_no_known_attaining("Theorem 26's recurrence with additive e_r (rebuilt)"),
        statement=r"Theorem 7 with stochastic local solvers: under (C.6) with $y^r$ and additive $e_r$ (rebuilt), "
                  r"$A_R(\mathbb Ef(x^R)-f^\star)+\frac{B_R}2\mathbb E\|v^R-x^\star\|^2\le\frac{D^2}2+\sum_{r=1}^RA_r(\frac{\sigma_s^2}{2\gamma}+\frac{e_{r-1}}{2\lambda})$.",
        title="Theorem 26: Acc-S-DANE with Corollary 27's SGD, (C.6) and the one-round recurrence in exact expectation")
@@ -664,9 +665,7 @@ def _corollary_22_check(ctx, accelerated: bool, notes: str):
 
 
 @claim(id="sdane/corollary-22", ref="Corollary 22", kind="numeric", statement=COROLLARY_22,
-       control_exempt=("Corollary 22's SGD plan (constants ours): no instance attaining the bound is known (exact "
-                       "expectations on quadratics stay below it, and the rebuilt constants are sufficient, not known"
-                       " tight), so no tightened variant is known false a priori"),
+       control_exempt=_no_known_attaining("Corollary 22's SGD plan (constants ours)"),
        title="Corollary 22: the rebuilt SGD step and step count meet (C.6), exactly in expectation")
 def corollary_22(ctx):
     return _corollary_22_check(ctx, accelerated=False,
@@ -677,9 +676,7 @@ def corollary_22(ctx):
 
 
 @claim(id="sdane/corollary-27", ref="Corollary 27", kind="numeric",
-       control_exempt=("Corollary 27's SGD plan (constants ours): no instance attaining the bound is known (exact "
-                       "expectations on quadratics stay below it, and the rebuilt constants are sufficient, not known"
-                       " tight), so no tightened variant is known false a priori"),
+       control_exempt=_no_known_attaining("Corollary 27's SGD plan (constants ours)"),
        statement=r"Corollary 22 for Algorithm 2 (Theorem 26): the same mini-batch SGD plan meets (C.6) with centre $y^r$ "
                  r"(``the proof is the same as the one for Corollary 22'').",
        title="Corollary 27: Corollary 22's SGD plan meets (C.6) at Acc-S-DANE's centres")

@@ -21,6 +21,7 @@ from fedtheory.algorithms.local_solvers import (FGM, GD, OGMG, Boundary, DaneTes
 from fedtheory.certify import pep
 from fedtheory.certify.params import Ball, Box, Product, quadratic_instance_param
 from fedtheory.certify.probe import probe
+from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.probing import decide_by_probe
 from fedtheory.content import load_module
@@ -233,8 +234,8 @@ def theorem_1_pep(ctx):
 
 @claim(id="sdane/section-2.1/stabilized-ppm", ref="Section 2.1 (with Theorem 1 for n = 1)", kind="certificate",
        title="The stabilized PPM under the relaxed condition ‖∇F_k(x_{k+1})‖ ≤ λ‖x_{k+1} − v_k‖ keeps the PPM rate (tight)",
-       controls=[Control("closed-form-0.999", "the worst case at μ = 0 stated as 0.999·λD²/(2K): false, the instance "
-                         "f = (λ/K)|x| attains λD²/(2K) (pep.abs_stabilized_ppm, a plain loop)", {"closed_form_scale": 0.999})],
+       controls=[tightened_bound(0.999, "the worst case λD²/(2K) at μ = 0", "f = (λ/K)|x| (pep.abs_stabilized_ppm, a plain "
+                                 "loop)", {"closed_form_scale": 0.999}, name="closed-form-0.999")],
        statement=r"The stabilized proximal-point method (3) with the relative accuracy condition "
                  r"$\|\nabla F_k(x_{k+1})\|\le\lambda\|x_{k+1}-v_k\|$ has the iteration complexity of the exact method (2): "
                  r"$f(\bar x_K)-f^\star+\frac\mu2\|v_K-x^\star\|^2\le\frac{\mu D^2}{2[(1+\mu/\lambda)^K-1]}\le\frac{\lambda D^2}{2K}$ "
@@ -296,6 +297,18 @@ def one_gradient_step(ctx):
 # Corollary 18
 # --------------------------------------------------------------------------------------------
 
+def _random_rate_parameters(rng, mu_scale: float, log10_mu_range: tuple[float, float]):
+    """λ, μ = mu_scale·λ·10^U(log10_mu_range), D² and ε = D²λ·10^U(−12, 0) as 40-digit mpmath numbers, drawn in
+    this order (Corollaries 18 and 25 sample their rate's parameters the same way)."""
+    import mpmath
+
+    lam = mpmath.mpf(10 ** rng.uniform(-3, 3))
+    mu = mu_scale * lam * mpmath.mpf(10 ** rng.uniform(*log10_mu_range))
+    D2 = mpmath.mpf(10 ** rng.uniform(-2, 4))
+    eps = D2 * lam * mpmath.mpf(10 ** rng.uniform(-12, 0))
+    return lam, mu, D2, eps
+
+
 @claim(id="sdane/corollary-18", ref="Corollary 18", kind="symbolic",
        title="S-DANE reaches ε after (1 + λ/μ) ln(1 + μD²/(2ε)) rounds; δ_AD²/ε as μ → 0",
        statement=r"Under Theorem 1, $f(\bar x^R)-f^\star\le\varepsilon$ for $R\ge(1+\frac\lambda\mu)\ln(1+\frac{\mu D^2}{2\varepsilon})$ "
@@ -317,10 +330,7 @@ def corollary_18(ctx):
     rng = ctx.rng
     with mpmath.workdps(40):
         for _ in range(2000):
-            lam = mpmath.mpf(10 ** rng.uniform(-3, 3))
-            mu = lam * mpmath.mpf(10 ** rng.uniform(-8, 3))
-            D2 = mpmath.mpf(10 ** rng.uniform(-2, 4))
-            eps = D2 * lam * mpmath.mpf(10 ** rng.uniform(-12, 0))
+            lam, mu, D2, eps = _random_rate_parameters(rng, 1, (-8, 3))
             R = int(mpmath.ceil(ctx.param("rounds_factor", 1.0) * (1 + lam / mu) * mpmath.log(1 + mu * D2 / (2 * eps))))
             bound = mu * D2 / (2 * ((1 + mu / lam) ** R - 1))
             worst = max(worst, bound / eps)
@@ -762,20 +772,14 @@ def corollary_25(ctx):
     worst = mpmath.mpf(0)
     with mpmath.workdps(40):
         for _ in range(2000):
-            lam = mpmath.mpf(10 ** rng.uniform(-3, 3))
-            mu = 4 * lam * mpmath.mpf(10 ** rng.uniform(-8, 0))
-            D2 = mpmath.mpf(10 ** rng.uniform(-2, 4))
-            eps = D2 * lam * mpmath.mpf(10 ** rng.uniform(-12, 0))
+            lam, mu, D2, eps = _random_rate_parameters(rng, 4, (-8, 0))
             q = mpmath.sqrt(mu / (4 * lam))
             R = int(mpmath.ceil(ctx.param("rounds_factor", 1.0) * (1 + 2 * mpmath.sqrt(lam / mu))
                                 * mpmath.log(1 + mpmath.sqrt(2 * mu * D2 / eps))))
             bound = 2 * mu * D2 / ((1 + q) ** R - (1 - q) ** R) ** 2
             worst = max(worst, bound / eps)
         for _ in range(500):  # μ > 4λ
-            lam = mpmath.mpf(10 ** rng.uniform(-3, 3))
-            mu = 4 * lam * mpmath.mpf(10 ** rng.uniform(0.01, 4))
-            D2 = mpmath.mpf(10 ** rng.uniform(-2, 4))
-            eps = D2 * lam * mpmath.mpf(10 ** rng.uniform(-12, 0))
+            lam, mu, D2, eps = _random_rate_parameters(rng, 4, (0.01, 4))
             q = mpmath.sqrt(mu / (4 * lam))
             R = max(1, int(mpmath.ceil(1 + mpmath.log(2 * lam * D2 / eps) / (2 * mpmath.log(1 + q)))))
             worst = max(worst, 2 * lam * D2 * (1 + q) ** (-2 * (R - 1)) / eps)
@@ -791,9 +795,9 @@ def corollary_25(ctx):
        statement=r"With $n=1$, $\lambda=L$ and $f$ $L$-smooth convex, one gradient step $x_{r+1}=y_r-\frac1L\nabla f(y_r)$ satisfies "
                  r"$\|\nabla F_r(x_{r+1})\|\le\lambda\|x_{r+1}-y_r\|$, and Algorithm 2 gives "
                  r"$f(x^R)-f^\star\le\frac{D^2}{2A_R}\le\frac{2LD^2}{R^2}$ (Catalyst's rate without its log overhead).",
-       controls=[Control("closed-form-0.999", "the R = 1, μ = 0 worst case stated as 0.999·LD²/6: false, the round is one "
-                         "gradient step from x_0 whose tight worst case LD²/(4N+2) = LD²/6 is attained by a Huber function "
-                         "(Drori & Teboulle 2014)", {"closed_form_scale": 0.999})])
+       controls=[tightened_bound(0.999, "the R = 1, μ = 0 worst case LD²/6 (one gradient step from x_0, tight worst "
+                                 "case LD²/(4N+2))", "a Huber function (Drori & Teboulle 2014)", {"closed_form_scale": 0.999},
+                                 name="closed-form-0.999")])
 def stabilized_catalyst(ctx):
     Rs = (1, 2, 3) if not ctx.full else (1, 2, 3, 4, 6)
     res = [pep.stabilized_catalyst(R, 1.0, mu) for R in Rs for mu in (0.0, 0.1)]
