@@ -16,8 +16,10 @@ its performance-estimation problem in PEPit, with no per-method code:
 - heterogeneity: ‖c_i − o‖ ≤ C (c_i the minimizer of f_i, o free) or Σ p_i‖∇f_i(x*)‖² ≤ ζ² (``zeta``);
 - ``function_class="sod"``: the class of :func:`~fedtheory.certify.federated_pep.certify_sdane` instead — two
   clients of weight ½, f_1 μ-convex (μ ≥ 0, no smoothness), (f_1 − f_2)/2 δ-smooth (``delta``), f_2 μ-convex on
-  every point it is evaluated at; measures ``"error"`` and ``"function-value"`` (``L`` is not used). With μ = 0 its
-  function value is certify_sdane's metric for Acc-S-DANE (any R) and S-DANE (R = 1); no lower bound is replayed.
+  every point it is evaluated at (and at every round's output and server variables); measures ``"error"`` and
+  ``"function-value"`` (``L`` is not used). With μ = 0 its function value is certify_sdane's metric for
+  Acc-S-DANE (any R) and S-DANE (R = 1); no lower bound is replayed here (certify_sdane, which builds its PEP
+  with :func:`build_pep`'s weighted-average output, potential and inexact prox, replays it on the driver).
 
 The round is interpreted twice. First on a tiny linear-combination representation: every vector is a dict
 atom → coefficient over the state atoms, x_0 and one atom per gradient evaluation (an evaluation at a point
