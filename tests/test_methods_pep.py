@@ -21,16 +21,19 @@ MU, L = 1.0, 10.0
 RHO = (math.sqrt(10) - 1) / (math.sqrt(10) + 1)          # 0.519494..., FedSplit at s = 1/√(μL)
 
 
-def _hand_written(K, gamma, alpha, p, measure, fc, eta, beta, server, rounds, D):
-    """certify_local_update(engine='pepit')'s upper bound: its PEP, solver and margin (without its probes)."""
-    from fedtheory.certify.federated_pep import _WRAPPER, SDP_MARGIN, _pepit_problem, _theta
-    from fedtheory.certify.pep import _solve_detail
+def _literal():
+    """LocalUpdate's and S-DANE's PEPs written literally in PEPit (verify/_literal_peps.py: independent of the
+    compiler that certify, certify_local_update and certify_sdane share)."""
+    from pathlib import Path
 
-    pb = _pepit_problem(MU, L, K, gamma, _theta("1:K", K), alpha, np.asarray(p, dtype=np.float64), "C", measure, fc,
-                        eta, beta, server, rounds, D)
-    sq, _, _ = _solve_detail(pb, wrapper=_WRAPPER)
-    v = sq * L if measure == "function-value" else math.sqrt(max(sq, 0.0))
-    return v * (1 + SDP_MARGIN)
+    from fedtheory.content import load_module
+
+    return load_module(Path(__file__).resolve().parents[1] / "verify" / "_literal_peps.py")
+
+
+def _hand_written(K, gamma, alpha, p, measure, fc, eta, beta, server, rounds, D):
+    """The literal LocalUpdate PEP's certified value (solver and margin as certify's, without probes)."""
+    return _literal().literal_value(MU, L, K, gamma, alpha, p, measure, fc, eta, beta, server, rounds, D)[0]
 
 
 def test_fedsplit_rate_default_step_three_clients():
@@ -68,7 +71,9 @@ def test_agrees_with_hand_written_local_update_pep(fc, n, p, measure, h, kw):
         assert c.lower <= c.value and c.gap <= 1e-4
 
 
-def test_agrees_with_certify_local_update_itself_and_a_planted_mismatch_is_seen():
+def test_certify_local_update_wraps_the_compiled_pep_and_a_planted_mismatch_is_seen():
+    # one PEP builder: certify_local_update's PEPit engine translates its arguments into LocalUpdate's description
+    # (the agreement of that PEP with an independent one is test_agrees_with_hand_written_local_update_pep's)
     from fedtheory.certify.federated_pep import certify_local_update
 
     h = {"K": 2, "gamma": 0.05, "eta": 0.1}
@@ -180,9 +185,11 @@ def test_zeta_model_agrees_with_hand_written_pep():
     """
     import warnings
 
-    from fedtheory.certify.federated_pep import _WRAPPER, SDP_MARGIN, _pepit_problem, _theta
+    from fedtheory.certify.federated_pep import _WRAPPER, SDP_MARGIN
     from fedtheory.methods import get
     from fedtheory.methods.pep import _build
+
+    literal = _literal().literal_local_update_pep
 
     p, zeta = np.array([0.3, 0.7]), 2.0
     m = get("fedavg", K=2, gamma=0.05)
@@ -197,27 +204,50 @@ def test_zeta_model_agrees_with_hand_written_pep():
 
     compiled = accurate(_build(m, "floor", 2, p, m.aggregation_weights(p), np.ones(2), MU, L, "zeta", "quadratic",
                                None, None).pb)
-    hand = accurate(_pepit_problem(MU, L, 2, 0.05, _theta("1:K", 2), 0.0, p, "zeta", "floor", "quadratic", None,
-                                   None, "gd", None, None))
+    hand = accurate(literal(MU, L, 2, 0.05, 0.0, p, "zeta", "floor", "quadratic", None, None, "gd", None, None))
     assert abs(compiled - hand) <= 1e-6 * hand                     # measured 3e-10
     c = certify("fedavg", mu=MU, L=L, clients=2, p=p.tolist(), measure="floor", zeta=zeta,
                 hyper={"K": 2, "gamma": 0.05}, probe_starts=0)
     assert c.status == "certified" and hand <= c.value <= hand * (1 + 2 * SDP_MARGIN)
     assert c.lower <= hand * (1 + 1e-6)                            # the replayed instance is in the class
-    wrong = accurate(_pepit_problem(MU, L, 2, 0.05 * 1.01, _theta("1:K", 2), 0.0, p, "zeta", "floor", "quadratic",
-                                    None, None, "gd", None, None))
+    wrong = accurate(literal(MU, L, 2, 0.05 * 1.01, 0.0, p, "zeta", "floor", "quadratic", None, None, "gd", None,
+                             None))
     assert abs(wrong - hand) > 1e-4 * hand                         # control: a 1 % other step is seen
 
 
-def test_sod_class_agrees_with_certify_sdane():
-    from fedtheory.certify.federated_pep import SDP_MARGIN, certify_sdane
+def test_sod_class_agrees_with_the_literal_sdane_pep():
+    from fedtheory.certify.federated_pep import SDP_MARGIN
 
     c = certify(get("acc-sdane", lam=2.0, mu=0.0), mu=0.0, L=1.0, measure="function-value", function_class="sod",
                 delta=1.0, rounds=2, D=1.0, probe_starts=0)
-    ref = certify_sdane(2, 2.0, 0.0, 1.0, accelerated=True).value * (1 + SDP_MARGIN)
+    ref = _literal().literal_sdane(2, 2.0, 0.0, 1.0, 0.0, True).value * (1 + SDP_MARGIN)
     assert c.status == "certified" and abs(c.value - ref) <= 1e-6 * ref and c.lower is None
     with pytest.raises(ValueError, match="two clients of weight 1/2"):
         certify(get("sdane", lam=2.0), mu=0.0, L=1.0, clients=3, measure="function-value", function_class="sod",
                 delta=1.0, rounds=1, D=1.0)
     with pytest.raises(ValueError, match="delta > 0"):
         certify(get("sdane", lam=2.0), mu=0.0, L=1.0, measure="function-value", function_class="sod", rounds=1, D=1.0)
+
+
+def test_certify_sdane_potential_and_inexact_solves_agree_with_the_literal_pep():
+    # S-DANE at R = 1 with μ > 0 (the potential μ/2‖v^R − x*‖²) and Acc-S-DANE with inexact solves (c > 0): the
+    # compiled PEP (build_pep's potential and prox_accuracy) equals the literal one; a 1 % other λ is seen
+    from fedtheory.certify.federated_pep import certify_sdane
+
+    for R, lam, mu, c, acc in ((1, 2.0, 0.3, 0.0, False), (1, 2.0, 0.0, 0.25, True)):
+        got, ref = certify_sdane(R, lam, mu, 1.0, c=c, accelerated=acc), _literal().literal_sdane(R, lam, mu, 1.0, c, acc)
+        assert abs(got.value - ref.value) <= 1e-6 * ref.value and abs(got.lower - ref.lower) <= 1e-6 * ref.value
+    other = certify_sdane(1, 2.02, 0.3, 1.0)
+    assert abs(other.value - _literal().literal_sdane(1, 2.0, 0.3, 1.0, 0.0, False).value) > 1e-4
+
+
+def test_build_pep_refuses_round_options_on_rate_and_floor():
+    from fedtheory.methods.pep import build_pep
+
+    m = get("fedavg", K=2, gamma=0.05)
+    with pytest.raises(ValueError, match="not measure 'floor'"):
+        build_pep(m, measure="floor", mu=MU, L=L, p=[0.5, 0.5], prox_accuracy=0.1)
+    with pytest.raises(ValueError, match="one weight per round"):
+        build_pep(m, measure="error", mu=MU, L=L, p=[0.5, 0.5], rounds=2, D_units=1.0, average=[1.0])
+    with pytest.raises(ValueError, match="server variables"):
+        build_pep(m, measure="function-value", mu=MU, L=L, p=[0.5, 0.5], rounds=1, D_units=1.0, potential={"v": 1.0})

@@ -1,14 +1,16 @@
 """Every certificate path cross-checked: engines against each other, lower bounds against upper bounds.
 
-The certificates come from three engines — the spectral relaxation and the hand-written PEPit PEP of
+The certificates come from the spectral relaxation of
 :func:`fedtheory.certify.federated_pep.certify_local_update`, the PEP compiled from a method's description
-(:func:`fedtheory.methods.pep.certify`) — and the d = 1 branch and bound
+(:func:`fedtheory.methods.pep.build_pep`: what :func:`fedtheory.methods.pep.certify` and certify_local_update's
+PEPit engine both solve, each replaying its own lower bounds; checked against the PEPit PEP written literally in
+``verify/_literal_peps.py``) and the d = 1 branch and bound
 (:func:`fedtheory.certify.commuting.certify_floor_d1`); the explorer answers from a table of them
 (:mod:`fedtheory.explore.certified`). A slip in one path (a sign in the spectral engine's heavy-ball error, the ζ
 constraint's units at L ≠ 1, a look-up between tabulated ratios rounded the wrong way) leaves that path's own
 claims green unless something independent computes the same number. Here each path meets another:
 
-- the error measure under server GD, heavy ball and Nesterov: spectral = PEPit = compiled (Adam has a nonlinear
+- the error measure under server GD, heavy ball and Nesterov: spectral = compiled = literal (Adam has a nonlinear
   server rule: no PEP, and the certificate says so);
 - the ζ model at L = 10 against the scaling law from L = 1 (ζ scales like a gradient, so with (μ, L, γ) →
   (sμ, sL, γ/s) the floor at ζ equals the floor at ζ/s), and spectral = PEPit there;
@@ -22,7 +24,7 @@ claims green unless something independent computes the same number. Here each pa
 Fast claims use the smallest settings that exercise each path; the whole grid is the ``full`` tier.
 
 Measured (2026-11, seed 0): the engines agree to 4e-9 (GD), 6e-11 (heavy ball), 5e-8 (Nesterov) between the
-compiled and hand-written PEPs, and to 1.2e-5 between the spectral and PEPit engines in the ζ model at L = 10; every
+compiled and the then hand-written (now literal) PEPs, and to 1.2e-5 between the spectral and PEPit engines in the ζ model at L = 10; every
 gap is ~1e-5 (the reporting margin). The extreme-spectrum family attains the explorer table's certified floor at
 all 80 tabulated points to within 1e-6 relative (``table-above-extreme-family``): the worst floor sits in that
 two-client, two-dimensional family throughout the table. At the audit's Θ_K point the family's floor is
@@ -32,10 +34,16 @@ from __future__ import annotations
 
 import functools
 import math
+from pathlib import Path
 
 import numpy as np
 
 from fedtheory.claims.core import Control, claim
+from fedtheory.content import load_module
+
+#: LocalUpdate's PEP written literally in PEPit: the independent side of the compiled PEP, which the PEPit engine of
+#: certify_local_update and fedtheory.methods.pep.certify share (issue 22: one PEP builder)
+_LITERAL = load_module(Path(__file__).with_name("_literal_peps.py"))
 
 #: two engines' values for the same exact worst case: the reporting margin 1e-5 on each plus the spectral
 #: relaxation's looseness at 16 pieces (measured below 1e-5 on these points); 1e-4 as the engines-agree claims
@@ -126,11 +134,13 @@ _SIGN_SLIP = Control("momentum-dropped", "the PEPit engine run with β = 0 (the 
 @claim(
     id="verify/certificate-crosscheck/error-servers",
     ref="consistency",
-    title="Error certificates under server GD, heavy ball and Nesterov: the compiled PEP = the hand-written PEP",
+    title="Error certificates under server GD, heavy ball and Nesterov: the compiled PEP = the literal PEP",
     statement=r"For $n=2$ quadratic clients ($\mu=1$, $L=10$, $\|c_i-o\|\le1$), LocalUpdate with $K=2$, "
               r"$\gamma=0.05$, server step $\eta=0.1$ and server GD, heavy ball or Nesterov ($\beta=0.3$): the "
               r"certified $\sup\|x_2-x^*\|$ from $\|x_0-x^*\|\le1$ of the PEP compiled from the method's "
-              r"description and of the hand-written PEPit PEP agree to $10^{-4}$ relative, and each certificate's "
+              r"description (\texttt{fedtheory.methods.pep.certify}, and \texttt{certify\_local\_update}'s PEPit "
+              r"engine, which compiles the same PEP and replays its own lower bounds) and of the PEPit PEP written "
+              r"literally (\texttt{verify/\_literal\_peps.py}) agree to $10^{-4}$ relative, and each certificate's "
               r"replayed lower bound is within 1\,\% of its upper bound. Adam's nonlinear server rule has no PEP: "
               r"the compiled certificate refuses it with a message naming the rule.",
     kind="certificate",
@@ -140,6 +150,14 @@ def error_servers(ctx):
     from fedtheory.methods.pep import certify
 
     ok, rows = _agreement_rows(ctx, [(srv, _compiled_error(srv)) for srv in ("gd", "heavy_ball", "nesterov")])
+    sign = ctx.param("beta_sign", 1.0)
+    for row in rows:                 # the compiled PEP (both certificates' upper bound) against the literal PEP
+        beta = _beta(row["server"])
+        row["literal"], _ = _LITERAL.literal_value(1.0, 10.0, 2, 0.05, 0.0, [0.5, 0.5], "error", "quadratic",
+                                                   ERROR_SETTING["eta"], None if beta is None else sign * beta,
+                                                   row["server"], ERROR_SETTING["rounds"], ERROR_SETTING["D"])
+        row["relative_literal"] = abs(row["other"] - row["literal"]) / row["literal"] if row["other"] else math.inf
+        ok &= row["relative_literal"] <= ENGINE_RTOL
     try:
         certify("local-update", mu=1.0, L=10.0, measure="error", rounds=2, D=1.0,
                 hyper={"K": 2, "gamma": 0.05, "eta": 0.1, "server": "adam"}, probe_starts=0)
@@ -179,12 +197,13 @@ MATRIX = tuple((measure, server, het) for measure in ("floor", "rate", "error", 
 @claim(
     id="verify/certificate-crosscheck/matrix",
     ref="consistency",
-    title="Every measure × server optimizer × heterogeneity model: the compiled PEP = the hand-written PEP, gaps ≤ 1 %",
+    title="Every measure × server optimizer × heterogeneity model: the compiled PEP = the literal PEP, gaps ≤ 1 %",
     statement=r"For $n=2$ quadratic clients ($\mu=1$, $L=10$; $\|c_i-o\|\le1$ or $\zeta=1$), LocalUpdate with "
               r"$K=2$, $\gamma=0.05$, $\eta=0.1$, $T=2$, $D=1$: for the floor, the rate, the error and the function "
               r"value, under server GD, heavy ball and Nesterov ($\beta=0.3$; error and function value), the "
-              r"compiled PEP's and the hand-written PEPit PEP's certified values agree to $10^{-4}$ relative and "
-              r"each lower bound is within 1\,\% of its upper bound.",
+              r"certified values of the compiled PEP (\texttt{fedtheory.methods.pep.certify} and "
+              r"\texttt{certify\_local\_update}'s PEPit engine) and of the PEPit PEP written literally agree to "
+              r"$10^{-4}$ relative and each lower bound (both certificates') is within 1\,\% of its upper bound.",
     kind="certificate",
     tier="full",
     controls=[_SIGN_SLIP],
@@ -207,11 +226,15 @@ def matrix(ctx):
                  **({} if beta is None else {"beta": beta})}
         comp = certify("local-update", mu=1.0, L=10.0, measure=measure, zeta=zeta, hyper=hyper, probe_starts=1,
                        seed=_seed(ctx), **kw)
+        literal, _ = _LITERAL.literal_value(1.0, 10.0, 2, 0.05, 0.0, [0.5, 0.5], measure, "quadratic", eta,
+                                            None if beta is None else sign * beta, server, kw.get("rounds"),
+                                            kw.get("D"), het=het)
+        literal *= 1.0 if zeta is None else zeta
         row = {"measure": measure, "server": server, "het": het, "hand": hand.value, "compiled": comp.value,
-               "gaps": [hand.gap, comp.gap], "statuses": [hand.status, comp.status]}
+               "literal": literal, "gaps": [hand.gap, comp.gap], "statuses": [hand.status, comp.status]}
         good = hand.status == comp.status == "certified"
         if good:
-            row["relative"] = abs(hand.value - comp.value) / max(hand.value, 1e-300)
+            row["relative"] = max(abs(x.value - literal) / max(literal, 1e-300) for x in (hand, comp))
             good = row["relative"] <= ENGINE_RTOL and all(g is not None and g <= GAP_RTOL for g in row["gaps"])
         rows.append(row)
         ok &= bool(good)

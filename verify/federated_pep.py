@@ -12,8 +12,8 @@
 - K = 1, μ = 0: the function-value certificate equals Drori & Teboulle's tight worst case of gradient descent,
   L‖x_0 − x*‖²/(4Nh + 2) (Drori & Teboulle, *Performance of first-order methods for smooth convex minimization:
   a novel approach*, Math. Program. 2014, Thm 3.1; attained by a Huber-type function);
-- S-DANE written on this module's PEPit machinery (:func:`certify_sdane`, local gradients defined) over the class
-  and round loop of :func:`~fedtheory.certify.pep.two_client_sdane` agrees with it at c > 0 (one SDP in two
+- S-DANE's PEP compiled from its description (:func:`certify_sdane`: local points defined by the prox, free
+  subproblem gradients e_i) over the class of :func:`~fedtheory.certify.pep.two_client_sdane` agrees with it at c > 0 (one SDP in two
   bases: 1e-6 at R = 1, Clarabel's accuracy at R ≤ 3); with exact solves it lies below two_client_sdane's inexact
   worst cases and is their c → 0 limit (two_client_sdane at c = 0 itself has no interior: see the notes);
 - the quadratic PEP's own worst case (PEPit engine), rebuilt as a QuadraticFederation
@@ -155,7 +155,7 @@ def k1_drori_teboulle(ctx):
                       tolerance={"relative": DT_RTOL, "why": "Clarabel's 1e-8 duality gap on O(1) data"})
 
 
-#: agreement required between certify_sdane(c) (local gradients defined, free errors e_i) and two_client_sdane(c) (free
+#: agreement required between certify_sdane(c) (local points defined, free errors e_i) and two_client_sdane(c) (free
 #: local points, (6) as a constraint) at c > 0. The two SDPs are one program in two bases of the Gram matrix (an
 #: invertible linear change of the leaf points), so their optima are equal and only solver error separates them:
 #: Clarabel stops at relative duality gap and feasibility 1e-8 on O(1) data; measured at R = 1 the two agree to
@@ -233,10 +233,11 @@ _SDANE_CONTROLS = [
     id="verify/federated-pep/sdane-agreement",
     tier="full",
     ref="consistency",
-    title="S-DANE on the federated PEP machinery (local gradients defined) agrees with two_client_sdane to 1e-6",
+    title="S-DANE's compiled PEP (certify_sdane) agrees with two_client_sdane to 1e-6",
     statement=r"For two $\mu$-convex clients under $\delta$-SOD and one round of S-DANE with local accuracy $c>0$, "
-              r"\texttt{certify\_sdane} (each local gradient defined as $\nabla f_i(x_i)=\nabla f_i(v)-\nabla f(v)"
-              r"-\lambda(x_i-v)+e_i$, $\sum_i\|e_i\|^2\le c\lambda^2\sum_i\|x_i-v\|^2$) and \texttt{two\_client\_sdane} "
+              r"\texttt{certify\_sdane} (compiled from S-DANE's description: each local point defined by the prox, "
+              r"$\nabla f_i(x_i)=\nabla f_i(v)-\nabla f(v)-\lambda(x_i-v)+e_i$ with free $e_i$, "
+              r"$\sum_i\|e_i\|^2\le c\lambda^2\sum_i\|x_i-v\|^2$) and \texttt{two\_client\_sdane} "
               r"(free local points under condition (6)) give the same worst case to $10^{-6}$ relative, both solved "
               r"to Clarabel \emph{optimal}, for $\lambda\in\{1,2\}$, $\mu\in\{0,\tfrac1{10}\}$, $\delta=1$, "
               r"$c\in\{\tfrac14,\tfrac1{100}\}$ and $c=\tfrac1{20}$ at $\lambda=2$. With exact solves ($c=0$, "

@@ -46,16 +46,19 @@ program stays well scaled from γ → 0 (b almost linear) to Kγμ ≫ 1 (b almo
 its optimum is an **upper bound**; it tightens as pieces shrink (``pieces``). Tangent slopes are central
 differences, so each tangent is lifted by a margin 10⁻⁸·max b that dominates their error.
 
-``engine="pepit"`` (both classes; small K): the method written literally in PEPit, one leaf per client
-(:class:`~PEPit.functions.SmoothStronglyConvexFunction`, or the quadratic class of Bousselmi, Hendrickx &
-Glineur, whose interpolation is exact), the fixed point imposed by eliminating the last client's last gradient
-(never as ‖q‖² = 0, which has no interior and stalls interior-point solvers). Its SDP is exact. PEPit's cvxpy
+``engine="pepit"`` (both classes; small K): LocalUpdate's PEP compiled from its description
+(:func:`fedtheory.methods.library.local_update`) by the one PEP builder, :func:`fedtheory.methods.pep.build_pep`:
+one leaf per client (:class:`~PEPit.functions.SmoothStronglyConvexFunction`, or the quadratic class of Bousselmi,
+Hendrickx & Glineur, whose interpolation is exact), the fixed point imposed by eliminating a gradient
+(Gauss–Jordan at the largest coefficient; never as ‖q‖² = 0, which has no interior and stalls interior-point
+solvers). Its SDP is exact; the worst case's named points (``pb.fed_points``) feed the replays below. PEPit's cvxpy
 wrapper writes every LMI entry twice (M[i, j] and M[j, i]), which makes Clarabel's equality system rank
 deficient; :class:`_SymmetricLMIWrapper` sends each entry once.
 
 :func:`certify_sdane` writes S-DANE and Acc-S-DANE (two clients under δ-SOD, exact or inexact local solves) with
-the same device, local gradients defined rather than constrained, over the class and round loop of
-:func:`fedtheory.certify.pep.two_client_sdane` (shared: :func:`fedtheory.certify.pep.sdane_pep`).
+the PEP compiled from the methods' descriptions (:func:`fedtheory.methods.pep.build_pep`, class ``"sod"``: the local
+points defined by the prox, inexactness as free subproblem gradients), solved, class-checked and replayed as
+:func:`fedtheory.certify.pep.two_client_sdane` does (shared: :func:`fedtheory.certify.pep.solve_sdane`).
 
 Lower bounds: a seeded multi-start probe maximizes the measure over concrete instances (A_i = U_i diag(λ_i)U_iᵀ,
 ‖c_i‖ = C, d = ``probe_dim``), the best instance is replayed through ``run_local_update`` and the value the
@@ -672,86 +675,19 @@ def pep_federation(p, mu: float, L: float, het: str, function_class: str):
 
 
 def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, eta, momentum, server, rounds, D):
-    """The PEPit problem (units L = 1: f_i/L, γL, α/L, ηL) whose worst case is the squared measure (for
-    ``"function-value"``: the measure itself, in units of L)."""
-    from PEPit import Expression
+    """LocalUpdate's federated PEP, compiled from its description (:func:`fedtheory.methods.library.local_update`)
+    by the one PEP builder, :func:`fedtheory.methods.pep.build_pep`: units L = 1 (f_i/L, lengths per unit C or ζ),
+    worst case = the squared measure (``"function-value"``: the measure itself, in units of C² or ζ²), the worst
+    case's named points in ``pb.fed_points`` for the replays below. The floor and the rate are server-GD's (η and
+    momentum do not move the fixed point; the rate is GD's by hypothesis), with η = γ where none is given."""
+    from fedtheory.methods.library import local_update
+    from fedtheory.methods.pep import build_pep
 
-    g_, a_, eta_ = gamma * L, alpha / L, (eta or 0.0) * L
-    n = len(p)
-    pb, fs, xs, cs, o = pep_federation(p, mu, L, het, function_class)
-    # the worst case's named points, read back after the solve (_interpolated_worst_case, the extraction)
-    named = {"functions": fs, "x_star": xs, "minimizers": cs, "centre": o}
-    w = th.weights
-    kmax = int(np.flatnonzero(w > 0)[-1])
-
-    def message(i, x):
-        y, q = x, None
-        for k in range(kmax + 1):
-            gk = fs[i].gradient(y) + a_ * (y - x)
-            if w[k] > 0:
-                q = float(w[k]) * gk if q is None else q + float(w[k]) * gk
-            y = y - g_ * gk
-        return q
-
-    if measure == "floor":
-        xb = pb.set_initial_point()
-        total = None
-        for i in range(n - 1):
-            qi = float(p[i]) * message(i, xb)
-            total = qi if total is None else total + qi
-        # last client: its last weighted gradient is whatever makes Σ p_i q_i = 0
-        partial = _message_without_last(fs[n - 1], xb, w, kmax, g_, a_)
-        last_g = (-1.0 / (float(p[n - 1]) * float(w[kmax]))) * (total + float(p[n - 1]) * partial[0]) \
-            if total is not None else (-1.0 / float(w[kmax])) * partial[0]
-        fs[n - 1].add_point((partial[1], last_g - a_ * (partial[1] - xb), Expression()))
-        pb.set_performance_metric((xb - xs) ** 2)
-        pb.fed_points = {**named, "fixed_point": xb}
-    elif measure == "rate":
-        x1, x2 = pb.set_initial_point(), pb.set_initial_point()
-        pb.set_initial_condition((x1 - x2) ** 2 <= 1.0)
-        r1 = x1 - eta_ * _sum_p(p, [message(i, x1) for i in range(n)])
-        r2 = x2 - eta_ * _sum_p(p, [message(i, x2) for i in range(n)])
-        pb.set_performance_metric((r1 - r2) ** 2)
-        pb.fed_points = {**named, "x1": x1, "x2": x2}
-    else:
-        x0 = pb.set_initial_point()
-        pb.set_initial_condition((x0 - xs) ** 2 <= (D / 1.0) ** 2)
-        x, x_prev = x0, x0
-        beta = momentum or 0.0
-        for _ in range(rounds):
-            y = x + beta * (x - x_prev) if server == "nesterov" else x
-            step = y - eta_ * _sum_p(p, [message(i, y) for i in range(n)])
-            x_new = step + beta * (x - x_prev) if server == "heavy_ball" else step
-            x_prev, x = x, x_new
-        if measure == "function-value":
-            # Σ p_i (f_i(x_T) − f_i(x*)) = F(x_T) − F(x*): F's value gap, per client so heterogeneity can enter
-            pb.set_performance_metric(_sum_p(p, [f(x) - f(xs) for f in fs]))
-        else:
-            pb.set_performance_metric((x - xs) ** 2)
-        pb.fed_points = {**named, "x0": x0}
-    return pb
-
-
-def _message_without_last(f, x, w, kmax, g_, a_):
-    """The last client's message without its last weighted gradient, and the point where that gradient sits."""
-    y, q = x, None
-    from PEPit import Point
-
-    for k in range(kmax):
-        gk = f.gradient(y) + a_ * (y - x)
-        if w[k] > 0:
-            q = float(w[k]) * gk if q is None else q + float(w[k]) * gk
-        y = y - g_ * gk
-    if q is None:
-        q = Point(is_leaf=False, decomposition_dict=dict())
-    return q, y
-
-
-def _sum_p(p, vecs):
-    out = float(p[0]) * vecs[0]
-    for pi, v in zip(p[1:], vecs[1:]):
-        out = out + float(pi) * v
-    return out
+    srv = server if measure in ("error", "function-value") else "gd"
+    m = local_update(theta=th, gamma=gamma, alpha=alpha, eta=eta, beta=momentum if srv != "gd" else None,
+                     server=srv)
+    return build_pep(m, measure=measure, mu=mu, L=L, p=p, het=het, function_class=function_class, rounds=rounds,
+                     D_units=D).pb
 
 
 def certify_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.0, accelerated: bool = False):
@@ -761,15 +697,15 @@ def certify_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.0, a
     f(x̄^R) − f* + μ/2‖v^R − x*‖² (x̄^R the (1 + μ/λ)^r-weighted average of the x^r; Acc-S-DANE: f(x^R)), as a
     :class:`~fedtheory.certify.pep.PepResult`.
 
-    The class, the round loop, the solve and the replay on the real driver (``lower``) are
-    :func:`~fedtheory.certify.pep.two_client_sdane`'s (:func:`~fedtheory.certify.pep.sdane_pep`). Only the local
-    step differs, written as this module writes LocalUpdate's fixed point: each local gradient is *defined*,
-    ∇f_i(x_i) = ∇f_i(c^r) − ∇f(c^r) − λ(x_i − c^r) + e_i, so that ∇F_{i,r}(x_i) = e_i (c^r the prox-centre:
-    v^r, or Acc-S-DANE's y^r); client 1 through f_1's gradient, client 2 through g's, ∇g(x_2) = ½(∇f_1(x_2) −
-    ∇f_2(x_2)) since f_2 = f_1 − 2g. For c > 0 the errors e_i are free points under the single constraint
-    Σ_i‖e_i‖² ≤ cλ²Σ_i‖x_i − c^r‖² (condition (6)), a reparametrization of two_client_sdane's PEP; c = 0 sets
-    e_i = 0 — exactness by elimination, not as ‖∇F_{i,r}‖² ≤ 0 (two_client_sdane at c = 0, a constraint without
-    interior on which Clarabel and SCS stop "inaccurate": 0.52522 and 0.52566 at R = 1, λ = 2, μ = 0, δ = 1).
+    The PEP is compiled from the method's description (:func:`fedtheory.methods.library.sdane` /
+    :func:`~fedtheory.methods.library.acc_sdane`) by :func:`fedtheory.methods.pep.build_pep` over the δ-SOD class
+    (``function_class="sod"``: f_1 μ-convex, g = (f_1 − f_2)/2 δ-smooth, f_2 μ-convex on every point it is
+    evaluated at), with the weighted-average output, the potential μ/2‖v^R − x*‖² and, for c > 0, each local
+    solve an inexact prox: its subproblem gradients e_i are free points under Σ_i‖e_i‖² ≤ cλ²Σ_i‖x_i − c^r‖²
+    (condition (6)); c = 0 is exactness by elimination, not ‖∇F_{i,r}‖² ≤ 0 (two_client_sdane at c = 0, a
+    constraint without interior on which Clarabel and SCS stop "inaccurate": 0.52522 and 0.52566 at R = 1,
+    λ = 2, μ = 0, δ = 1). The solve, the class check and the replay on the real driver (``lower``) are
+    :func:`fedtheory.certify.pep.solve_sdane`'s, shared with :func:`fedtheory.certify.pep.two_client_sdane`.
 
     c < 0 (or λ ≤ 0, μ < 0, δ ≤ 0, R < 1) raises ValueError naming the hypothesis.
 
@@ -781,26 +717,21 @@ def certify_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.0, a
     >>> bool(abs(a.value - b.value) <= 1e-6 * b.value)
     True
     """
-    from PEPit import Expression, Point
+    from fedtheory.certify.pep import check_sdane, solve_sdane
+    from fedtheory.methods.library import acc_sdane, sdane
+    from fedtheory.methods.pep import build_pep
 
-    from fedtheory.certify.pep import sdane_pep
-
-    def defined_local_points(pb, f1, g, f2, center, gc, gS):
-        x1, x2 = Point(), Point()
-        e = [Point(), Point()] if c > 0 else [None, None]
-        targets = []
-        for gci, xi, ei in zip(gc, (x1, x2), e):
-            t = gci - gS - lam * (xi - center)
-            targets.append(t if ei is None else t + ei)
-        f1.add_point((x1, targets[0], Expression()))
-        g.add_point((x2, 0.5 * (f1.gradient(x2) - targets[1]), Expression()))
-        if c > 0:
-            pb.add_constraint(e[0] ** 2 + e[1] ** 2 <= c * lam ** 2 * ((x1 - center) ** 2 + (x2 - center) ** 2))
-        return [x1, x2], targets
-
-    _register_wrapper()
-    return sdane_pep(R, lam, mu, delta, c, accelerated, defined_local_points, wrapper=_WRAPPER,
-                     params={"exact": c == 0, "local": "defined gradients"})
+    R = check_sdane(R, lam, mu, delta, c)
+    lam, mu, delta, c = float(lam), float(mu), float(delta), float(c)
+    method = (acc_sdane if accelerated else sdane)(lam, mu)
+    built = build_pep(method, measure="function-value", mu=mu, L=1.0, p=[0.5, 0.5], function_class="sod",
+                      rounds=R, D_units=1.0, delta=delta, prox_accuracy=c,
+                      average=None if accelerated else (1 + mu / lam) ** np.arange(1, R + 1),
+                      potential={"v": mu / 2} if mu > 0 else None)
+    sod = built.info["sod"]
+    return solve_sdane(built.pb, sod["f1"], sod["g"], sod["f2"], sod["x_star"], sod["x0"], built.info["local_points"],
+                       R, lam, mu, delta, c, accelerated, wrapper=_WRAPPER,
+                       params={"exact": c == 0, "local": "compiled (fedtheory.methods.pep)"})
 
 
 # --------------------------------------------------------------------------------------------
@@ -1184,7 +1115,7 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                 except (ValueError, np.linalg.LinAlgError) as err:
                     extracted = (None, None, {"error": str(err)})
             if measure == "function-value":
-                upper = sq * L * scale ** 2             # f_i/L in the PEP, x in units of C (or ζ)
+                upper = sq * scale ** 2                 # F(x_T) − F* in units of C² (or ζ²)
             else:
                 upper = root * scale if measure in ("floor", "error") else root
     except RuntimeError as err:

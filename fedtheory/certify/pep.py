@@ -38,7 +38,8 @@ from fedtheory.problems.clients import ClientOracles
 __all__ = ["PepResult", "stabilized_ppm", "classical_ppm", "two_client_sdane", "stabilized_catalyst", "gd_gradient_norm",
            "fast_gradient_norm", "cocoercivity_gap", "sdane_bound", "acc_sdane_bound", "SOLVER",
            "interpolation_violation", "huber_gd_gradient_norm", "abs_stabilized_ppm", "CLASS_ATOL", "TIGHT_RTOL",
-           "worst_gap", "sod_pair", "sod_start", "close_sod_pair", "sdane_pep"]
+           "worst_gap", "sod_pair", "sod_start", "close_sod_pair", "sdane_pep", "solve_sdane",
+           "check_sdane"]
 
 SOLVER = "CLARABEL"
 #: relative accuracy of the SDP solutions (Clarabel's default tolerances are 1e-8): ratios are compared to 1 + this.
@@ -492,7 +493,8 @@ def sdane_pep(R: int, lam: float, mu: float, delta: float, c: float, accelerated
     with μ₂ = ``mu2``, default μ), solve (:func:`_solve_detail` with ``wrapper``; the solver that produced the value
     goes to ``PepResult.solver``), interpolation check and replay on the real driver shared by
     :func:`two_client_sdane` (free local points, (6) as a constraint) and
-    :func:`fedtheory.certify.federated_pep.certify_sdane` (local gradients defined by elimination).
+    ``verify/_literal_peps.py``'s literal S-DANE PEP (local gradients defined by elimination);
+    :func:`fedtheory.certify.federated_pep.certify_sdane` compiles its PEP and shares :func:`solve_sdane`.
 
     ``local(pb, f1, g, f2, center, gc, gS)`` receives the prox-centre c^r, the clients' gradients there
     [∇f_1(c^r), ∇f_2(c^r)] and ∇f(c^r); it declares the two local points x_{i,r+1} with whatever constraints its
@@ -510,13 +512,7 @@ def sdane_pep(R: int, lam: float, mu: float, delta: float, c: float, accelerated
 
     from fedtheory.algorithms.dane import acc_coefficient
 
-    if isinstance(R, bool) or int(R) != R or R < 1:
-        raise ValueError(f"R must be an integer >= 1, got {R!r}")
-    if not (lam > 0 and mu >= 0 and delta > 0):
-        raise ValueError(f"hypothesis lam > 0, mu >= 0, delta > 0 violated: lam={lam!r}, mu={mu!r}, delta={delta!r}")
-    if not c >= 0:
-        raise ValueError(f"hypothesis c >= 0 violated: c={c!r} (the relative accuracy of condition (6))")
-    R = int(R)
+    R = check_sdane(R, lam, mu, delta, c)
     pb = PEP()
     f1, g, f2, f, xs, fs, x0 = sod_start(pb, mu, delta)
     x, v = x0, x0
@@ -546,11 +542,40 @@ def sdane_pep(R: int, lam: float, mu: float, delta: float, c: float, accelerated
     metric = f(out) - fs + (mu / 2) * (v - xs) ** 2
     close_sod_pair(pb, f1, f2, [xs] + iterates + vs + [out], mu if mu2 is None else mu2)
     pb.set_performance_metric(metric)
+    return solve_sdane(pb, f1, g, f2, xs, x0, locals_, R, lam, mu, delta, c, accelerated, wrapper=wrapper,
+                       params=params)
+
+
+def check_sdane(R: Any, lam: float, mu: float, delta: float, c: float) -> int:
+    """R as an int, after the S-DANE PEPs' hypotheses R ≥ 1, λ > 0, μ ≥ 0, δ > 0, c ≥ 0 (ValueError naming the one
+    violated).
+
+    >>> check_sdane(2, 1.0, 0.0, 1.0, 0.0)
+    2
+    """
+    if isinstance(R, bool) or int(R) != R or R < 1:
+        raise ValueError(f"R must be an integer >= 1, got {R!r}")
+    if not (lam > 0 and mu >= 0 and delta > 0):
+        raise ValueError(f"hypothesis lam > 0, mu >= 0, delta > 0 violated: lam={lam!r}, mu={mu!r}, delta={delta!r}")
+    if not c >= 0:
+        raise ValueError(f"hypothesis c >= 0 violated: c={c!r} (the relative accuracy of condition (6))")
+    return int(R)
+
+
+def solve_sdane(pb: Any, f1: Any, g: Any, f2: Any, xs: Any, x0: Any, local_points: list, R: int, lam: float,
+                mu: float, delta: float, c: float, accelerated: bool, *, wrapper: str = "cvxpy",
+                params: dict | None = None) -> PepResult:
+    """Solve a built S-DANE / Acc-S-DANE PEP over the δ-SOD pair (f_1, g, f_2 = f_1 − 2g; metric already set) and
+    report it as a :class:`PepResult`: the value (:func:`_solve_detail` with ``wrapper``), the paper's bound, the
+    class check of the worst case (f_1, f_2 μ-convex, g δ-smooth) and its replay on the real driver with the
+    PEP's local points (``local_points``: per round, the two clients' PEPit points) as ``lower``. Shared by
+    :func:`sdane_pep` and :func:`fedtheory.certify.federated_pep.certify_sdane` (whose PEP
+    :func:`fedtheory.methods.pep.build_pep` compiles)."""
     value, secs, solver = _solve_detail(pb, wrapper=wrapper)
     bound = acc_sdane_bound(R, lam, mu) if accelerated else sdane_bound(R, lam, mu)
     viol = max(interpolation_violation(*_data(f1), mu=mu), interpolation_violation(*_data(f2), mu=mu),
                interpolation_violation(*_data(g), mu=-delta, L=delta))
-    replay = _replay_two_client(f1, f2, xs, x0, [[p.eval() for p in pts] for pts in locals_], R, lam, mu, c,
+    replay = _replay_two_client(f1, f2, xs, x0, [[p.eval() for p in pts] for pts in local_points], R, lam, mu, c,
                                 accelerated)
     ok = viol <= CLASS_ATOL and replay["test_violation"] <= TEST_ATOL
     return PepResult(value, bound, {"R": R, "lam": lam, "mu": mu, "delta": delta, "c": c, "accelerated": accelerated,

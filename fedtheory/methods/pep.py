@@ -3,8 +3,7 @@ r"""The federated PEP compiled from a method's description: certified worst case
 :func:`certify` reads a :class:`~fedtheory.methods.ir.Method` (state, init, one round of primitives) and writes
 its performance-estimation problem in PEPit, with no per-method code:
 
-- one PEPit leaf per client, in units L = 1 as :func:`fedtheory.certify.federated_pep._pepit_problem` does
-  (leaf = f_i/L in F_{μ/L, 1}; ``"quadratic"``: PEPit's quadratic class without its zero row,
+- one PEPit leaf per client, in units L = 1 (leaf = f_i/L in F_{μ/L, 1}; ``"quadratic"``: PEPit's quadratic class without its zero row,
   :func:`~fedtheory.certify.federated_pep._quadratic_leaf_class`; ``"smooth-strongly-convex"``:
   :class:`~PEPit.functions.SmoothStronglyConvexFunction`); client i's gradient is L·sc_i·∇leaf_i with
   sc_i = 1, or n p_i under the DANE family's uniform view (client i runs on n p_i f_i, aggregated with 1/n);
@@ -17,8 +16,10 @@ its performance-estimation problem in PEPit, with no per-method code:
 - heterogeneity: ‖c_i − o‖ ≤ C (c_i the minimizer of f_i, o free) or Σ p_i‖∇f_i(x*)‖² ≤ ζ² (``zeta``);
 - ``function_class="sod"``: the class of :func:`~fedtheory.certify.federated_pep.certify_sdane` instead — two
   clients of weight ½, f_1 μ-convex (μ ≥ 0, no smoothness), (f_1 − f_2)/2 δ-smooth (``delta``), f_2 μ-convex on
-  every point it is evaluated at; measures ``"error"`` and ``"function-value"`` (``L`` is not used). With μ = 0 its
-  function value is certify_sdane's metric for Acc-S-DANE (any R) and S-DANE (R = 1); no lower bound is replayed.
+  every point it is evaluated at (and at every round's output and server variables); measures ``"error"`` and
+  ``"function-value"`` (``L`` is not used). With μ = 0 its function value is certify_sdane's metric for
+  Acc-S-DANE (any R) and S-DANE (R = 1); no lower bound is replayed here (certify_sdane, which builds its PEP
+  with :func:`build_pep`'s weighted-average output, potential and inexact prox, replays it on the driver).
 
 The round is interpreted twice. First on a tiny linear-combination representation: every vector is a dict
 atom → coefficient over the state atoms, x_0 and one atom per gradient evaluation (an evaluation at a point
@@ -72,7 +73,7 @@ from fedtheory.certify.federated_pep import RTOL, SDP_MARGIN, Certificate
 from fedtheory.methods.ir import (Aggregate, Combine, Gradient, LocalSteps, Method, Prox, Scalars, ServerMap,
                                   coef_value)
 
-__all__ = ["certify", "MEASURES", "CLASSES", "CLAIM_ID"]
+__all__ = ["certify", "build_pep", "MEASURES", "CLASSES", "CLAIM_ID"]
 
 MEASURES = ("rate", "error", "function-value", "floor")
 CLASSES = ("quadratic", "smooth-strongly-convex", "sod")
@@ -112,9 +113,15 @@ class _Oracle:
     """Records every evaluation: client i at a point (a linear combination) gets one gradient atom and one value
     atom; ``prox`` makes the implicit point y = v − t·g with a fresh gradient atom g."""
 
-    def __init__(self) -> None:
+    def __init__(self, accuracy: float = 0.0) -> None:
         self.calls: list = []                 # (client, point, grad atom, value atom)
         self._seen: dict = {}
+        #: relative accuracy c of an exact Prox read as an inexact local solve (condition (6)); 0: exact
+        self.accuracy = float(accuracy)
+        #: per Prox execution: (1/s, [(error atom, output, cold centre) per client]) when accuracy > 0
+        self.accuracy_groups: list = []
+        #: per Prox execution: the n outputs (what the replays of the DANE family's local solver return)
+        self.prox_outputs: list = []
 
     def _new(self, i: int, point: dict) -> tuple:
         k = len(self.calls)
@@ -191,11 +198,18 @@ def _interpret(method: Method, state: dict, scalars: dict, oracle: _Oracle, n: i
                 cl[op.message] = msgs
         elif isinstance(op, Prox):
             s = coef_value(op.step, scalars)
-            res = []
+            res, group = [], []
             for i in range(n):
                 cold = val(op.center, i)
                 # prox_{s f_i}(centre + s ℓ_i): the linear term moves the centre (a local solver never gets here)
                 centre = cold if op.linear is None else _lin((1.0, cold), (s, val(op.linear, i)))
+                if op.solver.kind == "exact" and oracle.accuracy > 0:
+                    # any point whose subproblem gradient is e_i (a free atom): y = centre + s e_i − t g_i, with
+                    # Σ_i‖e_i‖² ≤ c/s²·Σ_i‖y_i − cold_i‖² added by _add_accuracy (condition (6))
+                    e = ("e", i, len(oracle.calls))
+                    res.append(oracle.prox(i, _lin((1.0, centre), (s, {e: 1.0})), s * sc[i] * L))
+                    group.append((e, res[-1], cold))
+                    continue
                 if op.solver.kind == "exact":
                     res.append(oracle.prox(i, centre, s * sc[i] * L))
                     continue
@@ -206,6 +220,9 @@ def _interpret(method: Method, state: dict, scalars: dict, oracle: _Oracle, n: i
                     g = _lin((s * L * sc[i], oracle.grad(i, y)), (1.0, y), (-1.0, centre))
                     y = _lin((1.0, y), (-eta, g))
                 res.append(y)
+            if group:
+                oracle.accuracy_groups.append((1.0 / s, group))
+            oracle.prox_outputs.append(res)
             cl[op.out] = res
         elif isinstance(op, Aggregate):
             env[op.out] = _lin(*[(float(w[i]), cl[op.var][i]) for i in range(n)])
@@ -396,10 +413,24 @@ def _norm_sq(method, build, st_a, st_b, w, n):
     return terms
 
 
-def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_units, delta=None):
-    oracle = _Oracle()
+def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_units, delta=None, accuracy=0.0,
+           average=None, potential=None):
+    """The PEP (see :func:`build_pep` for ``accuracy``, ``average`` and ``potential``)."""
+    if (accuracy or average is not None or potential) and measure in ("rate", "floor"):
+        raise ValueError(f"prox accuracy, averaged outputs and potentials are for the error and function value "
+                         f"over rounds, not measure {measure!r}")
+    if potential and measure != "function-value":
+        raise ValueError("a potential term is added to the function value only")
+    if potential and not set(potential) <= set(method.server):
+        raise ValueError(f"a potential is on server variables {method.server}, got {sorted(potential)}")
+    if average is not None and len(average) != int(rounds):
+        raise ValueError(f"average needs one weight per round ({rounds}), got {len(average)}")
+    oracle = _Oracle(accuracy)
     sub: dict = {}
     info: dict = {}
+    outs: list = []                     # each round's output (error, function value)
+    server_states: list = []            # each round's server variables
+    pot: list = []                      # (coefficient, server vector) of the potential
     scal = dict(method.scalars)
     if measure == "rate":
         sa, sb = _state_atoms(method, n, "a"), _state_atoms(method, n, "b")
@@ -412,13 +443,23 @@ def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_u
         info.update(fixed=fixed, invariants=invariants, eliminated=[repr(a) for a in sub])
     else:
         st = _init_state(method, n)
+        outs, server_states = [], []
         for _ in range(int(rounds)):
             st, scal = _interpret(method, st, scal, oracle, n, w, sc, L)
-        out = _output(method, st, w)
+            outs.append(_output(method, st, w))
+            server_states += [st[v] for v in method.server]
+        if average is None:
+            out = outs[-1]
+        else:                           # the weighted average of the rounds' outputs (S-DANE's x̄^R)
+            aw = np.asarray(average, dtype=np.float64)
+            out = _lin(*[(float(a / aw.sum()), o) for a, o in zip(aw, outs)])
+        pot = [(float(coef), st[v]) for v, coef in (potential or {}).items() if coef]
         if measure == "function-value":
             vatoms = [oracle.value_atom(i, out) for i in range(n)]
+        info.update(outputs=outs)
     if function_class == "sod":
-        return _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units)
+        # f_2's convexity is closed over every round's outputs and server variables too (as certify_sdane did)
+        return _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units, outs + server_states, pot)
     pb, leaves, xs, cs, o = _new_problem(n, p, mu, L, het, function_class)
     atoms = {a for _, pt, g, f in oracle.calls for a in list(pt) + [g]}
     if measure == "rate":
@@ -430,8 +471,11 @@ def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_u
                     atoms |= set(x)
     else:
         atoms |= set(out) | ({("x0",)} if measure != "floor" else set())
+        if measure != "floor":
+            atoms |= {a for _, vec in pot for a in vec}
     pts, build = _points(atoms, sub)
     values = _add_calls(oracle, leaves, build, sub)
+    _add_accuracy(pb, oracle, build)
     if measure == "rate":
         pb.set_initial_condition(_norm_sq(method, build, sa, sb, w, n) <= 1.0)
         pb.set_performance_metric(_norm_sq(method, build, ra, rb, w, n))
@@ -442,15 +486,95 @@ def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_u
         pb.set_initial_condition((x0 - xs) ** 2 <= D_units ** 2)
         if measure == "function-value":
             # F(out) − F(x*) = L Σ p_i (leaf_i(out) − leaf_i(x*)); values in units of L·(C or ζ)²
-            pb.set_performance_metric(_wsum(p, [L * (values[vatoms[i]] - leaves[i].value(xs)) for i in range(n)]))
+            pb.set_performance_metric(_wsum(p, [L * (values[vatoms[i]] - leaves[i].value(xs)) for i in range(n)])
+                                      + _potential(pot, build, xs))
         else:
             pb.set_performance_metric((build(out) - xs) ** 2)
     built = _Built(pb, leaves, xs, cs, o, pts)
     built.build, built.out, built.info = build, (None if measure == "rate" else out), info
+    # the worst case's named points, read back after the solve by the replays of
+    # fedtheory.certify.federated_pep (smooth-class interpolation, quadratic extraction): the leaves, x*, the
+    # minimizers, the centre, and the measure's own points — the output at the fixed state, the two states' outputs
+    # (rate), or the start x_0
+    named = {"functions": leaves, "x_star": xs, "minimizers": cs, "centre": o}
+    if measure == "rate":
+        named.update(x1=build(_output(method, sa, w)), x2=build(_output(method, sb, w)))
+    elif measure == "floor":
+        named["fixed_point"] = build(out)
+    else:
+        named["x0"] = pts[("x0",)]
+    pb.fed_points = named
     return built
 
 
-def _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units):
+def _weights_and_scales(method: Method, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(aggregation weights, client gradient scales sc_i): sc_i = n p_i under the DANE family's uniform view
+    (client i runs on n p_i f_i), else 1."""
+    n = len(p)
+    return method.aggregation_weights(p), (p * n if method.weighting == "uniform-view" else np.ones(n))
+
+
+def build_pep(method: Method, *, measure: str, mu: float, L: float, p: Any, het: str = "C",
+              function_class: str = "quadratic", rounds: int | None = None, D_units: float | None = None,
+              delta: float | None = None, prox_accuracy: float = 0.0, average: Any = None,
+              potential: dict | None = None):
+    r"""The federated PEP of ``method`` (PEPit, not solved), the one builder behind :func:`certify` and
+    :func:`fedtheory.certify.federated_pep.certify_local_update`'s PEPit engine: units L = 1 (leaf = f_i/L), lengths
+    per unit of the heterogeneity (``het``: ``"C"`` or ``"zeta"``), ‖x_0 − x*‖ ≤ ``D_units`` for the error and
+    function value (whose metric is F(out) − F(x*) in units L·(C or ζ)²). No hypothesis checks (μ = 0 is allowed:
+    the caller decides where the PEP stays bounded). ``function_class="sod"`` (``delta``): the δ-SOD pair of
+    :func:`certify` with true gradients, ‖x_0 − x*‖ ≤ 1.
+
+    For the error and function value over rounds:
+
+    - ``prox_accuracy`` c > 0: every exact :class:`~fedtheory.methods.ir.Prox` of step s becomes an inexact local
+      solve of relative accuracy c — its output is any y_i whose subproblem gradient e_i (of
+      f_i − ⟨ℓ_i, ·⟩ + ‖· − v_i‖²/(2s)) satisfies, summed over the clients of that round,
+      Σ_i‖e_i‖² ≤ (c/s²)Σ_i‖y_i − v_i‖² (the DANE family's condition (6), v_i the prox centre); e_i is a free point,
+      so c = 0 is the exact prox by elimination;
+    - ``average``: one weight per round; the output is the weighted average of the rounds' outputs (S-DANE's
+      x̄^R, weights (1 + μ/λ)^r);
+    - ``potential``: {server variable: coefficient a}, adding a·‖v_T − x*‖² to the function value (S-DANE's
+      μ/2‖v^R − x*‖²).
+
+    Returns the built problem: ``.pb`` (its ``fed_points``: the worst case's named points — ``functions``,
+    ``x_star``, ``minimizers``, ``centre``, and ``fixed_point`` (floor), ``x1``/``x2`` (rate) or ``x0``), ``.leaves``,
+    ``.info``.
+
+    >>> from fedtheory.certify.pep import _solve_detail
+    >>> from fedtheory.methods import get
+    >>> b = build_pep(get("fedavg", K=2, gamma=0.05), measure="floor", mu=1.0, L=10.0, p=[0.5, 0.5])
+    >>> sorted(b.pb.fed_points)
+    ['centre', 'fixed_point', 'functions', 'minimizers', 'x_star']
+    >>> round(math.sqrt(_solve_detail(b.pb, wrapper="fedtheory_cvxpy")[0]), 4)
+    0.2623
+    """
+    pp = np.asarray(p, dtype=np.float64)
+    w, sc = _weights_and_scales(method, pp)
+    return _build(method, measure, len(pp), pp, w, sc, float(mu), float(L), het, function_class, rounds, D_units,
+                  delta=delta, accuracy=prox_accuracy, average=average, potential=potential)
+
+
+def _add_accuracy(pb, oracle, build) -> None:
+    """Condition (6) for every inexact Prox execution: Σ_i‖e_i‖² ≤ (c/s²)·Σ_i‖y_i − cold_i‖² (e_i the gradient of
+    client i's prox subproblem at its output y_i, cold_i the prox centre; c = ``oracle.accuracy``)."""
+    for inv_s, group in oracle.accuracy_groups:
+        err = dist = None
+        for e, y, cold in group:
+            ee, dd = build({e: 1.0}) ** 2, (build(y) - build(cold)) ** 2
+            err, dist = (ee, dd) if err is None else (err + ee, dist + dd)
+        pb.add_constraint(err <= oracle.accuracy * inv_s ** 2 * dist)
+
+
+def _potential(pot, build, xs):
+    """Σ coef·‖v − x*‖² over the potential's (coef, server vector) pairs (0 when there are none)."""
+    out = 0.0
+    for coef, vec in pot:
+        out = coef * (build(vec) - xs) ** 2 + out
+    return out
+
+
+def _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units, closing=(), pot=()):
     """The function-value PEP over two μ-convex clients under δ-SOD, the class of
     :func:`fedtheory.certify.federated_pep.certify_sdane` (:func:`fedtheory.certify.pep.sod_pair`: f_1 a μ-convex
     leaf, g = (f_1 − f_2)/2 a δ-smooth leaf, f_2 = f_1 − 2g μ-convex on every point it is evaluated at). Client 1's
@@ -466,6 +590,7 @@ def _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units):
     pb = PEP()
     f1, g, f2, f, xs, fs, x0_pt = sod_start(pb, mu, delta)          # ‖x_0 − x*‖ ≤ 1: values × D² after
     atoms = {a for _, pt, ga, _ in oracle.calls for a in list(pt) + [ga]} | set(out) | {("x0",)}
+    atoms |= {a for vec in closing for a in vec} | {a for _, vec in pot for a in vec}
     atoms.discard(("x0",))
     pts, build = _points(atoms, {})
     pts[("x0",)] = x0_pt
@@ -475,11 +600,16 @@ def _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units):
             f1.add_point((X, G, Expression()))
         else:
             g.add_point((X, 0.5 * (f1.gradient(X) - G), Expression()))
+    _add_accuracy(pb, oracle, build)
     xo = build(out)
-    close_sod_pair(pb, f1, f2, [xs, xo], mu)
-    pb.set_performance_metric(f(xo) - fs if measure == "function-value" else (xo - xs) ** 2)
+    close_sod_pair(pb, f1, f2, [xs] + [build(v) for v in closing] + [xo], mu)
+    pb.set_performance_metric(f(xo) - fs + _potential(pot, build, xs) if measure == "function-value"
+                              else (xo - xs) ** 2)
     built = _Built(pb, [f1, g], xs, [], None, pts)
-    built.build, built.out, built.info = build, out, {}
+    built.build, built.out = build, out
+    # what the replay on the DANE family's driver needs: the pair, x*, x_0, each round's local points
+    built.info = {"sod": {"f1": f1, "g": g, "f2": f2, "x_star": xs, "x0": x0_pt},
+                  "local_points": [[build(y) for y in ys] for ys in oracle.prox_outputs]}
     return built
 
 
@@ -743,8 +873,7 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
         raise ValueError(f"method {m.name!r} has a nonlinear server rule (ServerMap), a scalar update that reads the "
                          "state or a test-stopped local solver: its round is not a linear combination of points and "
                          "gradients, so no PEP is written for it")
-    w = m.aggregation_weights(pp)
-    sc = pp * n if m.weighting == "uniform-view" else np.ones(n)
+    w, sc = _weights_and_scales(m, pp)
     het = "C" if zeta is None else "zeta"
     scale = float(C if zeta is None else zeta)
     D_units = None if D is None else float(D) / scale
