@@ -6,6 +6,8 @@ Every contender computes the same FedAvg iterate on ``LeastSquaresFederation.ran
 * ``fedtheory``        — ``fedtheory.methods.run("fedavg", fed, x0, T, K=K, gamma=γ)`` (path chosen by the library;
                          the path taken is recorded). Every timed call starts from a cold federation (its cached
                          quadratic / x* cleared), as a user's single call would.
+* ``fedtheory_torch``  — the same plain call with ``backend="torch", device="cpu"`` (float64 tensors; when torch is
+                         installed and not ``--no-torch``): the torch backend against numpy, same path choice.
 * ``fedtheory_legacy`` — ``fedtheory.algorithms.run_local_update(fed, LocalUpdate.fedavg(K, γ), x0, T)``.
 * ``hand_einsum``, ``hand_matmul`` — a hand-vectorized numpy loop (all clients batched); the faster of the two is
                          the ``hand`` reference every final iterate is checked against.
@@ -74,6 +76,16 @@ def fedtheory_methods(fed, K: int, gamma: float, path: str | None = None) -> Cal
         kw = {} if path is None else {"path": path}
         h = methods.run("fedavg", fed, np.zeros(fed.d), R, K=K, gamma=gamma, **kw)
         return np.asarray(h.x[-1], dtype=np.float64), h.path
+    return run
+
+
+def fedtheory_torch(fed, K: int, gamma: float) -> Callable[[int], np.ndarray]:
+    from fedtheory import methods
+
+    def run(R: int):
+        _cold(fed)
+        h = methods.run("fedavg", fed, np.zeros(fed.d), R, K=K, gamma=gamma, backend="torch", device="cpu")
+        return h.to_numpy().x[-1]
     return run
 
 
@@ -274,13 +286,14 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
     }
     if have_torch:
         import torch
+        builders["fedtheory_torch"] = fedtheory_torch(fed, K, gamma)
         ta = [torch.as_tensor(a[i]) for i in range(n)]         # the clients' data already in memory as tensors
         ty = [torch.as_tensor(y[i][:, None]) for i in range(n)]
         builders["torch_per_client"] = torch_per_client(ta, ty, p, K, gamma)
     if have_flwr:
         builders["flwr"] = flwr_fedavg(a, y, K, gamma)
     # library calls have a set-up cost (x*, the quadratic) that does not scale with rounds
-    has_setup = {"fedtheory", "fedtheory_legacy"}
+    has_setup = {"fedtheory", "fedtheory_legacy", "fedtheory_torch"}
     # fedtheory itself is run on T rounds always (the number we compare against), with the path auto picks for T
     fixed_rounds = {"fedtheory"}
     cell: dict = {"n": n, "K": K, "T": T, "gamma": gamma, "L": L, "fedtheory_path_auto": path, "contenders": {}}
@@ -526,7 +539,8 @@ def slopes(cells: list[dict], t_sweep: list[dict]) -> dict:
 
 
 def table(cells: list[dict]) -> str:
-    names = [nm for nm in ("fedtheory", "fedtheory_legacy", "hand_einsum", "hand_matmul", "torch_per_client", "flwr")
+    names = [nm for nm in ("fedtheory", "fedtheory_legacy", "fedtheory_torch", "hand_einsum", "hand_matmul",
+                           "torch_per_client", "flwr")
              if any(nm in c["contenders"] for c in cells)]
     head = "| n | K | fedtheory s (path) | " + " | ".join(f"{nm} ×" for nm in names[1:]) + " | max rel diff |"
     lines = [head, "|" + "---|" * (head.count("|") - 1)]

@@ -184,3 +184,27 @@ def test_cuda_tensors_stay_on_the_gpu():
     assert np.abs(be.to_numpy(outs[0]) - np.linalg.solve(A, b[:, :, None])[:, :, 0]).max() <= 1e-12
     with pytest.raises(ValueError, match=r"CUDA device\(s\) are visible"):
         get_backend("torch", device=f"cuda:{torch.cuda.device_count()}")
+
+
+def test_cpu_products_without_grad_run_on_numpy_blas_and_with_grad_on_torch(tb):
+    """On the CPU a float64 product no gradient flows through is computed by numpy's BLAS on zero-copy views (torch's
+    float64 mat-vecs are slower there): the same bits as the numpy backend, still a tensor. With an operand that
+    requires grad it stays in torch and differentiates."""
+    rng = np.random.default_rng(0)
+    a, b, r = rng.normal(size=(7, 1, 5)), rng.normal(size=(7, 5, 9)), rng.normal(size=(7, 5))
+    nb = get_backend("numpy")
+    out = tb.matmul(tb.asarray(a), tb.asarray(b))
+    _check_tensor(out)
+    assert out.grad_fn is None and np.array_equal(out.numpy(), nb.matmul(a, b))
+    e = tb.einsum("km,kmd->kd", tb.asarray(r), tb.asarray(b))
+    _check_tensor(e)
+    assert np.array_equal(e.numpy(), nb.einsum("km,kmd->kd", r, b))
+    assert tb.host_views(tb.asarray(a), 2.0)[1] == 2.0 and nb.host_views(a)[0] is a
+    # with autograd: torch's kernel, and the gradient of Σ (a b) with respect to a is b summed over its columns
+    ta = torch.tensor(a, requires_grad=True)
+    assert tb.host_views(ta, tb.asarray(b)) is None
+    g = tb.matmul(ta, tb.asarray(b))
+    assert g.grad_fn is not None
+    np.testing.assert_allclose(g.detach().numpy(), nb.matmul(a, b), rtol=1e-13, atol=1e-14)
+    g.sum().backward()
+    np.testing.assert_allclose(ta.grad.numpy(), np.broadcast_to(b.sum(axis=2)[:, None, :], a.shape), rtol=1e-13)

@@ -63,3 +63,24 @@ def test_cost_model_prices_sample_space_steps():
     # with a ridge term the steps run literally (4md each), and K = 100 goes spectral
     ridge = LeastSquaresFederation.random(10, m=50, d=200, seed=0, l2=0.1)
     assert choose_path(get("fedavg", K=100, gamma=gamma), ridge, 50) == "spectral"
+
+
+def test_torch_sample_space_kernel_on_host_views_and_under_autograd():
+    """torch on the CPU without autograd runs the sample-space loop on numpy views (the numpy backend's bits); with
+    a point that requires grad the loop runs in torch, agrees to rounding and differentiates."""
+    torch = pytest.importorskip("torch")
+    fed = LeastSquaresFederation.random(4, m=[3, 6, 5, 2], d=8, seed=3)
+    arr_np, arr_t = fed.on("numpy"), fed.on("torch", device="cpu")
+    x = np.linspace(-1.0, 1.0, 8)
+    theta = (0.5, 0.0, 2.0, 0.25)
+    Y_np, msg_np = fed.sample_space_steps(arr_np, x, 4, 0.07, theta, True, gram=fed.gram(arr_np))
+    Y_t, msg_t = fed.sample_space_steps(arr_t, torch.tensor(x), 4, 0.07, theta, True, gram=fed.gram(arr_t))
+    assert isinstance(Y_t, torch.Tensor) and isinstance(msg_t, torch.Tensor)
+    assert np.array_equal(Y_t.numpy(), Y_np) and np.array_equal(msg_t.numpy(), msg_np)
+    xg = torch.tensor(x, requires_grad=True)
+    Y_g, msg_g = fed.sample_space_steps(arr_t, xg, 4, 0.07, theta, True, gram=fed.gram(arr_t))
+    assert Y_g.grad_fn is not None
+    np.testing.assert_allclose(Y_g.detach().numpy(), Y_np, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(msg_g.detach().numpy(), msg_np, rtol=1e-13, atol=1e-15)
+    Y_g.sum().backward()
+    assert xg.grad is not None and bool(torch.isfinite(xg.grad).all()) and float(xg.grad.abs().sum()) > 0

@@ -116,6 +116,13 @@ class Backend:
         """a @ b (batched, broadcasting)."""
         raise NotImplementedError
 
+    def host_views(self, *xs: Any) -> list | None:  # pragma: no cover - interface
+        """Zero-copy numpy views of ``xs`` when arithmetic on them may run on numpy without losing anything
+        (numpy: the arrays themselves; torch: float64 CPU tensors none of which requires grad), else None.
+        A kernel whose many small operations cost more in torch's per-call overhead than in their arithmetic
+        runs on the views and hands its result back through :meth:`asarray` (zero-copy on the CPU)."""
+        raise NotImplementedError
+
     def norm(self, x: Any, axis: int | None = -1) -> Any:  # pragma: no cover - interface
         """Euclidean norm along ``axis`` (all entries when ``axis`` is None)."""
         raise NotImplementedError

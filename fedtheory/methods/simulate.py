@@ -279,8 +279,9 @@ class _StepSpace(_Space):
 
         Each step's gradient comes scaled by one factor c, folded into the residuals (m values per client, not
         d): c = γ when the point moves (y ← y − c·g), else θ (the message itself); the message is Σ_k θ_k g_k
-        accumulated as Σ (θ_k/c)·(c g_k). On numpy the point and the message are updated in place (buffers of
-        this call only; torch keeps its autograd graph, so no in-place writes there)."""
+        accumulated as Σ (θ_k/c)·(c g_k). The point and the message are updated in place (buffers of this call
+        only) on numpy, and on torch when no gradient flows through them (with one, torch keeps its autograd
+        graph: no in-place writes)."""
         K = op.steps
         if at is not None and not alpha and shift is None and self._sample_space(op):
             return self.fed.sample_space_steps(self.arrays, at, K, gamma, weights, op.out is not None,
@@ -302,6 +303,10 @@ class _StepSpace(_Space):
                 G = G + (c * alpha) * (Y - anchor)
             if shift is not None:
                 G = G + (shift if c == 1.0 else c * shift)
+            if k == 0 and not inplace:
+                # torch without autograd (G carries every input's gradient): in place as numpy, since torch's
+                # per-operation cost is 2-3x numpy's and a new (n, d) tensor per step adds to it
+                inplace = not (G.requires_grad or Y.requires_grad)
             if weights is not None and weights[k] != 0:
                 term = G if uniform or weights[k] == c else (weights[k] / c) * G
                 if acc is None:

@@ -404,6 +404,19 @@ class LeastSquaresFederation(FiniteSumFederation):
         if self.l2:
             raise ValueError("sample_space_steps needs l2 = 0 (a ridge term moves y outside the samples' span)")
         be = arrays["backend"]
+        if be.name != "numpy":
+            extra = [v for v in (coef, gram) if v is not None]
+            host = be.host_views(arrays["a"], arrays["y"], arrays["mask"], arrays["counts"], x, *extra)
+            if host is not None:
+                # torch on the CPU without autograd: the same loop on zero-copy numpy views (bit-identical to the
+                # numpy backend); torch's 2-3.5 µs per operation against numpy's 1-2 µs is a third of a step at n = 100
+                from fedtheory.backends import get_backend
+
+                views = dict(arrays, backend=get_backend("numpy"), a=host[0], y=host[1], mask=host[2], counts=host[3])
+                it = iter(host[5:])
+                Y, msg = self.sample_space_steps(views, host[4], steps, gamma, weights, want_point,
+                                                 None if coef is None else next(it), None if gram is None else next(it))
+                return (None if Y is None else be.asarray(Y)), (None if msg is None else be.asarray(msg))
         a, y = arrays["a"], arrays["y"]
         n, m, d = a.shape
         inv = self.residual_weights(arrays) if coef is None else coef
