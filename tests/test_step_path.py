@@ -84,3 +84,41 @@ def test_torch_sample_space_kernel_on_host_views_and_under_autograd():
     np.testing.assert_allclose(msg_g.detach().numpy(), msg_np, rtol=1e-13, atol=1e-15)
     Y_g.sum().backward()
     assert xg.grad is not None and bool(torch.isfinite(xg.grad).all()) and float(xg.grad.abs().sum()) > 0
+
+
+@pytest.mark.parametrize("theta", [(1.0, 1.0, 1.0, 1.0), (0.5, 0.0, 2.0, 0.25)])
+def test_sample_space_message_mean_is_the_weighted_sum_of_the_messages(theta):
+    fed = LeastSquaresFederation.random(4, m=[3, 6, 5, 2], d=8, seed=3)
+    arr, x = fed.on("numpy"), np.linspace(-1.0, 1.0, 8)
+    w = np.array([0.1, 0.4, 0.3, 0.2])
+    _, msg = fed.sample_space_steps(arr, x, 4, 0.07, theta, False, gram=fed.gram(arr))
+    _, mean = fed.sample_space_steps(arr, x, 4, 0.07, theta, False, gram=fed.gram(arr), reduce=w)
+    assert mean.shape == (8,)
+    assert np.max(np.abs(mean - w @ msg)) <= 1e-13 * max(1.0, np.max(np.abs(w @ msg)))
+    with pytest.raises(ValueError, match="want_point=False"):
+        fed.sample_space_steps(arr, x, 4, 0.07, theta, True, gram=fed.gram(arr), reduce=w)
+
+
+@pytest.mark.parametrize("K", [1, 3])
+def test_fedavg_round_fuses_message_and_mean_and_keeps_the_iterates(K):
+    """FedAvg's local steps and the mean of their messages run as one flat pass (K = 1: gradient descent on the
+    average); the iterates are the hand loop's. Under client sampling the round is not fused."""
+    from fedtheory.backends import get_backend
+    from fedtheory.methods.simulate import _compile_message_mean, _StepSpace
+
+    fed = LeastSquaresFederation.random(5, m=6, d=15, seed=1)
+    fed.p = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
+    T, gamma = 30, 0.5 / fed.smoothness()
+    method = get("fedavg", K=K, gamma=gamma)
+    space = _StepSpace(fed, method, get_backend("numpy"))
+    ops = list(method.round)
+    assert _compile_message_mean(ops, 0, method, space, sampled=False) is not None
+    assert _compile_message_mean(ops, 0, method, space, sampled=True) is None
+    h = methods.run(method, fed, np.zeros(15), T, path="step")
+    x = np.zeros(15)
+    for _ in range(T):
+        X = np.tile(x, (fed.n, 1))
+        for _ in range(K):
+            X = X - gamma * np.einsum("nmd,nm->nd", fed.a, np.einsum("nmd,nd->nm", fed.a, X) - fed.y) / fed.counts[:, None]
+        x = fed.p @ X
+    assert np.max(np.abs(h.x[-1] - x)) <= 1e-12 * np.max(np.abs(x))

@@ -382,7 +382,8 @@ class LeastSquaresFederation(FiniteSumFederation):
         return w if self._dense else w * arrays["mask"]
 
     def sample_space_steps(self, arrays: dict, x: Any, steps: int, gamma: float, weights: tuple | None,
-                           want_point: bool, coef: Any = None, gram: Any = None) -> tuple[Any, Any]:
+                           want_point: bool, coef: Any = None, gram: Any = None,
+                           reduce: Any = None) -> tuple[Any, Any]:
         r"""K full-batch local gradient steps y ← y − γ sc_i∇f_i(y) from the same point x on every client,
         run in each client's sample space (λ = 0): with u = A_i y and r_k = (sc_i/m_i)(u_k − y_i),
         u_{k+1} = u_k − γ(A_iA_iᵀ)r_k, y_K = x − γA_iᵀΣ_k r_k and the message Σ_k θ_k∇f_i(y_k) = A_iᵀΣ_k θ_k r_k.
@@ -390,7 +391,9 @@ class LeastSquaresFederation(FiniteSumFederation):
         The same iterates as the literal steps (to rounding), at two passes over the data per round (A_ix and one
         A_iᵀ) instead of two per step, plus a step of 2m_i² flops on the Gram matrix (``gram``: from
         :meth:`gram`, needed when ``steps`` > 1). Returns (y_K or None, message or None); ``coef``: sc_i/m_i, from
-        :meth:`residual_weights` (default: sc_i = 1).
+        :meth:`residual_weights` (default: sc_i = 1). ``reduce``: client weights w (n,); the message is then
+        Σ_i w_i·message_i (d,), one flat pass A_flatᵀ(w·Σ_k θ_k r_k) over every client's samples (no point: needs
+        ``want_point`` False).
 
         >>> fed = LeastSquaresFederation.random(3, 4, 6, seed=0)
         >>> arr, x = fed.on("numpy"), np.ones(6)
@@ -403,9 +406,12 @@ class LeastSquaresFederation(FiniteSumFederation):
         """
         if self.l2:
             raise ValueError("sample_space_steps needs l2 = 0 (a ridge term moves y outside the samples' span)")
+        if reduce is not None and want_point:
+            raise ValueError("sample_space_steps: reduce (the weighted sum of the messages) returns no point; "
+                             "pass want_point=False")
         be = arrays["backend"]
         if be.name != "numpy":
-            extra = [v for v in (coef, gram) if v is not None]
+            extra = [v for v in (coef, gram, reduce) if v is not None]
             host = be.host_views(arrays["a"], arrays["y"], arrays["mask"], arrays["counts"], x, *extra)
             if host is not None:
                 # torch on the CPU without autograd: the same loop on zero-copy numpy views (bit-identical to the
@@ -415,7 +421,8 @@ class LeastSquaresFederation(FiniteSumFederation):
                 views = dict(arrays, backend=get_backend("numpy"), a=host[0], y=host[1], mask=host[2], counts=host[3])
                 it = iter(host[5:])
                 Y, msg = self.sample_space_steps(views, host[4], steps, gamma, weights, want_point,
-                                                 None if coef is None else next(it), None if gram is None else next(it))
+                                                 None if coef is None else next(it), None if gram is None else next(it),
+                                                 None if reduce is None else next(it))
                 return (None if Y is None else be.asarray(Y)), (None if msg is None else be.asarray(msg))
         a, y = arrays["a"], arrays["y"]
         n, m, d = a.shape
@@ -439,16 +446,18 @@ class LeastSquaresFederation(FiniteSumFederation):
                 else:
                     u = u - gamma * du
         def transposed(r: Any) -> Any:                     # A_iᵀr_i, as batched_grads chooses (BLAS or one sweep)
+            if reduce is not None:                          # Σ_i w_i A_iᵀr_i: one pass over all the samples
+                return be.matmul((r * reduce[:, None]).reshape(n * m), a.reshape(n * m, d))
             return be.matmul(r[:, None, :], a)[:, 0, :] if self._blas else be.einsum("km,kmd->kd", r, a)
 
-        back = transposed(r_sum) if r_sum is not None else None
+        back = transposed(r_sum) if r_sum is not None and (want_point or uniform) else None
         Y = x - gamma * back if want_point and back is not None else None
         if weights is None:
             return Y, None
         if uniform:
             msg = back if weights[0] == 1.0 else weights[0] * back
         elif r_msg is None:
-            msg = be.zeros((n, d))
+            msg = be.zeros(d if reduce is not None else (n, d))
         else:
             msg = transposed(r_msg)
         return Y, msg
