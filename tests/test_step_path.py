@@ -36,6 +36,17 @@ def test_sample_space_refuses_a_ridge_term():
         fed.sample_space_steps(fed.on("numpy"), np.zeros(5), 2, 0.1, (1.0, 1.0), False)
 
 
+def _hand_fedavg(fed, K, T, gamma):
+    """FedAvg written out (all clients batched with einsum): the iterate the simulator must reproduce."""
+    x = np.zeros(fed.d)
+    for _ in range(T):
+        X = np.tile(x, (fed.n, 1))
+        for _ in range(K):
+            X = X - gamma * np.einsum("nmd,nm->nd", fed.a, np.einsum("nmd,nd->nm", fed.a, X) - fed.y) / fed.counts[:, None]
+        x = fed.p @ X
+    return x
+
+
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 def test_step_path_on_wide_least_squares_matches_a_hand_loop(backend):
     if backend == "torch":
@@ -45,12 +56,7 @@ def test_step_path_on_wide_least_squares_matches_a_hand_loop(backend):
     fed.p = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
     K, T, gamma = 6, 40, 0.5 / fed.smoothness()
     h = methods.run("fedavg", fed, np.zeros(15), T, K=K, gamma=gamma, path="step", backend=backend).to_numpy()
-    x = np.zeros(15)
-    for _ in range(T):
-        X = np.tile(x, (fed.n, 1))
-        for _ in range(K):
-            X = X - gamma * np.einsum("nmd,nm->nd", fed.a, np.einsum("nmd,nd->nm", fed.a, X) - fed.y) / fed.counts[:, None]
-        x = fed.p @ X
+    x = _hand_fedavg(fed, K, T, gamma)
     assert np.max(np.abs(h.x[-1] - x)) <= 1e-12 * np.max(np.abs(x))
 
 
@@ -115,10 +121,5 @@ def test_fedavg_round_fuses_message_and_mean_and_keeps_the_iterates(K):
     assert _compile_message_mean(ops, 0, method, space, sampled=False) is not None
     assert _compile_message_mean(ops, 0, method, space, sampled=True) is None
     h = methods.run(method, fed, np.zeros(15), T, path="step")
-    x = np.zeros(15)
-    for _ in range(T):
-        X = np.tile(x, (fed.n, 1))
-        for _ in range(K):
-            X = X - gamma * np.einsum("nmd,nm->nd", fed.a, np.einsum("nmd,nd->nm", fed.a, X) - fed.y) / fed.counts[:, None]
-        x = fed.p @ X
+    x = _hand_fedavg(fed, K, T, gamma)
     assert np.max(np.abs(h.x[-1] - x)) <= 1e-12 * np.max(np.abs(x))
