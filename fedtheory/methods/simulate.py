@@ -210,7 +210,7 @@ class _Space:
 
 
 @functools.lru_cache(maxsize=None)
-def _takes_factor(kind: type) -> bool:
+def _takes_factor(kind: Any) -> bool:
     """Whether ``kind.batched_grads`` takes ``factor`` (FiniteSumFederation's folds it into the residuals): read
     once per class, as inspect.signature costs ~0.1 ms, a sixth of a small run's set-up."""
     return "factor" in inspect.signature(kind.batched_grads).parameters
@@ -223,7 +223,8 @@ class _StepSpace(_Space):
         super().__init__(fed, method, be)
         self.finite_sum = hasattr(fed, "batched_grads")
         # FiniteSumFederation folds a factor into its residuals and takes a shared (d,) point; others may not
-        self._folds_factor = self.finite_sum and _takes_factor(type(fed))
+        kind: Any = type(fed)                                 # batched_grads is a method of the class
+        self._folds_factor = self.finite_sum and _takes_factor(kind)
         self.all_rows = _index(be, np.arange(self.n))
         if self.finite_sum:
             self.arrays = fed.on(be)
