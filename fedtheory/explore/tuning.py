@@ -329,7 +329,7 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     are printed with the setting. ``function_class``: ``"d1"``, ``"commuting"`` or ``"general"`` (see the
     module docstring). Local-update methods search K ∈ [1, K_max] and γ(L + α) ∈ [1e-4, 1) (α for
     FedProx); the DANE family searches λ ∈ [2δ_A, 2·10⁴δ_A] and the local solver. ``lower_bound``: when
-    the class has no valid guarantee at the d = 1 advice, probe a lower bound there (about a second).
+    the class has no valid guarantee at the d = 1 advice, probe a lower bound there (about a tenth of a second).
 
     >>> tune("fedavg", mu=1.0, L=10.0, D=1.0, rounds=10, eps=0.1)
     Traceback (most recent call last):
