@@ -430,7 +430,8 @@ def _stops(z):                                      # stops the search from insi
     (_bumpy, [0.0, 0.0, 1.0, 2.0, 0.0], {"maxfev": 90, "adaptive": True}),
     (_rosenbrock, [1, 2], {}),                      # integer start, scipy's default budget and tolerances
     (_stops, [2.0, -1.0, 0.5], {"maxiter": 50}),
-], ids=["rosenbrock-2d", "rosenbrock-6d-adaptive", "bumpy-simplex", "bumpy-5d-fev", "defaults", "stopped"])
+    (_bumpy, [0.4, -0.7, 1.3], {"maxiter": np.inf, "xatol": 1e-12, "fatol": 1e-14}),   # evaluations: N·200
+], ids=["rosenbrock-2d", "rosenbrock-6d-adaptive", "bumpy-simplex", "bumpy-5d-fev", "defaults", "stopped", "no-iteration-limit"])
 def test_nelder_mead_evaluates_the_same_points_as_scipy(fun, x0, options):
     """The probe's Nelder–Mead (no scipy.optimize import on a command-line call) is scipy's, operation for operation:
     the same points, the same values, in the same order, the same stop. Compared on the installed scipy, so a scipy

@@ -342,8 +342,8 @@ class _MaxEvaluations(Exception):
     """Inside :func:`nelder_mead`: the evaluation budget is spent (scipy's ``_MaxFuncCallError``)."""
 
 
-def nelder_mead(fun: Callable[[np.ndarray], float], x0: Any, *, maxiter: int | None = None,
-                maxfev: int | None = None, xatol: float = 1e-4, fatol: float = 1e-4, adaptive: bool = False,
+def nelder_mead(fun: Callable[[np.ndarray], float], x0: Any, *, maxiter: float | None = None,
+                maxfev: float | None = None, xatol: float = 1e-4, fatol: float = 1e-4, adaptive: bool = False,
                 initial_simplex: Any = None) -> tuple[np.ndarray, float]:
     """Minimize ``fun`` by Nelder–Mead: ``scipy.optimize.minimize(fun, x0, method="Nelder-Mead", options=...)``
     without bounds or callback, operation for operation — the same points evaluated in the same order, the same
@@ -385,20 +385,22 @@ def nelder_mead(fun: Callable[[np.ndarray], float], x0: Any, *, maxiter: int | N
         if len(x0) != sim.shape[1]:
             raise ValueError("Size of `initial_simplex` is not consistent with `x0`")
         N = sim.shape[1]
-    maxfun = maxfev
-    if maxiter is None and maxfun is None:
-        maxiter = maxfun = N * 200
-    elif maxiter is None:
-        maxiter = N * 200 if maxfun == np.inf else np.inf
-    elif maxfun is None:
-        maxfun = N * 200 if maxiter == np.inf else np.inf
+    # scipy's budgets: N·200 of each when neither is given; the one not given is unlimited (N·200 if the other is)
+    maxiter_ = np.inf if maxiter is None else float(maxiter)
+    maxfun = np.inf if maxfev is None else float(maxfev)
+    if maxiter is None and maxfev is None:
+        maxiter_ = maxfun = N * 200
+    elif maxiter is None and maxfun == np.inf:
+        maxiter_ = N * 200
+    elif maxfev is None and maxiter_ == np.inf:
+        maxfun = N * 200
     calls = [0]
 
-    def f(x: np.ndarray) -> float:
+    def f(x: np.ndarray) -> Any:
         if calls[0] >= maxfun:
             raise _MaxEvaluations
         calls[0] += 1
-        fx = fun(np.copy(x))
+        fx: Any = fun(np.copy(x))
         if not np.isscalar(fx):
             try:
                 fx = np.asarray(fx).item()
@@ -420,7 +422,7 @@ def nelder_mead(fun: Callable[[np.ndarray], float], x0: Any, *, maxiter: int | N
     fsim = np.take(fsim, ind, 0)
     sim = np.take(sim, ind, 0)
     iterations = 1
-    while calls[0] < maxfun and iterations < maxiter:
+    while calls[0] < maxfun and iterations < maxiter_:
         try:
             if (np.max(np.ravel(np.abs(sim[1:] - sim[0]))) <= xatol and
                     np.max(np.abs(fsim[0] - fsim[1:])) <= fatol):
