@@ -272,3 +272,22 @@ def test_a_long_budget_is_simulated_to_float64_resolution_and_not_failed_by_roun
     T = len(sim["rounds"]) - 1
     assert f"simulated rounds 0..{T} of the 100000 asked for" in sim["extra"]["horizon"]
     assert "below float64 resolution" in sim["extra"]["horizon"] and T < 100000
+
+
+def test_tuner_grid_rows_are_np_unique_without_numpy_ma():
+    """The tuner's distinct grid rows (a sort, not np.unique, which imports numpy.ma on a command-line call) are
+    np.unique's: the same rows in the same order, for every method's coarse and refined grid and 1-d columns too."""
+    from fedtheory.explore.tuning import _raw_grid, _unique
+
+    cases = 0
+    for method in ("gd", "fedavg", "fedprox", "fomaml", "maml"):
+        for L, mu, K_max, points in ((100.0, 1.0, 10**4, 60), (20.0, 0.5, 100, 9), (5.0, 5.0, 10**4, 60)):
+            for center in (None, {"K": 20.0, "gamma": 0.003, "alpha": 0.0}, {"K": 3.0, "gamma": 0.01, "alpha": 2.0}):
+                g = _raw_grid(method, L, mu, K_max, points, center)
+                columns = (g["K"], np.where(g["K"] == 1, 0.0, g["gamma"]), np.where(g["K"] == 1, 0.0, g["alpha"]))
+                want = np.unique(np.stack(columns, axis=1), axis=0)
+                assert np.stack(_unique(*columns), axis=1).tobytes() == want.tobytes()
+                for column in columns:
+                    assert _unique(column)[0].tobytes() == np.unique(column).tobytes()
+                cases += 1
+    assert cases == 45 and [c.tolist() for c in _unique(np.array([]))] == [[]]

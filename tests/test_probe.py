@@ -384,3 +384,96 @@ def test_quadratic_instance_param_satisfies_assumptions():
     Q = quadratic_instance_param(n=2, d=3, commuting=True)
     assert Q.size == P.size - 2 * 3 - 1 - 3 - 1  # one shared rotation; one client fewer
     assert Q.decode(Q.sample(rng)).problem.commuting()
+
+
+# --- Nelder–Mead without scipy.optimize: the same search, bit for bit --------------------------------------------
+
+def _trace(minimizer, fun, x0, **options):
+    """Every point ``minimizer`` evaluates, in order, with the value returned, and what it raised (None)."""
+    seen = []
+
+    def recorded(z):
+        value = fun(z)
+        seen.append((np.array(z, dtype=np.float64).tobytes(), value))
+        return value
+
+    try:
+        minimizer(recorded, x0, **options)
+        raised = None
+    except RuntimeError as exc:                     # the probe's early stop, raised from inside the objective
+        raised = str(exc)
+    return seen, raised
+
+
+def _rosenbrock(z):
+    return float(np.sum(100.0 * (z[1:] - z[:-1] ** 2) ** 2 + (1 - z[:-1]) ** 2))
+
+
+def _bumpy(z):                                      # many local minima, plateaus (ties) and an inf region
+    if z[0] > 3.0:
+        return math.inf
+    return float(np.sum(np.round(np.sin(3 * z), 2) + 0.1 * z ** 2))
+
+
+def _stops(z):                                      # stops the search from inside, as the probe's target does
+    if float(np.sum(z ** 2)) < 0.5:
+        raise RuntimeError("stop")
+    return float(np.sum(z ** 2))
+
+
+@pytest.mark.parametrize("fun, x0, options", [
+    (_rosenbrock, [-1.2, 1.0], {"maxiter": 300, "xatol": 1e-10, "fatol": 1e-14}),
+    (_rosenbrock, [0.5, -0.3, 0.8, 1.7, -2.0, 0.1], {"maxiter": 200, "maxfev": 150, "xatol": 1e-10, "fatol": 1e-14,
+                                                    "adaptive": True}),
+    (_bumpy, [0.3, -1.1, 2.5], {"maxiter": 120, "initial_simplex": np.vstack([[0.3, -1.1, 2.5],
+                                                                              np.array([0.3, -1.1, 2.5]) + 0.5 * np.eye(3)])}),
+    (_bumpy, [0.0, 0.0, 1.0, 2.0, 0.0], {"maxfev": 90, "adaptive": True}),
+    (_rosenbrock, [1, 2], {}),                      # integer start, scipy's default budget and tolerances
+    (_stops, [2.0, -1.0, 0.5], {"maxiter": 50}),
+    (_bumpy, [0.4, -0.7, 1.3], {"maxiter": np.inf, "xatol": 1e-12, "fatol": 1e-14}),   # evaluations: N·200
+], ids=["rosenbrock-2d", "rosenbrock-6d-adaptive", "bumpy-simplex", "bumpy-5d-fev", "defaults", "stopped", "no-iteration-limit"])
+def test_nelder_mead_evaluates_the_same_points_as_scipy(fun, x0, options):
+    """The probe's Nelder–Mead (no scipy.optimize import on a command-line call) is scipy's, operation for operation:
+    the same points, the same values, in the same order, the same stop. Compared on the installed scipy, so a scipy
+    that changes its algorithm fails here, not silently in a probe's result."""
+    import scipy.optimize
+
+    from fedtheory.certify.probe import nelder_mead
+
+    ours = _trace(nelder_mead, fun, x0, **options)
+    theirs = _trace(lambda f, x, **o: scipy.optimize.minimize(f, x, method="Nelder-Mead", options=o), fun, x0,
+                    **options)
+    assert len(ours[0]) > 20 and ours == theirs
+
+
+def test_nelder_mead_control_a_different_search_is_seen():
+    """Control: the comparison above tells two searches apart — adaptive coefficients (in d = 3; in d = 2 they equal
+    the standard ones) change the points."""
+    import scipy.optimize
+
+    from fedtheory.certify.probe import nelder_mead
+
+    ours = _trace(nelder_mead, _rosenbrock, [-1.2, 1.0, 0.5], maxiter=100, adaptive=True)
+    theirs = _trace(lambda f, x, **o: scipy.optimize.minimize(f, x, method="Nelder-Mead", options=o), _rosenbrock,
+                    [-1.2, 1.0, 0.5], maxiter=100, adaptive=False)
+    assert ours != theirs
+
+
+def test_probe_runs_nelder_mead_without_scipy_optimize():
+    """A probe with the default method does not import scipy.optimize (fresh interpreter), and one with another
+    option scipy's Nelder–Mead takes falls back to scipy."""
+    import subprocess
+    import sys
+    import textwrap
+
+    program = textwrap.dedent("""
+        import sys
+        from fedtheory.certify import Box, probe
+        r = probe(lambda t: -(t - 0.3) ** 2, Box(0.0, 1.0), seed=0, n_random=8, n_starts=2)
+        print(round(r.worst_instance, 6), "scipy.optimize" in sys.modules)
+        probe(lambda t: -(t - 0.3) ** 2, Box(0.0, 1.0), seed=0, n_random=8, n_starts=2, options={"disp": False})
+        print("scipy.optimize" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0.3", "False", "True"]

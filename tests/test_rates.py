@@ -120,6 +120,34 @@ def test_iteration_polynomials_match_explicit_simulation(kind):
     np.testing.assert_allclose(P, np.stack(sim), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("kind", ["gd", "heavy_ball", "nesterov"])
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4)])
+def test_iteration_polynomials_are_the_recurrence_bit_for_bit(kind, shape):
+    """The closed-form recurrences of the docstring, written as the plain per-round loop, give the very same floats
+    (the gd running product is one np.multiply.accumulate call; the explorer's probe results, replayed from stored
+    instances, depend on every bit)."""
+    rng = np.random.default_rng(5)
+    server = ServerOpt(kind, lr=0.37, momentum=0.0 if kind == "gd" else 0.55)
+    lam = rng.uniform(0.0, 6.0, size=shape)
+    T = 40
+    eta, beta = server.lr, server.momentum
+    prev = cur = np.ones_like(lam)
+    want = [cur]
+    for _ in range(T):
+        if kind == "gd":
+            nxt = (1 - eta * lam) * cur
+        elif kind == "heavy_ball":
+            nxt = (1 + beta - eta * lam) * cur - beta * prev
+        else:
+            nxt = (1 - eta * lam) * ((1 + beta) * cur - beta * prev)
+        prev, cur = cur, nxt
+        want.append(cur)
+    got = iteration_polynomials(server, lam, T)
+    assert got.shape == (T + 1,) + shape
+    assert got.tobytes() == np.stack(want).tobytes()
+    assert iteration_polynomials(server, lam, 0).tolist() == np.ones((1,) + shape).tolist()
+
+
 def test_iteration_polynomials_decay_at_the_spectral_radius():
     server = tuned_server("heavy_ball", 1.0, 100.0)
     lam = np.array([1.0, 30.0, 100.0])

@@ -2,7 +2,8 @@
 
 Probes (:mod:`fedtheory.certify.probe`) search a theorem's hypothesis class, parameterized so that
 every real vector is a valid instance (:mod:`fedtheory.certify.params`), for the instance closest to
-breaking the statement: seeded random sampling, then multi-start ``scipy.optimize``.
+breaking the statement: seeded random sampling, then multi-start local search (Nelder–Mead by default, scipy's
+algorithm without importing scipy.optimize; any other ``scipy.optimize.minimize`` method on request).
 
 >>> from fedtheory.certify import Box, probe
 >>> probe(lambda t: t * (1 - t), Box(0.0, 1.0), seed=0, n_random=16, n_starts=2).worst_value

@@ -50,7 +50,6 @@ import numpy as np
 
 from fedtheory.serialize import jsonable  # noqa: F401  (re-exported: part of this module's API)
 from fedtheory.validation import finite_real
-import scipy.linalg
 
 __all__ = [
     "Param", "Box", "IntRange", "Choice", "Fixed", "Simplex", "NonnegWeights", "Rotation", "Spectrum",
@@ -512,6 +511,8 @@ def _rotation_log(U: np.ndarray) -> np.ndarray:
     which is ~100× faster than ``scipy.linalg.logm`` and exact for rotations; pairs of -1 (angle π)
     become a rotation by π in their plane.
     """
+    import scipy.linalg            # about 0.4 s of CPU to import: only where a rotation is encoded
+
     T, V = scipy.linalg.schur(U, output="real")
     d = U.shape[0]
     L = np.zeros((d, d))
@@ -578,6 +579,8 @@ class Rotation(Param):
         z = _as_z(z, self.size, "Rotation")
         if self.d == 1:
             return np.ones((1, 1))
+        import scipy.linalg            # about 0.4 s of CPU to import: only where a rotation is decoded
+
         return scipy.linalg.expm(self._skew(z))
 
     def encode(self, value: Any, ctx: Mapping | None = None) -> np.ndarray:

@@ -257,10 +257,19 @@ def certified_floor_lookup(mu: float, L: float, theta: str, momentum: str, clien
             old = points.get(key, np.nan)
             points[key] = v if np.isnan(old) else (old if np.isnan(v) else min(old, v))
 
+    tabulated_K = np.array(sorted({key[1] for key in points}), dtype=np.float64)
+
     def lookup(gamma: Any, K: Any, alpha: Any) -> np.ndarray:
-        g, k, a = np.broadcast_arrays(np.asarray(gamma, float) * L, np.asarray(K), np.asarray(alpha, float) / L)
-        return np.array([points.get((round(float(x), 12), int(y), round(float(z), 12)), np.nan)
-                         for x, y, z in zip(g.ravel(), k.ravel(), a.ravel())], dtype=np.float64)
+        g, k, a = (v.ravel() for v in np.broadcast_arrays(np.asarray(gamma, float) * L, np.asarray(K),
+                                                          np.asarray(alpha, float) / L))
+        out = np.full(g.shape, np.nan)
+        # only a setting whose K (truncated, as int() does) is tabulated can be a key: the rest of a tuner's grid
+        # (thousands of settings, a handful of tabulated K) skips the per-setting rounding; a non-finite K goes on to
+        # int(), which rejects it
+        kf = k.astype(np.float64)
+        for i in np.flatnonzero(np.isin(np.trunc(kf), tabulated_K) | ~np.isfinite(kf)):
+            out[i] = points.get((round(float(g[i]), 12), int(k[i]), round(float(a[i]), 12)), np.nan)
+        return out
 
     keys = sorted(points)
     described: Any = lookup                     # the look-up, with what it covers as attributes

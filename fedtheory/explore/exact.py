@@ -29,6 +29,7 @@ True
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -49,9 +50,15 @@ def setting_theta(theta: str, K: int, gamma: float, alpha: float):
     >>> setting_theta("uniform", 3, 0.1, 0.0).K, setting_theta("last", 3, 0.1, 0.0).K
     (3, 3)
     """
+    return _theta(theta, int(K), float(gamma), float(alpha))
+
+
+@lru_cache(maxsize=256)
+def _theta(theta: str, K: int, gamma: float, alpha: float):
+    # a probe evaluates one setting on hundreds of instances: its Θ (immutable) is built once
     if theta == "maml":
-        return maml_theta(int(K), gamma, alpha)
-    return Theta.uniform(int(K)) if theta == "uniform" else Theta.last(int(K))
+        return maml_theta(K, gamma, alpha)
+    return Theta.uniform(K) if theta == "uniform" else Theta.last(K)
 
 
 class ExactModel:

@@ -159,7 +159,7 @@ def probe_family(score, size: int, decode, seed: Any, budget: str = "normal", st
     >>> res.worst_value                                   # L is attained by construction in every member
     4.0
     """
-    # scipy.optimize (the probe's Nelder–Mead) costs about a second to import: only where a probe runs
+    # the probe's modules load only where a probe runs (its Nelder–Mead needs no scipy.optimize: see nelder_mead)
     from fedtheory.certify.params import Custom
     from fedtheory.certify.probe import probe
 
@@ -176,7 +176,7 @@ def probe_lower_bound(consts: dict, setting: dict, T: int, *, seed: Any = 0, fun
     bound on the worst case (any guarantee must be at least this). Returns value, the instance (JSON,
     replayable) and a source line. ``budget``: ``"normal"`` (96 draws, 4 Nelder–Mead starts of 150
     evaluations) or ``"small"`` (24 draws, 2 starts of 60: what :func:`~fedtheory.explore.tuning.tune`
-    spends to show a lower bound in about a second).
+    spends to show a lower bound in about a tenth of a second).
 
     >>> lb = probe_lower_bound({"mu": 1.0, "L": 10.0, "C": 1.0, "D": 1.0},
     ...                        {"theta": "uniform", "K": 1, "gamma": 0.0, "alpha": 0.0, "server": "gd",

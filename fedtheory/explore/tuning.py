@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -75,8 +75,25 @@ def _grid_local_update(method: str, L: float, mu: float, K_max: int, points: int
     # K(Θ) = 1 ignores γ and α (Q_i = I): one setting, printed as γ = α = 0
     one = grid["K"] == 1
     grid["gamma"], grid["alpha"] = np.where(one, 0.0, grid["gamma"]), np.where(one, 0.0, grid["alpha"])
-    rows = np.unique(np.stack([grid["K"], grid["gamma"], grid["alpha"]], axis=1), axis=0)
-    return {"K": rows[:, 0], "gamma": rows[:, 1], "alpha": rows[:, 2]}
+    rows = _unique(grid["K"], grid["gamma"], grid["alpha"])
+    return {"K": rows[0], "gamma": rows[1], "alpha": rows[2]}
+
+
+def _unique(*columns: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The distinct rows of the NaN-free float ``columns`` in lexicographic order, as columns: ``np.unique``'s
+    answer (``axis=0`` for several columns), without ``np.unique``, which imports ``numpy.ma`` (about 15 ms of a
+    command-line call's CPU).
+
+    >>> [c.tolist() for c in _unique(np.array([2.0, 1.0, 2.0, 1.0]), np.array([0.5, 0.0, 0.5, 0.25]))]
+    [[1.0, 1.0, 2.0], [0.0, 0.25, 0.5]]
+    """
+    order = np.lexsort(columns[::-1])                     # lexsort's last key is the primary one
+    sorted_columns = [np.asarray(c)[order] for c in columns]
+    new = np.zeros(order.size, dtype=bool)
+    new[:1] = True
+    for c in sorted_columns:                              # a row is new where any column differs from the last
+        new[1:] |= c[1:] != c[:-1]
+    return tuple(c[new] for c in sorted_columns)
 
 
 def _raw_grid(method: str, L: float, mu: float, K_max: int, points: int,
@@ -85,13 +102,13 @@ def _raw_grid(method: str, L: float, mu: float, K_max: int, points: int,
     if method == "gd":
         return {"K": np.array([1.0]), "gamma": np.array([0.0]), "alpha": np.array([0.0])}
     if center is None:
-        Ks = np.unique(np.round(np.geomspace(1, K_max, points)))
+        Ks, = _unique(np.round(np.geomspace(1, K_max, points)))
         fr = np.geomspace(1e-4, 1 - 1e-6, points)
         alphas = np.geomspace(1e-3 * mu, 1e3 * L, max(points // 4, 5)) if method == "fedprox" else np.zeros(1)
     else:
         K0, f0, a0 = center["K"], center["gamma"] * (L + center["alpha"]), center["alpha"]
-        Ks = np.unique(np.clip(np.round(K0 * np.geomspace(0.5, 2.0, 21)), 1, K_max))
-        fr = np.unique(np.clip(f0 * np.geomspace(0.7, 1.4, 21), 1e-6, 1 - 1e-9))
+        Ks, = _unique(np.clip(np.round(K0 * np.geomspace(0.5, 2.0, 21)), 1, K_max))
+        fr, = _unique(np.clip(f0 * np.geomspace(0.7, 1.4, 21), 1e-6, 1 - 1e-9))
         alphas = a0 * np.geomspace(0.5, 2.0, 9) if method == "fedprox" else np.zeros(1)
     K, f, a = (g.ravel() for g in np.meshgrid(Ks, fr, alphas, indexing="ij"))
     return {"K": K, "gamma": f / (L + a), "alpha": a}
@@ -244,12 +261,16 @@ def class_text(function_class: str) -> str:
     return FUNCTION_CLASSES.get(function_class, function_class)
 
 
-def _rows(g, idx: np.ndarray | list[int], budget: str, amount: float, method: str, consts: dict, momentum: str) -> list[dict]:
-    """The result rows of settings ``idx`` of guarantee ``g``: complete settings (server included)."""
-    out = []
+def _rows(g, idx: np.ndarray | list[int], budget: str, amount: float, method: str, consts: dict,
+          momentum: str) -> Iterator[dict]:
+    """The result rows of settings ``idx`` of guarantee ``g``, in order: complete settings (server included).
+
+    A generator: a row's server (a Table 2 tuning) costs a fraction of a millisecond and :func:`_distinct_rows` needs
+    only the first few distinct rows of the 60 candidates, so rows are built only as far as they are read."""
     local = METHODS[method][0] == "local-update"
     idx = np.asarray(idx, dtype=np.int64)
     need: Any = g.rounds_to(amount) if budget == "eps" else None   # once for all settings, not per row
+    errors: dict[float, np.ndarray] = {}                           # R -> error_after(R) of every setting, once per R
     for i in (int(j) for j in idx):
         if local:
             setting = {"theta": str(g.params["theta"][i]), "K": int(g.params["K"][i]), "gamma": float(g.params["gamma"][i]),
@@ -259,15 +280,19 @@ def _rows(g, idx: np.ndarray | list[int], budget: str, amount: float, method: st
             setting = {"lambda": float(g.params["lambda"][i]), "solver": str(g.params["solver"][i])}
         R = float(need[i]) if budget == "eps" else (
             float(np.floor(amount / max(float(g.local_steps[i]), 1.0))) if budget == "work" else float(amount))
-        bound = float(need[i]) if budget == "eps" else float(g.error_after(R)[i])
-        out.append({"setting": setting, "bound": bound, "rounds": R, "local_steps": float(g.local_steps[i]),
-                    "floor": float(g.floor[i]), "rho": None if g.rho is None else float(g.rho[i])})
-    return out
+        if budget == "eps":
+            bound = float(need[i])
+        else:
+            if R not in errors:
+                errors[R] = g.error_after(R)
+            bound = float(errors[R][i])
+        yield {"setting": setting, "bound": bound, "rounds": R, "local_steps": float(g.local_steps[i]),
+               "floor": float(g.floor[i]), "rho": None if g.rho is None else float(g.rho[i])}
 
 
-def _distinct_rows(rows: list[dict], count: int = 5) -> list[dict]:
-    """Keep rows whose printed settings differ (two settings equal to the printed precision are one); runner-ups
-    only where a valid guarantee gives a finite value."""
+def _distinct_rows(rows: Iterable[dict], count: int = 5) -> list[dict]:
+    """Keep rows (an iterable, read only as far as needed) whose printed settings differ (two settings equal to the
+    printed precision are one); runner-ups only where a valid guarantee gives a finite value."""
     seen: set = set()
     out: list[dict] = []
     for r in rows:
@@ -304,7 +329,7 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     are printed with the setting. ``function_class``: ``"d1"``, ``"commuting"`` or ``"general"`` (see the
     module docstring). Local-update methods search K ∈ [1, K_max] and γ(L + α) ∈ [1e-4, 1) (α for
     FedProx); the DANE family searches λ ∈ [2δ_A, 2·10⁴δ_A] and the local solver. ``lower_bound``: when
-    the class has no valid guarantee at the d = 1 advice, probe a lower bound there (about a second).
+    the class has no valid guarantee at the d = 1 advice, probe a lower bound there (about a tenth of a second).
 
     >>> tune("fedavg", mu=1.0, L=10.0, D=1.0, rounds=10, eps=0.1)
     Traceback (most recent call last):
@@ -376,7 +401,7 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
         base = 2 * max(consts["delta_A"], 1e-12 * mu)
         lams = base * np.geomspace(1.0, 1e4, 4 * int(points))
         if method == "acc-s-dane":
-            lams = np.unique(np.maximum(lams, mu / 4))
+            lams, = _unique(np.maximum(lams, mu / 4))
         parts = [method_guarantee(method, consts, {"lambda": lams, "solver": s}) for s in LOCAL_SOLVERS]
         values = [_objective(p, budget, amount, consts["D"]) for p in parts]
         value = np.concatenate([v for v, _ in values])
@@ -384,8 +409,8 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
         evaluated = int(value.size)
         order = _best(value, tie, 60)
         which, index = np.divmod(order, lams.size)
-        rows = _distinct_rows([_rows(parts[w], [i], budget, amount, method, consts, momentum)[0]
-                               for w, i in zip(which, index)])
+        rows = _distinct_rows(next(_rows(parts[w], [i], budget, amount, method, consts, momentum))
+                              for w, i in zip(which, index))
         g = parts[0]
     best_value = value[order[0]] if budget == "eps" or not np.isfinite(value[order[0]]) else rows[0]["bound"]
     adv = _advice(method, consts, budget, amount, rows, g, best_value, evaluated, function_class)
