@@ -356,31 +356,42 @@ class _SpectralPEP:
         width = min(len(a) for a in affs)
         A = np.array([a[:width] for a in affs])              # (m, width, 3)
 
-        def cone(expr):
-            """expr (m, nt): each row the upper triangle of an r×r matrix that must be PSD."""
-            if r == 1:
-                self.cons.append(expr >= 0)
-            elif r == 2:
-                self.cons.append(cp.SOC(expr[:, 0] + expr[:, 2],
-                                        cp.vstack([2 * expr[:, 1], expr[:, 0] - expr[:, 2]]), axis=0))
-            else:
-                for k in range(m):
-                    M = cp.reshape(unvec @ expr[k, :], (r, r), order="C")
-                    self.cons.append(0.5 * (M + M.T) >> 0)
+        Z = cp.hstack([Y[mono] for mono in _MONOS])          # row k: piece k's moments, monomial by monomial
+
+        def cone(terms):
+            """terms [(monomial, coefficient column (m, 1))]: each piece's Σ coefficient·Y[monomial] row is the upper
+            triangle of an r×r matrix that must be PSD. For r ≥ 3 each piece's matrix is one constant map of its
+            row of Z (cvxpy compiles that ~25 % faster than indexing the (m, nt) sum once per piece, into the same
+            conic data)."""
+            if r <= 2:
+                expr = sum((cp.multiply(c, Y[mono]) for mono, c in terms[1:]),
+                           cp.multiply(terms[0][1], Y[terms[0][0]]))
+                if r == 1:
+                    self.cons.append(expr >= 0)
+                else:
+                    self.cons.append(cp.SOC(expr[:, 0] + expr[:, 2],
+                                            cp.vstack([2 * expr[:, 1], expr[:, 0] - expr[:, 2]]), axis=0))
+                return
+            for k in range(m):
+                lift = np.zeros((r * r, len(_MONOS) * nt))
+                for mono, c in terms:
+                    first = _MONOS.index(mono) * nt
+                    lift[:, first:first + nt] = unvec * c[k, 0]
+                M = cp.reshape(lift @ Z[k, :], (r, r), order="C")
+                self.cons.append(0.5 * (M + M.T) >> 0)
 
         def col(x):
             return x.reshape(-1, 1)
 
         for f in range(width):
             c0, cs, ct = (col(A[:, f, k]) for k in range(3))
-            cone(cp.multiply(c0, Y["1"]) + cp.multiply(cs, Y["s"]) + cp.multiply(ct, Y["t"]))
+            cone([("1", c0), ("s", cs), ("t", ct)])
         for f in range(width):
             for g in range(f + 1, width):
                 a0, a1, a2 = (col(A[:, f, k]) for k in range(3))
                 b0, b1, b2 = (col(A[:, g, k]) for k in range(3))
-                cone(cp.multiply(a0 * b0, Y["1"]) + cp.multiply(a0 * b1 + a1 * b0, Y["s"])
-                     + cp.multiply(a0 * b2 + a2 * b0, Y["t"]) + cp.multiply(a1 * b1, Y["ss"])
-                     + cp.multiply(a1 * b2 + a2 * b1, Y["st"]) + cp.multiply(a2 * b2, Y["tt"]))
+                cone([("1", a0 * b0), ("s", a0 * b1 + a1 * b0), ("t", a0 * b2 + a2 * b0), ("ss", a1 * b1),
+                      ("st", a1 * b2 + a2 * b1), ("tt", a2 * b2)])
         # order-one moment matrix of each piece: [[1, s, t], [s, ss, st], [t, st, tt]] ⊗ (r×r) ⪰ 0
         # (one constant map of the piece's six moment rows: cvxpy compiles it 2-3× faster than nine reshaped
         # blocks joined by bmat, into the same conic data, so Clarabel's values are unchanged bit for bit)
@@ -393,7 +404,6 @@ class _SpectralPEP:
                 for i in range(r):
                     for j in range(r):
                         lift[(bi * r + i) * big + bj * r + j, first + index[(i, j)]] = 1.0
-        Z = cp.hstack([Y[mono] for mono in _MONOS])
         for k in range(m):
             M = cp.reshape(lift @ Z[k, :], (big, big), order="C")
             self.cons.append(0.5 * (M + M.T) >> 0)
