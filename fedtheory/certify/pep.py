@@ -212,20 +212,62 @@ def _solve(problem: Any, *, wrapper: str = "cvxpy") -> tuple[float, float]:
     return value, secs
 
 
+def _resolve(problem: Any, **solver_kwargs: Any) -> float | None:
+    """Re-solve a PEP that PEPit has already turned into a cvxpy problem, with other solver settings, and do the
+    reading-back PEPit's ``PEP._solve_with_wrapper`` does after its solve (dual values into the constraints, the
+    points' values, the dual objective from ``check_feasibility``, which is what ``PEP.solve`` returns).
+
+    ``problem.solve`` would rebuild the cvxpy problem from PEPit's expressions and cvxpy would compile it again;
+    here the same ``cvxpy.Problem`` is solved again, and cvxpy reuses its compiled conic data for the same solver
+    (another solver compiles once for itself). The conic data are those a rebuilt problem would give and the
+    solver starts afresh, so the values are those of ``problem.solve(wrapper=..., verbose=0, **solver_kwargs)``. Returns None where the solver
+    reports no value (unbounded), as PEPit does; solver errors propagate."""
+    wrapper = problem.wrapper
+    for constraint in problem._list_of_prepared_constraints:          # as PEPit: no stale duals survive a solve
+        constraint._dual_variable_value = 0.
+    for psd in problem._list_of_prepared_psd:
+        psd._dual_variable_value = np.zeros_like(psd.matrix_of_expressions)
+    # warm_start=False: cvxpy's default would hand Clarabel its previous solver object to update(), whose
+    # answer differs from a fresh solver's in the 9th digit; a fresh one gives exactly a rebuilt problem's values
+    _, _, wc_value = wrapper.solve(warm_start=False, **solver_kwargs)
+    if wc_value is None:
+        return None
+    problem.residual = wrapper.assign_dual_values()
+    G_value, F_value = wrapper.get_primal_variables()
+    problem.G_value, problem.F_value = G_value, F_value
+    problem._eval_points_and_function_values(F_value, G_value, verbose=0)
+    return problem.check_feasibility(wc_value, verbose=0)
+
+
 def _solve_detail(problem: Any, *, wrapper: str = "cvxpy") -> tuple[float, float, str]:
     """:func:`_solve`, also returning which solver(s) produced the value (``"CLARABEL"`` or
-    ``"CLARABEL+SCS"``)."""
+    ``"CLARABEL+SCS"``). PEPit builds the cvxpy problem once (the first attempt); every later attempt and the
+    SCS cross-check re-solve that same problem (:func:`_resolve`), so cvxpy compiles it once per solver."""
     import warnings
 
     start = time.perf_counter()
     value, status = None, None
     # safe_mode looks the wrapper's name up as a Python package; a registered wrapper is no package
     extra = {} if wrapper == "cvxpy" else {"safe_mode": False}
+    before = getattr(problem, "wrapper", None)
+    built = None                                           # PEPit's wrapper holding this call's cvxpy problem
+
+    def attempt_with(**solver_kwargs: Any) -> float | None:
+        nonlocal built
+        if built is not None:
+            return _resolve(problem, **solver_kwargs)
+        try:
+            return problem.solve(wrapper=wrapper, verbose=0, **extra, **solver_kwargs)
+        finally:                                           # built even when the solver then failed
+            w = getattr(problem, "wrapper", None)
+            if w is not None and w is not before and getattr(w, "prob", None) is not None:
+                built = w
+
     for settings in CLARABEL_ATTEMPTS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)   # cvxpy's "may be inaccurate": handled below
             try:
-                attempt = problem.solve(wrapper=wrapper, solver=SOLVER, verbose=0, **extra, **settings)
+                attempt = attempt_with(solver=SOLVER, **settings)
             except Exception:                              # cvxpy's SolverError (Clarabel NumericalError)
                 attempt = None
         if attempt is not None and (value is None or problem.wrapper.prob.status == "optimal"):
@@ -237,8 +279,8 @@ def _solve_detail(problem: Any, *, wrapper: str = "cvxpy") -> tuple[float, float
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             try:
-                other = problem.solve(wrapper=wrapper, solver="SCS", verbose=0, eps_abs=CROSS_CHECK_EPS,
-                                      eps_rel=CROSS_CHECK_EPS, max_iters=100_000, **extra)
+                other = attempt_with(solver="SCS", eps_abs=CROSS_CHECK_EPS, eps_rel=CROSS_CHECK_EPS,
+                                     max_iters=100_000)
                 other_status = problem.wrapper.prob.status
             except Exception:
                 other, other_status = None, "failed"
