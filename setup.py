@@ -6,6 +6,7 @@ counterexamples), to ``fedtheory/_content/`` so that ``fedtheory check`` and ``f
 directory after ``pip install`` (see ``fedtheory.content.content_root``). An editable install needs no copy: it
 finds the checkout itself. Everything else is declared in ``pyproject.toml``.
 """
+
 from pathlib import Path
 
 from setuptools import setup

@@ -19,6 +19,7 @@ minimum over ``--repeats`` interleaved runs: on a shared machine wall time measu
     PYTHONPATH=$PWD python benchmarks/bench_certify.py --n 4 --K 5 --measures rate --parts spectral
     PYTHONPATH=$PWD python benchmarks/bench_certify.py --json certify.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,7 +48,7 @@ def _raw_solve(pb) -> float:
 
     try:
         return _solve_detail(pb, wrapper=_WRAPPER)[0]
-    except RuntimeError:            # no reliable value (Clarabel and SCS both inaccurate): its cost is still timed
+    except RuntimeError:  # no reliable value (Clarabel and SCS both inaccurate): its cost is still timed
         return math.nan
 
 
@@ -57,14 +58,19 @@ def _pair(name: str, certify, raw, repeats: int) -> dict:
     wall = {"cert": [], "raw": []}
     value = None
     for rep in range(repeats):
-        for which in (("raw", "cert") if rep % 2 == 0 else ("cert", "raw")):
+        for which in ("raw", "cert") if rep % 2 == 0 else ("cert", "raw"):
             c, w, out = _timed(certify if which == "cert" else raw)
             cpu[which].append(c)
             wall[which].append(w)
             if which == "cert":
                 value = out
-    row = {"part": name, "certify_cpu_s": min(cpu["cert"]), "raw_cpu_s": min(cpu["raw"]),
-           "certify_wall_s": min(wall["cert"]), "raw_wall_s": min(wall["raw"])}
+    row = {
+        "part": name,
+        "certify_cpu_s": min(cpu["cert"]),
+        "raw_cpu_s": min(cpu["raw"]),
+        "certify_wall_s": min(wall["cert"]),
+        "raw_wall_s": min(wall["raw"]),
+    }
     row["ratio_cpu"] = row["certify_cpu_s"] / row["raw_cpu_s"]
     row["ratio_wall"] = row["certify_wall_s"] / row["raw_wall_s"]
     row["value"], row["lower"], row["status"] = value.value, value.lower, value.status
@@ -84,32 +90,57 @@ def run(ns: list[int], Ks: list[int], measures: list[str], parts: list[str], rep
                 eta = ETA if measure == "rate" else None
                 label = {"n": n, "K": K, "measure": measure}
                 if "local_update" in parts:
-                    row = _pair("local_update",
-                                lambda: fp.certify_local_update(MU, L, K, GAMMA, clients=n, engine="pepit",
-                                                                measure=measure, eta=eta),
-                                lambda: _raw_solve(fp._pepit_problem(MU, L, K, GAMMA, th, 0.0, pp, "C", measure,
-                                                                     "quadratic", eta, None, "gd", None, None)),
-                                repeats)
+                    row = _pair(
+                        "local_update",
+                        lambda: fp.certify_local_update(
+                            MU, L, K, GAMMA, clients=n, engine="pepit", measure=measure, eta=eta
+                        ),
+                        lambda: _raw_solve(
+                            fp._pepit_problem(
+                                MU, L, K, GAMMA, th, 0.0, pp, "C", measure, "quadratic", eta, None, "gd", None, None
+                            )
+                        ),
+                        repeats,
+                    )
                     rows.append({**label, **row})
                     print(_line(rows[-1]), flush=True)
                 if "methods_pep" in parts:
                     hyper = {"K": K, "gamma": GAMMA} | ({"eta": eta} if eta else {})
                     m = mpep._resolve("fedavg", hyper, MU, L)
-                    row = _pair("methods_pep",
-                                lambda: mpep.certify("fedavg", mu=MU, L=L, clients=n, measure=measure, hyper=hyper),
-                                lambda: _raw_solve(mpep._build(m, measure, n, pp, m.aggregation_weights(pp),
-                                                               np.ones(n), MU, L, "C", "quadratic", None, None).pb),
-                                repeats)
+                    row = _pair(
+                        "methods_pep",
+                        lambda: mpep.certify("fedavg", mu=MU, L=L, clients=n, measure=measure, hyper=hyper),
+                        lambda: _raw_solve(
+                            mpep._build(
+                                m,
+                                measure,
+                                n,
+                                pp,
+                                m.aggregation_weights(pp),
+                                np.ones(n),
+                                MU,
+                                L,
+                                "C",
+                                "quadratic",
+                                None,
+                                None,
+                            ).pb
+                        ),
+                        repeats,
+                    )
                     rows.append({**label, **row})
                     print(_line(rows[-1]), flush=True)
                 if "spectral" in parts:
                     if measure == "floor":
                         program = lambda: fp._spectral_floor(MU, L, GAMMA, th, 0.0, pp, "C", 48)  # noqa: E731
                     else:
-                        program = lambda: fp._spectral_rate(MU, L, GAMMA, th, 0.0, pp, ETA, 48)   # noqa: E731
-                    row = _pair("spectral", lambda: fp.certify_local_update(MU, L, K, GAMMA, clients=n,
-                                                                            measure=measure, eta=eta),
-                                program, repeats)
+                        program = lambda: fp._spectral_rate(MU, L, GAMMA, th, 0.0, pp, ETA, 48)  # noqa: E731
+                    row = _pair(
+                        "spectral",
+                        lambda: fp.certify_local_update(MU, L, K, GAMMA, clients=n, measure=measure, eta=eta),
+                        program,
+                        repeats,
+                    )
                     row["raw_is"] = "the spectral program alone (build, compile, solve)"
                     rows.append({**label, **row})
                     print(_line(rows[-1]), flush=True)
@@ -120,10 +151,12 @@ def _line(r: dict) -> str:
     def fmt(v):
         return "none" if v is None else f"{v:.6g}"
 
-    return (f"{r['part']:<13} n={r['n']} K={r['K']:<3} {r['measure']:<5} certify {r['certify_cpu_s']:7.2f} s CPU "
-            f"({r['certify_wall_s']:7.2f} wall)  raw {r['raw_cpu_s']:6.2f} s CPU ({r['raw_wall_s']:6.2f} wall)  "
-            f"ratio {r['ratio_cpu']:5.2f} CPU, {r['ratio_wall']:5.2f} wall  value {fmt(r['value'])} "
-            f"lower {fmt(r['lower'])} {r['status']}")
+    return (
+        f"{r['part']:<13} n={r['n']} K={r['K']:<3} {r['measure']:<5} certify {r['certify_cpu_s']:7.2f} s CPU "
+        f"({r['certify_wall_s']:7.2f} wall)  raw {r['raw_cpu_s']:6.2f} s CPU ({r['raw_wall_s']:6.2f} wall)  "
+        f"ratio {r['ratio_cpu']:5.2f} CPU, {r['ratio_wall']:5.2f} wall  value {fmt(r['value'])} "
+        f"lower {fmt(r['lower'])} {r['status']}"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -131,8 +164,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--K", type=int, nargs="+", default=[1, 5, 10])
     ap.add_argument("--measures", nargs="+", default=["floor", "rate"], choices=["floor", "rate"])
-    ap.add_argument("--parts", nargs="+", default=["local_update", "methods_pep", "spectral"],
-                    choices=["local_update", "methods_pep", "spectral"])
+    ap.add_argument(
+        "--parts",
+        nargs="+",
+        default=["local_update", "methods_pep", "spectral"],
+        choices=["local_update", "methods_pep", "spectral"],
+    )
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--json", help="write the rows here")
     a = ap.parse_args(argv)

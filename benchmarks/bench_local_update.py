@@ -10,6 +10,7 @@ the iterates, and times K = 10⁶ on the spectral path alone (the stepwise loop 
     python benchmarks/bench_local_update.py --maml 1 10 100     # MAML clients: Theorem 2's operator vs the
                                                                 # inner steps (closed-form recursion, torch autograd)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,9 @@ def _timed(fn, repeats: int) -> tuple[float, object]:
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--K", type=int, nargs="+", default=[10, 100, 1000], help="local steps to compare")
-    parser.add_argument("--K-spectral-only", type=int, nargs="*", default=[10**6],
-                        help="local steps timed on the spectral path alone")
+    parser.add_argument(
+        "--K-spectral-only", type=int, nargs="*", default=[10**6], help="local steps timed on the spectral path alone"
+    )
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--d", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=20)
@@ -47,8 +49,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--device", default=None)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--maml", type=int, nargs="*", default=[],
-                        help="also time MAML clients with these K inner steps (spectral / closed form / autograd)")
+    parser.add_argument(
+        "--maml",
+        type=int,
+        nargs="*",
+        default=[],
+        help="also time MAML clients with these K inner steps (spectral / closed form / autograd)",
+    )
     args = parser.parse_args(argv)
 
     problem = make_quadratic(args.n, args.d, mu=1.0, L=100.0, C=1.0, weights="random", seed=args.seed)
@@ -71,13 +78,30 @@ def main(argv: list[str] | None = None) -> list[dict]:
         t_spec, h_spec = _timed(lambda: run(algo, "spectral"), args.repeats)
         t_step, h_step = _timed(lambda: run(algo, "stepwise"), 1 if K >= 1000 else args.repeats)
         diff = float(np.max(np.linalg.norm(h_spec.x - h_step.x, axis=1)) / np.max(np.linalg.norm(h_step.x, axis=1)))
-        rows.append({"K": K, "spectral_s": t_spec, "stepwise_s": t_step, "speedup": t_step / t_spec,
-                     "max_rel_diff": diff, "final_dist": float(h_spec.dist_surrogate[-1])})
+        rows.append(
+            {
+                "K": K,
+                "spectral_s": t_spec,
+                "stepwise_s": t_step,
+                "speedup": t_step / t_spec,
+                "max_rel_diff": diff,
+                "final_dist": float(h_spec.dist_surrogate[-1]),
+            }
+        )
     for K in args.K_spectral_only:
         algo = job(K)
         t_spec, h_spec = _timed(lambda: run(algo, "spectral"), args.repeats)
-        rows.append({"K": K, "spectral_s": t_spec, "stepwise_s": None, "speedup": None, "max_rel_diff": None,
-                     "final_dist": float(h_spec.dist_surrogate[-1]), "finite": bool(np.all(np.isfinite(h_spec.x)))})
+        rows.append(
+            {
+                "K": K,
+                "spectral_s": t_spec,
+                "stepwise_s": None,
+                "speedup": None,
+                "max_rel_diff": None,
+                "final_dist": float(h_spec.dist_surrogate[-1]),
+                "finite": bool(np.all(np.isfinite(h_spec.x))),
+            }
+        )
 
     _print(rows, args)
     if args.maml:
@@ -95,15 +119,20 @@ def _maml_rows(problem, x0, args) -> list[dict]:
     for K in args.maml:
         algo = MAML(K, 0.5 / (problem.L + 0.1) / max(K, 1), ServerOpt("gd", lr=0.01), alpha=0.1)
         out = {}
-        for name, path, backend in (("spectral", "spectral", "numpy"), ("closed form", "stepwise", "numpy"),
-                                    ("autograd", "stepwise", "torch")):
+        for name, path, backend in (
+            ("spectral", "spectral", "numpy"),
+            ("closed form", "stepwise", "numpy"),
+            ("autograd", "stepwise", "torch"),
+        ):
             if backend == "torch":
                 try:
                     import torch  # noqa: F401
                 except ImportError:
                     continue
-            t, h = _timed(lambda: run_local_update(problem, algo, x0, args.rounds, path=path, backend=backend).to_numpy(),
-                          args.repeats)
+            t, h = _timed(
+                lambda: run_local_update(problem, algo, x0, args.rounds, path=path, backend=backend).to_numpy(),
+                args.repeats,
+            )
             out[name] = (t, h.x)
         ref = out["spectral"][1]
         gap = max(float(np.abs(v[1] - ref).max() / np.abs(ref).max()) for v in out.values())
@@ -113,14 +142,22 @@ def _maml_rows(problem, x0, args) -> list[dict]:
 
 
 def _print(rows: list[dict], args) -> None:
-    title = (f"LocalUpdate spectral vs stepwise — n={args.n}, d={args.d}, rounds={args.rounds}, Θ_{{1:K}}, "
-             f"heavy-ball server, backend={args.backend}{'' if args.device is None else ':' + args.device}")
+    title = (
+        f"LocalUpdate spectral vs stepwise — n={args.n}, d={args.d}, rounds={args.rounds}, Θ_{{1:K}}, "
+        f"heavy-ball server, backend={args.backend}{'' if args.device is None else ':' + args.device}"
+    )
     header = ["K", "spectral (s)", "stepwise (s)", "speed-up", "max rel. diff of iterates", "‖x_T − x*(α,γ,Θ)‖"]
-    cells = [[f"{r['K']:,}", f"{r['spectral_s']:.4f}",
-              "—" if r["stepwise_s"] is None else f"{r['stepwise_s']:.3f}",
-              "—" if r["speedup"] is None else f"{r['speedup']:,.0f}×",
-              "—" if r["max_rel_diff"] is None else f"{r['max_rel_diff']:.1e}",
-              f"{r['final_dist']:.2e}"] for r in rows]
+    cells = [
+        [
+            f"{r['K']:,}",
+            f"{r['spectral_s']:.4f}",
+            "—" if r["stepwise_s"] is None else f"{r['stepwise_s']:.3f}",
+            "—" if r["speedup"] is None else f"{r['speedup']:,.0f}×",
+            "—" if r["max_rel_diff"] is None else f"{r['max_rel_diff']:.1e}",
+            f"{r['final_dist']:.2e}",
+        ]
+        for r in rows
+    ]
     try:
         from rich.console import Console
         from rich.table import Table

@@ -8,6 +8,7 @@ figures directory):
 
 Without arguments it uses ``out/check.json`` and ``out/figures`` when they exist.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,14 +21,20 @@ from pathlib import Path
 
 def main(argv: list[str]) -> int:
     check = Path(argv[0] if argv else "out/check.json")
-    figures = Path(argv[1]) if len(argv) > 1 else (Path("out/figures") if Path("out/figures/manifest.json").is_file() else None)
+    figures = (
+        Path(argv[1])
+        if len(argv) > 1
+        else (Path("out/figures") if Path("out/figures/manifest.json").is_file() else None)
+    )
     if not check.is_file():
         print(f"error: {check} does not exist (write it with fedtheory check --json {check})", file=sys.stderr)
         return 2
     data = json.loads(check.read_text(encoding="utf-8"))
     papers = sorted({r.get("paper") or r["id"].split("/")[0] for r in data["claims"]})
-    print(f"{check}: {len(data['claims'])} claims over {len(papers)} papers ({', '.join(papers)})"
-          + (f", figures from {figures}" if figures else ", no figures"))
+    print(
+        f"{check}: {len(data['claims'])} claims over {len(papers)} papers ({', '.join(papers)})"
+        + (f", figures from {figures}" if figures else ", no figures")
+    )
     start = time.perf_counter()
     from fedtheory.report.build import build_report_files
 
@@ -40,8 +47,10 @@ def main(argv: list[str]) -> int:
             times.append(time.perf_counter() - t)
         size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
         print(f"import fedtheory.report.build: {imported - start:.3f} s")
-        print(f"API build (baseline = itself): best {min(times):.3f} s, first {times[0]:.3f} s; "
-              f"site {size / 1e6:.1f} MB, {len(list(out.glob('*.html')))} pages")
+        print(
+            f"API build (baseline = itself): best {min(times):.3f} s, first {times[0]:.3f} s; "
+            f"site {size / 1e6:.1f} MB, {len(list(out.glob('*.html')))} pages"
+        )
         t = time.perf_counter()
         cmd = [sys.executable, "-m", "fedtheory", "report", str(check), "--out", str(Path(tmp) / "cli")]
         if figures:

@@ -19,6 +19,7 @@ once) and runs the cheapest mutants through this runner (the probe mutant and th
 explorer's, whose claims take seconds), so the mechanism is tested in CI; the whole run is on demand (about a
 minute per mutant on 2 cores).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,122 +53,207 @@ class Mutant:
 
 MUTANTS: tuple[Mutant, ...] = (
     # --- drivers -------------------------------------------------------------------------------------
-    Mutant("local-update-prox-sign", "driver", "fedtheory/algorithms/local_update.py",
-           "g = _matvec(F.A, xk - F.c, be) + alpha * (xk - x)",
-           "g = _matvec(F.A, xk - F.c, be) - alpha * (xk - x)",
-           ("--paper", "localupdate"),
-           "the proximal term of Algorithm 2 with the wrong sign (step-by-step path)"),
-    Mutant("local-update-spectral-alpha", "driver", "fedtheory/algorithms/local_update.py",
-           "s = algo.gamma * (F.eigvals + algo.alpha)",
-           "s = algo.gamma * F.eigvals",
-           ("--paper", "localupdate"),
-           "the spectral path forgets the proximal weight α"),
-    Mutant("local-update-skip-last-step", "driver", "fedtheory/algorithms/local_update.py",
-           "    for theta_k in algo.theta.weights:\n        g = _matvec(F.A, xk - F.c, be) + alpha * (xk - x)",
-           "    for theta_k in algo.theta.weights[:-1]:\n        g = _matvec(F.A, xk - F.c, be) + alpha * (xk - x)",
-           ("--paper", "localupdate"),
-           "an off-by-one: the step-by-step driver drops the last local step"),
-    Mutant("sdane-stabilized-center-mu-dropped", "driver", "fedtheory/algorithms/dane.py",
-           "v_new = (lam * np.asarray(v, dtype=np.float64) + mu * x_new - rd.g_mean) / (lam + mu)",
-           "v_new = (lam * np.asarray(v, dtype=np.float64) + mu * x_new - rd.g_mean) / lam",
-           ("--paper", "sdane"),
-           "S-DANE's stabilized prox-centre update forgets the μ in its denominator"),
-    Mutant("acc-sdane-coefficient", "driver", "fedtheory/algorithms/dane.py",
-           "return B / (2 * lam) + math.sqrt(B * B / (4 * lam * lam) + A * B / lam)",
-           "return B / (2 * lam) + math.sqrt(B * B / (4 * lam * lam) + 2 * A * B / lam)",
-           ("--paper", "sdane"),
-           "Acc-S-DANE's a_{r+1} solves λa² = 2(A + a)B instead of (A + a)B"),
-    Mutant("theta-geometric-sum-exponent", "driver", "fedtheory/algorithms/theta.py",
-           "closed = -be.expm1(K * be.log1p(-s_closed)) / s_closed",
-           "closed = -be.expm1((K - 1) * be.log1p(-s_closed)) / s_closed",
-           ("--paper", "localupdate"),
-           "Θ_{1:K}'s distortion polynomial sums K − 1 terms instead of K (closed form only)"),
+    Mutant(
+        "local-update-prox-sign",
+        "driver",
+        "fedtheory/algorithms/local_update.py",
+        "g = _matvec(F.A, xk - F.c, be) + alpha * (xk - x)",
+        "g = _matvec(F.A, xk - F.c, be) - alpha * (xk - x)",
+        ("--paper", "localupdate"),
+        "the proximal term of Algorithm 2 with the wrong sign (step-by-step path)",
+    ),
+    Mutant(
+        "local-update-spectral-alpha",
+        "driver",
+        "fedtheory/algorithms/local_update.py",
+        "s = algo.gamma * (F.eigvals + algo.alpha)",
+        "s = algo.gamma * F.eigvals",
+        ("--paper", "localupdate"),
+        "the spectral path forgets the proximal weight α",
+    ),
+    Mutant(
+        "local-update-skip-last-step",
+        "driver",
+        "fedtheory/algorithms/local_update.py",
+        "    for theta_k in algo.theta.weights:\n        g = _matvec(F.A, xk - F.c, be) + alpha * (xk - x)",
+        "    for theta_k in algo.theta.weights[:-1]:\n        g = _matvec(F.A, xk - F.c, be) + alpha * (xk - x)",
+        ("--paper", "localupdate"),
+        "an off-by-one: the step-by-step driver drops the last local step",
+    ),
+    Mutant(
+        "sdane-stabilized-center-mu-dropped",
+        "driver",
+        "fedtheory/algorithms/dane.py",
+        "v_new = (lam * np.asarray(v, dtype=np.float64) + mu * x_new - rd.g_mean) / (lam + mu)",
+        "v_new = (lam * np.asarray(v, dtype=np.float64) + mu * x_new - rd.g_mean) / lam",
+        ("--paper", "sdane"),
+        "S-DANE's stabilized prox-centre update forgets the μ in its denominator",
+    ),
+    Mutant(
+        "acc-sdane-coefficient",
+        "driver",
+        "fedtheory/algorithms/dane.py",
+        "return B / (2 * lam) + math.sqrt(B * B / (4 * lam * lam) + A * B / lam)",
+        "return B / (2 * lam) + math.sqrt(B * B / (4 * lam * lam) + 2 * A * B / lam)",
+        ("--paper", "sdane"),
+        "Acc-S-DANE's a_{r+1} solves λa² = 2(A + a)B instead of (A + a)B",
+    ),
+    Mutant(
+        "theta-geometric-sum-exponent",
+        "driver",
+        "fedtheory/algorithms/theta.py",
+        "closed = -be.expm1(K * be.log1p(-s_closed)) / s_closed",
+        "closed = -be.expm1((K - 1) * be.log1p(-s_closed)) / s_closed",
+        ("--paper", "localupdate"),
+        "Θ_{1:K}'s distortion polynomial sums K − 1 terms instead of K (closed form only)",
+    ),
     # --- problem families ----------------------------------------------------------------------------
-    Mutant("quadratic-mean-hessian-weights", "problem", "fedtheory/problems/quadratic.py",
-           'return _symmetrize(np.einsum("i,ijk->jk", p, A))',
-           'return _symmetrize(np.einsum("i,ijk->jk", np.full_like(p, 1.0 / p.size), A))',
-           ("--paper", "localupdate"),
-           "the mean Hessian ignores the client weights p_i"),
+    Mutant(
+        "quadratic-mean-hessian-weights",
+        "problem",
+        "fedtheory/problems/quadratic.py",
+        'return _symmetrize(np.einsum("i,ijk->jk", p, A))',
+        'return _symmetrize(np.einsum("i,ijk->jk", np.full_like(p, 1.0 / p.size), A))',
+        ("--paper", "localupdate"),
+        "the mean Hessian ignores the client weights p_i",
+    ),
     # --- counting of models --------------------------------------------------------------------------
-    Mutant("resnet-fc-without-bias", "counting", "fedtheory/models/resnet.py",
-           "    return ResNet(stem, layers, nn.Linear(in_planes, num_classes))\n\n\ndef ",
-           "    return ResNet(stem, layers, nn.Linear(in_planes, num_classes, bias=False))\n\n\ndef ",
-           ("--paper", "fedhm"),
-           "ResNet-18's classifier loses its bias (every counted size shifts by the class count)"),
-    Mutant("fedhm-levels-built-dense", "counting", "fedtheory/models/resnet.py",
-           "    return LowRankConv2d(m, n, 3, rank, stride=stride, padding=1, bias=False)",
-           "    return nn.Conv2d(m, n, 3, stride=stride, padding=1, bias=False)",
-           ("--paper", "fedhm"),
-           "FedHM's factorized 3×3 convolutions are built (and so counted) dense"),
-    Mutant("counting-conv-macs-one-channel", "counting", "fedtheory/models/counting.py",
-           "macs = int(output[0].numel()) * per_out",
-           "macs = int(output[0][0].numel()) * per_out",
-           ("--paper", "fedhm"),
-           "a convolution's MACs counted for one output channel instead of all"),
+    Mutant(
+        "resnet-fc-without-bias",
+        "counting",
+        "fedtheory/models/resnet.py",
+        "    return ResNet(stem, layers, nn.Linear(in_planes, num_classes))\n\n\ndef ",
+        "    return ResNet(stem, layers, nn.Linear(in_planes, num_classes, bias=False))\n\n\ndef ",
+        ("--paper", "fedhm"),
+        "ResNet-18's classifier loses its bias (every counted size shifts by the class count)",
+    ),
+    Mutant(
+        "fedhm-levels-built-dense",
+        "counting",
+        "fedtheory/models/resnet.py",
+        "    return LowRankConv2d(m, n, 3, rank, stride=stride, padding=1, bias=False)",
+        "    return nn.Conv2d(m, n, 3, stride=stride, padding=1, bias=False)",
+        ("--paper", "fedhm"),
+        "FedHM's factorized 3×3 convolutions are built (and so counted) dense",
+    ),
+    Mutant(
+        "counting-conv-macs-one-channel",
+        "counting",
+        "fedtheory/models/counting.py",
+        "macs = int(output[0].numel()) * per_out",
+        "macs = int(output[0][0].numel()) * per_out",
+        ("--paper", "fedhm"),
+        "a convolution's MACs counted for one output channel instead of all",
+    ),
     # --- certificates ---------------------------------------------------------------------------------
-    Mutant("pep-second-client-not-strongly-convex", "certificate", "fedtheory/certify/pep.py",
-           "mu if mu2 is None else mu2)",
-           "0.0)",
-           ("--paper", "sdane", "--claim", "sdane/theorem-*"),
-           "the two-client S-DANE PEP loses client 2's strong convexity (its value only grows: a 'value <= bound' "
-           "check cannot see it)"),
-    Mutant("spectral-heavy-ball-momentum-sign", "certificate", "fedtheory/certify/federated_pep.py",
-           'x_new = y - eta * q + (beta * (x - x_prev) if server == "heavy_ball" else 0.0)',
-           'x_new = y - eta * q - (beta * (x - x_prev) if server == "heavy_ball" else 0.0)',
-           ("verify/spectral_closed_forms.py",),
-           "a sign slip in the spectral engine's heavy-ball error measure (the momentum term subtracted)"),
-    Mutant("spectral-error-horizon-off-by-one", "certificate", "fedtheory/certify/federated_pep.py",
-           "    for t in range(T):\n        y = x + beta * (x - x_prev) if server == \"nesterov\" else x",
-           "    for t in range(T - 1):\n        y = x + beta * (x - x_prev) if server == \"nesterov\" else x",
-           ("verify/spectral_closed_forms.py",),
-           "the spectral error certificate stops one round short of its horizon T"),
+    Mutant(
+        "pep-second-client-not-strongly-convex",
+        "certificate",
+        "fedtheory/certify/pep.py",
+        "mu if mu2 is None else mu2)",
+        "0.0)",
+        ("--paper", "sdane", "--claim", "sdane/theorem-*"),
+        "the two-client S-DANE PEP loses client 2's strong convexity (its value only grows: a 'value <= bound' "
+        "check cannot see it)",
+    ),
+    Mutant(
+        "spectral-heavy-ball-momentum-sign",
+        "certificate",
+        "fedtheory/certify/federated_pep.py",
+        'x_new = y - eta * q + (beta * (x - x_prev) if server == "heavy_ball" else 0.0)',
+        'x_new = y - eta * q - (beta * (x - x_prev) if server == "heavy_ball" else 0.0)',
+        ("verify/spectral_closed_forms.py",),
+        "a sign slip in the spectral engine's heavy-ball error measure (the momentum term subtracted)",
+    ),
+    Mutant(
+        "spectral-error-horizon-off-by-one",
+        "certificate",
+        "fedtheory/certify/federated_pep.py",
+        "    for t in range(T):\n        y = x + beta * (x - x_prev) if server == \"nesterov\" else x",
+        "    for t in range(T - 1):\n        y = x + beta * (x - x_prev) if server == \"nesterov\" else x",
+        ("verify/spectral_closed_forms.py",),
+        "the spectral error certificate stops one round short of its horizon T",
+    ),
     # --- explorer -------------------------------------------------------------------------------------
-    Mutant("method-guarantee-default-class", "explorer", "fedtheory/explore/tuning.py",
-           'klass = consts.get("function_class", "general")',
-           'klass = consts.get("function_class", "d1")',
-           ("verify/engine.py",),
-           "method_guarantee without a class bounds d = 1 federations instead of the general class"),
+    Mutant(
+        "method-guarantee-default-class",
+        "explorer",
+        "fedtheory/explore/tuning.py",
+        'klass = consts.get("function_class", "general")',
+        'klass = consts.get("function_class", "d1")',
+        ("verify/engine.py",),
+        "method_guarantee without a class bounds d = 1 federations instead of the general class",
+    ),
     # --- claim engine ---------------------------------------------------------------------------------
-    Mutant("engine-crashed-control-fires", "engine", "fedtheory/claims/runner.py",
-           '"fired": result.status == "refuted"',
-           '"fired": result.status != "verified"',
-           ("verify/engine.py",),
-           "a flipped comparison: a negative control that crashed (or was inconclusive) counts as fired"),
-    Mutant("engine-mixed-readings-refuted", "engine", "fedtheory/claims/runner.py",
-           '        status = "reading-dependent"',
-           '        status = "refuted"',
-           ("verify/engine.py",),
-           "readings that disagree give 'refuted' (a refutation needs every reading to fail)"),
-    Mutant("engine-nan-guard-only-on-refuted", "engine", "fedtheory/claims/runner.py",
-           "    if nans:\n",
-           '    if nans and evidence.status == "refuted":\n',
-           ("verify/engine.py",),
-           "the NaN guard only looks at refuted evidence: a 'verified' resting on a NaN stands"),
+    Mutant(
+        "engine-crashed-control-fires",
+        "engine",
+        "fedtheory/claims/runner.py",
+        '"fired": result.status == "refuted"',
+        '"fired": result.status != "verified"',
+        ("verify/engine.py",),
+        "a flipped comparison: a negative control that crashed (or was inconclusive) counts as fired",
+    ),
+    Mutant(
+        "engine-mixed-readings-refuted",
+        "engine",
+        "fedtheory/claims/runner.py",
+        '        status = "reading-dependent"',
+        '        status = "refuted"',
+        ("verify/engine.py",),
+        "readings that disagree give 'refuted' (a refutation needs every reading to fail)",
+    ),
+    Mutant(
+        "engine-nan-guard-only-on-refuted",
+        "engine",
+        "fedtheory/claims/runner.py",
+        "    if nans:\n",
+        '    if nans and evidence.status == "refuted":\n',
+        ("verify/engine.py",),
+        "the NaN guard only looks at refuted evidence: a 'verified' resting on a NaN stands",
+    ),
     # --- report ---------------------------------------------------------------------------------------
-    Mutant("report-diff-drops-regressions", "report", "fedtheory/report/diff.py",
-           'if o.get("status") != n.get("status"):',
-           'if o.get("status") != n.get("status") and n.get("status") == n.get("expect"):',
-           ("verify/engine.py",),
-           "the baseline diff lists a changed status only when the new one is the expected one (drops regressions)"),
+    Mutant(
+        "report-diff-drops-regressions",
+        "report",
+        "fedtheory/report/diff.py",
+        'if o.get("status") != n.get("status"):',
+        'if o.get("status") != n.get("status") and n.get("status") == n.get("expect"):',
+        ("verify/engine.py",),
+        "the baseline diff lists a changed status only when the new one is the expected one (drops regressions)",
+    ),
     # --- FedLRGD --------------------------------------------------------------------------------------
-    Mutant("fedlrgd-viete-sign", "fedlrgd", "fedtheory/symbolic/oracle_complexity.py",
-           "return -(2 * self.C3 / 3) * math.sin(v / 3) * math.cos(5 * math.pi / 6 - v / 3)",
-           "return (2 * self.C3 / 3) * math.sin(v / 3) * math.cos(5 * math.pi / 6 - v / 3)",
-           ("--paper", "fedlrgd"),
-           "a sign slip in the Viète root of the cubic (86)"),
+    Mutant(
+        "fedlrgd-viete-sign",
+        "fedlrgd",
+        "fedtheory/symbolic/oracle_complexity.py",
+        "return -(2 * self.C3 / 3) * math.sin(v / 3) * math.cos(5 * math.pi / 6 - v / 3)",
+        "return (2 * self.C3 / 3) * math.sin(v / 3) * math.cos(5 * math.pi / 6 - v / 3)",
+        ("--paper", "fedlrgd"),
+        "a sign slip in the Viète root of the cubic (86)",
+    ),
     # --- probes ---------------------------------------------------------------------------------------
-    Mutant("probe-stops-after-first-evaluation", "probe", "fedtheory/certify/probe.py",
-           '    opts: dict[str, Any] = {"maxiter": maxiter}',
-           '    opts: dict[str, Any] = {"maxiter": 1}',
-           ("verify/probes.py",),
-           "the probe's local search stops after its first iteration: only random sampling is left"),
+    Mutant(
+        "probe-stops-after-first-evaluation",
+        "probe",
+        "fedtheory/certify/probe.py",
+        '    opts: dict[str, Any] = {"maxiter": maxiter}',
+        '    opts: dict[str, Any] = {"maxiter": 1}',
+        ("verify/probes.py",),
+        "the probe's local search stops after its first iteration: only random sampling is left",
+    ),
 )
 
 
 def _copy_tree(dest: Path) -> None:
     """The files git tracks or does not ignore, copied to ``dest`` (the working tree as it is now)."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                            capture_output=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, listed):
         src = ROOT / rel
         if src.is_file():
@@ -197,7 +283,7 @@ def _pattern(tokens: list[str], start: int, stop: int) -> str:
     for k in range(start, stop):
         token = tokens[k]
         if k > start and not token.isspace() and not tokens[k - 1].isspace():
-            out.append(r"\s*")                      # a formatter may add spaces or a line break between tokens
+            out.append(r"\s*")  # a formatter may add spaces or a line break between tokens
         between_words = 0 < k < len(tokens) - 1 and tokens[k - 1][-1:].isalnum() and tokens[k + 1][:1].isalnum()
         out.append(_token_pattern(token, k == 0, k == len(tokens) - 1, between_words))
     return "".join(out)
@@ -223,18 +309,20 @@ def locate(find: str, replace: str, text: str) -> tuple[list[re.Match], str]:
     head = max(k for k in range(len(tokens) + 1) if ends[k] <= prefix)
     tail = min(k for k in range(len(tokens) + 1) if ends[k] >= len(find) - suffix)
     tail = max(tail, head)
-    middle = replace[ends[head]:len(replace) - (len(find) - ends[tail])]
+    middle = replace[ends[head] : len(replace) - (len(find) - ends[tail])]
 
     def gap(k: int) -> str:
         """The spacing between tokens k - 1 and k when the pieces split there: captured, and kept."""
         apart = 0 < k < len(tokens) and not tokens[k - 1].isspace() and not tokens[k].isspace()
         return r"(\s*)" if apart else "()"
 
-    if head == tail:     # an insertion: the old text keeps its spacing, the new text goes before it
+    if head == tail:  # an insertion: the old text keeps its spacing, the new text goes before it
         pattern = re.compile(f"({_pattern(tokens, 0, head)}){gap(head)}()()({_pattern(tokens, tail, len(tokens))})")
     else:
-        pattern = re.compile(f"({_pattern(tokens, 0, head)}){gap(head)}({_pattern(tokens, head, tail)}){gap(tail)}"
-                             f"({_pattern(tokens, tail, len(tokens))})")
+        pattern = re.compile(
+            f"({_pattern(tokens, 0, head)}){gap(head)}({_pattern(tokens, head, tail)}){gap(tail)}"
+            f"({_pattern(tokens, tail, len(tokens))})"
+        )
 
     def mutate(m: re.Match) -> str:
         if head == tail:
@@ -264,15 +352,21 @@ def apply(mutant: Mutant, tree: Path) -> None:
     if len(matches) != 1:
         raise ValueError(f"mutant {mutant.name}: its text occurs {len(matches)} times in {mutant.file} (must be once)")
     (match,) = matches
-    path.write_text(text[:match.start()] + mutate(match) + text[match.end():], encoding="utf-8")
+    path.write_text(text[: match.start()] + mutate(match) + text[match.end() :], encoding="utf-8")
 
 
 def _check(tree: Path, selection: tuple[str, ...], timeout: float) -> tuple[int, float, str]:
     env = dict(os.environ, PYTHONPATH=str(tree))
     start = time.perf_counter()
     try:
-        run = subprocess.run([sys.executable, "-m", "fedtheory", "check", *selection], cwd=tree, env=env,
-                             capture_output=True, text=True, timeout=timeout)
+        run = subprocess.run(
+            [sys.executable, "-m", "fedtheory", "check", *selection],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         code, out = run.returncode, run.stdout + run.stderr
     except subprocess.TimeoutExpired:
         code, out = -1, f"timed out after {timeout:.0f}s"
@@ -286,8 +380,13 @@ def _check(tree: Path, selection: tuple[str, ...], timeout: float) -> tuple[int,
 def _pytest(tree: Path, timeout: float) -> int:
     env = dict(os.environ, PYTHONPATH=str(tree))
     try:
-        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests"],
-                              cwd=tree, env=env, capture_output=True, timeout=timeout).returncode
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "tests"],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            timeout=timeout,
+        ).returncode
     except subprocess.TimeoutExpired:
         return -1
 
@@ -305,13 +404,17 @@ def run_mutants(mutants: tuple[Mutant, ...], *, timeout: float = 900.0, with_pyt
             record = {**asdict(mutant), "baseline_exit": baselines[mutant.claims]}
             apply(mutant, tree)
             code, seconds, failures = _check(tree, mutant.claims, timeout)
-            record.update(exit=code, caught=code != 0 and baselines[mutant.claims] == 0, seconds=seconds,
-                          failures=failures)
+            record.update(
+                exit=code, caught=code != 0 and baselines[mutant.claims] == 0, seconds=seconds, failures=failures
+            )
             if with_pytest:
                 record["caught_by_pytest"] = _pytest(tree, timeout) != 0
         records.append(record)
-        print(f"{mutant.name:45s} {'CAUGHT' if record['caught'] else 'missed'}  ({record['seconds']:.0f}s) "
-              f"{record['failures'][:160]}", flush=True)
+        print(
+            f"{mutant.name:45s} {'CAUGHT' if record['caught'] else 'missed'}  ({record['seconds']:.0f}s) "
+            f"{record['failures'][:160]}",
+            flush=True,
+        )
     return records
 
 

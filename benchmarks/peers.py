@@ -39,6 +39,7 @@ a raw PEPit solve of the same SDP; ``fedtheory.methods.pep.certify`` likewise; t
     ... --flwr-site /work/flwr-venv/lib/python3.11/site-packages      # add the Flower column
     ... --no-certify --no-roofline --t-sweep                          # skip parts
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,6 +62,7 @@ MISMATCH_TOL = 1e-12
 # contenders: each is run(R) -> final iterate (d,) after R rounds
 # ----------------------------------------------------------------------------------------------------------------
 
+
 def _cold(fed) -> None:
     # a user's call sees a fresh federation: drop what an earlier timed call cached (the quadratic's
     # eigendecomposition, x*), else min-over-repeats would time only the first call's luck
@@ -76,6 +78,7 @@ def fedtheory_methods(fed, K: int, gamma: float, path: str | None = None) -> Cal
         kw = {} if path is None else {"path": path}
         h = methods.run("fedavg", fed, np.zeros(fed.d), R, K=K, gamma=gamma, **kw)
         return np.asarray(h.x[-1], dtype=np.float64), h.path
+
     return run
 
 
@@ -86,6 +89,7 @@ def fedtheory_torch(fed, K: int, gamma: float) -> Callable[[int], np.ndarray]:
         _cold(fed)
         h = methods.run("fedavg", fed, np.zeros(fed.d), R, K=K, gamma=gamma, backend="torch", device="cpu")
         return h.to_numpy().x[-1]
+
     return run
 
 
@@ -96,6 +100,7 @@ def fedtheory_legacy(fed, K: int, gamma: float) -> Callable[[int], np.ndarray]:
         _cold(fed)
         h = run_local_update(fed, LocalUpdate.fedavg(K, gamma), np.zeros(fed.d), R)
         return np.asarray(h.to_numpy().x[-1], dtype=np.float64)
+
     return run
 
 
@@ -111,6 +116,7 @@ def hand_einsum(a: np.ndarray, y: np.ndarray, p: np.ndarray, K: int, gamma: floa
                 X -= gamma * np.einsum("nm,nmd->nd", r, a) / m
             x = p @ X
         return x
+
     return run
 
 
@@ -126,6 +132,7 @@ def hand_matmul(a: np.ndarray, y: np.ndarray, p: np.ndarray, K: int, gamma: floa
                 X -= (gamma / m) * np.matmul(r[:, None, :], a)[:, 0, :]
             x = p @ X
         return x
+
     return run
 
 
@@ -136,7 +143,7 @@ def torch_per_client(ta: list, ty: list, p: np.ndarray, K: int, gamma: float) ->
     pt = torch.as_tensor(p, dtype=torch.float64)
 
     def run(R: int):
-        torch.manual_seed(0)                                   # nn.Linear's (overwritten) random init: reproducible
+        torch.manual_seed(0)  # nn.Linear's (overwritten) random init: reproducible
         x = torch.zeros(d, dtype=torch.float64)
         for _ in range(R):
             new = torch.zeros(d, dtype=torch.float64)
@@ -148,12 +155,13 @@ def torch_per_client(ta: list, ty: list, p: np.ndarray, K: int, gamma: float) ->
                 for _ in range(K):
                     opt.zero_grad()
                     # ty[i] is (m, 1): with a (m,) target the difference would broadcast to (m, m) silently
-                    loss = 0.5 * ((model(ta[i]) - ty[i]) ** 2).mean()   # = f_i = (1/2m)‖A_i x − y_i‖²
+                    loss = 0.5 * ((model(ta[i]) - ty[i]) ** 2).mean()  # = f_i = (1/2m)‖A_i x − y_i‖²
                     loss.backward()
                     opt.step()
                 new += pt[i] * model.weight.detach()[0]
             x = new
         return x.numpy().copy()
+
     return run
 
 
@@ -188,6 +196,7 @@ def flwr_fedavg(a: np.ndarray, y: np.ndarray, K: int, gamma: float) -> Callable[
                 results.append((parameters_to_ndarrays(res.parameters), res.num_examples))
             x = aggregate(results)[0]
         return np.asarray(x, dtype=np.float64)
+
     return run
 
 
@@ -195,10 +204,17 @@ def flwr_fedavg(a: np.ndarray, y: np.ndarray, K: int, gamma: float) -> Callable[
 # machine, roofline
 # ----------------------------------------------------------------------------------------------------------------
 
+
 def machine_info() -> dict:
     import numpy
-    info = {"platform": platform.platform(), "python": platform.python_version(), "numpy": numpy.__version__,
-            "cpus": os.cpu_count(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+    info = {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "cpus": os.cpu_count(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
     try:
         with open("/proc/cpuinfo") as fh:
             info["cpu_model"] = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), None)
@@ -206,21 +222,32 @@ def machine_info() -> dict:
         info["cpu_model"] = None
     try:
         import torch
+
         info["torch"] = torch.__version__
     except ImportError:
         info["torch"] = None
     try:
         import flwr
+
         info["flwr"] = flwr.__version__
     except ImportError:
         info["flwr"] = None
     try:
         import fedtheory
+
         info["fedtheory"] = getattr(fedtheory, "__version__", None)
         import subprocess
-        info["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                                            cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or None
-    except Exception:                                          # noqa: BLE001 - informational only
+
+        info["git_commit"] = (
+            subprocess.run(
+                ["git", "rev-parse", "HEAD"],
+                capture_output=True,
+                text=True,
+                cwd=os.path.dirname(os.path.abspath(__file__)),
+            ).stdout.strip()
+            or None
+        )
+    except Exception:  # noqa: BLE001 - informational only
         pass
     return info
 
@@ -231,19 +258,24 @@ def roofline(repeats: int) -> dict:
     N = 2000
     A, B = rng.normal(size=(N, N)), rng.normal(size=(N, N))
     t_gemm = min(_cpu(lambda: A @ B)[0] for _ in range(repeats))
-    L = 1 << 24                                                # 3 × 128 MiB: far beyond any cache
+    L = 1 << 24  # 3 × 128 MiB: far beyond any cache
     b, c = rng.normal(size=L), rng.normal(size=L)
     out = np.empty(L)
 
     def triad():
         np.multiply(c, 3.0, out=out)
-        np.add(out, b, out=out)                                # out = b + 3c in two passes: 5 arrays moved
+        np.add(out, b, out=out)  # out = b + 3c in two passes: 5 arrays moved
+
     t_triad = min(_cpu(triad)[0] for _ in range(repeats))
     t_copy = min(_cpu(lambda: np.copyto(out, b))[0] for _ in range(repeats))
-    return {"gemm_n": N, "gemm_gflops": 2 * N ** 3 / t_gemm / 1e9,
-            "triad_bytes_moved": 5 * 8 * L, "triad_gbs": 5 * 8 * L / t_triad / 1e9,
-            "copy_gbs": 2 * 8 * L / t_copy / 1e9,
-            "note": "triad written as two numpy passes (out = 3c; out += b): 5 arrays of 8L bytes moved"}
+    return {
+        "gemm_n": N,
+        "gemm_gflops": 2 * N**3 / t_gemm / 1e9,
+        "triad_bytes_moved": 5 * 8 * L,
+        "triad_gbs": 5 * 8 * L / t_triad / 1e9,
+        "copy_gbs": 2 * 8 * L / t_copy / 1e9,
+        "note": "triad written as two numpy passes (out = 3c; out += b): 5 arrays of 8L bytes moved",
+    }
 
 
 def _cpu(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -263,6 +295,7 @@ def _cpu(fn: Callable[[], Any]) -> tuple[float, Any]:
 # ----------------------------------------------------------------------------------------------------------------
 # one cell
 # ----------------------------------------------------------------------------------------------------------------
+
 
 def _rel(x: np.ndarray, ref: np.ndarray) -> float:
     return float(np.linalg.norm(x - ref) / max(np.linalg.norm(ref), 1e-300))
@@ -286,8 +319,9 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
     }
     if have_torch:
         import torch
+
         builders["fedtheory_torch"] = fedtheory_torch(fed, K, gamma)
-        ta = [torch.as_tensor(a[i]) for i in range(n)]         # the clients' data already in memory as tensors
+        ta = [torch.as_tensor(a[i]) for i in range(n)]  # the clients' data already in memory as tensors
         ty = [torch.as_tensor(y[i][:, None]) for i in range(n)]
         builders["torch_per_client"] = torch_per_client(ta, ty, p, K, gamma)
     if have_flwr:
@@ -314,8 +348,11 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
             continue
         # hand_matmul is never skipped: it is the reference every iterate is checked against
         if predicted_setup + (predicted_round or 0.0) > args.budget and name != "hand_matmul":
-            plan[name] = {"skip": True, "predicted_s": predicted_setup + (predicted_round or 0.0) * T,
-                          "predicted_rounds_unknown": predicted_round is None}
+            plan[name] = {
+                "skip": True,
+                "predicted_s": predicted_setup + (predicted_round or 0.0) * T,
+                "predicted_rounds_unknown": predicted_round is None,
+            }
             continue
         # probe: one round (also the warm-up) and, for library calls, the set-up alone (0 rounds)
         t1, _ = _cpu(lambda: builders[name](1))
@@ -332,7 +369,7 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
     finals: dict[str, Any] = {}
     max_reps = max(plan[nm]["repeats"] for nm in names)
     for rep in range(max_reps):
-        order = names[rep % len(names):] + names[:rep % len(names)]
+        order = names[rep % len(names) :] + names[: rep % len(names)]
         for nm in order:
             if rep >= plan[nm]["repeats"]:
                 continue
@@ -343,20 +380,25 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
     # ---- results and extrapolation
     for nm in builders:
         if plan[nm].get("skip"):
-            cell["contenders"][nm] = {"skipped": True, "predicted_s": plan[nm]["predicted_s"],
-                                      "flag_over_budget": True}
+            cell["contenders"][nm] = {"skipped": True, "predicted_s": plan[nm]["predicted_s"], "flag_over_budget": True}
             continue
         R = plan[nm]["R"]
         t_meas = min(times[nm])
         # the set-up (0 rounds) is timed once, in the probe: at n = 1000 it costs as much as a round
         t_setup = plan[nm].get("t0_probe", 0.0) if R < T else 0.0
         t_T = t_meas if R == T else t_setup + (t_meas - t_setup) * T / R
-        rec = {"seconds": t_T, "measured_seconds": t_meas, "rounds_timed": R, "repeats": plan[nm]["repeats"],
-               "all_seconds": times[nm], "flag_over_budget": t_meas * plan[nm]["repeats"] > args.budget}
+        rec = {
+            "seconds": t_T,
+            "measured_seconds": t_meas,
+            "rounds_timed": R,
+            "repeats": plan[nm]["repeats"],
+            "all_seconds": times[nm],
+            "flag_over_budget": t_meas * plan[nm]["repeats"] > args.budget,
+        }
         if R < T:
             rec["extrapolated_from_rounds"] = R
         if "t0_probe" in plan[nm]:
-            rec["setup_seconds"] = plan[nm]["t0_probe"]      # one 0-round call (x*, the quadratic, ...)
+            rec["setup_seconds"] = plan[nm]["t0_probe"]  # one 0-round call (x*, the quadratic, ...)
         if nm == "fedtheory":
             finals[nm], rec["path"] = finals[nm]
         cell["contenders"][nm] = rec
@@ -371,8 +413,9 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
 
     # ---- the hand reference and the iterate check, after the same number of rounds
     timed = [nm for nm in names]
-    hand = min((nm for nm in ("hand_einsum", "hand_matmul") if nm in timed),
-               key=lambda nm: cell["contenders"][nm]["seconds"])
+    hand = min(
+        (nm for nm in ("hand_einsum", "hand_matmul") if nm in timed), key=lambda nm: cell["contenders"][nm]["seconds"]
+    )
     cell["hand_reference"] = hand
     R_check = min(plan[nm]["R"] for nm in timed)
     cell["checked_at_rounds"] = R_check
@@ -397,7 +440,7 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
     # the literal steps' work: two batched mat-vecs per step, 2·nmd flops each. fedtheory's rows count these
     # literal-equivalent flops, so above-peak values mean its path (sample space, spectral) did fewer
     flops_round = K * 4.0 * n * M_SAMPLES * DIM
-    bytes_round = K * 2.0 * n * M_SAMPLES * DIM * 8            # each reads the (n, m, d) float64 array once
+    bytes_round = K * 2.0 * n * M_SAMPLES * DIM * 8  # each reads the (n, m, d) float64 array once
     cell["flops_per_round"], cell["bytes_per_round"] = flops_round, bytes_round
     for nm in ("fedtheory", "fedtheory_legacy", "hand_einsum", "hand_matmul"):
         rec = cell["contenders"].get(nm)
@@ -405,7 +448,7 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
             continue
         per_round = (rec["seconds"] - rec.get("setup_seconds", 0.0)) / T
         if per_round <= 0.05 * rec["seconds"] / T:
-            continue                                 # set-up dominated: the difference of two timings is noise
+            continue  # set-up dominated: the difference of two timings is noise
         rec["gflops"] = flops_round / per_round / 1e9
         rec["gbs"] = bytes_round / per_round / 1e9
     return cell
@@ -415,6 +458,7 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
 # certificates
 # ----------------------------------------------------------------------------------------------------------------
 
+
 def certificates(pepit_K: list[int], spectral_K: list[int], repeats: int) -> dict:
     """Wall times (solvers may thread): certify_local_update and fedtheory.methods.pep.certify, each against a raw
     PEPit solve of the same SDP; the spectral engine."""
@@ -423,8 +467,11 @@ def certificates(pepit_K: list[int], spectral_K: list[int], repeats: int) -> dic
 
     mu, L, n = 1.0, 10.0, 2
     gamma = 0.5 / L
-    out: dict = {"setting": {"mu": mu, "L": L, "gamma": gamma, "clients": n, "measure": "floor",
-                             "function_class": "quadratic"}, "pepit": [], "spectral": []}
+    out: dict = {
+        "setting": {"mu": mu, "L": L, "gamma": gamma, "clients": n, "measure": "floor", "function_class": "quadratic"},
+        "pepit": [],
+        "spectral": [],
+    }
 
     cpu: dict = {}
 
@@ -440,16 +487,21 @@ def certificates(pepit_K: list[int], spectral_K: list[int], repeats: int) -> dic
         pp = np.full(n, 1.0 / n)
 
         def raw():
-            pb = fp._pepit_problem(mu, L, K, gamma, th, 0.0, pp, "C", "floor", "quadratic", None, None, "gd",
-                                   None, None)
-            return fp._solve_detail(pb, wrapper=fp._WRAPPER) if hasattr(fp, "_solve_detail") else \
-                _solve_detail(pb, wrapper=fp._WRAPPER)
+            pb = fp._pepit_problem(
+                mu, L, K, gamma, th, 0.0, pp, "C", "floor", "quadratic", None, None, "gd", None, None
+            )
+            return (
+                fp._solve_detail(pb, wrapper=fp._WRAPPER)
+                if hasattr(fp, "_solve_detail")
+                else _solve_detail(pb, wrapper=fp._WRAPPER)
+            )
 
         def full():
             return fp.certify_local_update(mu, L, K, gamma, clients=n, engine="pepit", measure="floor")
+
         t_raw, t_full, v_raw, v_full, c_raw, c_full = [], [], None, None, [], []
-        for rep in range(repeats):                    # interleaved, order rotated
-            for which in (("raw", "full") if rep % 2 == 0 else ("full", "raw")):
+        for rep in range(repeats):  # interleaved, order rotated
+            for which in ("raw", "full") if rep % 2 == 0 else ("full", "raw"):
                 t, r = wall(raw if which == "raw" else full)
                 if which == "raw":
                     t_raw.append(t)
@@ -459,9 +511,18 @@ def certificates(pepit_K: list[int], spectral_K: list[int], repeats: int) -> dic
                     t_full.append(t)
                     c_full.append(cpu["last"])
                     v_full = r.value
-        out["pepit"].append({"K": K, "certify_s": min(t_full), "raw_pepit_s": min(t_raw),
-                             "ratio": min(t_full) / min(t_raw), "certify_cpu_s": min(c_full),
-                             "raw_pepit_cpu_s": min(c_raw), "certify_value": v_full, "raw_value_C1": v_raw})
+        out["pepit"].append(
+            {
+                "K": K,
+                "certify_s": min(t_full),
+                "raw_pepit_s": min(t_raw),
+                "ratio": min(t_full) / min(t_raw),
+                "certify_cpu_s": min(c_full),
+                "raw_pepit_cpu_s": min(c_raw),
+                "certify_value": v_full,
+                "raw_value_C1": v_raw,
+            }
+        )
     # the methods-as-data certificate (fedtheory.methods.pep.certify: SDP, replayed worst case, probe) against a
     # raw solve of the same SDP, built by the same compiler
     from fedtheory.certify.federated_pep import _WRAPPER
@@ -474,29 +535,39 @@ def certificates(pepit_K: list[int], spectral_K: list[int], repeats: int) -> dic
         pp = np.full(n, 1.0 / n)
 
         def raw_m():
-            built = mpep._build(m, "floor", n, pp, m.aggregation_weights(pp), np.ones(n), mu, L, "C", "quadratic",
-                                None, None)
+            built = mpep._build(
+                m, "floor", n, pp, m.aggregation_weights(pp), np.ones(n), mu, L, "C", "quadratic", None, None
+            )
             return _solve_detail(built.pb, wrapper=_WRAPPER)
 
         def full_m():
             return mpep.certify("fedavg", mu=mu, L=L, clients=n, measure="floor", hyper=hyper)
+
         t_raw, t_full, c_raw, c_full, cert = [], [], [], [], None
         for rep in range(repeats):
-            for which in (("raw", "full") if rep % 2 == 0 else ("full", "raw")):
+            for which in ("raw", "full") if rep % 2 == 0 else ("full", "raw"):
                 t, r = wall(raw_m if which == "raw" else full_m)
                 (t_raw if which == "raw" else t_full).append(t)
                 (c_raw if which == "raw" else c_full).append(cpu["last"])
                 if which == "full":
                     cert = r
-        out["methods_pep"].append({"K": K, "certify_s": min(t_full), "raw_pepit_s": min(t_raw),
-                                   "ratio": min(t_full) / min(t_raw), "certify_cpu_s": min(c_full),
-                                   "raw_pepit_cpu_s": min(c_raw), "certify_value": cert.value,
-                                   "lower": cert.lower, "probe_starts": cert.details.get("probe_starts")})
+        out["methods_pep"].append(
+            {
+                "K": K,
+                "certify_s": min(t_full),
+                "raw_pepit_s": min(t_raw),
+                "ratio": min(t_full) / min(t_raw),
+                "certify_cpu_s": min(c_full),
+                "raw_pepit_cpu_s": min(c_raw),
+                "certify_value": cert.value,
+                "lower": cert.lower,
+                "probe_starts": cert.details.get("probe_starts"),
+            }
+        )
     for K in spectral_K:
         ts, cs, val = [], [], None
         for _ in range(repeats):
-            t, r = wall(lambda: fp.certify_local_update(mu, L, K, gamma, clients=n, engine="spectral",
-                                                        measure="floor"))
+            t, r = wall(lambda: fp.certify_local_update(mu, L, K, gamma, clients=n, engine="spectral", measure="floor"))
             ts.append(t)
             cs.append(cpu["last"])
             val = r.value
@@ -507,6 +578,7 @@ def certificates(pepit_K: list[int], spectral_K: list[int], repeats: int) -> dic
 # ----------------------------------------------------------------------------------------------------------------
 # slopes, table, main
 # ----------------------------------------------------------------------------------------------------------------
+
 
 def _slope(xs: list, ts: list) -> float | None:
     pts = [(math.log(x), math.log(t)) for x, t in zip(xs, ts) if t and t > 0]
@@ -522,9 +594,11 @@ def slopes(cells: list[dict], t_sweep: list[dict]) -> dict:
     out: dict = {}
     names = sorted({nm for c in cells for nm in c["contenders"]})
     for nm in names:
+
         def t(c):
             r = c["contenders"].get(nm, {})
             return None if r.get("skipped") else r.get("seconds")
+
         s = {"n": {}, "K": {}}
         for K in sorted({c["K"] for c in cells}):
             cs = [c for c in cells if c["K"] == K and t(c)]
@@ -539,9 +613,19 @@ def slopes(cells: list[dict], t_sweep: list[dict]) -> dict:
 
 
 def table(cells: list[dict]) -> str:
-    names = [nm for nm in ("fedtheory", "fedtheory_legacy", "fedtheory_torch", "hand_einsum", "hand_matmul",
-                           "torch_per_client", "flwr")
-             if any(nm in c["contenders"] for c in cells)]
+    names = [
+        nm
+        for nm in (
+            "fedtheory",
+            "fedtheory_legacy",
+            "fedtheory_torch",
+            "hand_einsum",
+            "hand_matmul",
+            "torch_per_client",
+            "flwr",
+        )
+        if any(nm in c["contenders"] for c in cells)
+    ]
     head = "| n | K | fedtheory s (path) | " + " | ".join(f"{nm} ×" for nm in names[1:]) + " | max rel diff |"
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for c in cells:
@@ -561,23 +645,35 @@ def table(cells: list[dict]) -> str:
         row.append(f"{max(diffs):.1e} @R={c['checked_at_rounds']}{flag}")
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
-    lines.append("× = contender CPU time / fedtheory CPU time (1 thread, min over repeats); * = timed on fewer rounds "
-                 "and scaled to T; ⚠ = an iterate differs from the hand loop's by > 1e-12 (relative).")
+    lines.append(
+        "× = contender CPU time / fedtheory CPU time (1 thread, min over repeats); * = timed on fewer rounds "
+        "and scaled to T; ⚠ = an iterate differs from the hand loop's by > 1e-12 (relative)."
+    )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
+    )
     parser.add_argument("--n", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--K", type=int, nargs="+", default=[1, 10, 100, 1000])
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--budget", type=float, default=10.0,
-                        help="CPU seconds per contender per cell (all repeats); beyond it: fewer rounds, or skip")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=10.0,
+        help="CPU seconds per contender per cell (all repeats); beyond it: fewer rounds, or skip",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--t-sweep", type=int, nargs="*", default=[10, 50],
-                        help="rounds for the slope in T (at --t-sweep-cell); empty: none")
+    parser.add_argument(
+        "--t-sweep",
+        type=int,
+        nargs="*",
+        default=[10, 50],
+        help="rounds for the slope in T (at --t-sweep-cell); empty: none",
+    )
     parser.add_argument("--t-sweep-cell", type=int, nargs=2, default=[100, 10], metavar=("N", "K"))
     parser.add_argument("--no-roofline", action="store_true")
     parser.add_argument("--no-certify", action="store_true")
@@ -585,38 +681,49 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--certify-spectral-K", type=int, nargs="*", default=[1, 10, 100])
     parser.add_argument("--certify-repeats", type=int, default=2)
     parser.add_argument("--no-torch", action="store_true")
-    parser.add_argument("--flwr-site", default=None,
-                        help="a separate venv's site-packages holding flwr, appended to sys.path (the project "
-                             "venv's packages keep precedence)")
+    parser.add_argument(
+        "--flwr-site",
+        default=None,
+        help="a separate venv's site-packages holding flwr, appended to sys.path (the project "
+        "venv's packages keep precedence)",
+    )
     parser.add_argument("--json", default=None, help="write the results here (atomically)")
     args = parser.parse_args(argv)
 
     if args.flwr_site:
         sys.path.append(args.flwr_site)
     from threadpoolctl import threadpool_limits
+
     have_torch = False
     if not args.no_torch:
         try:
             import torch
+
             torch.set_num_threads(1)
             have_torch = True
         except ImportError:
             pass
     try:
         import flwr  # noqa: F401
+
         have_flwr = True
-    except Exception:                                          # noqa: BLE001 - any import failure: no column
+    except Exception:  # noqa: BLE001 - any import failure: no column
         have_flwr = False
 
     started = time.perf_counter()
-    result: dict = {"machine": machine_info(), "config": vars(args) | {"m": M_SAMPLES, "d": DIM,
-                                                                      "threads": 1, "have_flwr": have_flwr,
-                                                                      "have_torch": have_torch}}
+    result: dict = {
+        "machine": machine_info(),
+        "config": vars(args)
+        | {"m": M_SAMPLES, "d": DIM, "threads": 1, "have_flwr": have_flwr, "have_torch": have_torch},
+    }
     with threadpool_limits(1):
         if not args.no_roofline:
             result["roofline"] = roofline(args.repeats)
-            print(f"roofline: {result['roofline']['gemm_gflops']:.1f} GFLOP/s gemm, "
-                  f"{result['roofline']['triad_gbs']:.1f} GB/s triad", flush=True)
+            print(
+                f"roofline: {result['roofline']['gemm_gflops']:.1f} GFLOP/s gemm, "
+                f"{result['roofline']['triad_gbs']:.1f} GB/s triad",
+                flush=True,
+            )
         # every contender's first call (imports, torch/Flower initialisation) on a tiny cell, not in any timing
         run_cell(2, 1, 2, args, {}, have_torch, have_flwr)
         history: dict = {}
@@ -625,12 +732,18 @@ def main(argv: list[str] | None = None) -> dict:
             for K in sorted(args.K):
                 c = run_cell(n, K, args.rounds, args, history, have_torch, have_flwr)
                 cells.append(c)
-                if args.json:                        # partial results survive an interrupted run
+                if args.json:  # partial results survive an interrupted run
                     from fedtheory.sweep import write_json_atomic
+
                     write_json_atomic(args.json, result | {"cells": cells, "complete": False}, indent=1, default=float)
-                print(f"n={n} K={K}: " + ", ".join(
-                    f"{nm}={r.get('seconds', r.get('predicted_s')):.3g}s{'(skip)' if r.get('skipped') else ''}"
-                    for nm, r in c["contenders"].items()), flush=True)
+                print(
+                    f"n={n} K={K}: "
+                    + ", ".join(
+                        f"{nm}={r.get('seconds', r.get('predicted_s')):.3g}s{'(skip)' if r.get('skipped') else ''}"
+                        for nm, r in c["contenders"].items()
+                    ),
+                    flush=True,
+                )
         result["cells"] = cells
         t_sweep = []
         if args.t_sweep:
@@ -655,22 +768,31 @@ def main(argv: list[str] | None = None) -> dict:
     if "roofline" in result:
         print("\nroofline (fraction of single-thread peak, literal-step paths):")
         for c in cells:
-            parts = [f"{nm} {r['gflops']:.2f} GFLOP/s ({r['gflops_frac_peak']:.0%}), {r['gbs']:.2f} GB/s "
-                     f"({r['gbs_frac_peak']:.0%})" for nm, r in c["contenders"].items() if "gflops_frac_peak" in r]
+            parts = [
+                f"{nm} {r['gflops']:.2f} GFLOP/s ({r['gflops_frac_peak']:.0%}), {r['gbs']:.2f} GB/s "
+                f"({r['gbs_frac_peak']:.0%})"
+                for nm, r in c["contenders"].items()
+                if "gflops_frac_peak" in r
+            ]
             if parts:
                 print(f"  n={c['n']} K={c['K']}: " + "; ".join(parts))
     if "certificates" in result:
         print("\ncertificates (wall s):")
         for r in result["certificates"]["pepit"]:
-            print(f"  pepit K={r['K']}: certify_local_update {r['certify_s']:.3g} (CPU {r['certify_cpu_s']:.3g}), "
-                  f"raw PEPit {r['raw_pepit_s']:.3g} (CPU {r['raw_pepit_cpu_s']:.3g}), ×{r['ratio']:.2f}")
+            print(
+                f"  pepit K={r['K']}: certify_local_update {r['certify_s']:.3g} (CPU {r['certify_cpu_s']:.3g}), "
+                f"raw PEPit {r['raw_pepit_s']:.3g} (CPU {r['raw_pepit_cpu_s']:.3g}), ×{r['ratio']:.2f}"
+            )
         for r in result["certificates"].get("methods_pep", []):
-            print(f"  methods.pep.certify fedavg K={r['K']}: {r['certify_s']:.3g} (CPU {r['certify_cpu_s']:.3g}), "
-                  f"raw PEPit {r['raw_pepit_s']:.3g} (CPU {r['raw_pepit_cpu_s']:.3g}), ×{r['ratio']:.2f}")
+            print(
+                f"  methods.pep.certify fedavg K={r['K']}: {r['certify_s']:.3g} (CPU {r['certify_cpu_s']:.3g}), "
+                f"raw PEPit {r['raw_pepit_s']:.3g} (CPU {r['raw_pepit_cpu_s']:.3g}), ×{r['ratio']:.2f}"
+            )
         for r in result["certificates"]["spectral"]:
             print(f"  spectral K={r['K']}: {r['certify_s']:.3g} (CPU {r['certify_cpu_s']:.3g})")
     if args.json:
         from fedtheory.sweep import write_json_atomic
+
         write_json_atomic(args.json, result, indent=1, default=float)
     return result
 

@@ -4,4 +4,5 @@
 >>> fedtheory.__version__
 '0.1.0'
 """
+
 __version__ = "0.1.0"

@@ -1,4 +1,5 @@
 """``python -m fedtheory ...`` is the ``fedtheory`` command line (see :mod:`fedtheory.cli`)."""
+
 import sys
 
 from fedtheory.cli import entry

@@ -34,6 +34,7 @@ fedtheory 0.1.0
 >>> main(["check", "--tier", "warp"])
 2
 """
+
 from __future__ import annotations
 
 import argparse
@@ -78,7 +79,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="*", metavar="PATH", help="content files or directories (default: paper_checks/ and verify/ for check, figures/ for figures)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="content files or directories (default: paper_checks/ and verify/ for check, figures/ for figures)",
+    )
     p.add_argument("--paper", metavar="KEY", help="only this paper's items (e.g. localupdate)")
     p.add_argument("--tier", default="fast", metavar="fast|full", help="fast (default) or full (fast and full)")
     p.add_argument("--seed", type=int, default=0, metavar="N", help="global seed (default 0)")
@@ -97,19 +103,31 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     check = sub.add_parser("check", help="run claims and report (exit 0 when every claim gives its expected status)")
     _common(check)
-    check.add_argument("--claim", metavar="GLOB", action="append",
-                       help="only claims whose id matches (e.g. 'localupdate/theorem-*'); repeat it for the union")
+    check.add_argument(
+        "--claim",
+        metavar="GLOB",
+        action="append",
+        help="only claims whose id matches (e.g. 'localupdate/theorem-*'); repeat it for the union",
+    )
     check.add_argument("--json", metavar="FILE", help="write the report as JSON (check.schema.json); - for stdout")
-    check.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                       help="time limit per claim; a claim that runs longer is stopped and recorded as error "
-                            "(default 600 for the fast tier, 3600 for full; 0: no limit, claims run in this "
-                            "process when --workers is 1)")
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time limit per claim; a claim that runs longer is stopped and recorded as error "
+        "(default 600 for the fast tier, 3600 for full; 0: no limit, claims run in this "
+        "process when --workers is 1)",
+    )
     from fedtheory.report.command import add_check_options, add_report_parser
 
     add_check_options(check)
-    check.add_argument("--list", action="store_true",
-                       help="list the selected claims (id, paper, tier, expect, kind, title) without running them; "
-                            "with --json FILE, as JSON")
+    check.add_argument(
+        "--list",
+        action="store_true",
+        help="list the selected claims (id, paper, tier, expect, kind, title) without running them; "
+        "with --json FILE, as JSON",
+    )
     figures = sub.add_parser("figures", help="compute figure data (JSON) and draw the images")
     _common(figures)
     figures.add_argument("--figure", metavar="ID", help="one figure by full id (e.g. localupdate/figure-1)")
@@ -144,13 +162,16 @@ def _real(text: str) -> float:
     if not math.isfinite(v):
         raise argparse.ArgumentTypeError(f"{text} is not finite")
     if v != 0 and not (REAL_RANGE[0] <= abs(v) <= REAL_RANGE[1]):
-        raise argparse.ArgumentTypeError(f"{text} is out of range: give 0 or a magnitude in [{REAL_RANGE[0]:g}, "
-                                         f"{REAL_RANGE[1]:g}] (float64 products of the constants overflow beyond)")
+        raise argparse.ArgumentTypeError(
+            f"{text} is out of range: give 0 or a magnitude in [{REAL_RANGE[0]:g}, "
+            f"{REAL_RANGE[1]:g}] (float64 products of the constants overflow beyond)"
+        )
     return v
 
 
 def _count(lo: int, hi: int):
     """An argparse type: an integer in [lo, hi]."""
+
     def parse(text: str) -> int:
         try:
             v = int(text)
@@ -159,6 +180,7 @@ def _count(lo: int, hi: int):
         if not lo <= v <= hi:
             raise argparse.ArgumentTypeError(f"{v} is not in [{lo}, {hi}]")
         return v
+
     parse.__name__ = "integer"
     return parse
 
@@ -183,16 +205,28 @@ def _explore_parser(sub) -> None:
             p.add_argument("--delta-A", type=_real, default=None, help="δ_A-SOD constant (DANE family)")
 
     def klass(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--class", dest="function_class", default="general", metavar="d1|commuting|general",
-                       help="federations the guarantee must hold for: d1 (d = 1), commuting (shared eigenbasis; needs "
-                            "--clients), general (d >= 2, the default)")
-        p.add_argument("--clients", type=int, default=None, metavar="N",
-                       help="number of clients n (the commuting-class floor grows with sqrt(n))")
+        p.add_argument(
+            "--class",
+            dest="function_class",
+            default="general",
+            metavar="d1|commuting|general",
+            help="federations the guarantee must hold for: d1 (d = 1), commuting (shared eigenbasis; needs "
+            "--clients), general (d >= 2, the default)",
+        )
+        p.add_argument(
+            "--clients",
+            type=int,
+            default=None,
+            metavar="N",
+            help="number of clients n (the commuting-class floor grows with sqrt(n))",
+        )
 
     def outputs(p: argparse.ArgumentParser) -> None:
         p.add_argument("--json", metavar="FILE", help="write the result as JSON (- for stdout)")
         p.add_argument("--plot", metavar="FILE", help="write the plot (png, svg or pdf)")
-        p.add_argument("--rows", type=_count(1, 10_000), default=30, metavar="N", help="rows shown in the table (default 30)")
+        p.add_argument(
+            "--rows", type=_count(1, 10_000), default=30, metavar="N", help="rows shown in the table (default 30)"
+        )
 
     fr = what.add_parser("frontier", help="the (rho, Delta) frontier along a swept hyperparameter")
     constants(fr, C=False, D=False)
@@ -210,64 +244,111 @@ def _explore_parser(sub) -> None:
     outputs(fr)
 
     tn = what.add_parser("tune", help="hyperparameters minimizing a method's derived bound under a budget")
-    tn.add_argument("method", help="gd, fedavg, fedprox, fomaml, maml, s-dane or acc-s-dane (derived bounds), or any "
-                                   "registered method: fedsplit, scaffold, sdane, dane, ... (certified worst case "
-                                   "after --rounds, fedtheory.methods.pep)")
+    tn.add_argument(
+        "method",
+        help="gd, fedavg, fedprox, fomaml, maml, s-dane or acc-s-dane (derived bounds), or any "
+        "registered method: fedsplit, scaffold, sdane, dane, ... (certified worst case "
+        "after --rounds, fedtheory.methods.pep)",
+    )
     constants(tn, delta=True)
     tn.add_argument("--rounds", type=int, default=None, help="budget: communication rounds")
     tn.add_argument("--work", type=_real, default=None, help="budget: local gradient evaluations per client")
     tn.add_argument("--eps", type=float, default=None, help="budget: target accuracy ‖x − x*‖ ≤ eps")
     tn.add_argument("--momentum", default="gd", help="server of local-update methods: gd, nesterov or heavy_ball")
-    tn.add_argument("--simulate", action="store_true",
-                    help="run the advice on the driver on random and adversarial instances of its class")
+    tn.add_argument(
+        "--simulate",
+        action="store_true",
+        help="run the advice on the driver on random and adversarial instances of its class",
+    )
     tn.add_argument("--seed", type=int, default=0, help="seed of the simulated instances and probes")
-    tn.add_argument("--weights", default=None, metavar="P1,...,PN",
-                    help="the clients' weights (with --clients; default equal), for certified guarantees")
-    tn.add_argument("--hyper", default=None, metavar="K=V,...",
-                    help="a registered method's setting, certified as given instead of tuned (e.g. s=0.1)")
+    tn.add_argument(
+        "--weights",
+        default=None,
+        metavar="P1,...,PN",
+        help="the clients' weights (with --clients; default equal), for certified guarantees",
+    )
+    tn.add_argument(
+        "--hyper",
+        default=None,
+        metavar="K=V,...",
+        help="a registered method's setting, certified as given instead of tuned (e.g. s=0.1)",
+    )
     klass(tn)
     outputs(tn)
 
     cp = what.add_parser("compare", help="several methods on the same constants, tuned for one target")
-    cp.add_argument("method_list", nargs="*", metavar="METHOD",
-                    help="methods to compare (or --methods); registered ones (fedsplit, scaffold, ...) need --rounds")
+    cp.add_argument(
+        "method_list",
+        nargs="*",
+        metavar="METHOD",
+        help="methods to compare (or --methods); registered ones (fedsplit, scaffold, ...) need --rounds",
+    )
     constants(cp, delta=True)
     cp.add_argument("--eps", type=float, default=None, help="target accuracy ‖x − x*‖ ≤ eps (derived bounds)")
-    cp.add_argument("--rounds", type=int, default=None,
-                    help="rank by the certified worst case ‖x_T − x*‖ after T rounds (fedtheory.methods.pep)")
+    cp.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="rank by the certified worst case ‖x_T − x*‖ after T rounds (fedtheory.methods.pep)",
+    )
     cp.add_argument("--methods", default=None, help="comma-separated methods (default: all with --eps)")
-    cp.add_argument("--weights", default=None, metavar="P1,...,PN", help="clients' weights with --rounds (default equal)")
-    cp.add_argument("--hyper", action="append", default=None, metavar="METHOD:K=V,...",
-                    help="fix a registered method's setting with --rounds (repeatable), e.g. fedsplit:s=0.1")
+    cp.add_argument(
+        "--weights", default=None, metavar="P1,...,PN", help="clients' weights with --rounds (default equal)"
+    )
+    cp.add_argument(
+        "--hyper",
+        action="append",
+        default=None,
+        metavar="METHOD:K=V,...",
+        help="fix a registered method's setting with --rounds (repeatable), e.g. fedsplit:s=0.1",
+    )
     cp.add_argument("--momentum", default="gd", help="server of local-update methods")
     klass(cp)
     outputs(cp)
 
     ins = what.add_parser("instance", help="tune on your own federation: exact for quadratics / least squares")
-    ins.add_argument("federation", metavar="FILE",
-                     help=".npz with A (n,d,d), c (n,d)[, p] (quadratic), or X_0, y_0, X_1, y_1, ... (client data); "
-                          "or .csv with columns client, y and features")
+    ins.add_argument(
+        "federation",
+        metavar="FILE",
+        help=".npz with A (n,d,d), c (n,d)[, p] (quadratic), or X_0, y_0, X_1, y_1, ... (client data); "
+        "or .csv with columns client, y and features",
+    )
     ins.add_argument("--rounds", type=int, required=True, help="communication rounds T (objective: ‖x_T − x*‖)")
-    ins.add_argument("--model", default="least-squares", help="client data model: least-squares (exact) or logistic "
-                                                               "(measured on the driver)")
+    ins.add_argument(
+        "--model",
+        default="least-squares",
+        help="client data model: least-squares (exact) or logistic (measured on the driver)",
+    )
     ins.add_argument("--l2", type=_real, default=0.0, help="ridge λ ≥ 0 added to every client, (λ/2)‖x‖² (default 0)")
     ins.add_argument("--x0", default=None, help="start point: comma-separated numbers or a .npy file (default 0)")
-    ins.add_argument("--methods", default="gd,fedavg,fedprox,fomaml",
-                     help="comma-separated: gd, fedavg, fedprox, fomaml (exact LocalUpdate model) and/or any registered "
-                          "method (fedsplit, scaffold, sdane, ...: fedtheory.methods.run on this federation)")
-    ins.add_argument("--servers", default="gd,heavy_ball,nesterov", help="comma-separated server kinds (default all three)")
+    ins.add_argument(
+        "--methods",
+        default="gd,fedavg,fedprox,fomaml",
+        help="comma-separated: gd, fedavg, fedprox, fomaml (exact LocalUpdate model) and/or any registered "
+        "method (fedsplit, scaffold, sdane, ...: fedtheory.methods.run on this federation)",
+    )
+    ins.add_argument(
+        "--servers", default="gd,heavy_ball,nesterov", help="comma-separated server kinds (default all three)"
+    )
     ins.add_argument("--simulate", action="store_true", help="run the tuned setting on the driver, on this federation")
     outputs(ins)
 
     orc = what.add_parser("oracle", help="FedLRGD vs FedAve in federated oracle complexity (FedAve's b, T tuned)")
-    for name, kind, helptext in (("d", int, "data dimension"), ("p", int, "parameter dimension"),
-                                 ("eta", float, "Hölder smoothness order in data"), ("alpha", float, "conditioning exponent"),
-                                 ("L1", float, "smoothness in the parameter"), ("mu", float, "strong convexity"),
-                                 ("L2", float, "Hölder constant in data"), ("B", float, "bound of the loss"),
-                                 ("epsilon", float, "target F − F* ≤ ε"), ("gap", float, "F(θ0) − F*"),
-                                 ("m", int, "clients"), ("phi", float, "communication-to-computation cost φ")):
-        orc.add_argument(f"--{name}", type=_real if kind is float else _count(1, 10 ** 9), required=True,
-                         help=helptext)
+    for name, kind, helptext in (
+        ("d", int, "data dimension"),
+        ("p", int, "parameter dimension"),
+        ("eta", float, "Hölder smoothness order in data"),
+        ("alpha", float, "conditioning exponent"),
+        ("L1", float, "smoothness in the parameter"),
+        ("mu", float, "strong convexity"),
+        ("L2", float, "Hölder constant in data"),
+        ("B", float, "bound of the loss"),
+        ("epsilon", float, "target F − F* ≤ ε"),
+        ("gap", float, "F(θ0) − F*"),
+        ("m", int, "clients"),
+        ("phi", float, "communication-to-computation cost φ"),
+    ):
+        orc.add_argument(f"--{name}", type=_real if kind is float else _count(1, 10**9), required=True, help=helptext)
     orc.add_argument("--s", type=int, default=1, help="FedLRGD's server samples s (default 1)")
     orc.add_argument("--tau", type=_real, default=1.0, help="participation fraction τ (default 1)")
     orc.add_argument("--C", type=_real, default=1.0, help="the constant C of Lemma 3 / Theorem 3 (default 1)")
@@ -281,9 +362,12 @@ def _explore_parser(sub) -> None:
 def _certify_parser(what) -> None:
     """``fedtheory explore certify``: its logic is fedtheory.explore.certify (imported only when it runs)."""
     ce = what.add_parser("certify", help="certified worst case (PEP upper bound + replayed lower bound)")
-    ce.add_argument("method", help="any registered method (fedsplit, scaffold, dane, sdane, acc-sdane, local-update, "
-                                   "fedavg, fedprox, ...) or fomaml; fedavg/fedprox/fomaml use their dedicated "
-                                   "certificate unless --compiled")
+    ce.add_argument(
+        "method",
+        help="any registered method (fedsplit, scaffold, dane, sdane, acc-sdane, local-update, "
+        "fedavg, fedprox, ...) or fomaml; fedavg/fedprox/fomaml use their dedicated "
+        "certificate unless --compiled",
+    )
     ce.add_argument("--mu", type=_real, required=True, help="strong convexity μ")
     ce.add_argument("--L", type=_real, required=True, help="smoothness L")
     ce.add_argument("--K", type=int, default=None, help="local steps K (fedavg, fedprox, fomaml, scaffold, ...)")
@@ -292,21 +376,32 @@ def _certify_parser(what) -> None:
     ce.add_argument("--s", type=_real, default=None, help="FedSplit's prox step s (default 1/√(μL))")
     ce.add_argument("--lam", type=_real, default=None, help="λ of DANE / S-DANE / Acc-S-DANE")
     ce.add_argument("--option", default=None, help="SCAFFOLD's control-variate option, I or II")
-    ce.add_argument("--hyper", action="append", default=None, metavar="KEY=VALUE",
-                    help="any other hyperparameter of the method (repeat)")
-    ce.add_argument("--compiled", action="store_true",
-                    help="fedavg/fedprox: use the PEP compiled from the method's description")
+    ce.add_argument(
+        "--hyper",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="any other hyperparameter of the method (repeat)",
+    )
+    ce.add_argument(
+        "--compiled", action="store_true", help="fedavg/fedprox: use the PEP compiled from the method's description"
+    )
     ce.add_argument("--clients", type=int, default=None, help="number of clients n (default 2, or the weights' count)")
     ce.add_argument("--weights", default=None, help="client weights p1,p2,... (positive, summing to 1)")
     ce.add_argument("--C", type=_real, default=1.0, help="heterogeneity ‖c_i − o‖ ≤ C (default 1)")
     ce.add_argument("--zeta", type=_real, default=None, help="use Σp_i‖∇f_i(x*)‖² ≤ ζ² instead of C")
-    ce.add_argument("--delta", type=_real, default=None,
-                    help="δ of the δ-SOD class (--function-class sod, compiled PEP)")
+    ce.add_argument(
+        "--delta", type=_real, default=None, help="δ of the δ-SOD class (--function-class sod, compiled PEP)"
+    )
     ce.add_argument("--measure", default="floor", help="floor, rate, error or function-value (default floor)")
-    ce.add_argument("--function-class", dest="function_class", default=None,
-                    metavar="quadratic|smooth-strongly-convex|sod",
-                    help="the clients' functions (default quadratic); not --class, which in tune, frontier and "
-                         "compare names the federations (d1|commuting|general)")
+    ce.add_argument(
+        "--function-class",
+        dest="function_class",
+        default=None,
+        metavar="quadratic|smooth-strongly-convex|sod",
+        help="the clients' functions (default quadratic); not --class, which in tune, frontier and "
+        "compare names the federations (d1|commuting|general)",
+    )
     # the old spelling, still accepted with a deprecation line (cmd_explore)
     ce.add_argument("--class", dest="deprecated_class", default=None, help=argparse.SUPPRESS)
     ce.add_argument("--eta", type=_real, default=None, help="server step η")
@@ -314,12 +409,18 @@ def _certify_parser(what) -> None:
     ce.add_argument("--momentum", type=_real, default=None, help="server momentum β (local-update family)")
     ce.add_argument("--rounds", type=int, default=None, help="rounds T (error, function-value)")
     ce.add_argument("--D", type=_real, default=None, help="‖x_0 − x*‖ ≤ D (error, function-value)")
-    ce.add_argument("--commuting", action="store_true",
-                    help="d = 1 / commuting clients (two clients, floor): branch-and-bound certificate")
+    ce.add_argument(
+        "--commuting",
+        action="store_true",
+        help="d = 1 / commuting clients (two clients, floor): branch-and-bound certificate",
+    )
     ce.add_argument("--free-weights", action="store_true", help="with --commuting: the sup over the weights p too")
-    ce.add_argument("--engine", default=None,
-                    help="spectral or pepit (default: spectral for quadratic floor/rate/error, else pepit; pepit also "
-                         "extracts its worst case as a lower bound)")
+    ce.add_argument(
+        "--engine",
+        default=None,
+        help="spectral or pepit (default: spectral for quadratic floor/rate/error, else pepit; pepit also "
+        "extracts its worst case as a lower bound)",
+    )
     ce.add_argument("--pieces", type=_count(1, MAX_PIECES), default=16, help="spectral relaxation pieces (default 16)")
     ce.add_argument("--probe-starts", type=int, default=4, help="starts of the compiled PEP's lower-bound probe")
     ce.add_argument("--seed", type=int, default=0, help="seed of the lower-bound probe")
@@ -340,10 +441,15 @@ def _resolve_function_class(args: argparse.Namespace) -> None:
     old = getattr(args, "deprecated_class", None)
     if old is not None:
         if args.function_class is not None and args.function_class != old:
-            raise UsageError(f"--class {old} (deprecated) and --function-class {args.function_class} disagree: "
-                             f"give --function-class only")
-        print(f"warning: explore certify --class is deprecated: use --function-class {old} (--class names the "
-              f"federations in tune, frontier and compare)", file=sys.stderr)
+            raise UsageError(
+                f"--class {old} (deprecated) and --function-class {args.function_class} disagree: "
+                f"give --function-class only"
+            )
+        print(
+            f"warning: explore certify --class is deprecated: use --function-class {old} (--class names the "
+            f"federations in tune, frontier and compare)",
+            file=sys.stderr,
+        )
         args.function_class = old
     if args.function_class is None:
         args.function_class = "quadratic"
@@ -357,7 +463,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         raise UsageError(f"explore needs one of: {', '.join(EXPLORE_COMMANDS)}")
     from fedtheory.sweep import check_output_file
 
-    console = Console(stderr=_stdout_json_active(args))   # with --json -, stdout carries the JSON alone
+    console = Console(stderr=_stdout_json_active(args))  # with --json -, stdout carries the JSON alone
     if args.explore_command == "certify":
         _resolve_function_class(args)
     if args.explore_command == "page":
@@ -365,7 +471,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     else:
         if args.json is not None:
             check_output_file(args.json, "--json")
-        if getattr(args, "plot", None) is not None:      # certify has no --plot
+        if getattr(args, "plot", None) is not None:  # certify has no --plot
             check_output_file(args.plot, "--plot")
             if Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
                 raise UsageError(f"--plot {args.plot}: the file name must end in one of {', '.join(PLOT_SUFFIXES)}")
@@ -388,22 +494,48 @@ def cmd_explore(args: argparse.Namespace) -> int:
                     weights = [float(v) for v in args.weights.split(",") if v.strip()]
                 except ValueError:
                     raise UsageError(f"--weights must be comma-separated numbers, got {args.weights!r}") from None
-            result = frontier(mu=args.mu, L=args.L, theta=args.theta, alpha=args.alpha, gamma=args.gamma, K=args.K,
-                              server=args.server, sweep=args.sweep, lo=args.lo, hi=args.hi, points=args.points,
-                              weights=weights, function_class=args.function_class, clients=args.clients)
+            result = frontier(
+                mu=args.mu,
+                L=args.L,
+                theta=args.theta,
+                alpha=args.alpha,
+                gamma=args.gamma,
+                K=args.K,
+                server=args.server,
+                sweep=args.sweep,
+                lo=args.lo,
+                hi=args.hi,
+                points=args.points,
+                weights=weights,
+                function_class=args.function_class,
+                clients=args.clients,
+            )
             extra = None
         elif args.explore_command == "tune":
             from fedtheory.explore.tuning import tune
 
-            result = tune(args.method, mu=args.mu, L=args.L, C=args.C, D=args.D, delta_A=args.delta_A,
-                          rounds=args.rounds, work=args.work, eps=args.eps, momentum=args.momentum,
-                          function_class=args.function_class, clients=args.clients,
-                          weights=_number_list(args.weights, "--weights"),
-                          hyper=None if args.hyper is None else _hyper(args.hyper, "--hyper"))
+            result = tune(
+                args.method,
+                mu=args.mu,
+                L=args.L,
+                C=args.C,
+                D=args.D,
+                delta_A=args.delta_A,
+                rounds=args.rounds,
+                work=args.work,
+                eps=args.eps,
+                momentum=args.momentum,
+                function_class=args.function_class,
+                clients=args.clients,
+                weights=_number_list(args.weights, "--weights"),
+                hyper=None if args.hyper is None else _hyper(args.hyper, "--hyper"),
+            )
             extra = None
             if args.simulate and not hasattr(result, "predicted"):
-                raise UsageError(f"--simulate runs the derived-bound advice; {args.method}'s certificate already "
-                                 "carries its instance (see 'instance reaches')")
+                raise UsageError(
+                    f"--simulate runs the derived-bound advice; {args.method}'s certificate already "
+                    "carries its instance (see 'instance reaches')"
+                )
             if args.simulate:
                 from fedtheory.explore.simulation import simulate
 
@@ -423,47 +555,91 @@ def cmd_explore(args: argparse.Namespace) -> int:
                     try:
                         x0 = [float(v) for v in args.x0.split(",") if v.strip()]
                     except ValueError:
-                        raise UsageError(f"--x0 must be comma-separated numbers or a .npy file, got {args.x0!r}") from None
-            result = tune_instance(args.federation, rounds=args.rounds, x0=x0, model=args.model, l2=args.l2,
-                                   methods=[m.strip() for m in args.methods.split(",") if m.strip()],
-                                   servers=[m.strip() for m in args.servers.split(",") if m.strip()])
+                        raise UsageError(
+                            f"--x0 must be comma-separated numbers or a .npy file, got {args.x0!r}"
+                        ) from None
+            result = tune_instance(
+                args.federation,
+                rounds=args.rounds,
+                x0=x0,
+                model=args.model,
+                l2=args.l2,
+                methods=[m.strip() for m in args.methods.split(",") if m.strip()],
+                servers=[m.strip() for m in args.servers.split(",") if m.strip()],
+            )
             extra = simulate_instance(result) if args.simulate else None
         elif args.explore_command == "oracle":
             from fedtheory.explore.oracle import oracle
 
-            result = oracle(d=args.d, p=args.p, eta=args.eta, alpha=args.alpha, L1=args.L1, mu=args.mu, L2=args.L2,
-                            B=args.B, epsilon=args.epsilon, initial_gap=args.gap, m=args.m, phi=args.phi, s=args.s,
-                            tau=args.tau, C=args.C)
+            result = oracle(
+                d=args.d,
+                p=args.p,
+                eta=args.eta,
+                alpha=args.alpha,
+                L1=args.L1,
+                mu=args.mu,
+                L2=args.L2,
+                B=args.B,
+                epsilon=args.epsilon,
+                initial_gap=args.gap,
+                m=args.m,
+                phi=args.phi,
+                s=args.s,
+                tau=args.tau,
+                C=args.C,
+            )
             extra = None
         else:
             from fedtheory.explore.comparison import DEFAULT_METHODS, compare, compare_certified
 
             if args.method_list and args.methods is not None:
                 raise UsageError("give the methods either as arguments or with --methods, not both")
-            methods = args.method_list or (None if args.methods is None else
-                                           [m.strip() for m in args.methods.split(",") if m.strip()])
+            methods = args.method_list or (
+                None if args.methods is None else [m.strip() for m in args.methods.split(",") if m.strip()]
+            )
             if (args.eps is None) == (args.rounds is None):
-                raise UsageError("compare needs exactly one of --eps (rounds to a target, derived bounds) and --rounds "
-                                 "(certified worst case after T rounds)")
+                raise UsageError(
+                    "compare needs exactly one of --eps (rounds to a target, derived bounds) and --rounds "
+                    "(certified worst case after T rounds)"
+                )
             if args.rounds is not None:
                 if methods is None:
-                    raise UsageError("--rounds ranks registered methods by certificate: name them (e.g. "
-                                     "compare fedavg fedsplit scaffold --rounds 50 ...)")
+                    raise UsageError(
+                        "--rounds ranks registered methods by certificate: name them (e.g. "
+                        "compare fedavg fedsplit scaffold --rounds 50 ...)"
+                    )
                 hyper = {}
                 for text in args.hyper or ():
                     name, sep, rest = text.partition(":")
                     if not sep or not name.strip():
                         raise UsageError(f"--hyper must be METHOD:K=V,..., got {text!r}")
                     hyper[name.strip()] = _hyper(rest, "--hyper")
-                result = compare_certified(methods, mu=args.mu, L=args.L, C=args.C, D=args.D, rounds=args.rounds,
-                                           clients=args.clients, weights=_number_list(args.weights, "--weights"),
-                                           hyper=hyper)
+                result = compare_certified(
+                    methods,
+                    mu=args.mu,
+                    L=args.L,
+                    C=args.C,
+                    D=args.D,
+                    rounds=args.rounds,
+                    clients=args.clients,
+                    weights=_number_list(args.weights, "--weights"),
+                    hyper=hyper,
+                )
             else:
                 if args.hyper or args.weights:
                     raise UsageError("--hyper and --weights go with --rounds (certified comparison)")
-                result = compare(DEFAULT_METHODS if methods is None else methods, mu=args.mu, L=args.L, C=args.C,
-                                 D=args.D, delta_A=args.delta_A, eps=args.eps, momentum=args.momentum,
-                                 function_class=args.function_class, clients=args.clients)
+                result = compare(
+                    DEFAULT_METHODS if methods is None else methods,
+                    mu=args.mu,
+                    L=args.L,
+                    C=args.C,
+                    D=args.D,
+                    delta_A=args.delta_A,
+                    eps=args.eps,
+                    momentum=args.momentum,
+                    function_class=args.function_class,
+                    clients=args.clients,
+                )
             extra = None
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
@@ -573,8 +749,10 @@ def _validate_common(args: argparse.Namespace) -> None:
     if args.scheduler is not None:
         check_scheduler(args.scheduler)
     elif args.workers > core_count():
-        print(f"warning: --workers {args.workers} is more than the {core_count()} CPU cores here; "
-              f"using {core_count()}", file=sys.stderr)
+        print(
+            f"warning: --workers {args.workers} is more than the {core_count()} CPU cores here; using {core_count()}",
+            file=sys.stderr,
+        )
     try:
         blas_thread_count()
     except ValueError as exc:
@@ -592,12 +770,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     from fedtheory.report.data import run_inventory, run_papers
     from fedtheory.sweep import check_output_file
 
-    if args.list:   # what this check would run, without running it
+    if args.list:  # what this check would run, without running it
         from fedtheory.claims.listing import list_claims
 
         return list_claims(args)
     _validate_common(args)
-    if args.json is not None:   # absolute: content code that changes directory cannot move the report
+    if args.json is not None:  # absolute: content code that changes directory cannot move the report
         args.json = str(check_output_file(args.json, "--json").absolute())
     timeout = "default"
     if args.timeout is not None:
@@ -607,12 +785,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     stdout_json = _stdout_json_active(args)
     baseline = before_check(args)
     claims = select(load_claims(args.paths or None), paper=args.paper, claim_glob=args.claim, tier=args.tier)
-    report = run_claims(claims, tier=args.tier, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
-                        progress=True, timeout=timeout)
+    report = run_claims(
+        claims,
+        tier=args.tier,
+        seed=args.seed,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        progress=True,
+        timeout=timeout,
+    )
     data = report.to_json()
     data["inventory"] = run_inventory(claims)
     data["papers"] = run_papers(claims)
-    if args.json is not None:   # first: a closed stdout (`| head`) or a schema bug must not lose the results
+    if args.json is not None:  # first: a closed stdout (`| head`) or a schema bug must not lose the results
         import jsonschema
 
         from fedtheory.schemas import validate
@@ -623,20 +808,23 @@ def cmd_check(args: argparse.Namespace) -> int:
             validate(data, "check")
         except jsonschema.ValidationError as exc:  # a bug in the runner, reported without a traceback
             path = "/".join(str(p) for p in exc.absolute_path)
-            raise UsageError(f"report written to {args.json} does not match check.schema.json at "
-                             f"{path or '<root>'}: {exc.message}") from exc
-    console = Console(stderr=stdout_json)   # with --json -, stdout carries the JSON alone
+            raise UsageError(
+                f"report written to {args.json} does not match check.schema.json at {path or '<root>'}: {exc.message}"
+            ) from exc
+    console = Console(stderr=stdout_json)  # with --json -, stdout carries the JSON alone
     try:
         report.render_table(console)
-    except SystemExit:   # rich's answer to a closed stdout (BrokenPipeError); the exit code still tells
+    except SystemExit:  # rich's answer to a closed stdout (BrokenPipeError); the exit code still tells
         pass
     if report.interrupted is not None:
         import signal
 
         done = sum(1 for r in report.records if not r["evidence"]["notes"].startswith("not run:"))
-        print(f"error: stopped by {signal.Signals(report.interrupted).name}: {done} of {len(report.records)} "
-              f"claims finished" + (f"; report written to {'stdout' if stdout_json else args.json}"
-                                    if args.json else ""), file=sys.stderr)
+        print(
+            f"error: stopped by {signal.Signals(report.interrupted).name}: {done} of {len(report.records)} "
+            f"claims finished" + (f"; report written to {'stdout' if stdout_json else args.json}" if args.json else ""),
+            file=sys.stderr,
+        )
         return 128 + report.interrupted
     after_check(args, data, baseline, console)
     return report.exit_code
@@ -661,8 +849,15 @@ def cmd_figures(args: argparse.Namespace) -> int:
     from fedtheory.sweep import Interrupted
 
     try:
-        manifest = run_figures(figures, out_dir=out, tier=args.tier, seed=args.seed, workers=args.workers,
-                               scheduler=args.scheduler, progress=True)
+        manifest = run_figures(
+            figures,
+            out_dir=out,
+            tier=args.tier,
+            seed=args.seed,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=True,
+        )
     except Interrupted as exc:
         print(f"error: stopped by {exc}; {out / 'manifest.json'} lists the figures that finished", file=sys.stderr)
         return exc.exit_code
@@ -673,8 +868,11 @@ def cmd_figures(args: argparse.Namespace) -> int:
             print(f"{entry['id']}: {out / entry['png']}")
     for fid, missing in skipped.items():
         print(f"{fid}: skipped, missing requirement: {'; '.join(missing)}")
-    print(f"{len(figures)} figures written" + (f", {len(skipped)} skipped" if skipped else "")
-          + f"; manifest: {out / 'manifest.json'}")
+    print(
+        f"{len(figures)} figures written"
+        + (f", {len(skipped)} skipped" if skipped else "")
+        + f"; manifest: {out / 'manifest.json'}"
+    )
     return 0
 
 
@@ -703,9 +901,10 @@ def main(argv: list[str] | None = None) -> int:
         with handle_signals(), _json_to_stdout(args):
             from fedtheory.report.command import cmd_report
 
-            code = {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore,
-                    "report": cmd_report}[args.command](args)
-        sys.stdout.flush()   # here, so that a reader gone away (`| head`) is caught below
+            code = {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore, "report": cmd_report}[
+                args.command
+            ](args)
+        sys.stdout.flush()  # here, so that a reader gone away (`| head`) is caught below
         return code
     except BrokenPipeError:
         return _closed_stdout()
@@ -720,19 +919,24 @@ def main(argv: list[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except SystemExit as exc:
-        if isinstance(exc.__context__, BrokenPipeError):   # rich's answer to a closed stdout
+        if isinstance(exc.__context__, BrokenPipeError):  # rich's answer to a closed stdout
             return _closed_stdout()
         # only --help may end the program through SystemExit; one raised by content code during a run must
         # never turn into that run's exit code (sys.exit(0) would pass a run that did not finish)
-        print(f"error: internal error: SystemExit({exc.code!r}) raised during the run (content code called "
-              f"sys.exit?)", file=sys.stderr)
+        print(
+            f"error: internal error: SystemExit({exc.code!r}) raised during the run (content code called sys.exit?)",
+            file=sys.stderr,
+        )
         return 3
     except Exception as exc:
         # A bug, not bad input: still one line, with the traceback on request.
         if os.environ.get("FEDTHEORY_DEBUG"):
             raise
-        print(f"error: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
-              f"(set FEDTHEORY_DEBUG=1 for the traceback)", file=sys.stderr)
+        print(
+            f"error: internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
+            f"(set FEDTHEORY_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
         return 3
 
 
@@ -745,12 +949,17 @@ def completion_script(parser: argparse.ArgumentParser) -> str:
     >>> "complete -F _fedtheory fedtheory" in script, '"explore certify") opts="' in script
     (True, True)
     """
+
     def options(p: argparse.ArgumentParser) -> list[str]:
         return [o for a in p._actions if a.help != argparse.SUPPRESS for o in a.option_strings]
 
     def commands(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-        return {name: child for a in p._actions if isinstance(a, argparse._SubParsersAction)
-                for name, child in a.choices.items()}
+        return {
+            name: child
+            for a in p._actions
+            if isinstance(a, argparse._SubParsersAction)
+            for name, child in a.choices.items()
+        }
 
     cases = [f'        "") opts="{" ".join(list(commands(parser)) + options(parser))}" ;;']
     for name, child in commands(parser).items():
@@ -759,31 +968,34 @@ def completion_script(parser: argparse.ArgumentParser) -> str:
         cases += [f'        "{name} {sub}") opts="{" ".join(options(grand))}" ;;' for sub, grand in inner.items()]
     known = " ".join(f'"{name}"' for name in commands(parser))
     nested = " ".join(f'"{name}"' for name, child in commands(parser).items() if commands(child))
-    return "\n".join([
-        "# bash completion for fedtheory (written by: fedtheory completion bash)",
-        "_fedtheory() {",
-        '    local cur="${COMP_WORDS[COMP_CWORD]}" path="" word i',
-        "    for ((i = 1; i < COMP_CWORD; i++)); do",
-        '        word="${COMP_WORDS[i]}"',
-        '        if [[ -z "$path" ]]; then',
-        f'            for c in {known}; do [[ "$word" == "$c" ]] && path="$c"; done',
-        '        elif [[ "$path" != *" "* ]]; then',
-        f'            for c in {nested}; do',
-        '                [[ "$path" == "$c" && "$word" != -* ]] && path="$path $word" && break',
-        "            done",
-        "        fi",
-        "    done",
-        '    local opts=""',
-        '    case "$path" in',
-        *cases,
-        "    esac",
-        '    if [[ "$cur" == -* || -n "$opts" && "$path" != *" "* ]]; then',
-        '        COMPREPLY=($(compgen -W "$opts" -- "$cur"))',
-        "    fi",
-        '    [[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=($(compgen -f -- "$cur"))',
-        "}",
-        "complete -F _fedtheory fedtheory",
-        ""])
+    return "\n".join(
+        [
+            "# bash completion for fedtheory (written by: fedtheory completion bash)",
+            "_fedtheory() {",
+            '    local cur="${COMP_WORDS[COMP_CWORD]}" path="" word i',
+            "    for ((i = 1; i < COMP_CWORD; i++)); do",
+            '        word="${COMP_WORDS[i]}"',
+            '        if [[ -z "$path" ]]; then',
+            f'            for c in {known}; do [[ "$word" == "$c" ]] && path="$c"; done',
+            '        elif [[ "$path" != *" "* ]]; then',
+            f'            for c in {nested}; do',
+            '                [[ "$path" == "$c" && "$word" != -* ]] && path="$path $word" && break',
+            "            done",
+            "        fi",
+            "    done",
+            '    local opts=""',
+            '    case "$path" in',
+            *cases,
+            "    esac",
+            '    if [[ "$cur" == -* || -n "$opts" && "$path" != *" "* ]]; then',
+            '        COMPREPLY=($(compgen -W "$opts" -- "$cur"))',
+            "    fi",
+            '    [[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=($(compgen -f -- "$cur"))',
+            "}",
+            "complete -F _fedtheory fedtheory",
+            "",
+        ]
+    )
 
 
 def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -807,7 +1019,7 @@ def _closed_stdout() -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    except (OSError, ValueError):   # stdout without a file descriptor (a test's capture): nothing to flush
+    except (OSError, ValueError):  # stdout without a file descriptor (a test's capture): nothing to flush
         pass
     return BROKEN_PIPE_EXIT
 
@@ -824,7 +1036,7 @@ def entry(argv: list[str] | None = None) -> int:
     fedtheory 0.1.0
     0
     """
-    if not hasattr(os, "fork") or argv is not None:   # in-process callers (tests, doctests) get main() itself
+    if not hasattr(os, "fork") or argv is not None:  # in-process callers (tests, doctests) get main() itself
         return main(argv)
     import signal
 
@@ -849,7 +1061,7 @@ def entry(argv: list[str] | None = None) -> int:
         return code
     os.close(write_end)
 
-    def forward(signum, frame):   # a terminal's Ctrl-C reaches the child twice: its handler acts on the first
+    def forward(signum, frame):  # a terminal's Ctrl-C reaches the child twice: its handler acts on the first
         try:
             os.kill(pid, signum)
         except ProcessLookupError:
@@ -882,8 +1094,11 @@ def entry(argv: list[str] | None = None) -> int:
     else:
         how = f"exited with code {os.WEXITSTATUS(status)}"
         code = os.WEXITSTATUS(status) or 3
-    print(f"error: the run ended abruptly: it {how} before it could report (content code called os._exit, or a "
-          f"crash in native code); nothing it ran counts as passed", file=sys.stderr)
+    print(
+        f"error: the run ended abruptly: it {how} before it could report (content code called os._exit, or a "
+        f"crash in native code); nothing it ran counts as passed",
+        file=sys.stderr,
+    )
     return code
 
 

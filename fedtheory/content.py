@@ -29,6 +29,7 @@ claims are stored beside the package, in ``paper_checks/counterexamples/`` (:fun
 ...     print(e)
 unknown paper 'nosuch' (known: none)
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -220,9 +221,10 @@ def _register_package(directory: Path) -> None:
     name = _package_name(directory)
     if name in sys.modules:
         return
-    spec = importlib.util.spec_from_file_location(name, directory / "__init__.py",
-                                                  submodule_search_locations=[str(directory)])
-    assert spec is not None                                 # a .py file always has a loader
+    spec = importlib.util.spec_from_file_location(
+        name, directory / "__init__.py", submodule_search_locations=[str(directory)]
+    )
+    assert spec is not None  # a .py file always has a loader
     sys.modules[name] = importlib.util.module_from_spec(spec)
 
 
@@ -237,15 +239,18 @@ def _load_time_limit(path: Path):
     try:
         limit = float(os.environ.get("FEDTHEORY_LOAD_TIMEOUT", LOAD_TIMEOUT_S))
     except ValueError:
-        raise UsageError(f"FEDTHEORY_LOAD_TIMEOUT must be a number of seconds, got "
-                         f"{os.environ['FEDTHEORY_LOAD_TIMEOUT']!r}") from None
+        raise UsageError(
+            f"FEDTHEORY_LOAD_TIMEOUT must be a number of seconds, got {os.environ['FEDTHEORY_LOAD_TIMEOUT']!r}"
+        ) from None
     if limit <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield
         return
 
     def expired(signum, frame):
-        raise TimeoutError(f"loading took longer than {limit:g} s (a content file defines claims and figures; "
-                           "work belongs in their checks; FEDTHEORY_LOAD_TIMEOUT changes the limit)")
+        raise TimeoutError(
+            f"loading took longer than {limit:g} s (a content file defines claims and figures; "
+            "work belongs in their checks; FEDTHEORY_LOAD_TIMEOUT changes the limit)"
+        )
 
     previous = signal.signal(signal.SIGALRM, expired)
     old_timer = signal.setitimer(signal.ITIMER_REAL, limit)
@@ -254,7 +259,7 @@ def _load_time_limit(path: Path):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-        if old_timer[0] > 0:                # someone else's alarm: put it back
+        if old_timer[0] > 0:  # someone else's alarm: put it back
             signal.setitimer(signal.ITIMER_REAL, *old_timer)
 
 
@@ -279,11 +284,11 @@ def load_module(path: Path | str) -> ModuleType:
     package_init = resolved.name == "__init__.py" and is_paper_package(resolved.parent)
     if is_paper_package(resolved.parent):
         _register_package(resolved.parent)
-        if not package_init and name in sys.modules:   # a sibling's relative import loaded it already
+        if not package_init and name in sys.modules:  # a sibling's relative import loaded it already
             _MODULES[resolved] = sys.modules[name]
             return sys.modules[name]
     if package_init:
-        module = sys.modules[name]   # registered, still empty, by _register_package: its __init__ runs now
+        module = sys.modules[name]  # registered, still empty, by _register_package: its __init__ runs now
     else:
         spec = importlib.util.spec_from_file_location(name, resolved)
         if spec is None or spec.loader is None:
@@ -294,10 +299,10 @@ def load_module(path: Path | str) -> ModuleType:
     try:
         with _load_time_limit(resolved):
             spec = module.__spec__
-            assert spec is not None and spec.loader is not None     # made from a .py file above
+            assert spec is not None and spec.loader is not None  # made from a .py file above
             spec.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:   # sys.exit() at import is a broken file, not the run's exit code
-        if not package_init:   # the package stays registered: its sections' relative imports need it
+    except (Exception, SystemExit) as exc:  # sys.exit() at import is a broken file, not the run's exit code
+        if not package_init:  # the package stays registered: its sections' relative imports need it
             sys.modules.pop(name, None)
         raise ContentError(f"cannot load {resolved}: {_where(exc, resolved)}{type(exc).__name__}: {exc}") from exc
     _MODULES[resolved] = module
@@ -409,8 +414,7 @@ def _load(paths: list[str] | None, default_dirs: tuple[str, ...], collect, what:
         raise UsageError(f"no content files in {', '.join(paths)} (*.py files not starting with _ or test_)")
     if not files:
         where = ", ".join(f"{d}/" for d in default_dirs)
-        raise UsageError(f"no content files found (looked for {where} under {default_content_root()}; or give "
-                         f"paths)")
+        raise UsageError(f"no content files found (looked for {where} under {default_content_root()}; or give paths)")
     out: list = []
     by_id: dict[str, Any] = {}
     for path in files:
@@ -515,8 +519,9 @@ def _by_paper(items: list, paper: str | None) -> list:
     return [i for i in items if i.paper == paper]
 
 
-def select(claims: list, *, paper: str | None = None, claim_glob: str | list[str] | None = None,
-           tier: str = "fast") -> list:
+def select(
+    claims: list, *, paper: str | None = None, claim_glob: str | list[str] | None = None, tier: str = "fast"
+) -> list:
     """The claims a run selects: of ``paper``, with ids matching ``claim_glob``, in ``tier``.
 
     ``claim_glob`` may be several globs (a repeated ``--claim``): the union, in the claims' order.

@@ -12,6 +12,7 @@ without them). Checks and figures run under :func:`blas_threads` (one BLAS threa
 >>> missing_requirements(["nosuchcapability"])
 ['nosuchcapability: unknown capability (known: cuda, dask, torch)']
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,15 +28,24 @@ from pathlib import Path
 
 # Report key -> distribution name.
 PACKAGES = {
-    "numpy": "numpy", "scipy": "scipy", "sympy": "sympy", "mpmath": "mpmath", "cvxpy": "cvxpy",
-    "PEPit": "PEPit", "matplotlib": "matplotlib", "scikit-learn": "scikit-learn", "rich": "rich",
-    "torch": "torch", "dask": "dask", "fedtheory": "fedtheory",
+    "numpy": "numpy",
+    "scipy": "scipy",
+    "sympy": "sympy",
+    "mpmath": "mpmath",
+    "cvxpy": "cvxpy",
+    "PEPit": "PEPit",
+    "matplotlib": "matplotlib",
+    "scikit-learn": "scikit-learn",
+    "rich": "rich",
+    "torch": "torch",
+    "dask": "dask",
+    "fedtheory": "fedtheory",
 }
 CAPABILITIES = ("torch", "cuda", "dask")
 
 
 def _version(dist: str) -> str | None:
-    if dist == "fedtheory":   # the code that ran, also from a checkout on PYTHONPATH beside another install
+    if dist == "fedtheory":  # the code that ran, also from a checkout on PYTHONPATH beside another install
         from fedtheory import __version__
 
         return __version__
@@ -86,14 +96,19 @@ def content_revision(sources) -> dict:
     revision = clean = None
     if root is not None:
         try:
-            head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                  timeout=10)
+            head = subprocess.run(
+                ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+            )
             if head.returncode == 0:
                 revision = head.stdout.strip()
-                status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", str(root)],
-                                        capture_output=True, text=True, timeout=30)
+                status = subprocess.run(
+                    ["git", "-C", str(root), "status", "--porcelain", "--", str(root)],
+                    capture_output=True,
+                    text=True,
+                    timeout=30,
+                )
                 clean = status.returncode == 0 and not status.stdout.strip()
-        except (OSError, subprocess.SubprocessError):   # no git on this machine: the digest still tells runs apart
+        except (OSError, subprocess.SubprocessError):  # no git on this machine: the digest still tells runs apart
             pass
     return {"digest": digest.hexdigest(), "files": len(files), "revision": revision, "clean": clean}
 

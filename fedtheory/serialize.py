@@ -4,6 +4,7 @@
 >>> jsonable({"A": np.eye(2), "t": np.float64(0.5), "k": (np.int64(3), float("inf"))})
 {'A': [[1.0, 0.0], [0.0, 1.0]], 't': 0.5, 'k': [3, 'inf']}
 """
+
 from __future__ import annotations
 
 import math
@@ -25,17 +26,18 @@ def _numeric_list(obj: Any) -> list | None:
         arr = obj
     else:
         first = obj[0]
-        if not isinstance(first, (float, int, np.floating, np.integer, list, tuple, np.ndarray)) or \
-                isinstance(first, bool):
+        if not isinstance(first, (float, int, np.floating, np.integer, list, tuple, np.ndarray)) or isinstance(
+            first, bool
+        ):
             return None
         try:
             arr = np.asarray(obj)
-        except (ValueError, TypeError):       # ragged or mixed
+        except (ValueError, TypeError):  # ragged or mixed
             return None
     if arr.dtype.kind not in "fiu":
         return None
     if arr.dtype.kind == "f" and not bool(np.all(np.isfinite(arr))):
-        return None                           # non-finite floats become strings: the element-wise path
+        return None  # non-finite floats become strings: the element-wise path
     return arr.tolist()
 
 

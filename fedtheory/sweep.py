@@ -19,6 +19,7 @@ they die and never outlive the run.
 >>> map_grid(math.sqrt, [4.0, 9.0, 16.0], store=store)   # 4 and 9 are loaded, not recomputed
 [2.0, 3.0, 4.0]
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -42,7 +43,7 @@ from fedtheory.content import UsageError
 _SCHEDULER_RE = re.compile(r"^(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
 CONNECT_TIMEOUT_S = 10.0
 WORKER_WAIT_S = 60.0
-_GRACE_S = 2.0   # seconds a stopped worker gets between SIGTERM and SIGKILL
+_GRACE_S = 2.0  # seconds a stopped worker gets between SIGTERM and SIGKILL
 
 
 def check_scheduler(address: str) -> str:
@@ -251,6 +252,7 @@ def check_output_dir(path: Any, flag: str) -> Path:
 # (workers are stopped, finished results written) and the exit code says which signal it was.
 # --------------------------------------------------------------------------------------------
 
+
 class Interrupted(KeyboardInterrupt):
     """SIGINT or SIGTERM received while :func:`handle_signals` was active; ``signum`` says which.
 
@@ -351,10 +353,19 @@ class PointFailed(RuntimeError):
     """A point's worker died or ran past its time limit, and no ``on_failure`` was given."""
 
 
-def map_grid(fn: Callable[[Any], Any], points: Sequence[Any], *, workers: int = 1, scheduler: Any = None,
-             store: Path | str | None = None, progress: Any = None,
-             connect_timeout: float | None = None, timeout: float | None = None,
-             on_failure: Callable[[int, str, float], Any] | None = None, retries: int = 1) -> list:
+def map_grid(
+    fn: Callable[[Any], Any],
+    points: Sequence[Any],
+    *,
+    workers: int = 1,
+    scheduler: Any = None,
+    store: Path | str | None = None,
+    progress: Any = None,
+    connect_timeout: float | None = None,
+    timeout: float | None = None,
+    on_failure: Callable[[int, str, float], Any] | None = None,
+    retries: int = 1,
+) -> list:
     """``[fn(p) for p in points]``, in parallel and resumable.
 
     - ``workers=1``, no scheduler, no ``timeout``: inline, in this process.
@@ -454,16 +465,17 @@ def _describe(exc: BaseException) -> str:
 # Local worker processes
 # --------------------------------------------------------------------------------------------
 
+
 def _die_with_parent(parent_pid: int) -> None:
     """Linux: the kernel kills this worker when its parent dies (even by SIGKILL), so none is orphaned."""
     if sys.platform.startswith("linux"):
         try:
             import ctypes
 
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         except (OSError, AttributeError):
             pass
-    if os.getppid() != parent_pid:     # the parent died before prctl took effect
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
         os._exit(1)
 
 
@@ -471,7 +483,7 @@ def _worker_main(conn, parent_pid: int) -> None:
     """A worker: run ``fn(point)`` for each ``(index, fn, point)`` received; None or EOF ends it."""
     _die_with_parent(parent_pid)
     try:
-        os.setsid()   # its own process group: Ctrl-C reaches the parent only, and a kill takes its children
+        os.setsid()  # its own process group: Ctrl-C reaches the parent only, and a kill takes its children
     except OSError:
         pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -486,13 +498,13 @@ def _worker_main(conn, parent_pid: int) -> None:
         reply: tuple
         try:
             reply = ("ok", i, fn(point))
-        except BaseException as exc:   # SystemExit and KeyboardInterrupt too: the point's failure, not the worker's
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the point's failure, not the worker's
             reply = ("exc", i, _describe(exc), exc)
         try:
             conn.send(reply)
         except (EOFError, OSError):
             return
-        except Exception as exc:   # an unpicklable result or exception
+        except Exception as exc:  # an unpicklable result or exception
             try:
                 conn.send(("exc", i, f"{type(exc).__name__}: cannot send the result back: {exc}", None))
             except Exception:
@@ -505,16 +517,16 @@ class _Worker:
         self.proc = ctx.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
         self.proc.start()
         child.close()
-        self.task: tuple[int, float] | None = None   # (index, start time)
+        self.task: tuple[int, float] | None = None  # (index, start time)
 
     def _kill_group(self) -> None:
         """SIGKILL the worker's process group: the worker (its leader, by setsid) and whatever a point started
         there — a child a claim forgot (``sleep 300``) would otherwise outlive the run and hold its stdout."""
         pid = self.proc.pid
-        if pid is None or pid == os.getpgid(0):             # never our own group
+        if pid is None or pid == os.getpgid(0):  # never our own group
             return
         try:
-            os.killpg(pid, signal.SIGKILL)      # the group outlives its leader while a member runs
+            os.killpg(pid, signal.SIGKILL)  # the group outlives its leader while a member runs
         except (ProcessLookupError, PermissionError, OSError):
             pass
 
@@ -572,7 +584,7 @@ def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) ->
                 i = queue.popleft()
                 try:
                     idle.conn.send((i, fn, points[i]))
-                except OSError:   # the worker died before taking it (killed while idle, or at start-up)
+                except OSError:  # the worker died before taking it (killed while idle, or at start-up)
                     why = _death(idle.proc.exitcode)
                     idle.kill()
                     pool.remove(idle)
@@ -584,16 +596,19 @@ def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) ->
                     continue
                 idle.task = (i, time.monotonic())
             busy = [w for w in pool if w.task is not None]
-            if not busy:   # every point handed out so far failed before it started
+            if not busy:  # every point handed out so far failed before it started
                 continue
             wait_for = None
             if timeout is not None:
                 started_at = [task[1] for w in busy if (task := w.task) is not None]
                 wait_for = max(0.0, min(started_at) + timeout - time.monotonic()) + 0.01
-            ready = set(multiprocessing.connection.wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],
-                                                        timeout=wait_for))
+            ready = set(
+                multiprocessing.connection.wait(
+                    [w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=wait_for
+                )
+            )
             for w in busy:
-                assert w.task is not None                    # busy: it has a point
+                assert w.task is not None  # busy: it has a point
                 i, started = w.task
                 reply = None
                 if w.conn in ready:
@@ -601,15 +616,19 @@ def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) ->
                         reply = w.conn.recv()
                     except (EOFError, OSError):
                         reply = None
-                    except Exception as exc:   # an exception that does not unpickle here
+                    except Exception as exc:  # an exception that does not unpickle here
                         reply = ("exc", i, f"cannot read the worker's reply: {type(exc).__name__}: {exc}", None)
                 if reply is not None:
                     w.task = None
                     if reply[0] == "ok":
                         finish(i, reply[2])
                     else:
-                        fail(i, reply[2], reply[3] if isinstance(reply[3], BaseException) else None,
-                             time.monotonic() - started)
+                        fail(
+                            i,
+                            reply[2],
+                            reply[3] if isinstance(reply[3], BaseException) else None,
+                            time.monotonic() - started,
+                        )
                 elif w.conn in ready or w.proc.sentinel in ready:
                     w.proc.join(5)
                     why = _death(w.proc.exitcode)
@@ -617,15 +636,20 @@ def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) ->
                     pool.remove(w)
                     deaths[i] = deaths.get(i, 0) + 1
                     if deaths[i] <= retries:
-                        queue.appendleft(i)     # retried on a fresh worker
+                        queue.appendleft(i)  # retried on a fresh worker
                     else:
-                        fail(i, f"{why}, also on a fresh worker ({deaths[i]} attempts)", None,
-                             time.monotonic() - started)
+                        fail(
+                            i, f"{why}, also on a fresh worker ({deaths[i]} attempts)", None, time.monotonic() - started
+                        )
                 elif timeout is not None and time.monotonic() - started > timeout:
                     w.kill()
                     pool.remove(w)
-                    fail(i, f"timed out: still running after the {timeout:g}s limit (worker killed)", None,
-                         time.monotonic() - started)
+                    fail(
+                        i,
+                        f"timed out: still running after the {timeout:g}s limit (worker killed)",
+                        None,
+                        time.monotonic() - started,
+                    )
     finally:
         # busy workers get SIGTERM and a short grace (a figure mid-commit finishes its pair), then SIGKILL
         busy = [w for w in pool if w.task is not None]
@@ -646,6 +670,7 @@ def _run_processes(fn, points, todo, finish, fail, workers, timeout, retries) ->
 # --------------------------------------------------------------------------------------------
 # Dask
 # --------------------------------------------------------------------------------------------
+
 
 def _recv_exactly(sock, n: int) -> bytes:
     data = b""
@@ -684,8 +709,9 @@ def probe_dask(address: str, timeout: float) -> None:
     try:
         sock = socket.create_connection((host, port), timeout=timeout)
     except OSError as exc:
-        raise UsageError(f"cannot reach Dask scheduler at {address} within {timeout:g}s "
-                         f"({type(exc).__name__})") from None
+        raise UsageError(
+            f"cannot reach Dask scheduler at {address} within {timeout:g}s ({type(exc).__name__})"
+        ) from None
     try:
         sock.settimeout(timeout)
         try:
@@ -693,8 +719,7 @@ def probe_dask(address: str, timeout: float) -> None:
             size = struct.unpack("<Q", head)[0] if len(head) == 8 else None
             body = _recv_exactly(sock, size) if size is not None and 8 <= size <= 1 << 20 else b""
         except socket.timeout:
-            raise UsageError(f"no Dask handshake from {address} within {timeout:g}s: "
-                             f"is it a Dask scheduler?") from None
+            raise UsageError(f"no Dask handshake from {address} within {timeout:g}s: is it a Dask scheduler?") from None
         except OSError as exc:
             raise UsageError(f"cannot reach Dask scheduler at {address} ({type(exc).__name__})") from None
         if b"compression" not in body and b"pickle-protocol" not in body:
@@ -737,7 +762,7 @@ class _IsolatedPoint:
 
         payload = cloudpickle.dumps((self.fn, point))
         env = dict(os.environ)
-        try:                                   # the child reports where it ran (claims' executor records)
+        try:  # the child reports where it ran (claims' executor records)
             from distributed import get_worker
 
             env["FEDTHEORY_DASK_WORKER"] = get_worker().address
@@ -745,25 +770,32 @@ class _IsolatedPoint:
             pass
         why = ""
         for attempt in range(1, self.retries + 2):
-            proc = subprocess.Popen([sys.executable, "-c", "from fedtheory.sweep import _isolated_child; "
-                                     "_isolated_child()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    start_new_session=True, env=env)
+            proc = subprocess.Popen(
+                [sys.executable, "-c", "from fedtheory.sweep import _isolated_child; _isolated_child()"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                start_new_session=True,
+                env=env,
+            )
             try:
                 out, _ = proc.communicate(payload, timeout=self.timeout)
             except subprocess.TimeoutExpired:
                 _kill_session(proc.pid)
                 proc.wait()
-                raise TimeoutError(f"timed out: still running after the {self.timeout:g}s limit "
-                                   "(its process group killed on the Dask worker)") from None
+                raise TimeoutError(
+                    f"timed out: still running after the {self.timeout:g}s limit "
+                    "(its process group killed on the Dask worker)"
+                ) from None
             finally:
-                _kill_session(proc.pid)          # whatever the point left running
+                _kill_session(proc.pid)  # whatever the point left running
             if proc.returncode == 0 and out:
                 kind, value = pickle.loads(out)
                 if kind == "ok":
                     return value
                 raise RuntimeError(value)
-            why = _death(proc.returncode).replace("its worker process", "its process") + \
-                ("" if proc.returncode else " before returning a result")
+            why = _death(proc.returncode).replace("its worker process", "its process") + (
+                "" if proc.returncode else " before returning a result"
+            )
         raise RuntimeError(f"{why}, also in a fresh process ({self.retries + 1} attempts)")
 
 
@@ -782,10 +814,10 @@ def _isolated_child() -> None:
 
     fn, point = pickle.loads(sys.stdin.buffer.read())
     result_fd = os.dup(1)
-    os.dup2(2, 1)                          # the point's prints must not corrupt the result
+    os.dup2(2, 1)  # the point's prints must not corrupt the result
     try:
         outcome = ("ok", fn(point))
-    except BaseException as exc:           # SystemExit and KeyboardInterrupt too: the point's failure
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the point's failure
         outcome = ("exc", _describe(exc))
     data = cloudpickle.dumps(outcome)
     with os.fdopen(result_fd, "wb") as fh:
@@ -806,8 +838,9 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
         try:
             client = distributed.Client(scheduler, timeout=connect_timeout, set_as_default=False)
         except Exception as exc:
-            raise UsageError(f"cannot reach Dask scheduler at {scheduler} within {connect_timeout:g}s "
-                             f"({type(exc).__name__})") from None
+            raise UsageError(
+                f"cannot reach Dask scheduler at {scheduler} within {connect_timeout:g}s ({type(exc).__name__})"
+            ) from None
     else:
         client = scheduler
     address = getattr(client, "scheduler", None) and client.scheduler.address
@@ -818,8 +851,9 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
         try:
             client.wait_for_workers(1, timeout=worker_wait)
         except Exception:  # distributed raises TimeoutError (or its own) when none came
-            raise UsageError(f"the Dask cluster at {address or scheduler} has no workers "
-                             f"(waited {worker_wait:g}s)") from None
+            raise UsageError(
+                f"the Dask cluster at {address or scheduler} has no workers (waited {worker_wait:g}s)"
+            ) from None
         futures = client.map(_IsolatedPoint(fn, timeout, 1), [points[i] for i in todo], pure=False)
         index = {fut.key: i for fut, i in zip(futures, todo)}
         pending = set(futures)
@@ -838,8 +872,13 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
                 elif fut.status == "error":
                     error = fut.exception()
                     # the isolated point's own traceback or death, as local workers report it
-                    fail(i, str(error) if isinstance(error, (RuntimeError, TimeoutError)) else
-                         f"{type(error).__name__}: {error}", error)
+                    fail(
+                        i,
+                        str(error)
+                        if isinstance(error, (RuntimeError, TimeoutError))
+                        else f"{type(error).__name__}: {error}",
+                        error,
+                    )
                 else:
                     fail(i, f"Dask task {fut.status}")
             now = time.monotonic()
@@ -848,9 +887,10 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
             last_check = now
             try:
                 workers_now = bool(client.scheduler_info().get("workers"))
-                processing = ({k for keys in client.processing().values() for k in keys}
-                              if timeout is not None else set())
-            except Exception:   # the scheduler went away: counts as no workers
+                processing = (
+                    {k for keys in client.processing().values() for k in keys} if timeout is not None else set()
+                )
+            except Exception:  # the scheduler went away: counts as no workers
                 workers_now, processing = False, set()
             if not workers_now:
                 no_workers_since = no_workers_since or now
@@ -868,8 +908,12 @@ def _run_dask(fn, points, todo, finish, fail, scheduler, connect_timeout, timeou
                         if now - start > timeout:
                             pending.discard(fut)
                             client.cancel([fut])
-                            fail(index[fut.key], f"timed out: still running on Dask after the {timeout:g}s limit",
-                                 None, now - start)
+                            fail(
+                                index[fut.key],
+                                f"timed out: still running on Dask after the {timeout:g}s limit",
+                                None,
+                                now - start,
+                            )
     except BaseException:
         if futures:
             client.cancel(futures)

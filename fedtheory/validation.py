@@ -4,6 +4,7 @@ use it without an import circle).
 >>> finite_real("2.5", "gamma")
 2.5
 """
+
 from __future__ import annotations
 
 import math

@@ -7,6 +7,7 @@ are training curves on CIFAR-10/100 and Tiny-ImageNet; here they are rebuilt at 
 substitute (scikit-learn's 8×8 digits split across heterogeneous clients, a small ReLU network) in
 :mod:`figures.fedhm_training` (``full`` tier).
 """
+
 from __future__ import annotations
 
 from fedtheory.plotting.spec import figure, panel, series
@@ -35,10 +36,17 @@ def figure_7_counts() -> list[dict]:
         with torch.device("meta"):  # shapes only: counts need no weights in memory
             net = resnet(depth, classes)
         groups = count_by_group(net, (3, side, side), FIGURE_7_GROUPS, elementwise=True)
-        out.append({"label": label, "depth": depth, "classes": classes, "input": [3, side, side],
-                    "params": [groups[g]["params"] for g in FIGURE_7_GROUPS],
-                    "macs": [groups[g]["macs"] for g in FIGURE_7_GROUPS],
-                    "macs_weights_only": [groups[g]["macs_weights"] for g in FIGURE_7_GROUPS]})
+        out.append(
+            {
+                "label": label,
+                "depth": depth,
+                "classes": classes,
+                "input": [3, side, side],
+                "params": [groups[g]["params"] for g in FIGURE_7_GROUPS],
+                "macs": [groups[g]["macs"] for g in FIGURE_7_GROUPS],
+                "macs_weights_only": [groups[g]["macs_weights"] for g in FIGURE_7_GROUPS],
+            }
+        )
     return out
 
 
@@ -46,23 +54,43 @@ def figure_7_counts() -> list[dict]:
     requires=("torch",),
     id="fedhm/figure-7",
     caption="Parameters (a) and MACs (b) of the layer groups of ResNet-18 on CIFAR-10 and ResNet-34 on CIFAR-100 and "
-            "Tiny-ImageNet (FC Layer: the fully connected classifier); counted on the built torch modules.",
+    "Tiny-ImageNet (FC Layer: the fully connected classifier); counted on the built torch modules.",
 )
 def figure_7(ctx):
     counts = figure_7_counts()
-    params_series = [series(c["label"], FIGURE_7_LABELS, [p / 1e6 for p in c["params"]], type="bar",
-                            params={"total_params": sum(c["params"])}) for c in counts]
-    macs_series = [series(c["label"], FIGURE_7_LABELS, [m / 1e6 for m in c["macs"]], type="bar",
-                          params={"total_macs": sum(c["macs"]),
-                                  "macs_weights_only": c["macs_weights_only"],
-                                  "total_macs_weights_only": sum(c["macs_weights_only"])}) for c in counts]
+    params_series = [
+        series(
+            c["label"],
+            FIGURE_7_LABELS,
+            [p / 1e6 for p in c["params"]],
+            type="bar",
+            params={"total_params": sum(c["params"])},
+        )
+        for c in counts
+    ]
+    macs_series = [
+        series(
+            c["label"],
+            FIGURE_7_LABELS,
+            [m / 1e6 for m in c["macs"]],
+            type="bar",
+            params={
+                "total_macs": sum(c["macs"]),
+                "macs_weights_only": c["macs_weights_only"],
+                "total_macs_weights_only": sum(c["macs_weights_only"]),
+            },
+        )
+        for c in counts
+    ]
     return {
-        "params": {"networks": [{k: c[k] for k in ("label", "depth", "classes", "input")} for c in counts],
-                   "groups": list(FIGURE_7_GROUPS),
-                   "mac_convention": "multiply-accumulates of every convolution and linear layer per input sample, plus "
-                                     "2 per batch-norm output and 1 per ReLU output (thop's convention; the weights-only "
-                                     "counts are in each MAC series' params)",
-                   "unspecified_by_paper": "the MAC counting convention; the one plotted reproduces the text's 55.6%"},
+        "params": {
+            "networks": [{k: c[k] for k in ("label", "depth", "classes", "input")} for c in counts],
+            "groups": list(FIGURE_7_GROUPS),
+            "mac_convention": "multiply-accumulates of every convolution and linear layer per input sample, plus "
+            "2 per batch-norm output and 1 per ReLU output (thop's convention; the weights-only "
+            "counts are in each MAC series' params)",
+            "unspecified_by_paper": "the MAC counting convention; the one plotted reproduces the text's 55.6%",
+        },
         "panels": [
             panel("(a) Parameters of different layers", "layer", "parameters (M)", params_series),
             panel("(b) MACs of different layers", "layer", "MACs (M)", macs_series, yscale="log"),

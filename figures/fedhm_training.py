@@ -15,6 +15,7 @@ Every curve is the mean of two seeded runs; runs are deterministic given the see
 of one process. The substitute's levels are the paper's γ ∈ {1, 1/2, 1/4, 1/8}: for a square fully connected layer γ = 1/2
 keeps as many parameters as the dense layer, so that level compresses nothing here.
 """
+
 from __future__ import annotations
 
 import functools
@@ -32,12 +33,14 @@ GAMMAS = (1.0, 0.5, 0.25, 0.125)
 DIRICHLET_ALPHA = 0.5
 SETTINGS = ("IID", "Non-IID")
 TARGET_ACCURACY = {"IID": 0.90, "Non-IID": 0.90}
-SEEDS = 2          # every curve is the mean of this many seeded runs (data split, partition, initialization, sampling)
+SEEDS = 2  # every curve is the mean of this many seeded runs (data split, partition, initialization, sampling)
 
 SUBSTITUTE = substitute_sentence(
-    "CIFAR-10, CIFAR-100 and Tiny-ImageNet with ResNet-18/34", "digits",
+    "CIFAR-10, CIFAR-100 and Tiny-ImageNet with ResNet-18/34",
+    "digits",
     "20 clients, IID or Dirichlet(0.5), 10 per round; a 64-64-64-64-10 ReLU network whose two 64×64 layers "
-    "FedHM factorizes")
+    "FedHM factorizes",
+)
 #: what every figure here declares: full tier, torch, the digits substitute
 ON_SUBSTITUTE = {"tier": "full", "requires": ("torch",), "substitute": SUBSTITUTE}
 
@@ -66,14 +69,19 @@ def _federation(net, seed: int, setting: str):
     from fedtheory.models.federation import TorchModelFederation
 
     Xtr, ytr, _, _, parts = _data(seed, setting)
-    return TorchModelFederation(net, [Xtr[p] for p in parts], [ytr[p] for p in parts], p=np.full(CLIENTS, 1.0 / CLIENTS))
+    return TorchModelFederation(
+        net, [Xtr[p] for p in parts], [ytr[p] for p in parts], p=np.full(CLIENTS, 1.0 / CLIENTS)
+    )
 
 
 def _layout(net, hybrid: bool = True):
     from fedtheory.algorithms.fedhm import HybridLayout
 
-    return HybridLayout.from_module(net, rho=1, keep_last_dense=True) if hybrid else \
-        HybridLayout.from_module(net, rho=0, keep_last_dense=False)
+    return (
+        HybridLayout.from_module(net, rho=1, keep_last_dense=True)
+        if hybrid
+        else HybridLayout.from_module(net, rho=0, keep_last_dense=False)
+    )
 
 
 def level_sizes(hybrid: bool = True) -> list[int]:
@@ -103,6 +111,7 @@ def heterofl_widths() -> list[float]:
 # the runs
 # --------------------------------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=None)
 def heterogeneous_run(method: str, setting: str, seed: int, rounds: int = ROUNDS) -> dict:
     """Figure 2's fixed heterogeneous setting: client p at level p mod 4; the smallest model's accuracy per round."""
@@ -128,7 +137,7 @@ def heterogeneous_run(method: str, setting: str, seed: int, rounds: int = ROUNDS
         h = run_heterofl(fed, masks, fed.initial_point(), rounds, local_steps=LOCAL_STEPS, lr=LR, levels=levels, **kw)
         acc = accuracy(fed, h.x * masks[-1], Xte, yte)
         size = int(masks[-1].sum())
-    elif method == "FedAvg":   # the smallest width-slimmed network on every client (Section 4.1)
+    elif method == "FedAvg":  # the smallest width-slimmed network on every client (Section 4.1)
         hmin = int(round(heterofl_widths()[-1] * HIDDEN[0]))
         net = _network((hmin,) * len(HIDDEN), seed=seed)
         fed = _federation(net, seed, setting)
@@ -157,7 +166,7 @@ def homogeneous_run(kind: str, value: float, setting: str, seed: int, rounds: in
         h = run_local_update(fed, LocalUpdate.fedavg(LOCAL_STEPS, LR), fed.initial_point(), rounds, **kw).to_numpy()
         acc = accuracy(fed, h.x, Xte, yte)
         params = slim_params(h_units)
-        macs = params - (3 * h_units + 10)       # weights only (biases are additions)
+        macs = params - (3 * h_units + 10)  # weights only (biases are additions)
     elif kind in ("low-rank", "vanilla"):
         net = _network(seed=seed)
         fed, layout = _federation(net, seed, setting), _layout(net, hybrid=kind == "low-rank")
@@ -218,16 +227,26 @@ def low_rank_label(g: float) -> str:
 # the figures
 # --------------------------------------------------------------------------------------------
 
-_COMMON = {"clients": CLIENTS, "per_round": PER_ROUND, "batch": BATCH, "local_steps": LOCAL_STEPS, "lr": LR, "rounds": ROUNDS,
-           "seeds_averaged": SEEDS, "gammas": list(GAMMAS), "hidden": list(HIDDEN), "dirichlet_alpha": DIRICHLET_ALPHA,
-           "optimizer": "plain SGD for every method (the paper: momentum 0.9, weight decay 1e-4)"}
+_COMMON = {
+    "clients": CLIENTS,
+    "per_round": PER_ROUND,
+    "batch": BATCH,
+    "local_steps": LOCAL_STEPS,
+    "lr": LR,
+    "rounds": ROUNDS,
+    "seeds_averaged": SEEDS,
+    "gammas": list(GAMMAS),
+    "hidden": list(HIDDEN),
+    "dirichlet_alpha": DIRICHLET_ALPHA,
+    "optimizer": "plain SGD for every method (the paper: momentum 0.9, weight decay 1e-4)",
+}
 
 
 @figure(
     id="fedhm/figure-2",
     caption="Convergence of the smallest model under the fixed heterogeneous setting: test accuracy per round of FedHM's "
-            "smallest hybrid model (γ = 1/8), HeteroFL's smallest slimmed network and FedAvg training that network on every "
-            "client (means of two seeds).",
+    "smallest hybrid model (γ = 1/8), HeteroFL's smallest slimmed network and FedAvg training that network on every "
+    "client (means of two seeds).",
     **ON_SUBSTITUTE,
 )
 def figure_2(ctx):
@@ -236,26 +255,52 @@ def figure_2(ctx):
     for setting in SETTINGS:
         runs = {m: heterogeneous_mean(m, setting, seeds) for m in ("FedHM", "HeteroFL", "FedAvg")}
         sizes[setting] = {m: r["params"] for m, r in runs.items()}
-        panels.append(panel(f"digits, {setting}", "communication round", "top-1 test accuracy of the smallest model",
-                            [series(f"{m} ({r['params']} params)", np.arange(ROUNDS + 1), r["accuracy"],
-                                    params={"params": r["params"], "per_seed_final": r["per_seed_final"]})
-                             for m, r in runs.items()]))
-    return {"params": {**_COMMON, "heterofl_widths": heterofl_widths(), "levels": "client p at level p mod 4 (fixed setting)",
-                       "smallest_model_params": sizes, "tau": "inf (fixed setting)", "split_mix": "not reproduced",
-                       "seeds": seeds},
-            "panels": panels}
+        panels.append(
+            panel(
+                f"digits, {setting}",
+                "communication round",
+                "top-1 test accuracy of the smallest model",
+                [
+                    series(
+                        f"{m} ({r['params']} params)",
+                        np.arange(ROUNDS + 1),
+                        r["accuracy"],
+                        params={"params": r["params"], "per_seed_final": r["per_seed_final"]},
+                    )
+                    for m, r in runs.items()
+                ],
+            )
+        )
+    return {
+        "params": {
+            **_COMMON,
+            "heterofl_widths": heterofl_widths(),
+            "levels": "client p at level p mod 4 (fixed setting)",
+            "smallest_model_params": sizes,
+            "tau": "inf (fixed setting)",
+            "split_mix": "not reproduced",
+            "seeds": seeds,
+        },
+        "panels": panels,
+    }
 
 
 def homogeneous_low_rank(setting: str, seeds) -> dict:
     """The original network (γ = 1, FedAvg) and FedHM's homogeneous low-rank networks, seed means."""
-    return {low_rank_label(g): (homogeneous_mean("original", 1.0, setting, seeds) if g == 1.0 else
-                                homogeneous_mean("low-rank", g, setting, seeds)) for g in GAMMAS}
+    return {
+        low_rank_label(g): (
+            homogeneous_mean("original", 1.0, setting, seeds)
+            if g == 1.0
+            else homogeneous_mean("low-rank", g, setting, seeds)
+        )
+        for g in GAMMAS
+    }
 
 
 @figure(
     id="fedhm/figure-3",
     caption="Top-1 test accuracy against communication cost (2 × participants × parameters × rounds) under the homogeneous "
-            "setting: the original network and FedHM's low-rank networks (means of two seeds).",
+    "setting: the original network and FedHM's low-rank networks (means of two seeds).",
     **ON_SUBSTITUTE,
 )
 def figure_3(ctx):
@@ -263,18 +308,33 @@ def figure_3(ctx):
     panels = []
     for setting in SETTINGS:
         runs = homogeneous_low_rank(setting, seeds)
-        panels.append(panel(f"digits, {setting}", "communication cost (parameters sent)", "top-1 test accuracy",
-                            [series(name, communication(r)[1:], r["accuracy"][1:],
-                                    params={"params": r["params"], "per_seed_final": r["per_seed_final"]})
-                             for name, r in runs.items()], xscale="log"))
-    return {"params": {**_COMMON, "communication": "2 x participants x parameters x rounds (Section 4.3)", "seeds": seeds},
-            "panels": panels}
+        panels.append(
+            panel(
+                f"digits, {setting}",
+                "communication cost (parameters sent)",
+                "top-1 test accuracy",
+                [
+                    series(
+                        name,
+                        communication(r)[1:],
+                        r["accuracy"][1:],
+                        params={"params": r["params"], "per_seed_final": r["per_seed_final"]},
+                    )
+                    for name, r in runs.items()
+                ],
+                xscale="log",
+            )
+        )
+    return {
+        "params": {**_COMMON, "communication": "2 x participants x parameters x rounds (Section 4.3)", "seeds": seeds},
+        "panels": panels,
+    }
 
 
 @figure(
     id="fedhm/figure-4",
     caption="Communication cost (a) and computation cost (b) to reach a target test accuracy T for each rank ratio γ "
-            "(homogeneous setting; γ = 1 is the original network; means of two seeds).",
+    "(homogeneous setting; γ = 1 is the original network; means of two seeds).",
     **ON_SUBSTITUTE,
 )
 def figure_4(ctx):
@@ -292,12 +352,21 @@ def figure_4(ctx):
             reached[f"{setting} {name}"] = k
         comm_series.append(series(f"{setting} (T = {target:.0%})", labels, comm, type="bar", params={"target": target}))
         comp_series.append(series(f"{setting} (T = {target:.0%})", labels, comp, type="bar", params={"target": target}))
-    return {"params": {**_COMMON, "targets": TARGET_ACCURACY, "rounds_to_target": reached, "seeds": seeds,
-                       "computation": "MACs x local steps x batch x participants x rounds (Section 4.3's MACs x epochs x "
-                                      "samples x rounds; MACs = the weights of the network's layers, r(m + n) when factorized)",
-                       "unspecified_by_paper": "the target accuracies T (here 90%)"},
-            "panels": [panel("(a) Communication cost to reach T", "rank ratio γ", "parameters sent", comm_series, yscale="log"),
-                       panel("(b) Computation cost on the clients to reach T", "rank ratio γ", "MACs", comp_series, yscale="log")]}
+    return {
+        "params": {
+            **_COMMON,
+            "targets": TARGET_ACCURACY,
+            "rounds_to_target": reached,
+            "seeds": seeds,
+            "computation": "MACs x local steps x batch x participants x rounds (Section 4.3's MACs x epochs x "
+            "samples x rounds; MACs = the weights of the network's layers, r(m + n) when factorized)",
+            "unspecified_by_paper": "the target accuracies T (here 90%)",
+        },
+        "panels": [
+            panel("(a) Communication cost to reach T", "rank ratio γ", "parameters sent", comm_series, yscale="log"),
+            panel("(b) Computation cost on the clients to reach T", "rank ratio γ", "MACs", comp_series, yscale="log"),
+        ],
+    }
 
 
 def final_accuracy(run: dict) -> float:
@@ -310,8 +379,8 @@ def final_accuracy(run: dict) -> float:
 @figure(
     id="fedhm/figure-8",
     caption="Compression methods under the homogeneous setting: final top-1 test accuracy against the parameter ratio of "
-            "low-rank hybrid networks, width-slimmed networks and a vanilla low-rank network with every layer factorized "
-            "(means of two seeds).",
+    "low-rank hybrid networks, width-slimmed networks and a vanilla low-rank network with every layer factorized "
+    "(means of two seeds).",
     **ON_SUBSTITUTE,
 )
 def figure_8(ctx):
@@ -321,17 +390,51 @@ def figure_8(ctx):
     for setting in SETTINGS:
         low = list(homogeneous_low_rank(setting, seeds).values())
         # a width of 1 is the original network (already run); HeteroFL's widths pair with FedHM's levels
-        width = [low[0]] + [low[0] if s == 1.0 else homogeneous_mean("width", s, setting, seeds) for s in heterofl_widths()[1:]]
+        width = [low[0]] + [
+            low[0] if s == 1.0 else homogeneous_mean("width", s, setting, seeds) for s in heterofl_widths()[1:]
+        ]
         vanilla = homogeneous_mean("vanilla", GAMMAS[-1], setting, seeds)
-        finals[setting] = {"low_rank": [[r["params"], final_accuracy(r)] for r in low],
-                           "width": [[r["params"], final_accuracy(r)] for r in width],
-                           "vanilla": [vanilla["params"], final_accuracy(vanilla)]}
-        panels.append(panel(f"digits, {setting}", "parameter ratio", "final top-1 test accuracy", [
-            series("low rank (hybrid)", [r["params"] / full for r in low], [final_accuracy(r) for r in low], type="scatter"),
-            series("width slimming", [r["params"] / full for r in width], [final_accuracy(r) for r in width], type="scatter"),
-            series("vanilla low rank (every layer)", [vanilla["params"] / full], [final_accuracy(vanilla)], type="scatter"),
-        ], xscale="log"))
-    return {"params": {**_COMMON, "widths": heterofl_widths(), "final": "mean of the last 5 rounds", "seeds": seeds,
-                       "vanilla": f"every layer factorized at γ = {GAMMAS[-1]} (the paper: every convolution at rank k)",
-                       "finals": finals},
-            "panels": panels}
+        finals[setting] = {
+            "low_rank": [[r["params"], final_accuracy(r)] for r in low],
+            "width": [[r["params"], final_accuracy(r)] for r in width],
+            "vanilla": [vanilla["params"], final_accuracy(vanilla)],
+        }
+        panels.append(
+            panel(
+                f"digits, {setting}",
+                "parameter ratio",
+                "final top-1 test accuracy",
+                [
+                    series(
+                        "low rank (hybrid)",
+                        [r["params"] / full for r in low],
+                        [final_accuracy(r) for r in low],
+                        type="scatter",
+                    ),
+                    series(
+                        "width slimming",
+                        [r["params"] / full for r in width],
+                        [final_accuracy(r) for r in width],
+                        type="scatter",
+                    ),
+                    series(
+                        "vanilla low rank (every layer)",
+                        [vanilla["params"] / full],
+                        [final_accuracy(vanilla)],
+                        type="scatter",
+                    ),
+                ],
+                xscale="log",
+            )
+        )
+    return {
+        "params": {
+            **_COMMON,
+            "widths": heterofl_widths(),
+            "final": "mean of the last 5 rounds",
+            "seeds": seeds,
+            "vanilla": f"every layer factorized at γ = {GAMMAS[-1]} (the paper: every convolution at rank k)",
+            "finals": finals,
+        },
+        "panels": panels,
+    }

@@ -12,6 +12,7 @@ d = 1 worst floor (:func:`~fedtheory.certify.federated_pep.floor_d1`), and the p
 ``localupdate/lemma-5/corrected-limit``), which the certified floor approaches from below, and the closed-form law
 Φ(κ₀, κ) of :mod:`fedtheory.analysis.floor_law` that the certificates follow (``localupdate/floor-law/*``).
 """
+
 from __future__ import annotations
 
 from fedtheory.algorithms.surrogate import kappa_bound_uniform
@@ -36,8 +37,17 @@ def certified_floor_data(kappas=KAPPAS, Ks=KS, gamma_L=GAMMA_L, seed: int = 0) -
     out = {}
     for kap in kappas:
         gamma = gamma_L / kap
-        rows = {"x": [], "upper": [], "lower": [], "t4_8": [], "t4_2": [], "d1": [], "status": [],
-                "limit": [], "law": []}
+        rows = {
+            "x": [],
+            "upper": [],
+            "lower": [],
+            "t4_8": [],
+            "t4_2": [],
+            "d1": [],
+            "status": [],
+            "limit": [],
+            "law": [],
+        }
         for K in Ks:
             c = certify_local_update(1.0, kap, K, gamma, pieces=16, probe_starts=2, seed=seed)
             k = float(kappa_bound_uniform(1.0, kap, 0.0, gamma, K))
@@ -58,25 +68,49 @@ def certified_floor_data(kappas=KAPPAS, Ks=KS, gamma_L=GAMMA_L, seed: int = 0) -
 @figure(
     id="localupdate/figure-certified-floor",
     caption="Certified worst accuracy floor sup‖x*(0,γ,Θ_{1:K}) − x*‖/C of FedAvg (n = 2 quadratic clients, μ = 1, "
-            "γL = 1/2) against Kγ·L, for κ₀ ∈ {10, 100, 1000}, beside Theorem 4's 8(√κ₀ − √κ)/(√κ₀ + √κ), the 2C "
-            "conjecture, the exact d = 1 worst floor, the closed-form law Φ(κ₀, κ) and the proved limit (κ₀ − 1)/(2√κ₀) as "
-            "Kγμ → ∞.",
+    "γL = 1/2) against Kγ·L, for κ₀ ∈ {10, 100, 1000}, beside Theorem 4's 8(√κ₀ − √κ)/(√κ₀ + √κ), the 2C "
+    "conjecture, the exact d = 1 worst floor, the closed-form law Φ(κ₀, κ) and the proved limit (κ₀ − 1)/(2√κ₀) as "
+    "Kγμ → ∞.",
     tier="full",
 )
 def figure_certified_floor(ctx):
-    data = certified_floor_data(seed=int(ctx.seed) % (2 ** 31))
+    data = certified_floor_data(seed=int(ctx.seed) % (2**31))
     panels = []
     for kap, rows in data.items():
         xs = rows["x"]
-        panels.append(panel(f"κ₀ = {kap:g}", "Kγ·L", "floor / C", [
-            series("Theorem 4: 8(√κ₀ − √κ)/(√κ₀ + √κ)", xs, rows["t4_8"]),
-            series("conjecture: 2(√κ₀ − √κ)/(√κ₀ + √κ)", xs, rows["t4_2"]),
-            series("exact worst floor in d = 1", xs, rows["d1"]),
-            series("proved limit Kγμ → ∞: (κ₀ − 1)/(2√κ₀)", xs, rows["limit"]),
-            series("law Φ(κ₀, κ) (closed form, certificates agree)", xs, rows["law"]),
-            series("certified (PEP upper bound)", xs, rows["upper"], type="scatter",
-                   params={"lower": rows["lower"], "status": rows["status"]}),
-        ], xscale="log"))
-    return {"params": {"mu": 1.0, "kappas": list(KAPPAS), "K": list(KS), "gamma_L": GAMMA_L, "clients": 2,
-                       "p": [0.5, 0.5], "theta": "Theta_{1:K}", "alpha": 0.0, "pieces": 16},
-            "panels": panels}
+        panels.append(
+            panel(
+                f"κ₀ = {kap:g}",
+                "Kγ·L",
+                "floor / C",
+                [
+                    series("Theorem 4: 8(√κ₀ − √κ)/(√κ₀ + √κ)", xs, rows["t4_8"]),
+                    series("conjecture: 2(√κ₀ − √κ)/(√κ₀ + √κ)", xs, rows["t4_2"]),
+                    series("exact worst floor in d = 1", xs, rows["d1"]),
+                    series("proved limit Kγμ → ∞: (κ₀ − 1)/(2√κ₀)", xs, rows["limit"]),
+                    series("law Φ(κ₀, κ) (closed form, certificates agree)", xs, rows["law"]),
+                    series(
+                        "certified (PEP upper bound)",
+                        xs,
+                        rows["upper"],
+                        type="scatter",
+                        params={"lower": rows["lower"], "status": rows["status"]},
+                    ),
+                ],
+                xscale="log",
+            )
+        )
+    return {
+        "params": {
+            "mu": 1.0,
+            "kappas": list(KAPPAS),
+            "K": list(KS),
+            "gamma_L": GAMMA_L,
+            "clients": 2,
+            "p": [0.5, 0.5],
+            "theta": "Theta_{1:K}",
+            "alpha": 0.0,
+            "pieces": 16,
+        },
+        "panels": panels,
+    }

@@ -17,6 +17,7 @@ paper's grid (:func:`fedtheory.analysis.evaluation.scan_grid`) instead of the fu
 All training runs of one process are cached by their full configuration (task, seed, K, α, γ,
 ServerOpt), so a claim reading several figures at one seed trains each setting once.
 """
+
 from __future__ import annotations
 
 import functools
@@ -32,7 +33,7 @@ from fedtheory.plotting.spec import figure, panel, series
 from fedtheory.problems.datasets import substitute_sentence
 
 #: the learning-rate grid of Appendix E.3 and F: {10^-3, 10^-2.5, ..., 10^0.5, 10}
-PAPER_LR_GRID = tuple(float(10.0 ** e) for e in np.arange(-3.0, 1.01, 0.5))
+PAPER_LR_GRID = tuple(float(10.0**e) for e in np.arange(-3.0, 1.01, 0.5))
 #: Appendix F: client learning rates of Figures 12 and 13
 FIGURE_12_GAMMAS = (0.0, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 MOMENTUM_BETA = 0.9
@@ -71,19 +72,36 @@ class Task:
 # LDA built to be heterogeneous, FEMNIST is split by writer, Shakespeare by role; 0.3 is the most
 # heterogeneous split of 1437 digits that still gives all 30 clients B = 20 samples.
 FEMNIST = Task("FEMNIST", 20, 0.5, (32,), "relu", model_note="MLP 64-32-10 (ReLU) in place of the paper's 2-layer CNN")
-CIFAR_100 = Task("CIFAR-100", 20, 0.3, (64, 32), "relu",
-                 model_note="MLP 64-64-32-10 (ReLU) in place of the paper's ResNet-18 with group norm")
-SHAKESPEARE = Task("Shakespeare", 4, 1.0, (32,), "tanh",
-                   model_note="MLP 64-32-10 (tanh) on digit classification in place of the paper's 2-layer LSTM "
-                              "next-character model")
+CIFAR_100 = Task(
+    "CIFAR-100",
+    20,
+    0.3,
+    (64, 32),
+    "relu",
+    model_note="MLP 64-64-32-10 (ReLU) in place of the paper's ResNet-18 with group norm",
+)
+SHAKESPEARE = Task(
+    "Shakespeare",
+    4,
+    1.0,
+    (32,),
+    "tanh",
+    model_note="MLP 64-32-10 (tanh) on digit classification in place of the paper's 2-layer LSTM next-character model",
+)
 TASKS = {t.stands_for: t for t in (FEMNIST, CIFAR_100, SHAKESPEARE)}
 
 #: Figures 6 and 11 (Appendix E.3), scaled. K = 10 rather than 50: a digits client holds ~48 samples,
 #: so K = 10 steps of B = 20 are ~4 local epochs, the paper's K = 50 on FEMNIST's ~198 samples per
 #: client ~5; K = 50 here would be 20 epochs and 5x the CPU time.
 #: 60 rounds: tuned runs reach their plateau within ~40 rounds on digits; the tuning window is the last 12.
-FIGURE_6 = {"K": 10, "rounds": 60, "tail": 12, "alphas": (0.0, 0.01, 0.1, 1.0),
-            "servers": ("gd", "nesterov", "heavy_ball"), "grid": PAPER_LR_GRID}
+FIGURE_6 = {
+    "K": 10,
+    "rounds": 60,
+    "tail": 12,
+    "alphas": (0.0, 0.01, 0.1, 1.0),
+    "servers": ("gd", "nesterov", "heavy_ball"),
+    "grid": PAPER_LR_GRID,
+}
 #: Figures 12 and 13 (Appendix F): K = 10 as in the paper, η = 0.01 for Figure 12.
 FIGURE_12 = {"K": 10, "rounds": 300, "tail": 60, "eta": 0.01, "gammas": FIGURE_12_GAMMAS}
 #: Figure 13 tunes η per γ (2 to 3 full runs per γ), so it runs a third of Figure 12's horizon; tuned
@@ -119,20 +137,29 @@ def prepared(task: Task, seed: int) -> dict:
     seeds = _task_seeds(task, seed)
     X, y = load_dataset("digits", standardize=False)
     train, test = holdout_split(y, task.test_fraction, seed=seeds["split"])
-    parts = partition_dirichlet(y[train], task.n_clients, task.dirichlet, seed=seeds["partition"],
-                                min_size=max(task.batch_size, 2))
+    parts = partition_dirichlet(
+        y[train], task.n_clients, task.dirichlet, seed=seeds["partition"], min_size=max(task.batch_size, 2)
+    )
     net = mlp(X.shape[1], list(task.hidden), 10, activation=task.activation, seed=seeds["init"])
     fed = TorchModelFederation(net, [X[train][p] for p in parts], [y[train][p] for p in parts])
     train_freq = np.bincount(y[train], minlength=10) / train.size
     constant_accuracy = float(np.bincount(y[test]).max() / test.size)
     constant_loss = float(-(train_freq[train_freq > 0] * np.log(train_freq[train_freq > 0])).sum())
-    return {"federation": fed, "x0": fed.initial_point(), "test_features": X[test], "test_labels": y[test],
-            "constant_accuracy": constant_accuracy, "constant_loss": constant_loss,
-            # no-progress levels for tuning: PROGRESS_MARGIN better than the best constant predictor
-            "accuracy_floor": constant_accuracy + PROGRESS_MARGIN["accuracy"],
-            "loss_floor": constant_loss - PROGRESS_MARGIN["loss"],
-            "seeds": seeds, "client_sizes": sorted(len(p) for p in parts), "n_train": int(train.size),
-            "n_test": int(test.size)}
+    return {
+        "federation": fed,
+        "x0": fed.initial_point(),
+        "test_features": X[test],
+        "test_labels": y[test],
+        "constant_accuracy": constant_accuracy,
+        "constant_loss": constant_loss,
+        # no-progress levels for tuning: PROGRESS_MARGIN better than the best constant predictor
+        "accuracy_floor": constant_accuracy + PROGRESS_MARGIN["accuracy"],
+        "loss_floor": constant_loss - PROGRESS_MARGIN["loss"],
+        "seeds": seeds,
+        "client_sizes": sorted(len(p) for p in parts),
+        "n_train": int(train.size),
+        "n_test": int(test.size),
+    }
 
 
 def _server(kind: str, eta: float):
@@ -142,8 +169,18 @@ def _server(kind: str, eta: float):
 
 
 @functools.lru_cache(maxsize=4096)
-def train(task: Task, seed: int, K: int, alpha: float, gamma: float, kind: str, eta: float, rounds: int,
-          device: str = "cpu", stop_on_increase: bool = False) -> dict:
+def train(
+    task: Task,
+    seed: int,
+    K: int,
+    alpha: float,
+    gamma: float,
+    kind: str,
+    eta: float,
+    rounds: int,
+    device: str = "cpu",
+    stop_on_increase: bool = False,
+) -> dict:
     """One LocalUpdate run (cached): training loss F(x_t) and test accuracy per round.
 
     A probe of :data:`PROBE_ROUNDS` rounds (the same seed, so the same clients and batches as the
@@ -159,9 +196,14 @@ def train(task: Task, seed: int, K: int, alpha: float, gamma: float, kind: str, 
     fed = data["federation"]
     algo = LocalUpdate(Theta.uniform(K), alpha, gamma, _server(kind, eta))
     start = time.perf_counter()
-    kw = {"backend": "torch", "device": device, "batch_size": task.batch_size,
-          "clients_per_round": task.clients_per_round, "client_sampling": "without_replacement",
-          "seed": data["seeds"]["sampling"]}
+    kw = {
+        "backend": "torch",
+        "device": device,
+        "batch_size": task.batch_size,
+        "clients_per_round": task.clients_per_round,
+        "client_sampling": "without_replacement",
+        "seed": data["seeds"]["sampling"],
+    }
     stopped = None
     # Threads: `fedtheory check`/`figures` run this under fedtheory.environment.blas_threads (one torch
     # thread); tiny per-client networks on shared cores are many times slower with more.
@@ -174,9 +216,13 @@ def train(task: Task, seed: int, K: int, alpha: float, gamma: float, kind: str, 
         h = run_local_update(fed, algo, data["x0"], rounds, **kw).to_numpy()
     acc = accuracy(fed, h.x, data["test_features"], data["test_labels"])
     loss = np.asarray(h.loss, dtype=np.float64)
-    return {"loss": loss, "test_accuracy": np.asarray(acc, dtype=np.float64), "stopped": stopped,
-            "diverged": bool(stopped is not None or not np.all(np.isfinite(loss))),
-            "seconds": time.perf_counter() - start}
+    return {
+        "loss": loss,
+        "test_accuracy": np.asarray(acc, dtype=np.float64),
+        "stopped": stopped,
+        "diverged": bool(stopped is not None or not np.all(np.isfinite(loss))),
+        "seconds": time.perf_counter() - start,
+    }
 
 
 def _curve(run: dict, key: str, rounds: int) -> np.ndarray:
@@ -197,8 +243,10 @@ def _score(run: dict, key: str, tail: int) -> float:
 # tuning (Appendix E.3 and F), as line searches over the paper's grid
 # --------------------------------------------------------------------------------------------
 
-def tune_accuracy(task: Task, seed: int, K: int, alpha: float, kind: str, rounds: int, tail: int, gamma_grid,
-                  eta_grid, device: str) -> dict:
+
+def tune_accuracy(
+    task: Task, seed: int, K: int, alpha: float, kind: str, rounds: int, tail: int, gamma_grid, eta_grid, device: str
+) -> dict:
     """(γ, η) with the best mean test accuracy over the last ``tail`` rounds (Appendix E.3).
 
     Nested line searches over the grid: for each γ (from the largest down) the best η (from the
@@ -212,33 +260,50 @@ def tune_accuracy(task: Task, seed: int, K: int, alpha: float, kind: str, rounds
         return _score(run, "test_accuracy", tail)
 
     def by_gamma(gamma: float) -> float:
-        inner[gamma] = scan_grid(lambda eta: by_eta(gamma, eta), eta_grid, maximize=True, floor=floor,
-                                 patience=PATIENCE["eta"])
+        inner[gamma] = scan_grid(
+            lambda eta: by_eta(gamma, eta), eta_grid, maximize=True, floor=floor, patience=PATIENCE["eta"]
+        )
         return inner[gamma]["best_score"]
 
     outer = scan_grid(by_gamma, gamma_grid, maximize=True, floor=floor, patience=PATIENCE["gamma"])
     gamma = outer["best"]
     eta = inner[gamma]["best"]
     visited = [[g, e, s] for g, _ in outer["visited"] for e, s in inner[g]["visited"]]
-    return {"gamma": gamma, "eta": eta, "score": outer["best_score"], "visited": visited,
-            "gamma_at_window_edge": gamma in (min(gamma_grid), max(gamma_grid)),
-            "eta_at_grid_edge": eta in (min(eta_grid), max(eta_grid))}
+    return {
+        "gamma": gamma,
+        "eta": eta,
+        "score": outer["best_score"],
+        "visited": visited,
+        "gamma_at_window_edge": gamma in (min(gamma_grid), max(gamma_grid)),
+        "eta_at_grid_edge": eta in (min(eta_grid), max(eta_grid)),
+    }
 
 
-def tune_eta_for_loss(task: Task, seed: int, K: int, gamma: float, rounds: int, tail: int, grid,
-                      device: str) -> dict:
+def tune_eta_for_loss(task: Task, seed: int, K: int, gamma: float, rounds: int, tail: int, grid, device: str) -> dict:
     """η with the smallest mean training loss over the last ``tail`` rounds (Appendix F, Figure 13)."""
     floor = prepared(task, seed)["loss_floor"]
-    res = scan_grid(lambda eta: _score(train(task, seed, K, 0.0, gamma, "gd", eta, rounds, device, stop_on_increase=True),
-                                       "loss", tail), grid, maximize=False, floor=floor,
-                    patience=PATIENCE["eta"])
-    return {"eta": res["best"], "score": res["best_score"], "visited": res["visited"], "stopped": res["stopped"],
-            "eta_at_grid_edge": res["best"] in (min(grid), max(grid))}
+    res = scan_grid(
+        lambda eta: _score(
+            train(task, seed, K, 0.0, gamma, "gd", eta, rounds, device, stop_on_increase=True), "loss", tail
+        ),
+        grid,
+        maximize=False,
+        floor=floor,
+        patience=PATIENCE["eta"],
+    )
+    return {
+        "eta": res["best"],
+        "score": res["best_score"],
+        "visited": res["visited"],
+        "stopped": res["stopped"],
+        "eta_at_grid_edge": res["best"] in (min(grid), max(grid)),
+    }
 
 
 # --------------------------------------------------------------------------------------------
 # data functions (claims call these)
 # --------------------------------------------------------------------------------------------
+
 
 def _sentence(task: Task) -> str:
     return f"{task.n_clients} clients by Dirichlet({task.dirichlet:g}) over the labels, {task.model_note}"
@@ -246,11 +311,16 @@ def _sentence(task: Task) -> str:
 
 def _task_params(task: Task, seed: int) -> dict:
     data = prepared(task, seed)
-    return {**{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(task).items()},
-            "dataset": "digits (scikit-learn, 8x8, pixels scaled to [0, 1])", "seeds": data["seeds"],
-            "client_sizes": data["client_sizes"], "n_train": data["n_train"], "n_test": data["n_test"],
-            "client_sampling": "M clients uniformly without replacement within a round, independently across "
-                               "rounds; aggregation weights n p_i / M (unbiased for sum_i p_i q^i)"}
+    return {
+        **{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(task).items()},
+        "dataset": "digits (scikit-learn, 8x8, pixels scaled to [0, 1])",
+        "seeds": data["seeds"],
+        "client_sizes": data["client_sizes"],
+        "n_train": data["n_train"],
+        "n_test": data["n_test"],
+        "client_sampling": "M clients uniformly without replacement within a round, independently across "
+        "rounds; aggregation weights n p_i / M (unbiased for sum_i p_i q^i)",
+    }
 
 
 def figure_6_data(ctx, *, config: dict | None = None, task: Task = FEMNIST) -> dict:
@@ -271,29 +341,53 @@ def figure_6_data(ctx, *, config: dict | None = None, task: Task = FEMNIST) -> d
     left, right = [], []
     for kind in cfg["servers"]:
         c = curve(kind, 0.0)
-        p = {"server": kind, "beta": 0.0 if kind == "gd" else MOMENTUM_BETA, "alpha": 0.0, "gamma": c["tuned"]["gamma"],
-             "eta": c["tuned"]["eta"], "tail_mean_test_accuracy": c["tuned"]["score"],
-             "visited_gamma_eta_score": c["tuned"]["visited"]}
+        p = {
+            "server": kind,
+            "beta": 0.0 if kind == "gd" else MOMENTUM_BETA,
+            "alpha": 0.0,
+            "gamma": c["tuned"]["gamma"],
+            "eta": c["tuned"]["eta"],
+            "tail_mean_test_accuracy": c["tuned"]["score"],
+            "visited_gamma_eta_score": c["tuned"]["visited"],
+        }
         left.append(series(SERVER_LABELS[kind], rounds_axis, c["acc"], params=p))
     for alpha in cfg["alphas"]:
         c = curve("gd", float(alpha))
-        p = {"server": "gd", "alpha": float(alpha), "gamma": c["tuned"]["gamma"], "eta": c["tuned"]["eta"],
-             "tail_mean_test_accuracy": c["tuned"]["score"], "visited_gamma_eta_score": c["tuned"]["visited"]}
+        p = {
+            "server": "gd",
+            "alpha": float(alpha),
+            "gamma": c["tuned"]["gamma"],
+            "eta": c["tuned"]["eta"],
+            "tail_mean_test_accuracy": c["tuned"]["score"],
+            "visited_gamma_eta_score": c["tuned"]["visited"],
+        }
         right.append(series(f"α = {alpha:g}", rounds_axis, c["acc"], params=p))
     params = {
-        "stands_for": "FEMNIST (Figures 6 and 11 of the paper)", "task": _task_params(task, ctx.seed),
-        "theta": f"Theta_{{1:{K}}}", "K": K, "paper_K": 50, "rounds": rounds, "tail_rounds": tail,
+        "stands_for": "FEMNIST (Figures 6 and 11 of the paper)",
+        "task": _task_params(task, ctx.seed),
+        "theta": f"Theta_{{1:{K}}}",
+        "K": K,
+        "paper_K": 50,
+        "rounds": rounds,
+        "tail_rounds": tail,
         "tuning": "gamma, eta over the paper's grid {10^-3, 10^-2.5, ..., 10}; selected by the best mean test "
-                  "accuracy over the last tail_rounds rounds (the paper: last 100 rounds); nested line searches "
-                  "from the largest value down, each stopping at the first value not better than the best so far",
-        "grid": list(grid), "momentum_beta": MOMENTUM_BETA, "alphas": [float(a) for a in cfg["alphas"]],
+        "accuracy over the last tail_rounds rounds (the paper: last 100 rounds); nested line searches "
+        "from the largest value down, each stopping at the first value not better than the best so far",
+        "grid": list(grid),
+        "momentum_beta": MOMENTUM_BETA,
+        "alphas": [float(a) for a in cfg["alphas"]],
         "alphas_chosen": "the paper does not list its alpha values in the text; chosen to span 1/(gamma K) scales",
-        "probe_rounds": PROBE_ROUNDS, "device": device, "backend": "torch",
+        "probe_rounds": PROBE_ROUNDS,
+        "device": device,
+        "backend": "torch",
     }
-    return {"params": params, "panels": [
-        panel("Server momentum, α = 0", "communication round", "test accuracy", left),
-        panel("No momentum, varying α", "communication round", "test accuracy", right),
-    ]}
+    return {
+        "params": params,
+        "panels": [
+            panel("Server momentum, α = 0", "communication round", "test accuracy", left),
+            panel("No momentum, varying α", "communication round", "test accuracy", right),
+        ],
+    }
 
 
 def _fig12_panel(ctx, task: Task, cfg: dict, device: str, tuned_eta: bool) -> tuple[dict, dict]:
@@ -309,8 +403,12 @@ def _fig12_panel(ctx, task: Task, cfg: dict, device: str, tuned_eta: bool) -> tu
             tuned, eta = None, float(cfg["eta"])
         run = train(task, ctx.seed, K, 0.0, gamma, "gd", eta, rounds, device)
         loss = _curve(run, "loss", rounds)
-        info = {"gamma": gamma, "eta": eta, "diverged": run["diverged"],
-                "tail_mean_train_loss": _score(run, "loss", tail)}
+        info = {
+            "gamma": gamma,
+            "eta": eta,
+            "diverged": run["diverged"],
+            "tail_mean_train_loss": _score(run, "loss", tail),
+        }
         if tuned is not None:
             info["visited_eta_score"] = tuned["visited"]
         if run["diverged"]:
@@ -318,9 +416,16 @@ def _fig12_panel(ctx, task: Task, cfg: dict, device: str, tuned_eta: bool) -> tu
         else:
             lines.append(series(f"γ = {gamma:g}", rounds_axis, loss, params=info))
         runs.append(info)
-    return (panel(f"({'abc'[list(TASKS).index(task.stands_for)]}) stand-in for {task.stands_for}",
-                  "communication round", "training loss", lines, yscale="log"),
-            {"task": _task_params(task, ctx.seed), "runs": runs})
+    return (
+        panel(
+            f"({'abc'[list(TASKS).index(task.stands_for)]}) stand-in for {task.stands_for}",
+            "communication round",
+            "training loss",
+            lines,
+            yscale="log",
+        ),
+        {"task": _task_params(task, ctx.seed), "runs": runs},
+    )
 
 
 def _figure_12_13(ctx, cfg: dict, tasks, tuned_eta: bool) -> dict:
@@ -330,16 +435,27 @@ def _figure_12_13(ctx, cfg: dict, tasks, tuned_eta: bool) -> dict:
         p, info = _fig12_panel(ctx, task, cfg, device, tuned_eta)
         panels.append(p)
         per_task.append(info)
-    params = {"theta": f"Theta_{{1:{cfg['K']}}}", "K": int(cfg["K"]), "alpha": 0.0, "server": "gd (no momentum)",
-              "rounds": int(cfg["rounds"]), "tail_rounds": int(cfg["tail"]),
-              "gammas": [float(g) for g in cfg["gammas"]], "probe_rounds": PROBE_ROUNDS, "device": device,
-              "backend": "torch", "panels": per_task,
-              "diverged": "a run whose training loss is non-finite is omitted from the plot (as in the paper) and "
-                          "kept in params with diverged = true"}
+    params = {
+        "theta": f"Theta_{{1:{cfg['K']}}}",
+        "K": int(cfg["K"]),
+        "alpha": 0.0,
+        "server": "gd (no momentum)",
+        "rounds": int(cfg["rounds"]),
+        "tail_rounds": int(cfg["tail"]),
+        "gammas": [float(g) for g in cfg["gammas"]],
+        "probe_rounds": PROBE_ROUNDS,
+        "device": device,
+        "backend": "torch",
+        "panels": per_task,
+        "diverged": "a run whose training loss is non-finite is omitted from the plot (as in the paper) and "
+        "kept in params with diverged = true",
+    }
     if tuned_eta:
-        params["eta_tuning"] = ("eta over the paper's grid {10^-3, 10^-2.5, ..., 10}, selected by the smallest mean "
-                                "training loss over the last tail_rounds rounds (the paper: last 100); line search "
-                                "from the largest value down, stopping at the first value not better than the best")
+        params["eta_tuning"] = (
+            "eta over the paper's grid {10^-3, 10^-2.5, ..., 10}, selected by the smallest mean "
+            "training loss over the last tail_rounds rounds (the paper: last 100); line search "
+            "from the largest value down, stopping at the first value not better than the best"
+        )
         params["eta_grid"] = [float(e) for e in cfg["eta_grid"]]
     else:
         params["eta"] = float(cfg["eta"])
@@ -360,43 +476,65 @@ def figure_13_data(ctx, *, config: dict | None = None, tasks: tuple | None = Non
 
 _FIG6_SUB = substitute_sentence("FEMNIST", "digits", _sentence(FEMNIST) + "; 20 % of digits held out as the test set")
 _FIG12_SUB = substitute_sentence(
-    "FEMNIST, CIFAR-100 and Shakespeare", "digits",
-    "one panel per paper data set: " + "; ".join(f"{t.stands_for}: {_sentence(t)}, B = {t.batch_size}"
-                                                 for t in TASKS.values()))
+    "FEMNIST, CIFAR-100 and Shakespeare",
+    "digits",
+    "one panel per paper data set: "
+    + "; ".join(f"{t.stands_for}: {_sentence(t)}, B = {t.batch_size}" for t in TASKS.values()),
+)
 
 
-@figure(id="localupdate/figure-6", tier="full", requires=("torch",), substitute=_FIG6_SUB,
-        caption="Test accuracy of LocalUpdate with Θ = Θ_{1:K} (K = 10 here, 50 in the paper) with tuned learning "
-                "rates γ, η. (Left) Varying types of server momentum, α = 0. (Right) No momentum and varying α. "
-                "Substitute for FEMNIST: digits across 30 clients, M = 10 per round, B = 20.")
+@figure(
+    id="localupdate/figure-6",
+    tier="full",
+    requires=("torch",),
+    substitute=_FIG6_SUB,
+    caption="Test accuracy of LocalUpdate with Θ = Θ_{1:K} (K = 10 here, 50 in the paper) with tuned learning "
+    "rates γ, η. (Left) Varying types of server momentum, α = 0. (Right) No momentum and varying α. "
+    "Substitute for FEMNIST: digits across 30 clients, M = 10 per round, B = 20.",
+)
 def figure_6(ctx):
     """Figure 6 of the paper (Section 6)."""
     return figure_6_data(ctx)
 
 
-@figure(id="localupdate/figure-11", tier="full", requires=("torch",), substitute=_FIG6_SUB,
-        caption="Figure 6 re-plotted (Appendix E.3): test accuracy of LocalUpdate with tuned learning rates. "
-                "(Left) Varying types of server momentum, α = 0. (Right) No momentum and varying α. Computed at "
-                "this figure's own seed, so it is an independent replicate of Figure 6 (another client split, "
-                "initialization and client sampling) rather than the same curves.")
+@figure(
+    id="localupdate/figure-11",
+    tier="full",
+    requires=("torch",),
+    substitute=_FIG6_SUB,
+    caption="Figure 6 re-plotted (Appendix E.3): test accuracy of LocalUpdate with tuned learning rates. "
+    "(Left) Varying types of server momentum, α = 0. (Right) No momentum and varying α. Computed at "
+    "this figure's own seed, so it is an independent replicate of Figure 6 (another client split, "
+    "initialization and client sampling) rather than the same curves.",
+)
 def figure_11(ctx):
     """Figure 11 of the paper: Figure 6's experiment, here at its own seed."""
     return figure_6_data(ctx)
 
 
-@figure(id="localupdate/figure-12", tier="full", requires=("torch",), substitute=_FIG12_SUB,
-        caption="Training loss of LocalUpdate with α = 0, Θ = Θ_{1:10}, varying client learning rate γ, and "
-                "ServerOpt gradient descent with learning rate η = 0.01 and no momentum; diverged runs omitted. "
-                "Panels (a), (b), (c) stand in for FEMNIST, CIFAR-100 and Shakespeare.")
+@figure(
+    id="localupdate/figure-12",
+    tier="full",
+    requires=("torch",),
+    substitute=_FIG12_SUB,
+    caption="Training loss of LocalUpdate with α = 0, Θ = Θ_{1:10}, varying client learning rate γ, and "
+    "ServerOpt gradient descent with learning rate η = 0.01 and no momentum; diverged runs omitted. "
+    "Panels (a), (b), (c) stand in for FEMNIST, CIFAR-100 and Shakespeare.",
+)
 def figure_12(ctx):
     """Figure 12 of the paper (Appendix F)."""
     return figure_12_data(ctx)
 
 
-@figure(id="localupdate/figure-13", tier="full", requires=("torch",), substitute=_FIG12_SUB,
-        caption="Training loss of LocalUpdate with α = 0, Θ = Θ_{1:10}, varying client learning rate γ, and "
-                "ServerOpt gradient descent with tuned server learning rate η. Panels (a), (b), (c) stand in "
-                "for FEMNIST, CIFAR-100 and Shakespeare.")
+@figure(
+    id="localupdate/figure-13",
+    tier="full",
+    requires=("torch",),
+    substitute=_FIG12_SUB,
+    caption="Training loss of LocalUpdate with α = 0, Θ = Θ_{1:10}, varying client learning rate γ, and "
+    "ServerOpt gradient descent with tuned server learning rate η. Panels (a), (b), (c) stand in "
+    "for FEMNIST, CIFAR-100 and Shakespeare.",
+)
 def figure_13(ctx):
     """Figure 13 of the paper (Appendix F)."""
     return figure_13_data(ctx)

@@ -16,6 +16,7 @@ paper's in the full tier). Where the paper leaves a generator unspecified the ch
 
 Parameter-space runs go through the LocalUpdate driver (:func:`fedtheory.algorithms.parameter_space.run_parameter_space`).
 """
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,12 @@ import math
 import numpy as np
 
 from fedtheory.algorithms.kernel_federated import KernelAlgorithm, PredictionDynamics, run_kernel_federated
-from fedtheory.algorithms.parameter_space import (ParameterDynamics, least_squares_quadratic, paper_gradient_norm,
-                                                  run_parameter_space)
+from fedtheory.algorithms.parameter_space import (
+    ParameterDynamics,
+    least_squares_quadratic,
+    paper_gradient_norm,
+    run_parameter_space,
+)
 from fedtheory.analysis import federation_gain as fg
 from fedtheory.analysis import kernel_bounds as kb
 from fedtheory.plotting.spec import Figure, figure, panel, series
@@ -61,8 +66,9 @@ def linear_regression_setup(seed: int, scale: str):
     return LeastSquaresFederation(feats, targs), theta, cfg
 
 
-def section_6_1_runs(seed: int = 0, scale: str = "paper", batch_size: int | None = None,
-                     batch_scaling: str = "batch") -> dict:
+def section_6_1_runs(
+    seed: int = 0, scale: str = "paper", batch_size: int | None = None, batch_scaling: str = "batch"
+) -> dict:
     """FedAvg s ∈ {1, 5, 10} and FedProx (η = 0.1) through LocalUpdate, full batch (``batch_size=None``) or with
     mini-batches of B.
 
@@ -79,7 +85,7 @@ def section_6_1_runs(seed: int = 0, scale: str = "paper", batch_size: int | None
     (True, 'client')
     """
     if batch_size is None:
-        batch_scaling = "batch"     # full batch: both scalings are the full gradient
+        batch_scaling = "batch"  # full batch: both scalings are the full gradient
     key = (seed, scale, batch_size, batch_scaling)
     if key in _CACHE:
         return _CACHE[key]
@@ -89,10 +95,23 @@ def section_6_1_runs(seed: int = 0, scale: str = "paper", batch_size: int | None
     out = {"params": {**cfg, "sigma": SIGMA, "eta": ETA, "seed": seed, "batch_scaling": batch_scaling}, "runs": {}}
     quad = least_squares_quadratic(fed) if batch_size is None else None
     for kind, s in ALGORITHMS:
-        h = run_parameter_space(fed, kind, ETA, rounds, s=s, batch_size=batch_size, seed=rng, batch_scheme="partition",
-                                quadratic=quad, batch_scaling=batch_scaling)
-        out["runs"][(kind, s)] = {"rounds": np.arange(rounds + 1), "grad": paper_gradient_norm(h),
-                                  "error": np.linalg.norm(h.theta - theta[None, :], axis=1)}
+        h = run_parameter_space(
+            fed,
+            kind,
+            ETA,
+            rounds,
+            s=s,
+            batch_size=batch_size,
+            seed=rng,
+            batch_scheme="partition",
+            quadratic=quad,
+            batch_scaling=batch_scaling,
+        )
+        out["runs"][(kind, s)] = {
+            "rounds": np.arange(rounds + 1),
+            "grad": paper_gradient_norm(h),
+            "error": np.linalg.norm(h.theta - theta[None, :], axis=1),
+        }
     _CACHE[key] = out
     return out
 
@@ -104,11 +123,18 @@ def figure_1_data(seed: int = 0, scale: str = "paper") -> dict:
         r = runs["runs"][(kind, s)]
         grad.append(series(_label(kind, s), r["rounds"], r["grad"], params={"kind": kind, "s": s}))
         err.append(series(_label(kind, s), r["rounds"], r["error"], params={"kind": kind, "s": s}))
-    return {"params": {**runs["params"], "loss": "ℓ(θ) = (1/N)Σ‖y_i − X_iθ‖² (its gradient is plotted)",
-                       "fedprox": "exact proximal step through LocalUpdate(Θ_{1:K}, α = 1/η), K to float64 resolution",
-                       "unspecified_by_paper": f"θ^* ~ N(0, I); {runs['params']['rounds']} rounds"},
-            "panels": [panel("(a) gradient magnitudes", "communication round t", "‖∇ℓ(θ_t)‖₂", grad, yscale="log"),
-                       panel("(b) estimation errors", "communication round t", "‖θ_t − θ^*‖₂", err, yscale="log")]}
+    return {
+        "params": {
+            **runs["params"],
+            "loss": "ℓ(θ) = (1/N)Σ‖y_i − X_iθ‖² (its gradient is plotted)",
+            "fedprox": "exact proximal step through LocalUpdate(Θ_{1:K}, α = 1/η), K to float64 resolution",
+            "unspecified_by_paper": f"θ^* ~ N(0, I); {runs['params']['rounds']} rounds",
+        },
+        "panels": [
+            panel("(a) gradient magnitudes", "communication round t", "‖∇ℓ(θ_t)‖₂", grad, yscale="log"),
+            panel("(b) estimation errors", "communication round t", "‖θ_t − θ^*‖₂", err, yscale="log"),
+        ],
+    }
 
 
 def _minibatch_panels(seed: int, scale: str, quantity: str, ylabel: str, batch_scaling: str = "batch") -> dict:
@@ -116,16 +142,31 @@ def _minibatch_panels(seed: int, scale: str, quantity: str, ylabel: str, batch_s
     panels = []
     for B in (None,) + tuple(cfg["batch_sizes"]):
         runs = section_6_1_runs(seed, scale, B, batch_scaling)
-        ser = [series(_label(k, s), runs["runs"][(k, s)]["rounds"], runs["runs"][(k, s)][quantity],
-                      params={"kind": k, "s": s, "batch_size": B}) for k, s in ALGORITHMS]
+        ser = [
+            series(
+                _label(k, s),
+                runs["runs"][(k, s)]["rounds"],
+                runs["runs"][(k, s)][quantity],
+                params={"kind": k, "s": s, "batch_size": B},
+            )
+            for k, s in ALGORITHMS
+        ]
         title = "full S_i in each local step" if B is None else f"batch size {B}"
         panels.append(panel(title, "communication round t", ylabel, ser, yscale="log"))
-    return {"params": {**cfg, "sigma": SIGMA, "eta": ETA, "seed": seed, "batch_scaling": batch_scaling,
-                       "minibatch": "a fixed random partition into n/B batches per client, passed in order s times per round "
-                                    "by FedAvg (s·n/B steps); FedProx: one exact proximal step per batch; each batch's loss "
-                                    + ("averaged over the batch" if batch_scaling == "batch" else "divided by n_i"),
-                       "unspecified_by_paper": "θ^* ~ N(0, I); rounds; the partition (drawn once, uniformly at random)"},
-            "panels": panels}
+    return {
+        "params": {
+            **cfg,
+            "sigma": SIGMA,
+            "eta": ETA,
+            "seed": seed,
+            "batch_scaling": batch_scaling,
+            "minibatch": "a fixed random partition into n/B batches per client, passed in order s times per round "
+            "by FedAvg (s·n/B steps); FedProx: one exact proximal step per batch; each batch's loss "
+            + ("averaged over the batch" if batch_scaling == "batch" else "divided by n_i"),
+            "unspecified_by_paper": "θ^* ~ N(0, I); rounds; the partition (drawn once, uniformly at random)",
+        },
+        "panels": panels,
+    }
 
 
 def figure_2_data(seed: int = 0, scale: str = "paper", batch_scaling: str = "batch") -> dict:
@@ -144,9 +185,13 @@ def figure_3_data(seed: int = 0, scale: str = "paper", batch_scaling: str = "bat
 
 GAIN_SCALES = {
     "paper": {"gammas": np.logspace(-2, 2, 17), "trials": 3, "rs": np.arange(1, 101), "trials_r": 20},
-    "single-draw": {"gammas": np.logspace(-2, 2, 17), "trials": 1},     # one design draw, as the paper's Figure 4
-    "small": {"gammas": np.logspace(-2, 2, 13), "trials": 1, "rs": np.array([4, 12, 16, 23, 27, 40, 60, 100]),
-              "trials_r": 2},
+    "single-draw": {"gammas": np.logspace(-2, 2, 17), "trials": 1},  # one design draw, as the paper's Figure 4
+    "small": {
+        "gammas": np.logspace(-2, 2, 13),
+        "trials": 1,
+        "rs": np.array([4, 12, 16, 23, 27, 40, 60, 100]),
+        "trials_r": 2,
+    },
 }
 
 
@@ -155,8 +200,10 @@ def _dynamics(Phis, eta) -> dict:
     counts = np.array([P.shape[0] for P in Phis])
     A = np.stack([P.T @ P / P.shape[0] for P in Phis])
     spectra = np.linalg.eigh(A)
-    return {(kind, s): ParameterDynamics(A, counts / counts.sum(), counts, kind, eta, s, spectra=spectra)
-            for kind, s in ALGORITHMS}
+    return {
+        (kind, s): ParameterDynamics(A, counts / counts.sum(), counts, kind, eta, s, spectra=spectra)
+        for kind, s in ALGORITHMS
+    }
 
 
 def _gains(Phis, thetas, dyns, clients, sigma=SIGMA) -> dict:
@@ -169,9 +216,9 @@ def _gains(Phis, thetas, dyns, clients, sigma=SIGMA) -> dict:
         a, V = next(iter(dyns.values())).a[j] * Phis[j].shape[0], next(iter(dyns.values())).Vc[j]
         keep = a > 16 * max(Phis[j].shape) * np.finfo(float).eps * max(float(a.max()), 1e-300)
         z = V.T @ thetas[j]
-        loc = float(np.sum(z[~keep] ** 2) + sigma ** 2 * np.sum(1.0 / a[keep]))
+        loc = float(np.sum(z[~keep] ** 2) + sigma**2 * np.sum(1.0 / a[keep]))
         for (kind, s), dyn in dyns.items():
-            fed_r, _ = fg.federated_risk(dyn, b, thetas[j], sigma ** 2, points=200)
+            fed_r, _ = fg.federated_risk(dyn, b, thetas[j], sigma**2, points=200)
             out[(kind, s, j)] = fg.federation_gain(loc, fed_r)
     return out
 
@@ -179,8 +226,9 @@ def _gains(Phis, thetas, dyns, clients, sigma=SIGMA) -> dict:
 HETEROGENEITY = ("gaussian", "simplex", "two-clusters", "isolated")
 
 
-def heterogeneity_offsets(rng: np.random.Generator, M: int, d: int, generator: str = "gaussian",
-                          focus: int = 0) -> np.ndarray:
+def heterogeneity_offsets(
+    rng: np.random.Generator, M: int, d: int, generator: str = "gaussian", focus: int = 0
+) -> np.ndarray:
     """Offsets h_i (M, d) with max_{i,k}‖h_i − h_k‖ = 1, so θ_i^* = θ^* + Γh_i has model heterogeneity Γ (Section 6.2
     gives Γ but not how the θ_i^* are drawn):
 
@@ -232,8 +280,12 @@ def figure_4_data(seed: int = 0, scale: str = "paper", heterogeneity: str = "gau
         Phis = [rng.normal(size=(n, d)) for n in ns]
         theta = rng.normal(size=d)
         # one offset pattern per plotted client: the same one unless the generator isolates that client
-        offsets = {j: heterogeneity_offsets(np.random.default_rng(rng.bit_generator.random_raw()), M, d, heterogeneity,
-                                            focus=j) for j in (scarce, rich)}
+        offsets = {
+            j: heterogeneity_offsets(
+                np.random.default_rng(rng.bit_generator.random_raw()), M, d, heterogeneity, focus=j
+            )
+            for j in (scarce, rich)
+        }
         if heterogeneity != "isolated":
             offsets[rich] = offsets[scarce]
         norms.append(float(np.linalg.norm(theta)))
@@ -244,24 +296,54 @@ def figure_4_data(seed: int = 0, scale: str = "paper", heterogeneity: str = "gau
                 for key, v in res.items():
                     gains[key][k] += v / cfg["trials"]
     B = float(np.mean(norms))
-    thr = {"scarce": fg.heterogeneity_thresholds(50, d, SIGMA, B), "rich": fg.heterogeneity_thresholds(500, d, SIGMA, B)}
+    thr = {
+        "scarce": fg.heterogeneity_thresholds(50, d, SIGMA, B),
+        "rich": fg.heterogeneity_thresholds(500, d, SIGMA, B),
+    }
     panels = []
     for name, j in (("scarce", scarce), ("rich", rich)):
         ser = [series(_label(k, s), cfg["gammas"], gains[(k, s, j)], params={"kind": k, "s": s}) for k, s in ALGORITHMS]
         ser.append(series("FG = 1", cfg["gammas"][[0, -1]], [1.0, 1.0], params={"reference": True}))
-        ser.append(series("Theorem 5 threshold", [thr[name]] * 2, [float(np.min([gains[(k, s, j)].min() for k, s in ALGORITHMS])),
-                                                                      float(np.max([gains[(k, s, j)].max() for k, s in ALGORITHMS]))],
-                          params={"threshold": thr[name], "reference": True}))
-        panels.append(panel(f"({'a' if name == 'scarce' else 'b'}) a data-{name} client (n_j = {ns[j]})", "Γ",
-                            "federation gain", ser, xscale="log", yscale="log"))
-    return {"params": {"M": M, "d": d, "n": [50, 500], "sigma": SIGMA, "eta": ETA, "trials": cfg["trials"], "seed": seed,
-                       "mean_norm_theta_star": B, "thresholds": thr,
-                       "local_estimator": "minimum-norm least squares (X_jᵀX_j)^+X_jᵀy_j",
-                       "risks": "exact over the noise; federated risk minimised over t (early stopping)",
-                       "heterogeneity": heterogeneity,
-                       "unspecified_by_paper": f"θ^* ~ N(0, I); θ_i^* = θ^* + Γh_i ({heterogeneity} offsets h_i, max "
-                                               "pairwise distance 1); Γ grid; gains averaged over design draws"},
-            "panels": panels}
+        ser.append(
+            series(
+                "Theorem 5 threshold",
+                [thr[name]] * 2,
+                [
+                    float(np.min([gains[(k, s, j)].min() for k, s in ALGORITHMS])),
+                    float(np.max([gains[(k, s, j)].max() for k, s in ALGORITHMS])),
+                ],
+                params={"threshold": thr[name], "reference": True},
+            )
+        )
+        panels.append(
+            panel(
+                f"({'a' if name == 'scarce' else 'b'}) a data-{name} client (n_j = {ns[j]})",
+                "Γ",
+                "federation gain",
+                ser,
+                xscale="log",
+                yscale="log",
+            )
+        )
+    return {
+        "params": {
+            "M": M,
+            "d": d,
+            "n": [50, 500],
+            "sigma": SIGMA,
+            "eta": ETA,
+            "trials": cfg["trials"],
+            "seed": seed,
+            "mean_norm_theta_star": B,
+            "thresholds": thr,
+            "local_estimator": "minimum-norm least squares (X_jᵀX_j)^+X_jᵀy_j",
+            "risks": "exact over the noise; federated risk minimised over t (early stopping)",
+            "heterogeneity": heterogeneity,
+            "unspecified_by_paper": f"θ^* ~ N(0, I); θ_i^* = θ^* + Γh_i ({heterogeneity} offsets h_i, max "
+            "pairwise distance 1); Γ grid; gains averaged over design draws",
+        },
+        "panels": panels,
+    }
 
 
 def figure_5_data(seed: int = 0, scale: str = "paper") -> dict:
@@ -289,19 +371,38 @@ def figure_5_data(seed: int = 0, scale: str = "paper") -> dict:
     panels = []
     for name, j in (("scarce", scarce), ("rich", rich)):
         ser = [series(_label(k, s), rs, gains[(k, s, j)], params={"kind": k, "s": s}) for k, s in ALGORITHMS]
-        panels.append(panel(f"({'a' if name == 'scarce' else 'b'}) a data-{name} client (n_j = {ns[j]})",
-                            "subspace dimension r", "federation gain", ser, yscale="log"))
-    return {"params": {"M": M, "d": d, "n": [50, 500], "sigma": SIGMA, "eta": "0.1 r/d", "trials": cfg["trials_r"],
-                       "seed": seed, "r": [int(r) for r in rs], "dlogd_over_M": d * math.log(d) / M,
-                       "local_estimator": "minimum-norm least squares", "risks": "exact over the noise, federated minimised over t"},
-            "panels": panels}
+        panels.append(
+            panel(
+                f"({'a' if name == 'scarce' else 'b'}) a data-{name} client (n_j = {ns[j]})",
+                "subspace dimension r",
+                "federation gain",
+                ser,
+                yscale="log",
+            )
+        )
+    return {
+        "params": {
+            "M": M,
+            "d": d,
+            "n": [50, 500],
+            "sigma": SIGMA,
+            "eta": "0.1 r/d",
+            "trials": cfg["trials_r"],
+            "seed": seed,
+            "r": [int(r) for r in rs],
+            "dlogd_over_M": d * math.log(d) / M,
+            "local_estimator": "minimum-norm least squares",
+            "risks": "exact over the noise, federated minimised over t",
+        },
+        "panels": panels,
+    }
 
 
 # --------------------------------------------------------------------------------------------
 # Section 6.4: Figure 6
 # --------------------------------------------------------------------------------------------
 
-U5 = np.array([0.0, 6.0, 0.0, -32.0, 0.0, 32.0])   # U_5(x) = 32x⁵ − 32x³ + 6x in the monomial basis
+U5 = np.array([0.0, 6.0, 0.0, -32.0, 0.0, 32.0])  # U_5(x) = 32x⁵ − 32x³ + 6x in the monomial basis
 
 
 def _monomial_l2_gram(deg: int = 5) -> np.ndarray:
@@ -331,19 +432,29 @@ def figure_6_data(seed: int = 0, scale: str = "paper") -> dict:
             theta_inf = dyn.fixed_point(b=b)
             gap = 1.0 - dyn.ell
             ok = gap > 1e-14
-            C = dyn.U.T @ dyn.noise_covariance(sigma ** 2) @ dyn.U
+            C = dyn.U.T @ dyn.noise_covariance(sigma**2) @ dyn.U
             Cov = dyn.U[:, ok] @ (C[np.ix_(ok, ok)] / np.outer(gap[ok], gap[ok])) @ dyn.U[:, ok].T
             bias = theta_inf - U5
             mse[(kind, s)].append(float(bias @ H @ bias + np.trace(H @ Cov)))
     N = M * ns
     p1 = [series(_label(kd, s), N, mse[(kd, s)], params={"kind": kd, "s": s}) for kd, s in ALGORITHMS]
     p2 = [series(_label(kd, s), N, 1.0 / np.array(mse[(kd, s)]), params={"kind": kd, "s": s}) for kd, s in ALGORITHMS]
-    return {"params": {"M": M, "degree": 5, "sigma": sigma, "eta": 0.1, "n_i": ns.tolist(),
-                       "covariates": "left-closed uniform grid on each client's interval",
-                       "estimate": "the federated model at t → ∞ (fixed point); expectation over the noise exact",
-                       "unspecified_by_paper": "number of rounds (taken to convergence); grid placement"},
-            "panels": [panel("(a) estimation errors", "global sample size N", "∫(f̂ − U₅)²", p1, yscale="log"),
-                       panel("(b) reciprocal of estimation errors", "global sample size N", "1/∫(f̂ − U₅)²", p2)]}
+    return {
+        "params": {
+            "M": M,
+            "degree": 5,
+            "sigma": sigma,
+            "eta": 0.1,
+            "n_i": ns.tolist(),
+            "covariates": "left-closed uniform grid on each client's interval",
+            "estimate": "the federated model at t → ∞ (fixed point); expectation over the noise exact",
+            "unspecified_by_paper": "number of rounds (taken to convergence); grid placement",
+        },
+        "panels": [
+            panel("(a) estimation errors", "global sample size N", "∫(f̂ − U₅)²", p1, yscale="log"),
+            panel("(b) reciprocal of estimation errors", "global sample size N", "1/∫(f̂ − U₅)²", p2),
+        ],
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -376,12 +487,18 @@ def rate_figure_data(seed: int = 0, scale: str = "paper") -> dict:
     L = 3000
     mu = kern.mercer_eigenvalues(L)
     ell = np.arange(1, L + 1)
-    beta = np.sqrt(mu * ell ** -1.1)
-    beta /= math.sqrt(float(np.sum(beta ** 2 / mu)))
+    beta = np.sqrt(mu * ell**-1.1)
+    beta /= math.sqrt(float(np.sum(beta**2 / mu)))
     f_star = MercerSeries(kern, beta)
     sigma = 0.3
-    fed = KernelFederation.sample(kern, cfg["counts"], truths=f_star, noise_sd=sigma, seed=rng,
-                                  covariates=lambda r, i, n: r.uniform(0.1 * i, 1.0, size=n))
+    fed = KernelFederation.sample(
+        kern,
+        cfg["counts"],
+        truths=f_star,
+        noise_sd=sigma,
+        seed=rng,
+        covariates=lambda r, i, n: r.uniform(0.1 * i, 1.0, size=n),
+    )
     clean = fed.with_responses(fed.truth_values())
     lam = np.sort(np.linalg.eigvalsh(fed.K_x))[::-1]
     ts = np.unique(np.round(np.logspace(0, np.log10(cfg["rounds"]), 40)).astype(int))
@@ -395,29 +512,65 @@ def rate_figure_data(seed: int = 0, scale: str = "paper") -> dict:
         measured = h.prediction_error_sq(clean.y)
         worst = _worst_case_bias(dyn, ts)
         lab = _label(kind, s)
-        bias_p += [series(f"{lab}: measured bias", ts, measured, params={"kind": kind, "s": s}),
-                   series(f"{lab}: worst case over the unit ball", ts, worst, params={"kind": kind, "s": s}),
-                   series(f"{lab}: κ/(2eηts)", ts, kap * kb.delta_1_bound(algo.eta, algo.bound_s, ts), params={"kind": kind, "s": s})]
-        T = kb.early_stopping_time(lam, algo.eta, algo.bound_s, sigma, t_max=10 ** 9)
+        bias_p += [
+            series(f"{lab}: measured bias", ts, measured, params={"kind": kind, "s": s}),
+            series(f"{lab}: worst case over the unit ball", ts, worst, params={"kind": kind, "s": s}),
+            series(
+                f"{lab}: κ/(2eηts)",
+                ts,
+                kap * kb.delta_1_bound(algo.eta, algo.bound_s, ts),
+                params={"kind": kind, "s": s},
+            ),
+        ]
+        T = kb.early_stopping_time(lam, algo.eta, algo.bound_s, sigma, t_max=10**9)
         stops[lab] = T
         tt = ts[ts <= max(T, 1)]
-        exp_err = dyn.expected_prediction_error(np.zeros(fed.N), fed.truth_values(), fed.truth_values(), fed.noise_variances(), ts)
+        exp_err = dyn.expected_prediction_error(
+            np.zeros(fed.N), fed.truth_values(), fed.truth_values(), fed.noise_variances(), ts
+        )
         noise_p.append(series(f"{lab}: E‖f_t − f^*‖_N²", ts, exp_err, params={"kind": kind, "s": s, "T": T}))
         if tt.size:
-            bound = [kb.theorem_1_bound(kap, algo.eta, algo.bound_s, int(t), T, f_star.norm_sq(), 0.0, fed.N) for t in tt]
-            noise_p.append(series(f"{lab}: Theorem 1 bound (t ≤ T = {T})", tt, bound, params={"kind": kind, "s": s, "T": T}))
-    return {"params": {"kernel": "Sobolev min(x, z) on [0, 1]", "counts": list(cfg["counts"]), "sigma": sigma,
-                       "gamma": 0.9, "truth": "Σβ_ℓφ_ℓ, β_ℓ² ∝ μ_ℓℓ^{−1.1}, ‖f^*‖_ℋ = 1", "early_stopping": stops,
-                       "seed": seed},
-            "panels": [panel("(a) bias: measured, worst case and bound", "communication round t", "‖f_t − f^*‖_N²", bias_p,
-                             xscale="log", yscale="log"),
-                       panel("(b) with noise: exact expected error and Theorem 1", "communication round t",
-                             "E‖f_t − f^*‖_N²", noise_p, xscale="log", yscale="log")]}
+            bound = [
+                kb.theorem_1_bound(kap, algo.eta, algo.bound_s, int(t), T, f_star.norm_sq(), 0.0, fed.N) for t in tt
+            ]
+            noise_p.append(
+                series(f"{lab}: Theorem 1 bound (t ≤ T = {T})", tt, bound, params={"kind": kind, "s": s, "T": T})
+            )
+    return {
+        "params": {
+            "kernel": "Sobolev min(x, z) on [0, 1]",
+            "counts": list(cfg["counts"]),
+            "sigma": sigma,
+            "gamma": 0.9,
+            "truth": "Σβ_ℓφ_ℓ, β_ℓ² ∝ μ_ℓℓ^{−1.1}, ‖f^*‖_ℋ = 1",
+            "early_stopping": stops,
+            "seed": seed,
+        },
+        "panels": [
+            panel(
+                "(a) bias: measured, worst case and bound",
+                "communication round t",
+                "‖f_t − f^*‖_N²",
+                bias_p,
+                xscale="log",
+                yscale="log",
+            ),
+            panel(
+                "(b) with noise: exact expected error and Theorem 1",
+                "communication round t",
+                "E‖f_t − f^*‖_N²",
+                noise_p,
+                xscale="log",
+                yscale="log",
+            ),
+        ],
+    }
 
 
 # --------------------------------------------------------------------------------------------
 # figure specs
 # --------------------------------------------------------------------------------------------
+
 
 def _at_paper_scale(data, **spec) -> Figure:
     """The figure (``spec``: id, caption, tier) whose data is ``data(seed, "paper")``: every figure of this paper is
@@ -426,27 +579,46 @@ def _at_paper_scale(data, **spec) -> Figure:
 
 
 figure_1 = _at_paper_scale(
-    figure_1_data, id="nonparam/figure-1",
+    figure_1_data,
+    id="nonparam/figure-1",
     caption="Linear regression under FedProx and FedAvg (s = 1, 5, 10): (a) gradient magnitudes ‖∇ℓ(θ_t)‖₂, (b) estimation "
-            "errors ‖θ_t − θ^*‖₂. 25 clients, d = 100, n_i = 500, noise N(0, 0.25I), η = 0.1.")
-figure_2 = _at_paper_scale(figure_2_data, id="nonparam/figure-2", tier="full",
-                           caption="Impact of mini-batch sizes (full, 20, 50, 100) on the gradient magnitudes.")
-figure_3 = _at_paper_scale(figure_3_data, id="nonparam/figure-3", tier="full",
-                           caption="Impact of mini-batch sizes (full, 20, 50, 100) on the estimation errors.")
+    "errors ‖θ_t − θ^*‖₂. 25 clients, d = 100, n_i = 500, noise N(0, 0.25I), η = 0.1.",
+)
+figure_2 = _at_paper_scale(
+    figure_2_data,
+    id="nonparam/figure-2",
+    tier="full",
+    caption="Impact of mini-batch sizes (full, 20, 50, 100) on the gradient magnitudes.",
+)
+figure_3 = _at_paper_scale(
+    figure_3_data,
+    id="nonparam/figure-3",
+    tier="full",
+    caption="Impact of mini-batch sizes (full, 20, 50, 100) on the estimation errors.",
+)
 figure_4 = _at_paper_scale(
-    figure_4_data, id="nonparam/figure-4",
+    figure_4_data,
+    id="nonparam/figure-4",
     caption="Federation gains versus the model heterogeneity Γ for (a) a data-scarce and (b) a data-rich client, FedAvg "
-            "s = 1, 5, 10 and FedProx, with Theorem 5's thresholds.")
+    "s = 1, 5, 10 and FedProx, with Theorem 5's thresholds.",
+)
 figure_5 = _at_paper_scale(
-    figure_5_data, id="nonparam/figure-5", tier="full",
+    figure_5_data,
+    id="nonparam/figure-5",
+    tier="full",
     caption="Federation gains versus the subspace dimension r (covariate heterogeneity) for (a) a data-scarce and (b) a "
-            "data-rich client, averaged over 20 trials.")
+    "data-rich client, averaged over 20 trials.",
+)
 figure_6 = _at_paper_scale(
-    figure_6_data, id="nonparam/figure-6",
+    figure_6_data,
+    id="nonparam/figure-6",
     caption="Fitting U₅ with degree-5 polynomials, M = 20 clients on disjoint intervals: (a) estimation errors ∫(f̂ − U₅)², "
-            "(b) their reciprocals, against the global sample size N.")
+    "(b) their reciprocals, against the global sample size N.",
+)
 figure_sobolev_rate = _at_paper_scale(
-    rate_figure_data, id="nonparam/figure-sobolev-rate",
+    rate_figure_data,
+    id="nonparam/figure-sobolev-rate",
     caption="New: the 1/t rate on an infinite-dimensional kernel (first-order Sobolev). (a) measured bias of FedAvg/FedProx, "
-            "the worst case over the unit ball, and the bound κ/(2eηts); (b) with noise, the exact expected error and "
-            "Theorem 1's bound up to the early-stopping time T.")
+    "the worst case over the unit ball, and the bound κ/(2eηts); (b) with noise, the exact expected error and "
+    "Theorem 1's bound up to the early-stopping time T.",
+)

@@ -1,4 +1,5 @@
 """Array backends: numpy and torch agree, tensors stay tensors on their device, errors are clear."""
+
 from __future__ import annotations
 
 import subprocess
@@ -41,9 +42,11 @@ def test_torch_missing_is_a_one_line_error(monkeypatch):
 
 
 def test_torch_is_imported_lazily():
-    code = ("import sys, fedtheory.backends as b, fedtheory.problems as p; b.get_backend(); "
-            "p.make_quadratic(2, 2, mu=1.0, L=2.0).on('numpy'); "
-            "assert 'torch' not in sys.modules, 'torch imported'")
+    code = (
+        "import sys, fedtheory.backends as b, fedtheory.problems as p; b.get_backend(); "
+        "p.make_quadratic(2, 2, mu=1.0, L=2.0).on('numpy'); "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -115,8 +118,7 @@ def test_numpy_and_torch_agree(tb):
     agree(tb.solve(T["S"][0], T["b"][0]), npb.solve(S[0], b[0]))
     # einsum with two and three operands, matmul
     agree(tb.einsum("nij,nj->ni", T["A"], T["b"]), npb.einsum("nij,nj->ni", A, b))
-    agree(tb.einsum("n,nij,nj->i", tb.asarray(np.ones(5)), T["A"], T["b"]),
-          npb.einsum("n,nij,nj->i", np.ones(5), A, b))
+    agree(tb.einsum("n,nij,nj->i", tb.asarray(np.ones(5)), T["A"], T["b"]), npb.einsum("n,nij,nj->i", np.ones(5), A, b))
     agree(tb.matmul(T["A"], T["B"]), npb.matmul(A, B))
     # norms and elementwise functions
     agree(tb.norm(T["x"]), npb.norm(x))
@@ -177,8 +179,17 @@ def test_cuda_tensors_stay_on_the_gpu():
     A = _sym(rng, 3, 4, 4) + 10 * np.eye(4)
     b = rng.normal(size=(3, 4))
     tA, tb_ = be.asarray(A), be.asarray(b)
-    outs = [be.solve(tA, tb_), be.eigh(tA)[0], be.einsum("nij,nj->ni", tA, tb_), be.norm(tb_),
-            be.where(tb_ > 0, tb_, 0.0), be.maximum(tb_, 0.0), be.exp(tb_), be.stack([tb_, tb_]), be.zeros(3)]
+    outs = [
+        be.solve(tA, tb_),
+        be.eigh(tA)[0],
+        be.einsum("nij,nj->ni", tA, tb_),
+        be.norm(tb_),
+        be.where(tb_ > 0, tb_, 0.0),
+        be.maximum(tb_, 0.0),
+        be.exp(tb_),
+        be.stack([tb_, tb_]),
+        be.zeros(3),
+    ]
     for out in outs:
         _check_tensor(out, device="cuda")
     assert np.abs(be.to_numpy(outs[0]) - np.linalg.solve(A, b[:, :, None])[:, :, 0]).max() <= 1e-12

@@ -1,5 +1,6 @@
 """Smoke test of benchmarks/peers.py: it runs on a minimal grid and writes valid JSON (no timing is asserted;
 torch is left out: importing it takes longer than the whole grid)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -21,9 +22,32 @@ def peers():
 
 def test_peers_minimal_grid_writes_json(peers, tmp_path):
     out = tmp_path / "peers.json"
-    peers.main(["--n", "2", "--K", "1", "2", "--rounds", "3", "--repeats", "1", "--budget", "2",
-                "--t-sweep", "2", "3", "--t-sweep-cell", "2", "2", "--no-roofline", "--no-certify", "--no-torch",
-                "--json", str(out)])
+    peers.main(
+        [
+            "--n",
+            "2",
+            "--K",
+            "1",
+            "2",
+            "--rounds",
+            "3",
+            "--repeats",
+            "1",
+            "--budget",
+            "2",
+            "--t-sweep",
+            "2",
+            "3",
+            "--t-sweep-cell",
+            "2",
+            "2",
+            "--no-roofline",
+            "--no-certify",
+            "--no-torch",
+            "--json",
+            str(out),
+        ]
+    )
     data = json.loads(out.read_text())
     assert [(c["n"], c["K"]) for c in data["cells"]] == [(2, 1), (2, 2)]
     for c in data["cells"]:

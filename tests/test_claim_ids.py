@@ -1,5 +1,6 @@
 """Claim and figure ids never change: the content's ids are exactly the lists in tests/data (written from `main`
 before the papers' checks were split into packages by section). A new claim adds its id to the list."""
+
 from pathlib import Path
 
 from fedtheory.content import load_claims, load_figures

@@ -1,4 +1,5 @@
 """The ``fedtheory`` command line, run as a user runs it (a subprocess), and on a Dask LocalCluster."""
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,9 @@ def lemma_9(ctx):
 def fedtheory(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
     # cuda disabled: the demo's claim that requires it is skipped on every machine, GPU or not
     env = {**os.environ, "FEDTHEORY_DISABLE": "cuda"}
-    return subprocess.run([sys.executable, "-m", "fedtheory", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "fedtheory", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 @pytest.fixture()
@@ -55,35 +57,40 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> N
         assert needle in lines[0]
 
 
-@pytest.mark.parametrize("args,needles", [
-    (["check", "--paper", "nosuchpaper"], ["unknown paper 'nosuchpaper'", "known: demo"]),
-    (["check", "--tier", "warp"], ["unknown tier 'warp'"]),
-    (["check", "no/such/path.py"], ["path does not exist: no/such/path.py"]),
-    (["check", "--claim", "demo/theorem-*"], ["no claim matches"]),
-    (["check", "--workers", "0"], ["--workers must be at least 1"]),
-    (["check", "--scheduler", "localhost:8786"], ["malformed scheduler address"]),
-    (["check", "--seed", "abc"], ["invalid int value"]),
-    (["check", "--bogus"], ["unrecognized arguments"]),
-    (["figures", "--tier", "warp"], ["unknown tier"]),
-    (["figures", "--figure", "demo/figure-7"], ["unknown figure 'demo/figure-7'"]),
-    (["figures", "--paper", "nosuchpaper"], ["unknown paper 'nosuchpaper'"]),
-    (["figures", "no/such/dir"], ["path does not exist"]),
-])
+@pytest.mark.parametrize(
+    "args,needles",
+    [
+        (["check", "--paper", "nosuchpaper"], ["unknown paper 'nosuchpaper'", "known: demo"]),
+        (["check", "--tier", "warp"], ["unknown tier 'warp'"]),
+        (["check", "no/such/path.py"], ["path does not exist: no/such/path.py"]),
+        (["check", "--claim", "demo/theorem-*"], ["no claim matches"]),
+        (["check", "--workers", "0"], ["--workers must be at least 1"]),
+        (["check", "--scheduler", "localhost:8786"], ["malformed scheduler address"]),
+        (["check", "--seed", "abc"], ["invalid int value"]),
+        (["check", "--bogus"], ["unrecognized arguments"]),
+        (["figures", "--tier", "warp"], ["unknown tier"]),
+        (["figures", "--figure", "demo/figure-7"], ["unknown figure 'demo/figure-7'"]),
+        (["figures", "--paper", "nosuchpaper"], ["unknown paper 'nosuchpaper'"]),
+        (["figures", "no/such/dir"], ["path does not exist"]),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(repo, args, needles):
     (repo / "figures").mkdir()
-    (repo / "figures" / "demo.py").write_text(textwrap.dedent('''
+    (repo / "figures" / "demo.py").write_text(
+        textwrap.dedent('''
         from fedtheory.plotting.spec import figure
         @figure(id="demo/figure-1", caption="c")
         def figure_1(ctx):
             return {"params": {}, "panels": []}
-    '''))
+    ''')
+    )
     assert_one_line_error(fedtheory(*args, cwd=repo), *needles)
 
 
 def test_no_content_and_broken_content(tmp_path):
     (tmp_path / "empty").mkdir()
     assert_one_line_error(fedtheory("check", "empty", cwd=tmp_path), "no content files in empty")
-    (tmp_path / "figures").mkdir()   # a project of its own (no claims yet): the installed papers are not mixed in
+    (tmp_path / "figures").mkdir()  # a project of its own (no claims yet): the installed papers are not mixed in
     assert_one_line_error(fedtheory("check", cwd=tmp_path), "no content files found", str(tmp_path))
     (tmp_path / "bad.py").write_text("import nosuchmodule_xyz\n")
     assert_one_line_error(fedtheory("check", "bad.py", cwd=tmp_path), "cannot load", "line 1", "nosuchmodule_xyz")
@@ -115,12 +122,14 @@ def test_check_json_validates_and_exit_codes(repo):
     assert data["claims"][0]["evidence"]["seed"] == derive_seed(7, "demo/lemma-1")
     assert "cuda: disabled by FEDTHEORY_DISABLE" in proc.stdout  # the table lists skips with the reason
     # A failing claim makes the exit code 1 and the report still validates.
-    (repo / "paper_checks" / "more.py").write_text(textwrap.dedent('''
+    (repo / "paper_checks" / "more.py").write_text(
+        textwrap.dedent('''
         from fedtheory.claims.core import claim
         @claim(id="more/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric")
         def lemma_1(ctx):
             return ctx.inconclusive(notes="budget ran out")
-    '''))
+    ''')
+    )
     proc = fedtheory("check", "--json", str(out), cwd=repo)
     assert proc.returncode == 1
     data = json.loads(out.read_text())
@@ -137,11 +146,13 @@ def test_schema_rejects_bad_reports(repo):
     out = repo / "check.json"
     assert fedtheory("check", "--json", str(out), cwd=repo).returncode == 0
     good = json.loads(out.read_text())
-    for mutate in (lambda d: d["claims"][0].update(status="maybe"),
-                   lambda d: d["claims"][0]["evidence"].pop("notes"),
-                   lambda d: d["summary"].pop("error"),
-                   lambda d: d.pop("environment"),
-                   lambda d: d["claims"][0].update(id="Not An Id")):
+    for mutate in (
+        lambda d: d["claims"][0].update(status="maybe"),
+        lambda d: d["claims"][0]["evidence"].pop("notes"),
+        lambda d: d["summary"].pop("error"),
+        lambda d: d.pop("environment"),
+        lambda d: d["claims"][0].update(id="Not An Id"),
+    ):
         bad = json.loads(json.dumps(good))
         mutate(bad)
         with pytest.raises(jsonschema.ValidationError):
@@ -175,8 +186,9 @@ def test_workers_do_not_change_results(repo):
 def test_check_on_dask_cluster(repo):
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster:
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
         workers = set(cluster.scheduler_info["workers"])
         assert len(workers) == 2
         out = repo / "dask.json"
@@ -209,9 +221,11 @@ def test_unreachable_scheduler_is_one_line(repo, monkeypatch, capsys):
 
 
 def test_startup_does_not_import_heavy_libraries(repo):
-    code = ("import sys; from fedtheory.cli import main; main(['check', '--tier', 'warp']); main(['--version']); "
-            "print(sorted(m for m in ('torch', 'sympy', 'matplotlib', 'distributed', 'dask', 'scipy', 'cvxpy') "
-            "if m in sys.modules))")
+    code = (
+        "import sys; from fedtheory.cli import main; main(['check', '--tier', 'warp']); main(['--version']); "
+        "print(sorted(m for m in ('torch', 'sympy', 'matplotlib', 'distributed', 'dask', 'scipy', 'cvxpy') "
+        "if m in sys.modules))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
 
@@ -220,7 +234,8 @@ def test_figures_command_calls_the_engine(repo, monkeypatch, capsys):
     import fedtheory.plotting.engine as engine
 
     (repo / "figures").mkdir()
-    (repo / "figures" / "demo.py").write_text(textwrap.dedent('''
+    (repo / "figures" / "demo.py").write_text(
+        textwrap.dedent('''
         from fedtheory.plotting.spec import figure
         @figure(id="demo/figure-1", caption="c")
         def figure_1(ctx):
@@ -228,20 +243,33 @@ def test_figures_command_calls_the_engine(repo, monkeypatch, capsys):
         @figure(id="demo/figure-2", caption="c", tier="full")
         def figure_2(ctx):
             return {"params": {}, "panels": []}
-    '''))
+    ''')
+    )
     calls = []
 
     def run_figures(figures, *, out_dir, tier, seed, workers, scheduler, progress):
-        calls.append(dict(ids=[f.id for f in figures], out_dir=out_dir, tier=tier, seed=seed, workers=workers,
-                          scheduler=scheduler, progress=progress))
-        return [{"id": f.id, "png": f"{f.paper}/{f.slug}.png", "json": f"{f.paper}/{f.slug}.json", "seconds": 0.0}
-                for f in figures]
+        calls.append(
+            dict(
+                ids=[f.id for f in figures],
+                out_dir=out_dir,
+                tier=tier,
+                seed=seed,
+                workers=workers,
+                scheduler=scheduler,
+                progress=progress,
+            )
+        )
+        return [
+            {"id": f.id, "png": f"{f.paper}/{f.slug}.png", "json": f"{f.paper}/{f.slug}.json", "seconds": 0.0}
+            for f in figures
+        ]
 
     monkeypatch.setattr(engine, "run_figures", run_figures)
     monkeypatch.chdir(repo)
     assert main(["figures", "--out", "o", "--seed", "3", "--workers", "2"]) == 0
-    assert calls[-1] == dict(ids=["demo/figure-1"], out_dir=Path("o"), tier="fast", seed=3, workers=2, scheduler=None,
-                             progress=True)
+    assert calls[-1] == dict(
+        ids=["demo/figure-1"], out_dir=Path("o"), tier="fast", seed=3, workers=2, scheduler=None, progress=True
+    )
     assert main(["figures", "--tier", "full", "--figure", "demo/figure-2"]) == 0
     assert calls[-1]["ids"] == ["demo/figure-2"] and calls[-1]["out_dir"] == Path("out/figures")
     assert "demo/figure-2: out/figures/demo/figure-2.png" in capsys.readouterr().out
@@ -249,12 +277,14 @@ def test_figures_command_calls_the_engine(repo, monkeypatch, capsys):
 
 def test_figures_command_end_to_end(repo):
     (repo / "figures").mkdir()
-    (repo / "figures" / "demo.py").write_text(textwrap.dedent('''
+    (repo / "figures" / "demo.py").write_text(
+        textwrap.dedent('''
         from fedtheory.plotting.spec import figure, panel, series
         @figure(id="demo/figure-1", caption="a line")
         def figure_1(ctx):
             return {"params": {}, "panels": [panel("p", "x", "y", [series("s", [0, 1], [1, float(ctx.rng.uniform())])])]}
-    '''))
+    ''')
+    )
     proc = fedtheory("figures", "--out", "o", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     manifest = json.loads((repo / "o" / "manifest.json").read_text())
@@ -273,11 +303,20 @@ def test_figure_with_a_missing_requirement_is_skipped_and_said(tmp_path):
         "    return {'params': {}, 'panels': [panel('', 'x', 'y', [series('s', [0, 1], [1, 0])])]}\n"
         "@figure(id='demo/figure-2', caption='needs torch', requires=('torch',))\n"
         "def f2(ctx):\n"
-        "    raise AssertionError('must not run without torch')\n")
+        "    raise AssertionError('must not run without torch')\n"
+    )
     env = dict(os.environ, FEDTHEORY_DISABLE="torch")
-    proc = subprocess.run([sys.executable, "-m", "fedtheory", "figures", "--out", str(tmp_path / "out")], cwd=tmp_path,
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fedtheory", "figures", "--out", str(tmp_path / "out")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "demo/figure-2: skipped, missing requirement: torch: disabled by FEDTHEORY_DISABLE" in proc.stdout
     assert "1 figures written, 1 skipped" in proc.stdout
-    assert (tmp_path / "out" / "demo" / "figure-1.png").exists() and not (tmp_path / "out" / "demo" / "figure-2.json").exists()
+    assert (tmp_path / "out" / "demo" / "figure-1.png").exists() and not (
+        tmp_path / "out" / "demo" / "figure-2.json"
+    ).exists()

@@ -1,5 +1,6 @@
 """Command-line conventions (issue 26): a closed pipe, ``--json -``, exit codes in ``--help``, repeated
 ``--claim``, every explore subcommand in the help, one meaning per option name, shell completion."""
+
 from __future__ import annotations
 
 import json
@@ -29,9 +30,15 @@ TUNE = ["explore", "tune", "fedavg", "--mu", "1", "--L", "100", "--C", "0.1", "-
 
 
 def fedtheory(*args: str, cwd: Path, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fedtheory", *args], cwd=cwd, stdout=stdout,
-                          stderr=subprocess.PIPE, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    return subprocess.run(
+        [sys.executable, "-m", "fedtheory", *args],
+        cwd=cwd,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
 
 
 @pytest.fixture()
@@ -43,9 +50,13 @@ def repo(tmp_path: Path) -> Path:
 
 def test_a_closed_pipe_ends_quietly_with_141(tmp_path):
     # the reader closes its end at once: every write of the table then meets a broken pipe
-    reader = subprocess.Popen([sys.executable, "-m", "fedtheory", *TUNE, "--rows", "10000"], cwd=tmp_path,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "fedtheory", *TUNE, "--rows", "10000"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
     reader.stdout.close()
     _, err = reader.communicate(timeout=120)
     assert reader.returncode == 141, err
@@ -55,17 +66,19 @@ def test_a_closed_pipe_ends_quietly_with_141(tmp_path):
 def test_json_dash_writes_the_json_to_stdout_and_the_table_to_stderr(repo):
     proc = fedtheory("check", "--json", "-", cwd=repo)
     assert proc.returncode == 0, proc.stderr
-    data = json.loads(proc.stdout)   # stdout is the JSON alone
+    data = json.loads(proc.stdout)  # stdout is the JSON alone
     assert [c["id"] for c in data["claims"]] == [f"demo/lemma-{i}" for i in range(1, 6)]
-    assert "demo/lemma-1" in proc.stderr   # the table went to stderr
+    assert "demo/lemma-1" in proc.stderr  # the table went to stderr
     assert not (repo / "-").exists()
     proc = fedtheory(*TUNE, "--json", "-", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["kind"] == "tune" and not (repo / "-").exists()
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["check", "--help"], ["explore", "tune", "--help"],
-                                  ["report", "--help"], ["figures", "--help"]])
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["check", "--help"], ["explore", "tune", "--help"], ["report", "--help"], ["figures", "--help"]],
+)
 def test_exit_codes_are_in_every_help(argv, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
@@ -108,6 +121,7 @@ def _option_meanings() -> dict[str, set[str]]:
             elif a.help != argparse.SUPPRESS:
                 for o in a.option_strings:
                     meanings.setdefault(o, set()).add(f"{a.dest}:{a.metavar}" if o == "--class" else a.dest)
+
     walk(build_parser())
     return meanings
 
@@ -116,15 +130,21 @@ def test_class_has_one_meaning_and_certify_accepts_the_old_spelling(capsys):
     assert _option_meanings()["--class"] == {"function_class:d1|commuting|general"}
     from fedtheory.cli import _resolve_function_class
 
-    args = build_parser().parse_args(["explore", "certify", "fedavg", "--mu", "1", "--L", "4", "--class", "smooth-strongly-convex"])
+    args = build_parser().parse_args(
+        ["explore", "certify", "fedavg", "--mu", "1", "--L", "4", "--class", "smooth-strongly-convex"]
+    )
     _resolve_function_class(args)
     assert args.function_class == "smooth-strongly-convex"
     assert "deprecated: use --function-class smooth-strongly-convex" in capsys.readouterr().err
     args = build_parser().parse_args(["explore", "certify", "fedavg", "--mu", "1", "--L", "4"])
     _resolve_function_class(args)
     assert args.function_class == "quadratic"
-    assert main(["explore", "certify", "fedavg", "--mu", "1", "--L", "4", "--class", "sod",
-                 "--function-class", "quadratic"]) == 2
+    assert (
+        main(
+            ["explore", "certify", "fedavg", "--mu", "1", "--L", "4", "--class", "sod", "--function-class", "quadratic"]
+        )
+        == 2
+    )
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
@@ -136,9 +156,18 @@ def test_bash_completion_completes_subcommands_and_options(tmp_path):
 
     def complete(*words: str) -> list[str]:
         line = " ".join(f"'{w}'" for w in words)
-        out = subprocess.run(["bash", "-c", f"source {script}; COMP_WORDS=(fedtheory {line}); "
-                              f"COMP_CWORD={len(words)}; _fedtheory; printf '%s\\n' \"${{COMPREPLY[@]}}\""],
-                             capture_output=True, text=True, cwd=tmp_path, check=True).stdout
+        out = subprocess.run(
+            [
+                "bash",
+                "-c",
+                f"source {script}; COMP_WORDS=(fedtheory {line}); "
+                f"COMP_CWORD={len(words)}; _fedtheory; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            check=True,
+        ).stdout
         return out.split()
 
     assert complete("ch") == ["check"]

@@ -1,4 +1,5 @@
 """Issue 26: a check JSON records which claim code ran (digest, git revision, clean tree) and the report shows it."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,15 @@ def lemma_1(ctx):
 
 def _check(repo: Path) -> dict:
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    subprocess.run([sys.executable, "-m", "fedtheory", "check", "verify", "--json", "r.json"], cwd=repo, env=env,
-                   check=True, capture_output=True, text=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "fedtheory", "check", "verify", "--json", "r.json"],
+        cwd=repo,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return json.loads((repo / "r.json").read_text())["environment"]["content"]
 
 
@@ -37,7 +45,7 @@ def test_two_runs_of_different_claim_code_are_told_apart(tmp_path):
     assert first["revision"] == head and first["clean"] is True and first["files"] == 1
     (tmp_path / "verify" / "demo.py").write_text(CLAIM.replace("VALUE", "2.0"))
     second = _check(tmp_path)
-    assert second["revision"] == head and second["clean"] is False     # same commit, edited claim code
+    assert second["revision"] == head and second["clean"] is False  # same commit, edited claim code
     assert second["digest"] != first["digest"]
 
 

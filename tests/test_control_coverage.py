@@ -3,6 +3,7 @@
 The runner enforces the outcome (a control that does not fire makes its claim ``inconclusive``); this test
 enforces the declaration, so a new claim cannot be added without saying how its check could fail (issue 15).
 """
+
 from __future__ import annotations
 
 from pathlib import Path

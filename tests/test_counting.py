@@ -1,4 +1,5 @@
 """Table 1's parameter and MAC formulas, symbolic and counted on torch modules."""
+
 import importlib.util
 
 import pytest
@@ -11,7 +12,7 @@ needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reas
 
 def test_table_1_formulas():
     m, n, k, r, H, W = SYMBOLS
-    assert TABLE_1["vanilla_conv"]["params"] == m * n * k ** 2
+    assert TABLE_1["vanilla_conv"]["params"] == m * n * k**2
     assert sp.expand(TABLE_1["factorized_conv"]["params"] - (r * m * k + r * n * k)) == 0
     assert table_1_value("factorized_fc", "params", m=10, n=4, r=2) == 28
     with pytest.raises(ValueError, match="needs"):

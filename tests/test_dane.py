@@ -1,4 +1,5 @@
 """DANE, S-DANE, Acc-S-DANE, Algorithm 3 and the baselines (arXiv:2407.07084): histories, counts, identities."""
+
 import math
 
 import numpy as np
@@ -6,8 +7,15 @@ import pytest
 
 from fedtheory.algorithms.baselines import run_baseline
 from fedtheory.algorithms.control_variates import run_scaffnew, run_scaffold
-from fedtheory.algorithms.dane import (AdaptiveLambda, acc_coefficient, run_acc_sdane, run_dane, run_sdane,
-                                       run_sdane_deep, sample_clients)
+from fedtheory.algorithms.dane import (
+    AdaptiveLambda,
+    acc_coefficient,
+    run_acc_sdane,
+    run_dane,
+    run_sdane,
+    run_sdane_deep,
+    sample_clients,
+)
 from fedtheory.algorithms.extragradient import run_acc_extragradient
 from fedtheory.algorithms.local_solvers import GD, SGD, DaneTest, Exact
 from fedtheory.problems.clients import client_oracles
@@ -29,7 +37,7 @@ def test_history_counts(quad):
     per_round_max = h.local_evals.max(axis=1)
     assert h.oracle_max.tolist() == [0] + np.cumsum(per_round_max).tolist()
     assert h.oracle_sum[-1] == h.local_evals.sum()
-    assert np.all(h.local_evals >= 1)                         # ∇f_i(v^r) at least
+    assert np.all(h.local_evals >= 1)  # ∇f_i(v^r) at least
     assert h.test_failures == 0 and h.comm_rounds[-1] == 12
 
 
@@ -104,8 +112,12 @@ def test_baselines_scaffold_scaffnew_extragradient_converge():
     orc = client_oracles(fed)
     x0 = np.zeros(10)
     step = 1 / orc.L
-    for h in (run_scaffold(fed, x0, 30, K=5, step=step), run_scaffnew(fed, x0, 30, p=0.2, step=step, seed=0),
-              run_acc_extragradient(fed, x0, 30, lam=0.3, mu=0.1), run_baseline(fed, "fedprox", x0, 30, step=step, K=5, lam=0.3)):
+    for h in (
+        run_scaffold(fed, x0, 30, K=5, step=step),
+        run_scaffnew(fed, x0, 30, p=0.2, step=step, seed=0),
+        run_acc_extragradient(fed, x0, 30, lam=0.3, mu=0.1),
+        run_baseline(fed, "fedprox", x0, 30, step=step, K=5, lam=0.3),
+    ):
         assert h.gap[-1] < 1e-2 * h.gap[0], h.method
     fa = run_baseline(fed, "fedavg", x0, 4, step=step, K=3, clients_per_round=2, seed=0)
     assert fa.local_evals.shape == (4, 2) and int(fa.oracle_max[-1]) == 12
@@ -116,6 +128,7 @@ def test_baselines_scaffold_scaffnew_extragradient_converge():
 # --------------------------------------------------------------------------------------------
 # the drivers run fedtheory.methods: checked against the algorithms written out here
 # --------------------------------------------------------------------------------------------
+
 
 def _sdane_gd_loop(q, x0, rounds, lam, mu, lam_rule=None):
     """S-DANE (Algorithm 1) written out client by client on the uniform view: each client runs GD with step
@@ -154,8 +167,8 @@ def test_sdane_driver_equals_the_written_out_algorithm(quad):
     h = run_sdane(quad, x0, 8, lam=3.0, mu=0.2, solver=GD())
     xs, evals = _sdane_gd_loop(quad, x0, 8, 3.0, 0.2)
     assert np.abs(h.x - xs).max() <= 1e-12 * np.abs(xs).max()
-    assert np.array_equal(h.local_evals, evals)              # the same stopping step, client by client
-    wrong, _ = _sdane_gd_loop(quad, x0, 8, 3.3, 0.2)          # control: another λ is another run
+    assert np.array_equal(h.local_evals, evals)  # the same stopping step, client by client
+    wrong, _ = _sdane_gd_loop(quad, x0, 8, 3.3, 0.2)  # control: another λ is another run
     assert np.abs(h.x - wrong).max() > 1e-6
 
 
@@ -165,8 +178,8 @@ def test_adaptive_lambda_equals_the_written_out_rule(quad):
     h = run_sdane(quad, x0, 8, lam=rule, mu=0.0, solver=GD())
     xs, _ = _sdane_gd_loop(quad, x0, 8, 1.0, 0.0, lam_rule=rule)
     assert np.abs(h.x - xs).max() <= 1e-12 * np.abs(xs).max()
-    assert len(set(h.lam.tolist())) > 2                       # λ really moved
-    fixed, _ = _sdane_gd_loop(quad, x0, 8, 1.0, 0.0)          # control: without the rule the run differs
+    assert len(set(h.lam.tolist())) > 2  # λ really moved
+    fixed, _ = _sdane_gd_loop(quad, x0, 8, 1.0, 0.0)  # control: without the rule the run differs
     assert np.abs(h.x - fixed).max() > 1e-6
 
 
@@ -176,7 +189,8 @@ def test_drivers_are_methods_runs(quad):
     m = methods.get("acc-sdane", lam=2.0, mu=0.1, solver=GD(), test=DaneTest())
     assert m.step_only and not m.pep_ready and m.round[5].solver.kind == "local"
     h = methods.run(m, quad, np.ones(5), 6)
-    assert np.allclose(h.x, run_acc_sdane(quad, np.ones(5), 6, lam=2.0, mu=0.1, solver=GD(), test=DaneTest()).x,
-                       rtol=0, atol=1e-13)
+    assert np.allclose(
+        h.x, run_acc_sdane(quad, np.ones(5), 6, lam=2.0, mu=0.1, solver=GD(), test=DaneTest()).x, rtol=0, atol=1e-13
+    )
     with pytest.raises(ValueError, match="step path only"):
         methods.run(m, quad, np.ones(5), 2, path="spectral")

@@ -1,12 +1,25 @@
 """Local solvers and accuracy tests of S-DANE (arXiv:2407.07084)."""
+
 import math
 
 import numpy as np
 import pytest
 
-from fedtheory.algorithms.local_solvers import (FGM, GD, OGMG, SGD, Boundary, DaneTest, Exact, FastGradNorm,
-                                                ProxLinearGD, StabilizedTest, Subproblem, ogm_g_thetas,
-                                                sgd_output_moments)
+from fedtheory.algorithms.local_solvers import (
+    FGM,
+    GD,
+    OGMG,
+    SGD,
+    Boundary,
+    DaneTest,
+    Exact,
+    FastGradNorm,
+    ProxLinearGD,
+    StabilizedTest,
+    Subproblem,
+    ogm_g_thetas,
+    sgd_output_moments,
+)
 from fedtheory.problems.clients import QuadraticOracles, client_oracles
 from fedtheory.problems.quadratic import make_quadratic
 
@@ -25,14 +38,14 @@ def test_solvers_meet_the_test(solver):
     sub = subproblem()
     res = solver.solve(sub, StabilizedTest())
     assert res.passed.all()
-    assert np.all(res.gradF_sq <= 0.25 * sub.lam ** 2 * res.dist_sq)
+    assert np.all(res.gradF_sq <= 0.25 * sub.lam**2 * res.dist_sq)
     assert np.allclose(res.G, sub.oracles.grads(res.X, sub.clients))
 
 
 def test_fixed_K_counts_and_requires_a_stop():
     sub = subproblem()
     assert GD(K=7).solve(sub).evals.tolist() == [7, 7, 7]
-    assert FGM(K=5).solve(sub).evals.tolist() == [6, 6, 6]          # + the gradient at x_K
+    assert FGM(K=5).solve(sub).evals.tolist() == [6, 6, 6]  # + the gradient at x_K
     with pytest.raises(ValueError, match="number of steps K or an accuracy test"):
         GD().solve(sub, None)
 
@@ -54,7 +67,7 @@ def test_boundary_solver_sits_on_the_boundary():
     sub = subproblem()
     res = Boundary(weights=(0.3, -1.0, 0.5)).solve(sub, StabilizedTest())
     assert res.passed.all()
-    assert np.allclose(res.gradF_sq, 0.25 * sub.lam ** 2 * res.dist_sq, rtol=1e-7)
+    assert np.allclose(res.gradF_sq, 0.25 * sub.lam**2 * res.dist_sq, rtol=1e-7)
 
 
 def test_ogm_g_thetas_and_fast_gradient_bound():
@@ -93,7 +106,7 @@ def test_sgd_moments_closed_form_matches_recursion_and_sampling(average):
     m, P = sgd_output_moments(H, b, x0, eta, 17, 0.7, average)
     m2, P2 = naive_moments(H, b, x0, eta, 17, 0.7, average)
     assert np.allclose(m, m2, atol=1e-12) and np.allclose(P, P2, atol=1e-12)
-    if average == "last":   # Monte Carlo: 4000 runs of the SGD solver's own noise model
+    if average == "last":  # Monte Carlo: 4000 runs of the SGD solver's own noise model
         orc_like = rng.normal(size=(4000, 17, 3)) * math.sqrt(0.7 / 3)
         X = np.broadcast_to(x0, (4000, 3)).copy()
         for k in range(17):

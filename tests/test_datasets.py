@@ -1,13 +1,21 @@
 """Bundled data sets and partitioners."""
+
 import numpy as np
 import pytest
 
-from fedtheory.problems.datasets import (federate, load_dataset, partition_dirichlet, partition_iid,
-                                         substitute_sentence)
+from fedtheory.problems.datasets import federate, load_dataset, partition_dirichlet, partition_iid, substitute_sentence
 
 
-@pytest.mark.parametrize("name, shape", [("digits", (1797, 64)), ("breast_cancer", (569, 30)), ("iris", (150, 4)),
-                                         ("wine", (178, 13)), ("ijcnn1_like", (5000, 22))])
+@pytest.mark.parametrize(
+    "name, shape",
+    [
+        ("digits", (1797, 64)),
+        ("breast_cancer", (569, 30)),
+        ("iris", (150, 4)),
+        ("wine", (178, 13)),
+        ("ijcnn1_like", (5000, 22)),
+    ],
+)
 def test_shapes_and_standardization(name, shape):
     X, y = load_dataset(name)
     assert X.shape == shape and y.shape == (shape[0],)

@@ -1,13 +1,26 @@
 """Dissimilarity measures of S-DANE (Jiang, Rodomanov & Stich, arXiv:2407.07084): exact values on small cases."""
+
 import math
 
 import numpy as np
 import pytest
 
 from fedtheory.problems.clients import DiagonalQuadraticOracles
-from fedtheory.problems.dissimilarity import (Delta_s, delta_A, delta_B, delta_s, delta_tilde, estimate_along,
-                                              gradient_variance, local_sod, sampling_factor, sigma_s_sq, subsets,
-                                              uniform_hessians, zeta_sq)
+from fedtheory.problems.dissimilarity import (
+    Delta_s,
+    delta_A,
+    delta_B,
+    delta_s,
+    delta_tilde,
+    estimate_along,
+    gradient_variance,
+    local_sod,
+    sampling_factor,
+    sigma_s_sq,
+    subsets,
+    uniform_hessians,
+    zeta_sq,
+)
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 
 
@@ -30,8 +43,8 @@ def test_scalar_values_by_hand():
 def test_uniform_view_rescales_by_n_p():
     q = scalar([1.0, 3.0], p=[0.25, 0.75])
     assert uniform_hessians(q)[:, 0, 0].tolist() == [0.5, 4.5]
-    assert math.isclose(delta_A(q), 2.0)          # deviations ±2 around 2.5
-    assert not math.isclose(delta_A(q), q.delta_A())   # the weighted measure differs
+    assert math.isclose(delta_A(q), 2.0)  # deviations ±2 around 2.5
+    assert not math.isclose(delta_A(q), q.delta_A())  # the weighted measure differs
 
 
 def test_delta_A_matches_quadratic_federation_with_uniform_weights():

@@ -3,6 +3,7 @@
 Needs the docs tool chain (``pip install -e ".[docs]"``, also in ``[dev]``); the tutorials' code is run by
 tests/test_readme_tutorials.py.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -19,16 +20,45 @@ def site(tmp_path_factory) -> Path:
     pytest.importorskip("sphinx", reason="the docs extra is not installed")
     pytest.importorskip("myst_parser", reason="the docs extra is not installed")
     out = tmp_path_factory.mktemp("docs")
-    build = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-E", "-q", "-b", "html",
-                            str(ROOT / "docs"), str(out / "html"), "-d", str(out / "doctrees")],
-                           capture_output=True, text=True, timeout=600)
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-E",
+            "-q",
+            "-b",
+            "html",
+            str(ROOT / "docs"),
+            str(out / "html"),
+            "-d",
+            str(out / "doctrees"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert build.returncode == 0, f"sphinx -W failed:\n{build.stdout[-3000:]}\n{build.stderr[-5000:]}"
     return out / "html"
 
 
 def test_docs_build_without_warnings(site):
-    for page in ("index", "quickstart", "concepts", "cli", "api", "tutorials/check-a-paper",
-                 "tutorials/methods-as-data", "tutorials/your-federation", "guide/new-paper", "guide/pytest", "changelog", "contributing"):
+    for page in (
+        "index",
+        "quickstart",
+        "concepts",
+        "cli",
+        "api",
+        "tutorials/check-a-paper",
+        "tutorials/methods-as-data",
+        "tutorials/your-federation",
+        "guide/new-paper",
+        "guide/pytest",
+        "changelog",
+        "contributing",
+    ):
         assert (site / f"{page}.html").is_file(), page
 
 

@@ -3,6 +3,7 @@
 A module whose examples need torch says so with ``__doctest_requires__ = ("torch",)``, or imports torch
 itself; without torch those are skipped (CI installs torch, so there they run).
 """
+
 import doctest
 import importlib
 import importlib.util

@@ -1,4 +1,5 @@
 """The claim engine: verdicts, counterexample store and replay, errors, skips, expect, seeds, inventory."""
+
 from __future__ import annotations
 
 import json
@@ -97,7 +98,10 @@ def test_counterexample_storing_policy(tmp_path):
 
 
 def test_crashing_check_is_error_and_fails_the_run(tmp_path):
-    path = write_content(tmp_path / "verify", "crash.py", '''
+    path = write_content(
+        tmp_path / "verify",
+        "crash.py",
+        '''
         @claim(id="verify/crash/divide", ref="-", title="t", statement="s", kind="numeric")
         def divide(ctx):
             return 1 / 0
@@ -105,7 +109,8 @@ def test_crashing_check_is_error_and_fails_the_run(tmp_path):
         @claim(id="verify/crash/not-evidence", ref="-", title="t", statement="s", kind="numeric")
         def not_evidence(ctx):
             return True
-    ''')
+    ''',
+    )
     report = run_claims(load_claims([str(path)]), progress=False)
     by_id = {r["id"]: r for r in report.records}
     assert by_id["verify/crash/divide"]["status"] == "error"
@@ -116,7 +121,10 @@ def test_crashing_check_is_error_and_fails_the_run(tmp_path):
 
 
 def test_crashing_replay_is_error(tmp_path):
-    path = write_content(tmp_path / "paper_checks", "demo.py", '''
+    path = write_content(
+        tmp_path / "paper_checks",
+        "demo.py",
+        '''
         @claim(id="demo/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric", expect="refuted")
         def lemma_1(ctx):
             return ctx.refuted(counterexample={"x": 1})
@@ -124,7 +132,8 @@ def test_crashing_replay_is_error(tmp_path):
         @lemma_1.replayer
         def _(cex, ctx):
             raise RuntimeError("replay broke")
-    ''')
+    ''',
+    )
     [c] = load_claims([str(path)])
     assert run_claim(c)["status"] == "refuted"
     rec = run_claim(c)
@@ -134,7 +143,10 @@ def test_crashing_replay_is_error(tmp_path):
 
 def test_missing_requirement_is_skipped_and_passes(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDTHEORY_DISABLE", "cuda")
-    path = write_content(tmp_path / "paper_checks", "demo.py", '''
+    path = write_content(
+        tmp_path / "paper_checks",
+        "demo.py",
+        '''
         @claim(id="demo/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric",
                requires=("cuda",))
         def lemma_1(ctx):
@@ -143,7 +155,8 @@ def test_missing_requirement_is_skipped_and_passes(tmp_path, monkeypatch):
         @claim(id="demo/lemma-2", ref="Lemma 2", title="t", statement="s", kind="numeric")
         def lemma_2(ctx):
             return ctx.verified()
-    ''')
+    ''',
+    )
     report = run_claims(load_claims([str(path)]), progress=False)
     rec = report.records[0]
     assert rec["status"] == "skipped" and rec["passed"]
@@ -152,22 +165,30 @@ def test_missing_requirement_is_skipped_and_passes(tmp_path, monkeypatch):
 
 
 def test_skipped_by_the_check_itself_is_not_a_pass(tmp_path):
-    path = write_content(tmp_path / "paper_checks", "demo.py", '''
+    path = write_content(
+        tmp_path / "paper_checks",
+        "demo.py",
+        '''
         @claim(id="demo/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric")
         def lemma_1(ctx):
             return ctx.evidence("skipped", notes="gave up")
-    ''')
+    ''',
+    )
     report = run_claims(load_claims([str(path)]), progress=False)
     assert report.records[0]["status"] == "skipped" and report.exit_code == 1
 
 
 @pytest.mark.parametrize("status", ["inconclusive", "vacuous"])
 def test_inconclusive_fails_and_vacuous_needs_expect(tmp_path, status):
-    path = write_content(tmp_path / "paper_checks", "demo.py", f'''
+    path = write_content(
+        tmp_path / "paper_checks",
+        "demo.py",
+        f'''
         @claim(id="demo/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric")
         def lemma_1(ctx):
             return ctx.{status}()
-    ''')
+    ''',
+    )
     assert run_claims(load_claims([str(path)]), progress=False).exit_code == 1
 
 
@@ -215,15 +236,24 @@ def test_report_json_summary_and_table(tmp_path, monkeypatch):
 
     from fedtheory.schemas import validate
 
-    path = write_content(tmp_path / "paper_checks", "demo.py", EXPECT_REFUTED + '''
+    path = write_content(
+        tmp_path / "paper_checks",
+        "demo.py",
+        EXPECT_REFUTED
+        + '''
 @claim(id="demo/lemma-9", ref="Lemma 9", title="t", statement="s", kind="numeric", requires=("cuda",))
 def lemma_9(ctx):
     return ctx.verified()
-''')
+''',
+    )
     report = run_claims(load_claims([str(path)]), progress=False)
     data = report.to_json()
     validate(json.loads(json.dumps(data)), "check")
-    assert data["summary"]["verified"] == 1 and data["summary"]["skipped"] == 1 and data["summary"]["failed"] == ["demo/theorem-2"]
+    assert (
+        data["summary"]["verified"] == 1
+        and data["summary"]["skipped"] == 1
+        and data["summary"]["failed"] == ["demo/theorem-2"]
+    )
     assert data["environment"]["packages"]["numpy"] and data["environment"]["seed"] == 0
     assert data["claims"][0]["executor"]["kind"] == "local"
     console = Console(record=True, width=160)
@@ -240,25 +270,34 @@ def test_key_measured_and_empty_report():
 
 
 def test_claim_without_source_runs_inline_but_not_in_workers():
-    c = Claim(id="demo/lemma-5", ref="Lemma 5", title="t", statement="s", kind="numeric", check=lambda ctx: ctx.verified())
+    c = Claim(
+        id="demo/lemma-5", ref="Lemma 5", title="t", statement="s", kind="numeric", check=lambda ctx: ctx.verified()
+    )
     assert run_claims([c], progress=False).records[0]["status"] == "verified"
     with pytest.raises(UsageError, match="without a content file"):
         run_claims([c], workers=2, progress=False)
 
 
 def test_selection_errors_and_filters(tmp_path):
-    path = write_content(tmp_path / "paper_checks", "demo.py", SEEDED.format(i=1) + '''
+    path = write_content(
+        tmp_path / "paper_checks",
+        "demo.py",
+        SEEDED.format(i=1)
+        + '''
 @claim(id="other/theorem-1", ref="Theorem 1", title="t", statement="s", kind="numeric", tier="full")
 def theorem_1(ctx):
     return ctx.verified()
-''')
+''',
+    )
     claims = load_claims([str(path)])
     assert [c.id for c in select(claims)] == ["demo/lemma-1"]
     assert [c.id for c in select(claims, tier="full")] == ["demo/lemma-1", "other/theorem-1"]
-    for bad, message in [({"paper": "x"}, r"unknown paper 'x' \(known: demo, other\)"),
-                         ({"tier": "warp"}, "unknown tier 'warp' \\(choose fast or full\\)"),
-                         ({"claim_glob": "demo/theorem-*"}, "no claim matches"),
-                         ({"claim_glob": "other/*"}, "only full-tier")]:
+    for bad, message in [
+        ({"paper": "x"}, r"unknown paper 'x' \(known: demo, other\)"),
+        ({"tier": "warp"}, "unknown tier 'warp' \\(choose fast or full\\)"),
+        ({"claim_glob": "demo/theorem-*"}, "no claim matches"),
+        ({"claim_glob": "other/*"}, "only full-tier"),
+    ]:
         with pytest.raises(UsageError, match=message):
             select(claims, **bad)
     with pytest.raises(UsageError, match="unknown tier"):
@@ -304,7 +343,8 @@ def test_default_dirs_are_under_cwd(tmp_path, monkeypatch):
 def test_figures_loading_and_selection(tmp_path):
     path = tmp_path / "figures" / "demo.py"
     path.parent.mkdir()
-    path.write_text(textwrap.dedent('''
+    path.write_text(
+        textwrap.dedent('''
         from fedtheory.plotting.spec import figure
         @figure(id="demo/figure-1", caption="c")
         def figure_1(ctx):
@@ -312,33 +352,45 @@ def test_figures_loading_and_selection(tmp_path):
         @figure(id="demo/figure-2", caption="c", tier="full")
         def figure_2(ctx):
             return {"params": {}, "panels": []}
-    '''))
+    ''')
+    )
     figs = load_figures([str(path)])
     assert [f.source for f in figs] == [str(path.resolve())] * 2
     assert [f.id for f in select_figures(figs)] == ["demo/figure-1"]
     assert [f.id for f in select_figures(figs, tier="full", figure_id="demo/figure-2")] == ["demo/figure-2"]
-    for bad, message in [({"figure_id": "demo/figure-2"}, "full tier"),
-                         ({"figure_id": "demo/figure-3"}, "unknown figure 'demo/figure-3'"), ({"paper": "x"}, "unknown paper")]:
+    for bad, message in [
+        ({"figure_id": "demo/figure-2"}, "full tier"),
+        ({"figure_id": "demo/figure-3"}, "unknown figure 'demo/figure-3'"),
+        ({"paper": "x"}, "unknown paper"),
+    ]:
         with pytest.raises(UsageError, match=message):
             select_figures(figs, **bad)
 
 
 def test_inventory(tmp_path):
-    path = write_content(tmp_path / "paper_checks", "demo.py", SEEDED.format(i=1) + '''
+    path = write_content(
+        tmp_path / "paper_checks",
+        "demo.py",
+        SEEDED.format(i=1)
+        + '''
 PAPER_LABELS = ("Lemma 1", "Lemma 2")
 INVENTORY = {"Lemma 1": ["demo/lemma-1"], "Lemma 2": "pending: needs a certificate"}
-''')
+''',
+    )
     assert load_inventory(path) == {"Lemma 1": ["demo/lemma-1"], "Lemma 2": "pending: needs a certificate"}
     assert inventory_problems(path) == []
     claims = load_claims([str(path)])
-    problems = check_inventory({"Lemma 1": ["demo/lemma-7"], "Lemma 2": ""}, claims, "demo", labels=("Lemma 1", "Lemma 3"))
+    problems = check_inventory(
+        {"Lemma 1": ["demo/lemma-7"], "Lemma 2": ""}, claims, "demo", labels=("Lemma 1", "Lemma 3")
+    )
     assert "'Lemma 1': unknown claim demo/lemma-7" in problems
     assert "'Lemma 2': an empty reason" in problems
     assert "claim demo/lemma-1 is not in the inventory" in problems
     assert "label Lemma 3 of the paper is missing from the inventory" in problems
     assert "inventory label Lemma 2 is not in PAPER_LABELS" in problems
     assert check_inventory({"Lemma 1": ["demo/lemma-1"]}, claims, "other") == [
-        "'Lemma 1': claim demo/lemma-1 belongs to paper 'demo', not 'other'"]
+        "'Lemma 1': claim demo/lemma-1 belongs to paper 'demo', not 'other'"
+    ]
     no_inventory = write_content(tmp_path / "x", "none.py", "")
     assert load_inventory(no_inventory) is None
     assert inventory_problems(no_inventory) == [f"{no_inventory}: no INVENTORY", f"{no_inventory}: no PAPER_LABELS"]
@@ -348,8 +400,20 @@ def test_environment_and_capabilities(monkeypatch):
     env = environment(5, backend="torch", device="cpu")
     assert set(env) == {"python", "platform", "packages", "backend", "device", "seed", "blas_threads"}
     assert env["blas_threads"] == 1
-    assert set(env["packages"]) == {"numpy", "scipy", "sympy", "mpmath", "cvxpy", "PEPit", "matplotlib",
-                                    "scikit-learn", "rich", "torch", "dask", "fedtheory"}
+    assert set(env["packages"]) == {
+        "numpy",
+        "scipy",
+        "sympy",
+        "mpmath",
+        "cvxpy",
+        "PEPit",
+        "matplotlib",
+        "scikit-learn",
+        "rich",
+        "torch",
+        "dask",
+        "fedtheory",
+    }
     assert env["packages"]["fedtheory"] == "0.1.0" and env["seed"] == 5
     caps = capabilities()
     assert caps["dask"] is True, "dask is a dev dependency"
@@ -367,8 +431,14 @@ def test_environment_and_capabilities(monkeypatch):
 def test_table_shows_measured_values_literally():
     from rich.console import Console
 
-    record = {"id": "a/lemma-1", "expect": "verified", "status": "verified", "passed": True, "seconds": 0.1,
-              "evidence": {"measured": {"draws": [1, 2]}, "notes": ""}}
+    record = {
+        "id": "a/lemma-1",
+        "expect": "verified",
+        "status": "verified",
+        "passed": True,
+        "seconds": 0.1,
+        "evidence": {"measured": {"draws": [1, 2]}, "notes": ""},
+    }
     console = Console(record=True, width=120)
     Report([record], environment={}, seconds=0.1).render_table(console)
     assert "draws=[1, 2]" in console.export_text(), "measured values are not rich markup"
@@ -380,21 +450,26 @@ def test_inventory_covers_claims_in_sibling_parts(tmp_path):
         "from fedtheory.claims.core import claim\n"
         "PAPER_LABELS = ('Lemma 1', 'Figure 1')\n"
         "INVENTORY = {'Lemma 1': ['demo/lemma-1'], 'Figure 1': ['demo/figure-1/shape']}\n"
-        "lemma_1 = claim(id='demo/lemma-1', ref='Lemma 1', title='t', statement='s', kind='numeric')(lambda ctx: ctx.verified())\n")
+        "lemma_1 = claim(id='demo/lemma-1', ref='Lemma 1', title='t', statement='s', kind='numeric')(lambda ctx: ctx.verified())\n"
+    )
     part = tmp_path / "demo_figures.py"
     part.write_text(
         "from fedtheory.claims.core import claim\n"
         "shape = claim(id='demo/figure-1/shape', ref='Figure 1', title='t', statement='s', kind='numeric')(lambda ctx: ctx.verified())\n"
-        "orphan = claim(id='demo/figure-1/orphan', ref='Figure 1', title='t', statement='s', kind='numeric')(lambda ctx: ctx.verified())\n")
+        "orphan = claim(id='demo/figure-1/orphan', ref='Figure 1', title='t', statement='s', kind='numeric')(lambda ctx: ctx.verified())\n"
+    )
     assert inventory_problems(main) == ["claim demo/figure-1/orphan is not in the inventory"]
 
 
 def test_stale_counterexample_of_a_verified_claim_is_removed(tmp_path):
-    path = write_content(tmp_path / "paper_checks", "demo.py",
-                         "from fedtheory.claims.core import claim\n"
-                         "@claim(id='demo/lemma-7', ref='Lemma 7', title='t', statement='s', kind='numeric')\n"
-                         "def lemma_7(ctx):\n"
-                         "    return ctx.verified(measured={'ok': 1})\n")
+    path = write_content(
+        tmp_path / "paper_checks",
+        "demo.py",
+        "from fedtheory.claims.core import claim\n"
+        "@claim(id='demo/lemma-7', ref='Lemma 7', title='t', statement='s', kind='numeric')\n"
+        "def lemma_7(ctx):\n"
+        "    return ctx.verified(measured={'ok': 1})\n",
+    )
     [c] = load_claims([str(path)])
     store = counterexample_path(c)
     store.parent.mkdir(parents=True)
@@ -411,18 +486,25 @@ def test_a_misspelled_capability_fails_when_the_file_loads(tmp_path):
     import sys
 
     path = tmp_path / "misspelled.py"
-    path.write_text(textwrap.dedent('''
+    path.write_text(
+        textwrap.dedent('''
         from fedtheory.claims.core import claim
 
         @claim(id="verify/capability/misspelled", ref="-", title="-", statement="-", kind="numeric",
                requires=("pepit",), control_exempt="a loader fixture that never runs its check")
         def c(ctx):
             return ctx.decide(True, measured={}, tolerance=0)
-    '''))
+    ''')
+    )
     with pytest.raises(UsageError, match=r"unknown capability 'pepit' in requires \(known: torch, cuda, dask\)"):
         load_claims([str(path)])
-    run = subprocess.run([sys.executable, "-m", "fedtheory", "check", str(path)], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "fedtheory", "check", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert run.returncode == 2
     assert run.stderr.strip().splitlines()[-1].endswith("(known: torch, cuda, dask)")
     assert "Traceback" not in run.stderr
@@ -440,9 +522,15 @@ def test_a_huge_measured_value_costs_the_runner_seconds_not_minutes(tmp_path):
 
     big = [0.5] * 3_000_000
     start = time.process_time()
-    c = Claim(id="verify/engine/huge-measured", ref="-", title="-", statement="-", kind="numeric",
-              control_exempt="an engine fixture measuring the runner's own cost",
-              check=lambda ctx: ctx.decide(True, measured={"big": big}, tolerance=0))
+    c = Claim(
+        id="verify/engine/huge-measured",
+        ref="-",
+        title="-",
+        statement="-",
+        kind="numeric",
+        control_exempt="an engine fixture measuring the runner's own cost",
+        check=lambda ctx: ctx.decide(True, measured={"big": big}, tolerance=0),
+    )
     record = run_claim(c, seed=0)
     from fedtheory.sweep import write_json_atomic
 
@@ -451,7 +539,9 @@ def test_a_huge_measured_value_costs_the_runner_seconds_not_minutes(tmp_path):
     assert record["status"] == "verified" and len(record["evidence"]["measured"]["big"]) == 3_000_000
     assert json.loads((tmp_path / "r.json").read_text())["evidence"]["measured"]["big"][-1] == 0.5
     # the fast paths keep the element-wise semantics
-    assert _nan_keys({"a": [0.0] * 100 + [float("nan")], "b": np.array([[0.0, np.nan]]), "c": [None] * 100}) == \
-        ["a[100]", "b[0][1]"]
+    assert _nan_keys({"a": [0.0] * 100 + [float("nan")], "b": np.array([[0.0, np.nan]]), "c": [None] * 100}) == [
+        "a[100]",
+        "b[0][1]",
+    ]
     assert jsonable([1.0] * 99 + [float("inf")])[-1] == "inf" and jsonable(np.arange(100))[-1] == 99
     assert jsonable([True] * 100)[0] is True and jsonable([[1.0, 2.0]] * 70)[0] == [1.0, 2.0]

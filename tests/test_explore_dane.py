@@ -1,5 +1,6 @@
 """Adversarial --simulate for the DANE family: the known near-attaining instance and a probe started from it run
 on the real driver beside the random instance; a guarantee any of them exceeds is a failed claim (exit 1)."""
+
 import dataclasses
 import json
 
@@ -14,8 +15,10 @@ from fedtheory.problems.dissimilarity import delta_A
 from fedtheory.problems.quadratic import QuadraticFederation
 
 # (method, constants): the second S-DANE/Acc-S-DANE cases have μ ≪ λ, where the near-attaining instance peaks late
-CASES = [("s-dane", dict(mu=1.0, L=40.0, D=4.0, delta_A=2.0, eps=1e-3)),
-         ("acc-s-dane", dict(mu=0.01, L=40.0, D=4.0, delta_A=2.0, rounds=100))]
+CASES = [
+    ("s-dane", dict(mu=1.0, L=40.0, D=4.0, delta_A=2.0, eps=1e-3)),
+    ("acc-s-dane", dict(mu=0.01, L=40.0, D=4.0, delta_A=2.0, rounds=100)),
+]
 
 
 def _advice(method, consts):
@@ -55,14 +58,15 @@ def test_dane_simulate_runs_adversarial_instances_of_the_class_and_none_exceeds_
         assert np.linalg.norm(np.asarray(v["json"]["x0"]) - q.x_star()) == pytest.approx(consts["D"], rel=1e-12)
     doc = sim.to_json()
     assert set(doc["instances"]) == set(sim.instances) and doc["holds"] is True
-    again = simulate(adv, seed=3)                       # same seed, same numbers
+    again = simulate(adv, seed=3)  # same seed, same numbers
     for k in sim.instances:
         np.testing.assert_array_equal(again.instances[k]["measured"], sim.instances[k]["measured"])
 
 
 @pytest.mark.parametrize("method, consts", CASES)
-def test_negative_control_a_halved_guarantee_is_a_failed_claim_found_by_an_adversarial_instance(method, consts,
-                                                                                                 monkeypatch):
+def test_negative_control_a_halved_guarantee_is_a_failed_claim_found_by_an_adversarial_instance(
+    method, consts, monkeypatch
+):
     adv = _advice(method, consts)
     _halved(monkeypatch)
     sim = simulate(adv, seed=3)
@@ -73,8 +77,24 @@ def test_negative_control_a_halved_guarantee_is_a_failed_claim_found_by_an_adver
 
 
 def test_cli_dane_simulate_exit_codes(tmp_path, monkeypatch):
-    argv = ["explore", "tune", "s-dane", "--mu", "1", "--L", "40", "--D", "4", "--delta-A", "2", "--eps", "1e-3",
-            "--simulate", "--json", str(tmp_path / "s.json")]
+    argv = [
+        "explore",
+        "tune",
+        "s-dane",
+        "--mu",
+        "1",
+        "--L",
+        "40",
+        "--D",
+        "4",
+        "--delta-A",
+        "2",
+        "--eps",
+        "1e-3",
+        "--simulate",
+        "--json",
+        str(tmp_path / "s.json"),
+    ]
     assert main(argv) == 0
     doc = json.loads((tmp_path / "s.json").read_text())["simulation"]
     assert sorted(doc["instances"]) == ["near-attaining", "probe", "random"] and doc["holds"] is True

@@ -3,6 +3,7 @@
 The content files are loaded by path (``fedtheory.content.load_claims``), as ``fedtheory check`` does, so
 a claim that flips to ``refuted`` (or is renamed) breaks this test, not silently the explorer.
 """
+
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ def expects():
 def test_every_cited_claim_is_declared_verified(expects):
     from fedtheory.explore.certified import load_table
 
-    if load_table() is not None:                     # registers the certified table's source and its claims
+    if load_table() is not None:  # registers the certified table's source and its claims
         assert "floor/certified" in GUARANTEE_SOURCES
     for name, src in GUARANTEE_SOURCES.items():
         for cid in src["claims"]:
@@ -32,19 +33,48 @@ def test_every_cited_claim_is_declared_verified(expects):
         assert src["holds_for"]
 
 
-REFUTED_FLOORS = ("localupdate/lemma-5", "localupdate/theorem-4", "localupdate/corollary-1", "localupdate/lemma-14",
-                  "localupdate/theorem-6", "localupdate/section-4.3/conjecture-constant-2c",
-                  "localupdate/theorem-3/heavy-ball", "localupdate/theorem-3/nesterov")
+REFUTED_FLOORS = (
+    "localupdate/lemma-5",
+    "localupdate/theorem-4",
+    "localupdate/corollary-1",
+    "localupdate/lemma-14",
+    "localupdate/theorem-6",
+    "localupdate/section-4.3/conjecture-constant-2c",
+    "localupdate/theorem-3/heavy-ball",
+    "localupdate/theorem-3/nesterov",
+)
 
 
 @pytest.mark.parametrize("klass", ["d1", "commuting", "general"])
 @pytest.mark.parametrize("momentum", ["gd", "heavy_ball", "nesterov"])
 def test_outputs_cite_only_verified_claims(expects, klass, momentum):
-    docs = [tune("fedavg", mu=1.0, L=100.0, C=0.1, D=10.0, rounds=50, momentum=momentum, function_class=klass,
-                 clients=4, lower_bound=False).to_json(),
-            frontier(mu=1.0, L=100.0, points=30, gamma=0.001, server=momentum, function_class=klass, clients=4).to_json(),
-            compare(["gd", "fedavg", "fomaml", "s-dane"], mu=1.0, L=100.0, C=0.1, D=10.0, eps=0.5, delta_A=1.0,
-                    momentum=momentum, function_class=klass, clients=4).to_json()]
+    docs = [
+        tune(
+            "fedavg",
+            mu=1.0,
+            L=100.0,
+            C=0.1,
+            D=10.0,
+            rounds=50,
+            momentum=momentum,
+            function_class=klass,
+            clients=4,
+            lower_bound=False,
+        ).to_json(),
+        frontier(mu=1.0, L=100.0, points=30, gamma=0.001, server=momentum, function_class=klass, clients=4).to_json(),
+        compare(
+            ["gd", "fedavg", "fomaml", "s-dane"],
+            mu=1.0,
+            L=100.0,
+            C=0.1,
+            D=10.0,
+            eps=0.5,
+            delta_A=1.0,
+            momentum=momentum,
+            function_class=klass,
+            clients=4,
+        ).to_json(),
+    ]
     for doc in docs:
         cited = set(doc["claims"]) | {c for e in doc["entries"] for c in e["claims"]}
         assert cited and all(expects[c] == "verified" for c in cited), cited
@@ -61,14 +91,14 @@ def test_the_issue_example_no_longer_calls_a_refuted_floor_guaranteed():
     assert adv.feasible and adv.function_class == "general"
     if default_class() is None:
         assert adv.best["K"] == 1
-    else:       # n-client certificates ship: the default class is certified, said so, with plain GD's fallback
+    else:  # n-client certificates ship: the default class is certified, said so, with plain GD's fallback
         assert "for any other federation" in adv.message and "plain gradient descent" in adv.message
         if adv.best["K"] > 1:
             assert any("multiples of 1/8" in h for h in adv.hypotheses)
     assert "no valid guarantee known for d ≥ 2" in adv.message
     lb = adv.lower_bound
     d1 = tune("fedavg", mu=1.0, L=100.0, C=0.1, D=10.0, rounds=50, function_class="d1")
-    assert lb["setting"] == d1.best and lb["value"] > d1.value      # the d = 1 bound fails in d = 2
+    assert lb["setting"] == d1.best and lb["value"] > d1.value  # the d = 1 bound fails in d = 2
     assert adv.value < np.inf and simulate(adv, seed=0).holds
 
 
@@ -84,8 +114,12 @@ def test_stored_counterexample_does_not_exceed_the_general_guarantee():
     cex = json.loads((ROOT / "paper_checks/counterexamples/localupdate/corollary-1.json").read_text())["counterexample"]
     q = QuadraticFederation.from_json(cex["problem"])
     x0 = np.asarray(cex["x0"])
-    consts = dict(mu=q.mu, L=q.L, C=float(np.linalg.norm(q.c - q.x_star(), axis=1).max()),
-                  D=float(np.linalg.norm(x0 - q.x_star())))
+    consts = dict(
+        mu=q.mu,
+        L=q.L,
+        C=float(np.linalg.norm(q.c - q.x_star(), axis=1).max()),
+        D=float(np.linalg.norm(x0 - q.x_star())),
+    )
     for method in ("fedavg", "fedprox", "fomaml"):
         adv = tune(method, rounds=int(cex["T"]), lower_bound=False, **consts)
         s = {**adv.best, "method": method}
@@ -116,7 +150,7 @@ def test_negative_control_adversarial_simulate_catches_a_floor_used_outside_its_
     """The d = 1 floor (Lemma 12) claimed for d ≥ 2 — what the old explorer did with 8CΔ — must be caught by the
     adversarial instances of simulate, as a failed claim."""
     adv = tune("fedavg", mu=1.0, L=100.0, C=0.1, D=10.0, rounds=50, function_class="d1")
-    adv.function_class = "general"          # the misuse: simulate now builds d = 2, non-commuting instances
+    adv.function_class = "general"  # the misuse: simulate now builds d = 2, non-commuting instances
     from fedtheory.explore.tuning import method_guarantee
 
     real = method_guarantee
@@ -140,11 +174,26 @@ def test_cli_issue_example_and_class_flags(tmp_path):
     import sys
 
     def run(*a):
-        return subprocess.run([sys.executable, "-m", "fedtheory", "explore", *a], capture_output=True, text=True,
-                              timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "fedtheory", "explore", *a], capture_output=True, text=True, timeout=300
+        )
 
-    out = run("tune", "fedavg", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10", "--rounds", "50", "--json",
-              str(tmp_path / "t.json"))
+    out = run(
+        "tune",
+        "fedavg",
+        "--mu",
+        "1",
+        "--L",
+        "100",
+        "--C",
+        "0.1",
+        "--D",
+        "10",
+        "--rounds",
+        "50",
+        "--json",
+        str(tmp_path / "t.json"),
+    )
     assert out.returncode == 0, out.stderr
     assert "no valid guarantee known for d ≥ 2" in " ".join(out.stdout.split())
     doc = json.loads((tmp_path / "t.json").read_text())
@@ -160,11 +209,29 @@ def test_cli_issue_example_and_class_flags(tmp_path):
         text = " ".join(out.stdout.split())
         assert "n ≤ 8 clients whose weights are multiples of 1/8" in text and "3.679" in text
     assert doc["entries"][0]["lower_bound"]["value"] > 0
-    out = run("tune", "fedavg", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10", "--rounds", "50", "--class",
-              "commuting")
+    out = run(
+        "tune", "fedavg", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10", "--rounds", "50", "--class", "commuting"
+    )
     assert out.returncode == 2 and "number of clients" in out.stderr
-    out = run("tune", "fedavg", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10", "--rounds", "50", "--class",
-              "commuting", "--clients", "8", "--simulate")
+    out = run(
+        "tune",
+        "fedavg",
+        "--mu",
+        "1",
+        "--L",
+        "100",
+        "--C",
+        "0.1",
+        "--D",
+        "10",
+        "--rounds",
+        "50",
+        "--class",
+        "commuting",
+        "--clients",
+        "8",
+        "--simulate",
+    )
     assert out.returncode == 0, out.stderr
     out = run("frontier", "--mu", "1", "--L", "100", "--class", "flat")
     assert out.returncode == 2 and "function_class must be one of" in out.stderr
@@ -176,26 +243,42 @@ def test_certified_table_lookups_are_conservative_and_cited(monkeypatch):
     table's points for d ≥ 2 and cites the table's claim."""
     import fedtheory.explore.certified as certified
 
-    fake = {"claims": ["fake/certified-floor"], "clients": 2, "theta": {"uniform": {
-        "kappa0": [10.0, 100.0], "gammaL": [0.01, 0.05], "K": [4, 4], "alphaL": [0.0, 0.0],
-        "floor": [[0.2, None], [0.5, 0.9]]}}}
+    fake = {
+        "claims": ["fake/certified-floor"],
+        "clients": 2,
+        "theta": {
+            "uniform": {
+                "kappa0": [10.0, 100.0],
+                "gammaL": [0.01, 0.05],
+                "K": [4, 4],
+                "alphaL": [0.0, 0.0],
+                "floor": [[0.2, None], [0.5, 0.9]],
+            }
+        },
+    }
     monkeypatch.setattr(certified, "load_table", lambda: fake)
     monkeypatch.setitem(GUARANTEE_SOURCES, "floor/certified", {"claims": ("fake/certified-floor",), "holds_for": "x"})
-    look = certified.certified_floor_lookup(1.0, 50.0, "uniform", "gd", clients=2)      # L/μ = 50 → row 100
-    np.testing.assert_array_equal(look([0.01 / 50, 0.05 / 50, 0.02 / 50], [4, 4, 4], [0.0, 0.0, 0.0]),
-                                  [0.5, 0.9, np.nan])
+    look = certified.certified_floor_lookup(1.0, 50.0, "uniform", "gd", clients=2)  # L/μ = 50 → row 100
+    np.testing.assert_array_equal(
+        look([0.01 / 50, 0.05 / 50, 0.02 / 50], [4, 4, 4], [0.0, 0.0, 0.0]), [0.5, 0.9, np.nan]
+    )
     assert np.isnan(certified.certified_floor_lookup(1.0, 5.0, "uniform", "gd", clients=2)(0.05 / 5, 4, 0.0))[0]
     assert certified.certified_floor_lookup(1.0, 50.0, "uniform", "gd", clients=3) is None
-    assert certified.certified_floor_lookup(1.0, 500.0, "uniform", "gd", clients=2) is None      # beyond the table
+    assert certified.certified_floor_lookup(1.0, 500.0, "uniform", "gd", clients=2) is None  # beyond the table
     adv = tune("fedavg", mu=1.0, L=50.0, C=0.01, D=1.0, rounds=200, clients=2, lower_bound=False)
-    g = local_update_guarantee(mu=1.0, L=50.0, C=0.01, D=1.0, gamma=[0.01 / 50, 0.05 / 50], K=4,
-                               certified_floor=look)
+    g = local_update_guarantee(mu=1.0, L=50.0, C=0.01, D=1.0, gamma=[0.01 / 50, 0.05 / 50], K=4, certified_floor=look)
     assert g.valid.all() and np.allclose(g.floor, [0.005, 0.009]) and "fake/certified-floor" in g.claims
-    assert adv.best["K"] == 1 and "fake/certified-floor" not in adv.claims     # C = 0.01: the floor costs too much
+    assert adv.best["K"] == 1 and "fake/certified-floor" not in adv.claims  # C = 0.01: the floor costs too much
     adv = tune("fedavg", mu=1.0, L=50.0, C=1e-4, D=1.0, rounds=200, clients=2, lower_bound=False)
     assert (adv.best["K"], adv.best["gamma"]) == (4, pytest.approx(0.05 / 50)) and "fake/certified-floor" in adv.claims
-    assert adv.value == pytest.approx(float(local_update_guarantee(
-        mu=1.0, L=50.0, C=1e-4, D=1.0, gamma=0.05 / 50, K=4, certified_floor=look).error_after(200)[0]), rel=1e-12)
+    assert adv.value == pytest.approx(
+        float(
+            local_update_guarantee(
+                mu=1.0, L=50.0, C=1e-4, D=1.0, gamma=0.05 / 50, K=4, certified_floor=look
+            ).error_after(200)[0]
+        ),
+        rel=1e-12,
+    )
     assert adv.value < tune("fedavg", mu=1.0, L=50.0, C=1e-4, D=1.0, rounds=200, lower_bound=False).value
 
 
@@ -212,8 +295,9 @@ def test_shipped_certified_table_gives_d2_guarantees_that_hold_adversarially():
     i = next(k for k, v in enumerate(part["floor"][j]) if v is not None and part["K"][k] > 1)
     mu, L = 1.0, float(part["kappa0"][j])
     look = certified_floor_lookup(mu, L, "uniform", "gd", clients=2)
-    g = local_update_guarantee(mu=mu, L=L, C=0.5, D=1.0, gamma=part["gammaL"][i] / L, K=part["K"][i], clients=2,
-                               certified_floor=look)
+    g = local_update_guarantee(
+        mu=mu, L=L, C=0.5, D=1.0, gamma=part["gammaL"][i] / L, K=part["K"][i], clients=2, certified_floor=look
+    )
     assert g.valid[0] and g.floor[0] == pytest.approx(0.5 * part["floor"][j][i], rel=1e-12)
     assert set(table["claims"]) <= set(g.claims) and any("equal weights" in h for h in g.hypotheses)
     adv = tune("fedavg", mu=mu, L=L, C=1e-3, D=1.0, rounds=100, clients=2, lower_bound=False)

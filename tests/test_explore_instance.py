@@ -3,6 +3,7 @@
 "Agree to 1e-8" is checked as |measured − predicted| ≤ 1e-8·max(1, predicted) at every round; float64 gives
 ~1e-15 here (both sides are O(d) roundings of the same linear recursion), so the tolerance is far from tight.
 """
+
 import json
 import subprocess
 import sys
@@ -12,8 +13,7 @@ import numpy as np
 import pytest
 
 from fedtheory.explore.exact import ExactModel, driver_algorithm, exact_curve, measured_curve
-from fedtheory.explore.instance import (ETA_MULTIPLES, commuting_fast, load_federation, simulate_instance,
-                                        tune_instance)
+from fedtheory.explore.instance import ETA_MULTIPLES, commuting_fast, load_federation, simulate_instance, tune_instance
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 from fedtheory.problems.quadratic import make_quadratic
 
@@ -27,10 +27,17 @@ def _gap(a, b):
 @pytest.mark.parametrize("theta", ["uniform", "last", "maml"])
 @pytest.mark.parametrize("server, beta", [("gd", 0.0), ("heavy_ball", 0.6), ("nesterov", 0.5)])
 def test_closed_form_equals_the_driver_every_round(theta, server, beta):
-    q = make_quadratic(4, 5, mu=0.5, L=20.0, C=2.0, weights="random", seed=7)     # non-commuting
+    q = make_quadratic(4, 5, mu=0.5, L=20.0, C=2.0, weights="random", seed=7)  # non-commuting
     assert not commuting_fast(q)
-    s = {"theta": theta, "K": 4, "gamma": 0.01, "alpha": 0.0 if theta == "maml" else 0.7, "server": server,
-         "eta": 0.08, "beta": beta}
+    s = {
+        "theta": theta,
+        "K": 4,
+        "gamma": 0.01,
+        "alpha": 0.0 if theta == "maml" else 0.7,
+        "server": server,
+        "eta": 0.08,
+        "beta": beta,
+    }
     x0 = np.linspace(-1, 2, 5)
     pred, meas = exact_curve(ExactModel(q), s, x0, 120), measured_curve(q, s, x0, 120)
     assert meas[0] == pytest.approx(np.linalg.norm(x0 - q.x_star()), rel=1e-14)
@@ -45,9 +52,13 @@ def test_tuned_setting_is_the_best_of_a_brute_force_grid():
 
     q = make_quadratic(3, 3, mu=1.0, L=30.0, C=1.0, weights="random", seed=3)
     x0 = np.array([1.0, -2.0, 0.5])
-    settings = [{"method": m, "theta": th, "K": K, "gamma": f / (30.0 + a), "alpha": a}
-                for m, th in (("fedavg", "uniform"), ("fomaml", "last")) for K in (2, 5) for f in (0.05, 0.3)
-                for a in (0.0, 3.0)] + [{"method": "gd", "theta": "uniform", "K": 1, "gamma": 0.0, "alpha": 0.0}]
+    settings = [
+        {"method": m, "theta": th, "K": K, "gamma": f / (30.0 + a), "alpha": a}
+        for m, th in (("fedavg", "uniform"), ("fomaml", "last"))
+        for K in (2, 5)
+        for f in (0.05, 0.3)
+        for a in (0.0, 3.0)
+    ] + [{"method": "gd", "theta": "uniform", "K": 1, "gamma": 0.0, "alpha": 0.0}]
     servers = ("gd", "heavy_ball")
     adv = tune_instance(q, rounds=25, x0=x0, settings=settings, servers=servers, worst_case=False)
     brute = []
@@ -69,12 +80,19 @@ def test_tuned_setting_is_the_best_of_a_brute_force_grid():
 
 def test_least_squares_from_npz_csv_and_object_agree_with_the_driver(tmp_path):
     fed = LeastSquaresFederation.random(n=4, m=[20, 30, 25, 40], d=3, seed=1)
-    np.savez(tmp_path / "ls.npz", **{f"X_{i}": fed.a[i, : fed.counts[i]] for i in range(4)},
-             **{f"y_{i}": fed.y[i, : fed.counts[i]] for i in range(4)})
-    rows = ["client,y,f0,f1,f2"] + [",".join(map(str, [i, fed.y[i, j], *fed.a[i, j]])) for i in range(4)
-                                    for j in range(fed.counts[i])]
+    np.savez(
+        tmp_path / "ls.npz",
+        **{f"X_{i}": fed.a[i, : fed.counts[i]] for i in range(4)},
+        **{f"y_{i}": fed.y[i, : fed.counts[i]] for i in range(4)},
+    )
+    rows = ["client,y,f0,f1,f2"] + [
+        ",".join(map(str, [i, fed.y[i, j], *fed.a[i, j]])) for i in range(4) for j in range(fed.counts[i])
+    ]
     (tmp_path / "ls.csv").write_text("\n".join(rows) + "\n")
-    advs = [tune_instance(src, rounds=30, servers=("gd", "nesterov")) for src in (fed, tmp_path / "ls.npz", tmp_path / "ls.csv")]
+    advs = [
+        tune_instance(src, rounds=30, servers=("gd", "nesterov"))
+        for src in (fed, tmp_path / "ls.npz", tmp_path / "ls.csv")
+    ]
     for adv in advs:
         assert adv.exact and adv.value == pytest.approx(advs[0].value, rel=1e-9, abs=1e-15)
         sim = simulate_instance(adv)
@@ -102,7 +120,7 @@ def test_logistic_clients_are_measured_not_derived():
     adv = tune_instance(fed, rounds=20, methods=("gd", "fedavg"))
     assert not adv.exact and adv.worst_case is None
     assert any("MEASURED" in line for line in adv.notes())
-    assert simulate_instance(adv).max_abs_gap == 0.0          # the same driver run, seeded: identical
+    assert simulate_instance(adv).max_abs_gap == 0.0  # the same driver run, seeded: identical
 
 
 def test_bad_input_names_what_is_wrong(tmp_path):
@@ -120,17 +138,40 @@ def test_bad_input_names_what_is_wrong(tmp_path):
     q = make_quadratic(2, 2, mu=1.0, L=2.0, seed=0)
     with pytest.raises(ValueError, match="x0 must have 2 entries"):
         tune_instance(q, rounds=5, x0=[1.0, 2.0, 3.0])
-    out = subprocess.run([sys.executable, "-m", "fedtheory", "explore", "instance", str(tmp_path / "bad.npz"),
-                          "--rounds", "5"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "fedtheory", "explore", "instance", str(tmp_path / "bad.npz"), "--rounds", "5"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2 and out.stderr.startswith("error:") and len(out.stderr.strip().splitlines()) == 1
 
 
 def test_cli_instance_simulate_and_json(tmp_path):
     q = make_quadratic(3, 3, mu=1.0, L=10.0, C=1.0, seed=5)
     np.savez(tmp_path / "q.npz", A=q.A, c=q.c)
-    out = subprocess.run([sys.executable, "-m", "fedtheory", "explore", "instance", str(tmp_path / "q.npz"), "--rounds",
-                          "30", "--servers", "gd,heavy_ball", "--simulate", "--x0", "1,1,1", "--json",
-                          str(tmp_path / "i.json")], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fedtheory",
+            "explore",
+            "instance",
+            str(tmp_path / "q.npz"),
+            "--rounds",
+            "30",
+            "--servers",
+            "gd,heavy_ball",
+            "--simulate",
+            "--x0",
+            "1,1,1",
+            "--json",
+            str(tmp_path / "i.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads((tmp_path / "i.json").read_text())
     assert doc["kind"] == "instance" and doc["simulation"]["max_abs_gap"] <= TOL
@@ -159,9 +200,11 @@ def test_bad_federation_files_and_ridge_are_one_line_errors_and_l2_counts(tmp_pa
     np.savez(tmp_path / "zero.npz", A=np.zeros((0, 3, 3)), c=np.zeros((0, 3)))
     np.savez(tmp_path / "cplx.npz", A=np.stack([np.eye(2) * (1 + 1j)] * 2), c=np.zeros((2, 2)))
     (tmp_path / "ragged.csv").write_text("client,y,f1,f2\n0,1.0,2.0,3.0\n1,2.0,1.0\n")
-    for name, msg in (("zero.npz", r"A must have shape \(n, d, d\) with n, d >= 1, got \(0, 3, 3\)"),
-                      ("cplx.npz", "A must be real, got complex entries"),
-                      ("ragged.csv", "line 3 has 3 cells, the header has 4")):
+    for name, msg in (
+        ("zero.npz", r"A must have shape \(n, d, d\) with n, d >= 1, got \(0, 3, 3\)"),
+        ("cplx.npz", "A must be real, got complex entries"),
+        ("ragged.csv", "line 3 has 3 cells, the header has 4"),
+    ):
         with pytest.raises(ValueError, match=msg):
             load_federation(tmp_path / name)
     q = make_quadratic(3, 2, mu=1.0, L=5.0, seed=0)
@@ -175,7 +218,8 @@ def test_bad_federation_files_and_ridge_are_one_line_errors_and_l2_counts(tmp_pa
     outs = []
     for l2 in ("0", "1000"):
         out = tmp_path / f"r{l2}.json"
-        assert main(["explore", "instance", str(tmp_path / "q.npz"), "--rounds", "5", "--l2", l2,
-                     "--json", str(out)]) == 0
+        assert (
+            main(["explore", "instance", str(tmp_path / "q.npz"), "--rounds", "5", "--l2", l2, "--json", str(out)]) == 0
+        )
         outs.append(out.read_text())
     assert outs[0] != outs[1]

@@ -3,6 +3,7 @@
 Needs Debian's ``chromium`` and the ``playwright`` package (``.ci/run`` installs both); elsewhere the
 tests are skipped with the reason.
 """
+
 import re
 import shutil
 
@@ -18,34 +19,137 @@ playwright = pytest.importorskip("playwright.sync_api", reason="playwright is no
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)")
 
 SETTINGS = [
-    dict(theta="uniform", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.05, K=10, C=1.0, D=10.0, T=50, fclass="d1", n=3),
-    dict(theta="uniform", server="nesterov", mu=0.01, L=100.0, alpha=3.0, gamma=0.009, K=1000, C=0.3, D=2.0, T=7,
-         fclass="commuting", n=17),
-    dict(theta="last", server="heavy_ball", mu=1.0, L=50.0, alpha=0.0, gamma=0.001, K=5, C=2.0, D=1.0, T=100,
-         fclass="d1", n=2),
-    dict(theta="last", server="gd", mu=2.0, L=20.0, alpha=1.0, gamma=0.04, K=40, C=1.0, D=5.0, T=3,  # outside Lemma 4
-         fclass="general", n=2),
-    dict(theta="maml", server="nesterov", mu=1.0, L=1000.0, alpha=0.0, gamma=1e-4, K=300, C=0.5, D=3.0, T=20,
-         fclass="commuting", n=4),
-    dict(theta="uniform", server="heavy_ball", mu=1.0, L=1.0, alpha=0.0, gamma=0.5, K=10**6, C=1.0, D=1.0, T=0,
-         fclass="d1", n=1),
-    dict(theta="maml", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.0999, K=10**6, C=1.0, D=1.0, T=5,  # κ ≈ e^{600+}
-         fclass="d1", n=1),
-    dict(theta="uniform", server="gd", mu=1.0, L=100.0, alpha=0.0, gamma=0.001, K=1, C=1.0, D=3.0, T=9,
-         fclass="general", n=5),                                                  # K = 1: valid in every class
+    dict(
+        theta="uniform", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.05, K=10, C=1.0, D=10.0, T=50, fclass="d1", n=3
+    ),
+    dict(
+        theta="uniform",
+        server="nesterov",
+        mu=0.01,
+        L=100.0,
+        alpha=3.0,
+        gamma=0.009,
+        K=1000,
+        C=0.3,
+        D=2.0,
+        T=7,
+        fclass="commuting",
+        n=17,
+    ),
+    dict(
+        theta="last",
+        server="heavy_ball",
+        mu=1.0,
+        L=50.0,
+        alpha=0.0,
+        gamma=0.001,
+        K=5,
+        C=2.0,
+        D=1.0,
+        T=100,
+        fclass="d1",
+        n=2,
+    ),
+    dict(
+        theta="last",
+        server="gd",
+        mu=2.0,
+        L=20.0,
+        alpha=1.0,
+        gamma=0.04,
+        K=40,
+        C=1.0,
+        D=5.0,
+        T=3,  # outside Lemma 4
+        fclass="general",
+        n=2,
+    ),
+    dict(
+        theta="maml",
+        server="nesterov",
+        mu=1.0,
+        L=1000.0,
+        alpha=0.0,
+        gamma=1e-4,
+        K=300,
+        C=0.5,
+        D=3.0,
+        T=20,
+        fclass="commuting",
+        n=4,
+    ),
+    dict(
+        theta="uniform",
+        server="heavy_ball",
+        mu=1.0,
+        L=1.0,
+        alpha=0.0,
+        gamma=0.5,
+        K=10**6,
+        C=1.0,
+        D=1.0,
+        T=0,
+        fclass="d1",
+        n=1,
+    ),
+    dict(
+        theta="maml",
+        server="gd",
+        mu=1.0,
+        L=10.0,
+        alpha=0.0,
+        gamma=0.0999,
+        K=10**6,
+        C=1.0,
+        D=1.0,
+        T=5,  # κ ≈ e^{600+}
+        fclass="d1",
+        n=1,
+    ),
+    dict(
+        theta="uniform",
+        server="gd",
+        mu=1.0,
+        L=100.0,
+        alpha=0.0,
+        gamma=0.001,
+        K=1,
+        C=1.0,
+        D=3.0,
+        T=9,
+        fclass="general",
+        n=5,
+    ),  # K = 1: valid in every class
 ]
 
 
 def python_values(s):
-    out = worst_case_tradeoff(s["mu"], s["L"], theta=s["theta"], alpha=s["alpha"], gamma=s["gamma"], K=s["K"],
-                              momentum=s["server"])
-    g = local_update_guarantee(mu=s["mu"], L=s["L"], C=s["C"], D=s["D"], theta=s["theta"], alpha=s["alpha"],
-                               gamma=s["gamma"], K=s["K"], momentum=s["server"], function_class=s["fclass"],
-                               clients=s["n"])
+    out = worst_case_tradeoff(
+        s["mu"], s["L"], theta=s["theta"], alpha=s["alpha"], gamma=s["gamma"], K=s["K"], momentum=s["server"]
+    )
+    g = local_update_guarantee(
+        mu=s["mu"],
+        L=s["L"],
+        C=s["C"],
+        D=s["D"],
+        theta=s["theta"],
+        alpha=s["alpha"],
+        gamma=s["gamma"],
+        K=s["K"],
+        momentum=s["server"],
+        function_class=s["fclass"],
+        clients=s["n"],
+    )
     valid = bool(g.valid[0])
-    return {"log_kappa": float(out["log_kappa"][0]), "rho": float(out["rho"][0]), "delta": float(g.params["delta"][0]),
-            "floor": float(g.floor[0]) if valid else None, "bound": float(g.error_after(s["T"])[0]) if valid else None,
-            "valid": valid, "claims": list(g.claims)}
+    return {
+        "log_kappa": float(out["log_kappa"][0]),
+        "rho": float(out["rho"][0]),
+        "delta": float(g.params["delta"][0]),
+        "floor": float(g.floor[0]) if valid else None,
+        "bound": float(g.error_after(s["T"])[0]) if valid else None,
+        "valid": valid,
+        "claims": list(g.claims),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +157,10 @@ def page(tmp_path_factory):
     path = write_page(tmp_path_factory.mktemp("page") / "explore.html")
     requests = []
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-background-networking",
-                                                                     "--disable-gpu", "--disable-component-update"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--disable-component-update"],
+        )
         context = browser.new_context(offline=True)
         pg = context.new_page()
         pg.on("request", lambda r: requests.append(r.url))
@@ -113,16 +219,36 @@ def test_moving_sliders_updates_the_results(page):
     page.select_option("#theta", "uniform")
     page.select_option("#server", "gd")
     page.select_option("#fclass", "d1")
-    for slider, value in (("#log10_mu", "0"), ("#log10_kappa0", "1"), ("#alpha_ratio", "0"), ("#C", "1"),
-                          ("#D", "10"), ("#T", "50"), ("#log10_K", "1"), ("#gamma_frac", "0.5")):
+    for slider, value in (
+        ("#log10_mu", "0"),
+        ("#log10_kappa0", "1"),
+        ("#alpha_ratio", "0"),
+        ("#C", "1"),
+        ("#D", "10"),
+        ("#T", "50"),
+        ("#log10_K", "1"),
+        ("#gamma_frac", "0.5"),
+    ):
         page.fill(slider, value)
     rho_before = _displayed(page, "rho")
-    page.fill("#log10_K", "3")                     # K: 10 -> 1000
+    page.fill("#log10_K", "3")  # K: 10 -> 1000
     assert int(page.evaluate("document.body.dataset.updates")) > int(before)
     rho_after = _displayed(page, "rho")
-    assert rho_after < rho_before                  # more local steps: faster (Section 4.2)
-    s = dict(theta="uniform", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.5 / 10.0, K=1000, C=1.0, D=10.0, T=50,
-             fclass="d1", n=10)
+    assert rho_after < rho_before  # more local steps: faster (Section 4.2)
+    s = dict(
+        theta="uniform",
+        server="gd",
+        mu=1.0,
+        L=10.0,
+        alpha=0.0,
+        gamma=0.5 / 10.0,
+        K=1000,
+        C=1.0,
+        D=10.0,
+        T=50,
+        fclass="d1",
+        n=10,
+    )
     py = python_values(s)
     for key in ("rho", "delta", "floor", "bound"):
         assert abs(_displayed(page, key) - py[key]) <= 1e-9 * max(1.0, abs(py[key]))

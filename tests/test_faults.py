@@ -5,6 +5,7 @@ KeyboardInterrupt is that claim's error and every other result is kept; bad outp
 input before any work; non-Dask listeners and worker-less clusters are one clear line; signals leave no
 orphans and no half-written figure; concurrent figure runs keep every manifest entry; sizes are bounded.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LIMIT = 120   # seconds any one CLI run may take before the test fails as a hang
+LIMIT = 120  # seconds any one CLI run may take before the test fails as a hang
 
 CLAIMS = '''
 import os, signal, sys, time
@@ -105,15 +106,27 @@ def _env(**extra) -> dict:
 def cli(*args, cwd, limit=LIMIT, **env) -> subprocess.CompletedProcess:
     """Run ``python -m fedtheory ARGS``; a run past ``limit`` seconds fails the test as a hang."""
     try:
-        return subprocess.run([sys.executable, "-m", "fedtheory", *args], cwd=cwd, env=_env(**env),
-                              capture_output=True, text=True, timeout=limit)
+        return subprocess.run(
+            [sys.executable, "-m", "fedtheory", *args],
+            cwd=cwd,
+            env=_env(**env),
+            capture_output=True,
+            text=True,
+            timeout=limit,
+        )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"fedtheory {' '.join(args)} hung for more than {limit}s: {exc.stderr!r}")
 
 
 def start(*args, cwd, **env) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "fedtheory", *args], cwd=cwd, env=_env(**env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "fedtheory", *args],
+        cwd=cwd,
+        env=_env(**env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def one_error_line(proc: subprocess.CompletedProcess, rc: int, *needles: str) -> None:
@@ -176,9 +189,10 @@ def repo(tmp_path) -> Path:
 # A claim's exit, crash or hang is that claim's error; the run never passes falsely, never loses results
 # ---------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("workers", ["2", "inline"])
 def test_exiting_claims_are_errors_and_the_rest_is_kept(repo, workers):
-    if workers == "2":   # crashes and hangs only in workers: inline, os._exit would end the run itself
+    if workers == "2":  # crashes and hangs only in workers: inline, os._exit would end the run itself
         # 15 s, not 3: a worker process's start alone can take seconds on a loaded machine (a fine claim timed out)
         proc = cli("check", "claims", "crash", "--workers", "2", "--timeout", "15", "--json", "r.json", cwd=repo)
     else:
@@ -195,8 +209,10 @@ def test_exiting_claims_are_errors_and_the_rest_is_kept(repo, workers):
     # a CI log (no terminal): every id in full, in the table and in one progress line per claim
     assert long_id in proc.stdout
     assert sum(1 for line in proc.stderr.splitlines() if line.startswith("[")) == len(report["claims"])
-    assert any(line.startswith("[") and line.split("] ", 1)[1].startswith(long_id + ": verified (")
-               for line in proc.stderr.splitlines())
+    assert any(
+        line.startswith("[") and line.split("] ", 1)[1].startswith(long_id + ": verified (")
+        for line in proc.stderr.splitlines()
+    )
     if workers == "2":
         assert status["crash/lemma-2"] == status["crash/lemma-3"] == "error"
         assert "fresh worker" in notes["crash/lemma-1"] and "SIGKILL" in notes["crash/lemma-2"]
@@ -218,11 +234,15 @@ def test_a_crashing_claim_with_one_worker_is_its_error(repo):
     assert {c["status"] for c in json.loads((repo / "r.json").read_text())["claims"]} == {"error"}
 
 
-@pytest.mark.parametrize("body, rc, needle", [
-    ("import sys; sys.exit(0)", 2, "SystemExit"),                 # a broken content file, named
-    ("import os; os._exit(0)", 3, "ended abruptly"),              # the process itself ends: never a pass
-    ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", 128 + signal.SIGSEGV, "SIGSEGV"),
-], ids=["sys.exit", "os._exit", "segfault"])
+@pytest.mark.parametrize(
+    "body, rc, needle",
+    [
+        ("import sys; sys.exit(0)", 2, "SystemExit"),  # a broken content file, named
+        ("import os; os._exit(0)", 3, "ended abruptly"),  # the process itself ends: never a pass
+        ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", 128 + signal.SIGSEGV, "SIGSEGV"),
+    ],
+    ids=["sys.exit", "os._exit", "segfault"],
+)
 def test_content_that_ends_the_process_while_loading_never_passes(repo, body, rc, needle):
     (repo / "bad").mkdir()
     (repo / "bad" / "bad.py").write_text(body + "\n")
@@ -232,6 +252,7 @@ def test_content_that_ends_the_process_while_loading_never_passes(repo, body, rc
 # ---------------------------------------------------------------------------------------------------
 # Output destinations: bad input before any work
 # ---------------------------------------------------------------------------------------------------
+
 
 def test_bad_output_destinations_fail_before_any_work(repo):
     (repo / "plain").write_text("")
@@ -251,13 +272,14 @@ def test_bad_output_destinations_fail_before_any_work(repo):
         start_time = time.monotonic()
         one_error_line(cli(*args, cwd=repo, limit=30), 2, needle)
         assert time.monotonic() - start_time < 20, f"{args} failed only after doing the work"
-    assert sorted(p.name for p in repo.iterdir()) == ["claims", "crash", "figures", "plain", "slow"], \
+    assert sorted(p.name for p in repo.iterdir()) == ["claims", "crash", "figures", "plain", "slow"], (
         "nothing is written anywhere, in particular not in the working directory"
+    )
 
 
 def test_a_closed_stdout_keeps_the_report_and_the_exit_code(repo):
     proc = start("check", "claims", "--claim", "demo/lemma-1", "--json", "r.json", cwd=repo)
-    proc.stdout.close()   # `fedtheory check | head -0`: every write to stdout fails
+    proc.stdout.close()  # `fedtheory check | head -0`: every write to stdout fails
     try:
         err = proc.stderr.read()
         proc.wait(timeout=LIMIT)
@@ -269,13 +291,15 @@ def test_a_closed_stdout_keeps_the_report_and_the_exit_code(repo):
 
 
 def test_bad_blas_threads_is_bad_input(repo):
-    one_error_line(cli("check", "claims", cwd=repo, limit=30, FEDTHEORY_BLAS_THREADS="abc"), 2,
-                   "FEDTHEORY_BLAS_THREADS")
+    one_error_line(
+        cli("check", "claims", cwd=repo, limit=30, FEDTHEORY_BLAS_THREADS="abc"), 2, "FEDTHEORY_BLAS_THREADS"
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
 # Dask: bounded handshake, no workers
 # ---------------------------------------------------------------------------------------------------
+
 
 def _listener(reply: bytes | None):
     srv = socket.create_server(("127.0.0.1", 0))
@@ -295,8 +319,11 @@ def _listener(reply: bytes | None):
     return srv, conns
 
 
-@pytest.mark.parametrize("reply", [b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", b"\xff" * 64, None],
-                         ids=["http-400", "garbage", "silent"])
+@pytest.mark.parametrize(
+    "reply",
+    [b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", b"\xff" * 64, None],
+    ids=["http-400", "garbage", "silent"],
+)
 def test_a_listener_that_is_not_dask_is_one_clear_line(repo, reply):
     srv, conns = _listener(reply)
     try:
@@ -316,14 +343,22 @@ def test_a_dask_cluster_without_workers_is_an_error(repo):
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None) as cluster:
-        proc = cli("check", "claims", "--scheduler", cluster.scheduler_address, cwd=repo, limit=60,
-                   FEDTHEORY_DASK_WORKER_WAIT="2")
+        proc = cli(
+            "check",
+            "claims",
+            "--scheduler",
+            cluster.scheduler_address,
+            cwd=repo,
+            limit=60,
+            FEDTHEORY_DASK_WORKER_WAIT="2",
+        )
     one_error_line(proc, 2, "has no workers")
 
 
 # ---------------------------------------------------------------------------------------------------
 # Signals: no orphans, no half-written pair, the manifest / report of what finished
 # ---------------------------------------------------------------------------------------------------
+
 
 def interrupt(proc: subprocess.Popen, signum: int, ready, log: Path | None = None) -> tuple[str, set[int]]:
     """Send ``signum`` once ``ready()``; return stderr (piped, or written to ``log``) and the descendants the
@@ -340,15 +375,21 @@ def interrupt(proc: subprocess.Popen, signum: int, ready, log: Path | None = Non
     assert proc.returncode == 128 + signum, err
     assert "Traceback" not in err and f"stopped by {signal.Signals(signum).name}" in err, err
     assert kids, "the run had worker processes"
-    wait_for(lambda: not any(alive(p) for p in kids), limit=10)   # workers and the resource tracker: no orphans
+    wait_for(lambda: not any(alive(p) for p in kids), limit=10)  # workers and the resource tracker: no orphans
     return err, kids
 
 
 def test_sigterm_stops_workers_and_writes_what_finished(repo):
     log = repo / "stderr.log"
     with open(log, "w") as fh:
-        proc = subprocess.Popen([sys.executable, "-m", "fedtheory", "check", "slow", "--workers", "2", "--json",
-                                 "r.json"], cwd=repo, env=_env(), stdout=subprocess.DEVNULL, stderr=fh, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fedtheory", "check", "slow", "--workers", "2", "--json", "r.json"],
+            cwd=repo,
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=fh,
+            text=True,
+        )
         err, _ = interrupt(proc, signal.SIGTERM, lambda: "slow/lemma-1: verified" in log.read_text(), log)
     assert "stopped by SIGTERM: 1 of 4 claims finished" in err
     report = json.loads((repo / "r.json").read_text())
@@ -375,7 +416,7 @@ def test_a_stage_left_by_a_killed_run_is_removed_by_the_next_run(repo):
     out = repo / "o" / "demo"
     out.mkdir(parents=True)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()                                          # a pid that no longer runs
+    dead.wait()  # a pid that no longer runs
     stale = [out / f".figure-1.json.{dead.pid}.0a1b2c3d.staged", out / f".figure-1.png.{dead.pid}.0a1b2c3d.staged"]
     for p in stale:
         p.write_text("{}")
@@ -402,6 +443,7 @@ def test_concurrent_figure_runs_keep_every_manifest_entry(repo):
 # Unbounded work, wrong answers
 # ---------------------------------------------------------------------------------------------------
 
+
 def test_workers_beyond_the_cores_are_capped(repo):
     proc = cli("check", "claims", "--claim", "demo/lemma-1", "--workers", "10000", "--json", "r.json", cwd=repo)
     assert proc.returncode == 0, proc.stderr
@@ -410,14 +452,36 @@ def test_workers_beyond_the_cores_are_capped(repo):
 
 def test_frontier_points_are_bounded_with_the_memory_named(repo):
     start_time = time.monotonic()
-    one_error_line(cli("explore", "frontier", "--mu", "1", "--L", "10", "--points", "100000000", cwd=repo, limit=30),
-                   2, "points=100000000", "GB")
+    one_error_line(
+        cli("explore", "frontier", "--mu", "1", "--L", "10", "--points", "100000000", cwd=repo, limit=30),
+        2,
+        "points=100000000",
+        "GB",
+    )
     assert time.monotonic() - start_time < 20
 
 
 def test_tune_rejects_targets_below_float_resolution(repo):
-    one_error_line(cli("explore", "tune", "fedavg", "--mu", "1", "--L", "100", "--D", "10", "--eps", "1e-300",
-                       "--simulate", cwd=repo, limit=60), 2, "below float64 resolution")
+    one_error_line(
+        cli(
+            "explore",
+            "tune",
+            "fedavg",
+            "--mu",
+            "1",
+            "--L",
+            "100",
+            "--D",
+            "10",
+            "--eps",
+            "1e-300",
+            "--simulate",
+            cwd=repo,
+            limit=60,
+        ),
+        2,
+        "below float64 resolution",
+    )
 
 
 def test_simulate_never_says_holds_when_measured_exceeds_predicted():
@@ -426,9 +490,17 @@ def test_simulate_never_says_holds_when_measured_exceeds_predicted():
 
     predicted = np.array([10.0, 1e-3, 1e-20, 0.0])
     measured = np.array([10.0, 9e-4, 3.7e-15, 1e-16])
-    sim = Simulation(method="fedavg", setting={}, instance={}, rounds=np.arange(4), measured=measured,
-                     predicted=predicted, slack=np.full(4, 1e-14), extra={},
-                     instances={"random": {"measured": measured, "instance": {}}})
+    sim = Simulation(
+        method="fedavg",
+        setting={},
+        instance={},
+        rounds=np.arange(4),
+        measured=measured,
+        predicted=predicted,
+        slack=np.full(4, 1e-14),
+        extra={},
+        instances={"random": {"measured": measured, "instance": {}}},
+    )
     assert not sim.holds and int(sim.unresolved.sum()) == 2
     assert sim.to_json()["holds"] is False and sim.to_json()["unresolved_rounds"] == 2
     text = "\n".join(sim.notes())
@@ -439,8 +511,24 @@ def test_simulate_never_says_holds_when_measured_exceeds_predicted():
 def test_tune_keeps_its_advice_where_simulate_can_confirm_it(repo):
     # tune ranks bounds below float64 resolution as equal, so an --eps near resolution still gets advice whose
     # every round simulate can check; "holds" is then printed only when no round was decided by rounding
-    proc = cli("explore", "tune", "fedavg", "--mu", "1", "--L", "100", "--D", "10", "--eps", "3e-15", "--simulate",
-               "--json", "t.json", cwd=repo, limit=120)
+    proc = cli(
+        "explore",
+        "tune",
+        "fedavg",
+        "--mu",
+        "1",
+        "--L",
+        "100",
+        "--D",
+        "10",
+        "--eps",
+        "3e-15",
+        "--simulate",
+        "--json",
+        "t.json",
+        cwd=repo,
+        limit=120,
+    )
     sim = json.loads((repo / "t.json").read_text())["simulation"]
     assert sim["unresolved_rounds"] == 0
     assert sim["holds"] is (sim["max_ratio"] <= 1.0) and (proc.returncode == 0) is sim["holds"]
@@ -450,6 +538,7 @@ def test_tune_keeps_its_advice_where_simulate_can_confirm_it(repo):
 # ---------------------------------------------------------------------------------------------------
 # The same guarantees on Dask (library level: a CLI run adds nothing the tests above do not cover)
 # ---------------------------------------------------------------------------------------------------
+
 
 def test_dask_timeouts_and_killed_workers_are_failures_of_their_point_only(repo):
     pytest.importorskip("distributed")
@@ -463,9 +552,12 @@ def test_dask_timeouts_and_killed_workers_are_failures_of_their_point_only(repo)
     claims = [c for c in load_claims([str(repo / "claims"), str(repo / "crash")]) if c.id in wanted]
     # a killed worker is that claim's error after one Dask retry (allowed-failures 1). With 0, a claim merely
     # assigned to the dying worker (Dask counts queued tasks as processing) was failed with it: flaky under load
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                         dashboard_address=None) as cluster:
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 1}),
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+    ):
         # 15 s, not 3: each point starts its own process, which alone can take seconds on a loaded machine
         report = run_claims(claims, scheduler=cluster.scheduler_address, timeout=15, progress=False)
     status = {r["id"]: r["status"] for r in report.records}
@@ -487,11 +579,16 @@ def test_dask_points_that_kill_their_process_or_time_out_leave_the_cluster_whole
     from fedtheory.claims.runner import run_claims
     from fedtheory.content import load_claims
 
-    crashes = [c for c in load_claims([str(repo / "crash")]) if c.id in ("crash/lemma-1", "crash/lemma-2",
-                                                                        "crash/lemma-3")]
+    crashes = [
+        c for c in load_claims([str(repo / "crash")]) if c.id in ("crash/lemma-1", "crash/lemma-2", "crash/lemma-3")
+    ]
     fine = [c for c in load_claims([str(repo / "claims")]) if c.id == "demo/lemma-1"]
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster.scheduler_address) as client:
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        Client(cluster.scheduler_address) as client,
+    ):
         before = set(client.scheduler_info()["workers"])
         first = run_claims(crashes, scheduler=cluster.scheduler_address, timeout=3, progress=False)
         assert {r["status"] for r in first.records} == {"error"}
@@ -503,7 +600,8 @@ def test_dask_points_that_kill_their_process_or_time_out_leave_the_cluster_whole
 def test_a_child_process_a_claim_leaves_behind_does_not_outlive_the_run(tmp_path):
     """Issue 24, defect 5: `fedtheory check … | cat` waited for a `sleep` a claim started, which held the pipe."""
     (tmp_path / "verify").mkdir()
-    (tmp_path / "verify" / "child.py").write_text(textwrap.dedent('''
+    (tmp_path / "verify" / "child.py").write_text(
+        textwrap.dedent('''
         import subprocess
         from fedtheory.claims.core import claim
 
@@ -512,10 +610,18 @@ def test_a_child_process_a_claim_leaves_behind_does_not_outlive_the_run(tmp_path
         def sleeper(ctx):
             subprocess.Popen(["sleep", "97"])
             return ctx.decide(True, measured={}, tolerance=0)
-    '''))
+    ''')
+    )
     start_t = time.monotonic()
-    proc = subprocess.run(f"{sys.executable} -m fedtheory check verify | cat", shell=True, cwd=tmp_path, env=_env(),
-                          capture_output=True, text=True, timeout=90)
+    proc = subprocess.run(
+        f"{sys.executable} -m fedtheory check verify | cat",
+        shell=True,
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     assert proc.returncode == 0 and "PASSED: 1 claims (1 verified)" in proc.stdout
     assert time.monotonic() - start_t < 60
     wait_for(lambda: subprocess.run(["pgrep", "-f", "sleep 97"], capture_output=True).returncode != 0, limit=10)
@@ -526,7 +632,13 @@ def test_a_content_file_that_hangs_while_loading_is_a_one_line_error(tmp_path):
     (tmp_path / "verify").mkdir()
     (tmp_path / "verify" / "hangs.py").write_text("while True:\n    pass\n")
     start_t = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "fedtheory", "check", "verify"], cwd=tmp_path,
-                          env=_env(FEDTHEORY_LOAD_TIMEOUT="2"), capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fedtheory", "check", "verify"],
+        cwd=tmp_path,
+        env=_env(FEDTHEORY_LOAD_TIMEOUT="2"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     one_error_line(proc, 2, "hangs.py", "loading took longer than 2 s")
     assert time.monotonic() - start_t < 30

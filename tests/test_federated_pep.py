@@ -1,4 +1,5 @@
 """Federated PEP certificates (fedtheory.certify.federated_pep): upper ≥ lower, tightness, consistency, bad input."""
+
 import json
 import re
 import math
@@ -21,8 +22,12 @@ def test_floor_certificate_is_tight_and_its_instance_replays():
     inst = c.instance
     prob = QuadraticFederation.from_json(inst["problem"])
     H = np.einsum("n,nij->ij", prob.p, prob.A)
-    algo = LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"],
-                       ServerOpt("gd", lr=1.0 / (4 * np.linalg.eigvalsh(H)[-1])))
+    algo = LocalUpdate(
+        Theta.from_json(inst["theta"]),
+        inst["alpha"],
+        inst["gamma"],
+        ServerOpt("gd", lr=1.0 / (4 * np.linalg.eigvalsh(H)[-1])),
+    )
     h = run_local_update(prob, algo, prob.x_star(), 3000).to_numpy()
     assert math.isclose(float(h.dist_empirical[-1]) / prob.C, c.lower, rel_tol=1e-6)
     assert json.loads(json.dumps(c.to_json()))["claim_id"] == "localupdate/lemma-5/certified"
@@ -62,16 +67,21 @@ def test_d1_formula_matches_its_instance():
     assert math.isclose(minimizer_distance(prob, 0.0, 0.005, Theta.uniform(10)), v, rel_tol=1e-9)
 
 
-@pytest.mark.parametrize("kw, needle", [
-    (dict(mu=2.0, L=1.0, K=2, gamma=0.1), "0 < mu <= L"),
-    (dict(mu=1.0, L=10.0, K=2, gamma=0.2), "gamma < 1/(L + alpha)"),
-    (dict(mu=1.0, L=10.0, K=0, gamma=0.05), "K must be an integer"),
-    (dict(mu=1.0, L=10.0, K=2, gamma=0.05, measure="speed"), "measure must be one of"),
-    (dict(mu=1.0, L=10.0, K=2, gamma=0.05, measure="rate"), "needs a server step eta"),
-    (dict(mu=1.0, L=10.0, K=2, gamma=0.05, clients=1), "clients must be an integer >= 2"),
-    (dict(mu=1.0, L=10.0, K=2, gamma=0.05, function_class="smooth-strongly-convex", engine="spectral"),
-     "quadratic clients only"),
-])
+@pytest.mark.parametrize(
+    "kw, needle",
+    [
+        (dict(mu=2.0, L=1.0, K=2, gamma=0.1), "0 < mu <= L"),
+        (dict(mu=1.0, L=10.0, K=2, gamma=0.2), "gamma < 1/(L + alpha)"),
+        (dict(mu=1.0, L=10.0, K=0, gamma=0.05), "K must be an integer"),
+        (dict(mu=1.0, L=10.0, K=2, gamma=0.05, measure="speed"), "measure must be one of"),
+        (dict(mu=1.0, L=10.0, K=2, gamma=0.05, measure="rate"), "needs a server step eta"),
+        (dict(mu=1.0, L=10.0, K=2, gamma=0.05, clients=1), "clients must be an integer >= 2"),
+        (
+            dict(mu=1.0, L=10.0, K=2, gamma=0.05, function_class="smooth-strongly-convex", engine="spectral"),
+            "quadratic clients only",
+        ),
+    ],
+)
 def test_bad_hypotheses_raise(kw, needle):
     args = {k: kw.pop(k) for k in ("mu", "L", "K", "gamma")}
     with pytest.raises(ValueError, match=re.escape(needle)):
@@ -80,8 +90,25 @@ def test_bad_hypotheses_raise(kw, needle):
 
 def test_cli_certify_json_and_bad_input(tmp_path, capsys):
     out = tmp_path / "c.json"
-    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05",
-               "--pieces", "8", "--json", str(out)])
+    rc = main(
+        [
+            "explore",
+            "certify",
+            "fedavg",
+            "--mu",
+            "1",
+            "--L",
+            "10",
+            "--K",
+            "2",
+            "--gamma",
+            "0.05",
+            "--pieces",
+            "8",
+            "--json",
+            str(out),
+        ]
+    )
     text = capsys.readouterr().out
     assert rc == 0 and "upper" in text and "lower" in text and "gap" in text and "solver" in text
     data = json.loads(out.read_text())
@@ -91,20 +118,39 @@ def test_cli_certify_json_and_bad_input(tmp_path, capsys):
     assert rc == 2 and len(err) == 1 and err[0].startswith("error: hypothesis 0 < gamma")
     rc = main(["explore", "certify", "fedprox", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05"])
     assert rc == 2 and "alpha > 0" in capsys.readouterr().err
-    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05",
-               "--engine", "pepit", "--json", str(out)])
+    rc = main(
+        [
+            "explore",
+            "certify",
+            "fedavg",
+            "--mu",
+            "1",
+            "--L",
+            "10",
+            "--K",
+            "2",
+            "--gamma",
+            "0.05",
+            "--engine",
+            "pepit",
+            "--json",
+            str(out),
+        ]
+    )
     data = json.loads(out.read_text())
     assert rc == 0 and data["hypotheses"]["engine"] == "pepit" and data["details"]["extracted_lower"] is not None
-    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05",
-               "--engine", "exact"])
+    rc = main(
+        ["explore", "certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05", "--engine", "exact"]
+    )
     assert rc == 2 and "engine must be one of" in capsys.readouterr().err
 
 
 def test_function_value_at_K1_is_drori_teboulle():
-    c = fp.certify_local_update(0.0, 1.0, 1, 0.5, measure="function-value", eta=1.0, rounds=2, D=1.0,
-                                function_class="smooth-strongly-convex")
+    c = fp.certify_local_update(
+        0.0, 1.0, 1, 0.5, measure="function-value", eta=1.0, rounds=2, D=1.0, function_class="smooth-strongly-convex"
+    )
     assert c.status == "certified" and abs(c.details["sdp_value"] - 0.1) <= 1e-6 * 0.1
-    assert c.lower <= c.value and c.value >= 0.1       # lower: a quadratic instance, below the Huber worst case
+    assert c.lower <= c.value and c.value >= 0.1  # lower: a quadratic instance, below the Huber worst case
 
 
 def test_function_value_mu0_is_refused_where_unbounded():
@@ -118,7 +164,7 @@ def test_sdane_exact_is_tight_and_below_the_inexact_class():
     from fedtheory.certify.pep import two_client_sdane
 
     ex = fp.certify_sdane(1, 2.0, 0.0, 1.0)
-    assert ex.gap < 1e-6 and ex.class_violation <= 1e-6          # attained by a replayed instance of the class
+    assert ex.gap < 1e-6 and ex.class_violation <= 1e-6  # attained by a replayed instance of the class
     assert ex.value <= two_client_sdane(1, 2.0, 0.0, 1.0, c=1e-4).value * (1 + 1e-6)
     with pytest.raises(ValueError, match="hypothesis lam > 0"):
         fp.certify_sdane(1, 0.0, 0.0, 1.0)
@@ -133,7 +179,7 @@ def test_sdane_inexact_agrees_with_two_client_sdane():
     b = two_client_sdane(1, 2.0, 0.1, 1.0, c=0.05)
     assert a.solver == b.solver == "CLARABEL"
     assert abs(a.value - b.value) <= 1e-6 * b.value
-    assert a.gap < 1e-6 and a.replay["test_violation"] <= 1e-5      # replayed on the driver, (6) holds
+    assert a.gap < 1e-6 and a.replay["test_violation"] <= 1e-5  # replayed on the driver, (6) holds
     assert a.params["c"] == 0.05 and not a.params["exact"]
     assert fp.certify_sdane(1, 2.0, 0.1, 1.0).value < a.value < fp.certify_sdane(1, 2.0, 0.1, 1.0, c=0.25).value
 
@@ -154,8 +200,18 @@ def test_sdane_negative_c_names_the_hypothesis(c):
 
 
 def test_function_value_mu0_under_zeta_is_bounded():
-    c = fp.certify_local_update(0.0, 1.0, 2, 0.3, zeta=0.5, measure="function-value", eta=0.5, rounds=2, D=1.0,
-                                function_class="smooth-strongly-convex")
+    c = fp.certify_local_update(
+        0.0,
+        1.0,
+        2,
+        0.3,
+        zeta=0.5,
+        measure="function-value",
+        eta=0.5,
+        rounds=2,
+        D=1.0,
+        function_class="smooth-strongly-convex",
+    )
     assert c.status == "certified" and c.lower <= c.value < math.inf
 
 
@@ -186,8 +242,9 @@ def test_commuting_box_bound_dominates_the_box(weights):
     for _ in range(40):
         l1, l2 = np.sort(rng.uniform(1, 20, 2)), np.sort(rng.uniform(1, 20, 2))
         w = np.sort(rng.uniform(0, 1, 2))
-        U = float(_box_bound(*(np.array([v]) for v in (l1[0], l1[1], l2[0], l2[1], w[0], w[1])), g, th, al, 1.0,
-                             weights)[0])
+        U = float(
+            _box_bound(*(np.array([v]) for v in (l1[0], l1[1], l2[0], l2[1], w[0], w[1])), g, th, al, 1.0, weights)[0]
+        )
         a, b, c = np.meshgrid(np.linspace(*l1, 15), np.linspace(*l2, 15), np.linspace(*w, 15), indexing="ij")
         r1, r2 = _r(a, g, th, al), _r(b, g, th, al)
         if weights == "pi":
@@ -199,17 +256,51 @@ def test_commuting_box_bound_dominates_the_box(weights):
 
 def test_cli_certify_commuting(tmp_path, capsys):
     out = tmp_path / "d1.json"
-    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "100", "--K", "10", "--gamma", "0.005",
-               "--commuting", "--free-weights", "--json", str(out)])
+    rc = main(
+        [
+            "explore",
+            "certify",
+            "fedavg",
+            "--mu",
+            "1",
+            "--L",
+            "100",
+            "--K",
+            "10",
+            "--gamma",
+            "0.005",
+            "--commuting",
+            "--free-weights",
+            "--json",
+            str(out),
+        ]
+    )
     assert rc == 0 and "branch-and-bound" in capsys.readouterr().out
     data = json.loads(out.read_text())
     from fedtheory.certify.commuting import lemma12_form
 
     assert abs(data["value"] - lemma12_form(1.0, 100.0, 0.005, Theta.uniform(10))) <= 1e-9
-    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "100", "--K", "10", "--gamma", "0.005",
-               "--commuting", "--clients", "3"])
+    rc = main(
+        [
+            "explore",
+            "certify",
+            "fedavg",
+            "--mu",
+            "1",
+            "--L",
+            "100",
+            "--K",
+            "10",
+            "--gamma",
+            "0.005",
+            "--commuting",
+            "--clients",
+            "3",
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "two quadratic clients" in err[0]
-    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "100", "--K", "10", "--gamma", "0.005",
-               "--free-weights"])
+    rc = main(
+        ["explore", "certify", "fedavg", "--mu", "1", "--L", "100", "--K", "10", "--gamma", "0.005", "--free-weights"]
+    )
     assert rc == 2 and "--commuting" in capsys.readouterr().err

@@ -1,12 +1,21 @@
 """The FedHM driver (Algorithms 1–2): layouts, server factorization, equivalence with FedAvg at full rank, padding,
 eq. (2) weights, the Appendix B trace, and HeteroFL's width slimming."""
+
 import importlib.util
 
 import numpy as np
 import pytest
 
-from fedtheory.algorithms.fedhm import (FactorizedLayer, FactorSpace, FedHM, HybridLayout, run_fedhm, server_factors,
-                                        softmax_weights, truncated_model)
+from fedtheory.algorithms.fedhm import (
+    FactorizedLayer,
+    FactorSpace,
+    FedHM,
+    HybridLayout,
+    run_fedhm,
+    server_factors,
+    softmax_weights,
+    truncated_model,
+)
 from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 
@@ -15,13 +24,15 @@ needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reas
 
 def _uniform(fed_cls, n=4, d=13, seed=0):
     base = fed_cls.random(n=n, m=[12, 20, 9, 15][:n], d=d, seed=seed)
-    feats = [base.a[i, :base.counts[i]] for i in range(n)]
-    targs = [base.y[i, :base.counts[i]] for i in range(n)]
+    feats = [base.a[i, : base.counts[i]] for i in range(n)]
+    targs = [base.y[i, : base.counts[i]] for i in range(n)]
     return fed_cls(feats, targs, p=np.full(n, 1.0 / n), l2=0.01)
 
 
 @pytest.mark.parametrize("fed_cls", [LeastSquaresFederation, LogisticFederation])
-@pytest.mark.parametrize("M,scheme,B", [(None, "with_replacement", None), (2, "with_replacement", 3), (3, "without_replacement", 4)])
+@pytest.mark.parametrize(
+    "M,scheme,B", [(None, "with_replacement", None), (2, "with_replacement", 3), (3, "without_replacement", 4)]
+)
 def test_full_rank_is_fedavg_iterate_for_iterate(fed_cls, M, scheme, B):
     fed = _uniform(fed_cls)
     layout = HybridLayout.matrix(3, 4, offset=1, d=13)
@@ -40,9 +51,14 @@ def test_padded_batched_clients_match_clients_run_alone():
     levels = np.array([0, 1, 2, 1])
     together = run_fedhm(fed, layout, algo, x0, 5, levels=levels, seed=0, evaluate=False).x
     for p in range(4):  # the round's model of client p alone, at its own rank, from the same server model
-        alone = run_fedhm(LogisticFederation([fed.a[p, :fed.counts[p]]], [fed.y[p, :fed.counts[p]]], l2=fed.l2), layout,
-                          FedHM((algo.ratios[levels[p]],), 3, 0.1, convention="matrix", dense_full_rank=False), together[2], 1,
-                          evaluate=False).x[1]
+        alone = run_fedhm(
+            LogisticFederation([fed.a[p, : fed.counts[p]]], [fed.y[p, : fed.counts[p]]], l2=fed.l2),
+            layout,
+            FedHM((algo.ratios[levels[p]],), 3, 0.1, convention="matrix", dense_full_rank=False),
+            together[2],
+            1,
+            evaluate=False,
+        ).x[1]
         step = run_fedhm(fed, layout, algo, together[2], 1, levels=levels, seed=0, evaluate=False, trace=True)
         W = step.trace["space"].w(step.trace["h_end"][0][p])
         assert np.allclose(W, alone, atol=1e-13)
@@ -52,13 +68,14 @@ def test_trace_is_the_sgd_sequence_and_padding_stays_zero():
     fed = _uniform(LogisticFederation)
     layout = HybridLayout.matrix(3, 4, offset=1, d=13)
     algo = FedHM((1.0, 0.34), 3, 0.2, convention="matrix", dense_full_rank=False)
-    h = run_fedhm(fed, layout, algo, np.ones(13) * 0.2, 3, levels=[0, 1, 0, 1], batch_size=2, seed=5, trace=True,
-                  evaluate=False)
+    h = run_fedhm(
+        fed, layout, algo, np.ones(13) * 0.2, 3, levels=[0, 1, 0, 1], batch_size=2, seed=5, trace=True, evaluate=False
+    )
     tr = h.trace
     for t in range(tr["h"].shape[0] - 1):
         if (t + 1) % 3:
             assert np.allclose(tr["h"][t + 1], tr["h"][t] - 0.2 * tr["G"][t], atol=1e-14)
-    (U, V), = tr["space"].factors(tr["h"][:, 1])  # client 1, rank ⌊0.34·3⌋ = 1 of r_max 3
+    ((U, V),) = tr["space"].factors(tr["h"][:, 1])  # client 1, rank ⌊0.34·3⌋ = 1 of r_max 3
     assert np.all(U[..., 1:] == 0) and np.all(V[..., 1:] == 0)
     # the server model is the plain average (τ = ∞) of the recovered client models
     assert np.allclose(h.x[1], tr["space"].w(tr["h_end"][0]).mean(0), atol=1e-14)
@@ -82,21 +99,24 @@ def test_server_factors_truncation_and_level_sizes():
     layout = HybridLayout.matrix(3, 3, offset=0, d=9)
     w = np.diag([3.0, 2.0, 1.0]).ravel()
     assert np.allclose(truncated_model(w, layout, [2]), np.diag([3.0, 2.0, 0.0]).ravel())
-    (U, V), = server_factors(w, layout, [1], pad_to=[3])
+    ((U, V),) = server_factors(w, layout, [1], pad_to=[3])
     assert U.shape == (3, 3) and np.allclose(U @ V.T, np.diag([3.0, 0, 0]))
     algo = FedHM((1.0, 0.34), 2, 0.1)
-    assert [algo.level_params(layout, i) for i in range(2)] == [9, 6]   # rank 1: 1·(3 + 3)
+    assert [algo.level_params(layout, i) for i in range(2)] == [9, 6]  # rank 1: 1·(3 + 3)
 
 
 def test_layer_kinds_roundtrip_and_bad_inputs():
     rng = np.random.default_rng(0)
-    for layer in (FactorizedLayer("a", 2, (3, 5), "matrix"), FactorizedLayer("b", 0, (4, 3), "linear"),
-                  FactorizedLayer("c", 1, (2, 3, 3, 3), "conv")):
+    for layer in (
+        FactorizedLayer("a", 2, (3, 5), "matrix"),
+        FactorizedLayer("b", 0, (4, 3), "linear"),
+        FactorizedLayer("c", 1, (2, 3, 3, 3), "conv"),
+    ):
         w = rng.normal(size=(2, layer.offset + layer.size))
         M = layer.to_matrix(w)
         assert M.shape == (2, layer.m, layer.n)
-        assert np.array_equal(layer.from_matrix(M), w[:, layer.offset:])
-    assert FactorizedLayer("b", 0, (4, 3), "linear").to_matrix(np.arange(12.0))[0, 1] == 3.0   # W = weightᵀ
+        assert np.array_equal(layer.from_matrix(M), w[:, layer.offset :])
+    assert FactorizedLayer("b", 0, (4, 3), "linear").to_matrix(np.arange(12.0))[0, 1] == 3.0  # W = weightᵀ
     with pytest.raises(ValueError, match="kind"):
         FactorizedLayer("x", 0, (2, 2), "tucker")
     with pytest.raises(ValueError, match="overlaps"):
@@ -105,7 +125,9 @@ def test_layer_kinds_roundtrip_and_bad_inputs():
     with pytest.raises(ValueError, match="layout is for"):
         run_fedhm(fed, HybridLayout.matrix(2, 2), FedHM((1.0,), 1, 0.1), np.zeros(13), 1)
     with pytest.raises(ValueError, match="levels"):
-        run_fedhm(fed, HybridLayout.matrix(3, 4, offset=1, d=13), FedHM((1.0,), 1, 0.1), np.zeros(13), 1, levels=[0, 1, 0, 0])
+        run_fedhm(
+            fed, HybridLayout.matrix(3, 4, offset=1, d=13), FedHM((1.0,), 1, 0.1), np.zeros(13), 1, levels=[0, 1, 0, 0]
+        )
     with pytest.raises(ValueError, match="trace needs every level factorized"):
         run_fedhm(fed, HybridLayout.matrix(3, 4, offset=1, d=13), FedHM((1.0,), 1, 0.1), np.zeros(13), 1, trace=True)
     with pytest.raises(ValueError, match="rank ratios"):

@@ -1,4 +1,5 @@
 """FedLRGD (Algorithm 1), FedAve through LocalUpdate, data-smooth losses, exact FedAve moments."""
+
 import math
 
 import numpy as np
@@ -41,7 +42,7 @@ def test_weights_reproduce_client_rows():
     server, clients = rng.uniform(size=(3, 3)), rng.uniform(size=(2, 4, 3))
     th = rng.normal(size=(3, 2))
     G, v, W, counts = fedlrgd_weights(loss, server, clients, th)
-    rows = loss.grads(clients.reshape(-1, 3), th).reshape(2, 4, 3, 2).sum(axis=1)      # (m, r, p)
+    rows = loss.grads(clients.reshape(-1, 3), th).reshape(2, 4, 3, 2).sum(axis=1)  # (m, r, p)
     for c in range(2):
         for i in range(2):
             assert np.allclose(v[c, i] @ G[i], rows[c, :, i], rtol=1e-10)
@@ -110,17 +111,29 @@ def test_moments_general_and_homogeneous_agree_and_match_deterministic():
     A = np.array([[2.0, 0.3], [0.3, 1.0]])
     c = np.array([0.5, -1.0])
     Sig = np.array([[0.2, 0.05], [0.05, 0.1]])
-    gen = fedave_moments(np.stack([A] * 4), np.stack([c] * 4), np.stack([Sig] * 4), b=3, steps=[0.1] * 20, M=2,
-                         theta0=np.array([2.0, 2.0]))
+    gen = fedave_moments(
+        np.stack([A] * 4),
+        np.stack([c] * 4),
+        np.stack([Sig] * 4),
+        b=3,
+        steps=[0.1] * 20,
+        M=2,
+        theta0=np.array([2.0, 2.0]),
+    )
     hom = fedave_moments_homogeneous(A, c, Sig, m=4, M=2, b=3, steps=[0.1] * 20, theta0=np.array([2.0, 2.0]))
     assert np.allclose(gen["dist2"], hom["dist2"], rtol=1e-10)
     assert np.allclose(gen["cov"], hom["cov"], atol=1e-14)
     As = [np.diag([1.0, 2.0]), np.array([[1.5, 0.5], [0.5, 1.5]])]
     cs = [np.array([1.0, 0.0]), np.array([0.0, 1.0])]
     det = fedave_deterministic_run(As, cs, np.array([0.3, 0.1]), 2, [0.2] * 5)
-    mom = fedave_moments(np.stack(As), np.stack(cs), np.zeros((2, 2, 2)), b=2, steps=[0.2] * 5, M=2, theta0=np.array([0.3, 0.1]))
+    mom = fedave_moments(
+        np.stack(As), np.stack(cs), np.zeros((2, 2, 2)), b=2, steps=[0.2] * 5, M=2, theta0=np.array([0.3, 0.1])
+    )
     assert np.allclose(mom["mean"][-1], det[-1], rtol=1e-12)
-    assert np.allclose(global_quadratic(np.stack(As), np.stack(cs))[1], np.linalg.solve(sum(As) / 2, (As[0] @ cs[0] + As[1] @ cs[1]) / 2))
+    assert np.allclose(
+        global_quadratic(np.stack(As), np.stack(cs))[1],
+        np.linalg.solve(sum(As) / 2, (As[0] @ cs[0] + As[1] @ cs[1]) / 2),
+    )
 
 
 def test_moments_match_monte_carlo_with_sampling_and_noise():

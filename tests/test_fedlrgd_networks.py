@@ -1,4 +1,5 @@
 """Networks and the Appendix C procedure (fedtheory.models.activation_networks)."""
+
 import numpy as np
 import pytest
 
@@ -17,7 +18,9 @@ from fedtheory.models.activation_networks import (  # noqa: E402
 def test_gradient_slices_match_per_sample_autograd():
     net = activation_mlp(3, [4], 2, activation="sigmoid", seed=1)
     theta = flat_parameters(net)
-    thetas = torch.stack([theta, theta + 0.1 * torch.randn(theta.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))])
+    thetas = torch.stack(
+        [theta, theta + 0.1 * torch.randn(theta.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))]
+    )
     X = np.random.default_rng(0).normal(size=(5, 3))
     y = np.array([0, 1, 1, 0, 1])
     coords = [0, 3, 7, 20]
@@ -27,7 +30,7 @@ def test_gradient_slices_match_per_sample_autograd():
         torch.nn.utils.vector_to_parameters(thetas[j].clone(), net.parameters())
         for i in range(5):
             net.zero_grad()
-            loss = torch.nn.functional.cross_entropy(net(torch.as_tensor(X[i:i + 1])), torch.as_tensor(y[i:i + 1]))
+            loss = torch.nn.functional.cross_entropy(net(torch.as_tensor(X[i : i + 1])), torch.as_tensor(y[i : i + 1]))
             loss.backward()
             g = torch.cat([p.grad.reshape(-1) for p in net.parameters()]).numpy()
             assert np.allclose(S[:, i, j], g[coords], rtol=1e-10, atol=1e-14)

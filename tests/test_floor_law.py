@@ -1,4 +1,5 @@
 """fedtheory.analysis.floor_law: the closed-form worst floor Φ(κ₀, κ) of two equal-weight quadratic clients."""
+
 import math
 
 import numpy as np
@@ -6,8 +7,7 @@ import pytest
 
 from fedtheory.algorithms.surrogate import kappa_bound_uniform, minimizer_distance
 from fedtheory.algorithms.theta import Theta
-from fedtheory.analysis.floor_law import (floor_law, floor_law_root, small_step_coefficient, two_client_floor,
-                                          worst_pair)
+from fedtheory.analysis.floor_law import floor_law, floor_law_root, small_step_coefficient, two_client_floor, worst_pair
 from fedtheory.certify.federated_pep import floor_d1, message_eigenvalue
 
 
@@ -25,8 +25,8 @@ def test_root_is_stationary_and_positive():
     for k0, k in [(3.0, 1.2), (50.0, 7.0), (1e3, 1e3 - 1e-3)]:
         u = floor_law_root(k0, k)
         assert u > 0
-        cubic = k * k0 * u ** 3 + (3 * k * k0 - k - k0) * u ** 2 + (k + k0 - 3) * u - 1
-        assert abs(cubic) <= 1e-10 * (k * k0 * u ** 3 + 1)
+        cubic = k * k0 * u**3 + (3 * k * k0 - k - k0) * u**2 + (k + k0 - 3) * u - 1
+        assert abs(cubic) <= 1e-10 * (k * k0 * u**3 + 1)
 
 
 def test_monotone_in_kappa_and_limit():
@@ -60,14 +60,13 @@ def test_law_matches_a_general_2x2_search():
         A1, A2 = R @ np.diag(lam[:2]) @ R.T, np.diag(lam[2:])
         best = max(best, np.linalg.norm(G(b(A1), b(A2)) - G(A1, A2), 2))
     assert best <= law * (1 + 1e-12)
-    assert best >= 0.9 * law           # the search gets close: the family is where the worst case lives
+    assert best >= 0.9 * law  # the search gets close: the family is where the worst case lives
 
 
 def test_worst_pair_attains_law_and_beats_commuting():
     mu, L, K, g = 1.0, 100.0, 10, 0.005
     prob = worst_pair(mu, L, K, g, C=2.0)
-    assert minimizer_distance(prob, 0.0, g, Theta.uniform(K)) == pytest.approx(floor_law(mu, L, K, g, C=2.0),
-                                                                               rel=1e-12)
+    assert minimizer_distance(prob, 0.0, g, Theta.uniform(K)) == pytest.approx(floor_law(mu, L, K, g, C=2.0), rel=1e-12)
     assert floor_law(mu, L, K, g) > 1.5 * floor_d1(mu, L, K, g)[0]
 
 

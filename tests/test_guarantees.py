@@ -1,4 +1,5 @@
 """The guarantees the explorer reads agree with the sympy forms of the same theorems and with the frontiers."""
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -8,8 +9,16 @@ from fedtheory.analysis.pareto import frontier_uniform
 from fedtheory.symbolic import complexity as cx
 
 RNG = np.random.default_rng(0)
-CASES = [dict(mu=float(10 ** RNG.uniform(-2, 0)), L=float(10 ** RNG.uniform(1, 3)), delta_A=float(10 ** RNG.uniform(-1, 1)),
-              D=float(RNG.uniform(0.5, 20)), R=int(RNG.integers(1, 200))) for _ in range(20)]
+CASES = [
+    dict(
+        mu=float(10 ** RNG.uniform(-2, 0)),
+        L=float(10 ** RNG.uniform(1, 3)),
+        delta_A=float(10 ** RNG.uniform(-1, 1)),
+        D=float(RNG.uniform(0.5, 20)),
+        R=int(RNG.integers(1, 200)),
+    )
+    for _ in range(20)
+]
 
 
 @pytest.mark.parametrize("c", CASES)
@@ -21,7 +30,7 @@ def test_sdane_distance_bound_is_theorem_1_through_strong_convexity(c):
     # rounds to eps in distance = Corollary 18's form at the function-value target μ eps²/2, up to its log bound
     eps = c["D"] * 1e-3
     R = float(g.rounds_to(eps)[0])
-    cor18 = float(cx.corollary_18(sp.Float(lam)).subs({cx.mu: c["mu"], cx.D: c["D"], cx.eps: c["mu"] * eps ** 2 / 2}))
+    cor18 = float(cx.corollary_18(sp.Float(lam)).subs({cx.mu: c["mu"], cx.D: c["D"], cx.eps: c["mu"] * eps**2 / 2}))
     assert R <= np.ceil(cor18) and float(g.error_after(R)[0]) <= eps < float(g.error_after(R - 1)[0])
 
 
@@ -33,8 +42,14 @@ def test_acc_sdane_distance_bound_is_theorem_6(c):
     assert c["mu"] / 2 * float(g.error_after(c["R"])[0]) ** 2 == pytest.approx(f_bound, rel=1e-9)
 
 
-@pytest.mark.parametrize("solver, expr", [("fgm+ogm-g", cx.corollary_3_steps), ("gd", lambda lam: cx.remark_19_steps(lam)[0]),
-                                          ("fgm", lambda lam: cx.remark_19_steps(lam)[1])])
+@pytest.mark.parametrize(
+    "solver, expr",
+    [
+        ("fgm+ogm-g", cx.corollary_3_steps),
+        ("gd", lambda lam: cx.remark_19_steps(lam)[0]),
+        ("fgm", lambda lam: cx.remark_19_steps(lam)[1]),
+    ],
+)
 def test_local_steps_are_corollary_3_and_remark_19(solver, expr):
     for c in CASES[:8]:
         lam = 2 * c["delta_A"]
@@ -52,8 +67,9 @@ def test_local_update_guarantee_is_lemma_12_on_the_frontier():
     T = 9
     assert np.allclose(g.error_after(T), fr["rho"] ** T * (3.0 + 4 * fr["delta"]) + 4 * fr["delta"], rtol=1e-14)
     # commuting, n clients: √n times the d = 1 floor
-    c = local_update_guarantee(mu=1.0, L=30.0, C=2.0, D=3.0, alpha=0.5, gamma=0.01, K=[1, 7, 300],
-                               function_class="commuting", clients=9)
+    c = local_update_guarantee(
+        mu=1.0, L=30.0, C=2.0, D=3.0, alpha=0.5, gamma=0.01, K=[1, 7, 300], function_class="commuting", clients=9
+    )
     assert np.allclose(c.floor, 3 * g.floor, rtol=1e-15) and "verify/explorer/commuting-floor" in c.claims
 
 

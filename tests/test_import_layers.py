@@ -7,6 +7,7 @@ The graph is read from the source with ``ast`` (nothing is imported): an edge A 
 An import of ``a.b.c`` is an edge to ``a.b.c`` alone (not to the packages ``a`` and ``a.b`` whose ``__init__``
 runs first), as import-linter and pydeps count it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,8 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fedtheory"
 #: - algorithms/local_update <-> methods/simulate (the old LocalUpdate driver delegates its rounds to the
 #:   methods-as-data simulator, which reads the driver's ClientSampler and _Federation back): issue 22's
 #:   driver unification; not yet assigned.
-KNOWN_CIRCLES = [
-]
+KNOWN_CIRCLES = []
 
 
 def module_files(package: Path) -> dict[str, Path]:
@@ -48,12 +48,19 @@ def imported_modules(module: str, path: Path, modules: set[str]) -> list[tuple[s
             base = node.module or ""
             if node.level:
                 here = module.split(".") if is_package else module.split(".")[:-1]
-                here = here[:len(here) - (node.level - 1)]
+                here = here[: len(here) - (node.level - 1)]
                 base = ".".join(here + ([base] if base else []))
-            names += [(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base, node.lineno)
-                      for alias in node.names]
-        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            names += [
+                (f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base, node.lineno)
+                for alias in node.names
+            ]
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             names.append((node.args[0].value, node.lineno))
     return names
 
@@ -111,8 +118,9 @@ def circles(graph: dict[str, dict[str, int]]) -> list[set[str]]:
 
 
 def _describe(component: set[str], graph: dict[str, dict[str, int]]) -> str:
-    return "; ".join(f"{a} -> {b} (line {graph[a][b]})" for a in sorted(component) for b in sorted(graph[a])
-                     if b in component)
+    return "; ".join(
+        f"{a} -> {b} (line {graph[a][b]})" for a in sorted(component) for b in sorted(graph[a]) if b in component
+    )
 
 
 def test_the_graph_sees_function_level_and_relative_imports(tmp_path):
@@ -138,17 +146,25 @@ def test_the_graph_sees_function_level_and_relative_imports(tmp_path):
 def test_explore_is_layered_one_way():
     """fedtheory.explore: guarantee sources -> advice -> instance and simulation -> command line, no circle."""
     graph = package_graph()
-    explore = {m: {b: line for b, line in edges.items() if b.startswith("fedtheory.explore.")}
-               for m, edges in graph.items() if m.startswith("fedtheory.explore.")}
+    explore = {
+        m: {b: line for b, line in edges.items() if b.startswith("fedtheory.explore.")}
+        for m, edges in graph.items()
+        if m.startswith("fedtheory.explore.")
+    }
     found = circles(explore)
     assert not found, "import circles in fedtheory.explore: " + " | ".join(_describe(c, explore) for c in found)
     # the layers, lowest first: a module imports only from its own layer's earlier entries or lower layers
-    layers = [["results", "exact", "families", "certified"], ["tuning", "comparison", "frontiers", "oracle"],
-              ["instance", "simulation"], ["certify", "page"]]
+    layers = [
+        ["results", "exact", "families", "certified"],
+        ["tuning", "comparison", "frontiers", "oracle"],
+        ["instance", "simulation"],
+        ["certify", "page"],
+    ]
     rank = {f"fedtheory.explore.{name}": (i, j) for i, layer in enumerate(layers) for j, name in enumerate(layer)}
     assert set(rank) == set(explore), f"modules missing from the layer list: {sorted(set(explore) ^ set(rank))}"
-    upward = [f"{a} -> {b} (line {line})" for a, edges in explore.items() for b, line in edges.items()
-              if rank[b] >= rank[a]]
+    upward = [
+        f"{a} -> {b} (line {line})" for a, edges in explore.items() for b, line in edges.items() if rank[b] >= rank[a]
+    ]
     assert not upward, "imports against the layers: " + "; ".join(upward)
 
 
@@ -159,4 +175,3 @@ def test_package_has_no_import_circle_beyond_the_known_ones():
     assert not new, "import circles: " + " | ".join(_describe(c, graph) for c in new)
     gone = [sorted(known) for known in KNOWN_CIRCLES if not any(known <= c for c in found)]
     assert not gone, f"these circles are gone: delete them from KNOWN_CIRCLES: {gone}"
-

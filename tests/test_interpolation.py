@@ -1,13 +1,19 @@
 """Explicit F_{μ,L} interpolants (fedtheory.certify.interpolation) and the smooth-class floor certificate that
 replays them in the driver."""
+
 from __future__ import annotations
 
 
 import numpy as np
 import pytest
 
-from fedtheory.certify.interpolation import (CLASS_RTOL, InterpolatedFederation, SmoothStronglyConvexInterpolant,
-                                             enclosing_radius, replay_floor)
+from fedtheory.certify.interpolation import (
+    CLASS_RTOL,
+    InterpolatedFederation,
+    SmoothStronglyConvexInterpolant,
+    enclosing_radius,
+    replay_floor,
+)
 from fedtheory.certify.pep import interpolation_violation
 
 
@@ -15,7 +21,7 @@ def _smooth_function(rng, d, mu, L):
     """f(x) = ½xᵀAx + ε·Σ_j softplus(a_jᵀx + c_j) with μ ⪯ ∇²f ⪯ L (A's spectrum in [μ, L − ε·Σ‖a_j‖²/4])."""
     B = rng.normal(size=(3, d))
     c = rng.normal(size=3)
-    eps = 0.5 * (L - mu) / max(float(np.sum(B ** 2)) / 4, 1e-12)
+    eps = 0.5 * (L - mu) / max(float(np.sum(B**2)) / 4, 1e-12)
     Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
     lam = rng.uniform(mu, mu + 0.5 * (L - mu), size=d)
     lam[0], lam[-1] = mu, mu + 0.5 * (L - mu)
@@ -60,7 +66,7 @@ def test_in_the_class_whatever_the_data(seed):
     assert interpolation_violation(X, G, F, mu=0.5, L=4.0) > 0.1
     fi = SmoothStronglyConvexInterpolant(X, G, F, 0.5, 4.0)
     assert fi.class_violation(samples=150, seed=seed) <= CLASS_RTOL
-    assert fi.interpolation_error() > 1e-3                  # a bad table is not reproduced, visibly
+    assert fi.interpolation_error() > 1e-3  # a bad table is not reproduced, visibly
 
 
 def test_planted_violations_are_caught():
@@ -100,7 +106,7 @@ def test_value_is_the_minimum_over_the_simplex():
     ell = L - mu
     S = G - mu * X
     Z = X - S / ell
-    b = F - 0.5 * mu * np.sum(X ** 2, axis=1) - np.sum(S ** 2, axis=1) / (2 * ell)
+    b = F - 0.5 * mu * np.sum(X**2, axis=1) - np.sum(S**2, axis=1) / (2 * ell)
     for x in rng.normal(size=(5, 4)) * 3:
         a = cp.Variable(6, nonneg=True)
         prob = cp.Problem(cp.Minimize(ell / 2 * cp.sum_squares(x - Z.T @ a) + b @ a), [cp.sum(a) == 1])
@@ -147,7 +153,7 @@ def test_active_set_finds_the_enumerated_minimum(seed, m, d, garbage):
 def test_mu_equals_L_is_a_quadratic():
     s, c = np.array([1.0, -2.0]), 0.3
     X = np.array([[0.0, 0.0], [1.0, 2.0], [-1.0, 0.5]])
-    F = 0.5 * 2.0 * np.sum(X ** 2, axis=1) + X @ s + c
+    F = 0.5 * 2.0 * np.sum(X**2, axis=1) + X @ s + c
     G = 2.0 * X + s
     fi = SmoothStronglyConvexInterpolant(X, G, F, 2.0, 2.0)
     assert fi.interpolation_error() <= 1e-14
@@ -243,9 +249,16 @@ def test_smooth_floor_certificate_replays_an_explicit_instance(smooth_cert):
     fed = InterpolatedFederation.from_json(inst["problem"])
     assert fed.class_violation(seed=1) <= CLASS_RTOL
     assert fed.mu == 1.0 and fed.L == 10.0
-    out = replay_floor(fed, Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"], inst["x0"],
-                       inst["server"]["lr"], rounds=inst["rounds"])
-    assert abs(out["heterogeneity"] - 1.0) <= 1e-9          # stored at heterogeneity C = 1
+    out = replay_floor(
+        fed,
+        Theta.from_json(inst["theta"]),
+        inst["alpha"],
+        inst["gamma"],
+        inst["x0"],
+        inst["server"]["lr"],
+        rounds=inst["rounds"],
+    )
+    assert abs(out["heterogeneity"] - 1.0) <= 1e-9  # stored at heterogeneity C = 1
     assert abs(out["distance"] / out["heterogeneity"] - c.lower) <= 1e-9 * c.lower
     assert out["residual"] <= 1e-9
 
@@ -263,7 +276,7 @@ def test_replay_class_check_catches_bad_interpolants(smooth_cert):
     class Tampered(SmoothStronglyConvexInterpolant):
         def values_and_grads(self, X):
             v, g = super().values_and_grads(X)
-            return v, 1.5 * g                               # a wrong gradient oracle
+            return v, 1.5 * g  # a wrong gradient oracle
 
     c0 = fed.clients[0]
     bad = Tampered(c0.X, c0.G, c0.F, c0.mu, c0.L)
@@ -276,16 +289,31 @@ def test_smooth_error_certificate_replays_an_explicit_instance():
     from fedtheory.certify.federated_pep import certify_local_update
     from fedtheory.certify.interpolation import heterogeneity
 
-    c = certify_local_update(1.0, 10.0, 2, 0.05, measure="error", eta=0.1, rounds=2, D=1.0,
-                             function_class="smooth-strongly-convex", probe_starts=1, seed=0)
+    c = certify_local_update(
+        1.0,
+        10.0,
+        2,
+        0.05,
+        measure="error",
+        eta=0.1,
+        rounds=2,
+        D=1.0,
+        function_class="smooth-strongly-convex",
+        probe_starts=1,
+        seed=0,
+    )
     assert c.status == "certified" and c.instance["problem"]["kind"] == "interpolated"
     assert c.gap <= 1e-3 and c.lower >= c.details["quadratic_lower"]
     inst = c.instance
     fed = InterpolatedFederation.from_json(inst["problem"])
     assert fed.class_violation(seed=3) <= CLASS_RTOL
     srv = ServerOpt(inst["server"]["kind"], lr=inst["server"]["lr"], momentum=inst["server"]["momentum"])
-    h = run_local_update(fed, LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"], srv),
-                         np.asarray(inst["x0"]), inst["rounds"]).to_numpy()
+    h = run_local_update(
+        fed,
+        LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"], srv),
+        np.asarray(inst["x0"]),
+        inst["rounds"],
+    ).to_numpy()
     xs = fed.x_star()
     # in the hypotheses: heterogeneity ≤ C = 1 and ‖x_0 − x*‖ ≤ D = 1 (up to x*'s certified error)
     assert heterogeneity(fed)[0] <= 1.0 + 1e-9
@@ -307,8 +335,9 @@ def test_smooth_certificate_falls_back_and_stays_honest(monkeypatch):
     monkeypatch.setattr(interp.SmoothStronglyConvexInterpolant, "_active_set", stuck)
     c = fp.certify_local_update(*args, **kw)
     # the lower bound is the best quadratic one: the probe's, or the floor's extreme-spectrum family (lower_bounds)
-    quadratic = [c.details["quadratic_lower"]] + [c.details[k] for k in ("extreme_spectrum_lower",)
-                                                 if c.details.get(k) is not None]
+    quadratic = [c.details["quadratic_lower"]] + [
+        c.details[k] for k in ("extreme_spectrum_lower",) if c.details.get(k) is not None
+    ]
     assert c.status == "certified" and c.lower == max(quadratic) and "smooth_lower" not in c.details
     assert "did not converge" in c.notes and "lower bound from a quadratic instance" in c.notes
     monkeypatch.undo()
@@ -330,7 +359,7 @@ def test_a_point_does_not_depend_on_its_batch():
     X = rng.normal(size=(9, 3)) * 4
     v, g = fi.values_and_grads(X)
     for k in (0, 4, 8):
-        vk, gk = fi.values_and_grads(X[k:k + 1])
+        vk, gk = fi.values_and_grads(X[k : k + 1])
         # equal up to the summation order of a batched product (a different support would move ∇f by ≫ 1e-12)
         assert abs(vk[0] - v[k]) <= 1e-13 * abs(v[k]) and np.abs(gk[0] - g[k]).max() <= 1e-12 * np.abs(g[k]).max()
 
@@ -341,11 +370,11 @@ def test_degenerate_data_duplicates_and_collinear_points():
     rng = np.random.default_rng(21)
     f, g = _smooth_function(rng, 3, 1.0, 10.0)
     line = np.outer(np.linspace(-2, 2, 5), [1.0, -0.5, 0.25])
-    X = np.vstack([line, line[1:3]])                         # 7 points, two repeated, all on one line
+    X = np.vstack([line, line[1:3]])  # 7 points, two repeated, all on one line
     G, F = np.array([g(x) for x in X]), np.array([f(x) for x in X])
     fi = SmoothStronglyConvexInterpolant(X, G, F, 1.0, 10.0)
     assert fi.interpolation_error() <= 1e-12 and fi.class_violation(seed=2) <= CLASS_RTOL
-    G2 = G + rng.normal(size=G.shape)                          # and inconsistent data on the same points
+    G2 = G + rng.normal(size=G.shape)  # and inconsistent data on the same points
     fb = SmoothStronglyConvexInterpolant(X, G2, F, 1.0, 10.0)
     assert fb.class_violation(seed=2) <= CLASS_RTOL
     for x in np.vstack([X, rng.normal(size=(6, 3)) * 3]):
@@ -359,8 +388,10 @@ def test_collinear_hull_follows_zero_curvature_directions():
     method moves along their zero-curvature directions; the result is still the enumerated minimum."""
     rng = np.random.default_rng(5)
     X = np.outer(np.linspace(-2, 2, 6), [1.0, 0.0, 0.0])
-    for G, F in ((3 * X, 1.5 * np.sum(X ** 2, axis=1)),
-                 (3 * X + np.outer(rng.normal(size=6), [1.0, 0.0, 0.0]), rng.normal(size=6))):
+    for G, F in (
+        (3 * X, 1.5 * np.sum(X**2, axis=1)),
+        (3 * X + np.outer(rng.normal(size=6), [1.0, 0.0, 0.0]), rng.normal(size=6)),
+    ):
         fi = SmoothStronglyConvexInterpolant(X, G, F, 1.0, 10.0)
         assert fi.r == 1 and fi.class_violation(seed=0) <= CLASS_RTOL
         for x in np.vstack([X, rng.normal(size=(8, 3)) * 3]):
@@ -376,12 +407,16 @@ def test_smooth_function_value_and_rate_replay_the_pep_worst_case():
     kw = dict(function_class="smooth-strongly-convex", probe_starts=1, seed=0)
     c = certify_local_update(1.0, 10.0, 2, 0.05, measure="function-value", eta=0.1, rounds=2, D=1.0, **kw)
     assert c.status == "certified" and c.instance["problem"]["kind"] == "interpolated"
-    assert c.gap <= 1e-3 and c.lower > 1.5 * c.details["quadratic_lower"]   # far above the quadratic instance
+    assert c.gap <= 1e-3 and c.lower > 1.5 * c.details["quadratic_lower"]  # far above the quadratic instance
     inst = c.instance
     fed = InterpolatedFederation.from_json(inst["problem"])
     srv = ServerOpt(inst["server"]["kind"], lr=inst["server"]["lr"], momentum=inst["server"]["momentum"])
-    h = run_local_update(fed, LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"], srv),
-                         np.asarray(inst["x0"]), inst["rounds"]).to_numpy()
+    h = run_local_update(
+        fed,
+        LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"], srv),
+        np.asarray(inst["x0"]),
+        inst["rounds"],
+    ).to_numpy()
     assert abs(fed.loss(h.x[-1]) - fed.loss(fed.x_star()) - c.lower) <= 1e-9
     r = certify_local_update(1.0, 10.0, 2, 0.05, measure="rate", eta=0.1, **kw)
     # the rate's worst case is a quadratic direction: the explicit smooth instance ties the quadratic one

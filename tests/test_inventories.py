@@ -1,4 +1,5 @@
 """Every paper's inventory lists every numbered label of the paper, each covered by claims or a reason."""
+
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,10 @@ from fedtheory.content import is_paper_package
 # A paper package <key>/ (its __init__.py) or a file <key>.py holds a paper's inventory; <key>_<part>.py files
 # beside it hold more of its claims.
 PAPER_CHECKS = Path(__file__).resolve().parents[1] / "paper_checks"
-PAPER_FILES = sorted([p for p in PAPER_CHECKS.glob("[!_]*.py") if "_" not in p.stem]
-                     + [p for p in PAPER_CHECKS.iterdir() if is_paper_package(p)])
+PAPER_FILES = sorted(
+    [p for p in PAPER_CHECKS.glob("[!_]*.py") if "_" not in p.stem]
+    + [p for p in PAPER_CHECKS.iterdir() if is_paper_package(p)]
+)
 
 
 def test_there_are_paper_files():

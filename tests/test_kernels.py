@@ -1,24 +1,45 @@
 """Kernels, RKHS functions and federated kernel-regression data (fedtheory.problems.kernels)."""
+
 import numpy as np
 import pytest
 
-from fedtheory.problems.kernels import (KERNEL_FAMILIES, FeatureFunction, GaussianKernel, KernelExpansion, KernelFederation,
-                                        LinearKernel, MercerSeries, MonomialKernel, PolynomialKernel, PrecomputedKernel,
-                                        RandomFeatureKernel, ReluNTKKernel, SobolevKernel, empirical_norm, gram_federation,
-                                        normalized_gram, random_kernel_federation, rkhs_inner, rkhs_norm)
+from fedtheory.problems.kernels import (
+    KERNEL_FAMILIES,
+    FeatureFunction,
+    GaussianKernel,
+    KernelExpansion,
+    KernelFederation,
+    LinearKernel,
+    MercerSeries,
+    MonomialKernel,
+    PolynomialKernel,
+    PrecomputedKernel,
+    RandomFeatureKernel,
+    ReluNTKKernel,
+    SobolevKernel,
+    empirical_norm,
+    gram_federation,
+    normalized_gram,
+    random_kernel_federation,
+    rkhs_inner,
+    rkhs_norm,
+)
 
 RNG = np.random.default_rng(0)
 
 
-@pytest.mark.parametrize("kernel,points", [
-    (GaussianKernel(0.3), RNG.uniform(size=(12, 2))),
-    (SobolevKernel(), RNG.uniform(size=12)),
-    (PolynomialKernel(3, 0.5), RNG.normal(size=(12, 2))),
-    (LinearKernel(), RNG.normal(size=(12, 3))),
-    (MonomialKernel(4), RNG.uniform(-1, 1, size=12)),
-    (RandomFeatureKernel(2, 7, seed=1), RNG.normal(size=(12, 2))),
-    (ReluNTKKernel(), RNG.normal(size=(12, 3))),
-])
+@pytest.mark.parametrize(
+    "kernel,points",
+    [
+        (GaussianKernel(0.3), RNG.uniform(size=(12, 2))),
+        (SobolevKernel(), RNG.uniform(size=12)),
+        (PolynomialKernel(3, 0.5), RNG.normal(size=(12, 2))),
+        (LinearKernel(), RNG.normal(size=(12, 3))),
+        (MonomialKernel(4), RNG.uniform(-1, 1, size=12)),
+        (RandomFeatureKernel(2, 7, seed=1), RNG.normal(size=(12, 2))),
+        (ReluNTKKernel(), RNG.normal(size=(12, 3))),
+    ],
+)
 def test_gram_matrices_are_symmetric_psd(kernel, points):
     G = kernel(points)
     assert np.allclose(G, G.T, atol=1e-14)
@@ -26,13 +47,16 @@ def test_gram_matrices_are_symmetric_psd(kernel, points):
     assert np.allclose(kernel.diag(points), np.diag(G), atol=1e-14)
 
 
-@pytest.mark.parametrize("kernel,points,rank", [
-    (PolynomialKernel(2, 1.0), RNG.normal(size=(9, 2)), 6),
-    (PolynomialKernel(3, 0.0), RNG.normal(size=(9, 2)), 4),
-    (LinearKernel(), RNG.normal(size=(9, 3)), 3),
-    (MonomialKernel(5), RNG.uniform(-1, 1, size=9), 6),
-    (RandomFeatureKernel(2, 5, seed=3), RNG.normal(size=(9, 2)), 5),
-])
+@pytest.mark.parametrize(
+    "kernel,points,rank",
+    [
+        (PolynomialKernel(2, 1.0), RNG.normal(size=(9, 2)), 6),
+        (PolynomialKernel(3, 0.0), RNG.normal(size=(9, 2)), 4),
+        (LinearKernel(), RNG.normal(size=(9, 3)), 3),
+        (MonomialKernel(5), RNG.uniform(-1, 1, size=9), 6),
+        (RandomFeatureKernel(2, 5, seed=3), RNG.normal(size=(9, 2)), 5),
+    ],
+)
 def test_feature_maps_reproduce_the_kernel(kernel, points, rank):
     F = kernel.features(points)
     p = points.shape[1] if points.ndim == 2 else 1

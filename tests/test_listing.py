@@ -1,4 +1,5 @@
 """``fedtheory check --list``: the claims a check would run, listed without running any of them."""
+
 from __future__ import annotations
 
 import json
@@ -40,10 +41,12 @@ def listed(capsys, *argv) -> tuple[int, list[list[str]]]:
 def test_lists_the_fast_tier_without_running(content, capsys):
     code, rows = listed(capsys, str(content))
     assert code == 0
-    assert rows == [["id", "paper", "tier", "expect", "kind"],
-                    ["demo/lemma-1", "demo", "fast", "verified", "numeric"],
-                    ["demo/theorem-1", "demo", "fast", "refuted", "simulation"],
-                    ["other/lemma-1", "other", "fast", "verified", "numeric"]]
+    assert rows == [
+        ["id", "paper", "tier", "expect", "kind"],
+        ["demo/lemma-1", "demo", "fast", "verified", "numeric"],
+        ["demo/theorem-1", "demo", "fast", "refuted", "simulation"],
+        ["other/lemma-1", "other", "fast", "verified", "numeric"],
+    ]
     assert not (content / "ran.log").exists()
 
 
@@ -51,9 +54,12 @@ def test_selection_is_the_checks_own(content, capsys):
     assert listed(capsys, str(content), "--tier", "full", "--paper", "demo")[1][1:] == [
         ["demo/lemma-1", "demo", "fast", "verified", "numeric"],
         ["demo/lemma-2", "demo", "full", "verified", "probe"],
-        ["demo/theorem-1", "demo", "fast", "refuted", "simulation"]]
+        ["demo/theorem-1", "demo", "fast", "refuted", "simulation"],
+    ]
     assert [r[0] for r in listed(capsys, str(content), "--claim", "*/lemma-*")[1][1:]] == [
-        "demo/lemma-1", "other/lemma-1"]
+        "demo/lemma-1",
+        "other/lemma-1",
+    ]
 
 
 def test_json(content, capsys, tmp_path):
@@ -61,18 +67,34 @@ def test_json(content, capsys, tmp_path):
     assert main(["check", "--list", str(content), "--tier", "full", "--claim", "demo/lemma-2", "--json", str(out)]) == 0
     assert capsys.readouterr().out == ""
     data = json.loads(out.read_text())
-    assert data == {"count": 1, "claims": [{
-        "id": "demo/lemma-2", "paper": "demo", "tier": "full", "expect": "verified", "kind": "probe",
-        "title": "Deep bound", "ref": "Lemma 2", "requires": ["torch"], "source": "claims.py"}]}
+    assert data == {
+        "count": 1,
+        "claims": [
+            {
+                "id": "demo/lemma-2",
+                "paper": "demo",
+                "tier": "full",
+                "expect": "verified",
+                "kind": "probe",
+                "title": "Deep bound",
+                "ref": "Lemma 2",
+                "requires": ["torch"],
+                "source": "claims.py",
+            }
+        ],
+    }
     assert not (content / "ran.log").exists()
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--paper", "nosuch"], "error: unknown paper 'nosuch' (known: demo, other)"),
-    (["--claim", "demo/lemma-9"], "error: no claim matches 'demo/lemma-9'"),
-    (["--claim", "demo/lemma-2"], "error: 'demo/lemma-2' matches only full-tier claims; add --tier full"),
-    (["--tier", "warp"], "error: unknown tier 'warp' (choose fast or full)"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--paper", "nosuch"], "error: unknown paper 'nosuch' (known: demo, other)"),
+        (["--claim", "demo/lemma-9"], "error: no claim matches 'demo/lemma-9'"),
+        (["--claim", "demo/lemma-2"], "error: 'demo/lemma-2' matches only full-tier claims; add --tier full"),
+        (["--tier", "warp"], "error: unknown tier 'warp' (choose fast or full)"),
+    ],
+)
 def test_bad_selection_is_one_line(content, capsys, argv, message):
     assert main(["check", "--list", str(content), *argv]) == 2
     err = capsys.readouterr().err

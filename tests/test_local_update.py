@@ -1,4 +1,5 @@
 """Tests of the LocalUpdate driver (Algorithms 1–2 of Charles & Konečný, arXiv:2103.05032)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,6 +44,7 @@ THETAS = [Theta.uniform(1), Theta.uniform(9), Theta.last(9), Theta([0.3, 0.0, 1.
 # data validation
 # --------------------------------------------------------------------------------------------
 
+
 def test_server_opt_and_local_update_validate():
     with pytest.raises(ValueError, match="kind must be one of"):
         ServerOpt("adagrad", lr=0.1)
@@ -58,11 +60,11 @@ def test_server_opt_and_local_update_validate():
         LocalUpdate(Theta.uniform(2), -1.0, 0.1, ServerOpt("gd", 1.0))
     with pytest.raises(ValueError, match="ServerOpt"):
         LocalUpdate(Theta.uniform(2), 0.0, 0.1, "gd")
-    algo = LocalUpdate([1.0, 2.0], 0, 0.1, ServerOpt("gd", 1))       # sequences become Θ, ints become floats
+    algo = LocalUpdate([1.0, 2.0], 0, 0.1, ServerOpt("gd", 1))  # sequences become Θ, ints become floats
     assert algo.theta == Theta([1.0, 2.0]) and isinstance(algo.alpha, float) and algo.K == 2
     assert hash(algo) == hash(LocalUpdate(Theta([1.0, 2.0]), 0.0, 0.1, ServerOpt("gd", 1.0)))
     with pytest.raises(Exception):
-        algo.gamma = 0.2                                               # frozen: the algorithm is data
+        algo.gamma = 0.2  # frozen: the algorithm is data
 
 
 def test_presets_follow_table_1_and_appendix_a():
@@ -75,6 +77,7 @@ def test_presets_follow_table_1_and_appendix_a():
 # --------------------------------------------------------------------------------------------
 # messages: stepwise, spectral, Theorem 1
 # --------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("theta", THETAS, ids=repr)
 @pytest.mark.parametrize("alpha", [0.0, 0.8])
@@ -108,8 +111,13 @@ def test_huge_K_is_exact_and_equals_the_limit(problem):
     alpha, gamma = 0.5, 0.5 / (problem.L + 0.5)
     x = np.ones(problem.d)
     for backend in ("numpy",):
-        msg = client_pseudo_gradients(problem, x, LocalUpdate(Theta.uniform(10**6), alpha, gamma, ServerOpt("gd", 1.0)),
-                                      path="spectral", backend=backend)
+        msg = client_pseudo_gradients(
+            problem,
+            x,
+            LocalUpdate(Theta.uniform(10**6), alpha, gamma, ServerOpt("gd", 1.0)),
+            path="spectral",
+            backend=backend,
+        )
         assert np.all(np.isfinite(msg))
         for i in range(problem.n):
             limit = np.linalg.solve(problem.A[i] + alpha * np.eye(problem.d), problem.A[i] @ (x - problem.c[i])) / gamma
@@ -138,6 +146,7 @@ def test_unknown_path_and_sampling_are_rejected(problem):
 # --------------------------------------------------------------------------------------------
 # the driver
 # --------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("kind", SERVERS)
 @pytest.mark.parametrize("theta", THETAS[1:], ids=repr)
@@ -184,8 +193,10 @@ def test_momentum_first_round_is_a_gradient_step(problem):
     """x_{−1} = x_0: heavy-ball and Nesterov start with x_1 = x_0 − η q(x_0)."""
     theta, alpha, gamma = Theta.uniform(3), 0.0, 0.01
     x0 = np.ones(problem.d)
-    firsts = [run_local_update(problem, LocalUpdate(theta, alpha, gamma, ServerOpt(k, 0.05, m)), x0, 1).x[1]
-              for k, m in (("gd", 0.0), ("heavy_ball", 0.9), ("nesterov", 0.9))]
+    firsts = [
+        run_local_update(problem, LocalUpdate(theta, alpha, gamma, ServerOpt(k, 0.05, m)), x0, 1).x[1]
+        for k, m in (("gd", 0.0), ("heavy_ball", 0.9), ("nesterov", 0.9))
+    ]
     np.testing.assert_allclose(firsts[1], firsts[0], rtol=1e-15)
     np.testing.assert_allclose(firsts[2], firsts[0], rtol=1e-15)
 
@@ -211,8 +222,9 @@ def test_huge_K_run_is_fast_and_finite(problem):
     theta = Theta.uniform(10**6)
     _, L_t, mu_t = kappa(problem, alpha, gamma, theta)
     start = time.perf_counter()
-    h = run_local_update(problem, LocalUpdate(theta, alpha, gamma, tuned_server("gd", mu_t, L_t)),
-                         np.zeros(problem.d), 50)
+    h = run_local_update(
+        problem, LocalUpdate(theta, alpha, gamma, tuned_server("gd", mu_t, L_t)), np.zeros(problem.d), 50
+    )
     assert time.perf_counter() - start < 2.0
     assert np.all(np.isfinite(h.x)) and int(h.oracle_calls[-1]) == 50 * problem.n * 10**6
     assert h.dist_surrogate[-1] < 1e-10 * max(1.0, h.dist_surrogate[0])

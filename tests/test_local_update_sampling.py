@@ -1,4 +1,5 @@
 """LocalUpdate beyond full-batch quadratics: mini-batches, client sampling, server Adam, finite sums."""
+
 import importlib.util
 
 import numpy as np
@@ -14,7 +15,9 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 def test_full_batch_least_squares_equals_its_quadratic():
     fed = LeastSquaresFederation.random(4, [12, 20, 9, 30], 3, seed=0)
-    algo = LocalUpdate(Theta([1.0, 0.5, 2.0]), alpha=0.3, gamma=0.02, server=ServerOpt("heavy_ball", lr=0.2, momentum=0.5))
+    algo = LocalUpdate(
+        Theta([1.0, 0.5, 2.0]), alpha=0.3, gamma=0.02, server=ServerOpt("heavy_ball", lr=0.2, momentum=0.5)
+    )
     a = run_local_update(fed, algo, np.ones(3), 30).to_numpy()
     b = run_local_update(fed.to_quadratic(), algo, np.ones(3), 30, path="stepwise").to_numpy()
     assert np.allclose(a.x, b.x, rtol=0, atol=1e-12)
@@ -89,16 +92,19 @@ def test_adam_matches_the_textbook_update():
         g = prob.grad(x)
         m = 0.8 * m + 0.2 * g
         v = 0.9 * v + 0.1 * g * g
-        x = x - 0.1 * (m / (1 - 0.8 ** t)) / (np.sqrt(v / (1 - 0.9 ** t)) + 1e-6)
+        x = x - 0.1 * (m / (1 - 0.8**t)) / (np.sqrt(v / (1 - 0.9**t)) + 1e-6)
         assert np.allclose(h.x[t], x, rtol=0, atol=1e-15)
 
 
-@pytest.mark.parametrize("kwargs, needle", [
-    (dict(batch_size=11), "1 <= B <= min_i m_i = 10"),
-    (dict(clients_per_round=4, client_sampling="without_replacement"), "exceeds the n=3 clients"),
-    (dict(client_sampling="sometimes"), "client_sampling must be one of"),
-    (dict(clients_per_round=0), "positive integer"),
-])
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        (dict(batch_size=11), "1 <= B <= min_i m_i = 10"),
+        (dict(clients_per_round=4, client_sampling="without_replacement"), "exceeds the n=3 clients"),
+        (dict(client_sampling="sometimes"), "client_sampling must be one of"),
+        (dict(clients_per_round=0), "positive integer"),
+    ],
+)
 def test_bad_sampling_arguments(kwargs, needle):
     fed = LogisticFederation.random(3, 10, 2, seed=0)
     with pytest.raises(ValueError, match=needle):
@@ -107,8 +113,9 @@ def test_bad_sampling_arguments(kwargs, needle):
 
 def test_quadratic_has_no_mini_batches():
     with pytest.raises(ValueError, match="batch_size needs clients that hold samples"):
-        run_local_update(make_quadratic(2, 2, mu=1.0, L=2.0, seed=0), LocalUpdate.fedavg(2, 0.1), np.zeros(2), 2,
-                         batch_size=1)
+        run_local_update(
+            make_quadratic(2, 2, mu=1.0, L=2.0, seed=0), LocalUpdate.fedavg(2, 0.1), np.zeros(2), 2, batch_size=1
+        )
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")

@@ -7,6 +7,7 @@ optimizer stopped (a probe helper that stops after sampling) at any seed; every 
 that instance away (monkeypatch) leaves a control that the probe's random phase alone does not reach and its
 optimizer does (at seeds 0 and 7).
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,14 +22,26 @@ from fedtheory.content import discover, load_module, module_claims
 ROOT = Path(__file__).resolve().parent.parent
 #: the probe claims whose control, without its fixed instance, only the probe's optimizer reaches (run with the plain
 #: random sampling off, calibrated so that the probe's random phase stays on the true side)
-OPTIMIZER_REACHES = ("localupdate/lemma-1", "localupdate/lemma-3", "localupdate/lemma-4",
-                     "localupdate/lemma-8", "localupdate/lemma-12",
-                     "localupdate/theorem-5", "localupdate/corollary-2", "localupdate/theorem-3/heavy-ball-corrected",
-                     "localupdate/lemma-5/commuting-8c")
+OPTIMIZER_REACHES = (
+    "localupdate/lemma-1",
+    "localupdate/lemma-3",
+    "localupdate/lemma-4",
+    "localupdate/lemma-8",
+    "localupdate/lemma-12",
+    "localupdate/theorem-5",
+    "localupdate/corollary-2",
+    "localupdate/theorem-3/heavy-ball-corrected",
+    "localupdate/lemma-5/commuting-8c",
+)
 #: controls that fire by construction, at an attaining instance the check evaluates on every run (issue 24: a
 #: verdict must not depend on the seed), so they fire with the optimizer stopped too
-BY_CONSTRUCTION = ("localupdate/lemma-2", "localupdate/lemma-10", "localupdate/lemma-13",
-                   "localupdate/table-2/no-momentum", "localupdate/table-2/nesterov") + OPTIMIZER_REACHES
+BY_CONSTRUCTION = (
+    "localupdate/lemma-2",
+    "localupdate/lemma-10",
+    "localupdate/lemma-13",
+    "localupdate/table-2/no-momentum",
+    "localupdate/table-2/nesterov",
+) + OPTIMIZER_REACHES
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +77,11 @@ def _remove_the_fixed_instance(sections, monkeypatch):
 def _control_status(claim, seed: int) -> str:
     """The status of ``claim``'s one control, run at the global ``seed``."""
     (control,) = claim.controls
-    ctx = CheckContext(seed=derive_seed(seed, claim.id), control=dict(control.params),
-                       reading=claim.readings[0].params if claim.readings else None)
+    ctx = CheckContext(
+        seed=derive_seed(seed, claim.id),
+        control=dict(control.params),
+        reading=claim.readings[0].params if claim.readings else None,
+    )
     return claim.check(ctx).status
 
 

@@ -3,6 +3,7 @@
 Charles & Konečný, arXiv:2103.05032. These guard the library functions the claims use: if one of them
 changed so that a finding disappeared, these would say which.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,7 +34,7 @@ def _rotated_pair(L: float, angle: float) -> QuadraticFederation:
 
 
 def test_lemma5_fails_for_non_commuting_clients():
-    prob = _rotated_pair(1000.0, math.radians(5))         # ratio ≈ 2.85 (50-digit value in the claim's notes)
+    prob = _rotated_pair(1000.0, math.radians(5))  # ratio ≈ 2.85 (50-digit value in the claim's notes)
     theta, gamma = Theta.uniform(5), 0.5 / 1000.0
     assert minimizer_distance(prob, 0.0, gamma, theta) > lemma5_bound(prob, 0.0, gamma, theta, constant=8.0)
 
@@ -49,8 +50,8 @@ def test_lemma12_holds_in_one_dimension():
 def test_lemma14_counterexample_exact():
     P1, P2 = sp.Matrix([[2, -3], [-3, 5]]), sp.Matrix([[5, -3], [-3, 2]])
     M = P1 * (P1 + P2).inv()
-    assert max(float(e) for e in (M.T * M).eigenvals()) > 1                 # ‖P₁P⁻¹‖ > 1
-    assert all(0 < float(e) < 1 for e in M.eigenvals())                      # …though its eigenvalues are in (0, 1)
+    assert max(float(e) for e in (M.T * M).eigenvals()) > 1  # ‖P₁P⁻¹‖ > 1
+    assert all(0 < float(e) < 1 for e in M.eigenvals())  # …though its eigenvalues are in (0, 1)
 
 
 def test_theorem6_fails_on_commuting_pairs():
@@ -59,7 +60,7 @@ def test_theorem6_fails_on_commuting_pairs():
         return R @ np.diag(x) @ R.T, R @ np.diag(y) @ R.T
 
     X1, Y1 = pair(0.0, [1.0, 100.0], [1.0, 10.0])
-    X2, Y2 = pair(0.1, [1.0, 100.0], [1.0, 1000.0])          # ratio ≈ 8
+    X2, Y2 = pair(0.1, [1.0, 100.0], [1.0, 1000.0])  # ratio ≈ 8
     a, b = 1.0, 100.0
     assert matrix_weighted_discrepancy(np.array([X1, X2]), np.array([Y1, Y2])) > 2 * (b - a) / b
 

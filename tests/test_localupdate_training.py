@@ -1,5 +1,6 @@
 """Figures 6/11/12/13 of localupdate on the digits substitute: tiny versions of the data functions, the
 evaluation helpers, and the claim measurements on hand-made figure data."""
+
 import importlib.util
 import math
 from pathlib import Path
@@ -10,8 +11,14 @@ import pytest
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY_6 = {"K": 2, "rounds": 4, "tail": 2, "servers": ("gd", "nesterov", "heavy_ball"), "alphas": (0.0, 0.1),
-          "grid": (0.1, 1.0)}
+TINY_6 = {
+    "K": 2,
+    "rounds": 4,
+    "tail": 2,
+    "servers": ("gd", "nesterov", "heavy_ball"),
+    "alphas": (0.0, 0.1),
+    "grid": (0.1, 1.0),
+}
 TINY_12 = {"K": 2, "rounds": 4, "tail": 2, "gammas": (0.0, 0.1, 1e300)}
 TINY_13 = {"K": 2, "rounds": 4, "tail": 2, "gammas": (0.0, 0.1), "eta_grid": (0.1, 1.0)}
 
@@ -128,15 +135,19 @@ def test_scan_grid_and_tail_mean_bad_input():
 def _panel(title, curves):
     from fedtheory.plotting.spec import panel, series
 
-    return panel(title, "round", "loss", [series(f"γ = {g:g}", np.arange(len(c)), c, params={"gamma": g})
-                                          for g, c in curves.items()])
+    return panel(
+        title,
+        "round",
+        "loss",
+        [series(f"γ = {g:g}", np.arange(len(c)), c, params={"gamma": g}) for g, c in curves.items()],
+    )
 
 
 def test_claim_measurements_on_hand_made_curves():
     c = _claims()
     t = np.arange(61, dtype=float)
-    slow_low = 2.0 * np.exp(-t / 20) + 0.1           # small γ: slower, ends lower
-    fast_high = 2.0 * np.exp(-t / 5) + 0.3           # large γ: faster, ends higher
+    slow_low = 2.0 * np.exp(-t / 20) + 0.1  # small γ: slower, ends lower
+    fast_high = 2.0 * np.exp(-t / 5) + 0.3  # large γ: faster, ends higher
     crossing = {"params": {"tail_rounds": 10}, "panels": [_panel("p", {0.0: slow_low, 0.1: fast_high})]}
     ok, measured = c.crossing_measurements(crossing, 10)
     assert ok and measured["p"]["gamma_high"] == 0.1

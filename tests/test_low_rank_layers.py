@@ -1,11 +1,20 @@
 """Low-rank factorization of FC and convolution layers (FedHM, Section 2.2): SVD factors, recovery, padding, layers."""
+
 import importlib.util
 
 import numpy as np
 import pytest
 
-from fedtheory.models.low_rank import (eckart_young_error, factorize, layer_rank, pad_factors, padded_average, recover,
-                                       roll_conv, unroll_conv)
+from fedtheory.models.low_rank import (
+    eckart_young_error,
+    factorize,
+    layer_rank,
+    pad_factors,
+    padded_average,
+    recover,
+    roll_conv,
+    unroll_conv,
+)
 
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
 
@@ -54,11 +63,11 @@ def test_padding_keeps_the_product_and_padded_average_pads_to_the_largest_rank()
 
 
 def test_layer_rank_conventions():
-    assert layer_rank(64, 64, 0.125, k=3) == 8                        # Table 5: γ·c_out
+    assert layer_rank(64, 64, 0.125, k=3) == 8  # Table 5: γ·c_out
     assert layer_rank(64, 128, 0.25, k=3) == 32
     assert layer_rank(64, 64, 0.125, k=3, convention="matrix") == 24  # Section 2.2: γ·min(mk, nk)
-    assert layer_rank(128, 10, 0.3) == 3                              # FC: γ·min(m, n), 0.3·10 is not 2.99…
-    assert layer_rank(5, 5, 0.01) == 1                                # at least rank 1
+    assert layer_rank(128, 10, 0.3) == 3  # FC: γ·min(m, n), 0.3·10 is not 2.99…
+    assert layer_rank(5, 5, 0.01) == 1  # at least rank 1
     with pytest.raises(ValueError, match="rank ratio"):
         layer_rank(4, 4, 1.5)
     with pytest.raises(ValueError, match="convention"):
@@ -67,10 +76,10 @@ def test_layer_rank_conventions():
 
 def test_unroll_and_roll_are_inverse_and_index_as_section_2_2():
     rng = np.random.default_rng(2)
-    w = rng.normal(size=(5, 3, 3, 3))                                  # (out n, in m, k, k)
+    w = rng.normal(size=(5, 3, 3, 3))  # (out n, in m, k, k)
     W = unroll_conv(w)
     assert W.shape == (9, 15)
-    assert W[2 * 3 + 1, 4 * 3 + 2] == w[4, 2, 1, 2]                    # W[(i, a), (o, b)] = w[o, i, a, b]
+    assert W[2 * 3 + 1, 4 * 3 + 2] == w[4, 2, 1, 2]  # W[(i, a), (o, b)] = w[o, i, a, b]
     assert np.array_equal(roll_conv(W, 5, 3, 3), w)
     with pytest.raises(ValueError, match="square"):
         unroll_conv(np.zeros((2, 2, 3, 1)))
@@ -98,10 +107,10 @@ def test_factorized_layer_spectral_initialization_and_set_factors():
 
     torch.manual_seed(1)
     conv = torch.nn.Conv2d(3, 4, 3, padding=1).double()
-    full = factorized_layer(conv, rank=9)                              # rank(W) = min(9, 12)
+    full = factorized_layer(conv, rank=9)  # rank(W) = min(9, 12)
     x = torch.randn(1, 3, 5, 5, dtype=torch.float64)
     assert torch.allclose(full(x), conv(x), atol=1e-10)
-    low = factorized_layer(conv, ratio=0.5)                            # ⌊0.5·4⌋ = 2
+    low = factorized_layer(conv, ratio=0.5)  # ⌊0.5·4⌋ = 2
     assert low.rank == 2
     err = torch.linalg.norm(recovered_weight(low) - conv.weight).item()
     assert abs(err - eckart_young_error(unroll_conv(conv.weight.detach().numpy()), 2)) < 1e-10

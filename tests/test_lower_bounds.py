@@ -1,4 +1,5 @@
 """fedtheory.certify.lower_bounds: the extreme-spectrum floor, the probe started from an instance, the hooks."""
+
 from __future__ import annotations
 
 import math
@@ -9,8 +10,12 @@ import pytest
 
 from fedtheory.algorithms.surrogate import minimizer_distance
 from fedtheory.algorithms.theta import Theta
-from fedtheory.certify.lower_bounds import (extreme_spectrum_floor, local_update_lower_bounds, polish_error,
-                                            unsolved_reason)
+from fedtheory.certify.lower_bounds import (
+    extreme_spectrum_floor,
+    local_update_lower_bounds,
+    polish_error,
+    unsolved_reason,
+)
 from fedtheory.methods.library import local_update
 from fedtheory.methods.probe import replay
 from fedtheory.problems.quadratic import QuadraticFederation
@@ -36,7 +41,7 @@ def test_extreme_floor_is_linear_in_the_heterogeneity_and_zero_for_gradient_desc
     z1, _, _ = extreme_spectrum_floor(1.0, 10.0, 3, 0.05, zeta=1.0)
     z3, _, _ = extreme_spectrum_floor(1.0, 10.0, 3, 0.05, zeta=3.0)
     assert abs(z3 - 3 * z1) <= 1e-12 * z3
-    v0, _, _ = extreme_spectrum_floor(1.0, 10.0, 1, 0.05)        # K = 1: the fixed point is x*
+    v0, _, _ = extreme_spectrum_floor(1.0, 10.0, 1, 0.05)  # K = 1: the fixed point is x*
     assert v0 < 1e-12
 
 
@@ -46,11 +51,14 @@ def test_extreme_floor_never_exceeds_the_certified_floor():
     assert 0.26 < v <= 0.2623 * (1 + 1e-4)
 
 
-@pytest.mark.parametrize("kw, message", [
-    ({"gamma": 0.2}, "gamma < 1/(L + alpha)"),
-    ({"p": [0.5, 0.6]}, "p must be"),
-    ({"smallest_angle": 0.0}, "smallest_angle"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"gamma": 0.2}, "gamma < 1/(L + alpha)"),
+        ({"p": [0.5, 0.6]}, "p must be"),
+        ({"smallest_angle": 0.0}, "smallest_angle"),
+    ],
+)
 def test_extreme_floor_bad_input_names_the_hypothesis(kw, message):
     args = {"mu": 1.0, "L": 10.0, "K": 2, "gamma": 0.05}
     args.update(kw)
@@ -59,17 +67,23 @@ def test_extreme_floor_bad_input_names_the_hypothesis(kw, message):
 
 
 def _start():
-    return QuadraticFederation(A=[np.diag([1.0, 10.0]), np.diag([10.0, 1.0])], c=[[0.6, 0.0], [-0.6, 0.0]],
-                               p=[0.5, 0.5])
+    return QuadraticFederation(
+        A=[np.diag([1.0, 10.0]), np.diag([10.0, 1.0])], c=[[0.6, 0.0], [-0.6, 0.0]], p=[0.5, 0.5]
+    )
 
 
 @pytest.mark.parametrize("measure", ["error", "function-value"])
 def test_polish_reaches_at_least_the_instance_it_starts_from_here(measure):
     m = local_update(2, 0.05, eta=0.1)
     q = _start()
-    x0 = q.x_star() + np.array([0.0, 1.0])                     # ‖x_0 − x*‖ = 1, centres ‖c_i‖ ≤ 1
-    own = {"measure": measure, "method": {"name": m.name, "hyper": {}}, "federation": q.to_json(), "x0": x0.tolist(),
-           "rounds": 3}
+    x0 = q.x_star() + np.array([0.0, 1.0])  # ‖x_0 − x*‖ = 1, centres ‖c_i‖ ≤ 1
+    own = {
+        "measure": measure,
+        "method": {"name": m.name, "hyper": {}},
+        "federation": q.to_json(),
+        "x0": x0.tolist(),
+        "rounds": 3,
+    }
     v_own = replay(own, method=m)
     v, inst, diag = polish_error(m, q, measure=measure, mu=1.0, L=10.0, rounds=3, D=1.0)
     assert v >= v_own * (1 - 1e-12)
@@ -94,11 +108,29 @@ def test_unsolved_reason_names_the_message_range_only_when_it_explains():
 
 
 def test_hook_labels_and_values():
-    rows = local_update_lower_bounds("error", mu=1.0, L=10.0, K=2, gamma=0.05, theta="1:K", alpha=0.0, p=None,
-                                     C=1.0, zeta=None, eta=0.1, rounds=2, D=1.0, start_from=[_start().to_json()])
+    rows = local_update_lower_bounds(
+        "error",
+        mu=1.0,
+        L=10.0,
+        K=2,
+        gamma=0.05,
+        theta="1:K",
+        alpha=0.0,
+        p=None,
+        C=1.0,
+        zeta=None,
+        eta=0.1,
+        rounds=2,
+        D=1.0,
+        start_from=[_start().to_json()],
+    )
     assert [r[0] for r in rows] == ["polished_lower_0"] and rows[0][1] > 0
-    assert local_update_lower_bounds("rate", mu=1.0, L=10.0, K=2, gamma=0.05, theta="1:K", alpha=0.0, p=None,
-                                     C=1.0, zeta=None) == []
+    assert (
+        local_update_lower_bounds(
+            "rate", mu=1.0, L=10.0, K=2, gamma=0.05, theta="1:K", alpha=0.0, p=None, C=1.0, zeta=None
+        )
+        == []
+    )
 
 
 def test_certify_local_update_reports_the_extreme_lower_bound():

@@ -1,4 +1,5 @@
 """Tests of MAML clients (fedtheory.algorithms.maml; Charles & Konečný, arXiv:2103.05032, Theorem 2)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,7 +42,7 @@ def test_quadratic_message_matches_dense_jacobian_and_theorem_2(K, alpha):
 def test_maml_theta_alpha_zero_is_theta_2k_plus_1():
     assert maml_theta(3, 0.1, 0.0) == Theta.last(7)
     assert maml_theta(0, 0.1, 2.0) == Theta.uniform(1)
-    w = maml_theta(2, 0.5, 1.0).weights          # (m² + 0.5m + 0.5)²
+    w = maml_theta(2, 0.5, 1.0).weights  # (m² + 0.5m + 0.5)²
     assert np.allclose(w, [0.25, 0.5, 1.25, 1.0, 1.0])
 
 
@@ -79,8 +80,9 @@ def test_driver_runs_maml_on_both_paths_and_backends():
     a = run_local_update(fed, algo, np.zeros(3), 10, batch_size=3, clients_per_round=2, seed=4).to_numpy()
     assert np.all(np.isfinite(a.x))
     pytest.importorskip("torch")
-    b = run_local_update(fed, algo, np.zeros(3), 10, batch_size=3, clients_per_round=2, seed=4,
-                         backend="torch").to_numpy()
+    b = run_local_update(
+        fed, algo, np.zeros(3), 10, batch_size=3, clients_per_round=2, seed=4, backend="torch"
+    ).to_numpy()
     assert np.allclose(a.x, b.x, rtol=0, atol=1e-13)
 
 

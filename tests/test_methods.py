@@ -1,5 +1,6 @@
 """fedtheory.methods: the IR's validation, the registry, backends, sampling rules, inexact prox, mini-batches,
 histories, starting states and path selection."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -9,8 +10,7 @@ import numpy as np
 import pytest
 
 from fedtheory import methods
-from fedtheory.methods import (Aggregate, Combine, Gradient, LocalSteps, Method, ProxSolver, ServerMap,
-                               choose_path)
+from fedtheory.methods import Aggregate, Combine, Gradient, LocalSteps, Method, ProxSolver, ServerMap, choose_path
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 from fedtheory.problems.quadratic import make_quadratic
 
@@ -28,9 +28,14 @@ def logistic():
 
 
 def _gd_method(**kw):
-    base = dict(name="t", server=("x",), client=(), init={"x": "x0"},
-                round=(Gradient("g", at="x"), Aggregate("gbar", "g"), Combine("x", (("x", 1.0), ("gbar", -0.1)))),
-                output="x")
+    base = dict(
+        name="t",
+        server=("x",),
+        client=(),
+        init={"x": "x0"},
+        round=(Gradient("g", at="x"), Aggregate("gbar", "g"), Combine("x", (("x", 1.0), ("gbar", -0.1)))),
+        output="x",
+    )
     base.update(kw)
     return Method(**base)
 
@@ -38,6 +43,7 @@ def _gd_method(**kw):
 # --------------------------------------------------------------------------------------------
 # the IR's validation
 # --------------------------------------------------------------------------------------------
+
 
 def test_a_valid_method_and_its_introspection():
     m = _gd_method()
@@ -55,17 +61,32 @@ def test_read_before_write():
 
 
 def test_scope_errors():
-    with pytest.raises(ValueError, match=r"operation 1 \(Aggregate\) reads the server variable 'x'; it aggregates a "
-                                         r"client variable"):
+    with pytest.raises(
+        ValueError,
+        match=r"operation 1 \(Aggregate\) reads the server variable 'x'; it aggregates a "
+        r"client variable",
+    ):
         _gd_method(round=(Aggregate("x", "x"),))
     with pytest.raises(ValueError, match=r"operation 1 \(Combine\) writes the server state 'x' from client scope"):
-        Method("t", server=("x",), client=("z",), init={"x": "x0", "z": "x0"}, round=(Combine("x", (("z", 1.0),)),),
-               output="x")
+        Method(
+            "t",
+            server=("x",),
+            client=("z",),
+            init={"x": "x0", "z": "x0"},
+            round=(Combine("x", (("z", 1.0),)),),
+            output="x",
+        )
     with pytest.raises(ValueError, match=r"operation 2 \(Gradient\) writes the server state 'x' from client scope"):
         _gd_method(round=(Gradient("g", at="x"), Gradient("x", at="x")))
     with pytest.raises(ValueError, match=r"operation 1 \(ServerMap\) reads client variables \['z'\]"):
-        Method("t", server=("x",), client=("z",), init={"x": "x0", "z": "x0"},
-               round=(ServerMap(("x",), lambda be, s, z: (z,), ("z",)),), output="x")
+        Method(
+            "t",
+            server=("x",),
+            client=("z",),
+            init={"x": "x0", "z": "x0"},
+            round=(ServerMap(("x",), lambda be, s, z: (z,), ("z",)),),
+            output="x",
+        )
     with pytest.raises(ValueError, match=r"\['x'\] declared both server and client state"):
         Method("t", server=("x",), client=("x",), init={"x": "x0"}, round=(), output="x")
 
@@ -125,33 +146,55 @@ def test_unknown_scalar_is_a_run_time_value_error(quad):
 # the registry and hyperparameters
 # --------------------------------------------------------------------------------------------
 
+
 def test_unknown_method_lists_the_known_ones():
     with pytest.raises(ValueError, match=r"^unknown method 'fedsplat'; known: acc-sdane, dane, .*scaffold, sdane$"):
         methods.get("fedsplat")
-    assert set(methods.names()) >= {"fedavg", "fedprox", "fedsplit", "scaffold", "dane", "sdane", "acc-sdane",
-                                    "local-update", "fedsgd", "minibatch-sgd"}
+    assert set(methods.names()) >= {
+        "fedavg",
+        "fedprox",
+        "fedsplit",
+        "scaffold",
+        "dane",
+        "sdane",
+        "acc-sdane",
+        "local-update",
+        "fedsgd",
+        "minibatch-sgd",
+    }
 
 
-@pytest.mark.parametrize("name, hyper, message", [
-    ("fedavg", {"K": 0, "gamma": 0.1}, r"K must be an integer >= 1, got 0"),
-    ("fedavg", {"K": 2.5, "gamma": 0.1}, r"K must be an integer >= 1, got 2.5"),
-    ("fedavg", {"K": 2}, r"method 'fedavg': .*missing 1 required positional argument: 'gamma'"),
-    ("fedavg", {"K": 2, "gamma": 0.1, "foo": 1}, r"method 'fedavg': .*unexpected keyword argument 'foo'"),
-    ("fedavg", {"K": 2, "gamma": -0.1}, r"gamma \(client step\) must be finite and >= 0, got -0.1"),
-    ("local-update", {"K": 2, "gamma": 0.1, "server": "rmsprop"}, r"server must be one of"),
-    ("local-update", {"K": 2, "gamma": 0.1, "beta": 0.5}, r"server 'gd' has no momentum"),
-    ("local-update", {"K": 2, "gamma": 0.1, "theta": [1, 1, 1]}, r"K=2 disagrees with theta's K=3"),
-    ("local-update", {"K": 2, "gamma": 0.0}, r"eta \(server step\) must be > 0"),
-    ("fedprox", {"K": 2, "gamma": 0.1, "alpha": 0.0}, r"alpha \(FedProx proximal weight\) must be finite and > 0"),
-    ("fedsplit", {"s": 0.0}, r"FedSplit step s must be finite and > 0, got 0.0"),
-    ("fedsplit", {"s": float("inf")}, r"FedSplit step s must be finite and > 0"),
-    ("fedsplit", {"s": 1.0, "solver": "gd"}, r"ProxSolver 'gd' needs an integer number of steps >= 1"),
-    ("fedsplit", {"s": 1.0, "solver": "gd", "steps": 3, "start": "hot"}, r"FedSplit start must be 'warm' or 'cold'"),
-    ("scaffold", {"K": 2, "gamma": 0.1, "option": "III"}, r"SCAFFOLD option must be 'I', 'II' or 'fresh', got 'III'"),
-    ("scaffold", {"K": 2, "gamma": 0.0}, r"SCAFFOLD gamma \(local step\) must be finite and > 0"),
-    ("dane", {"lam": -1.0}, r"DANE lam \(lambda\) must be finite and > 0"),
-    ("sdane", {"lam": 1.0, "mu": -1.0}, r"S-DANE mu must be finite and >= 0"),
-])
+@pytest.mark.parametrize(
+    "name, hyper, message",
+    [
+        ("fedavg", {"K": 0, "gamma": 0.1}, r"K must be an integer >= 1, got 0"),
+        ("fedavg", {"K": 2.5, "gamma": 0.1}, r"K must be an integer >= 1, got 2.5"),
+        ("fedavg", {"K": 2}, r"method 'fedavg': .*missing 1 required positional argument: 'gamma'"),
+        ("fedavg", {"K": 2, "gamma": 0.1, "foo": 1}, r"method 'fedavg': .*unexpected keyword argument 'foo'"),
+        ("fedavg", {"K": 2, "gamma": -0.1}, r"gamma \(client step\) must be finite and >= 0, got -0.1"),
+        ("local-update", {"K": 2, "gamma": 0.1, "server": "rmsprop"}, r"server must be one of"),
+        ("local-update", {"K": 2, "gamma": 0.1, "beta": 0.5}, r"server 'gd' has no momentum"),
+        ("local-update", {"K": 2, "gamma": 0.1, "theta": [1, 1, 1]}, r"K=2 disagrees with theta's K=3"),
+        ("local-update", {"K": 2, "gamma": 0.0}, r"eta \(server step\) must be > 0"),
+        ("fedprox", {"K": 2, "gamma": 0.1, "alpha": 0.0}, r"alpha \(FedProx proximal weight\) must be finite and > 0"),
+        ("fedsplit", {"s": 0.0}, r"FedSplit step s must be finite and > 0, got 0.0"),
+        ("fedsplit", {"s": float("inf")}, r"FedSplit step s must be finite and > 0"),
+        ("fedsplit", {"s": 1.0, "solver": "gd"}, r"ProxSolver 'gd' needs an integer number of steps >= 1"),
+        (
+            "fedsplit",
+            {"s": 1.0, "solver": "gd", "steps": 3, "start": "hot"},
+            r"FedSplit start must be 'warm' or 'cold'",
+        ),
+        (
+            "scaffold",
+            {"K": 2, "gamma": 0.1, "option": "III"},
+            r"SCAFFOLD option must be 'I', 'II' or 'fresh', got 'III'",
+        ),
+        ("scaffold", {"K": 2, "gamma": 0.0}, r"SCAFFOLD gamma \(local step\) must be finite and > 0"),
+        ("dane", {"lam": -1.0}, r"DANE lam \(lambda\) must be finite and > 0"),
+        ("sdane", {"lam": 1.0, "mu": -1.0}, r"S-DANE mu must be finite and >= 0"),
+    ],
+)
 def test_hyperparameter_errors(name, hyper, message):
     with pytest.raises(ValueError, match=message):
         methods.get(name, **hyper)
@@ -214,7 +257,7 @@ def test_register_a_method_defined_outside_the_repository(tmp_path, quad):
         assert np.linalg.norm(c.x[1] - b.x[1]) > 1e-3
         assert c.dist[-1] < 1e-10 * c.dist[0]
         exact = methods.run("relaxed-fedsplit", quad, x0, 200, s=0.3, rho=0.5, path="spectral")
-        assert np.abs(exact.x - c.x).max() < 1e-12           # both paths exact, whichever the cost model took
+        assert np.abs(exact.x - c.x).max() < 1e-12  # both paths exact, whichever the cost model took
         with pytest.raises(ValueError, match=r"already registered"):
             methods.register("relaxed-fedsplit", module.relaxed_fedsplit)
         methods.register("relaxed-fedsplit", module.relaxed_fedsplit, replace=True)
@@ -227,15 +270,19 @@ def test_register_a_method_defined_outside_the_repository(tmp_path, quad):
 # backends
 # --------------------------------------------------------------------------------------------
 
+
 @needs_torch
-@pytest.mark.parametrize("name, hyper, kw", [
-    ("fedsplit", {"s": 0.3}, {}),
-    ("fedsplit", {"s": 0.3, "solver": "gd", "steps": 4, "start": "warm"}, {"path": "step"}),
-    ("scaffold", {"K": 5, "gamma": 0.05, "option": "II"}, {"clients_per_round": 2, "seed": 3}),
-    ("scaffold", {"K": 5, "gamma": 0.05, "option": "I"}, {"path": "step"}),
-    ("local-update", {"K": 4, "gamma": 0.05, "server": "adam", "eta": 0.05}, {}),
-    ("acc-sdane", {"lam": 3.0, "mu": 0.5}, {"clients_per_round": 3, "seed": 1}),
-])
+@pytest.mark.parametrize(
+    "name, hyper, kw",
+    [
+        ("fedsplit", {"s": 0.3}, {}),
+        ("fedsplit", {"s": 0.3, "solver": "gd", "steps": 4, "start": "warm"}, {"path": "step"}),
+        ("scaffold", {"K": 5, "gamma": 0.05, "option": "II"}, {"clients_per_round": 2, "seed": 3}),
+        ("scaffold", {"K": 5, "gamma": 0.05, "option": "I"}, {"path": "step"}),
+        ("local-update", {"K": 4, "gamma": 0.05, "server": "adam", "eta": 0.05}, {}),
+        ("acc-sdane", {"lam": 3.0, "mu": 0.5}, {"clients_per_round": 3, "seed": 1}),
+    ],
+)
 def test_numpy_and_torch_agree_on_quadratics(quad, name, hyper, kw):
     import torch
 
@@ -265,10 +312,14 @@ def test_numpy_and_torch_agree_on_finite_sums_with_mini_batches(logistic):
 # sampling rules
 # --------------------------------------------------------------------------------------------
 
+
 def test_sampling_rules(quad):
     x0 = np.zeros(3)
-    with pytest.raises(ValueError, match=r"method 'fedsplit' is defined for full participation only "
-                                         r"\(clients_per_round must be None, got 2\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"method 'fedsplit' is defined for full participation only "
+        r"\(clients_per_round must be None, got 2\)",
+    ):
         methods.run("fedsplit", quad, x0, 3, s=1.0, clients_per_round=2)
     with pytest.raises(ValueError, match=r"method 'scaffold' keeps client state: sample clients without replacement"):
         methods.run("scaffold", quad, x0, 3, K=2, gamma=0.05, clients_per_round=2, client_sampling="with_replacement")
@@ -280,7 +331,7 @@ def test_sampling_rules(quad):
         methods.run("fedavg", quad, x0, 3, K=2, gamma=0.05, clients_per_round=0)
     # a method without client state may sample with replacement (M > n too), the oracle count follows M
     h = methods.run("dane", quad, x0, 3, lam=2.0, clients_per_round=6, client_sampling="with_replacement", seed=0)
-    assert h.oracle_calls.tolist() == [0, 12, 24, 36]          # a gradient at the centre + the exact prox, × 6
+    assert h.oracle_calls.tolist() == [0, 12, 24, 36]  # a gradient at the centre + the exact prox, × 6
 
 
 def test_sampled_clients_keep_the_state_of_the_others(quad):
@@ -300,6 +351,7 @@ def test_sampled_clients_keep_the_state_of_the_others(quad):
 # inexact prox: warm and cold starts
 # --------------------------------------------------------------------------------------------
 
+
 def test_inexact_prox_warm_and_cold_approach_the_exact_prox(quad):
     x0 = np.array([1.0, -2.0, 0.5])
     rounds = 20
@@ -308,11 +360,11 @@ def test_inexact_prox_warm_and_cold_approach_the_exact_prox(quad):
     for steps in (1, 3, 10, 30, 200):
         runs = {}
         for start in ("warm", "cold"):
-            step = methods.run("fedsplit", quad, x0, rounds, s=0.2, solver="gd", steps=steps, start=start,
-                               path="step")
-            spectral = methods.run("fedsplit", quad, x0, rounds, s=0.2, solver="gd", steps=steps, start=start,
-                                   path="spectral")
-            assert np.max(np.abs(step.x - spectral.x)) < 1e-12               # the closed form = the literal steps
+            step = methods.run("fedsplit", quad, x0, rounds, s=0.2, solver="gd", steps=steps, start=start, path="step")
+            spectral = methods.run(
+                "fedsplit", quad, x0, rounds, s=0.2, solver="gd", steps=steps, start=start, path="spectral"
+            )
+            assert np.max(np.abs(step.x - spectral.x)) < 1e-12  # the closed form = the literal steps
             assert step.oracle_calls[-1] == rounds * quad.n * steps
             errors[start].append(float(np.max(np.abs(step.x - exact))))
             runs[start] = step
@@ -339,6 +391,7 @@ def test_exact_prox_needs_quadratic_clients(logistic):
 # --------------------------------------------------------------------------------------------
 # finite sums with mini-batches
 # --------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("Fed", [LeastSquaresFederation, LogisticFederation])
 def test_mini_batch_runs_are_reproducible_by_seed(Fed):
@@ -367,6 +420,7 @@ def test_batch_size_errors(quad, logistic):
 # History, state=, path selection
 # --------------------------------------------------------------------------------------------
 
+
 def test_history_fields_are_lazy_and_correct(quad, logistic):
     h = methods.run("scaffold", quad, np.ones(3), 10, K=4, gamma=0.05)
     assert h._cache == {} and h.rounds == 10 and h.x.shape == (11, 3)
@@ -390,36 +444,57 @@ def test_output_of_a_client_state_method_is_its_weighted_mean(quad):
 @pytest.mark.parametrize("path", ["step", "spectral"])
 def test_state_start_continues_a_run(quad, path):
     x0 = np.array([2.0, -1.0, 0.5])
-    for name, hyper in (("scaffold", {"K": 4, "gamma": 0.05, "option": "II"}), ("fedsplit", {"s": 0.4}),
-                        ("acc-sdane", {"lam": 2.0}), ("local-update", {"K": 3, "gamma": 0.05, "server": "nesterov",
-                                                                        "eta": 0.1, "beta": 0.5}),
-                        ("local-update", {"K": 3, "gamma": 0.05, "server": "adam", "eta": 0.1})):
+    for name, hyper in (
+        ("scaffold", {"K": 4, "gamma": 0.05, "option": "II"}),
+        ("fedsplit", {"s": 0.4}),
+        ("acc-sdane", {"lam": 2.0}),
+        ("local-update", {"K": 3, "gamma": 0.05, "server": "nesterov", "eta": 0.1, "beta": 0.5}),
+        ("local-update", {"K": 3, "gamma": 0.05, "server": "adam", "eta": 0.1}),
+    ):
         whole = methods.run(name, quad, x0, 12, path=path, **hyper)
         first = methods.run(name, quad, x0, 5, path=path, **hyper)
         rest = methods.run(name, quad, x0, 7, path=path, state=first.state, scalars=first.scalars, **hyper)
         assert np.max(np.abs(rest.x - whole.x[5:])) <= 1e-13 * np.max(np.abs(whole.x))
-        if first.scalars:           # without the scalars (Adam's t, Acc-S-DANE's A_r, B_r) the run restarts them
+        if first.scalars:  # without the scalars (Adam's t, Acc-S-DANE's A_r, B_r) the run restarts them
             restarted = methods.run(name, quad, x0, 7, path=path, state=first.state, **hyper)
             assert np.max(np.abs(restarted.x - whole.x[5:])) > 1e-6 * np.max(np.abs(whole.x))
     # with sampling: continuing with the same Generator reproduces the draws
     g1, g2 = np.random.default_rng(3), np.random.default_rng(3)
     whole = methods.run("scaffold", quad, x0, 8, K=3, gamma=0.05, clients_per_round=2, seed=g1, path=path)
     first = methods.run("scaffold", quad, x0, 3, K=3, gamma=0.05, clients_per_round=2, seed=g2, path=path)
-    rest = methods.run("scaffold", quad, x0, 5, K=3, gamma=0.05, clients_per_round=2, seed=g2, path=path,
-                       state=first.state)
+    rest = methods.run(
+        "scaffold", quad, x0, 5, K=3, gamma=0.05, clients_per_round=2, seed=g2, path=path, state=first.state
+    )
     assert np.max(np.abs(rest.x - whole.x[3:])) <= 1e-13 * np.max(np.abs(whole.x))
 
 
 def test_state_errors(quad):
-    with pytest.raises(ValueError, match=r"state must give exactly the state variables \['x', 'c', 'ci'\] of "
-                                         r"'scaffold', got \['x'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"state must give exactly the state variables \['x', 'c', 'ci'\] of "
+        r"'scaffold', got \['x'\]",
+    ):
         methods.run("scaffold", quad, np.zeros(3), 1, K=2, gamma=0.1, state={"x": np.zeros(3)})
     with pytest.raises(ValueError, match=r"state\['ci'\] must have shape \(4, 3\), got \(3, 3\)"):
-        methods.run("scaffold", quad, np.zeros(3), 1, K=2, gamma=0.1,
-                    state={"x": np.zeros(3), "c": np.zeros(3), "ci": np.zeros((3, 3))})
+        methods.run(
+            "scaffold",
+            quad,
+            np.zeros(3),
+            1,
+            K=2,
+            gamma=0.1,
+            state={"x": np.zeros(3), "c": np.zeros(3), "ci": np.zeros((3, 3))},
+        )
     with pytest.raises(ValueError, match=r"state\['x'\] must have shape \(3,\), got \(2,\)"):
-        methods.run("scaffold", quad, np.zeros(3), 1, K=2, gamma=0.1,
-                    state={"x": np.zeros(2), "c": np.zeros(3), "ci": np.zeros((4, 3))})
+        methods.run(
+            "scaffold",
+            quad,
+            np.zeros(3),
+            1,
+            K=2,
+            gamma=0.1,
+            state={"x": np.zeros(2), "c": np.zeros(3), "ci": np.zeros((4, 3))},
+        )
     with pytest.raises(ValueError, match=r"state must give exactly"):
         methods.run("fedavg", quad, np.zeros(3), 1, K=2, gamma=0.1, state={"x": np.zeros(3), "y": np.zeros(3)})
 
@@ -429,7 +504,9 @@ def test_run_argument_errors(quad):
         methods.run("fedavg", quad, np.zeros(2), 1, K=2, gamma=0.1)
     with pytest.raises(ValueError, match=r"rounds must be a non-negative integer, got -1"):
         methods.run("fedavg", quad, np.zeros(3), -1, K=2, gamma=0.1)
-    with pytest.raises(ValueError, match=r"federation must be a QuadraticFederation, a FiniteSumFederation or ClientOracles, got dict"):
+    with pytest.raises(
+        ValueError, match=r"federation must be a QuadraticFederation, a FiniteSumFederation or ClientOracles, got dict"
+    ):
         methods.run("fedavg", {}, np.zeros(3), 1, K=2, gamma=0.1)
     with pytest.raises(ValueError, match=r"method must be a fedtheory.methods.Method"):
         from fedtheory.methods.simulate import simulate
@@ -441,7 +518,7 @@ def test_run_argument_errors(quad):
 def test_choose_path(quad, logistic):
     fedavg_big_K = methods.get("fedavg", K=100, gamma=0.01)
     assert choose_path(fedavg_big_K, quad, 10) == "spectral"
-    assert choose_path(methods.get("fedavg", K=2, gamma=0.01), quad, 10) == "step"     # little local work
+    assert choose_path(methods.get("fedavg", K=2, gamma=0.01), quad, 10) == "step"  # little local work
     # an exact prox goes through the eigenbasis on either path: 2 rotations literally, 3 spectrally (x̄ in, the
     # aggregate and the reported mean out), so the literal path is the cheaper one
     assert choose_path(methods.get("fedsplit", s=1.0), quad, 10) == "step"
@@ -451,8 +528,11 @@ def test_choose_path(quad, logistic):
     assert choose_path(fedavg_big_K, quad, 10, "step") == "step"
     with pytest.raises(ValueError, match=r"path must be one of \('auto', 'step', 'spectral'\), got 'fast'"):
         choose_path(fedavg_big_K, quad, 10, "fast")
-    with pytest.raises(ValueError, match=r"the spectral path needs quadratic \(or least-squares\) clients, "
-                                         r"got LogisticFederation"):
+    with pytest.raises(
+        ValueError,
+        match=r"the spectral path needs quadratic \(or least-squares\) clients, "
+        r"got LogisticFederation",
+    ):
         choose_path(fedavg_big_K, logistic, 10, "spectral")
     with pytest.raises(ValueError, match=r"the spectral path uses full local gradients"):
         choose_path(fedavg_big_K, quad, 10, "spectral", batch_size=4)
@@ -463,8 +543,8 @@ def test_choose_path(quad, logistic):
 
 def test_spectral_path_is_exact_for_huge_K(quad):
     """K = 10⁶ local steps cost O(d²) per client on the spectral path; K literal steps agree at K = 200."""
-    h = methods.run("scaffold", quad, np.ones(3), 3, K=10 ** 6, gamma=1e-4)
-    assert np.all(np.isfinite(h.x)) and h.oracle_calls[-1] == 3 * quad.n * 10 ** 6
+    h = methods.run("scaffold", quad, np.ones(3), 3, K=10**6, gamma=1e-4)
+    assert np.all(np.isfinite(h.x)) and h.oracle_calls[-1] == 3 * quad.n * 10**6
     a = methods.run("scaffold", quad, np.ones(3), 5, K=200, gamma=0.01, path="step")
     b = methods.run("scaffold", quad, np.ones(3), 5, K=200, gamma=0.01, path="spectral")
     assert np.max(np.abs(a.x - b.x)) < 1e-12

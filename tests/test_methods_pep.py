@@ -4,6 +4,7 @@ Tolerances: a certified value carries the reporting margin SDP_MARGIN = 1e-5 ove
 relative duality gap of 1e-8, so a closed form is matched to 1e-4 (the acceptance tolerance) and two exact SDPs of
 the same worst case (compiled vs hand-written) to 1e-6 relative (measured ≤ 2.5e-7).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ from fedtheory.methods.ir import Aggregate, Combine, Gradient
 from fedtheory.methods.pep import certify
 
 MU, L = 1.0, 10.0
-RHO = (math.sqrt(10) - 1) / (math.sqrt(10) + 1)          # 0.519494..., FedSplit at s = 1/√(μL)
+RHO = (math.sqrt(10) - 1) / (math.sqrt(10) + 1)  # 0.519494..., FedSplit at s = 1/√(μL)
 
 
 def _literal():
@@ -52,22 +53,49 @@ def test_fedsplit_rate_other_step_is_the_closed_form_and_larger():
     assert abs(c.value - closed) <= 1e-4 and abs(c.lower - closed) <= 1e-4 and c.value > RHO + 1e-3
 
 
-@pytest.mark.parametrize("fc,n,p,measure,h,kw", [
-    ("quadratic", 2, [0.3, 0.7], "floor", {"K": 2, "gamma": 0.05}, {}),
-    ("quadratic", 3, [0.2, 0.3, 0.5], "rate", {"K": 2, "gamma": 0.05, "eta": 0.1}, {}),
-    ("quadratic", 2, [0.3, 0.7], "error", {"K": 2, "gamma": 0.05, "eta": 0.1, "server": "nesterov", "beta": 0.3},
-     {"rounds": 2, "D": 1.0}),
-    ("smooth-strongly-convex", 2, [0.3, 0.7], "floor", {"K": 2, "gamma": 0.05, "alpha": 1.0}, {}),
-    ("smooth-strongly-convex", 2, [0.3, 0.7], "function-value", {"K": 2, "gamma": 0.05, "eta": 0.1},
-     {"rounds": 1, "D": 1.0}),
-])
+@pytest.mark.parametrize(
+    "fc,n,p,measure,h,kw",
+    [
+        ("quadratic", 2, [0.3, 0.7], "floor", {"K": 2, "gamma": 0.05}, {}),
+        ("quadratic", 3, [0.2, 0.3, 0.5], "rate", {"K": 2, "gamma": 0.05, "eta": 0.1}, {}),
+        (
+            "quadratic",
+            2,
+            [0.3, 0.7],
+            "error",
+            {"K": 2, "gamma": 0.05, "eta": 0.1, "server": "nesterov", "beta": 0.3},
+            {"rounds": 2, "D": 1.0},
+        ),
+        ("smooth-strongly-convex", 2, [0.3, 0.7], "floor", {"K": 2, "gamma": 0.05, "alpha": 1.0}, {}),
+        (
+            "smooth-strongly-convex",
+            2,
+            [0.3, 0.7],
+            "function-value",
+            {"K": 2, "gamma": 0.05, "eta": 0.1},
+            {"rounds": 1, "D": 1.0},
+        ),
+    ],
+)
 def test_agrees_with_hand_written_local_update_pep(fc, n, p, measure, h, kw):
-    c = certify("local-update", mu=MU, L=L, clients=n, p=p, measure=measure, function_class=fc, hyper=h,
-                probe_starts=0, **kw)
-    ref = _hand_written(h["K"], h["gamma"], h.get("alpha", 0.0), p, measure, fc, h.get("eta"), h.get("beta"),
-                        h.get("server", "gd"), kw.get("rounds"), kw.get("D"))
+    c = certify(
+        "local-update", mu=MU, L=L, clients=n, p=p, measure=measure, function_class=fc, hyper=h, probe_starts=0, **kw
+    )
+    ref = _hand_written(
+        h["K"],
+        h["gamma"],
+        h.get("alpha", 0.0),
+        p,
+        measure,
+        fc,
+        h.get("eta"),
+        h.get("beta"),
+        h.get("server", "gd"),
+        kw.get("rounds"),
+        kw.get("D"),
+    )
     assert c.status == "certified" and abs(c.value - ref) <= 1e-6 * ref
-    if fc == "quadratic":                     # the PEP's worst case, replayed through methods.run, attains it
+    if fc == "quadratic":  # the PEP's worst case, replayed through methods.run, attains it
         assert c.lower <= c.value and c.gap <= 1e-4
 
 
@@ -77,13 +105,15 @@ def test_certify_local_update_wraps_the_compiled_pep_and_a_planted_mismatch_is_s
     from fedtheory.certify.federated_pep import certify_local_update
 
     h = {"K": 2, "gamma": 0.05, "eta": 0.1}
-    ref = certify_local_update(MU, L, 2, 0.05, clients=2, p=[0.3, 0.7], eta=0.1, measure="rate", engine="pepit",
-                               probe_starts=1)
+    ref = certify_local_update(
+        MU, L, 2, 0.05, clients=2, p=[0.3, 0.7], eta=0.1, measure="rate", engine="pepit", probe_starts=1
+    )
     c = certify("fedavg", mu=MU, L=L, clients=2, p=[0.3, 0.7], measure="rate", hyper=h, probe_starts=0)
     assert abs(c.value - ref.value) <= 1e-6 * ref.value
-    other = certify("fedavg", mu=MU, L=L, clients=2, p=[0.3, 0.7], measure="rate", hyper={**h, "eta": 0.101},
-                    probe_starts=0)
-    assert abs(other.value - ref.value) > 1e-4 * ref.value     # a 1 % change of η is far outside 1e-6
+    other = certify(
+        "fedavg", mu=MU, L=L, clients=2, p=[0.3, 0.7], measure="rate", hyper={**h, "eta": 0.101}, probe_starts=0
+    )
+    assert abs(other.value - ref.value) > 1e-4 * ref.value  # a 1 % change of η is far outside 1e-6
 
 
 def test_floors_of_methods_that_converge_to_x_star_are_zero_and_fedavg_is_not():
@@ -94,31 +124,44 @@ def test_floors_of_methods_that_converge_to_x_star_are_zero_and_fedavg_is_not():
         assert c.status == "certified" and c.value <= 1e-3, (name, c.value)
     sc = certify("scaffold", mu=MU, L=L, clients=2, measure="floor", hyper={"K": 2, "gamma": 0.05}, probe_starts=0)
     assert len(sc.details["invariants"]) == 1
-    fa = certify("fedavg", mu=MU, L=L, clients=2, p=[0.3, 0.7], measure="floor", hyper={"K": 2, "gamma": 0.05},
-                 probe_starts=0)
+    fa = certify(
+        "fedavg", mu=MU, L=L, clients=2, p=[0.3, 0.7], measure="floor", hyper={"K": 2, "gamma": 0.05}, probe_starts=0
+    )
     assert fa.value > 0.2 and fa.lower > 0.2
 
 
 def test_four_clients_error_within_30_seconds():
     # K = 3: 18 s measured on a 2-core machine (K = 5: 38 s there, Clarabel's factorization failing twice before
     # its third setting solves it "optimal")
-    c = certify("scaffold", mu=MU, L=L, clients=4, measure="error", rounds=2, D=1.0, hyper={"K": 3, "gamma": 0.05},
-                probe_starts=0)
+    c = certify(
+        "scaffold",
+        mu=MU,
+        L=L,
+        clients=4,
+        measure="error",
+        rounds=2,
+        D=1.0,
+        hyper={"K": 3, "gamma": 0.05},
+        probe_starts=0,
+    )
     assert c.status == "certified" and c.lower <= c.value and c.gap <= 1e-3
     assert c.seconds < 30, c.seconds
 
 
-@pytest.mark.parametrize("kw,needle", [
-    ({"measure": "distance"}, "measure must be one of"),
-    ({"function_class": "convex"}, "function_class must be one of"),
-    ({"mu": 20.0}, "hypothesis 0 < mu <= L violated: mu=20.0, L=10.0"),
-    ({"clients": 1}, "hypothesis clients >= 2 violated"),
-    ({"p": [0.5, 0.6]}, "hypothesis p_i > 0, sum p_i = 1"),
-    ({"p": [1.5, -0.5]}, "hypothesis p_i > 0, sum p_i = 1"),
-    ({"measure": "error"}, "needs rounds >= 1"),
-    ({"measure": "error", "rounds": 2}, "needs the start radius D > 0"),
-    ({"zeta": -1.0}, "hypothesis zeta > 0 violated"),
-])
+@pytest.mark.parametrize(
+    "kw,needle",
+    [
+        ({"measure": "distance"}, "measure must be one of"),
+        ({"function_class": "convex"}, "function_class must be one of"),
+        ({"mu": 20.0}, "hypothesis 0 < mu <= L violated: mu=20.0, L=10.0"),
+        ({"clients": 1}, "hypothesis clients >= 2 violated"),
+        ({"p": [0.5, 0.6]}, "hypothesis p_i > 0, sum p_i = 1"),
+        ({"p": [1.5, -0.5]}, "hypothesis p_i > 0, sum p_i = 1"),
+        ({"measure": "error"}, "needs rounds >= 1"),
+        ({"measure": "error", "rounds": 2}, "needs the start radius D > 0"),
+        ({"zeta": -1.0}, "hypothesis zeta > 0 violated"),
+    ],
+)
 def test_bad_input_raises(kw, needle):
     args = {"mu": MU, "L": L, "measure": "rate", "probe_starts": 0, **kw}
     with pytest.raises(ValueError, match=re.escape(needle)):
@@ -129,9 +172,18 @@ def test_nonlinear_method_raises():
     adam = get("local-update", K=2, gamma=0.05, server="adam", eta=0.1)
     with pytest.raises(ValueError, match="nonlinear server rule"):
         certify(adam, mu=MU, L=L, measure="rate", probe_starts=0)
-    m = Method("toy", server=("x",), client=(), init={"x": "x0"}, output="x",
-               round=(Gradient("g", at="x"), Aggregate("gb", "g"),
-                      ServerMap(("x",), lambda be, s, x, g: (x - g,), ("x", "gb"))))
+    m = Method(
+        "toy",
+        server=("x",),
+        client=(),
+        init={"x": "x0"},
+        output="x",
+        round=(
+            Gradient("g", at="x"),
+            Aggregate("gb", "g"),
+            ServerMap(("x",), lambda be, s, x, g: (x - g,), ("x", "gb")),
+        ),
+    )
     with pytest.raises(ValueError, match="ServerMap"):
         certify(m, mu=MU, L=L, measure="rate", probe_starts=0)
 
@@ -140,28 +192,73 @@ def test_registered_method_compiles_without_special_code():
     from fedtheory.methods import register, unregister
 
     def gd(eta):
-        return Method("my-gd", server=("x",), client=(), init={"x": "x0"}, output="x", hyper={"eta": eta},
-                      round=(Gradient("g", at="x"), Aggregate("gbar", "g"), Combine("x", (("x", 1.0), ("gbar", -eta)))))
+        return Method(
+            "my-gd",
+            server=("x",),
+            client=(),
+            init={"x": "x0"},
+            output="x",
+            hyper={"eta": eta},
+            round=(Gradient("g", at="x"), Aggregate("gbar", "g"), Combine("x", (("x", 1.0), ("gbar", -eta)))),
+        )
 
     register("my-gd-pep", gd)
     try:
         c = certify("my-gd-pep", mu=MU, L=L, measure="rate", hyper={"eta": 0.1}, probe_starts=0)
     finally:
         unregister("my-gd-pep")
-    assert abs(c.value - 0.9) <= 1e-4 and abs(c.lower - 0.9) <= 1e-4      # gradient descent: max|1 − ηλ|
+    assert abs(c.value - 0.9) <= 1e-4 and abs(c.lower - 0.9) <= 1e-4  # gradient descent: max|1 − ηλ|
 
 
 def test_cli_acceptance_command(tmp_path, capsys):
     from fedtheory.cli import main
 
     out = tmp_path / "c.json"
-    rc = main(["explore", "certify", "fedsplit", "--mu", "1", "--L", "10", "--clients", "3", "--measure", "rate",
-               "--json", str(out)])
+    rc = main(
+        [
+            "explore",
+            "certify",
+            "fedsplit",
+            "--mu",
+            "1",
+            "--L",
+            "10",
+            "--clients",
+            "3",
+            "--measure",
+            "rate",
+            "--json",
+            str(out),
+        ]
+    )
     assert rc == 0 and "upper" in capsys.readouterr().out
     data = json.loads(out.read_text())
     assert abs(data["value"] - 0.519494) <= 1e-4 and abs(data["lower"] - 0.519494) <= 1e-4
-    rc = main(["explore", "certify", "scaffold", "--mu", "1", "--L", "10", "--weights", "0.3,0.7", "--K", "2",
-               "--gamma", "0.05", "--hyper", "option=I", "--measure", "rate", "--probe-starts", "0", "--json", str(out)])
+    rc = main(
+        [
+            "explore",
+            "certify",
+            "scaffold",
+            "--mu",
+            "1",
+            "--L",
+            "10",
+            "--weights",
+            "0.3,0.7",
+            "--K",
+            "2",
+            "--gamma",
+            "0.05",
+            "--hyper",
+            "option=I",
+            "--measure",
+            "rate",
+            "--probe-starts",
+            "0",
+            "--json",
+            str(out),
+        ]
+    )
     data = json.loads(out.read_text())
     assert rc == 0 and data["hypotheses"]["p"] == [0.3, 0.7] and data["hypotheses"]["hyper"]["option"] == "I"
     rc = main(["explore", "certify", "fedsplit", "--mu", "1", "--L", "10", "--weights", "0.5,0.6"])
@@ -194,37 +291,71 @@ def test_zeta_model_agrees_with_hand_written_pep():
     p, zeta = np.array([0.3, 0.7]), 2.0
     m = get("fedavg", K=2, gamma=0.05)
 
-    def accurate(pb):                         # SCS to 1e-10: a different algorithm, run to high accuracy
+    def accurate(pb):  # SCS to 1e-10: a different algorithm, run to high accuracy
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            sq = pb.solve(wrapper=_WRAPPER, solver="SCS", verbose=0, safe_mode=False, eps_abs=1e-10, eps_rel=1e-10,
-                          max_iters=200_000)
+            sq = pb.solve(
+                wrapper=_WRAPPER,
+                solver="SCS",
+                verbose=0,
+                safe_mode=False,
+                eps_abs=1e-10,
+                eps_rel=1e-10,
+                max_iters=200_000,
+            )
         assert pb.wrapper.prob.status == "optimal"
-        return math.sqrt(sq) * zeta                                 # lengths in units of ζ
+        return math.sqrt(sq) * zeta  # lengths in units of ζ
 
-    compiled = accurate(_build(m, "floor", 2, p, m.aggregation_weights(p), np.ones(2), MU, L, "zeta", "quadratic",
-                               None, None).pb)
+    compiled = accurate(
+        _build(m, "floor", 2, p, m.aggregation_weights(p), np.ones(2), MU, L, "zeta", "quadratic", None, None).pb
+    )
     hand = accurate(literal(MU, L, 2, 0.05, 0.0, p, "zeta", "floor", "quadratic", None, None, "gd", None, None))
-    assert abs(compiled - hand) <= 1e-6 * hand                     # measured 3e-10
-    c = certify("fedavg", mu=MU, L=L, clients=2, p=p.tolist(), measure="floor", zeta=zeta,
-                hyper={"K": 2, "gamma": 0.05}, probe_starts=0)
+    assert abs(compiled - hand) <= 1e-6 * hand  # measured 3e-10
+    c = certify(
+        "fedavg",
+        mu=MU,
+        L=L,
+        clients=2,
+        p=p.tolist(),
+        measure="floor",
+        zeta=zeta,
+        hyper={"K": 2, "gamma": 0.05},
+        probe_starts=0,
+    )
     assert c.status == "certified" and hand <= c.value <= hand * (1 + 2 * SDP_MARGIN)
-    assert c.lower <= hand * (1 + 1e-6)                            # the replayed instance is in the class
-    wrong = accurate(literal(MU, L, 2, 0.05 * 1.01, 0.0, p, "zeta", "floor", "quadratic", None, None, "gd", None,
-                             None))
-    assert abs(wrong - hand) > 1e-4 * hand                         # control: a 1 % other step is seen
+    assert c.lower <= hand * (1 + 1e-6)  # the replayed instance is in the class
+    wrong = accurate(literal(MU, L, 2, 0.05 * 1.01, 0.0, p, "zeta", "floor", "quadratic", None, None, "gd", None, None))
+    assert abs(wrong - hand) > 1e-4 * hand  # control: a 1 % other step is seen
 
 
 def test_sod_class_agrees_with_the_literal_sdane_pep():
     from fedtheory.certify.federated_pep import SDP_MARGIN
 
-    c = certify(get("acc-sdane", lam=2.0, mu=0.0), mu=0.0, L=1.0, measure="function-value", function_class="sod",
-                delta=1.0, rounds=2, D=1.0, probe_starts=0)
+    c = certify(
+        get("acc-sdane", lam=2.0, mu=0.0),
+        mu=0.0,
+        L=1.0,
+        measure="function-value",
+        function_class="sod",
+        delta=1.0,
+        rounds=2,
+        D=1.0,
+        probe_starts=0,
+    )
     ref = _literal().literal_sdane(2, 2.0, 0.0, 1.0, 0.0, True).value * (1 + SDP_MARGIN)
     assert c.status == "certified" and abs(c.value - ref) <= 1e-6 * ref and c.lower is None
     with pytest.raises(ValueError, match="two clients of weight 1/2"):
-        certify(get("sdane", lam=2.0), mu=0.0, L=1.0, clients=3, measure="function-value", function_class="sod",
-                delta=1.0, rounds=1, D=1.0)
+        certify(
+            get("sdane", lam=2.0),
+            mu=0.0,
+            L=1.0,
+            clients=3,
+            measure="function-value",
+            function_class="sod",
+            delta=1.0,
+            rounds=1,
+            D=1.0,
+        )
     with pytest.raises(ValueError, match="delta > 0"):
         certify(get("sdane", lam=2.0), mu=0.0, L=1.0, measure="function-value", function_class="sod", rounds=1, D=1.0)
 
@@ -235,7 +366,10 @@ def test_certify_sdane_potential_and_inexact_solves_agree_with_the_literal_pep()
     from fedtheory.certify.federated_pep import certify_sdane
 
     for R, lam, mu, c, acc in ((1, 2.0, 0.3, 0.0, False), (1, 2.0, 0.0, 0.25, True)):
-        got, ref = certify_sdane(R, lam, mu, 1.0, c=c, accelerated=acc), _literal().literal_sdane(R, lam, mu, 1.0, c, acc)
+        got, ref = (
+            certify_sdane(R, lam, mu, 1.0, c=c, accelerated=acc),
+            _literal().literal_sdane(R, lam, mu, 1.0, c, acc),
+        )
         assert abs(got.value - ref.value) <= 1e-6 * ref.value and abs(got.lower - ref.lower) <= 1e-6 * ref.value
     other = certify_sdane(1, 2.02, 0.3, 1.0)
     assert abs(other.value - _literal().literal_sdane(1, 2.0, 0.3, 1.0, 0.0, False).value) > 1e-4

@@ -9,6 +9,7 @@ branch; recomputing them takes ~50 s per measure, so they are recorded here:
 - error, η = γ, T = 3, D = 1: upper 0.8429941814116004, lower 0.8429831698305825 (pepit engine, ~5 min);
 - function value, same: upper 0.5949397299360164, lower 0.5949332587285041.
 """
+
 import json
 import math
 
@@ -19,9 +20,11 @@ from fedtheory.methods import get
 from fedtheory.methods.probe import lower_bound, max_on_sphere, replay
 
 FEDSPLIT_RATE = (math.sqrt(10) - 1) / (math.sqrt(10) + 1)
-FEDAVG_FLOOR = (0.7387459693902486, 0.7387533511608272)          # certify_local_update: (lower, value)
-FEDAVG_ERROR = {"error": (0.8429831698305825, 0.8429941814116004),
-                "function-value": (0.5949332587285041, 0.5949397299360164)}
+FEDAVG_FLOOR = (0.7387459693902486, 0.7387533511608272)  # certify_local_update: (lower, value)
+FEDAVG_ERROR = {
+    "error": (0.8429831698305825, 0.8429941814116004),
+    "function-value": (0.5949332587285041, 0.5949397299360164),
+}
 FEDAVG_RATE = {0.05: (0.7737809375, 0.7737886871769164), 0.2: (2.875, 2.8750288170990226)}
 
 
@@ -35,25 +38,25 @@ def test_fedsplit_rate_reaches_and_never_exceeds_the_reflected_prox_contraction(
     assert abs(replay(inst) - v) <= 1e-12
 
 
-@pytest.mark.parametrize("name, hyper", [("fedsplit", {"s": 1 / math.sqrt(10)}),
-                                         ("scaffold", {"K": 5, "gamma": 0.05})])
+@pytest.mark.parametrize("name, hyper", [("fedsplit", {"s": 1 / math.sqrt(10)}), ("scaffold", {"K": 5, "gamma": 0.05})])
 def test_exact_methods_have_no_floor(name, hyper):
     C = 3.0
     v, inst = lower_bound(get(name, **hyper), measure="floor", mu=1.0, L=10.0, p=[0.2, 0.3, 0.5], C=C, starts=1)
     assert 0 <= v <= 1e-12 * C
     assert inst["details"]["fixed_point_residual"] < 1e-12
     c = np.asarray(inst["federation"]["c"])
-    assert abs(np.linalg.norm(c, axis=1).max() - C) < 1e-12          # the instance sits at heterogeneity C
+    assert abs(np.linalg.norm(c, axis=1).max() - C) < 1e-12  # the instance sits at heterogeneity C
 
 
 def test_fedavg_floor_against_the_certificate():
-    v, inst = lower_bound(get("fedavg", K=5, gamma=0.05), measure="floor", mu=1.0, L=10.0, p=[0.5, 0.5], C=1.0,
-                          starts=2, seed=0)
+    v, inst = lower_bound(
+        get("fedavg", K=5, gamma=0.05), measure="floor", mu=1.0, L=10.0, p=[0.5, 0.5], C=1.0, starts=2, seed=0
+    )
     lower, upper = FEDAVG_FLOOR
     assert v <= upper
-    assert abs(v - lower) / lower < 1e-4                  # measured: 3.2e-6 below the certificate's own lower bound
+    assert abs(v - lower) / lower < 1e-4  # measured: 3.2e-6 below the certificate's own lower bound
     assert abs(replay(json.loads(json.dumps(inst))) - v) <= 1e-12
-    assert abs(inst["details"]["scaling_check"] - 1) < 1e-10     # floor linear in C: verified on the instance
+    assert abs(inst["details"]["scaling_check"] - 1) < 1e-10  # floor linear in C: verified on the instance
 
 
 def test_fedavg_floor_scales_with_C():
@@ -65,8 +68,9 @@ def test_fedavg_floor_scales_with_C():
 
 @pytest.mark.parametrize("eta", [0.05, 0.2])
 def test_fedavg_rate_against_the_certificate(eta):
-    v, inst = lower_bound(get("fedavg", K=5, gamma=0.05, eta=eta), measure="rate", mu=1.0, L=10.0, p=[0.5, 0.5],
-                          starts=2)
+    v, inst = lower_bound(
+        get("fedavg", K=5, gamma=0.05, eta=eta), measure="rate", mu=1.0, L=10.0, p=[0.5, 0.5], starts=2
+    )
     lower, upper = FEDAVG_RATE[eta]
     assert v <= upper
     assert abs(v - lower) <= 1e-9 * lower
@@ -75,11 +79,12 @@ def test_fedavg_rate_against_the_certificate(eta):
 
 @pytest.mark.parametrize("measure, rel", [("error", 1e-6), ("function-value", 0.01)])
 def test_fedavg_error_and_function_value_against_the_certificate(measure, rel):
-    v, inst = lower_bound(get("fedavg", K=5, gamma=0.05), measure=measure, mu=1.0, L=10.0, p=[0.5, 0.5], rounds=3,
-                          D=1.0, starts=4)
+    v, inst = lower_bound(
+        get("fedavg", K=5, gamma=0.05), measure=measure, mu=1.0, L=10.0, p=[0.5, 0.5], rounds=3, D=1.0, starts=4
+    )
     lower, upper = FEDAVG_ERROR[measure]
-    assert v <= upper                     # measured: error 0.8429831698 (1e-11 from the PEP's lower bound),
-    assert (lower - v) / lower < rel      # function value 0.593941 (1.7e-3 below; 0.594930 with starts=12)
+    assert v <= upper  # measured: error 0.8429831698 (1e-11 from the PEP's lower bound),
+    assert (lower - v) / lower < rel  # function value 0.593941 (1.7e-3 below; 0.594930 with starts=12)
     assert abs(replay(inst) - v) <= 1e-12
 
 
@@ -92,7 +97,7 @@ def test_error_and_function_value_replay(measure):
     from fedtheory.problems.quadratic import QuadraticFederation
 
     q = QuadraticFederation.from_json(inst["federation"])
-    assert abs(np.linalg.norm(x0 - q.x_star()) - 1.0) < 1e-12       # ‖x_0 − x*‖ = D
+    assert abs(np.linalg.norm(x0 - q.x_star()) - 1.0) < 1e-12  # ‖x_0 − x*‖ = D
 
 
 def test_same_seed_same_numbers():
@@ -109,7 +114,7 @@ def test_zeta_model_floor():
 
     q = QuadraticFederation.from_json(inst["federation"])
     g = np.einsum("nij,nj->ni", q.A, q.x_star()[None, :] - q.c)
-    assert abs(math.sqrt(q.p @ np.sum(g ** 2, axis=1)) - 2.0) < 1e-10       # the instance has ζ = 2 exactly
+    assert abs(math.sqrt(q.p @ np.sum(g**2, axis=1)) - 2.0) < 1e-10  # the instance has ζ = 2 exactly
     assert v > 0 and abs(replay(inst) - v) <= 1e-12
 
 
@@ -124,15 +129,18 @@ def test_max_on_sphere_against_brute_force():
         assert abs(np.linalg.norm(u) - 1) < 1e-12 and v >= brute - 1e-12 and v <= brute * 1.01
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"measure": "speed"}, "measure must be one of"),
-    ({"measure": "rate", "mu": 10.0, "L": 1.0}, "0 < mu <= L violated: mu=10.0, L=1.0"),
-    ({"measure": "rate", "p": [1.0]}, "n >= 2 positive weights"),
-    ({"measure": "rate", "p": [0.7, 0.7]}, "summing to 1"),
-    ({"measure": "error"}, "needs rounds >= 1"),
-    ({"measure": "error", "rounds": 2}, "needs D >= 0"),
-    ({"measure": "floor", "C": -1.0}, "C > 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"measure": "speed"}, "measure must be one of"),
+        ({"measure": "rate", "mu": 10.0, "L": 1.0}, "0 < mu <= L violated: mu=10.0, L=1.0"),
+        ({"measure": "rate", "p": [1.0]}, "n >= 2 positive weights"),
+        ({"measure": "rate", "p": [0.7, 0.7]}, "summing to 1"),
+        ({"measure": "error"}, "needs rounds >= 1"),
+        ({"measure": "error", "rounds": 2}, "needs D >= 0"),
+        ({"measure": "floor", "C": -1.0}, "C > 0"),
+    ],
+)
 def test_bad_input(kwargs, match):
     base = {"mu": 1.0, "L": 10.0, "p": [0.5, 0.5]}
     base.update(kwargs)
@@ -142,8 +150,7 @@ def test_bad_input(kwargs, match):
 
 def test_nonlinear_method_is_refused():
     with pytest.raises(ValueError, match="nonlinear server rule"):
-        lower_bound(get("local-update", K=2, gamma=0.05, server="adam"), measure="rate", mu=1.0, L=10.0,
-                    p=[0.5, 0.5])
+        lower_bound(get("local-update", K=2, gamma=0.05, server="adam"), measure="rate", mu=1.0, L=10.0, p=[0.5, 0.5])
 
 
 def test_replay_bad_instance():

@@ -1,4 +1,5 @@
 """Torch networks as federations: gradients, the LocalUpdate driver on them, backends agree."""
+
 import importlib.util
 
 import numpy as np
@@ -42,11 +43,12 @@ def test_fedavg_on_a_network_numpy_and_torch_agree():
     fed = _federation()
     kw = dict(batch_size=4, clients_per_round=3, client_sampling="without_replacement", seed=2)
     a = run_local_update(fed, LocalUpdate.fedprox(3, 0.05, alpha=0.1), fed.initial_point(), 8, **kw).to_numpy()
-    b = run_local_update(fed, LocalUpdate.fedprox(3, 0.05, alpha=0.1), fed.initial_point(), 8, backend="torch",
-                         device="cpu", **kw).to_numpy()
+    b = run_local_update(
+        fed, LocalUpdate.fedprox(3, 0.05, alpha=0.1), fed.initial_point(), 8, backend="torch", device="cpu", **kw
+    ).to_numpy()
     assert np.allclose(a.x, b.x, rtol=1e-12, atol=1e-14)
     assert a.loss[-1] < a.loss[0]
-    assert np.all(np.isnan(a.dist_empirical))   # no unique minimizer to measure against
+    assert np.all(np.isnan(a.dist_empirical))  # no unique minimizer to measure against
 
 
 def test_bad_inputs():

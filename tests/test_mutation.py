@@ -1,4 +1,5 @@
 """The mutation runner (benchmarks/mutation.py): its mutants stay applicable, and a mutant is caught by the claims."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -31,8 +32,15 @@ def test_every_mutant_applies_to_the_current_tree_exactly_once(name, tmp_path):
 
 
 def _ruff_format(text: str, name: str) -> str:
-    return subprocess.run([sys.executable, "-m", "ruff", "format", "--stdin-filename", name, "-"], cwd=ROOT,
-                          input=text, capture_output=True, text=True, check=True, timeout=60).stdout
+    return subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--stdin-filename", name, "-"],
+        cwd=ROOT,
+        input=text,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
 
 
 def test_every_mutant_survives_ruff_format(tmp_path):
@@ -73,8 +81,13 @@ def test_a_probe_that_stops_searching_is_caught_by_a_claim():
 #: the claim engine's, the report diff's and the explorer's mutants: their killing claims (verify/engine.py) take
 #: seconds, so CI runs them all; the certificate mutants (verify/spectral_closed_forms.py, a minute each) run on
 #: demand: python benchmarks/mutation.py --mutant spectral-heavy-ball-momentum-sign
-FAST_MUTANTS = ("method-guarantee-default-class", "engine-crashed-control-fires", "engine-mixed-readings-refuted",
-                "engine-nan-guard-only-on-refuted", "report-diff-drops-regressions")
+FAST_MUTANTS = (
+    "method-guarantee-default-class",
+    "engine-crashed-control-fires",
+    "engine-mixed-readings-refuted",
+    "engine-nan-guard-only-on-refuted",
+    "report-diff-drops-regressions",
+)
 
 
 def test_engine_report_and_explorer_mutants_are_caught_by_the_engine_claims():

@@ -1,21 +1,41 @@
 """Function-space and parameter-space FedAvg/FedProx of Su, Xu & Yang, their operators, bounds and federation gains."""
+
 import math
 
 import numpy as np
 import pytest
 import sympy as sp
 
-from fedtheory.algorithms.kernel_federated import (KernelAlgorithm, P_matrix, PredictionDynamics, definitional_operators,
-                                                   limit_coefficients, operator_in_orthonormal_basis, run_kernel_federated)
+from fedtheory.algorithms.kernel_federated import (
+    KernelAlgorithm,
+    P_matrix,
+    PredictionDynamics,
+    definitional_operators,
+    limit_coefficients,
+    operator_in_orthonormal_basis,
+    run_kernel_federated,
+)
 from fedtheory.algorithms.local_update import run_local_update
-from fedtheory.algorithms.parameter_space import (ParameterDynamics, exact_prox_round, least_squares_quadratic,
-                                                  local_update_fedavg, local_update_fedprox, run_parameter_space)
+from fedtheory.algorithms.parameter_space import (
+    ParameterDynamics,
+    exact_prox_round,
+    least_squares_quadratic,
+    local_update_fedavg,
+    local_update_fedprox,
+    run_parameter_space,
+)
 from fedtheory.analysis import federation_gain as fg
 from fedtheory.analysis import kernel_bounds as kb
 from fedtheory.analysis.rate_fit import fit_exponential, fit_power_law
 from fedtheory.problems.finite_sum import LeastSquaresFederation
-from fedtheory.problems.kernels import (GaussianKernel, KernelFederation, LinearKernel, SobolevKernel, ZeroFunction,
-                                        random_kernel_federation)
+from fedtheory.problems.kernels import (
+    GaussianKernel,
+    KernelFederation,
+    LinearKernel,
+    SobolevKernel,
+    ZeroFunction,
+    random_kernel_federation,
+)
 
 
 def _fed(seed=0, family="gaussian"):
@@ -58,7 +78,7 @@ def test_kappa_and_gamma_hypotheses():
     fed = KernelFederation(LinearKernel(), [[[1.0]]], [[0.0]])
     with pytest.raises(ValueError, match="gamma < 1"):
         PredictionDynamics(fed, KernelAlgorithm.fedavg(2.5, 2))
-    PredictionDynamics(fed, KernelAlgorithm.fedprox(100.0))   # FedProx: any γ
+    PredictionDynamics(fed, KernelAlgorithm.fedprox(100.0))  # FedProx: any γ
 
 
 def test_driver_input_errors():
@@ -75,8 +95,9 @@ def test_driver_input_errors():
 
 
 def test_limit_interpolates_for_positive_definite_kernels():
-    fed = KernelFederation(GaussianKernel(0.05), [np.linspace(0, 1, 4), np.linspace(0.1, 0.9, 3)],
-                           [np.arange(4.0), np.arange(3.0)])
+    fed = KernelFederation(
+        GaussianKernel(0.05), [np.linspace(0, 1, 4), np.linspace(0.1, 0.9, 3)], [np.arange(4.0), np.arange(3.0)]
+    )
     a = limit_coefficients(fed, KernelAlgorithm.fedavg(0.5 / float(fed.client_norms().max()), 3))
     assert np.allclose(fed.gram @ a, fed.y, atol=1e-8)
 
@@ -139,7 +160,9 @@ def test_expected_error_matches_monte_carlo():
     rng = np.random.default_rng(0)
     draws = []
     for _ in range(3000):
-        b = np.stack([fed.a[i, :m].T @ (fed.a[i, :m] @ theta + 0.5 * rng.normal(size=m)) / m for i, m in enumerate(fed.counts)])
+        b = np.stack(
+            [fed.a[i, :m].T @ (fed.a[i, :m] @ theta + 0.5 * rng.normal(size=m)) / m for i, m in enumerate(fed.counts)]
+        )
         draws.append(np.sum((dyn.trajectory(np.zeros(4), [7], b=b)[0] - theta) ** 2))
     assert abs(np.mean(draws) - exact) <= 4 * np.std(draws) / math.sqrt(len(draws))
 
@@ -162,7 +185,7 @@ def test_bounds_and_hypotheses():
 def test_federation_gain_pieces():
     X = np.random.default_rng(0).normal(size=(30, 3))
     r0 = fg.ridge_worst_case_risk([X], 0.0, 2.0, 0.25)
-    assert np.isclose(r0, 0.25 * np.trace(np.linalg.inv(X.T @ X)))     # unbiased: no bias, any B
+    assert np.isclose(r0, 0.25 * np.trace(np.linalg.inv(X.T @ X)))  # unbiased: no bias, any B
     assert fg.ridge_worst_case_risk([X], float("inf"), 2.0, 0.25) == pytest.approx(4.0)
     assert fg.genie_lower_bound(2, 4, 2.0) == 2.0
     assert fg.heterogeneity_thresholds(50, 100, 0.5, 10.0) == pytest.approx(10 * math.sqrt(0.5))

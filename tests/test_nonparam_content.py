@@ -1,4 +1,5 @@
 """The nonparam content files: figure data is well formed, every fast claim is fast-tier, the inventory is exact."""
+
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +12,16 @@ ROOT = Path(__file__).resolve().parents[1]
 FIGS = load_module(ROOT / "figures" / "nonparam.py")
 
 
-@pytest.mark.parametrize("name,scale", [("figure_1_data", "small"), ("figure_2_data", "small"), ("figure_4_data", "small"),
-                                        ("figure_6_data", "paper"), ("rate_figure_data", "small")])
+@pytest.mark.parametrize(
+    "name,scale",
+    [
+        ("figure_1_data", "small"),
+        ("figure_2_data", "small"),
+        ("figure_4_data", "small"),
+        ("figure_6_data", "paper"),
+        ("rate_figure_data", "small"),
+    ],
+)
 def test_figure_data_is_well_formed(name, scale):
     data = getattr(FIGS, name)(0, scale)
     assert set(data) == {"params", "panels"} and data["panels"]

@@ -1,4 +1,5 @@
 """Definition 1 and the complexity bounds of Theorems 2 and 3 (fedtheory.symbolic.oracle_complexity)."""
+
 import math
 
 import mpmath
@@ -8,8 +9,9 @@ import sympy as sp
 
 from fedtheory.symbolic import oracle_complexity as oc
 
-BASE = dict(d=1, p=2, eta=6.0, alpha=1.0, L1=2.0, mu=1.0, L2=1.0, B=1.0, epsilon=0.1, initial_gap=1.0, m=10, s=5,
-            phi=3.0)
+BASE = dict(
+    d=1, p=2, eta=6.0, alpha=1.0, L1=2.0, mu=1.0, L2=1.0, B=1.0, epsilon=0.1, initial_gap=1.0, m=10, s=5, phi=3.0
+)
 
 
 def test_definition_1_sums_epochs_and_reduces_to_oracle_complexity():
@@ -25,7 +27,7 @@ def test_fedlrgd_epochs_give_theorem_2_formula_numerically_and_symbolically():
         assert len(epochs) == r + 2
         assert oc.federated_oracle_complexity(epochs, 10, 1, 6) == r * r + r * s + r * S + 10 * 6 * r
     r, s, S, phi, m = sp.symbols("r s S phi m", positive=True)
-    assert sp.expand(oc.fedlrgd_complexity(r, s, S, phi, m) - (r**2 + r*s + r*S + phi*m*r)) == 0
+    assert sp.expand(oc.fedlrgd_complexity(r, s, S, phi, m) - (r**2 + r * s + r * S + phi * m * r)) == 0
 
 
 def test_epoch_times_of_eq_25():
@@ -35,16 +37,19 @@ def test_epoch_times_of_eq_25():
         oc.expected_epoch_time("D", 1, 1, 1)
 
 
-@pytest.mark.parametrize("change, hypothesis", [
-    ({"eta": 3.9}, "eta > (2*alpha + 2)*d"),
-    ({"alpha": 0.5}, "alpha >= 1"),
-    ({"L1": 0.5}, "kappa = L1/mu >= 1"),
-    ({"L1": 1.0}, "kappa = L1/mu > 1"),
-    ({"epsilon": 1e9}, "epsilon <= 9(B+3)^4 p/(8 mu)"),
-    ({"tau": 0.5}, "tau = 1"),
-    ({"d": 0}, "positive integer"),
-    ({"L2": 0.0}, "L2 > 0"),
-])
+@pytest.mark.parametrize(
+    "change, hypothesis",
+    [
+        ({"eta": 3.9}, "eta > (2*alpha + 2)*d"),
+        ({"alpha": 0.5}, "alpha >= 1"),
+        ({"L1": 0.5}, "kappa = L1/mu >= 1"),
+        ({"L1": 1.0}, "kappa = L1/mu > 1"),
+        ({"epsilon": 1e9}, "epsilon <= 9(B+3)^4 p/(8 mu)"),
+        ({"tau": 0.5}, "tau = 1"),
+        ({"d": 0}, "positive integer"),
+        ({"L2": 0.0}, "L2 > 0"),
+    ],
+)
 def test_theorem_2_hypotheses_are_named(change, hypothesis):
     with pytest.raises(ValueError, match=re_escape(hypothesis)):
         oc.FedLRGDSetting(**{**BASE, **change}).log_rank()
@@ -62,9 +67,18 @@ def test_log_space_rank_matches_high_precision_direct_formula():
     with mpmath.workdps(50):
         kappa = L1 / mu
         X = gap + 9 * (B + 3) ** 4 * p / (2 * mu)
-        second = ((L2 ** d * eta ** d * mpmath.e ** (eta * (d + 1)) * d ** (eta / 2) * (2 * eta + 2 * d) ** (eta * d)
-                   / (eta - 1) ** (eta * d)) * (kappa * X / ((kappa - 1) * eps)) ** (d / 2)) ** (1 / (eta - (2 * alpha + 2) * d))
-        first = mpmath.e * mpmath.sqrt(d) * 2 ** d * (eta + d) ** d
+        second = (
+            (
+                L2**d
+                * eta**d
+                * mpmath.e ** (eta * (d + 1))
+                * d ** (eta / 2)
+                * (2 * eta + 2 * d) ** (eta * d)
+                / (eta - 1) ** (eta * d)
+            )
+            * (kappa * X / ((kappa - 1) * eps)) ** (d / 2)
+        ) ** (1 / (eta - (2 * alpha + 2) * d))
+        first = mpmath.e * mpmath.sqrt(d) * 2**d * (eta + d) ** d
         r = int(mpmath.ceil(max(first, second)))
         S = int(mpmath.ceil(mpmath.log(X / eps) / mpmath.log(kappa / (kappa - 1))))
     assert st.rank() == r

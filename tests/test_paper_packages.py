@@ -1,5 +1,6 @@
 """A paper's checks as a package split by sections: discovery, loading by path with relative imports, the
 inventory in ``__init__``, counterexamples stored beside the package, the pytest plugin's collection."""
+
 import json
 import re
 import subprocess
@@ -48,8 +49,7 @@ def theorem_1(ctx):
 def make_package(root: Path) -> Path:
     package = root / "paper_checks" / "demo"
     package.mkdir(parents=True)
-    for name, text in (("__init__.py", INIT), ("_common.py", COMMON), ("lemmas.py", LEMMAS),
-                       ("theorems.py", THEOREMS)):
+    for name, text in (("__init__.py", INIT), ("_common.py", COMMON), ("lemmas.py", LEMMAS), ("theorems.py", THEOREMS)):
         (package / name).write_text(textwrap.dedent(text))
     return package
 
@@ -64,7 +64,7 @@ def test_sections_are_content_and_helpers_are_not(tmp_path):
 def test_relative_imports_work_and_a_helper_runs_once(tmp_path):
     package = make_package(tmp_path)
     claims = {c.id: c for c in load_claims([str(tmp_path / "paper_checks")])}
-    assert sorted(claims) == ["demo/lemma-1", "demo/theorem-1"]     # lemma_1 imported by theorems is not counted twice
+    assert sorted(claims) == ["demo/lemma-1", "demo/theorem-1"]  # lemma_1 imported by theorems is not counted twice
     assert Path(claims["demo/theorem-1"].source) == (package / "theorems.py").resolve()
     assert load_module(package / "_common.py").LOADS == [1]
     assert module_claims(load_module(package / "theorems.py"))[0].id == "demo/theorem-1"
@@ -76,24 +76,49 @@ def test_inventory_and_counterexamples_live_at_the_package(tmp_path):
     assert inventory_problems(package) == []
     assert run_inventory(claims) == {"demo": {"Lemma 1": ["demo/lemma-1"], "Theorem 1": ["demo/theorem-1"]}}
     theorem = next(c for c in claims if c.id == "demo/theorem-1")
-    assert counterexample_path(theorem) == (tmp_path / "paper_checks" / "counterexamples" / "demo" /
-                                            "theorem-1.json").resolve()
+    assert (
+        counterexample_path(theorem)
+        == (tmp_path / "paper_checks" / "counterexamples" / "demo" / "theorem-1.json").resolve()
+    )
 
 
 def test_check_and_pytest_run_the_sections(tmp_path):
     make_package(tmp_path)
-    run = subprocess.run([sys.executable, "-m", "fedtheory", "check", "--json", "out.json"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "fedtheory", "check", "--json", "out.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     statuses = {c["id"]: c["status"] for c in json.loads((tmp_path / "out.json").read_text())["claims"]}
     assert statuses == {"demo/lemma-1": "verified", "demo/theorem-1": "refuted"}
     assert (tmp_path / "paper_checks" / "counterexamples" / "demo" / "theorem-1.json").is_file()
     # the plugin asked for as tests/test_pytest_plugin.py does (`no:fedtheory` masks an old entry point), the
     # folder named as its claim paths
-    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:fedtheory",
-                          "-p", "fedtheory.claims.pytest_plugin", "--fedtheory-paths", "paper_checks", "-rA", "-v",
-                          "paper_checks"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:fedtheory",
+            "-p",
+            "fedtheory.claims.pytest_plugin",
+            "--fedtheory-paths",
+            "paper_checks",
+            "-rA",
+            "-v",
+            "paper_checks",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert re.findall(r"::(\S+) PASSED", run.stdout) == ["demo/lemma-1", "demo/theorem-1"], run.stdout
     # pytest collects the package as a plain directory: it never imports the __init__ as a top-level module "demo"

@@ -1,4 +1,5 @@
 """Tests of fedtheory.analysis.pareto's frontiers beyond Θ_{1:K} (Charles & Konečný, arXiv:2103.05032, Section 5)."""
+
 from __future__ import annotations
 
 import mpmath
@@ -40,7 +41,7 @@ def test_frontier_dispatch_and_alpha_path():
     a = frontier(1.0, 10.0, theta="uniform", gammas=0.01, Ks=[5])
     b = frontier_uniform(1.0, 10.0, 0.0, gammas=0.01, Ks=[5])
     assert np.array_equal(a["kappa"], b["kappa"])
-    path = frontier_uniform(1.0, 10.0, np.array([0.0, 0.5, 1.0]), Ks=100)       # γ = 1/(2(L + α)) per α
+    path = frontier_uniform(1.0, 10.0, np.array([0.0, 0.5, 1.0]), Ks=100)  # γ = 1/(2(L + α)) per α
     assert np.allclose(path["gamma"], 1 / (2 * (10 + np.array([0.0, 0.5, 1.0]))))
     with pytest.raises(ValueError, match="theta"):
         frontier(1.0, 10.0, theta="middle")
@@ -58,7 +59,9 @@ def test_log_distortions_match_mpmath_at_huge_K():
     lam = np.array([1.0, 3.0, 10.0])
     got = log_distortions(lam, 0.2, 0.001, [10**6], "last")[0]
     with mpmath.workdps(40):
-        ref = [float(mpmath.log((1 - mpmath.mpf(0.001) * (mpmath.mpf(v) + mpmath.mpf(0.2))) ** (10**6 - 1))) for v in lam]
+        ref = [
+            float(mpmath.log((1 - mpmath.mpf(0.001) * (mpmath.mpf(v) + mpmath.mpf(0.2))) ** (10**6 - 1))) for v in lam
+        ]
     assert np.allclose(got, ref, rtol=1e-13)
 
 
@@ -77,7 +80,7 @@ def test_frontier_spectrum_beyond_threshold_stays_in_unit_square_with_lemma5_for
     fr = frontier_random_matrices(1.0, 10.0, 100, gamma=0.001, Ks=log_K_grid(), seed=0)
     assert np.all((fr["rho"] >= 0) & (fr["rho"] <= 1)) and np.all((fr["delta"] >= 0) & (fr["delta"] <= 1))
     eq17 = frontier_random_matrices(1.0, 10.0, 100, gamma=0.001, Ks=[10**4], seed=0, delta="eq17")
-    assert eq17["delta"][0] < 0                     # κ > κ₀ there: eq. (17) leaves [0, 1]
+    assert eq17["delta"][0] < 0  # κ > κ₀ there: eq. (17) leaves [0, 1]
     with pytest.raises(ValueError, match="delta"):
         frontier_spectrum([1.0, 2.0], gamma=0.01, Ks=[2], delta="other")
 
@@ -90,7 +93,7 @@ def test_table2_rate_from_log_agrees_and_survives_overflow():
 
 
 def test_frontier_problem_uses_eq9():
-    prob = make_quadratic(3, 3, mu=1.0, L=8.0, weights="random", seed=2)    # non-commuting: κ(9) ≤ bound
+    prob = make_quadratic(3, 3, mu=1.0, L=8.0, weights="random", seed=2)  # non-commuting: κ(9) ≤ bound
     fr = frontier_problem(prob, [Theta.uniform(K) for K in (1, 4, 16)], gammas=0.05)
     bound = frontier_uniform(1.0, 8.0, 0.0, gammas=0.05, Ks=[1, 4, 16])["kappa"]
     assert np.all(fr["kappa"] <= bound * (1 + 1e-12))

@@ -1,4 +1,5 @@
 """PEP certificates of fedtheory.certify.pep against known worst cases."""
+
 import math
 
 

@@ -1,4 +1,5 @@
 """The figure engine: spec -> data JSON -> PNG drawn from the JSON alone."""
+
 from __future__ import annotations
 
 import json
@@ -65,8 +66,9 @@ def test_run_figures_writes_json_png_and_valid_manifest(figs, tmp_path):
     out = tmp_path / "out"
     manifest = run_figures(list(figs.values()), out_dir=out, seed=5, progress=False)
     # fast tier: the full-tier figure is skipped
-    assert _strip_seconds(manifest) == [{"id": "demo/figure-1", "png": "demo/figure-1.png",
-                                         "json": "demo/figure-1.json"}]
+    assert _strip_seconds(manifest) == [
+        {"id": "demo/figure-1", "png": "demo/figure-1.png", "json": "demo/figure-1.json"}
+    ]
     assert manifest[0]["seconds"] >= 0
     on_disk = json.loads((out / "manifest.json").read_text())
     assert isinstance(on_disk, list) and on_disk == manifest
@@ -110,9 +112,11 @@ def test_redraw_from_saved_json_alone_is_byte_identical(figs, tmp_path):
 
     # In a fresh interpreter that never loads the content file: still the same bytes.
     copy = tmp_path / "elsewhere.png"
-    code = ("import json, sys; from fedtheory.plotting.render import render_json; "
-            "render_json(json.load(open(sys.argv[1], encoding='utf-8')), sys.argv[2]); "
-            "assert not any(m.startswith('_fedtheory_content_') for m in sys.modules)")
+    code = (
+        "import json, sys; from fedtheory.plotting.render import render_json; "
+        "render_json(json.load(open(sys.argv[1], encoding='utf-8')), sys.argv[2]); "
+        "assert not any(m.startswith('_fedtheory_content_') for m in sys.modules)"
+    )
     subprocess.run([sys.executable, "-c", code, str(js), str(copy)], check=True)
     assert copy.read_bytes() == original
 
@@ -141,10 +145,12 @@ def test_seeds_do_not_depend_on_workers(figs, tmp_path):
 
 def test_run_figures_on_dask_local_cluster(figs, tmp_path):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
-        manifest = run_figures([figs["demo/figure-1"]], out_dir=tmp_path / "dask", scheduler=cluster.scheduler_address,
-                               progress=False)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        manifest = run_figures(
+            [figs["demo/figure-1"]], out_dir=tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False
+        )
     local = run_figures([figs["demo/figure-1"]], out_dir=tmp_path / "local", progress=False)
     assert _strip_seconds(manifest) == _strip_seconds(local)
     assert (tmp_path / "dask/demo/figure-1.png").read_bytes() == (tmp_path / "local/demo/figure-1.png").read_bytes()
@@ -163,8 +169,10 @@ def test_manifest_keeps_other_figures_still_on_disk(figs, tmp_path):
 def test_in_memory_figure_and_nonfinite_values(tmp_path):
     @figure(id="demo/figure-gap", caption="A line with a gap.")
     def gap(ctx):
-        return {"params": {"limit": math.inf},
-                "panels": [panel("", "x", "y", [series("", [1, 2, 3], [1.0, math.nan, 3.0])], yscale="log")]}
+        return {
+            "params": {"limit": math.inf},
+            "panels": [panel("", "x", "y", [series("", [1, 2, 3], [1.0, math.nan, 3.0])], yscale="log")],
+        }
 
     manifest = run_figures([gap], out_dir=tmp_path, progress=False)
     text = (tmp_path / manifest[0]["json"]).read_text()
@@ -190,12 +198,15 @@ def test_bad_series_raise_value_error(tmp_path):
 
     # Raw dicts that bypass series() are caught before anything is written...
     def raw(s):
-        return figure(id="demo/figure-bad", caption="")(
-            lambda ctx: {"params": {}, "panels": [panel("", "", "", [s])]})
+        return figure(id="demo/figure-bad", caption="")(lambda ctx: {"params": {}, "panels": [panel("", "", "", [s])]})
 
     good = series("a", [0, 1], [1, 2])
-    for bad, msg in [(dict(good, y=[1.0]), "lengths differ"), (dict(good, type="pie"), "type must be one of"),
-                     (dict(good, type="hist"), "hist needs"), (dict(good, x=["a", "b"]), "x must hold numbers")]:
+    for bad, msg in [
+        (dict(good, y=[1.0]), "lengths differ"),
+        (dict(good, type="pie"), "type must be one of"),
+        (dict(good, type="hist"), "hist needs"),
+        (dict(good, x=["a", "b"]), "x must hold numbers"),
+    ]:
         with pytest.raises(ValueError, match=msg):
             figure_document(raw(bad), FigureContext())
         with pytest.raises(ValueError, match=msg):
@@ -203,9 +214,20 @@ def test_bad_series_raise_value_error(tmp_path):
     assert not list(tmp_path.rglob("*.json")) and not list(tmp_path.rglob("*.png"))
 
     # ...and by the renderer, which trusts nothing it reads.
-    doc = {"id": "demo/figure-bad", "substitute": None,
-           "panels": [{"title": "", "xlabel": "", "ylabel": "", "xscale": "linear", "yscale": "linear",
-                       "series": [dict(good, y=[1.0])]}]}
+    doc = {
+        "id": "demo/figure-bad",
+        "substitute": None,
+        "panels": [
+            {
+                "title": "",
+                "xlabel": "",
+                "ylabel": "",
+                "xscale": "linear",
+                "yscale": "linear",
+                "series": [dict(good, y=[1.0])],
+            }
+        ],
+    }
     with pytest.raises(ValueError, match="lengths differ"):
         render_json(doc, tmp_path / "bad.png")
     doc["panels"][0]["series"] = [dict(good, type="pie")]

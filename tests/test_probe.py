@@ -1,4 +1,5 @@
 """Tests of the adversarial probe engine (fedtheory.certify.probe) and its parameterizations."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,15 @@ BIG = 100.0  # z ~ N(0, BIG²): far outside where any map is "nice"
 def _wild_z(rng, size, n=200):
     """Large random z plus the extremes an optimizer can wander to."""
     out = [BIG * rng.normal(size=size) for _ in range(n)]
-    out += [np.zeros(size), np.full(size, 1e300), np.full(size, -1e300), np.full(size, 40.0),
-            np.full(size, -40.0), np.full(size, np.pi / 2), np.full(size, -np.pi / 2)]
+    out += [
+        np.zeros(size),
+        np.full(size, 1e300),
+        np.full(size, -1e300),
+        np.full(size, 40.0),
+        np.full(size, -40.0),
+        np.full(size, np.pi / 2),
+        np.full(size, -np.pi / 2),
+    ]
     return out
 
 
@@ -106,6 +114,7 @@ def test_probe_reports_per_start_log_and_counts():
 # determinism
 # --------------------------------------------------------------------------------------------
 
+
 def test_probe_is_deterministic_given_the_seed():
     kw = dict(n_random=30, n_starts=2, maxiter=40)
     a = probe(planted_violation, PLANTED, seed=11, **kw).to_json()
@@ -129,6 +138,7 @@ def test_probe_needs_a_seed():
 # --------------------------------------------------------------------------------------------
 # failures, targets, methods
 # --------------------------------------------------------------------------------------------
+
 
 def test_failures_count_as_minus_infinity_and_are_visible():
     def violation(t):
@@ -188,6 +198,7 @@ def test_size_zero_param_is_evaluated_once():
 # parameterizations: every z satisfies the hypotheses
 # --------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 6])
 def test_rotation_is_special_orthogonal_for_any_z(d):
     R = Rotation(d)
@@ -244,9 +255,13 @@ def test_nonneg_weights_have_nonzero_support(normalize):
 
 
 BOXES = [
-    Box(0.0, 1.0), Box(0.0, 1.0, open_lo=True), Box(0.0, 1.0, open_hi=True),
-    Box(0.0, 1.0, open_lo=True, open_hi=True), Box(1e-6, 1e6, log=True),
-    Box(1e-6, 1e6, log=True, open_lo=True, open_hi=True), Box(-3.0, 5.0, shape=4),
+    Box(0.0, 1.0),
+    Box(0.0, 1.0, open_lo=True),
+    Box(0.0, 1.0, open_hi=True),
+    Box(0.0, 1.0, open_lo=True, open_hi=True),
+    Box(1e-6, 1e6, log=True),
+    Box(1e-6, 1e6, log=True, open_lo=True, open_hi=True),
+    Box(-3.0, 5.0, shape=4),
     Box(0.0, 0.01, open_hi=True),
 ]
 
@@ -345,9 +360,13 @@ def test_ball_and_sphere():
 
 
 def test_dependent_bounds_in_a_product():
-    P = Product(L=Box(1.0, 1e3, log=True), alpha=Box(0.0, lambda s: 2 * s["L"]),
-                gamma=Box(0.0, lambda s: 1 / (s["L"] + s["alpha"]), open_lo=True, open_hi=True),
-                A=SPDMatrix(3, 1.0, lambda s: s["L"]), c=Ball(3, lambda s: s["alpha"]))
+    P = Product(
+        L=Box(1.0, 1e3, log=True),
+        alpha=Box(0.0, lambda s: 2 * s["L"]),
+        gamma=Box(0.0, lambda s: 1 / (s["L"] + s["alpha"]), open_lo=True, open_hi=True),
+        A=SPDMatrix(3, 1.0, lambda s: s["L"]),
+        c=Ball(3, lambda s: s["alpha"]),
+    )
     rng = np.random.default_rng(0)
     for z in _wild_z(rng, P.size):
         s = P.decode(z)
@@ -359,8 +378,11 @@ def test_dependent_bounds_in_a_product():
 
 
 def test_custom_with_and_without_context():
-    P = Product(L=Fixed(4.0), x=Custom(1, lambda z, ctx: ctx["L"] * float(np.tanh(z[0]) ** 2)),
-                y=Custom(2, lambda z: float(z.sum())))
+    P = Product(
+        L=Fixed(4.0),
+        x=Custom(1, lambda z, ctx: ctx["L"] * float(np.tanh(z[0]) ** 2)),
+        y=Custom(2, lambda z: float(z.sum())),
+    )
     out = P.decode([100.0, 1.0, 2.0])
     assert out == {"L": 4.0, "x": 4.0, "y": 3.0}
     assert Custom(3, lambda z: z).sample(np.random.default_rng(0)).shape == (3,)
@@ -372,7 +394,7 @@ def test_quadratic_instance_param_satisfies_assumptions():
     for z in _wild_z(rng, P.size, n=40) + [P.sample(rng) for _ in range(40)]:
         problem, theta, alpha, gamma = P.decode(z)
         assert problem.mu == 1.0 and np.all(problem.eigvals[:, 0] == 1.0)
-        assert np.all(problem.eigvals[:, -1] == problem.L) and 10 ** 0.2 <= problem.L <= 1e3
+        assert np.all(problem.eigvals[:, -1] == problem.L) and 10**0.2 <= problem.L <= 1e3
         assert np.all(problem.p > 0) and abs(problem.p.sum() - 1) < 1e-12
         assert 0.0 <= alpha <= 2 * problem.L and 0.0 < gamma < 1 / (problem.L + alpha)
         assert theta.w > 0 and np.all(theta.weights >= 0)
@@ -388,6 +410,7 @@ def test_quadratic_instance_param_satisfies_assumptions():
 
 # --- Nelder–Mead without scipy.optimize: the same search, bit for bit --------------------------------------------
 
+
 def _trace(minimizer, fun, x0, **options):
     """Every point ``minimizer`` evaluates, in order, with the value returned, and what it raised (None)."""
     seen = []
@@ -400,7 +423,7 @@ def _trace(minimizer, fun, x0, **options):
     try:
         minimizer(recorded, x0, **options)
         raised = None
-    except RuntimeError as exc:                     # the probe's early stop, raised from inside the objective
+    except RuntimeError as exc:  # the probe's early stop, raised from inside the objective
         raised = str(exc)
     return seen, raised
 
@@ -409,29 +432,50 @@ def _rosenbrock(z):
     return float(np.sum(100.0 * (z[1:] - z[:-1] ** 2) ** 2 + (1 - z[:-1]) ** 2))
 
 
-def _bumpy(z):                                      # many local minima, plateaus (ties) and an inf region
+def _bumpy(z):  # many local minima, plateaus (ties) and an inf region
     if z[0] > 3.0:
         return math.inf
-    return float(np.sum(np.round(np.sin(3 * z), 2) + 0.1 * z ** 2))
+    return float(np.sum(np.round(np.sin(3 * z), 2) + 0.1 * z**2))
 
 
-def _stops(z):                                      # stops the search from inside, as the probe's target does
-    if float(np.sum(z ** 2)) < 0.5:
+def _stops(z):  # stops the search from inside, as the probe's target does
+    if float(np.sum(z**2)) < 0.5:
         raise RuntimeError("stop")
-    return float(np.sum(z ** 2))
+    return float(np.sum(z**2))
 
 
-@pytest.mark.parametrize("fun, x0, options", [
-    (_rosenbrock, [-1.2, 1.0], {"maxiter": 300, "xatol": 1e-10, "fatol": 1e-14}),
-    (_rosenbrock, [0.5, -0.3, 0.8, 1.7, -2.0, 0.1], {"maxiter": 200, "maxfev": 150, "xatol": 1e-10, "fatol": 1e-14,
-                                                    "adaptive": True}),
-    (_bumpy, [0.3, -1.1, 2.5], {"maxiter": 120, "initial_simplex": np.vstack([[0.3, -1.1, 2.5],
-                                                                              np.array([0.3, -1.1, 2.5]) + 0.5 * np.eye(3)])}),
-    (_bumpy, [0.0, 0.0, 1.0, 2.0, 0.0], {"maxfev": 90, "adaptive": True}),
-    (_rosenbrock, [1, 2], {}),                      # integer start, scipy's default budget and tolerances
-    (_stops, [2.0, -1.0, 0.5], {"maxiter": 50}),
-    (_bumpy, [0.4, -0.7, 1.3], {"maxiter": np.inf, "xatol": 1e-12, "fatol": 1e-14}),   # evaluations: N·200
-], ids=["rosenbrock-2d", "rosenbrock-6d-adaptive", "bumpy-simplex", "bumpy-5d-fev", "defaults", "stopped", "no-iteration-limit"])
+@pytest.mark.parametrize(
+    "fun, x0, options",
+    [
+        (_rosenbrock, [-1.2, 1.0], {"maxiter": 300, "xatol": 1e-10, "fatol": 1e-14}),
+        (
+            _rosenbrock,
+            [0.5, -0.3, 0.8, 1.7, -2.0, 0.1],
+            {"maxiter": 200, "maxfev": 150, "xatol": 1e-10, "fatol": 1e-14, "adaptive": True},
+        ),
+        (
+            _bumpy,
+            [0.3, -1.1, 2.5],
+            {
+                "maxiter": 120,
+                "initial_simplex": np.vstack([[0.3, -1.1, 2.5], np.array([0.3, -1.1, 2.5]) + 0.5 * np.eye(3)]),
+            },
+        ),
+        (_bumpy, [0.0, 0.0, 1.0, 2.0, 0.0], {"maxfev": 90, "adaptive": True}),
+        (_rosenbrock, [1, 2], {}),  # integer start, scipy's default budget and tolerances
+        (_stops, [2.0, -1.0, 0.5], {"maxiter": 50}),
+        (_bumpy, [0.4, -0.7, 1.3], {"maxiter": np.inf, "xatol": 1e-12, "fatol": 1e-14}),  # evaluations: N·200
+    ],
+    ids=[
+        "rosenbrock-2d",
+        "rosenbrock-6d-adaptive",
+        "bumpy-simplex",
+        "bumpy-5d-fev",
+        "defaults",
+        "stopped",
+        "no-iteration-limit",
+    ],
+)
 def test_nelder_mead_evaluates_the_same_points_as_scipy(fun, x0, options):
     """The probe's Nelder–Mead (no scipy.optimize import on a command-line call) is scipy's, operation for operation:
     the same points, the same values, in the same order, the same stop. Compared on the installed scipy, so a scipy
@@ -441,8 +485,9 @@ def test_nelder_mead_evaluates_the_same_points_as_scipy(fun, x0, options):
     from fedtheory.certify.probe import nelder_mead
 
     ours = _trace(nelder_mead, fun, x0, **options)
-    theirs = _trace(lambda f, x, **o: scipy.optimize.minimize(f, x, method="Nelder-Mead", options=o), fun, x0,
-                    **options)
+    theirs = _trace(
+        lambda f, x, **o: scipy.optimize.minimize(f, x, method="Nelder-Mead", options=o), fun, x0, **options
+    )
     assert len(ours[0]) > 20 and ours == theirs
 
 
@@ -454,8 +499,13 @@ def test_nelder_mead_control_a_different_search_is_seen():
     from fedtheory.certify.probe import nelder_mead
 
     ours = _trace(nelder_mead, _rosenbrock, [-1.2, 1.0, 0.5], maxiter=100, adaptive=True)
-    theirs = _trace(lambda f, x, **o: scipy.optimize.minimize(f, x, method="Nelder-Mead", options=o), _rosenbrock,
-                    [-1.2, 1.0, 0.5], maxiter=100, adaptive=False)
+    theirs = _trace(
+        lambda f, x, **o: scipy.optimize.minimize(f, x, method="Nelder-Mead", options=o),
+        _rosenbrock,
+        [-1.2, 1.0, 0.5],
+        maxiter=100,
+        adaptive=False,
+    )
     assert ours != theirs
 
 

@@ -4,6 +4,7 @@ For every input drawn inside the hypotheses the result is finite (``inf`` only w
 rounds to an unreachable target); for every input outside them the call raises ValueError naming the
 violated hypothesis; no call hangs (an alarm fails the test) and no NaN is presented as a result.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,9 +22,10 @@ from fedtheory.explore.tuning import tune
 from fedtheory.problems.polyhedron import make_polyhedron
 from fedtheory.problems.quadratic import make_quadratic
 
-SETTINGS = settings(max_examples=25, deadline=None, database=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
-ALARM_S = 60   # a whole property (all its examples) past this is a hang
+SETTINGS = settings(
+    max_examples=25, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+ALARM_S = 60  # a whole property (all its examples) past this is a hang
 
 
 @pytest.fixture(autouse=True)
@@ -59,16 +61,26 @@ def names_hypothesis(exc: ValueError, *words: str) -> None:
 # guarantees
 # ---------------------------------------------------------------------------------------------------
 
+
 @SETTINGS
-@given(mu=positive, ratio=st.floats(1.0, 1e4), C=st.floats(0, 10), D=st.floats(0, 100), f=fraction,
-       K=st.integers(1, 10**4), alpha=st.floats(0, 100), theta=st.sampled_from(["uniform", "last", "maml"]),
-       momentum=st.sampled_from(["gd", "nesterov", "heavy_ball"]))
+@given(
+    mu=positive,
+    ratio=st.floats(1.0, 1e4),
+    C=st.floats(0, 10),
+    D=st.floats(0, 100),
+    f=fraction,
+    K=st.integers(1, 10**4),
+    alpha=st.floats(0, 100),
+    theta=st.sampled_from(["uniform", "last", "maml"]),
+    momentum=st.sampled_from(["gd", "nesterov", "heavy_ball"]),
+)
 def test_local_update_guarantee_is_finite_inside_its_hypotheses(mu, ratio, C, D, f, K, alpha, theta, momentum):
     L = mu * ratio
     if theta == "maml":
-        alpha = 0.0     # MAML is Θ_{2K+1} only without a proximal term (Theorem 2): α > 0 is rejected
-    g = local_update_guarantee(mu=mu, L=L, C=C, D=D, theta=theta, alpha=alpha, gamma=f / (L + alpha), K=K,
-                               momentum=momentum)
+        alpha = 0.0  # MAML is Θ_{2K+1} only without a proximal term (Theorem 2): α > 0 is rejected
+    g = local_update_guarantee(
+        mu=mu, L=L, C=C, D=D, theta=theta, alpha=alpha, gamma=f / (L + alpha), K=K, momentum=momentum
+    )
     assert_finite("rho", g.rho)
     # ρ = 1 is float64's honest value when 1 − ρ is below resolution (μ̃ underflows: many local steps)
     assert ((0 <= g.rho) & (g.rho <= 1)).all(), g.rho
@@ -83,8 +95,14 @@ def test_local_update_guarantee_is_finite_inside_its_hypotheses(mu, ratio, C, D,
 
 
 @SETTINGS
-@given(mu=positive, ratio=st.floats(1.0, 1e3), f=fraction, K=st.integers(1, 100),
-       which=st.sampled_from(["mu>L", "mu<=0", "gamma", "K", "C", "D", "nan"]), bad=bad_number)
+@given(
+    mu=positive,
+    ratio=st.floats(1.0, 1e3),
+    f=fraction,
+    K=st.integers(1, 100),
+    which=st.sampled_from(["mu>L", "mu<=0", "gamma", "K", "C", "D", "nan"]),
+    bad=bad_number,
+)
 def test_local_update_guarantee_names_the_violated_hypothesis(mu, ratio, f, K, which, bad):
     L = mu * ratio
     kw = dict(mu=mu, L=L, C=1.0, D=1.0, gamma=f / L, K=K)
@@ -108,8 +126,15 @@ def test_local_update_guarantee_names_the_violated_hypothesis(mu, ratio, f, K, w
 
 
 @SETTINGS
-@given(mu=positive, ratio=st.floats(1.0, 1e4), delta_frac=st.floats(1e-3, 0.5), lam_mult=st.floats(1.0, 1e3),
-       D=st.floats(1e-3, 100), solver=st.sampled_from(LOCAL_SOLVERS), accelerated=st.booleans())
+@given(
+    mu=positive,
+    ratio=st.floats(1.0, 1e4),
+    delta_frac=st.floats(1e-3, 0.5),
+    lam_mult=st.floats(1.0, 1e3),
+    D=st.floats(1e-3, 100),
+    solver=st.sampled_from(LOCAL_SOLVERS),
+    accelerated=st.booleans(),
+)
 def test_sdane_guarantee_is_finite_inside_its_hypotheses(mu, ratio, delta_frac, lam_mult, D, solver, accelerated):
     L = mu * ratio
     delta_A = max(delta_frac * (L - mu), 1e-3 * mu)
@@ -133,10 +158,17 @@ def test_sdane_guarantee_rejects_lambda_below_two_delta(mu, ratio, delta, shrink
 # explore
 # ---------------------------------------------------------------------------------------------------
 
+
 @settings(SETTINGS, max_examples=10)
-@given(method=st.sampled_from(["gd", "fedavg", "fomaml", "s-dane"]), mu=positive, ratio=st.floats(1.0, 1e3),
-       C=st.floats(0, 1), D=st.floats(0.1, 100), budget=st.sampled_from(["rounds", "eps", "work"]),
-       scale=st.floats(1e-6, 0.5))
+@given(
+    method=st.sampled_from(["gd", "fedavg", "fomaml", "s-dane"]),
+    mu=positive,
+    ratio=st.floats(1.0, 1e3),
+    C=st.floats(0, 1),
+    D=st.floats(0.1, 100),
+    budget=st.sampled_from(["rounds", "eps", "work"]),
+    scale=st.floats(1e-6, 0.5),
+)
 def test_tune_gives_a_finite_answer_or_says_infeasible(method, mu, ratio, C, D, budget, scale):
     L = mu * ratio
     amount = {"rounds": max(int(scale * 200), 1), "eps": D * scale, "work": max(scale * 1e4, 1.0)}[budget]
@@ -152,8 +184,7 @@ def test_tune_gives_a_finite_answer_or_says_infeasible(method, mu, ratio, C, D, 
 
 
 @SETTINGS
-@given(mu=positive, ratio=st.floats(1.0, 1e3), which=st.sampled_from(["mu>L", "eps", "rounds", "D"]),
-       bad=bad_number)
+@given(mu=positive, ratio=st.floats(1.0, 1e3), which=st.sampled_from(["mu>L", "eps", "rounds", "D"]), bad=bad_number)
 def test_tune_rejects_input_outside_its_hypotheses(mu, ratio, which, bad):
     L = mu * ratio
     kw = dict(mu=mu, L=L, D=1.0, eps=0.1)
@@ -166,24 +197,29 @@ def test_tune_rejects_input_outside_its_hypotheses(mu, ratio, which, bad):
         kw.pop("eps")
         kw["rounds"] = bad if not bad > 0 else 2.5
     else:
-        kw["D"], kw["eps"] = 1.0, 1e-17     # below float64 resolution at D = 1
+        kw["D"], kw["eps"] = 1.0, 1e-17  # below float64 resolution at D = 1
     with pytest.raises(ValueError) as info:
         tune("fedavg", **kw)
     names_hypothesis(info.value, "hypothesis", "budget", "eps", "float64 resolution", "rounds")
 
 
 @settings(SETTINGS, max_examples=15)
-@given(mu=positive, ratio=st.floats(1.0, 1e3), sweep=st.sampled_from(["K", "gamma", "alpha"]),
-       points=st.integers(1, 100), server=st.sampled_from(["gd", "nesterov", "heavy_ball"]),
-       theta=st.sampled_from(["uniform", "last", "maml"]))
+@given(
+    mu=positive,
+    ratio=st.floats(1.0, 1e3),
+    sweep=st.sampled_from(["K", "gamma", "alpha"]),
+    points=st.integers(1, 100),
+    server=st.sampled_from(["gd", "nesterov", "heavy_ball"]),
+    theta=st.sampled_from(["uniform", "last", "maml"]),
+)
 def test_frontier_is_finite_inside_its_hypotheses(mu, ratio, sweep, points, server, theta):
-    assume(not (theta == "maml" and sweep == "alpha"))    # MAML is Θ_{2K+1} only at α = 0 (Theorem 2)
+    assume(not (theta == "maml" and sweep == "alpha"))  # MAML is Θ_{2K+1} only at α = 0 (Theorem 2)
     fr = frontier(mu=mu, L=mu * ratio, sweep=sweep, points=points, server=server, theta=theta)
     assert len(fr) >= 1
     for name in ("rho", "gamma", "alpha", "K"):
         assert_finite(name, getattr(fr, name))
     assert_finite("delta", fr.delta[fr.valid])
-    assert np.isinf(fr.delta[~fr.valid]).all()      # no valid floor: inf, never NaN
+    assert np.isinf(fr.delta[~fr.valid]).all()  # no valid floor: inf, never NaN
     # κ̃ = L̃/μ̃ overflows to inf where μ̃ underflows (Θ_K with K = 10⁶ steps): a value, never NaN, and ρ = 1 there
     assert_finite("kappa", fr.kappa, allow_inf=True)
     assert (fr.rho[np.isinf(fr.kappa)] == 1.0).all()
@@ -201,9 +237,17 @@ def test_frontier_rejects_point_counts_out_of_bounds(mu, ratio, points):
 # problem constructors
 # ---------------------------------------------------------------------------------------------------
 
+
 @SETTINGS
-@given(n=st.integers(1, 5), d=st.integers(2, 6), mu=positive, ratio=st.floats(1.0, 1e3), C=st.floats(0, 10),
-       commuting=st.booleans(), seed=st.integers(0, 2**32 - 1))
+@given(
+    n=st.integers(1, 5),
+    d=st.integers(2, 6),
+    mu=positive,
+    ratio=st.floats(1.0, 1e3),
+    C=st.floats(0, 10),
+    commuting=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_make_quadratic_has_exactly_its_constants(n, d, mu, ratio, C, commuting, seed):
     L = mu * ratio
     q = make_quadratic(n, d, mu=mu, L=L, C=C, commuting=commuting, seed=seed)
@@ -215,8 +259,14 @@ def test_make_quadratic_has_exactly_its_constants(n, d, mu, ratio, C, commuting,
 
 
 @SETTINGS
-@given(n=st.integers(1, 4), d=st.integers(2, 4), mu=positive, ratio=st.floats(1.0, 1e3),
-       which=st.sampled_from(["n", "d", "mu>L", "mu", "C", "delta_A"]), bad=bad_number)
+@given(
+    n=st.integers(1, 4),
+    d=st.integers(2, 4),
+    mu=positive,
+    ratio=st.floats(1.0, 1e3),
+    which=st.sampled_from(["n", "d", "mu>L", "mu", "C", "delta_A"]),
+    bad=bad_number,
+)
 def test_make_quadratic_names_the_violated_hypothesis(n, d, mu, ratio, which, bad):
     L = mu * ratio
     kw = dict(mu=mu, L=L, C=1.0)
@@ -234,15 +284,21 @@ def test_make_quadratic_names_the_violated_hypothesis(n, d, mu, ratio, which, ba
         assume(bad != 0.0)
         kw["C"] = bad if not bad > 0 else -bad
     else:
-        kw["delta_A"] = (L - mu) / 2 * 1.5 + 1.0    # above the largest δ_A any federation in [μ, L] has
+        kw["delta_A"] = (L - mu) / 2 * 1.5 + 1.0  # above the largest δ_A any federation in [μ, L] has
     with pytest.raises(ValueError) as info:
         make_quadratic(*args, seed=0, **kw)
     names_hypothesis(info.value, "hypothesis", "n", "d", "mu", "C", "delta_A")
 
 
 @SETTINGS
-@given(N=st.integers(1, 40), d=st.integers(1, 6), n=st.integers(1, 5), R=st.floats(1e-3, 1e6), slack=st.floats(0, 10),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    N=st.integers(1, 40),
+    d=st.integers(1, 6),
+    n=st.integers(1, 5),
+    R=st.floats(1e-3, 1e6),
+    slack=st.floats(0, 10),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_make_polyhedron_is_feasible_and_finite(N, d, n, R, slack, seed):
     assume(n <= N)
     fed = make_polyhedron(N=N, d=d, n=n, R=R, slack=slack, seed=seed)
@@ -276,11 +332,12 @@ def test_make_polyhedron_names_the_violated_hypothesis(which, bad):
 @given(mu=positive, ratio=st.floats(1.0, 1e3), D=st.floats(0.1, 100), scale=st.floats(1e-6, 0.5), C=st.floats(0, 1))
 def test_compare_gives_finite_rounds_or_says_infeasible(mu, ratio, D, scale, C):
     L = mu * ratio
-    result = compare(["gd", "fedavg", "s-dane"], mu=mu, L=L, D=D, C=C, eps=D * scale,
-                     delta_A=max(0.1 * (L - mu), 1e-3 * mu))
+    result = compare(
+        ["gd", "fedavg", "s-dane"], mu=mu, L=L, D=D, C=C, eps=D * scale, delta_A=max(0.1 * (L - mu), 1e-3 * mu)
+    )
     for e in result.entries():
         for key in ("rounds", "floor", "local_steps", "guaranteed"):
             assert e[key] is None or not math.isnan(e[key]), (e["method"], key, e[key])
-        if e["valid"]:      # a valid guarantee is a finite floor and a finite cost per round
+        if e["valid"]:  # a valid guarantee is a finite floor and a finite cost per round
             assert_finite(e["method"], [e["floor"], e["local_steps"]])
             assert e["rounds"] is None or e["rounds"] >= 0

@@ -1,4 +1,5 @@
 """The pytest plugin: claims are tests named by claim id, in projects that opt in, and nowhere else."""
+
 from __future__ import annotations
 
 import json
@@ -78,13 +79,16 @@ PLUGIN = ("-p", "fedtheory.claims.pytest_plugin")
 
 def run_pytest(repo: Path, *args: str, opt_in: bool = True) -> tuple[subprocess.CompletedProcess, dict[str, str]]:
     """pytest in ``repo`` (``opt_in``: with the plugin asked for on the command line), outcomes by test name."""
-    env = {**os.environ, "FEDTHEORY_DISABLE": "cuda"}     # the demo's cuda claim is skipped on every machine
+    env = {**os.environ, "FEDTHEORY_DISABLE": "cuda"}  # the demo's cuda claim is skipped on every machine
     # `no:fedtheory` masks the pytest11 entry point an environment installed from fedtheory 0.1.0 may still
     # list, so this runs as a fresh install does (the wheel test checks the distribution declares none).
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:fedtheory", "-rA", "-v"]
-    proc = subprocess.run([*command, *(PLUGIN if opt_in else ()), *args],
-                          cwd=repo, capture_output=True, text=True, timeout=120, env=env)
-    outcomes = {m.group(1): m.group(2) for m in re.finditer(r"^\S+::(\S+) (PASSED|FAILED|SKIPPED|ERROR)", proc.stdout, re.M)}
+    proc = subprocess.run(
+        [*command, *(PLUGIN if opt_in else ()), *args], cwd=repo, capture_output=True, text=True, timeout=120, env=env
+    )
+    outcomes = {
+        m.group(1): m.group(2) for m in re.finditer(r"^\S+::(\S+) (PASSED|FAILED|SKIPPED|ERROR)", proc.stdout, re.M)
+    }
     return proc, outcomes
 
 
@@ -114,8 +118,9 @@ def test_claims_are_tests_named_by_id(repo):
 
 
 def test_full_tier_and_seed_options(repo):
-    proc, outcomes = run_pytest(repo, "paper_checks", "--fedtheory-tier", "full", "--fedtheory-seed", "5",
-                                "-k", "lemma-1 or lemma-4")
+    proc, outcomes = run_pytest(
+        repo, "paper_checks", "--fedtheory-tier", "full", "--fedtheory-seed", "5", "-k", "lemma-1 or lemma-4"
+    )
     assert outcomes == {"demo/lemma-1": "PASSED", "demo/lemma-4": "PASSED"}, proc.stdout
     assert proc.returncode == 0
     assert (repo / "paper_checks" / "seed.log").read_text() == str(derive_seed(5, "demo/lemma-1"))
@@ -130,10 +135,12 @@ def test_content_file_named_explicitly_is_not_imported_as_a_test_module(repo):
 
 
 def test_broken_content_file_is_a_collection_error(repo):
-    (repo / "verify" / "broken.py").write_text(textwrap.dedent('''
+    (repo / "verify" / "broken.py").write_text(
+        textwrap.dedent('''
         from fedtheory.claims.core import claim
         import nosuchmodule_xyz
-    '''))
+    ''')
+    )
     proc, _ = run_pytest(repo, "verify")
     assert proc.returncode != 0
     assert "cannot load" in proc.stdout and "nosuchmodule_xyz" in proc.stdout
@@ -153,13 +160,15 @@ def test_own_claims_file_anywhere_with_fedtheory_paths(tmp_path):
     (tmp_path / "checks").mkdir()
     (tmp_path / "checks" / "my_paper.py").write_text(VERIFY.replace("verify/zoo/rate", "mine/lemma-1"))
     (tmp_path / "checks" / "_helper.py").write_text("raise RuntimeError('a helper is not a claim file')\n")
-    (tmp_path / "verify").mkdir()   # not named in fedtheory_paths: not collected
+    (tmp_path / "verify").mkdir()  # not named in fedtheory_paths: not collected
     (tmp_path / "verify" / "zoo.py").write_text(CLAIMS)
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent('''
+    (tmp_path / "pyproject.toml").write_text(
+        textwrap.dedent('''
         [tool.pytest.ini_options]
         addopts = ["-p", "fedtheory.claims.pytest_plugin"]
         fedtheory_paths = ["checks"]
-    '''))
+    ''')
+    )
     proc, outcomes = run_pytest(tmp_path, "checks", "verify", opt_in=False)
     assert outcomes == {"mine/lemma-1": "PASSED"}, proc.stdout
     assert proc.returncode == 0
@@ -190,17 +199,19 @@ def test_tool_fedtheory_table_names_a_claim_file(tmp_path):
     """A project's `[tool.fedtheory]` table naming claims/mine.py: that file, and nothing else, is collected."""
     (tmp_path / "claims").mkdir()
     (tmp_path / "claims" / "mine.py").write_text(VERIFY.replace("verify/zoo/rate", "mine/lemma-1"))
-    (tmp_path / "claims" / "other.py").write_text(CLAIMS)    # same folder, not named: not imported
+    (tmp_path / "claims" / "other.py").write_text(CLAIMS)  # same folder, not named: not imported
     (tmp_path / "verify").mkdir()
     (tmp_path / "verify" / "zoo.py").write_text(CLAIMS)
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent('''
+    (tmp_path / "pyproject.toml").write_text(
+        textwrap.dedent('''
         [tool.pytest.ini_options]
         addopts = ["-p", "fedtheory.claims.pytest_plugin"]
 
         [tool.fedtheory]
         paths = ["claims/mine.py"]
-    '''))
-    (tmp_path / "sub").mkdir()      # run from a subfolder: the table's paths are relative to its pyproject.toml
+    ''')
+    )
+    (tmp_path / "sub").mkdir()  # run from a subfolder: the table's paths are relative to its pyproject.toml
     proc, outcomes = run_pytest(tmp_path / "sub", "..", opt_in=False)
     assert outcomes == {"mine/lemma-1": "PASSED"}, proc.stdout
     assert proc.returncode == 0
@@ -211,10 +222,19 @@ def test_tool_fedtheory_table_names_a_claim_file(tmp_path):
 def test_flag_overrides_ini_option_which_overrides_table(repo):
     (repo / "pytest.ini").write_text("[pytest]\nfedtheory_paths = paper_checks/demo.py\n")
     proc, outcomes = run_pytest(repo, "paper_checks", "verify", "other", "-k", "lemma-1 or rate")
-    assert outcomes == {"demo/lemma-1": "PASSED"}, proc.stdout        # the ini option, not the table's verify/
+    assert outcomes == {"demo/lemma-1": "PASSED"}, proc.stdout  # the ini option, not the table's verify/
     (repo / "paper_checks" / "imports.log").unlink()
-    proc, outcomes = run_pytest(repo, "paper_checks", "verify", "other", "-k", "lemma-1 or rate",
-                                "--fedtheory-paths", "other", "--fedtheory-paths=verify/zoo.py")
+    proc, outcomes = run_pytest(
+        repo,
+        "paper_checks",
+        "verify",
+        "other",
+        "-k",
+        "lemma-1 or rate",
+        "--fedtheory-paths",
+        "other",
+        "--fedtheory-paths=verify/zoo.py",
+    )
     assert outcomes == {"other/lemma-1": "PASSED", "verify/zoo/rate": "PASSED"}, proc.stdout
     assert not (repo / "paper_checks" / "imports.log").exists()
     proc, outcomes = run_pytest(repo, "other", "--fedtheory-paths", "other,verify/zoo.py", "-k", "lemma-1 or rate")

@@ -4,6 +4,7 @@ Every measured constant here is recomputed independently of the library's own bo
 (numpy.linalg.eigvalsh on the stored A, a hand-written δ_A), so a stale ``eigvals`` or a wrong
 ``delta_A`` formula cannot pass.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,13 +39,13 @@ CASES = [
     (3, 4, False, "random", None, 0.01, 100.0, 2.5, 1),
     (5, 3, True, "uniform", None, 0.5, 2.0, 1.0, 2),
     (4, 6, True, "random", None, 1.0, 1e4, 0.3, 3),
-    (2, 2, False, "uniform", 0.9, 1.0, 10.0, 1.0, 4),        # near the sharp bound (L − μ)/2
+    (2, 2, False, "uniform", 0.9, 1.0, 10.0, 1.0, 4),  # near the sharp bound (L − μ)/2
     (3, 5, False, "random", 0.25, 0.1, 50.0, 3.0, 5),
     (6, 4, False, "uniform", 0.6, 1.0, 3.0, 1.0, 6),
     (7, 8, False, "random", 0.05, 1e-3, 1.0, 10.0, 7),
     (4, 3, True, "uniform", 0.3, 1.0, 5.0, 1.0, 8),
-    (8, 6, True, "random", 0.7, 0.2, 20.0, 2.0, 9),          # s > 1: clipped interior eigenvalues
-    (3, 4, False, "random", 0.0, 1.0, 4.0, 1.0, 10),         # δ_A = 0: identical Hessians
+    (8, 6, True, "random", 0.7, 0.2, 20.0, 2.0, 9),  # s > 1: clipped interior eigenvalues
+    (3, 4, False, "random", 0.0, 1.0, 4.0, 1.0, 10),  # δ_A = 0: identical Hessians
     (1, 3, False, "uniform", None, 1.0, 2.0, 1.0, 11),
 ]
 
@@ -62,7 +63,7 @@ def test_generated_constants_are_exact(n, d, commuting, weights, frac, mu, L, C,
     assert np.all(np.abs(ev[:, 0] - mu) <= tol), ev[:, 0]
     assert np.all(np.abs(ev[:, -1] - L) <= tol), ev[:, -1]
     assert np.all(ev >= mu - tol) and np.all(ev <= L + tol)
-    assert q.mu == mu and q.L == L                       # the stored extremes are the requested numbers
+    assert q.mu == mu and q.L == L  # the stored extremes are the requested numbers
     assert np.all(q.eigvals[:, 0] == mu) and np.all(q.eigvals[:, -1] == L)
     assert np.all(np.diff(q.eigvals, axis=1) >= 0)
     # the stored decomposition is the decomposition of A
@@ -115,8 +116,7 @@ def test_generated_constants_are_exact(n, d, commuting, weights, frac, mu, L, C,
     # same seed, same instance; another seed, another one
     again = make_quadratic(n, d, mu=mu, L=L, C=C, weights=weights, commuting=commuting, delta_A=target, seed=seed)
     assert again == q and np.array_equal(again.eigvecs, q.eigvecs)
-    other = make_quadratic(n, d, mu=mu, L=L, C=C, weights=weights, commuting=commuting, delta_A=target,
-                           seed=seed + 100)
+    other = make_quadratic(n, d, mu=mu, L=L, C=C, weights=weights, commuting=commuting, delta_A=target, seed=seed + 100)
     assert not np.array_equal(other.c, q.c)
 
 

@@ -1,4 +1,5 @@
 """The quadratic class's PEP-extracted lower bound: the interpolant's construction and the replayed instance."""
+
 import numpy as np
 import pytest
 
@@ -12,7 +13,7 @@ def _class_data(rng, d, m, mu, L, degenerate=False):
     A = Q @ np.diag(lam) @ Q.T
     U = rng.normal(size=(m, d))
     if degenerate and d > 1:
-        U[:, -1] = U[:, 0]                            # rank-deficient data (collinear directions)
+        U[:, -1] = U[:, 0]  # rank-deficient data (collinear directions)
     return A, U
 
 
@@ -74,8 +75,13 @@ def test_certificate_replays_the_extracted_instance(measure, extra):
     assert c.status == "certified" and abs(ext - sdp) <= 1e-3 * sdp and ext <= c.value
     # the lower bound is the largest of the candidates the certificate reports (fedtheory.certify.lower_bounds
     # adds the extreme-spectrum floor and the probe started from the extracted instance)
-    extra_lowers = [v for k, v in c.details.items() if v is not None and not k.endswith("_diagnostics")
-                    and k.startswith(("polished_lower_", "extreme_spectrum_lower"))]
+    extra_lowers = [
+        v
+        for k, v in c.details.items()
+        if v is not None
+        and not k.endswith("_diagnostics")
+        and k.startswith(("polished_lower_", "extreme_spectrum_lower"))
+    ]
     assert c.lower == max([ext, c.details["probe_lower"]] + extra_lowers)
     inst = c.details["extracted_instance"]
     prob = QuadraticFederation.from_json(inst["problem"])
@@ -84,8 +90,9 @@ def test_certificate_replays_the_extracted_instance(measure, extra):
     if measure == "error":
         # the stored instance, replayed from scratch, gives the reported value and respects ‖x_0 − x*‖ ≤ D, C ≤ 1
         srv = inst["server"]
-        algo = LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"],
-                           ServerOpt(srv["kind"], lr=srv["lr"]))
+        algo = LocalUpdate(
+            Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"], ServerOpt(srv["kind"], lr=srv["lr"])
+        )
         x0 = np.array(inst["x0"])
         xT = run_local_update(prob, algo, x0, inst["rounds"]).to_numpy().x[-1]
         assert float(np.linalg.norm(xT - prob.x_star())) == pytest.approx(ext, rel=1e-12)
@@ -93,10 +100,15 @@ def test_certificate_replays_the_extracted_instance(measure, extra):
         assert np.linalg.norm(prob.c, axis=1).max() <= 1.0 + 1e-12
 
 
-@pytest.mark.parametrize("kw", [{"measure": "rate", "eta": 0.1}, {"zeta": 1.0},
-                                {"measure": "function-value", "eta": 0.1, "rounds": 2, "D": 1.0},
-                                {"measure": "error", "server": "heavy_ball", "momentum": 0.3, "eta": 0.1,
-                                 "rounds": 2, "D": 1.0}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"measure": "rate", "eta": 0.1},
+        {"zeta": 1.0},
+        {"measure": "function-value", "eta": 0.1, "rounds": 2, "D": 1.0},
+        {"measure": "error", "server": "heavy_ball", "momentum": 0.3, "eta": 0.1, "rounds": 2, "D": 1.0},
+    ],
+)
 def test_every_measure_reaches_the_sdp(kw):
     c = certify_local_update(1.0, 10.0, 2, 0.05, engine="pepit", probe_starts=1, seed=0, **kw)
     sdp, ext = c.details["sdp_value"], c.details["extracted_lower"]

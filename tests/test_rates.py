@@ -1,4 +1,5 @@
 """Tests of fedtheory.analysis.rates and fedtheory.analysis.pareto (Table 2, eq. 17, frontiers)."""
+
 from __future__ import annotations
 
 import time
@@ -28,10 +29,11 @@ from fedtheory.problems.quadratic import make_quadratic
 # Table 2
 # --------------------------------------------------------------------------------------------
 
+
 def test_table2_values():
     assert table2_rate(3.0, "gd") == pytest.approx(0.5, rel=1e-15)
-    assert table2_rate(5.0, "nesterov") == pytest.approx(0.5, rel=1e-15)       # 1 − 2/√16
-    assert table2_rate(9.0, "heavy_ball") == pytest.approx(0.5, rel=1e-15)     # (3 − 1)/(3 + 1)
+    assert table2_rate(5.0, "nesterov") == pytest.approx(0.5, rel=1e-15)  # 1 − 2/√16
+    assert table2_rate(9.0, "heavy_ball") == pytest.approx(0.5, rel=1e-15)  # (3 − 1)/(3 + 1)
     for m in MOMENTA:
         assert table2_rate(1.0, m) == 0.0
     k = np.array([1.0, 10.0, 1e4])
@@ -88,7 +90,9 @@ def _companion_radius(server, lam):
 def test_spectral_radius_matches_companion_matrix(kind):
     rng = np.random.default_rng(3)
     for _ in range(200):
-        server = ServerOpt(kind, lr=float(rng.uniform(0.01, 2)), momentum=0.0 if kind == "gd" else float(rng.uniform(0, 1)))
+        server = ServerOpt(
+            kind, lr=float(rng.uniform(0.01, 2)), momentum=0.0 if kind == "gd" else float(rng.uniform(0, 1))
+        )
         lam = float(rng.uniform(0, 3))
         got = float(iteration_spectral_radius(server, lam))
         want = _companion_radius(server, lam)
@@ -177,6 +181,7 @@ def test_driver_error_is_iteration_polynomial_of_surrogate_hessian(kind):
 # eq. (17) and Pareto frontiers
 # --------------------------------------------------------------------------------------------
 
+
 def test_suboptimality_delta():
     assert suboptimality_delta(9.0, 1.0) == 0.5
     assert suboptimality_delta(10.0, 10.0) == 0.0
@@ -200,7 +205,7 @@ def test_pareto_mask_matches_brute_force_with_ties():
     rng = np.random.default_rng(6)
     for _ in range(50):
         n = int(rng.integers(1, 60))
-        r = rng.integers(0, 8, size=n).astype(float)   # many ties on both axes
+        r = rng.integers(0, 8, size=n).astype(float)  # many ties on both axes
         d = rng.integers(0, 8, size=n).astype(float)
         np.testing.assert_array_equal(pareto_mask(r, d), _brute_force_mask(r, d))
     assert pareto_mask([], []).shape == (0,)
@@ -224,7 +229,7 @@ def test_frontier_uniform_matches_scalar_formulas_and_is_a_tradeoff():
     # more local steps: faster (ρ down) but less accurate (Δ up); every point is Pareto-optimal
     assert np.all(np.diff(fr["rho"]) <= 1e-15) and np.all(np.diff(fr["delta"]) >= -1e-15)
     assert fr["K"][0] == 1 and fr["kappa"][0] == pytest.approx(L / mu, rel=1e-13)
-    assert fr["rho"][-1] < 1e-12                               # K → ∞, α = 0: one-shot averaging, κ → 1
+    assert fr["rho"][-1] < 1e-12  # K → ∞, α = 0: one-shot averaging, κ → 1
     # before κ saturates at 1 (ρ → 0), every point is Pareto-optimal; among the saturated ones (ρ and
     # Δ equal up to the last ulps) a last-ulp tie can dominate
     mask = pareto_mask(fr["rho"], fr["delta"])
@@ -241,12 +246,12 @@ def test_frontier_uniform_gamma_path_and_hypothesis():
 
 def test_frontier_uniform_is_fast():
     Ks = np.arange(1, 10_001)
-    frontier_uniform(1.0, 10.0, 0.0, gammas=0.05, Ks=Ks)      # warm-up
+    frontier_uniform(1.0, 10.0, 0.0, gammas=0.05, Ks=Ks)  # warm-up
     start = time.perf_counter()
     fr = frontier_uniform(1.0, 10.0, 0.0, gammas=0.05, Ks=Ks)
     elapsed = time.perf_counter() - start
     assert fr["rho"].shape == (10_000,)
-    assert elapsed < 0.5, f"10⁴ frontier points took {elapsed:.3f}s"   # milliseconds in practice
+    assert elapsed < 0.5, f"10⁴ frontier points took {elapsed:.3f}s"  # milliseconds in practice
 
 
 def test_worst_case_contraction_is_the_driver_worst_case():
@@ -263,7 +268,7 @@ def test_worst_case_contraction_is_the_driver_worst_case():
         assert h.dist_empirical[t] == pytest.approx(c[t], rel=1e-10)
     gd = tuned_server("gd", 1.0, 9.0)
     assert rate_with_constant_one(gd, [1.0, 4.0, 9.0], 20) == pytest.approx(0.8, rel=1e-12)
-    assert rate_with_constant_one(server, [1.0, 9.0], 50) > table2_rate(9.0, "heavy_ball")    # Theorem 3's finding
+    assert rate_with_constant_one(server, [1.0, 9.0], 50) > table2_rate(9.0, "heavy_ball")  # Theorem 3's finding
 
 
 @pytest.mark.parametrize("momentum", ["heavy_ball", "nesterov"])
@@ -273,16 +278,16 @@ def test_transient_constant_bounds_the_exact_worst_case_and_heavy_ball_attains_i
         rho = table2_rate(condition, momentum)
         T = np.arange(151)
         c = worst_case_contraction(server, np.linspace(1.0, condition, 2001), 150)
-        ratio = c / (transient_constant(rho, T, momentum) * rho ** T)
+        ratio = c / (transient_constant(rho, T, momentum) * rho**T)
         # tolerance: float (η, β) can split the double root by O(sqrt(eps))·ρ, i.e. ≤ 150·sqrt(eps) over 150 steps
         tol = 150 * np.sqrt(np.finfo(float).eps)
         assert ratio.max() <= 1 + tol
         if momentum == "heavy_ball":
-            assert ratio[1:].min() >= 1 - tol   # attained at λ = L̃ for every T
+            assert ratio[1:].min() >= 1 - tol  # attained at λ = L̃ for every T
 
 
 def test_rounds_to_contract_matches_brute_force():
-    T = np.arange(0, 100001, dtype=np.float64)      # past every answer below (the largest is 20713)
+    T = np.arange(0, 100001, dtype=np.float64)  # past every answer below (the largest is 20713)
     for momentum in ("gd", "heavy_ball", "nesterov"):
         for rho in (0.0, 0.05, 0.3, 0.7, 0.95, 0.999):
             values = transient_constant(rho, T, momentum) * np.power(rho, T)

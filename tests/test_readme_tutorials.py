@@ -6,6 +6,7 @@ A tutorial is read as its code blocks, in order. A block whose first line is a c
 0), make one script run there in a fresh interpreter (so a registered method does not leak into this test
 session). ``console`` and ``text`` blocks are shown, never run. A tutorial that stops working fails here.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,12 +20,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README_SECTIONS = ["## Methods as data: describe once, simulate, certify, tune"]
 # a page that includes a README section (methods-as-data) is run as that section
-DOC_TUTORIALS = sorted(p for p in (ROOT / "docs" / "tutorials").glob("*.md")
-                       if "```{include} ../../README.md" not in p.read_text(encoding="utf-8"))
+DOC_TUTORIALS = sorted(
+    p
+    for p in (ROOT / "docs" / "tutorials").glob("*.md")
+    if "```{include} ../../README.md" not in p.read_text(encoding="utf-8")
+)
 # The README's shell lines are illustrations with inputs of your own (my_federation.npz); the docs' tutorials
 # hold only commands that run as written.
-TUTORIALS = ([("README.md", heading, ("python",)) for heading in README_SECTIONS]
-             + [(p.relative_to(ROOT).as_posix(), None, ("python", "bash")) for p in DOC_TUTORIALS])
+TUTORIALS = [("README.md", heading, ("python",)) for heading in README_SECTIONS] + [
+    (p.relative_to(ROOT).as_posix(), None, ("python", "bash")) for p in DOC_TUTORIALS
+]
 
 
 def _blocks(page: str, heading: str | None, languages: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -33,16 +38,18 @@ def _blocks(page: str, heading: str | None, languages: tuple[str, ...]) -> list[
     if heading is not None:
         start = text.index(heading)
         end = text.find("\n## ", start + len(heading))
-        text = text[start:end if end >= 0 else len(text)]
+        text = text[start : end if end >= 0 else len(text)]
     return [(lang, code) for lang, code in re.findall(r"```(\w+)\n(.*?)```", text, flags=re.S) if lang in languages]
 
 
 def _script(blocks: list[tuple[str, str]], folder: Path) -> str:
     """The tutorial as one Python script (files written to ``folder`` on the way); shell lines become calls."""
-    script = ["import subprocess as _subprocess",
-              "def _sh(line):",
-              "    print('$', line, flush=True)",
-              "    _subprocess.run(line, shell=True, check=True)"]
+    script = [
+        "import subprocess as _subprocess",
+        "def _sh(line):",
+        "    print('$', line, flush=True)",
+        "    _subprocess.run(line, shell=True, check=True)",
+    ]
     for lang, code in blocks:
         named = re.fullmatch(r"#\s*([\w./-]+\.py)", code.splitlines()[0].strip())
         if named:
@@ -67,8 +74,12 @@ def test_tutorial_runs_outside_the_repository(page, heading, languages, tmp_path
     main.write_text(_script(blocks, tmp_path), encoding="utf-8")
     # `fedtheory` and `python` are this interpreter's; `no:fedtheory` masks a pytest11 entry point that an
     # environment installed from fedtheory 0.1.0 may still list (the plugin is opt-in since)
-    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-           "PYTEST_ADDOPTS": "-p no:fedtheory -p no:cacheprovider"}
-    run = subprocess.run([sys.executable, str(main)], cwd=tmp_path, capture_output=True, text=True, timeout=900,
-                         env=env)
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        "PYTEST_ADDOPTS": "-p no:fedtheory -p no:cacheprovider",
+    }
+    run = subprocess.run(
+        [sys.executable, str(main)], cwd=tmp_path, capture_output=True, text=True, timeout=900, env=env
+    )
     assert run.returncode == 0, f"tutorial {page} {heading or ''} failed:\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}"

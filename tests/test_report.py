@@ -7,6 +7,7 @@ substitute, ``summary.controls``/``findings``) and one statement that cannot be 
 (``demo/theorem-1``), one added and one removed claim. The browser tests need Debian's
 ``chromium`` and ``playwright`` (as the explorer page's test does) and are skipped without them.
 """
+
 import json
 import shutil
 import struct
@@ -33,11 +34,17 @@ IDS = [r["id"] for r in json.loads(CHECK.read_text(encoding="utf-8"))["claims"]]
 
 def png(width: int, height: int) -> bytes:
     """A valid grey RGB PNG (no imaging library needed)."""
+
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
     raw = b"".join(b"\x00" + b"\x80\x80\x80" * width for _ in range(height))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
 
 
 @pytest.fixture()
@@ -46,11 +53,24 @@ def figures(tmp_path):
     d = tmp_path / "figs"
     (d / "demo").mkdir(parents=True)
     (d / "demo" / "figure-1.png").write_bytes(png(64, 40))
-    (d / "demo" / "figure-1.json").write_text(json.dumps({
-        "id": "demo/figure-1", "caption": "Rounds to 1e-6 of DANE and S-DANE", "substitute": "synthetic quadratics",
-        "params": {}, "panels": [], "seed": 0, "environment": {}}), encoding="utf-8")
-    (d / "manifest.json").write_text(json.dumps([{"id": "demo/figure-1", "png": "demo/figure-1.png",
-                                                  "json": "demo/figure-1.json", "seconds": 0.1}]), encoding="utf-8")
+    (d / "demo" / "figure-1.json").write_text(
+        json.dumps(
+            {
+                "id": "demo/figure-1",
+                "caption": "Rounds to 1e-6 of DANE and S-DANE",
+                "substitute": "synthetic quadratics",
+                "params": {},
+                "panels": [],
+                "seed": 0,
+                "environment": {},
+            }
+        ),
+        encoding="utf-8",
+    )
+    (d / "manifest.json").write_text(
+        json.dumps([{"id": "demo/figure-1", "png": "demo/figure-1.png", "json": "demo/figure-1.json", "seconds": 0.1}]),
+        encoding="utf-8",
+    )
     return d
 
 
@@ -60,6 +80,7 @@ def site(tmp_path, figures):
 
 
 # ------------------------------------------------------------------ pieces
+
 
 def test_typeset_escapes_prose_converts_math_and_counts_failures():
     html, failed = typeset(r"For $a < b$ & <b>bold</b>: $$\frac{1}{2}$$ then $x^{$ and \(y\)")
@@ -76,10 +97,18 @@ def test_every_statement_in_the_repository_typesets():
 
     root = Path(__file__).resolve().parents[1]
     claims = load_claims([str(root / d) for d in ("paper_checks", "verify") if (root / d).is_dir()])
-    failing = {c.id: [content for kind, content, display in split_math(c.statement)
-                      if (kind == "math" and math_to_mathml(content, display) is None) or (kind == "text" and typeset(content)[1])]
-               for c in claims if typeset(c.statement)[1]}
-    assert len(claims) > 0 and not failing, f"statements that cannot be typeset (fix the LaTeX or extend latex._REWRITES): {failing}"
+    failing = {
+        c.id: [
+            content
+            for kind, content, display in split_math(c.statement)
+            if (kind == "math" and math_to_mathml(content, display) is None) or (kind == "text" and typeset(content)[1])
+        ]
+        for c in claims
+        if typeset(c.statement)[1]
+    }
+    assert len(claims) > 0 and not failing, (
+        f"statements that cannot be typeset (fix the LaTeX or extend latex._REWRITES): {failing}"
+    )
 
 
 def test_diff_of_the_fixtures():
@@ -111,8 +140,11 @@ def test_controlled_share_from_summary_or_records():
 
 def test_load_check_rejects_what_is_not_a_check_json(tmp_path):
     bad = tmp_path / "bad.json"
-    for text, words in (("{", "is not JSON"), ('[{"id": "a/figure-1"}]', "top level is a list"),
-                        ('{"claims": [{"id": 3, "status": "verified"}]}', 'no string "id"')):
+    for text, words in (
+        ("{", "is not JSON"),
+        ('[{"id": "a/figure-1"}]', "top level is a list"),
+        ('{"claims": [{"id": 3, "status": "verified"}]}', 'no string "id"'),
+    ):
         bad.write_text(text, encoding="utf-8")
         with pytest.raises(UsageError, match=words):
             load_check(bad)
@@ -120,10 +152,13 @@ def test_load_check_rejects_what_is_not_a_check_json(tmp_path):
 
 # ------------------------------------------------------------------ the site
 
+
 def test_site_holds_every_claim_its_json_and_its_figures(site):
     assert (site / "check.json").read_bytes() == CHECK.read_bytes()
     assert (site / "baseline.json").read_bytes() == BASELINE.read_bytes()
-    assert (site / "figures" / "demo" / "figure-1.png").is_file() and (site / "figures" / "demo" / "figure-1.json").is_file()
+    assert (site / "figures" / "demo" / "figure-1.png").is_file() and (
+        site / "figures" / "demo" / "figure-1.json"
+    ).is_file()
     pages = {p: (site / f"paper-{p}.html").read_text(encoding="utf-8") for p in ("demo", "toy")}
     for cid in IDS:
         assert f'id="c-{cid}"' in pages[cid.split("/")[0]], cid
@@ -222,8 +257,12 @@ def test_building_all_papers_fast_tier_sized_run_is_fast(tmp_path):
     data = load_check(CHECK)
     data.pop("inventory")  # its papers (demo, toy) would get pages of their own
     # ~400 claims over five papers, each statement with several math spans, as a full fast tier has
-    data["claims"] = [dict(r, id=f"p{k}/{r['id'].split('/', 1)[1]}-{i}", paper=f"p{k}")
-                      for k in range(5) for i in range(12) for r in data["claims"]]
+    data["claims"] = [
+        dict(r, id=f"p{k}/{r['id'].split('/', 1)[1]}-{i}", paper=f"p{k}")
+        for k in range(5)
+        for i in range(12)
+        for r in data["claims"]
+    ]
     start = time.perf_counter()
     build_report(data, tmp_path / "site")
     assert time.perf_counter() - start < 10.0
@@ -232,25 +271,44 @@ def test_building_all_papers_fast_tier_sized_run_is_fast(tmp_path):
 
 # ------------------------------------------------------------------ the command line
 
+
 def test_report_command_and_its_bad_input(tmp_path, figures, capsys):
-    assert main(["report", str(CHECK), "--figures", str(figures), "--baseline", str(BASELINE),
-                 "--out", str(tmp_path / "site")]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(CHECK),
+                "--figures",
+                str(figures),
+                "--baseline",
+                str(BASELINE),
+                "--out",
+                str(tmp_path / "site"),
+            ]
+        )
+        == 0
+    )
     assert "wrote" in capsys.readouterr().out
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me", encoding="utf-8")
     a_file = tmp_path / "file"
     a_file.write_text("x", encoding="utf-8")
-    cases = [([str(tmp_path / "missing.json")], "does not exist"),
-             ([str(figures / "manifest.json")], "is not a check JSON"),
-             ([str(CHECK), "--baseline", str(figures / "demo" / "figure-1.png")], "is not JSON"),
-             ([str(CHECK), "--figures", str(tmp_path)], "has no manifest.json")]
+    cases = [
+        ([str(tmp_path / "missing.json")], "does not exist"),
+        ([str(figures / "manifest.json")], "is not a check JSON"),
+        ([str(CHECK), "--baseline", str(figures / "demo" / "figure-1.png")], "is not JSON"),
+        ([str(CHECK), "--figures", str(tmp_path)], "has no manifest.json"),
+    ]
     for args, words in cases:
         assert main(["report", *args, "--out", str(tmp_path / "site2")]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and words in err and err.count("\n") == 1, err
-    for out, words in ((foreign, "not a fedtheory report"), (a_file, "not a directory"),
-                       (Path("/proc/no/such/site"), "cannot write the report")):
+    for out, words in (
+        (foreign, "not a fedtheory report"),
+        (a_file, "not a directory"),
+        (Path("/proc/no/such/site"), "cannot write the report"),
+    ):
         assert main(["report", str(CHECK), "--out", str(out)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and words in err, err
@@ -284,8 +342,9 @@ def test_check_with_baseline_and_report(tmp_path, capsys):
     assert main(["check", str(content), "--json", str(first)]) == 1  # demo/lemma-2 expects verified, is refuted
     old = json.loads(first.read_text(encoding="utf-8"))
     validate(old, "check")
-    assert old["inventory"] == {"demo": {"Lemma 1": ["demo/lemma-1"], "Lemma 2": ["demo/lemma-2"],
-                                         "Lemma 3": "a definition; nothing to check"}}
+    assert old["inventory"] == {
+        "demo": {"Lemma 1": ["demo/lemma-1"], "Lemma 2": ["demo/lemma-2"], "Lemma 3": "a definition; nothing to check"}
+    }
     for r in old["claims"]:  # pretend the baseline run found lemma-2 verified
         if r["id"] == "demo/lemma-2":
             r["status"] = r["evidence"]["status"] = "verified"
@@ -299,7 +358,9 @@ def test_check_with_baseline_and_report(tmp_path, capsys):
     assert "demo/lemma-2" in (site / "index.html").read_text(encoding="utf-8").split('id="papers"')[0]
     # without --json the site still holds the run's JSON, inventory included
     assert main(["check", str(content), "--report", str(tmp_path / "site-only")]) == 1
-    assert json.loads((tmp_path / "site-only" / "check.json").read_text(encoding="utf-8"))["inventory"] == old["inventory"]
+    assert (
+        json.loads((tmp_path / "site-only" / "check.json").read_text(encoding="utf-8"))["inventory"] == old["inventory"]
+    )
     capsys.readouterr()
     # bad --baseline and --report are found before the run, not after it
     assert main(["check", str(content), "--baseline", str(tmp_path / "none.json")]) == 2
@@ -315,12 +376,16 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.fixture()
 def browser():
-    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    playwright = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
+    )
     if CHROMIUM is None:
         pytest.skip("Debian's chromium is not installed (apt install chromium)")
     with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-background-networking",
-                                                              "--disable-gpu", "--disable-component-update"])
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--disable-component-update"],
+        )
         yield b
         b.close()
 
@@ -362,13 +427,21 @@ def test_report_refuses_a_bogus_status_or_a_record_without_evidence(tmp_path):
     import subprocess
     import sys
 
-    for record, needle in (({"id": "a/lemma-1", "status": "bogus-status", "evidence": {}},
-                            "has status 'bogus-status', not one of verified"),
-                           ({"id": "a/lemma-1", "status": "verified"}, 'has no "evidence" object')):
+    for record, needle in (
+        (
+            {"id": "a/lemma-1", "status": "bogus-status", "evidence": {}},
+            "has status 'bogus-status', not one of verified",
+        ),
+        ({"id": "a/lemma-1", "status": "verified"}, 'has no "evidence" object'),
+    ):
         src = tmp_path / "check.json"
         src.write_text(json.dumps({"claims": [record]}))
-        run = subprocess.run([sys.executable, "-m", "fedtheory", "report", str(src), "--out", str(tmp_path / "site")],
-                             capture_output=True, text=True, timeout=300)
+        run = subprocess.run(
+            [sys.executable, "-m", "fedtheory", "report", str(src), "--out", str(tmp_path / "site")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert run.returncode == 2 and needle in run.stderr and "Traceback" not in run.stderr
         assert not (tmp_path / "site").exists()
 
@@ -384,9 +457,17 @@ def test_check_refuses_an_unwritable_report_destination_before_any_work(tmp_path
         "import time\nfrom fedtheory.claims.core import claim\n\n"
         "@claim(id='verify/slow/one', ref='-', title='-', statement='-', kind='numeric',\n"
         "       control_exempt='a fixture that must never run in this test')\n"
-        "def one(ctx):\n    time.sleep(60)\n    return ctx.verified()\n")
+        "def one(ctx):\n    time.sleep(60)\n    return ctx.verified()\n"
+    )
     start = time.monotonic()
-    run = subprocess.run([sys.executable, "-m", "fedtheory", "check", "verify", "--report", "/proc/site"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2 and "cannot write the report to /proc/site (--report): cannot write in /proc" in run.stderr
+    run = subprocess.run(
+        [sys.executable, "-m", "fedtheory", "check", "verify", "--report", "/proc/site"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        run.returncode == 2 and "cannot write the report to /proc/site (--report): cannot write in /proc" in run.stderr
+    )
     assert time.monotonic() - start < 30 and "Traceback" not in run.stderr

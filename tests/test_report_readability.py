@@ -2,6 +2,7 @@
 metadata, named key values with their tolerance, no absolute paths, a replay command that says where it
 works, named unjudged diff values, labelled times, whole list-valued measurements, captions and colours in
 the PNG, no lock file among the figures, and warnings kept out of the progress lines."""
+
 from __future__ import annotations
 
 import json
@@ -71,9 +72,14 @@ def test_a_run_records_no_path_of_the_machine_that_ran_it(project, run):
 
 
 def test_warnings_of_a_check_go_into_its_notes_not_onto_the_progress_lines(project):
-    proc = subprocess.run([sys.executable, "-m", "fedtheory", "check", "--json", "r.json"], cwd=project,
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "fedtheory", "check", "--json", "r.json"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Warning" not in proc.stderr and "overflow" not in proc.stderr, proc.stderr
     notes = json.loads((project / "r.json").read_text())["claims"][0]["evidence"]["notes"]
@@ -133,7 +139,7 @@ def test_a_baseline_diff_names_the_values_it_cannot_judge(capsys):
 
     old = load_check(FIXTURES / "check.json")
     new = json.loads(json.dumps(old))
-    lemma = next(r for r in new["claims"] if r["id"] == "demo/definition-1")   # tolerance: none
+    lemma = next(r for r in new["claims"] if r["id"] == "demo/definition-1")  # tolerance: none
     lemma["evidence"]["measured"]["residual"] = 0.125
     diff = diff_runs(old, new)
     assert [(u["id"], u["key"], u["new"]) for u in diff["uncompared"]] == [("demo/definition-1", "residual", 0.125)]
@@ -167,9 +173,9 @@ def test_badge_colours_in_headless_chromium(run, tmp_path):
         mark = page.eval_on_selector("#c-demo\\/lemma-1 .expect", "e => getComputedStyle(e).color")
         tick = page.eval_on_selector("#c-demo\\/lemma-1 .expect", "e => getComputedStyle(e, '::before').content")
         browser.close()
-    assert tick == '"✓ "'   # the mark is drawn as a tick, not an escape gone wrong
-    assert refuted == "rgb(207, 34, 46)" and verified == "rgb(26, 127, 55)"   # red and green
-    assert mark == "rgb(26, 127, 55)"   # the refutation is as expected: that mark is green
+    assert tick == '"✓ "'  # the mark is drawn as a tick, not an escape gone wrong
+    assert refuted == "rgb(207, 34, 46)" and verified == "rgb(26, 127, 55)"  # red and green
+    assert mark == "rgb(26, 127, 55)"  # the refutation is as expected: that mark is green
 
 
 def test_figure_caption_is_drawn_and_colours_follow_labels_across_panels():
@@ -177,15 +183,22 @@ def test_figure_caption_is_drawn_and_colours_follow_labels_across_panels():
 
     def series(label):
         return {"label": label, "type": "line", "params": {}, "x": [1, 2], "y": [1, 2]}
-    doc = {"id": "demo/figure-1", "caption": "Rounds to accuracy against K.", "substitute": None,
-           "panels": [{"title": "a", "series": [series("fedavg"), series("fedprox")]},
-                      {"title": "b", "series": [series("fedprox"), series("scaffold")]}]}
+
+    doc = {
+        "id": "demo/figure-1",
+        "caption": "Rounds to accuracy against K.",
+        "substitute": None,
+        "panels": [
+            {"title": "a", "series": [series("fedavg"), series("fedprox")]},
+            {"title": "b", "series": [series("fedprox"), series("scaffold")]},
+        ],
+    }
     fig = draw(doc)
     assert "Rounds to accuracy against K." in [t.get_text() for t in fig.texts]
     styles = {line.get_label(): (line.get_color(), line.get_linestyle()) for ax in fig.axes for line in ax.lines}
     left, right = ([(line.get_label(), line.get_color()) for line in ax.lines] for ax in fig.axes[:2])
-    assert left[1] == right[0]                  # fedprox: one colour in both panels
-    assert len(set(styles.values())) == 3       # three labels, three styles
+    assert left[1] == right[0]  # fedprox: one colour in both panels
+    assert len(set(styles.values())) == 3  # three labels, three styles
 
 
 def test_no_lock_file_is_left_among_the_figures(tmp_path):
@@ -194,22 +207,35 @@ def test_no_lock_file_is_left_among_the_figures(tmp_path):
 
     @figure(id="demo/figure-1", caption="c")
     def fig(ctx):
-        return {"panels": [{"title": "t", "xlabel": "x", "ylabel": "y", "xscale": "linear", "yscale": "linear",
-                            "series": [{"label": "a", "type": "line", "params": {}, "x": [1, 2], "y": [3, 4]}]}]}
+        return {
+            "panels": [
+                {
+                    "title": "t",
+                    "xlabel": "x",
+                    "ylabel": "y",
+                    "xscale": "linear",
+                    "yscale": "linear",
+                    "series": [{"label": "a", "type": "line", "params": {}, "x": [1, 2], "y": [3, 4]}],
+                }
+            ]
+        }
+
     run_figures([fig], out_dir=tmp_path, progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo", "manifest.json"]
 
 
 def test_a_traceback_in_the_notes_names_no_absolute_path(tmp_path):
     (tmp_path / "paper_checks").mkdir()
-    (tmp_path / "paper_checks" / "demo.py").write_text(textwrap.dedent('''
+    (tmp_path / "paper_checks" / "demo.py").write_text(
+        textwrap.dedent('''
         import json
         from fedtheory.claims.core import claim
 
         @claim(id="demo/lemma-1", ref="Lemma 1", title="t", statement="s", kind="numeric")
         def lemma_1(ctx):
             return json.loads("not json")   # fails inside the standard library
-    '''))
+    ''')
+    )
     record = run_claims(load_claims([str(tmp_path / "paper_checks")]), progress=False).records[0]
     notes = record["evidence"]["notes"]
     assert record["status"] == "error" and "JSONDecodeError" in notes

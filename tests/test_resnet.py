@@ -1,4 +1,5 @@
 """The ResNets of FedHM's Tables 5–6: full, width-slimmed (HeteroFL) and hybrid low-rank; parameter counts."""
+
 import importlib.util
 
 import pytest
@@ -29,8 +30,16 @@ def test_full_resnets_have_the_standard_sizes():
 def test_hybrid_sizes_are_those_of_table_2():
     from fedtheory.models.resnet import hybrid_resnet
 
-    assert [round(_params(_meta(hybrid_resnet, 18, 10, ratio=g)) / 1e6, 2) for g in (0.5, 0.25, 0.125)] == [4.16, 2.21, 1.24]
-    assert [round(_params(_meta(hybrid_resnet, 34, 200, ratio=g)) / 1e6, 2) for g in (0.5, 0.25, 0.125)] == [8.45, 5.04, 3.33]
+    assert [round(_params(_meta(hybrid_resnet, 18, 10, ratio=g)) / 1e6, 2) for g in (0.5, 0.25, 0.125)] == [
+        4.16,
+        2.21,
+        1.24,
+    ]
+    assert [round(_params(_meta(hybrid_resnet, 34, 200, ratio=g)) / 1e6, 2) for g in (0.5, 0.25, 0.125)] == [
+        8.45,
+        5.04,
+        3.33,
+    ]
     # ρ counts dense main-path convolutions; ρ = 2 (Appendix C.2's value) gives other sizes
     assert round(_params(_meta(hybrid_resnet, 18, 10, ratio=0.5, rho=2)) / 1e6, 2) == 4.13
 

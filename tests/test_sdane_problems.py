@@ -1,4 +1,5 @@
 """Client oracles (uniform view), the polyhedron problem and the sdane complexities."""
+
 import math
 
 import numpy as np
@@ -18,8 +19,12 @@ def test_uniform_view_matches_the_weighted_objective():
     x = np.linspace(-1, 1, 4)
     assert math.isclose(orc.loss(x), q.loss(x), rel_tol=1e-12)
     assert np.allclose(orc.grad(x), q.grad(x))
-    assert np.allclose(orc.client_losses(np.tile(x, (3, 1))) / orc.scale, [0.5 * (x - c) @ A @ (x - c) for A, c in zip(q.A, q.c)])
-    assert np.allclose(orc.mu_i, 3 * q.p * q.eigvals[:, 0]) and math.isclose(orc.gaps(q.x_star()[None])[0], 0.0, abs_tol=1e-14)
+    assert np.allclose(
+        orc.client_losses(np.tile(x, (3, 1))) / orc.scale, [0.5 * (x - c) @ A @ (x - c) for A, c in zip(q.A, q.c)]
+    )
+    assert np.allclose(orc.mu_i, 3 * q.p * q.eigvals[:, 0]) and math.isclose(
+        orc.gaps(q.x_star()[None])[0], 0.0, abs_tol=1e-14
+    )
 
 
 def test_prox_solves_the_dane_subproblem():
@@ -67,7 +72,7 @@ def test_polyhedron_is_feasible_and_smooth():
 
 
 def test_complexities():
-    assert sp.limit(cx.corollary_18(), cx.mu, 0) == cx.delta_A * cx.D ** 2 / cx.eps
+    assert sp.limit(cx.corollary_18(), cx.mu, 0) == cx.delta_A * cx.D**2 / cx.eps
     assert cx.same_order(cx.TABLE_1["Acc-S-DANE"]["gc_rounds"], sp.limit(cx.corollary_25(), cx.mu, 0), cx.eps)
     assert cx.order(cx.TABLE_1["S-DANE"]["gc_rounds"], cx.eps) == 1 / cx.eps
     assert set(cx.TABLE_1) == set(cx.TABLE_1_PROVENANCE)

@@ -11,6 +11,7 @@ cover the whole tier at both seeds. The share is printed with the line that repl
 
 To refresh the seconds after a check run: ``python tests/test_second_seed.py RUN.json [RUN.json ...]``.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -87,14 +88,20 @@ def test_a_rotating_share_of_the_fast_tier_passes_at_a_second_seed():
     measured = json.loads(SECONDS_FILE.read_text(encoding="utf-8"))["seconds"]
     counter = rotation()
     chosen, index, count, seed = choose(sorted(c.id for c in claims), measured, counter)
-    print(f"\nsecond seed: share {index + 1} of {count} (rotation {counter}) at seed {seed}: {', '.join(chosen)}\n"
-          f"replay: FEDTHEORY_SECOND_SEED_ROTATION={counter} pytest tests/test_second_seed.py -s   (or "
-          f"fedtheory check --seed {seed} --claim ID for one of them)")
+    print(
+        f"\nsecond seed: share {index + 1} of {count} (rotation {counter}) at seed {seed}: {', '.join(chosen)}\n"
+        f"replay: FEDTHEORY_SECOND_SEED_ROTATION={counter} pytest tests/test_second_seed.py -s   (or "
+        f"fedtheory check --seed {seed} --claim ID for one of them)"
+    )
     by_id = {c.id: c for c in claims}
-    report = run_claims([by_id[cid] for cid in chosen], seed=seed, progress=False, store_counterexamples=False,
-                        timeout="default")
-    wrong = [f"{r['id']}: expected {r['expect']}, got {r['status']} at seed {seed}" for r in report.records
-             if not r["passed"]]
+    report = run_claims(
+        [by_id[cid] for cid in chosen], seed=seed, progress=False, store_counterexamples=False, timeout="default"
+    )
+    wrong = [
+        f"{r['id']}: expected {r['expect']}, got {r['status']} at seed {seed}"
+        for r in report.records
+        if not r["passed"]
+    ]
     assert not wrong, "; ".join(wrong)
 
 
@@ -114,9 +121,17 @@ def _refresh(paths: list[str]) -> None:
         for record in json.loads(Path(path).read_text(encoding="utf-8"))["claims"]:
             if record.get("tier") == "fast" and record.get("seconds") is not None:
                 seconds[record["id"]] = round(float(record["seconds"]), 2)
-    SECONDS_FILE.write_text(json.dumps({"about": "seconds per fast-tier claim (shares of tests/test_second_seed.py)",
-                                        "seconds": dict(sorted(seconds.items()))}, indent=1) + "\n",
-                            encoding="utf-8")
+    SECONDS_FILE.write_text(
+        json.dumps(
+            {
+                "about": "seconds per fast-tier claim (shares of tests/test_second_seed.py)",
+                "seconds": dict(sorted(seconds.items())),
+            },
+            indent=1,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 if __name__ == "__main__":

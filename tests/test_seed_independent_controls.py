@@ -4,6 +4,7 @@ Each test takes away what a lucky draw could supply (the probe's optimizer, the 
 that the claim's negative control still fires, at seeds 0 and 7, because the check evaluates a fixed attaining
 or planted instance on every run.
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,8 +28,17 @@ def _control_status(module, claim_id: str, seed: int) -> str:
 
 
 @pytest.mark.parametrize("seed", [0, 7])
-@pytest.mark.parametrize("claim_id", ["nonparam/proposition-3", "nonparam/theorem-1", "nonparam/proposition-3/delta-2",
-                                      "nonparam/lemma-5", "nonparam/lemma-6", "nonparam/lemma-7"])
+@pytest.mark.parametrize(
+    "claim_id",
+    [
+        "nonparam/proposition-3",
+        "nonparam/theorem-1",
+        "nonparam/proposition-3/delta-2",
+        "nonparam/lemma-5",
+        "nonparam/lemma-6",
+        "nonparam/lemma-7",
+    ],
+)
 def test_nonparam_control_fires_at_its_attaining_instance_without_the_search(monkeypatch, claim_id, seed):
     module = load_module(ROOT / "paper_checks" / "nonparam" / "prediction_error.py")
     random_only = functools.partial(real_probe, n_starts=0)
@@ -41,7 +51,7 @@ def test_nonparam_control_fires_at_its_attaining_instance_without_the_search(mon
     monkeypatch.setattr(module, "probe", stopped_probe)
     real = module.random_instance
 
-    def far_draws(rng, **kw):   # the checks' random draws (they name a kernel family) see only a far instance
+    def far_draws(rng, **kw):  # the checks' random draws (they name a kernel family) see only a far instance
         return _far_from_attaining(module) if "family" in kw else real(rng, **kw)
 
     monkeypatch.setattr(module, "random_instance", far_draws)
@@ -56,14 +66,15 @@ def _far_from_attaining(module):
     inst = module._prop3_attaining()
     N = inst.fed.N
     algo = module.KernelAlgorithm.fedprox(50.0)
-    return module.Instance(inst.fed, algo, inst.G, np.zeros(inst.G.shape[0]), np.zeros(N), np.zeros(N),
-                           np.zeros(N), 0.0)
+    return module.Instance(
+        inst.fed, algo, inst.G, np.zeros(inst.G.shape[0]), np.zeros(N), np.zeros(N), np.zeros(N), 0.0
+    )
 
 
 def test_the_nonparam_attaining_instances_reach_what_their_controls_say():
     module = load_module(ROOT / "paper_checks" / "nonparam" / "prediction_error.py")
     assert module._prop3_ratio(module._prop3_attaining()) == pytest.approx(1 / 3, rel=1e-9)
-    t = 19      # Theorem 1: (1/3)·2e·t/(2t+1)·(2t/(2t+1))^{2t}, up to the +1 of the bound (‖f_0 − f‖² = 1e6)
+    t = 19  # Theorem 1: (1/3)·2e·t/(2t+1)·(2t/(2t+1))^{2t}, up to the +1 of the bound (‖f_0 − f‖² = 1e6)
     expected = 2 * np.e * t / (2 * t + 1) * (2 * t / (2 * t + 1)) ** (2 * t) / 3
     assert module._theorem1_ratio(module._theorem1_attaining()) == pytest.approx(expected, rel=1e-5)
 
@@ -75,7 +86,7 @@ def test_surrogate_limit_control_fires_when_every_random_instance_has_one_local_
 
     def one_step(rng, **kw):
         problem, _, alpha, gamma = real(rng, **kw)
-        return problem, module.Theta.uniform(1), alpha, gamma      # K(Θ) = 1: θ_1 = w, the control cannot fire here
+        return problem, module.Theta.uniform(1), alpha, gamma  # K(Θ) = 1: θ_1 = w, the control cannot fire here
 
     monkeypatch.setattr(module, "_random_instance", one_step)
     assert _control_status(module, "localupdate/section-3/surrogate-limit", seed) == "refuted"

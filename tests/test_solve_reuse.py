@@ -1,5 +1,6 @@
 """Compiling certificates' SDPs once: the re-solves and the spectral engine's program give the values a rebuilt
 problem gives, bit for bit (issues 22 and 23: certificates cost little more than their SDP)."""
+
 from __future__ import annotations
 
 import warnings
@@ -19,8 +20,7 @@ def _retrying_pep():
 
     p = np.array([0.3, 0.7])
     m = get("fedavg", K=2, gamma=0.05)
-    return _build(m, "floor", 2, p, m.aggregation_weights(p), np.ones(2), 1.0, 10.0, "zeta", "quadratic", None,
-                  None).pb
+    return _build(m, "floor", 2, p, m.aggregation_weights(p), np.ones(2), 1.0, 10.0, "zeta", "quadratic", None, None).pb
 
 
 def test_retries_resolve_the_compiled_problem_and_match_a_rebuilt_solve():
@@ -31,7 +31,7 @@ def test_retries_resolve_the_compiled_problem_and_match_a_rebuilt_solve():
     calls = []
     original = type(pb).solve
 
-    def counting(self, *a, **kw):             # PEPit's build-and-solve: once, the retries re-solve its cvxpy problem
+    def counting(self, *a, **kw):  # PEPit's build-and-solve: once, the retries re-solve its cvxpy problem
         calls.append(kw.get("solver"))
         return original(self, *a, **kw)
 
@@ -61,7 +61,7 @@ def test_spectral_moment_matrices_are_the_block_layout():
     from fedtheory.certify.federated_pep import _MONOS, _pieces, _SpectralPEP
 
     P = _SpectralPEP(["e", "w", "a", "b"])
-    fn = lambda lam: lam ** 2                                          # noqa: E731
+    fn = lambda lam: lam**2  # noqa: E731
     pcs = _pieces(fn, 0.1, 1.0, 3)
     before = len(P.cons)
     P.client([P.vec(e=1.0), P.vec(w=1.0)], [(0, "t", P.vec(a=1.0)), (1, "s", P.vec(b=1.0))], pcs, fn, 1e-8)
@@ -69,7 +69,7 @@ def test_spectral_moment_matrices_are_the_block_layout():
     nt = r * (r + 1) // 2
     Y = [v for v in cp.Problem(cp.Minimize(0), P.cons[before:]).variables() if v.shape == (m, nt)]
     assert len(Y) == len(_MONOS)
-    Y.sort(key=lambda v: v.id)                                         # created in _MONOS order
+    Y.sort(key=lambda v: v.id)  # created in _MONOS order
     rng = np.random.default_rng(0)
     for v in Y:
         v.value = rng.normal(size=v.shape)

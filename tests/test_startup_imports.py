@@ -6,6 +6,7 @@ matplotlib (plots), Dask (clusters) — must not be loaded by a command that doe
 not even numpy. The control runs a command that does use one (``--plot`` draws with matplotlib), so the reading
 of the interpreter's modules is shown to see a heavy import when there is one.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,9 @@ def imported_after(argv: list[str], tmp_path: Path) -> set[str]:
         print(json.dumps({{"code": code, "modules": sorted({{m.split(".")[0] for m in sys.modules}})}}))
     """)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                         env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout.strip().splitlines()[-1])
     assert doc["code"] == 0, out.stderr
@@ -50,14 +52,20 @@ def test_help_loads_no_numerical_library(tmp_path):
     assert not loaded & absent, sorted(loaded & absent)
 
 
-@pytest.mark.parametrize("argv, also_absent", [
-    (TUNE, ("scipy", "sympy", "array_api_compat")),
-    (TUNE + ["--clients", "2", "--json", "out.json"], ("scipy", "sympy", "array_api_compat")),
-    (["explore", "tune", "fomaml", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10", "--eps", "0.5"],
-     ("scipy", "sympy", "array_api_compat")),
-    (TUNE + ["--class", "d1"], ("scipy", "sympy", "array_api_compat")),     # no probe
-    (["explore", "frontier", "--mu", "1", "--L", "100"], ("scipy", "sympy", "array_api_compat")),
-], ids=["tune", "tune-clients-json", "tune-fomaml-eps", "tune-d1", "frontier"])
+@pytest.mark.parametrize(
+    "argv, also_absent",
+    [
+        (TUNE, ("scipy", "sympy", "array_api_compat")),
+        (TUNE + ["--clients", "2", "--json", "out.json"], ("scipy", "sympy", "array_api_compat")),
+        (
+            ["explore", "tune", "fomaml", "--mu", "1", "--L", "100", "--C", "0.1", "--D", "10", "--eps", "0.5"],
+            ("scipy", "sympy", "array_api_compat"),
+        ),
+        (TUNE + ["--class", "d1"], ("scipy", "sympy", "array_api_compat")),  # no probe
+        (["explore", "frontier", "--mu", "1", "--L", "100"], ("scipy", "sympy", "array_api_compat")),
+    ],
+    ids=["tune", "tune-clients-json", "tune-fomaml-eps", "tune-d1", "frontier"],
+)
 def test_explore_commands_load_only_what_they_use(argv, also_absent, tmp_path):
     loaded = imported_after(argv, tmp_path)
     assert "numpy" in loaded

@@ -1,4 +1,5 @@
 """The literal step path's fast kernels: least squares' local steps in the sample space, and the cost model."""
+
 import numpy as np
 import pytest
 
@@ -42,7 +43,12 @@ def _hand_fedavg(fed, K, T, gamma):
     for _ in range(T):
         X = np.tile(x, (fed.n, 1))
         for _ in range(K):
-            X = X - gamma * np.einsum("nmd,nm->nd", fed.a, np.einsum("nmd,nd->nm", fed.a, X) - fed.y) / fed.counts[:, None]
+            X = (
+                X
+                - gamma
+                * np.einsum("nmd,nm->nd", fed.a, np.einsum("nmd,nd->nm", fed.a, X) - fed.y)
+                / fed.counts[:, None]
+            )
         x = fed.p @ X
     return x
 

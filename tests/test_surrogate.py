@@ -1,4 +1,5 @@
 """Tests of Θ and the surrogate-loss objects (Charles & Konečný, arXiv:2103.05032, Sections 3–4)."""
+
 from __future__ import annotations
 
 import mpmath
@@ -40,7 +41,7 @@ def _mp_q(s, theta, dps=60):
     with mpmath.workdps(dps):
         m = 1 - mpmath.mpf(float(s))
         if theta.kind == "uniform":
-            return mpmath.mpf(theta.K) if m == 1 else (1 - m ** theta.K) / (1 - m)
+            return mpmath.mpf(theta.K) if m == 1 else (1 - m**theta.K) / (1 - m)
         if theta.kind == "last":
             return m ** (theta.K - 1)
         return mpmath.polyval([mpmath.mpf(float(t)) for t in theta.weights[::-1]], m)
@@ -50,6 +51,7 @@ def _mp_q(s, theta, dps=60):
 # Θ
 # --------------------------------------------------------------------------------------------
 
+
 def test_theta_constructors_and_properties():
     assert Theta.uniform(4).kind == "uniform" and Theta.uniform(4).w == 4.0 and Theta.uniform(4).K == 4
     assert Theta.last(4).kind == "last" and Theta.last(4).w == 1.0
@@ -57,11 +59,15 @@ def test_theta_constructors_and_properties():
     th = Theta([0.0, 0.5, 0.0, 2.0, 0.0, 0.0])
     assert th.K == 4 and th.kind == "general" and th.w == 2.5
     assert th.weights.tolist() == [0.0, 0.5, 0.0, 2.0]
-    assert Theta([2.0, 2.0]).kind == "general"          # a scaled Θ_{1:K} is not Θ_{1:K}
+    assert Theta([2.0, 2.0]).kind == "general"  # a scaled Θ_{1:K} is not Θ_{1:K}
     assert hash(Theta.uniform(3)) == hash(Theta([1, 1, 1])) and Theta.uniform(3) == Theta([1, 1, 1])
     assert Theta.from_json(th.to_json()) == th
-    for bad, msg in [([0.0, 0.0], "non-zero support"), ([], "non-zero support"), ([1.0, -0.1], "non-negative"),
-                     ([np.inf], "finite")]:
+    for bad, msg in [
+        ([0.0, 0.0], "non-zero support"),
+        ([], "non-zero support"),
+        ([1.0, -0.1], "non-negative"),
+        ([np.inf], "finite"),
+    ]:
         with pytest.raises(ValueError, match=msg):
             Theta(bad)
     with pytest.raises(ValueError, match="positive integer"):
@@ -73,15 +79,18 @@ def test_theta_polynomial_matches_high_precision(kind):
     rng = np.random.default_rng(0)
     for _ in range(40):
         K = int(10 ** rng.uniform(0, 6)) if kind in ("uniform", "last") else int(rng.integers(1, 40))
-        theta = {"uniform": Theta.uniform, "last": Theta.last,
-                 "general": lambda k: Theta(rng.exponential(size=k)),
-                 "scaled": lambda k: Theta(np.full(k, 0.3))}[kind](K)
+        theta = {
+            "uniform": Theta.uniform,
+            "last": Theta.last,
+            "general": lambda k: Theta(rng.exponential(size=k)),
+            "scaled": lambda k: Theta(np.full(k, 0.3)),
+        }[kind](K)
         s = np.array([0.0, 1.0, 10 ** rng.uniform(-17, -1), rng.uniform(), 1 - 10 ** rng.uniform(-15, -1)])
         q = theta.polynomial_s(s)
         assert np.all(np.isfinite(q))
         for si, qi in zip(s, q):
             exact = _mp_q(si, theta) if kind != "scaled" else 0.3 * _mp_q(si, Theta.uniform(theta.K))
-            if abs(exact) < 1e-290:                       # below float64's range: must be (near) zero
+            if abs(exact) < 1e-290:  # below float64's range: must be (near) zero
                 assert abs(qi) < 1e-280
                 continue
             # uniform/general: a few ulps; Θ_K: exp of (K−1)·log1p carries |log q|·eps ≤ 745·eps
@@ -90,10 +99,10 @@ def test_theta_polynomial_matches_high_precision(kind):
 
 
 def test_theta_polynomial_exact_special_values():
-    assert Theta.uniform(10**6).polynomial_s(np.array([0.0])).tolist() == [1e6]       # limit K at s = 0
+    assert Theta.uniform(10**6).polynomial_s(np.array([0.0])).tolist() == [1e6]  # limit K at s = 0
     assert Theta.last(5).polynomial(np.array([0.0, 1.0])).tolist() == [0.0, 1.0]
-    assert Theta.last(1).polynomial(np.array([0.0])).tolist() == [1.0]                # 0⁰ = 1
-    assert Theta.uniform(3).polynomial(np.array([0.0, -1.0, -2.0])).tolist() == [1.0, 1.0, 3.0]   # m ≤ 0
+    assert Theta.last(1).polynomial(np.array([0.0])).tolist() == [1.0]  # 0⁰ = 1
+    assert Theta.uniform(3).polynomial(np.array([0.0, -1.0, -2.0])).tolist() == [1.0, 1.0, 3.0]  # m ≤ 0
     assert Theta([1.0, 2.0, 3.0]).polynomial(np.array([-1.0])).tolist() == [2.0]
     # K → ∞ limit 1/s is reached exactly once (1 − s)^K underflows
     assert Theta.uniform(10**6).polynomial_s(np.array([0.01]))[0] == pytest.approx(100.0, rel=1e-15)
@@ -118,13 +127,17 @@ def test_theta_polynomial_on_torch():
 # hypotheses
 # --------------------------------------------------------------------------------------------
 
+
 def test_check_step_size_names_the_hypothesis():
     check_step_size(5.0, 1.0, 0.16)
-    with pytest.raises(ValueError, match=r"hypothesis gamma < 1/\(L \+ alpha\) violated: "
-                                         r"gamma=0.3, L=5, alpha=0 \(1/\(L\+alpha\)=0.2; Lemma 1\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"hypothesis gamma < 1/\(L \+ alpha\) violated: "
+        r"gamma=0.3, L=5, alpha=0 \(1/\(L\+alpha\)=0.2; Lemma 1\)",
+    ):
         check_step_size(5, 0, 0.3)
     with pytest.raises(ValueError, match=r"gamma < 1/\(L \+ alpha\) violated"):
-        check_step_size(5.0, 0.0, 0.2)                       # the boundary itself is excluded
+        check_step_size(5.0, 0.0, 0.2)  # the boundary itself is excluded
     with pytest.raises(ValueError, match=r"gamma >= 0 violated"):
         check_step_size(5.0, 0.0, -0.01)
     with pytest.raises(ValueError, match=r"alpha >= 0 violated"):
@@ -132,7 +145,7 @@ def test_check_step_size_names_the_hypothesis():
     with pytest.raises(ValueError, match=r"gamma < 1/\(K\*L \+ alpha\) violated: .*Lemma 4"):
         check_step_size(5.0, 0.0, 0.05, K=4, theta_last=True)
     check_step_size(5.0, 0.0, 0.05, K=3, theta_last=True)
-    with pytest.raises(ValueError, match="gamma=0.3"):       # arrays: names the offending entry
+    with pytest.raises(ValueError, match="gamma=0.3"):  # arrays: names the offending entry
         check_step_size(5.0, 0.0, np.array([0.1, 0.3]))
 
 
@@ -146,19 +159,23 @@ def test_kappa_enforces_lemma_1():
 # distortion matrices and the surrogate
 # --------------------------------------------------------------------------------------------
 
+
 def test_distortion_matrices_match_matrix_powers():
     prob = make_quadratic(3, 5, mu=0.5, L=8.0, weights="random", seed=1)
     for theta in (Theta.uniform(7), Theta.last(7), Theta([0.4, 0.0, 1.3, 0.2])):
         Q = distortion_matrices(prob, 0.3, 0.9 / 8.3, theta)
         q = distortion_eigenvalues(prob.eigvals, 0.3, 0.9 / 8.3, theta)
-        assert q.shape == (prob.n, prob.d) and np.all(q > 0)            # Lemma 1: Q_i ≻ 0
+        assert q.shape == (prob.n, prob.d) and np.all(q > 0)  # Lemma 1: Q_i ≻ 0
         for i in range(prob.n):
             dense = _dense_Q(prob.A[i], 0.3, 0.9 / 8.3, theta)
             assert np.max(np.abs(Q[i] - dense)) <= 50 * theta.K * EPS * theta.w
-            np.testing.assert_allclose(np.linalg.eigvalsh(dense), np.sort(q[i]), rtol=0, atol=50 * theta.K * EPS * theta.w)
+            np.testing.assert_allclose(
+                np.linalg.eigvalsh(dense), np.sort(q[i]), rtol=0, atol=50 * theta.K * EPS * theta.w
+            )
     # Θ_1: no distortion, for every γ
-    np.testing.assert_allclose(distortion_matrices(prob, 2.0, 5.0, Theta.uniform(1)), np.broadcast_to(np.eye(5), (3, 5, 5)),
-                               atol=1e-14)
+    np.testing.assert_allclose(
+        distortion_matrices(prob, 2.0, 5.0, Theta.uniform(1)), np.broadcast_to(np.eye(5), (3, 5, 5)), atol=1e-14
+    )
 
 
 def test_surrogate_loss_grad_hessian_minimizer_are_consistent():
@@ -174,8 +191,10 @@ def test_surrogate_loss_grad_hessian_minimizer_are_consistent():
     gap = surrogate_loss(prob, x, alpha, gamma, theta) - surrogate_loss(prob, x_t, alpha, gamma, theta)
     assert gap == pytest.approx(0.5 * (x - x_t) @ H @ (x - x_t), rel=1e-11)
     # dense eq. (7): ½‖(Q_iA_i)^{1/2}(x − c_i)‖² = ½(x − c_i)ᵀQ_iA_i(x − c_i)
-    dense = sum(prob.p[i] * 0.5 * (x - prob.c[i]) @ _dense_Q(prob.A[i], alpha, gamma, theta) @ prob.A[i] @ (x - prob.c[i])
-                for i in range(prob.n))
+    dense = sum(
+        prob.p[i] * 0.5 * (x - prob.c[i]) @ _dense_Q(prob.A[i], alpha, gamma, theta) @ prob.A[i] @ (x - prob.c[i])
+        for i in range(prob.n)
+    )
     assert surrogate_loss(prob, x, alpha, gamma, theta) == pytest.approx(dense, rel=1e-12)
     batch = surrogate_loss(prob, np.stack([x, x_t]), alpha, gamma, theta)
     assert batch.shape == (2,)
@@ -200,13 +219,14 @@ def test_surrogate_minimizer_refuses_a_non_convex_surrogate():
 # κ (eq. 9) and the closed-form bounds (eqs. 10–13)
 # --------------------------------------------------------------------------------------------
 
+
 def test_kappa_equals_condition_number_when_clients_commute():
     prob = make_quadratic(3, 4, mu=1.0, L=30.0, commuting=True, weights="random", seed=5)
     for theta in (Theta.uniform(6), Theta.last(3), Theta([1.0, 0.2, 0.7])):
         k, L_t, mu_t = kappa(prob, 0.5, 0.5 / 30.5, theta)
         ev = np.linalg.eigvalsh(surrogate_hessian(prob, 0.5, 0.5 / 30.5, theta))
         assert mu_t - 1e-12 <= ev[0] and ev[-1] <= L_t + 1e-12
-        if theta.kind == "uniform":   # q(λ)λ monotone: the shared extremes are attained
+        if theta.kind == "uniform":  # q(λ)λ monotone: the shared extremes are attained
             assert k == pytest.approx(ev[-1] / ev[0], rel=1e-10)
 
 
@@ -219,14 +239,14 @@ def test_kappa_bounds_condition_number_non_commuting():
         gamma = float(rng.uniform(0, 1)) / (prob.L + alpha)
         k, _, _ = kappa(prob, alpha, gamma, theta)
         ev = np.linalg.eigvalsh(surrogate_hessian(prob, alpha, gamma, theta))
-        assert ev[-1] / ev[0] <= k * (1 + 1e-10)   # Lemma 2
+        assert ev[-1] / ev[0] <= k * (1 + 1e-10)  # Lemma 2
 
 
 def test_phi_psi_match_direct_sums():
     lam, alpha, gamma = np.array([0.5, 2.0, 7.0]), 0.3, 0.1
     for K in (1, 2, 9):
         m = 1 - gamma * (lam + alpha)
-        np.testing.assert_allclose(phi(lam, alpha, gamma, K), sum(m ** k for k in range(K)) * lam, rtol=1e-14)
+        np.testing.assert_allclose(phi(lam, alpha, gamma, K), sum(m**k for k in range(K)) * lam, rtol=1e-14)
         np.testing.assert_allclose(psi(lam, alpha, gamma, K), m ** (K - 1) * lam, rtol=1e-14)
     assert phi(3.0, 0.0, 0.0, 7) == 21.0
 
@@ -242,9 +262,9 @@ def test_kappa_bound_uniform_is_lemma_3_and_stable_for_huge_K():
     mu, L, alpha = 1.0, 50.0, 2.0
     gamma = 0.5 / (L + alpha)
     big = kappa_bound_uniform(mu, L, alpha, gamma, 10**6)
-    assert big == pytest.approx((L / mu) * (mu + alpha) / (L + alpha), rel=1e-14)   # K → ∞: λ/(λ+α) ratio
+    assert big == pytest.approx((L / mu) * (mu + alpha) / (L + alpha), rel=1e-14)  # K → ∞: λ/(λ+α) ratio
     ks = kappa_bound_uniform(mu, L, alpha, gamma, np.array([1, 10, 100, 10**4, 10**6]))
-    assert ks[0] == pytest.approx(L / mu) and np.all(np.diff(ks) <= 0)            # decreases in K
+    assert ks[0] == pytest.approx(L / mu) and np.all(np.diff(ks) <= 0)  # decreases in K
     # γ → 1/(L+α) from below: finite, and κ < L/μ
     assert 1 <= kappa_bound_uniform(mu, L, 0.0, (1 - 1e-15) / L, 10**6) < L / mu
 
@@ -271,21 +291,28 @@ def test_kappa_bound_last_is_lemma_4_in_log_space():
 # Section 4.3 / Appendix C helpers
 # --------------------------------------------------------------------------------------------
 
+
 def test_lemma5_and_theorem4_bounds_and_hypotheses():
     from fedtheory.algorithms.surrogate import distortion_extremes, lemma5_bound, minimizer_distance, theorem4_bound
     from fedtheory.problems.quadratic import QuadraticFederation
 
     prob = QuadraticFederation(A=[[[4.0]], [[1.0]]], c=[[1.0], [-1.0]], p=[0.5, 0.5])
     a, b = distortion_extremes(prob, 0.0, 0.125, Theta.last(3))
-    assert (a, b) == (0.25, 0.875 ** 2)
+    assert (a, b) == (0.25, 0.875**2)
     assert lemma5_bound(prob, 0.0, 0.125, Theta.last(3), constant=2.0) == pytest.approx(
-        2 * (np.sqrt(b) - np.sqrt(a)) / (np.sqrt(b) + np.sqrt(a)), rel=1e-14)
+        2 * (np.sqrt(b) - np.sqrt(a)) / (np.sqrt(b) + np.sqrt(a)), rel=1e-14
+    )
     # d = 1 (Lemma 12): the 2C bound holds on this instance
-    assert minimizer_distance(prob, 0.0, 0.125, Theta.last(3)) <= lemma5_bound(prob, 0.0, 0.125, Theta.last(3), constant=2.0)
+    assert minimizer_distance(prob, 0.0, 0.125, Theta.last(3)) <= lemma5_bound(
+        prob, 0.0, 0.125, Theta.last(3), constant=2.0
+    )
     with pytest.raises(ValueError, match="gamma < 1/\\(L \\+ alpha\\)"):
         lemma5_bound(prob, 0.0, 0.3, Theta.last(3))
     assert theorem4_bound(1.0, 10.0, 0.0, 0.01, 5, "uniform") == pytest.approx(
-        8 * (np.sqrt(10) - np.sqrt(kappa_bound_uniform(1, 10, 0, 0.01, 5))) / (np.sqrt(10) + np.sqrt(kappa_bound_uniform(1, 10, 0, 0.01, 5))))
+        8
+        * (np.sqrt(10) - np.sqrt(kappa_bound_uniform(1, 10, 0, 0.01, 5)))
+        / (np.sqrt(10) + np.sqrt(kappa_bound_uniform(1, 10, 0, 0.01, 5)))
+    )
     with pytest.raises(ValueError, match="K\\*L"):
         theorem4_bound(1.0, 10.0, 0.0, 0.05, 5, "last")
     with pytest.raises(ValueError, match="theta_kind"):
@@ -293,7 +320,11 @@ def test_lemma5_and_theorem4_bounds_and_hypotheses():
 
 
 def test_mean_absolute_deviation_and_matrix_weighted_objects():
-    from fedtheory.algorithms.surrogate import matrix_weighted_discrepancy, matrix_weighted_mean, mean_absolute_deviation
+    from fedtheory.algorithms.surrogate import (
+        matrix_weighted_discrepancy,
+        matrix_weighted_mean,
+        mean_absolute_deviation,
+    )
 
     assert mean_absolute_deviation([0.0, 2.0], [0.5, 0.5]) == 1.0
     with pytest.raises(ValueError, match="probs"):

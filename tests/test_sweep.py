@@ -1,4 +1,5 @@
 """fedtheory.sweep.map_grid: inline, processes, Dask; resumable store; clear errors."""
+
 from __future__ import annotations
 
 import json
@@ -52,7 +53,7 @@ def test_store_files_are_keyed_by_point_and_round_tripped(tmp_path):
     calls.mkdir()
     points = [{"x": i, "calls": str(calls)} for i in range(3)]
     fresh = map_grid(square_or_fail, points, store=tmp_path / "store")
-    assert fresh == [[i, i ** 0.5] for i in range(3)], "tuples come back as lists, as a rerun would load them"
+    assert fresh == [[i, i**0.5] for i in range(3)], "tuples come back as lists, as a rerun would load them"
     files = sorted(p.name for p in (tmp_path / "store").iterdir())
     assert files == sorted(f"{point_key(p)}.json" for p in points)
     stored = json.loads((tmp_path / "store" / f"{point_key(points[1])}.json").read_text())
@@ -80,8 +81,9 @@ if __name__ == "__main__":
 
 
 def _run_killable(script: Path, calls: Path, store: Path, kill_at: int) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(script), str(calls), str(store), str(kill_at)],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(script), str(calls), str(store), str(kill_at)], capture_output=True, text=True, timeout=60
+    )
 
 
 def _calls(calls: Path) -> list[int]:
@@ -106,7 +108,7 @@ def test_killed_sweep_resumes_with_only_unfinished_points(tmp_path):
     clean_calls.mkdir()
     clean = _run_killable(script, clean_calls, clean_store, kill_at=-1)
     assert json.loads(resumed.stdout) == json.loads(clean.stdout)
-    assert json.loads(clean.stdout)[9] == {"x": 9, "y": 9 ** 3 / 11}
+    assert json.loads(clean.stdout)[9] == {"x": 9, "y": 9**3 / 11}
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -125,7 +127,7 @@ def test_failing_sweep_keeps_finished_points(tmp_path, workers):
     (tmp_path / "fail-3").unlink()
     results = map_grid(square_or_fail, points, workers=workers, store=store)
     assert len(list(calls.iterdir())) - first_calls == 6 - len(finished), "only unfinished points are recomputed"
-    assert results == [[i, i ** 0.5] for i in range(6)]
+    assert results == [[i, i**0.5] for i in range(6)]
 
 
 def test_errors_are_usage_errors(tmp_path):
@@ -151,14 +153,16 @@ def test_unreachable_scheduler_is_a_usage_error():
 def test_dask_cluster_map_and_resume(tmp_path):
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster:
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
         points = list(range(-5, 5))
         assert map_grid(abs, points, scheduler=cluster.scheduler_address) == [abs(p) for p in points]
         first = map_grid(abs, points[:4], scheduler=cluster.scheduler_address, store=tmp_path)
         seen = []
-        full = map_grid(abs, points, scheduler=cluster.scheduler_address, store=tmp_path,
-                        progress=lambda i, r: seen.append(i))
+        full = map_grid(
+            abs, points, scheduler=cluster.scheduler_address, store=tmp_path, progress=lambda i, r: seen.append(i)
+        )
     assert first == full[:4] and full == [abs(p) for p in points] and sorted(seen) == list(range(10))
 
 

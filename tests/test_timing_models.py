@@ -1,4 +1,5 @@
 """Timing models of Definition 1 (fedtheory.analysis.timing_models)."""
+
 import math
 
 import numpy as np

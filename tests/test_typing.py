@@ -3,6 +3,7 @@
 Skipped only where mypy is not installed (it is in the ``dev`` extra). The run checks exactly the ``files`` of
 ``[tool.mypy]`` (claims, certify, explore, methods, algorithms, and what they import).
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -16,8 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _mypy(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[dev]')")
-    return subprocess.run([sys.executable, "-m", "mypy", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=1200)
+    return subprocess.run([sys.executable, "-m", "mypy", *args], cwd=cwd, capture_output=True, text=True, timeout=1200)
 
 
 def test_mypy_is_clean_on_the_public_packages():
@@ -29,7 +29,8 @@ def test_mypy_is_clean_on_the_public_packages():
 def test_mypy_sees_a_planted_error(tmp_path):
     # the control: the same configuration on a file with a type error fails, so a clean run means something
     (tmp_path / "planted.py").write_text("def f(x: int) -> str:\n    return x\n", encoding="utf-8")
-    proc = _mypy("--config-file", str(ROOT / "pyproject.toml"), "--no-incremental", str(tmp_path / "planted.py"),
-                 cwd=tmp_path)
+    proc = _mypy(
+        "--config-file", str(ROOT / "pyproject.toml"), "--no-incremental", str(tmp_path / "planted.py"), cwd=tmp_path
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Incompatible return value type" in proc.stdout

@@ -5,6 +5,7 @@ requirements are those of this environment), so the checkout is never written to
 the wheel is also installed into a fresh virtual environment, and ``fedtheory check`` and ``fedtheory figures``
 run in an empty directory with nothing else of the project present.
 """
+
 from __future__ import annotations
 
 import email
@@ -23,14 +24,28 @@ import fedtheory
 from fedtheory.content import CLAIM_DIRS, FIGURE_DIRS
 
 ROOT = Path(__file__).resolve().parents[1]
-NOT_SHIPPED = {".git", ".venv", "out", "build", "dist", "__pycache__", ".pytest_cache", ".fedtheory-cache",
-               ".hypothesis", "_build"}
+NOT_SHIPPED = {
+    ".git",
+    ".venv",
+    "out",
+    "build",
+    "dist",
+    "__pycache__",
+    ".pytest_cache",
+    ".fedtheory-cache",
+    ".hypothesis",
+    "_build",
+}
 
 
 def _content_files() -> list[str]:
     """Every file of the checkout's content folders (what the installed package must carry), as posix paths."""
-    return sorted(p.relative_to(ROOT).as_posix() for d in CLAIM_DIRS + FIGURE_DIRS for p in (ROOT / d).rglob("*")
-                  if p.is_file() and not NOT_SHIPPED.intersection(p.relative_to(ROOT).parts) and p.suffix != ".pyc")
+    return sorted(
+        p.relative_to(ROOT).as_posix()
+        for d in CLAIM_DIRS + FIGURE_DIRS
+        for p in (ROOT / d).rglob("*")
+        if p.is_file() and not NOT_SHIPPED.intersection(p.relative_to(ROOT).parts) and p.suffix != ".pyc"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +54,15 @@ def dist(tmp_path_factory) -> Path:
     pytest.importorskip("build", reason="the `build` package is in the dev extra")
     tmp = tmp_path_factory.mktemp("dist")
     copy = tmp / "project"
-    shutil.copytree(ROOT, copy, ignore=lambda d, names: [n for n in names if n in NOT_SHIPPED or n.endswith(".egg-info")])
-    run = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(tmp / "out"), str(copy)],
-                         capture_output=True, text=True, timeout=600)
+    shutil.copytree(
+        ROOT, copy, ignore=lambda d, names: [n for n in names if n in NOT_SHIPPED or n.endswith(".egg-info")]
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(tmp / "out"), str(copy)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return tmp / "out"
 
@@ -55,11 +76,14 @@ def _one(folder: Path, pattern: str) -> Path:
 def test_wheel_carries_the_content(dist):
     names = set(zipfile.ZipFile(_one(dist, "*.whl")).namelist())
     expected = _content_files()
-    assert any(f.startswith("paper_checks/counterexamples/") for f in expected)   # the store is content too
+    assert any(f.startswith("paper_checks/counterexamples/") for f in expected)  # the store is content too
     missing = [f for f in expected if f"fedtheory/_content/{f}" not in names]
     assert not missing, f"content missing from the wheel: {missing[:10]}"
-    extra = sorted(n for n in names if n.startswith("fedtheory/_content/")
-                   and n.removeprefix("fedtheory/_content/") not in expected)
+    extra = sorted(
+        n
+        for n in names
+        if n.startswith("fedtheory/_content/") and n.removeprefix("fedtheory/_content/") not in expected
+    )
     assert not extra, f"files in the wheel's content that the checkout does not have: {extra[:10]}"
     assert "fedtheory/schemas/check.schema.json" in names and "fedtheory/explore/page.html" in names
 
@@ -87,9 +111,12 @@ def test_sdist_carries_what_its_tests_need(dist):
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
     if tracked.returncode != 0:
         pytest.skip("not a git checkout (an unpacked sdist): nothing to compare with")
-    needed = [f for f in tracked.stdout.splitlines()
-              if f.split("/")[0] in ("tests", "paper_checks", "verify", "figures", "benchmarks", "scripts", "docs")
-              or f in ("LICENSE", "CHANGELOG.md", "CONTRIBUTING.md", "README.md", "pyproject.toml", "setup.py")]
+    needed = [
+        f
+        for f in tracked.stdout.splitlines()
+        if f.split("/")[0] in ("tests", "paper_checks", "verify", "figures", "benchmarks", "scripts", "docs")
+        or f in ("LICENSE", "CHANGELOG.md", "CONTRIBUTING.md", "README.md", "pyproject.toml", "setup.py")
+    ]
     missing = [f for f in needed if f not in names]
     assert not missing, f"tracked files missing from the sdist: {missing[:10]}"
 
@@ -104,20 +131,36 @@ def test_installed_wheel_works_in_an_empty_directory(dist, tmp_path, request):
     python = venv / "bin" / "python"
     # the dependencies come from this environment (a .pth line, read after the venv's own site-packages,
     # so the installed wheel wins over this checkout), which keeps the test off the network
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True, env=env).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    ).stdout.strip()
     Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
-                    str(_one(dist, "*.whl"))], check=True, timeout=300, capture_output=True, env=env)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(_one(dist, "*.whl"))],
+        check=True,
+        timeout=300,
+        capture_output=True,
+        env=env,
+    )
     empty = tmp_path / "empty"
     empty.mkdir()
 
     def fedtheory_cli(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run([str(venv / "bin" / "fedtheory"), *argv], cwd=empty, env=env, capture_output=True,
-                              text=True, timeout=900)
+        return subprocess.run(
+            [str(venv / "bin" / "fedtheory"), *argv], cwd=empty, env=env, capture_output=True, text=True, timeout=900
+        )
 
-    where = subprocess.run([str(python), "-c", "import fedtheory; print(fedtheory.__file__)"], cwd=empty, env=env,
-                           capture_output=True, text=True)
+    where = subprocess.run(
+        [str(python), "-c", "import fedtheory; print(fedtheory.__file__)"],
+        cwd=empty,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert where.stdout.startswith(str(venv)), where.stdout + where.stderr
     check = fedtheory_cli("check", "--claim", "localupdate/lemma-2", "--json", "check.json")
     assert check.returncode == 0, check.stdout[-2000:] + check.stderr[-2000:]

@@ -1,4 +1,5 @@
 """worst_case_tradeoff: the class-wide (κ, ρ, Δ) the explorer sweeps, against spectra and the paper's bounds."""
+
 import numpy as np
 import pytest
 
@@ -7,7 +8,9 @@ from fedtheory.analysis.pareto import frontier_last, frontier_spectrum, frontier
 
 def test_sup_over_the_class_matches_dense_spectra():
     rng = np.random.default_rng(0)
-    lam = np.unique(np.concatenate([np.linspace(1.0, 1.0, 1), np.geomspace(1.0, 1e3, 40001), np.linspace(1.0, 1e3, 40001)]))
+    lam = np.unique(
+        np.concatenate([np.linspace(1.0, 1.0, 1), np.geomspace(1.0, 1e3, 40001), np.linspace(1.0, 1e3, 40001)])
+    )
     for _ in range(200):
         L = float(10 ** rng.uniform(0.1, 3))
         grid = lam[lam <= L]
@@ -38,12 +41,15 @@ def test_maml_is_theta_2k_plus_1():
     assert np.array_equal(a["rho"], b["rho"]) and a["K"].tolist() == [1, 7]
 
 
-@pytest.mark.parametrize("kw, needle", [
-    (dict(gamma=0.1, K=3), "gamma < 1/(L + alpha)"),
-    (dict(gamma=0.01, K=0), "K >= 1 integer"),
-    (dict(gamma=0.01, K=2, alpha=-1.0), "alpha >= 0"),
-    (dict(gamma=0.01, K=2, theta="custom"), "theta must be one of"),
-])
+@pytest.mark.parametrize(
+    "kw, needle",
+    [
+        (dict(gamma=0.1, K=3), "gamma < 1/(L + alpha)"),
+        (dict(gamma=0.01, K=0), "K >= 1 integer"),
+        (dict(gamma=0.01, K=2, alpha=-1.0), "alpha >= 0"),
+        (dict(gamma=0.01, K=2, theta="custom"), "theta must be one of"),
+    ],
+)
 def test_out_of_hypothesis_requests_name_the_condition(kw, needle):
     with pytest.raises(ValueError, match=needle.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")):
         worst_case_tradeoff(1.0, 10.0, **kw)

@@ -7,6 +7,7 @@ the one PEP builder, :func:`fedtheory.methods.pep.build_pep` (which :func:`fedth
 These were the library's own builders before issue 22 made one builder of them; they are kept here, written out,
 so that the compiled PEPs meet something that does not share their round loop.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,7 +61,7 @@ def literal_local_update_pep(mu, L, K, gamma, alpha, p, het, measure, fc, eta, b
         pb.set_performance_metric((r1 - r2) ** 2)
     else:
         x0 = pb.set_initial_point()
-        pb.set_initial_condition((x0 - xs) ** 2 <= D ** 2)
+        pb.set_initial_condition((x0 - xs) ** 2 <= D**2)
         x, x_prev = x0, x0
         beta = beta or 0.0
         for _ in range(rounds):
@@ -68,8 +69,7 @@ def literal_local_update_pep(mu, L, K, gamma, alpha, p, het, measure, fc, eta, b
             step = y - eta_ * psum([message(f, y, K)[0] for f in fs])
             x_new = step + beta * (x - x_prev) if server == "heavy_ball" else step
             x_prev, x = x, x_new
-        pb.set_performance_metric(psum([f(x) - f(xs) for f in fs]) if measure == "function-value"
-                                  else (x - xs) ** 2)
+        pb.set_performance_metric(psum([f(x) - f(xs) for f in fs]) if measure == "function-value" else (x - xs) ** 2)
     return pb
 
 
@@ -79,8 +79,9 @@ def literal_value(mu, L, K, gamma, alpha, p, measure, fc, eta, beta, server, rou
     from fedtheory.certify.federated_pep import _WRAPPER, SDP_MARGIN
     from fedtheory.certify.pep import _solve_detail
 
-    pb = literal_local_update_pep(mu, L, K, gamma, alpha, np.asarray(p, dtype=np.float64), het, measure, fc, eta,
-                                  beta, server, rounds, D)
+    pb = literal_local_update_pep(
+        mu, L, K, gamma, alpha, np.asarray(p, dtype=np.float64), het, measure, fc, eta, beta, server, rounds, D
+    )
     sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
     v = sq * L if measure == "function-value" else math.sqrt(max(sq, 0.0))
     return v * (1 + SDP_MARGIN), solver
@@ -107,7 +108,7 @@ def literal_sdane(R, lam, mu, delta, c, accelerated):
         f1.add_point((x1, targets[0], Expression()))
         g.add_point((x2, 0.5 * (f1.gradient(x2) - targets[1]), Expression()))
         if c > 0:
-            pb.add_constraint(e[0] ** 2 + e[1] ** 2 <= c * lam ** 2 * ((x1 - center) ** 2 + (x2 - center) ** 2))
+            pb.add_constraint(e[0] ** 2 + e[1] ** 2 <= c * lam**2 * ((x1 - center) ** 2 + (x2 - center) ** 2))
         return [x1, x2], targets
 
     _register_wrapper()

@@ -4,6 +4,7 @@ One algorithm, one implementation (DESIGN.md): the driver is written once agains
 :mod:`fedtheory.backends`; these claims check that numpy and torch (cpu, and cuda when present)
 produce the same run, and that on torch the run stays in tensors on the requested device.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,9 +21,11 @@ FIELDS = ("x", "dist_surrogate", "dist_empirical", "loss", "grad_norm", "comm_ro
 RTOL = 1e-12
 ROUNDS = 40
 
-_STATEMENT = (r"For each server (gd, heavy-ball, Nesterov), a general $\Theta$, $\alpha>0$, $d=10$ and non-commuting "
-              r"$A_i$, LocalUpdate's iterates on the numpy and torch backends agree to relative $10^{-12}$ on both "
-              r"message paths, and the torch run's history arrays are tensors on the requested device.")
+_STATEMENT = (
+    r"For each server (gd, heavy-ball, Nesterov), a general $\Theta$, $\alpha>0$, $d=10$ and non-commuting "
+    r"$A_i$, LocalUpdate's iterates on the numpy and torch backends agree to relative $10^{-12}$ on both "
+    r"message paths, and the torch run's history arrays are tensors on the requested device."
+)
 
 
 def _compare(ctx, device: str):
@@ -41,14 +44,15 @@ def _compare(ctx, device: str):
         for path in ("spectral", "stepwise"):
             ref = run_local_update(problem, algo, x0, ROUNDS, path=path, backend="numpy")
             # a control runs torch on a perturbed algorithm (α·1.01): a different method, so the iterates must differ
-            torch_algo = LocalUpdate(theta, alpha * ctx.param("torch_alpha_scale", 1.0), gamma, tuned_server(kind, mu_t, L_t))
+            torch_algo = LocalUpdate(
+                theta, alpha * ctx.param("torch_alpha_scale", 1.0), gamma, tuned_server(kind, mu_t, L_t)
+            )
             run = run_local_update(problem, torch_algo, x0, ROUNDS, path=path, backend="torch", device=device)
             for f in FIELDS:
                 value = getattr(run, f)
                 on_device = isinstance(value, torch.Tensor) and value.device.type == torch.device(device).type
                 if not on_device:
-                    placement.append(f"{kind}/{path}/{f}: {type(value).__name__} on "
-                                     f"{getattr(value, 'device', 'host')}")
+                    placement.append(f"{kind}/{path}/{f}: {type(value).__name__} on {getattr(value, 'device', 'host')}")
             ref_n, run_n = ref.to_numpy(), run.to_numpy()
             err = float(np.max(np.linalg.norm(run_n.x - ref_n.x, axis=1)) / np.max(np.linalg.norm(ref_n.x, axis=1)))
             worst = max(worst, err)
@@ -61,31 +65,54 @@ def _compare(ctx, device: str):
     ok = worst <= RTOL and not placement
     return ctx.decide(
         ok,
-        measured={"max_relative_iterate_difference": worst,
-                  **{f"max_relative_{f}_difference": v for f, v in worst_field.items()},
-                  "placement_problems": placement[:10], "device": device, "rounds": ROUNDS},
-        tolerance={"relative": RTOL,
-                   "why": "both backends run float64 and the same operations in the same order; only the BLAS/einsum "
-                          "kernels' summation order differs (≲ d·eps = 2e-15 per operation), and 40 rounds of a "
-                          "tuned, contracting server iteration on this instance accumulate well under 1e-12"},
-        counterexample=None if ok else {"problem": problem.to_json(), "theta": theta.to_json(), "alpha": alpha,
-                                        "gamma": gamma, "x0": x0.tolist(), "device": device},
+        measured={
+            "max_relative_iterate_difference": worst,
+            **{f"max_relative_{f}_difference": v for f, v in worst_field.items()},
+            "placement_problems": placement[:10],
+            "device": device,
+            "rounds": ROUNDS,
+        },
+        tolerance={
+            "relative": RTOL,
+            "why": "both backends run float64 and the same operations in the same order; only the BLAS/einsum "
+            "kernels' summation order differs (≲ d·eps = 2e-15 per operation), and 40 rounds of a "
+            "tuned, contracting server iteration on this instance accumulate well under 1e-12",
+        },
+        counterexample=None
+        if ok
+        else {
+            "problem": problem.to_json(),
+            "theta": theta.to_json(),
+            "alpha": alpha,
+            "gamma": gamma,
+            "x0": x0.tolist(),
+            "device": device,
+        },
         notes="Relative to max_t‖x_t‖; Θ is general (8 random weights), α > 0, γ = 1/(2(L+α)), servers tuned on [μ̃, L̃]. "
-              "Every history array (iterates, distances, loss, gradient norm, counters) is checked to be a torch tensor "
-              "on the requested device before to_numpy().",
+        "Every history array (iterates, distances, loss, gradient norm, counters) is checked to be a torch tensor "
+        "on the requested device before to_numpy().",
     )
 
 
-PERTURBED = Control("perturbed-alpha", "numpy's run against torch's run of LocalUpdate with α·1.01: a different "
-                    "proximal weight changes every local step, so the iterates differ", {"torch_alpha_scale": 1.01})
+PERTURBED = Control(
+    "perturbed-alpha",
+    "numpy's run against torch's run of LocalUpdate with α·1.01: a different "
+    "proximal weight changes every local step, so the iterates differ",
+    {"torch_alpha_scale": 1.01},
+)
 
 
 def _numpy_torch_on(device: str, requires: tuple, id_suffix: str = ""):
     """The claim that numpy and torch on ``device`` give the same iterates (the same check on every device)."""
-    return claim(id="verify/backends/numpy-torch-local-update" + id_suffix, ref="DESIGN: one algorithm, one implementation",
-                 title=f"LocalUpdate on numpy and on torch ({device}) gives the same iterates",
-                 statement=_STATEMENT + f" Device: {device}.", kind="simulation", controls=[PERTURBED],
-                 requires=requires)(lambda ctx: _compare(ctx, device))
+    return claim(
+        id="verify/backends/numpy-torch-local-update" + id_suffix,
+        ref="DESIGN: one algorithm, one implementation",
+        title=f"LocalUpdate on numpy and on torch ({device}) gives the same iterates",
+        statement=_STATEMENT + f" Device: {device}.",
+        kind="simulation",
+        controls=[PERTURBED],
+        requires=requires,
+    )(lambda ctx: _compare(ctx, device))
 
 
 numpy_torch_local_update = _numpy_torch_on("cpu", ("torch",))

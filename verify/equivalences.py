@@ -6,6 +6,7 @@ gradient steps) and ``spectral`` (Q_iA_i(x − c_i) through A_i's eigendecomposi
 same paper). These claims keep the fast path honest against the literal one, and the one driver
 honest against the algorithms it claims to contain.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,6 +27,7 @@ SERVERS = ("gd", "heavy_ball", "nesterov")
 # K = 1 is gradient descent
 # --------------------------------------------------------------------------------------------
 
+
 def _plain_gd(problem, x0: np.ndarray, lr: float, rounds: int) -> np.ndarray:
     """Gradient descent on f = Σ p_i ½(x − c_i)ᵀA_i(x − c_i), written independently of the driver."""
     xs = [np.array(x0, dtype=np.float64)]
@@ -41,12 +43,17 @@ def _plain_gd(problem, x0: np.ndarray, lr: float, rounds: int) -> np.ndarray:
     ref="Algorithms 1-2 with K(Theta) = 1",
     title="LocalUpdate with Θ = (θ₁) and server GD is gradient descent on f with step ηθ₁",
     statement=r"For $\Theta=(\theta_1)$, any $\alpha\ge0$, $\gamma\ge0$ and ServerOpt = gradient descent with step $\eta$, "
-              r"LocalUpdate's iterates equal those of $x_{t+1}=x_t-\eta\theta_1\nabla f(x_t)$ (one local step: "
-              r"$g_1=A_i(x-c_i)+\alpha(x-x)$, so the message is $\theta_1\nabla f_i(x)$, whatever $\alpha,\gamma$).",
+    r"LocalUpdate's iterates equal those of $x_{t+1}=x_t-\eta\theta_1\nabla f(x_t)$ (one local step: "
+    r"$g_1=A_i(x-c_i)+\alpha(x-x)$, so the message is $\theta_1\nabla f_i(x)$, whatever $\alpha,\gamma$).",
     kind="simulation",
-    controls=[Control("reference-step-1.01", "LocalUpdate (K = 1) against plain gradient descent with step 1.01·ηθ₁: a "
-                      "different step, so the iterates differ from the first round on (x_0 is not a stationary point)",
-                      {"reference_step_scale": 1.01})],
+    controls=[
+        Control(
+            "reference-step-1.01",
+            "LocalUpdate (K = 1) against plain gradient descent with step 1.01·ηθ₁: a "
+            "different step, so the iterates differ from the first round on (x_0 is not a stationary point)",
+            {"reference_step_scale": 1.01},
+        )
+    ],
 )
 def k1_is_gradient_descent(ctx):
     rng = ctx.rng
@@ -61,8 +68,8 @@ def k1_is_gradient_descent(ctx):
         problem = make_quadratic(n, d, mu=1.0, L=L, C=float(rng.uniform(0.5, 5)), weights="random", seed=rng)
         theta1 = float(rng.uniform(0.1, 3.0))
         alpha = float(rng.choice([0.0, rng.uniform(0, 3 * L)]))
-        gamma = float(rng.uniform(0, 3)) / (L + alpha)       # also beyond Lemma 1's range: K = 1 ignores γ
-        lr = float(rng.uniform(0.05, 1.9)) / (L * theta1)    # a stable GD step on f, so iterates stay O(1)
+        gamma = float(rng.uniform(0, 3)) / (L + alpha)  # also beyond Lemma 1's range: K = 1 ignores γ
+        lr = float(rng.uniform(0.05, 1.9)) / (L * theta1)  # a stable GD step on f, so iterates stay O(1)
         x0 = rng.normal(size=d) * float(rng.uniform(0.5, 10))
         algo = LocalUpdate(Theta([theta1]), alpha, gamma, ServerOpt("gd", lr=lr))
         reference = _plain_gd(problem, x0, lr * theta1 * ctx.param("reference_step_scale", 1.0), rounds)
@@ -75,29 +82,44 @@ def k1_is_gradient_descent(ctx):
             if err / allowed > worst_norm[path]:
                 worst_norm[path] = err / allowed
                 if path == "spectral":
-                    worst_case = {"problem": problem.to_json(), "theta": [theta1], "alpha": alpha, "gamma": gamma,
-                                  "lr": lr, "x0": x0.tolist(), "rounds": rounds}
+                    worst_case = {
+                        "problem": problem.to_json(),
+                        "theta": [theta1],
+                        "alpha": alpha,
+                        "gamma": gamma,
+                        "lr": lr,
+                        "x0": x0.tolist(),
+                        "rounds": rounds,
+                    }
             worst[path] = max(worst[path], err)
     ok = worst["stepwise"] <= 1e-13 and worst_norm["spectral"] <= 1.0
     return ctx.decide(
         ok,
-        measured={"stepwise_max_relative_error": worst["stepwise"], "spectral_max_relative_error": worst["spectral"],
-                  "spectral_error_over_allowed": worst_norm["spectral"], "instances": trials, "rounds": rounds},
-        tolerance={"stepwise_relative": 1e-13,
-                   "spectral_relative": "rounds·d·eps·(1 + ηθ₁L)",
-                   "why": "stepwise does the same float64 operations as plain GD up to summation order (≤ d·eps per "
-                          "round, contracted by the stable step): 1e-13 over 40 rounds; the spectral path rebuilds θ₁A_i "
-                          "from its eigendecomposition (backward error ~d·eps·‖A_i‖), an error the step ηθ₁ passes on "
-                          "each round"},
+        measured={
+            "stepwise_max_relative_error": worst["stepwise"],
+            "spectral_max_relative_error": worst["spectral"],
+            "spectral_error_over_allowed": worst_norm["spectral"],
+            "instances": trials,
+            "rounds": rounds,
+        },
+        tolerance={
+            "stepwise_relative": 1e-13,
+            "spectral_relative": "rounds·d·eps·(1 + ηθ₁L)",
+            "why": "stepwise does the same float64 operations as plain GD up to summation order (≤ d·eps per "
+            "round, contracted by the stable step): 1e-13 over 40 rounds; the spectral path rebuilds θ₁A_i "
+            "from its eigendecomposition (backward error ~d·eps·‖A_i‖), an error the step ηθ₁ passes on "
+            "each round",
+        },
         counterexample=None if ok else worst_case,
         notes="Relative to max_t‖x_t‖ + max_i‖c_i‖. γ is drawn up to 3/(L+α): with one local step the client rate and "
-              "the proximal term never act (α(x_1 − x) = 0), so no hypothesis on γ is needed.",
+        "the proximal term never act (α(x_1 − x) = 0), so no hypothesis on γ is needed.",
     )
 
 
 # --------------------------------------------------------------------------------------------
 # spectral = stepwise
 # --------------------------------------------------------------------------------------------
+
 
 def _random_theta(rng, K: int, kind: str) -> Theta:
     if kind == "uniform":
@@ -154,9 +176,12 @@ def _random_case(rng, *, K_max: int = 50):
 
 #: the control of both spectral-versus-stepwise claims (the random sweep and the probe)
 _STEPWISE_THETA_SCALED = Control(
-    "stepwise-theta-1.01", "the spectral message against the literal local steps with Θ scaled by 1.01: a different "
+    "stepwise-theta-1.01",
+    "the spectral message against the literal local steps with Θ scaled by 1.01: a different "
     "method, whose message Σθ_k g_k is 1.01× the other (x ≠ c_i), far beyond rounding (found already by the random "
-    "sweep)", {"stepwise_theta_scale": 1.01})
+    "sweep)",
+    {"stepwise_theta_scale": 1.01},
+)
 
 
 @claim(
@@ -164,11 +189,11 @@ _STEPWISE_THETA_SCALED = Control(
     ref="Theorem 1 (implementation)",
     title="The spectral message path equals Algorithm 2's K literal local steps",
     statement=r"For every client, $\sum_k\theta_k g_k$ computed by $K(\Theta)$ local steps "
-              r"$g_k=A_i(x_k-c_i)+\alpha(x_k-x)$, $x_{k+1}=x_k-\gamma g_k$ equals "
-              r"$V_i\,\mathrm{diag}(q(\lambda_i)\lambda_i)\,V_i^\top(x-c_i)$, $q(\lambda)=\sum_k\theta_k(1-\gamma(\lambda+\alpha))^{k-1}$, "
-              r"and whole LocalUpdate runs (gd, heavy-ball, Nesterov servers) agree, to float64 forward-error accuracy; "
-              r"$\Theta\in\{\Theta_{1:K},\Theta_K,\text{general}\}$, $K\le50$, $\alpha\ge0$, $\gamma<(L+\alpha)^{-1}$, "
-              r"non-commuting $A_i$, unequal $p_i$.",
+    r"$g_k=A_i(x_k-c_i)+\alpha(x_k-x)$, $x_{k+1}=x_k-\gamma g_k$ equals "
+    r"$V_i\,\mathrm{diag}(q(\lambda_i)\lambda_i)\,V_i^\top(x-c_i)$, $q(\lambda)=\sum_k\theta_k(1-\gamma(\lambda+\alpha))^{k-1}$, "
+    r"and whole LocalUpdate runs (gd, heavy-ball, Nesterov servers) agree, to float64 forward-error accuracy; "
+    r"$\Theta\in\{\Theta_{1:K},\Theta_K,\text{general}\}$, $K\le50$, $\alpha\ge0$, $\gamma<(L+\alpha)^{-1}$, "
+    r"non-commuting $A_i$, unequal $p_i$.",
     kind="simulation",
     controls=[_STEPWISE_THETA_SCALED],
 )
@@ -192,24 +217,35 @@ def spectral_equals_stepwise(ctx):
             r = _run_ratio(problem, x, algo, rounds, perturb)
             if r > worst_run:
                 worst_run = r
-                worst_case = {"problem": problem.to_json(), "theta": theta.to_json(), "alpha": alpha, "gamma": gamma,
-                              "server": {"kind": algo.server.kind, "lr": algo.server.lr,
-                                         "momentum": algo.server.momentum},
-                              "x0": x.tolist(), "rounds": rounds}
+                worst_case = {
+                    "problem": problem.to_json(),
+                    "theta": theta.to_json(),
+                    "alpha": alpha,
+                    "gamma": gamma,
+                    "server": {"kind": algo.server.kind, "lr": algo.server.lr, "momentum": algo.server.momentum},
+                    "x0": x.tolist(),
+                    "rounds": rounds,
+                }
     ok = worst_msg <= 1.0 and worst_run <= 1.0
     return ctx.decide(
         ok,
-        measured={"worst_message_error_over_allowed": worst_msg, "worst_run_error_over_allowed": worst_run,
-                  "instances": trials, "theta_kinds": sorted(kinds_seen)},
-        tolerance={"message": "K·d·eps·w(Θ)·L·‖x − c_i‖ (absolute, per client)",
-                   "run": "T·K·d·eps·(1 + η·w(Θ)·L)·(max_t‖x_t‖ + max_i‖c_i‖)",
-                   "why": "float64 forward error of K chained d×d mat-vecs with ‖I − γ(A_i+αI)‖ ≤ 1, each local gradient "
-                          "≤ L‖x − c_i‖; a server step multiplies a message error by η and T rounds add T of them. "
-                          "The relevant 'cond' is η·w(Θ)·L: a tuned server step is 2/(L̃+μ̃), large when Θ damps the "
-                          "message (Θ_K with K·γL large), and it amplifies the stepwise path's rounding accordingly."},
+        measured={
+            "worst_message_error_over_allowed": worst_msg,
+            "worst_run_error_over_allowed": worst_run,
+            "instances": trials,
+            "theta_kinds": sorted(kinds_seen),
+        },
+        tolerance={
+            "message": "K·d·eps·w(Θ)·L·‖x − c_i‖ (absolute, per client)",
+            "run": "T·K·d·eps·(1 + η·w(Θ)·L)·(max_t‖x_t‖ + max_i‖c_i‖)",
+            "why": "float64 forward error of K chained d×d mat-vecs with ‖I − γ(A_i+αI)‖ ≤ 1, each local gradient "
+            "≤ L‖x − c_i‖; a server step multiplies a message error by η and T rounds add T of them. "
+            "The relevant 'cond' is η·w(Θ)·L: a tuned server step is 2/(L̃+μ̃), large when Θ damps the "
+            "message (Θ_K with K·γL large), and it amplifies the stepwise path's rounding accordingly.",
+        },
         counterexample=None if ok else worst_case,
         notes="Servers tuned by Lessard et al.'s Proposition 1 on [μ̃, L̃] of eq. (9). Both ratios are "
-              "error / allowed, so 1 is the tolerance; typical values are 1e-3 to 1e-1.",
+        "error / allowed, so 1 is the tolerance; typical values are 1e-3 to 1e-1.",
     )
 
 
@@ -236,7 +272,7 @@ def _decode(z: np.ndarray):
     n, d, K = _PROBE_N, _PROBE_D, _PROBE_K
     r = d * (d - 1) // 2
     it = iter(np.split(z, np.cumsum([1, n * d, n * r, n * d, n, K, 1, 1])))
-    L = float(10 ** (0.3 + 2.2 * (1 + np.tanh(next(it)[0])) / 2))            # L ∈ (2, 317), μ = 1
+    L = float(10 ** (0.3 + 2.2 * (1 + np.tanh(next(it)[0])) / 2))  # L ∈ (2, 317), μ = 1
     lam = 1.0 + (L - 1.0) * (1 + np.tanh(next(it).reshape(n, d))) / 2
     lam = np.sort(lam, axis=1)
     lam[0, 0], lam[-1, -1] = 1.0, L
@@ -265,8 +301,8 @@ def _probe_dimension() -> int:
     ref="Theorem 1 (implementation)",
     title="Adversarial search for a message where the spectral path and the literal local steps disagree",
     statement=r"$\max_i\|\mathrm{spectral}_i-\mathrm{stepwise}_i\|\le K d\,\varepsilon\,w(\Theta)\,L\,\|x-c_i\|$ over the whole "
-              r"hypothesis class ($\mu I\preceq A_i\preceq LI$ non-commuting, $p_i>0$, $\Theta\ge0$, $\alpha\ge0$, "
-              r"$0\le\gamma<(L+\alpha)^{-1}$), searched by random sampling and then by Nelder–Mead maximizing the ratio.",
+    r"hypothesis class ($\mu I\preceq A_i\preceq LI$ non-commuting, $p_i>0$, $\Theta\ge0$, $\alpha\ge0$, "
+    r"$0\le\gamma<(L+\alpha)^{-1}$), searched by random sampling and then by Nelder–Mead maximizing the ratio.",
     kind="probe",
     controls=[_STEPWISE_THETA_SCALED],
 )
@@ -279,8 +315,12 @@ def spectral_equals_stepwise_probe(ctx):
 
     def ratio(z: np.ndarray) -> float:
         problem, theta, alpha, gamma, x = _decode(np.asarray(z, dtype=np.float64))
-        return _message_ratio(problem, x, LocalUpdate(theta, alpha, gamma, ServerOpt("gd", lr=1.0)),
-                              ctx.param("stepwise_theta_scale", 1.0))
+        return _message_ratio(
+            problem,
+            x,
+            LocalUpdate(theta, alpha, gamma, ServerOpt("gd", lr=1.0)),
+            ctx.param("stepwise_theta_scale", 1.0),
+        )
 
     # random sweep, with the γ coordinate pushed to both ends of [0, 1/(L+α)) half of the time
     samples = []
@@ -293,8 +333,9 @@ def spectral_equals_stepwise_probe(ctx):
     evaluations = n_random
     best_value, best_z = samples[0]
     for value, z in samples[:n_starts]:
-        res = optimize.minimize(lambda u: -ratio(u), z, method="Nelder-Mead",
-                                options={"maxiter": maxiter, "xatol": 1e-6, "fatol": 1e-9})
+        res = optimize.minimize(
+            lambda u: -ratio(u), z, method="Nelder-Mead", options={"maxiter": maxiter, "xatol": 1e-6, "fatol": 1e-9}
+        )
         evaluations += int(res.nfev)
         if -res.fun > best_value:
             best_value, best_z = float(-res.fun), res.x
@@ -302,12 +343,21 @@ def spectral_equals_stepwise_probe(ctx):
     problem, theta, alpha, gamma, x = _decode(best_z)
     return ctx.decide(
         ok,
-        measured={"worst_ratio": best_value, "random_worst_ratio": samples[0][0], "evaluations": evaluations,
-                  "worst_gamma_times_L_plus_alpha": gamma * (problem.L + alpha), "worst_K": theta.K},
-        tolerance={"ratio": 1.0, "why": "the ratio is error / (K·d·eps·w(Θ)·L·‖x − c_i‖), the float64 forward-error "
-                                        "bound of K chained mat-vecs with ‖I − γ(A_i+αI)‖ ≤ 1"},
-        counterexample=None if ok else {"problem": problem.to_json(), "theta": theta.to_json(), "alpha": alpha,
-                                        "gamma": gamma, "x": x.tolist()},
+        measured={
+            "worst_ratio": best_value,
+            "random_worst_ratio": samples[0][0],
+            "evaluations": evaluations,
+            "worst_gamma_times_L_plus_alpha": gamma * (problem.L + alpha),
+            "worst_K": theta.K,
+        },
+        tolerance={
+            "ratio": 1.0,
+            "why": "the ratio is error / (K·d·eps·w(Θ)·L·‖x − c_i‖), the float64 forward-error "
+            "bound of K chained mat-vecs with ‖I − γ(A_i+αI)‖ ≤ 1",
+        },
+        counterexample=None
+        if ok
+        else {"problem": problem.to_json(), "theta": theta.to_json(), "alpha": alpha, "gamma": gamma, "x": x.tolist()},
         notes=f"Instances: n = {_PROBE_N}, d = {_PROBE_D}, general Θ with K = {_PROBE_K} (softplus weights), "
-              "rotations by the Cayley transform, spectra with μ = 1 and L attained; hypotheses hold by construction.",
+        "rotations by the Cayley transform, spectra with μ = 1 and L attained; hypotheses hold by construction.",
     )

@@ -16,6 +16,7 @@ These claims keep that compilation honest:
 
 Every claim's negative control fires by construction; each control's description says why.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,15 +36,29 @@ from fedtheory.problems.quadratic import make_quadratic
 EPS = float(np.finfo(np.float64).eps)
 #: agreement asked of two implementations of one method (relative to the run's scale)
 RTOL = 1e-12
-_RTOL_WHY = ("both sides run float64 and the same arithmetic up to the order of summation (einsum/BLAS against "
-             "Python loops, eigenbasis against original coordinates, closed-form geometric sums against K literal "
-             "steps): ≲ d·eps ≈ 1e-15 relative per operation, carried by contracting iterations over ≤ 40 rounds; the "
-             "measured worst case is ~1e-14, so 1e-12 leaves a margin of ~100 and is far below any control's gap")
+_RTOL_WHY = (
+    "both sides run float64 and the same arithmetic up to the order of summation (einsum/BLAS against "
+    "Python loops, eigenbasis against original coordinates, closed-form geometric sums against K literal "
+    "steps): ≲ d·eps ≈ 1e-15 relative per operation, carried by contracting iterations over ≤ 40 rounds; the "
+    "measured worst case is ~1e-14, so 1e-12 leaves a margin of ~100 and is far below any control's gap"
+)
 
 
-def _claim_and_variant(check, *, id: str, title: str, statement: str, args: tuple, variant: str, variant_title: str,
-                       variant_args: tuple, variant_statement: str | None = None, variant_tier: str = "fast",
-                       variant_requires: tuple = (), **shared):
+def _claim_and_variant(
+    check,
+    *,
+    id: str,
+    title: str,
+    statement: str,
+    args: tuple,
+    variant: str,
+    variant_title: str,
+    variant_args: tuple,
+    variant_statement: str | None = None,
+    variant_tier: str = "fast",
+    variant_requires: tuple = (),
+    **shared,
+):
     """One check declared twice: the claim ``id`` and its variant ``id/variant`` (a ``full`` tier with more
     instances, or the same comparison on ``torch``), sharing ``ref``, ``kind`` and ``controls`` (``shared``); the
     check runs as ``check(ctx, *args)`` and ``check(ctx, *variant_args)``. Returns both claims.
@@ -58,8 +73,14 @@ def _claim_and_variant(check, *, id: str, title: str, statement: str, args: tupl
     ('verify/demo/x/full', 'full', {'n': 5})
     """
     first = claim(id=id, title=title, statement=statement, **shared)(lambda ctx: check(ctx, *args))
-    second = claim(id=f"{id}/{variant}", title=variant_title, statement=variant_statement or statement,
-                   tier=variant_tier, requires=variant_requires, **shared)(lambda ctx: check(ctx, *variant_args))
+    second = claim(
+        id=f"{id}/{variant}",
+        title=variant_title,
+        statement=variant_statement or statement,
+        tier=variant_tier,
+        requires=variant_requires,
+        **shared,
+    )(lambda ctx: check(ctx, *variant_args))
     return first, second
 
 
@@ -76,8 +97,11 @@ def _decide_reference_match(ctx, worst: dict, worst_case, *, notes: str, failure
     ok = max(worst.values()) <= RTOL and not failures
     return ctx.decide(
         ok,
-        measured={"worst_relative_difference": max(worst.values()),
-                  **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())}, **measured},
+        measured={
+            "worst_relative_difference": max(worst.values()),
+            **{f"max_relative_difference_{k}": v for k, v in sorted(worst.items())},
+            **measured,
+        },
         tolerance={"relative": RTOL, **(tolerance_extra or {}), "why": _RTOL_WHY},
         counterexample=None if ok else worst_case,
         notes=notes,
@@ -88,20 +112,23 @@ def _decide_reference_match(ctx, worst: dict, worst_case, *, notes: str, failure
 # instances and the exact fixed point of an affine round
 # --------------------------------------------------------------------------------------------
 
+
 def _federation(rng, *, n_max: int = 5, d_max: int = 5):
     """A heterogeneous quadratic federation: n ≥ 2, d ≥ 2, non-commuting A_i (independent Haar rotations),
     unequal weights (½(1/n + Dirichlet)), spectra in [1, L] with L ∈ [3, 100], x* ≠ 0 (checked)."""
     while True:
         n, d = int(rng.integers(2, n_max + 1)), int(rng.integers(2, d_max + 1))
         L = float(10 ** rng.uniform(0.5, 2.0))
-        q = make_quadratic(n, d, mu=1.0, L=L, C=float(rng.uniform(0.5, 3.0)), weights="random", commuting=False,
-                           seed=rng)
+        q = make_quadratic(
+            n, d, mu=1.0, L=L, C=float(rng.uniform(0.5, 3.0)), weights="random", commuting=False, seed=rng
+        )
         if np.linalg.norm(q.x_star()) > 0.1 and not q.commuting():
             return q
 
 
 def _affine_round(method, q, embed, project, dim: int, path: str):
     """(T, b) with project(one round of ``method`` from embed(u))) = T u + b (exact for an affine round)."""
+
     def once(u):
         h = methods.run(method, q, np.zeros(q.d), 1, path=path, state=embed(u))
         return project(h.state)
@@ -146,6 +173,7 @@ def _fedavg_like_fixed_point(method, q, path: str) -> float:
 # FedSplit's fixed point
 # --------------------------------------------------------------------------------------------
 
+
 def _fedsplit(s: float, reflection: float = 2.0):
     """The library's FedSplit; ``reflection`` ≠ 2 plants a defect in its reflection v = a·x̄ − z."""
     m = methods.get("fedsplit", s=s)
@@ -176,7 +204,7 @@ def _fedsplit_fixed_point_check(ctx, trials: int, s_grid):
             return np.asarray(st["z"], dtype=np.float64).ravel()
 
         for s_unit in s_grid:
-            s = float(s_unit) / np.sqrt(q.mu * q.L)           # decades around the tuned step 1/√(μL)
+            s = float(s_unit) / np.sqrt(q.mu * q.L)  # decades around the tuned step 1/√(μL)
             for path in ("step", "spectral"):
                 T, b, once = _affine_round(_fedsplit(s, reflection), q, embed, project, dim, path)
                 z_fp, kappa = _fixed_point(T, b)
@@ -189,39 +217,56 @@ def _fedsplit_fixed_point_check(ctx, trials: int, s_grid):
                 worst_kappa = max(worst_kappa, kappa)
                 if ratio > worst_ratio:
                     worst_ratio = ratio
-                    worst_case = {"problem": q.to_json(), "s": s, "path": path, "reflection": reflection,
-                                  "x_fixed_point": x_fp.tolist(), "x_star": x_star.tolist()}
+                    worst_case = {
+                        "problem": q.to_json(),
+                        "s": s,
+                        "path": path,
+                        "reflection": reflection,
+                        "x_fixed_point": x_fp.tolist(),
+                        "x_star": x_star.tolist(),
+                    }
         K = int(rng.integers(2, 11))
         gamma = float(rng.uniform(0.2, 0.9)) / q.L
         alpha = float(rng.uniform(0.1, 2.0)) * q.L
         rel = np.linalg.norm(x_star)
         min_fedavg = min(min_fedavg, _fedavg_like_fixed_point(methods.get("fedavg", K=K, gamma=gamma), q, "step") / rel)
-        min_fedprox = min(min_fedprox, _fedavg_like_fixed_point(
-            methods.get("fedprox", K=K, gamma=gamma / (1 + alpha / q.L), alpha=alpha), q, "step") / rel)
+        min_fedprox = min(
+            min_fedprox,
+            _fedavg_like_fixed_point(
+                methods.get("fedprox", K=K, gamma=gamma / (1 + alpha / q.L), alpha=alpha), q, "step"
+            )
+            / rel,
+        )
     # FedAvg/FedProx must be off x* by far more than FedSplit's float64 bound (worst allowed error ~1e-12 relative)
     others_off = min(min_fedavg, min_fedprox) > 1e-6
     ok = worst_ratio <= 1.0 and others_off
     return ctx.decide(
         ok,
-        measured={"fedsplit_worst_error_over_allowed": worst_ratio,
-                  "fedsplit_worst_relative_distance_to_x_star": worst_err,
-                  "fedsplit_worst_fixed_point_residual": worst_residual,
-                  "worst_cond_I_minus_T": worst_kappa,
-                  "fedavg_min_relative_distance_to_x_star": float(min_fedavg),
-                  "fedprox_min_relative_distance_to_x_star": float(min_fedprox),
-                  "instances": trials, "s_over_tuned": [float(v) for v in s_grid], "reflection": reflection},
-        tolerance={"fedsplit": "‖x̄_fp − x*‖ ≤ nd·eps·(‖x*‖ + max‖c_i‖)·(cond(I − T) + cond(Σp_iA_i))",
-                   "others": "‖x_fp − x*‖/‖x*‖ > 1e-6 for FedAvg and FedProx (≫ FedSplit's bound)",
-                   "why": "T and b are read off simulated rounds with forward error ~nd·eps·scale; a linear solve "
-                          "amplifies that by cond(I − T) (≈ 1/(sμ) for small s, sL for large s); x* itself carries "
-                          "cond(Σp_iA_i)·eps"},
+        measured={
+            "fedsplit_worst_error_over_allowed": worst_ratio,
+            "fedsplit_worst_relative_distance_to_x_star": worst_err,
+            "fedsplit_worst_fixed_point_residual": worst_residual,
+            "worst_cond_I_minus_T": worst_kappa,
+            "fedavg_min_relative_distance_to_x_star": float(min_fedavg),
+            "fedprox_min_relative_distance_to_x_star": float(min_fedprox),
+            "instances": trials,
+            "s_over_tuned": [float(v) for v in s_grid],
+            "reflection": reflection,
+        },
+        tolerance={
+            "fedsplit": "‖x̄_fp − x*‖ ≤ nd·eps·(‖x*‖ + max‖c_i‖)·(cond(I − T) + cond(Σp_iA_i))",
+            "others": "‖x_fp − x*‖/‖x*‖ > 1e-6 for FedAvg and FedProx (≫ FedSplit's bound)",
+            "why": "T and b are read off simulated rounds with forward error ~nd·eps·scale; a linear solve "
+            "amplifies that by cond(I − T) (≈ 1/(sμ) for small s, sL for large s); x* itself carries "
+            "cond(Σp_iA_i)·eps",
+        },
         counterexample=None if ok else worst_case,
         notes="The round is affine in z ∈ ℝ^{n×d} (exact prox on quadratics), so its fixed point is solved for, "
-              "not run to: (I − T)z* = b, x̄* = Σ_j p_j z_j*; the residual ‖round(z*) − z*‖ is reported. "
-              "s = (s/√(μL)) × √(μL)^{-1} over five decades; both the literal step path and the spectral path. "
-              "FedAvg (K ∈ [2, 10], γ < 1/L, η = γ) and FedProx (α ∈ [0.1L, 2L]) on the same instances: their "
-              "fixed point x*(α,γ,Θ) (Charles & Konečný's surrogate minimizer) is off x* on heterogeneous, "
-              "non-commuting clients.",
+        "not run to: (I − T)z* = b, x̄* = Σ_j p_j z_j*; the residual ‖round(z*) − z*‖ is reported. "
+        "s = (s/√(μL)) × √(μL)^{-1} over five decades; both the literal step path and the spectral path. "
+        "FedAvg (K ∈ [2, 10], γ < 1/L, η = γ) and FedProx (α ∈ [0.1L, 2L]) on the same instances: their "
+        "fixed point x*(α,γ,Θ) (Charles & Konečný's surrogate minimizer) is off x* on heterogeneous, "
+        "non-commuting clients.",
     )
 
 
@@ -229,12 +274,15 @@ _FEDSPLIT_STATEMENT = (
     r"On quadratic federations $f=\sum_j p_jf_j$, $f_j=\tfrac12(x-c_j)^\top A_j(x-c_j)$ with $n\ge2$, $d\ge2$, "
     r"non-commuting $A_j$ with spectra in $[1,L]$, unequal $p_j$: for every $s>0$ the fixed point of FedSplit's "
     r"round $z_j\mapsto z_j+2(\mathrm{prox}_{sf_j}(2\bar x-z_j)-\bar x)$, $\bar x=\sum_jp_jz_j$, has "
-    r"$\bar x=x^\star=\arg\min f$; FedAvg ($K\ge2$) and FedProx have fixed points $\ne x^\star$ on the same instances.")
+    r"$\bar x=x^\star=\arg\min f$; FedAvg ($K\ge2$) and FedProx have fixed points $\ne x^\star$ on the same instances."
+)
 _FEDSPLIT_CONTROL = Control(
-    "reflection-1.5", "FedSplit with the reflection 2x̄ − z planted as 1.5x̄ − z: at a fixed point prox(v_j) = x̄, so "
+    "reflection-1.5",
+    "FedSplit with the reflection 2x̄ − z planted as 1.5x̄ − z: at a fixed point prox(v_j) = x̄, so "
     "v_j = x̄ + s∇f_j(x̄) and summing, s∇f(x̄) = (a − 2)x̄ = −x̄/2; hence (∇²f + I/(2s))x̄ = ∇²f·x*, whose solution "
     "differs from x* whenever x* ≠ 0 (instances ensure ‖x*‖ > 0.1) — by construction, for every s",
-    {"reflection": 1.5})
+    {"reflection": 1.5},
+)
 
 
 fedsplit_fixed_point, fedsplit_fixed_point_full = _claim_and_variant(
@@ -242,15 +290,21 @@ fedsplit_fixed_point, fedsplit_fixed_point_full = _claim_and_variant(
     id="verify/methods/fedsplit-fixed-point",
     ref="Pathak & Wainwright, arXiv:2005.05238, Proposition 1 (fixed points of FedSplit)",
     title="FedSplit's fixed point is x* for every s > 0; FedAvg's and FedProx's are not",
-    statement=_FEDSPLIT_STATEMENT, kind="simulation", controls=[_FEDSPLIT_CONTROL],
+    statement=_FEDSPLIT_STATEMENT,
+    kind="simulation",
+    controls=[_FEDSPLIT_CONTROL],
     args=(6, (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)),
-    variant="full", variant_tier="full", variant_args=(30, tuple(10.0 ** np.arange(-4.0, 3.5, 0.5))),
-    variant_title="FedSplit's fixed point is x* for every s > 0 (more instances, finer s grid)")
+    variant="full",
+    variant_tier="full",
+    variant_args=(30, tuple(10.0 ** np.arange(-4.0, 3.5, 0.5))),
+    variant_title="FedSplit's fixed point is x* for every s > 0 (more instances, finer s grid)",
+)
 
 
 # --------------------------------------------------------------------------------------------
 # SCAFFOLD's fixed point
 # --------------------------------------------------------------------------------------------
+
 
 def _scaffold(K: int, gamma: float, eta: float, option: str, shrink: float = 0.0):
     """The library's SCAFFOLD; ``shrink`` > 0 plants a defect in the server step: x ← (1 − ε)x + ηΣp_i(y_i − x)."""
@@ -303,8 +357,16 @@ def _scaffold_fixed_point_check(ctx, trials: int):
                 worst_err = max(worst_err, err / np.linalg.norm(x_star))
                 if ratio > worst_ratio:
                     worst_ratio = ratio
-                    worst_case = {"problem": q.to_json(), "K": K, "gamma": gamma, "eta": eta, "option": option,
-                                  "path": path, "server_shrink": shrink, "x_fixed_point": x_fp.tolist()}
+                    worst_case = {
+                        "problem": q.to_json(),
+                        "K": K,
+                        "gamma": gamma,
+                        "eta": eta,
+                        "option": option,
+                        "path": path,
+                        "server_shrink": shrink,
+                        "x_fixed_point": x_fp.tolist(),
+                    }
         # FedAvg at the same K, γ and global step: SCAFFOLD without its control variates (x ← x + ηΣp_i(y_i − x),
         # i.e. local-update with server step ηγ on the message Σ_k g_k = (x − y_K)/γ)
         fedavg = methods.get("fedavg", K=K, gamma=gamma, eta=eta * gamma)
@@ -312,35 +374,44 @@ def _scaffold_fixed_point_check(ctx, trials: int):
     ok = worst_ratio <= 1.0 and min_fedavg > 1e-6 and worst_invariant <= 1e-12
     return ctx.decide(
         ok,
-        measured={"scaffold_worst_error_over_allowed": worst_ratio,
-                  "scaffold_worst_relative_distance_to_x_star": worst_err,
-                  "worst_invariant_c_minus_sum_p_ci": worst_invariant,
-                  "fedavg_min_relative_distance_to_x_star": float(min_fedavg), "instances": trials,
-                  "server_shrink": shrink},
-        tolerance={"scaffold": "‖x_fp − x*‖ ≤ (d + nd)·eps·(‖x*‖ + max‖c_i‖)·(cond(I − T) + cond(Σp_iA_i))",
-                   "fedavg": "‖x_fp − x*‖/‖x*‖ > 1e-6", "invariant": 1e-12,
-                   "why": "as for FedSplit: T, b read off simulated rounds (forward error ~dim·eps·scale), amplified "
-                          "by the solve's condition number"},
+        measured={
+            "scaffold_worst_error_over_allowed": worst_ratio,
+            "scaffold_worst_relative_distance_to_x_star": worst_err,
+            "worst_invariant_c_minus_sum_p_ci": worst_invariant,
+            "fedavg_min_relative_distance_to_x_star": float(min_fedavg),
+            "instances": trials,
+            "server_shrink": shrink,
+        },
+        tolerance={
+            "scaffold": "‖x_fp − x*‖ ≤ (d + nd)·eps·(‖x*‖ + max‖c_i‖)·(cond(I − T) + cond(Σp_iA_i))",
+            "fedavg": "‖x_fp − x*‖/‖x*‖ > 1e-6",
+            "invariant": 1e-12,
+            "why": "as for FedSplit: T, b read off simulated rounds (forward error ~dim·eps·scale), amplified "
+            "by the solve's condition number",
+        },
         counterexample=None if ok else worst_case,
         notes="Options I and II, full participation, K ∈ [2, 12], γ ∈ [0.1, 0.9]/L, η ∈ [0.5, 1]; step and spectral "
-              "paths. On quadratics a round is affine in (x, c, c_1..c_n); e = c − Σp_ic_i is conserved by a "
-              "round, so fixed points form a family indexed by e and the method's start (c = c_i = 0) picks e = 0: "
-              "the fixed point is solved for on that subspace. Derivation (option II): c_i⁺ = c_i forces "
-              "y_i − x = −Kγc for all i, x⁺ = x forces Σp_i(y_i − x) = 0, so c = 0, y_i = x, c_i = ∇f_i(x) and "
-              "c = ∇f(x) = 0. FedAvg is SCAFFOLD with c = c_i = 0 at the same K, γ, η.",
+        "paths. On quadratics a round is affine in (x, c, c_1..c_n); e = c − Σp_ic_i is conserved by a "
+        "round, so fixed points form a family indexed by e and the method's start (c = c_i = 0) picks e = 0: "
+        "the fixed point is solved for on that subspace. Derivation (option II): c_i⁺ = c_i forces "
+        "y_i − x = −Kγc for all i, x⁺ = x forces Σp_i(y_i − x) = 0, so c = 0, y_i = x, c_i = ∇f_i(x) and "
+        "c = ∇f(x) = 0. FedAvg is SCAFFOLD with c = c_i = 0 at the same K, γ, η.",
     )
 
 
 _SCAFFOLD_STATEMENT = (
     r"On heterogeneous quadratic federations (as for FedSplit), SCAFFOLD with options I and II and full "
     r"participation, any $K\ge2$, $0<\gamma<1/L$, $\eta>0$, started from $c=c_i=0$, has a fixed point whose server "
-    r"iterate is $x^\star$; FedAvg at the same $K,\gamma$ (SCAFFOLD with the control variates removed) does not.")
+    r"iterate is $x^\star$; FedAvg at the same $K,\gamma$ (SCAFFOLD with the control variates removed) does not."
+)
 _SCAFFOLD_CONTROL = Control(
-    "server-shrink-0.1", "SCAFFOLD with a planted server step x ← 0.9x + ηΣp_i(y_i − x): at a fixed point "
+    "server-shrink-0.1",
+    "SCAFFOLD with a planted server step x ← 0.9x + ηΣp_i(y_i − x): at a fixed point "
     "(option I, say) ηΣp_i(y_i − x) = 0.1x with y_i − x = −M_i∇f(x), M_i = γΣ_k(I − γA_i)^k ≻ 0, so "
     "(∇²f + (0.1/η)M̄⁻¹)x = ∇²f·x*, M̄ = Σp_iM_i; option II likewise gives (∇²f + (0.1/η)Σp_iM_i⁻¹)x = ∇²f·x*; "
     "either way x ≠ x* whenever x* ≠ 0 (instances ensure ‖x*‖ > 0.1) — by construction",
-    {"server_shrink": 0.1})
+    {"server_shrink": 0.1},
+)
 
 
 scaffold_fixed_point, scaffold_fixed_point_full = _claim_and_variant(
@@ -348,14 +419,21 @@ scaffold_fixed_point, scaffold_fixed_point_full = _claim_and_variant(
     id="verify/methods/scaffold-fixed-point",
     ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1 (SCAFFOLD removes client drift)",
     title="SCAFFOLD (options I and II) has x* as the fixed point of x; FedAvg at the same K, γ does not",
-    statement=_SCAFFOLD_STATEMENT, kind="simulation", controls=[_SCAFFOLD_CONTROL], args=(6,),
-    variant="full", variant_tier="full", variant_args=(30,),
-    variant_title="SCAFFOLD's fixed point is x* (more instances)")
+    statement=_SCAFFOLD_STATEMENT,
+    kind="simulation",
+    controls=[_SCAFFOLD_CONTROL],
+    args=(6,),
+    variant="full",
+    variant_tier="full",
+    variant_args=(30,),
+    variant_title="SCAFFOLD's fixed point is x* (more instances)",
+)
 
 
 # --------------------------------------------------------------------------------------------
 # independent loops
 # --------------------------------------------------------------------------------------------
+
 
 def _fedsplit_loop(q, x0, s: float, rounds: int, reflection: float = 2.0):
     """FedSplit from its definition, client by client: z_j^{t+½} = prox_{sf_j}(2x̄ − z_j) by a linear solve
@@ -366,16 +444,18 @@ def _fedsplit_loop(q, x0, s: float, rounds: int, reflection: float = 2.0):
     xbar = sum(q.p[j] * z[j] for j in range(n))
     xs = [xbar]
     for _ in range(rounds):
-        half = [np.linalg.solve(np.eye(d) + s * q.A[j], reflection * xbar - z[j] + s * q.A[j] @ q.c[j])
-                for j in range(n)]
+        half = [
+            np.linalg.solve(np.eye(d) + s * q.A[j], reflection * xbar - z[j] + s * q.A[j] @ q.c[j]) for j in range(n)
+        ]
         z = [z[j] + 2.0 * (half[j] - xbar) for j in range(n)]
         xbar = sum(q.p[j] * z[j] for j in range(n))
         xs.append(xbar)
     return np.stack(xs), np.stack(z)
 
 
-def _scaffold_loop(q, x0, K: int, gamma: float, eta: float, option: str, rounds: int, M, seed,
-                   c_sign_bug: bool = False):
+def _scaffold_loop(
+    q, x0, K: int, gamma: float, eta: float, option: str, rounds: int, M, seed, c_sign_bug: bool = False
+):
     """SCAFFOLD from Karimireddy et al.'s Algorithm 1, client by client and step by step: from y = x, K steps
     y ← y − γ(∇f_i(y) − c_i + c); option I: c_i⁺ = ∇f_i(x); option II: c_i⁺ = c_i − c + (x − y)/(Kγ);
     x ← x + η Σ_{i∈S} w_i(y_i − x), c ← c + Σ_{i∈S} p_i(c_i⁺ − c_i), c_i ← c_i⁺ on the sampled clients.
@@ -427,7 +507,7 @@ def _fedsplit_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
     for _ in range(trials):
         q = _federation(rng, n_max=5, d_max=6)
         x0 = rng.normal(size=q.d)
-        x0 *= float(rng.uniform(1.0, 5.0)) / np.linalg.norm(x0)          # ‖x_0‖ ≥ 1: the control's gap is ≥ 2/(1+sL)
+        x0 *= float(rng.uniform(1.0, 5.0)) / np.linalg.norm(x0)  # ‖x_0‖ ≥ 1: the control's gap is ≥ 2/(1+sL)
         for s_unit in (1e-2, 1.0, 1e2):
             s = s_unit / np.sqrt(q.mu * q.L)
             ref_x, ref_z = _fedsplit_loop(q, x0, s, rounds, reflection)
@@ -443,16 +523,28 @@ def _fedsplit_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
                     if err > worst.get(key, -1.0):
                         worst[key] = err
                     if err == max(worst.values()):
-                        worst_case = {"problem": q.to_json(), "x0": x0.tolist(), "s": s, "path": path,
-                                      "backend": backend, "rounds": rounds}
+                        worst_case = {
+                            "problem": q.to_json(),
+                            "x0": x0.tolist(),
+                            "s": s,
+                            "path": path,
+                            "backend": backend,
+                            "rounds": rounds,
+                        }
                     min_first_gap = min(min_first_gap, float(np.linalg.norm(hn.x[1] - ref_x[1])) / scale)
     return _decide_reference_match(
-        ctx, worst, worst_case, failures=placement,
-        min_round_1_gap_simulator_vs_loop=float(min_first_gap), placement_problems=placement[:5],
-        instances=trials, rounds=rounds, loop_reflection=reflection,
+        ctx,
+        worst,
+        worst_case,
+        failures=placement,
+        min_round_1_gap_simulator_vs_loop=float(min_first_gap),
+        placement_problems=placement[:5],
+        instances=trials,
+        rounds=rounds,
+        loop_reflection=reflection,
         notes="Relative to max_t‖x̄_t‖ + max_j‖c_j‖; x̄_t every round and the final z_j are compared. s over four "
-              "decades around 1/√(μL); exact prox. FedSplit is defined for full participation (the library "
-              "refuses clients_per_round).",
+        "decades around 1/√(μL); exact prox. FedSplit is defined for full participation (the library "
+        "refuses clients_per_round).",
     )
 
 
@@ -468,11 +560,15 @@ _FEDSPLIT_LOOP_STATEMENT = (
     r"FedSplit's simulator (numpy step path, spectral path{torch}) gives the iterates $\bar x_t$ and client states "
     r"$z_j$ of the loop $z_j^{{t+1/2}}=\mathrm{{prox}}_{{sf_j}}(2\bar x^t-z_j^t)$ (a linear solve), "
     r"$z_j^{{t+1}}=z_j^t+2(z_j^{{t+1/2}}-\bar x^t)$, $\bar x^{{t+1}}=\sum_jp_jz_j^{{t+1}}$ to relative $10^{{-12}}$ "
-    r"on heterogeneous quadratic federations, $s$ over four decades.")
+    r"on heterogeneous quadratic federations, $s$ over four decades."
+)
 _FEDSPLIT_LOOP_CONTROL = Control(
-    "loop-reflection-1.5", "the loop with a planted bug, v = 1.5x̄ − z_j: from z_j^0 = x_0 the first prox centre is "
+    "loop-reflection-1.5",
+    "the loop with a planted bug, v = 1.5x̄ − z_j: from z_j^0 = x_0 the first prox centre is "
     "0.5x_0 instead of x_0, so x̄^1 moves by Σ_jp_j(I + sA_j)^{-1}x_0, of norm ≥ ‖x_0‖/(1 + sL) ≥ 1e-4 here "
-    "(‖x_0‖ ≥ 1, sL ≤ 1e3) — by construction", {"loop_reflection": 1.5})
+    "(‖x_0‖ ≥ 1, sL ≤ 1e3) — by construction",
+    {"loop_reflection": 1.5},
+)
 
 
 fedsplit_independent_loop, fedsplit_independent_loop_torch = _claim_and_variant(
@@ -480,11 +576,16 @@ fedsplit_independent_loop, fedsplit_independent_loop_torch = _claim_and_variant(
     id="verify/methods/fedsplit-independent-loop",
     ref="Pathak & Wainwright, arXiv:2005.05238, Algorithm 1",
     title="FedSplit's simulator (step and spectral paths) equals a loop written from the definition",
-    statement=_FEDSPLIT_LOOP_STATEMENT.format(torch=""), kind="simulation", controls=[_FEDSPLIT_LOOP_CONTROL],
+    statement=_FEDSPLIT_LOOP_STATEMENT.format(torch=""),
+    kind="simulation",
+    controls=[_FEDSPLIT_LOOP_CONTROL],
     args=(("numpy",), (5, 12)),
-    variant="torch", variant_requires=("torch",), variant_args=(("torch",), (3, 8)),
+    variant="torch",
+    variant_requires=("torch",),
+    variant_args=(("torch",), (3, 8)),
     variant_title="FedSplit's simulator on torch (cpu) equals a loop written from the definition",
-    variant_statement=_FEDSPLIT_LOOP_STATEMENT.format(torch=_ON_TORCH))
+    variant_statement=_FEDSPLIT_LOOP_STATEMENT.format(torch=_ON_TORCH),
+)
 
 
 def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
@@ -504,7 +605,7 @@ def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
         MA = []
         for i in range(q.n):
             lam, V = q.eigvals[i], q.eigvecs[i]
-            MA.append(V @ np.diag(1.0 - (1.0 - gamma * lam) ** K) @ V.T)   # M_iA_i = I − (I − γA_i)^K
+            MA.append(V @ np.diag(1.0 - (1.0 - gamma * lam) ** K) @ V.T)  # M_iA_i = I − (I − γA_i)^K
         H = sum(q.p[i] * MA[i] for i in range(q.n))
         x_tilde = np.linalg.solve(H, sum(q.p[i] * MA[i] @ q.c[i] for i in range(q.n)))
         u = rng.normal(size=q.d)
@@ -513,41 +614,70 @@ def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
         M_choices = (None, int(rng.integers(1, q.n)), q.n)
         for option in ("I", "II"):
             for M in M_choices:
-                seed = int(rng.integers(2 ** 31))
-                ref_x, ref_states = _scaffold_loop(q, x0, K, gamma, eta, option, rounds, M, seed,
-                                                   c_sign_bug=bug and option == "II")
+                seed = int(rng.integers(2**31))
+                ref_x, ref_states = _scaffold_loop(
+                    q, x0, K, gamma, eta, option, rounds, M, seed, c_sign_bug=bug and option == "II"
+                )
                 scale = float(np.max(np.linalg.norm(ref_x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
                 for backend in backends:
                     for path in ("step", "spectral"):
-                        kw = dict(K=K, gamma=gamma, eta=eta, option=option, path=path, backend=backend,
-                                  clients_per_round=M, client_sampling="without_replacement", seed=seed)
+                        kw = dict(
+                            K=K,
+                            gamma=gamma,
+                            eta=eta,
+                            option=option,
+                            path=path,
+                            backend=backend,
+                            clients_per_round=M,
+                            client_sampling="without_replacement",
+                            seed=seed,
+                        )
                         h = methods.run("scaffold", q, x0, rounds, **kw)
-                        h2 = methods.run("scaffold", q, x0, 2, **kw).to_numpy()    # the state after round 2
+                        h2 = methods.run("scaffold", q, x0, 2, **kw).to_numpy()  # the state after round 2
                         if backend == "torch" and not _is_tensor(h.x):
                             placement.append(f"{path}: history x is {type(h.x).__name__}")
                         hn = h.to_numpy()
                         err = _rel(hn.x, ref_x, scale)
                         for v in ("x", "c", "ci"):
-                            err = max(err, _rel(hn.state[v], ref_states[-1][v], scale),
-                                      _rel(h2.state[v], ref_states[1][v], scale))
+                            err = max(
+                                err,
+                                _rel(hn.state[v], ref_states[-1][v], scale),
+                                _rel(h2.state[v], ref_states[1][v], scale),
+                            )
                         key = f"{backend}/{path}/option-{option}/{'full' if M is None else 'sampled'}"
                         if err > worst.get(key, -1.0):
                             worst[key] = err
                         if err == max(worst.values()):
-                            worst_case = {"problem": q.to_json(), "x0": x0.tolist(), "K": K, "gamma": gamma,
-                                          "eta": eta, "option": option, "clients_per_round": M, "seed": seed,
-                                          "path": path, "backend": backend, "rounds": rounds}
+                            worst_case = {
+                                "problem": q.to_json(),
+                                "x0": x0.tolist(),
+                                "K": K,
+                                "gamma": gamma,
+                                "eta": eta,
+                                "option": option,
+                                "clients_per_round": M,
+                                "seed": seed,
+                                "path": path,
+                                "backend": backend,
+                                "rounds": rounds,
+                            }
     return _decide_reference_match(
-        ctx, worst, worst_case, failures=placement,
-        min_norm_c_after_round_1_full=float(min_c1), placement_problems=placement[:5],
-        instances=trials, rounds=rounds, loop_c_sign_bug=bug,
+        ctx,
+        worst,
+        worst_case,
+        failures=placement,
+        min_norm_c_after_round_1_full=float(min_c1),
+        placement_problems=placement[:5],
+        instances=trials,
+        rounds=rounds,
+        loop_c_sign_bug=bug,
         notes="Relative to max_t‖x_t‖ + max_i‖c_i‖ (the centres); compared: x_t every round, the state (x, c, c_i) "
-              "after round 2 and after the last round. Sampling: M ∈ {1..n−1, n} clients without replacement; "
-              "the simulator draws them with ClientSampler (Generator.choice(n, M, replace=False) on "
-              "default_rng(seed), one call per round, nothing else drawn on quadratics), and the loop draws with "
-              "the same call from the same seed, so both use the same clients. Unsampled clients keep their c_i. "
-              "Aggregation: x with the unbiased weights n p_i/M, c with p_i (the paper's |S|/N · mean for "
-              "uniform p).",
+        "after round 2 and after the last round. Sampling: M ∈ {1..n−1, n} clients without replacement; "
+        "the simulator draws them with ClientSampler (Generator.choice(n, M, replace=False) on "
+        "default_rng(seed), one call per round, nothing else drawn on quadratics), and the loop draws with "
+        "the same call from the same seed, so both use the same clients. Unsampled clients keep their c_i. "
+        "Aggregation: x with the unbiased weights n p_i/M, c with p_i (the paper's |S|/N · mean for "
+        "uniform p).",
     )
 
 
@@ -555,12 +685,15 @@ _SCAFFOLD_LOOP_STATEMENT = (
     r"SCAFFOLD's simulator (numpy step path, spectral path{torch}), options I and II, full participation and M "
     r"clients sampled without replacement, gives the iterates and states $(x, c, c_i)$ of a per-client loop of "
     r"$K$ steps $y\leftarrow y-\gamma(\nabla f_i(y)-c_i+c)$ with the server updates of Algorithm 1 to relative "
-    r"$10^{{-12}}$ on heterogeneous quadratic federations.")
+    r"$10^{{-12}}$ on heterogeneous quadratic federations."
+)
 _SCAFFOLD_LOOP_CONTROL = Control(
-    "loop-option-2-c-sign", "the loop with option II's c of the wrong sign, c_i⁺ = c_i + c + (x − y)/(Kγ): round 1 "
+    "loop-option-2-c-sign",
+    "the loop with option II's c of the wrong sign, c_i⁺ = c_i + c + (x − y)/(Kγ): round 1 "
     "is unaffected (c = 0) but c_i after round 2 differs by exactly 2c^1, and c^1 = Σp_iM_iA_i(x_0 − x̃)/(Kγ) ≠ 0 "
     "because x_0 is placed at distance 3 from FedAvg's fixed point x̃ (its norm is reported) — by construction",
-    {"loop_c_sign_bug": True})
+    {"loop_c_sign_bug": True},
+)
 
 
 scaffold_independent_loop, scaffold_independent_loop_torch = _claim_and_variant(
@@ -568,11 +701,16 @@ scaffold_independent_loop, scaffold_independent_loop_torch = _claim_and_variant(
     id="verify/methods/scaffold-independent-loop",
     ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1",
     title="SCAFFOLD's simulator (step and spectral, options I/II, sampling) equals a per-client loop",
-    statement=_SCAFFOLD_LOOP_STATEMENT.format(torch=""), kind="simulation", controls=[_SCAFFOLD_LOOP_CONTROL],
+    statement=_SCAFFOLD_LOOP_STATEMENT.format(torch=""),
+    kind="simulation",
+    controls=[_SCAFFOLD_LOOP_CONTROL],
     args=(("numpy",), (4, 10)),
-    variant="torch", variant_requires=("torch",), variant_args=(("torch",), (2, 6)),
+    variant="torch",
+    variant_requires=("torch",),
+    variant_args=(("torch",), (2, 6)),
     variant_title="SCAFFOLD's simulator on torch (cpu) equals a per-client loop",
-    variant_statement=_SCAFFOLD_LOOP_STATEMENT.format(torch=_ON_TORCH))
+    variant_statement=_SCAFFOLD_LOOP_STATEMENT.format(torch=_ON_TORCH),
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -614,7 +752,7 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
         probe = LocalUpdate(theta, alpha, gamma, ServerOpt("gd", lr=1.0))
         x_tilde = np.asarray(run_local_update(q, probe, np.zeros(q.d), 0).x_surrogate_star)
         u = rng.normal(size=q.d)
-        x0 = x_tilde + 3.0 * u / np.linalg.norm(u)     # x_0 ≠ x̃: q(x_0) = H̃(x_0 − x̃) ≠ 0 (the control needs it)
+        x0 = x_tilde + 3.0 * u / np.linalg.norm(u)  # x_0 ≠ x̃: q(x_0) = H̃(x_0 − x̃) ≠ 0 (the control needs it)
         M = int(rng.integers(2, q.n + 1))
         for kind in SERVERS:
             eta, beta = _server(kind, float(theta.w), q.L, rng)
@@ -622,27 +760,54 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
             ref_algo = LocalUpdate(theta, alpha, gamma, ServerOpt(kind, lr=eta * lr_scale, momentum=beta))
             for m_sym, scheme in _SAMPLINGS:
                 Mr = None if m_sym is None else M
-                seed = int(rng.integers(2 ** 31))
-                pairs = [("step", "stepwise"), ("spectral", "spectral")] if kind != "adam" else \
-                    [("step", "stepwise"), ("step", "spectral")]        # Adam's server map: no spectral path here
+                seed = int(rng.integers(2**31))
+                pairs = (
+                    [("step", "stepwise"), ("spectral", "spectral")]
+                    if kind != "adam"
+                    else [("step", "stepwise"), ("step", "spectral")]
+                )  # Adam's server map: no spectral path here
                 for mpath, rpath in pairs:
-                    ref = run_local_update(q, ref_algo, x0, rounds, path=rpath, clients_per_round=Mr,
-                                           client_sampling=scheme, seed=seed).to_numpy()
-                    h = methods.run("local-update", q, x0, rounds, path=mpath, clients_per_round=Mr,
-                                    client_sampling=scheme, seed=seed, **mine)
+                    ref = run_local_update(
+                        q, ref_algo, x0, rounds, path=rpath, clients_per_round=Mr, client_sampling=scheme, seed=seed
+                    ).to_numpy()
+                    h = methods.run(
+                        "local-update",
+                        q,
+                        x0,
+                        rounds,
+                        path=mpath,
+                        clients_per_round=Mr,
+                        client_sampling=scheme,
+                        seed=seed,
+                        **mine,
+                    )
                     scale = float(np.max(np.linalg.norm(ref.x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
                     err = _rel(h.x, ref.x, scale)
                     if Mr is None and kind == "gd":
                         min_q0 = min(min_q0, float(np.linalg.norm(ref.x[1] - x0)) / eta)
-                    record(f"quadratic/{kind}/{mpath}-vs-{rpath}/{'full' if Mr is None else scheme}", err,
-                           {"problem": q.to_json(), "theta": theta.to_json(), "alpha": alpha, "gamma": gamma,
-                            "server": kind, "eta": eta, "beta": beta, "x0": x0.tolist(), "clients_per_round": Mr,
-                            "client_sampling": scheme, "seed": seed, "path": mpath})
+                    record(
+                        f"quadratic/{kind}/{mpath}-vs-{rpath}/{'full' if Mr is None else scheme}",
+                        err,
+                        {
+                            "problem": q.to_json(),
+                            "theta": theta.to_json(),
+                            "alpha": alpha,
+                            "gamma": gamma,
+                            "server": kind,
+                            "eta": eta,
+                            "beta": beta,
+                            "x0": x0.tolist(),
+                            "clients_per_round": Mr,
+                            "client_sampling": scheme,
+                            "seed": seed,
+                            "path": mpath,
+                        },
+                    )
     for trial in range(fs_trials):
         Fed = (LeastSquaresFederation, LogisticFederation)[trial % 2]
         n, d = int(rng.integers(3, 6)), int(rng.integers(2, 5))
         counts = [int(v) for v in rng.integers(12, 40, size=n)]
-        fed = Fed.random(n=n, m=counts, d=d, seed=int(rng.integers(2 ** 31)))
+        fed = Fed.random(n=n, m=counts, d=d, seed=int(rng.integers(2**31)))
         K = int(rng.integers(2, 6))
         theta = Theta(rng.uniform(0.2, 1.0, size=K))
         alpha = float(rng.uniform(0.1, 1.0))
@@ -656,28 +821,61 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
             ref_algo = LocalUpdate(theta, alpha, gamma, ServerOpt(kind, lr=eta * lr_scale, momentum=beta))
             for m_sym, scheme in _SAMPLINGS:
                 Mr = None if m_sym is None else M
-                seed = int(rng.integers(2 ** 31))
-                ref = run_local_update(fed, ref_algo, x0, rounds, batch_size=B, clients_per_round=Mr,
-                                       client_sampling=scheme, seed=seed).to_numpy()
-                h = methods.run("local-update", fed, x0, rounds, batch_size=B, clients_per_round=Mr,
-                                client_sampling=scheme, seed=seed, theta=theta, gamma=gamma, alpha=alpha, eta=eta,
-                                beta=beta, server=kind)
+                seed = int(rng.integers(2**31))
+                ref = run_local_update(
+                    fed, ref_algo, x0, rounds, batch_size=B, clients_per_round=Mr, client_sampling=scheme, seed=seed
+                ).to_numpy()
+                h = methods.run(
+                    "local-update",
+                    fed,
+                    x0,
+                    rounds,
+                    batch_size=B,
+                    clients_per_round=Mr,
+                    client_sampling=scheme,
+                    seed=seed,
+                    theta=theta,
+                    gamma=gamma,
+                    alpha=alpha,
+                    eta=eta,
+                    beta=beta,
+                    server=kind,
+                )
                 scale = float(np.max(np.linalg.norm(ref.x, axis=1)) + 1.0)
-                record(f"{Fed.__name__}/{kind}/{'full' if Mr is None else scheme}", _rel(h.x, ref.x, scale),
-                       {"federation": Fed.__name__, "counts": counts, "theta": theta.to_json(), "alpha": alpha,
-                        "gamma": gamma, "server": kind, "eta": eta, "beta": beta, "batch_size": B,
-                        "clients_per_round": Mr, "client_sampling": scheme, "seed": seed})
+                record(
+                    f"{Fed.__name__}/{kind}/{'full' if Mr is None else scheme}",
+                    _rel(h.x, ref.x, scale),
+                    {
+                        "federation": Fed.__name__,
+                        "counts": counts,
+                        "theta": theta.to_json(),
+                        "alpha": alpha,
+                        "gamma": gamma,
+                        "server": kind,
+                        "eta": eta,
+                        "beta": beta,
+                        "batch_size": B,
+                        "clients_per_round": Mr,
+                        "client_sampling": scheme,
+                        "seed": seed,
+                    },
+                )
     return _decide_reference_match(
-        ctx, worst, worst_case,
-        min_norm_q_x0_full_gd=float(min_q0), quadratic_instances=trials,
-        finite_sum_instances=fs_trials, rounds=rounds, reference_lr_scale=lr_scale,
+        ctx,
+        worst,
+        worst_case,
+        min_norm_q_x0_full_gd=float(min_q0),
+        quadratic_instances=trials,
+        finite_sum_instances=fs_trials,
+        rounds=rounds,
+        reference_lr_scale=lr_scale,
         notes="Relative to max_t‖x_t‖ + max_i‖c_i‖ (quadratics) or max_t‖x_t‖ + 1 (finite sums). Θ general "
-              "(random nonnegative weights, θ_K > 0), α ∈ [0.1L, 2L] (finite sums [0.1, 1]), γ < 1/(L + α); servers "
-              "gd, heavy-ball and Nesterov (β = 0.5) with η·w(Θ)·L ≤ 1, Adam (β₁ = 0.9); every client participating "
-              "(weights p), M clients i.i.d. from p (weights 1/M) or without replacement (weights n p_i/M), the same "
-              "seed on both sides; least-squares and logistic clients with mini-batches of B samples per local step "
-              "(drawn after the clients, in the same order by both). Adam has no spectral path in methods (a "
-              "nonlinear server map); its step path is compared with both of run_local_update's message paths.",
+        "(random nonnegative weights, θ_K > 0), α ∈ [0.1L, 2L] (finite sums [0.1, 1]), γ < 1/(L + α); servers "
+        "gd, heavy-ball and Nesterov (β = 0.5) with η·w(Θ)·L ≤ 1, Adam (β₁ = 0.9); every client participating "
+        "(weights p), M clients i.i.d. from p (weights 1/M) or without replacement (weights n p_i/M), the same "
+        "seed on both sides; least-squares and logistic clients with mini-batches of B samples per local step "
+        "(drawn after the clients, in the same order by both). Adam has no spectral path in methods (a "
+        "nonlinear server map); its step path is compared with both of run_local_update's message paths.",
     )
 
 
@@ -685,11 +883,15 @@ _GOLDEN_LU_STATEMENT = (
     r"\texttt{methods.run(\"local-update\", ...)} gives the iterates of \texttt{run\_local\_update} (LocalUpdate, "
     r"Charles \& Konečný Algorithms 1--2) to relative $10^{-12}$: general $\Theta$, $\alpha>0$, servers gd, heavy-ball, "
     r"Nesterov, Adam; step and spectral paths; full participation and $M$ clients sampled with and without "
-    r"replacement; quadratic, least-squares and logistic federations with mini-batches; the same seed.")
+    r"replacement; quadratic, least-squares and logistic federations with mini-batches; the same seed."
+)
 _GOLDEN_LU_CONTROL = Control(
-    "reference-lr-1.01", "run_local_update with the server step η·1.01: a different method; in the first round of the "
+    "reference-lr-1.01",
+    "run_local_update with the server step η·1.01: a different method; in the first round of the "
     "full-participation gd run the iterates differ by 0.01η‖q(x_0)‖, q(x_0) = H̃(x_0 − x̃) with H̃ = Σp_iQ_iA_i ≻ 0 and "
-    "x_0 placed at distance 3 from x̃ — by construction (‖q(x_0)‖ is reported)", {"reference_lr_scale": 1.01})
+    "x_0 placed at distance 3 from x̃ — by construction (‖q(x_0)‖ is reported)",
+    {"reference_lr_scale": 1.01},
+)
 
 
 golden_local_update, golden_local_update_full = _claim_and_variant(
@@ -697,14 +899,21 @@ golden_local_update, golden_local_update_full = _claim_and_variant(
     id="verify/methods/golden-local-update",
     ref="Charles & Konečný, arXiv:2103.05032, Algorithms 1-2 (the LocalUpdate driver)",
     title="methods.run('local-update') equals run_local_update on every server, path, sampling and federation",
-    statement=_GOLDEN_LU_STATEMENT, kind="simulation", controls=[_GOLDEN_LU_CONTROL], args=(3, 2),
-    variant="full", variant_tier="full", variant_args=(12, 8),
-    variant_title="methods.run('local-update') equals run_local_update (more instances)")
+    statement=_GOLDEN_LU_STATEMENT,
+    kind="simulation",
+    controls=[_GOLDEN_LU_CONTROL],
+    args=(3, 2),
+    variant="full",
+    variant_tier="full",
+    variant_args=(12, 8),
+    variant_title="methods.run('local-update') equals run_local_update (more instances)",
+)
 
 
 # --------------------------------------------------------------------------------------------
 # golden drivers: DANE, S-DANE, Acc-S-DANE
 # --------------------------------------------------------------------------------------------
+
 
 def _dane_family_loop(q, x0, lam: float, mu: float, name: str, draws) -> tuple[np.ndarray, np.ndarray]:
     """DANE (4), S-DANE (Algorithm 1), Acc-S-DANE (Algorithm 2) with exact local solves, written here from the
@@ -722,8 +931,12 @@ def _dane_family_loop(q, x0, lam: float, mu: float, name: str, draws) -> tuple[n
         else:
             centre = v if name == "sdane" else x
         G = np.array([At[i] @ centre - b[i] for i in S])
-        X = np.array([np.linalg.solve(At[i] + lam * np.eye(d), b[i] + G[k] - G.mean(axis=0) + lam * centre)
-                      for k, i in enumerate(S)])
+        X = np.array(
+            [
+                np.linalg.solve(At[i] + lam * np.eye(d), b[i] + G[k] - G.mean(axis=0) + lam * centre)
+                for k, i in enumerate(S)
+            ]
+        )
         x_new = X.mean(axis=0)
         g_new = np.mean([At[i] @ X[k] - b[i] for k, i in enumerate(S)], axis=0)
         if name == "sdane":
@@ -746,22 +959,25 @@ def _golden_dane_check(ctx, trials: int):
         weights = ("uniform", "random")[trial % 2]
         n, d = int(rng.integers(3, 7)), int(rng.integers(2, 6))
         L = float(10 ** rng.uniform(0.5, 2.0))
-        q = make_quadratic(n, d, mu=float(rng.uniform(0.1, 1.0)), L=L, C=float(rng.uniform(0.5, 3.0)),
-                           weights=weights, seed=rng)
+        q = make_quadratic(
+            n, d, mu=float(rng.uniform(0.1, 1.0)), L=L, C=float(rng.uniform(0.5, 3.0)), weights=weights, seed=rng
+        )
         x_star = q.x_star()
         u = rng.normal(size=d)
-        x0 = x_star + 3.0 * u / np.linalg.norm(u)       # ∇f(x_0) ≠ 0: the control's round-1 gap is nonzero
+        x0 = x_star + 3.0 * u / np.linalg.norm(u)  # ∇f(x_0) ≠ 0: the control's round-1 gap is nonzero
         min_grad0 = min(min_grad0, float(np.linalg.norm(q.grad(x0))))
         lam = float(rng.uniform(0.2, 2.0)) * L
         mu = float(rng.uniform(0.0, q.mu))
         for M in (None, int(rng.integers(1, n)), n):
-            seed = int(rng.integers(2 ** 31))
+            seed = int(rng.integers(2**31))
             drivers = {
                 "dane": run_dane(q, x0, rounds, lam=lam, solver=Exact(), test=None, clients_per_round=M, seed=seed),
-                "sdane": run_sdane(q, x0, rounds, lam=lam, mu=mu, solver=Exact(), test=None, clients_per_round=M,
-                                   seed=seed),
-                "acc-sdane": run_acc_sdane(q, x0, rounds, lam=lam, mu=mu, solver=Exact(), test=None,
-                                           clients_per_round=M, seed=seed),
+                "sdane": run_sdane(
+                    q, x0, rounds, lam=lam, mu=mu, solver=Exact(), test=None, clients_per_round=M, seed=seed
+                ),
+                "acc-sdane": run_acc_sdane(
+                    q, x0, rounds, lam=lam, mu=mu, solver=Exact(), test=None, clients_per_round=M, seed=seed
+                ),
             }
             # the clients the simulator draws: ClientSampler on default_rng(seed), one draw per round
             sampler, g = ClientSampler(M, "without_replacement"), np.random.default_rng(seed)
@@ -774,37 +990,54 @@ def _golden_dane_check(ctx, trials: int):
                 loop_x, loop_v = _dane_family_loop(q, x0, lam * lam_scale, mu, name, mine)
                 hyper = {"lam": lam} if name == "dane" else {"lam": lam, "mu": mu}
                 scale = float(np.max(np.linalg.norm(loop_x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
-                runs = {path: methods.run(name, q, x0, rounds, path=path, clients_per_round=M, seed=seed, **hyper)
-                        for path in ("step", "spectral")}
+                runs = {
+                    path: methods.run(name, q, x0, rounds, path=path, clients_per_round=M, seed=seed, **hyper)
+                    for path in ("step", "spectral")
+                }
                 for path, h in runs.items():
                     err = _rel(h.x, loop_x, scale)
                     if name != "dane":
                         err = max(err, _rel(h.state["v"], loop_v, scale))
                     runs[path] = err
-                runs["driver"] = max(_rel(driver.x, loop_x, scale),
-                                     _rel(driver.v[-1], loop_v, scale) if driver.v is not None else 0.0)
+                runs["driver"] = max(
+                    _rel(driver.x, loop_x, scale), _rel(driver.v[-1], loop_v, scale) if driver.v is not None else 0.0
+                )
                 for path, err in runs.items():
                     key = f"{name}/{path}/{weights}/{'full' if M is None else 'sampled'}"
                     if err > worst.get(key, -1.0):
                         worst[key] = err
                     if err >= max(worst.values()):
-                        worst_case = {"problem": q.to_json(), "method": name, "x0": x0.tolist(), "lam": lam,
-                                      "mu": mu, "clients_per_round": M, "seed": seed, "path": path}
+                        worst_case = {
+                            "problem": q.to_json(),
+                            "method": name,
+                            "x0": x0.tolist(),
+                            "lam": lam,
+                            "mu": mu,
+                            "clients_per_round": M,
+                            "seed": seed,
+                            "path": path,
+                        }
     return _decide_reference_match(
-        ctx, worst, worst_case, failures=draws_differ,
+        ctx,
+        worst,
+        worst_case,
+        failures=draws_differ,
         tolerance_extra={"draws": "the same client set every round"},
-        draws_differ=draws_differ[:5], min_norm_grad_f_x0=float(min_grad0), instances=trials,
-        rounds=rounds, reference_lam_scale=lam_scale,
+        draws_differ=draws_differ[:5],
+        min_norm_grad_f_x0=float(min_grad0),
+        instances=trials,
+        rounds=rounds,
+        reference_lam_scale=lam_scale,
         notes="Exact local solves on the uniform view n p_i f_i (uniform and unequal weights); λ ∈ [0.2L, 2L], "
-              "μ ∈ [0, μ_f); full participation, s < n and s = n clients per round. The reference is the loop "
-              "written in this claim from eq. (4) and Algorithms 1-2 (dense solves of (Ã_i + λI)x = b_i + ℓ_i + λc "
-              "client by client); compared with it: methods.run on the step and spectral paths (the exact prox "
-              "through each client's eigendecomposition) and the drivers run_dane, run_sdane, run_acc_sdane "
-              "(Exact(), test=None), which since issue 22 run the same descriptions through methods' simulator on "
-              "the clients' oracles (ProxSolver 'local'). Draws: the simulator draws S_r with one "
-              "Generator.choice(n, s, replace=False) per round (nothing at s = n through the drivers, a permutation "
-              "through methods.run: the same set); the loop is given those sets (checked against the drivers' "
-              "records). Compared: x_t every round and the final v (S-DANE, Acc-S-DANE).",
+        "μ ∈ [0, μ_f); full participation, s < n and s = n clients per round. The reference is the loop "
+        "written in this claim from eq. (4) and Algorithms 1-2 (dense solves of (Ã_i + λI)x = b_i + ℓ_i + λc "
+        "client by client); compared with it: methods.run on the step and spectral paths (the exact prox "
+        "through each client's eigendecomposition) and the drivers run_dane, run_sdane, run_acc_sdane "
+        "(Exact(), test=None), which since issue 22 run the same descriptions through methods' simulator on "
+        "the clients' oracles (ProxSolver 'local'). Draws: the simulator draws S_r with one "
+        "Generator.choice(n, s, replace=False) per round (nothing at s = n through the drivers, a permutation "
+        "through methods.run: the same set); the loop is given those sets (checked against the drivers' "
+        "records). Compared: x_t every round and the final v (S-DANE, Acc-S-DANE).",
     )
 
 
@@ -813,12 +1046,16 @@ _GOLDEN_DANE_STATEMENT = (
     r"\texttt{run\_dane}, \texttt{run\_sdane}, \texttt{run\_acc\_sdane} with \texttt{solver=Exact(), test=None} give the "
     r"iterates of eq. (4) and Algorithms 1--2 written out client by client, to relative $10^{-12}$ (step and spectral "
     r"paths, uniform and unequal weights, full participation and $s$ clients per round from the same seed, which "
-    r"draw the same clients).")
+    r"draw the same clients)."
+)
 _GOLDEN_DANE_CONTROL = Control(
-    "reference-lam-1.01", "the written-out loop with λ·1.01: a different method; with exact solves round 1 of all "
+    "reference-lam-1.01",
+    "the written-out loop with λ·1.01: a different method; with exact solves round 1 of all "
     "three is x^1 = x_0 − mean_i(Ã_i + λI)^{-1}∇f(x_0) (Acc-S-DANE: a_1 = 1/λ, y^0 = x_0), and changing λ moves it by "
     "0.01λ·mean_i(Ã_i + 1.01λI)^{-1}(Ã_i + λI)^{-1}∇f(x_0) ≠ 0 since x_0 is placed at distance 3 from x* — "
-    "by construction", {"reference_lam_scale": 1.01})
+    "by construction",
+    {"reference_lam_scale": 1.01},
+)
 
 
 golden_dane_family, golden_dane_family_full = _claim_and_variant(
@@ -826,10 +1063,16 @@ golden_dane_family, golden_dane_family_full = _claim_and_variant(
     id="verify/methods/golden-dane-family",
     ref="Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4), Algorithms 1-2 (the DANE-family drivers)",
     title="methods.run of DANE, S-DANE, Acc-S-DANE and run_dane, run_sdane, run_acc_sdane equal the algorithms "
-          "written out (exact solves)",
-    statement=_GOLDEN_DANE_STATEMENT, kind="simulation", controls=[_GOLDEN_DANE_CONTROL], args=(4,),
-    variant="full", variant_tier="full", variant_args=(16,),
-    variant_title="methods.run of the DANE family equals the drivers (more instances)")
+    "written out (exact solves)",
+    statement=_GOLDEN_DANE_STATEMENT,
+    kind="simulation",
+    controls=[_GOLDEN_DANE_CONTROL],
+    args=(4,),
+    variant="full",
+    variant_tier="full",
+    variant_args=(16,),
+    variant_title="methods.run of the DANE family equals the drivers (more instances)",
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -841,7 +1084,8 @@ _GOLDEN_SCAFFOLD_STATEMENT = (
     r"\texttt{methods.run} of \texttt{scaffold}: its option I (control variates recomputed at $x^r$ every round) is "
     r"\texttt{option=\"fresh\"}, its option II is Karimireddy et al.'s option II on the uniform view "
     r"$n p_i f_i$ (the same description with \texttt{weighting=\"uniform-view\"}); to relative $10^{-12}$, step and "
-    r"spectral paths, uniform and unequal weights, full participation and $s$ clients per round from one seed.")
+    r"spectral paths, uniform and unequal weights, full participation and $s$ clients per round from one seed."
+)
 
 
 def _golden_scaffold_check(ctx, trials: int):
@@ -855,18 +1099,29 @@ def _golden_scaffold_check(ctx, trials: int):
         weights = ("uniform", "random")[trial % 2]
         n, d = int(rng.integers(3, 7)), int(rng.integers(2, 6))
         L = float(10 ** rng.uniform(0.5, 2.0))
-        q = make_quadratic(n, d, mu=float(rng.uniform(0.1, 1.0)), L=L, C=float(rng.uniform(0.5, 3.0)),
-                           weights=weights, seed=rng)
+        q = make_quadratic(
+            n, d, mu=float(rng.uniform(0.1, 1.0)), L=L, C=float(rng.uniform(0.5, 3.0)), weights=weights, seed=rng
+        )
         u = rng.normal(size=d)
-        x0 = q.x_star() + 3.0 * u / np.linalg.norm(u)      # ∇f(x_0) ≠ 0: the control moves round 1
+        x0 = q.x_star() + 3.0 * u / np.linalg.norm(u)  # ∇f(x_0) ≠ 0: the control moves round 1
         K, gamma, eta = int(rng.integers(1, 8)), float(rng.uniform(0.1, 0.9)) / L, float(rng.uniform(0.5, 1.0))
         for M in (None, int(rng.integers(1, n))):
-            seed = int(rng.integers(2 ** 31))
+            seed = int(rng.integers(2**31))
             for theirs, mine in (("I", "fresh"), ("II", "II")):
-                ref = run_scaffold(q, x0, rounds, K=K, step=gamma * step_scale, global_step=eta, option=theirs,
-                                   clients_per_round=M, seed=seed)
-                method = dataclasses.replace(methods.get("scaffold", K=K, gamma=gamma, eta=eta, option=mine),
-                                             weighting="uniform-view")
+                ref = run_scaffold(
+                    q,
+                    x0,
+                    rounds,
+                    K=K,
+                    step=gamma * step_scale,
+                    global_step=eta,
+                    option=theirs,
+                    clients_per_round=M,
+                    seed=seed,
+                )
+                method = dataclasses.replace(
+                    methods.get("scaffold", K=K, gamma=gamma, eta=eta, option=mine), weighting="uniform-view"
+                )
                 scale = float(np.max(np.linalg.norm(ref.x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
                 for path in ("step", "spectral"):
                     h = methods.run(method, q, x0, rounds, path=path, clients_per_round=M, seed=seed)
@@ -874,26 +1129,44 @@ def _golden_scaffold_check(ctx, trials: int):
                     key = f"option-{theirs}/{path}/{weights}/{'full' if M is None else 'sampled'}"
                     worst[key] = max(worst.get(key, 0.0), err)
                     if err >= max(worst.values()):
-                        worst_case = {"problem": q.to_json(), "option": theirs, "x0": x0.tolist(), "K": K,
-                                      "gamma": gamma, "eta": eta, "clients_per_round": M, "seed": seed, "path": path}
+                        worst_case = {
+                            "problem": q.to_json(),
+                            "option": theirs,
+                            "x0": x0.tolist(),
+                            "K": K,
+                            "gamma": gamma,
+                            "eta": eta,
+                            "clients_per_round": M,
+                            "seed": seed,
+                            "path": path,
+                        }
     return _decide_reference_match(
-        ctx, worst, worst_case, instances=trials, rounds=rounds, reference_step_scale=step_scale,
+        ctx,
+        worst,
+        worst_case,
+        instances=trials,
+        rounds=rounds,
+        reference_step_scale=step_scale,
         notes="run_scaffold works on the uniform view n p_i f_i with uniform averaging (the S-DANE paper's "
-              "convention for weighted federations), so the description is compared with weighting='uniform-view'; "
-              "on equal weights that is the library's scaffold itself. Clients: the driver sorts its draw, the "
-              "simulator does not; the sets are the same (one Generator.choice call), only summation order differs.")
+        "convention for weighted federations), so the description is compared with weighting='uniform-view'; "
+        "on equal weights that is the library's scaffold itself. Clients: the driver sorts its draw, the "
+        "simulator does not; the sets are the same (one Generator.choice call), only summation order differs.",
+    )
 
 
 _GOLDEN_SCAFFOLD_CONTROL = Control(
-    "reference-step-1.01", "run_scaffold with local step 1.01γ: round 1 moves every client by K steps of a different "
+    "reference-step-1.01",
+    "run_scaffold with local step 1.01γ: round 1 moves every client by K steps of a different "
     "size from x_0, and x_0 sits at distance 3 from x*, so the local gradients are nonzero and round 1 differs — "
-    "by construction", {"reference_step_scale": 1.01})
+    "by construction",
+    {"reference_step_scale": 1.01},
+)
 
 
 @claim(
     id="verify/methods/golden-scaffold-baseline",
     ref="Jiang, Rodomanov & Stich, arXiv:2407.07084, Section 5 (the Scaffold baseline); Karimireddy et al., "
-        "arXiv:1910.06378, Algorithm 1",
+    "arXiv:1910.06378, Algorithm 1",
     title="the S-DANE paper's Scaffold baseline (run_scaffold) is methods' scaffold (options fresh and II)",
     statement=_GOLDEN_SCAFFOLD_STATEMENT,
     kind="simulation",

@@ -9,19 +9,32 @@ FedAvg and FedProx: Beyond Stationary Points*).
 * function space with the linear kernel equals parameter space (predictions and RKHS distances);
 * mini-batches of the whole local data reproduce full-batch runs.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from fedtheory.algorithms.kernel_federated import KernelAlgorithm, run_kernel_federated
 from fedtheory.algorithms.local_update import run_local_update
-from fedtheory.algorithms.parameter_space import (ParameterDynamics, _moments, exact_prox_round, least_squares_quadratic,
-                                                  local_update_fedavg, local_update_fedprox, run_parameter_space)
+from fedtheory.algorithms.parameter_space import (
+    ParameterDynamics,
+    _moments,
+    exact_prox_round,
+    least_squares_quadratic,
+    local_update_fedavg,
+    local_update_fedprox,
+    run_parameter_space,
+)
 from fedtheory.claims.controls import one_step_too_many
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation
-from fedtheory.problems.kernels import (KERNEL_FAMILIES, FeatureFunction, KernelFederation, LinearKernel,
-                                        random_kernel_federation)
+from fedtheory.problems.kernels import (
+    KERNEL_FAMILIES,
+    FeatureFunction,
+    KernelFederation,
+    LinearKernel,
+    random_kernel_federation,
+)
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -54,12 +67,18 @@ def _least_squares_instances(ctx, fast: int, full: int):
     ref="Su, Xu & Yang, Proposition 2 / eq. (39)",
     title="Function space: the closed-form dynamics (P from client spectra, K_xP diagonalised) equal the literal local updates",
     statement=r"For FedAvg (any $s$, $\gamma<1$) and FedProx, unbalanced clients and any kernel, the predictions $f_t(\mathbf x)=y+V(I-\eta\Lambda)^t"
-              r"V^{-1}(f_0(\mathbf x)-y)$ and the coefficients of $f_t$ equal those of the local updates run step by step.",
+    r"V^{-1}(f_0(\mathbf x)-y)$ and the coefficients of $f_t$ equal those of the local updates run step by step.",
     kind="simulation",
-    controls=[one_step_too_many("the literal local updates, against the closed form,", "its s local steps", {"s_offset": 1},
-                                name="stepwise-s-plus-1",
-                                consequence="for FedAvg the extra step multiplies each client's local map by "
-                                            "I − ηK_{x_i} ≠ I (γ > 0), changing P and the trajectory")],
+    controls=[
+        one_step_too_many(
+            "the literal local updates, against the closed form,",
+            "its s local steps",
+            {"s_offset": 1},
+            name="stepwise-s-plus-1",
+            consequence="for FedAvg the extra step multiplies each client's local map by "
+            "I − ηK_{x_i} ≠ I (γ > 0), changing P and the trajectory",
+        )
+    ],
 )
 def spectral_equals_stepwise(ctx):
     rng = ctx.rng
@@ -70,8 +89,11 @@ def spectral_equals_stepwise(ctx):
         norm = float(fed.client_norms().max())
         if norm == 0:
             continue
-        algo = (KernelAlgorithm.fedavg(float(rng.uniform(0.05, 0.99)) / norm, int(rng.integers(1, 12))) if trial % 2 == 0
-                else KernelAlgorithm.fedprox(float(10 ** rng.uniform(-2, 2)) / norm))
+        algo = (
+            KernelAlgorithm.fedavg(float(rng.uniform(0.05, 0.99)) / norm, int(rng.integers(1, 12)))
+            if trial % 2 == 0
+            else KernelAlgorithm.fedprox(float(10 ** rng.uniform(-2, 2)) / norm)
+        )
         a0 = rng.normal(size=fed.N) * 0.3
         T = 40
         fast = run_kernel_federated(fed, algo, T, f0=a0)
@@ -95,11 +117,16 @@ def spectral_equals_stepwise(ctx):
         allowed = 1e3 * T * fed.N * EPS * algo.kappa(fed.gamma(algo.eta))
         worst = max(worst, err_pred / allowed, err_fun / allowed)
     ok = worst <= 1.0
-    return ctx.decide(ok, measured={"error_over_allowed": worst, "instances": trials},
-                      tolerance={"relative": "1e3·T·N·eps·κ on predictions and on values at fresh points (relative to "
-                                             "Σ_j|k(x', x_j)||a_j|, the rounding scale of f(x') = k(x', x)·a)"},
-                      notes="Rank-deficient kernel matrices (finite-rank kernels, N > rank) included: the closed form drops the "
-                            "Λ = 0 directions (zero functions), the literal run carries coefficients along them; values agree.")
+    return ctx.decide(
+        ok,
+        measured={"error_over_allowed": worst, "instances": trials},
+        tolerance={
+            "relative": "1e3·T·N·eps·κ on predictions and on values at fresh points (relative to "
+            "Σ_j|k(x', x_j)||a_j|, the rounding scale of f(x') = k(x', x)·a)"
+        },
+        notes="Rank-deficient kernel matrices (finite-rank kernels, N > rank) included: the closed form drops the "
+        "Λ = 0 directions (zero functions), the literal run carries coefficients along them; values agree.",
+    )
 
 
 @claim(
@@ -107,12 +134,18 @@ def spectral_equals_stepwise(ctx):
     ref="Su, Xu & Yang, Section 3 (FedAvg) / Charles & Konečný, Algorithms 1–2",
     title="Parameter-space FedAvg (η, s) is LocalUpdate(Θ_{1:s}, α = 0, γ = η, server GD lr = η) — closed form, spectral, stepwise, finite-sum",
     statement=r"With $p_i=n_i/N$, LocalUpdate with $\Theta_{1:s}$, $\alpha=0$, $\gamma=\eta$ and server gradient descent of step $\eta$ produces "
-              r"$\theta_t=\sum_iw_i\mathcal G_i^s(\theta_{t-1})$, the paper's FedAvg, equal to the closed form $\theta_t=\mathcal L\theta_{t-1}+o$.",
+    r"$\theta_t=\sum_iw_i\mathcal G_i^s(\theta_{t-1})$, the paper's FedAvg, equal to the closed form $\theta_t=\mathcal L\theta_{t-1}+o$.",
     kind="simulation",
-    controls=[one_step_too_many("the paper's rounds written out, against LocalUpdate(Θ_{1:s}),", "s gradient steps",
-                                {"s_offset": 1}, name="literal-s-plus-1",
-                                consequence="the extra step changes θ_t whenever the local gradients at the iterate are "
-                                            "non-zero (θ_0 = 0, b ≠ 0)")],
+    controls=[
+        one_step_too_many(
+            "the paper's rounds written out, against LocalUpdate(Θ_{1:s}),",
+            "s gradient steps",
+            {"s_offset": 1},
+            name="literal-s-plus-1",
+            consequence="the extra step changes θ_t whenever the local gradients at the iterate are "
+            "non-zero (θ_0 = 0, b ≠ 0)",
+        )
+    ],
 )
 def fedavg_parameter_space(ctx):
     rng = ctx.rng
@@ -125,7 +158,7 @@ def fedavg_parameter_space(ctx):
         q = least_squares_quadratic(fed)
         algo = local_update_fedavg(eta, s)
         runs = [run_local_update(q, algo, np.zeros(fed.d), T, path=p).to_numpy().x for p in ("spectral", "stepwise")]
-        runs.append(run_local_update(fed, algo, np.zeros(fed.d), T).to_numpy().x)       # finite-sum, literal
+        runs.append(run_local_update(fed, algo, np.zeros(fed.d), T).to_numpy().x)  # finite-sum, literal
         # the paper's rounds written out: s gradient steps per client, then the n_i/N-weighted average
         lit = [np.zeros(fed.d)]
         for _ in range(T):
@@ -138,10 +171,13 @@ def fedavg_parameter_space(ctx):
         for r in runs:
             worst = max(worst, float(np.abs(r - closed).max()) / scale / (1e3 * T * s * fed.d * EPS))
     ok = worst <= 1.0
-    return ctx.decide(ok, measured={"error_over_allowed": worst},
-                      tolerance={"relative": "1e3·T·s·d·eps of max|θ_t|", "why": "T rounds of s contracting steps in float64"},
-                      notes="Half the federations have clients with n_i < d (singular A_i), handled by least_squares_quadratic "
-                            "(c_i = A_i^+b_i), which LeastSquaresFederation.to_quadratic refuses.")
+    return ctx.decide(
+        ok,
+        measured={"error_over_allowed": worst},
+        tolerance={"relative": "1e3·T·s·d·eps of max|θ_t|", "why": "T rounds of s contracting steps in float64"},
+        notes="Half the federations have clients with n_i < d (singular A_i), handled by least_squares_quadratic "
+        "(c_i = A_i^+b_i), which LeastSquaresFederation.to_quadratic refuses.",
+    )
 
 
 @claim(
@@ -149,12 +185,17 @@ def fedavg_parameter_space(ctx):
     ref="Su, Xu & Yang, eq. (5) / Charles & Konečný, Algorithms 1–2",
     title="LocalUpdate(Θ_{1:K}, α = 1/η, γ, lr = γ) → the exact FedProx round as K → ∞, with error (I − γ(A_i + αI))^K(θ − θ_i^prox)",
     statement=r"For $0<\gamma<1/(L+\alpha)$, $\alpha=1/\eta$: one LocalUpdate round returns $\sum_iw_i\theta_{i,K}$ with "
-              r"$\theta_{i,K}-\theta_i^{\rm prox}=(I-\gamma(A_i+\alpha I))^K(\theta-\theta_i^{\rm prox})$, "
-              r"$\theta_i^{\rm prox}=(I+\eta A_i)^{-1}(\theta+\eta b_i)$; so it converges to the exact round of (5) geometrically.",
+    r"$\theta_{i,K}-\theta_i^{\rm prox}=(I-\gamma(A_i+\alpha I))^K(\theta-\theta_i^{\rm prox})$, "
+    r"$\theta_i^{\rm prox}=(I+\eta A_i)^{-1}(\theta+\eta b_i)$; so it converges to the exact round of (5) geometrically.",
     kind="simulation",
-    controls=[Control("exponent-K-plus-1",
-        "the error formula with exponent K + 1: false, since 0 < 1 − γ(λ + α) < 1, so (1 − γ(λ + α))^{K+1} ≠ "
-        "(1 − γ(λ + α))^K on the non-zero initial gap (visible at K = 1, 2, 5)", {"K_offset": 1})],
+    controls=[
+        Control(
+            "exponent-K-plus-1",
+            "the error formula with exponent K + 1: false, since 0 < 1 − γ(λ + α) < 1, so (1 − γ(λ + α))^{K+1} ≠ "
+            "(1 − γ(λ + α))^K on the non-zero initial gap (visible at K = 1, 2, 5)",
+            {"K_offset": 1},
+        )
+    ],
 )
 def fedprox_limit(ctx):
     rng = ctx.rng
@@ -168,13 +209,14 @@ def fedprox_limit(ctx):
         prox_local = np.linalg.solve(np.eye(fed.d)[None] + eta * A, (theta[None, :] + eta * b)[..., None])[..., 0]
         exact = exact_prox_round(A, b, np.asarray(fed.p), theta, eta)
         gaps = []
-        for K in (1, 2, 5, 20, 100, 10 ** 4):
+        for K in (1, 2, 5, 20, 100, 10**4):
             lu = local_update_fedprox(eta, L, K=K, gamma=gamma)
             x1 = run_local_update(q, lu, theta, 1).to_numpy().x[1]
             lam, V = np.linalg.eigh(A)
             Kc = K + ctx.param("K_offset", 0)
-            pred_local = prox_local + np.einsum("nij,nj,nkj,nk->ni", V, (1 - gamma * (lam + alpha)) ** Kc, V,
-                                                theta[None, :] - prox_local)
+            pred_local = prox_local + np.einsum(
+                "nij,nj,nkj,nk->ni", V, (1 - gamma * (lam + alpha)) ** Kc, V, theta[None, :] - prox_local
+            )
             pred = np.asarray(fed.p) @ pred_local
             scale = float(np.linalg.norm(theta) + np.linalg.norm(exact))
             worst_formula = max(worst_formula, float(np.linalg.norm(x1 - pred)) / scale)
@@ -183,12 +225,22 @@ def fedprox_limit(ctx):
         decays.append(gaps)
     default = local_update_fedprox(0.1, 2.0)
     ok = worst_formula <= 1e-12 and worst_final <= 1e-13
-    return ctx.decide(ok, measured={"formula_max_relative_error": worst_formula, "gap_at_K_1e4_max": worst_final,
-                                    "gap_by_K_first_instance": decays[0], "default_K_for_eta_0.1_L_2": default.K},
-                      tolerance={"formula": 1e-12, "limit": 1e-13,
-                                 "why": "spectral path of LocalUpdate (exact in K) against the closed form; eps-level"},
-                      notes="Instances include singular clients (n_i < d). The default K of local_update_fedprox puts "
-                            "(1 − γα)^K below eps/16, so the parameter-space FedProx runs equal the exact rounds to float64.")
+    return ctx.decide(
+        ok,
+        measured={
+            "formula_max_relative_error": worst_formula,
+            "gap_at_K_1e4_max": worst_final,
+            "gap_by_K_first_instance": decays[0],
+            "default_K_for_eta_0.1_L_2": default.K,
+        },
+        tolerance={
+            "formula": 1e-12,
+            "limit": 1e-13,
+            "why": "spectral path of LocalUpdate (exact in K) against the closed form; eps-level",
+        },
+        notes="Instances include singular clients (n_i < d). The default K of local_update_fedprox puts "
+        "(1 − γα)^K below eps/16, so the parameter-space FedProx runs equal the exact rounds to float64.",
+    )
 
 
 @claim(
@@ -196,19 +248,24 @@ def fedprox_limit(ctx):
     ref="Su, Xu & Yang, Section 2 (f = θ·ϕ, eq. 3)",
     title="With the linear kernel, function-space FedAvg/FedProx equal the parameter-space runs (predictions and RKHS distances)",
     statement=r"For $k(x,z)=x^\top z$, $f_t=\theta_t\cdot x$: $f_t(\mathbf x)=X\theta_t$ and $\|f_t-\theta^*\cdot x\|_{\mathcal H}=\|\theta_t-\theta^*\|_2$, "
-              r"with $\theta_t$ from the LocalUpdate driver.",
+    r"with $\theta_t$ from the LocalUpdate driver.",
     kind="simulation",
-    controls=[one_step_too_many("the parameter-space run, against the function-space run,", "its s local steps",
-                                {"s_offset": 1}, name="parameter-s-plus-1",
-                                consequence="for FedAvg one more local gradient step changes θ_t (θ_0 = 0, non-zero "
-                                            "responses)")],
+    controls=[
+        one_step_too_many(
+            "the parameter-space run, against the function-space run,",
+            "its s local steps",
+            {"s_offset": 1},
+            name="parameter-s-plus-1",
+            consequence="for FedAvg one more local gradient step changes θ_t (θ_0 = 0, non-zero responses)",
+        )
+    ],
 )
 def linear_kernel_equivalence(ctx):
     rng = ctx.rng
     worst = 0.0
     for trial, fed_ls, _, _, L in _least_squares_instances(ctx, 8, 30):
-        feats = [fed_ls.a[i, :int(m)] for i, m in enumerate(fed_ls.counts)]
-        targs = [fed_ls.y[i, :int(m)] for i, m in enumerate(fed_ls.counts)]
+        feats = [fed_ls.a[i, : int(m)] for i, m in enumerate(fed_ls.counts)]
+        targs = [fed_ls.y[i, : int(m)] for i, m in enumerate(fed_ls.counts)]
         kfed = KernelFederation(LinearKernel(), feats, targs)
         kind = ("fedavg", "fedprox")[trial % 2]
         eta, s = float(rng.uniform(0.1, 0.9)) / L, int(rng.integers(1, 6)) if kind == "fedavg" else 1
@@ -224,12 +281,18 @@ def linear_kernel_equivalence(ctx):
         worst = max(worst, pred_err, dist_err)
     tol = 1e-9
     ok = worst <= tol
-    return ctx.decide(ok, measured={"max_relative_difference": worst},
-                      tolerance={"relative": tol, "why": "two independent float64 computations (N-dimensional coefficients vs "
-                                                         "d-dimensional θ); ℋ-distances through aᵀGa − 2aᵀf(x) + ‖f‖² lose ~√eps "
-                                                         "near 0 only below the scale used"},
-                      notes="θ_0 = 0, so f_t stays in span{k_x}; FedProx in parameter space is LocalUpdate with K to float64 "
-                            "resolution, in function space the exact proximal step.")
+    return ctx.decide(
+        ok,
+        measured={"max_relative_difference": worst},
+        tolerance={
+            "relative": tol,
+            "why": "two independent float64 computations (N-dimensional coefficients vs "
+            "d-dimensional θ); ℋ-distances through aᵀGa − 2aᵀf(x) + ‖f‖² lose ~√eps "
+            "near 0 only below the scale used",
+        },
+        notes="θ_0 = 0, so f_t stays in span{k_x}; FedProx in parameter space is LocalUpdate with K to float64 "
+        "resolution, in function space the exact proximal step.",
+    )
 
 
 @claim(
@@ -237,11 +300,16 @@ def linear_kernel_equivalence(ctx):
     ref="Su, Xu & Yang, Section 6.1 (mini-batches)",
     title="Mini-batches holding a client's whole data reproduce the full-batch runs (function space; parameter-space FedProx)",
     statement=r"With $B_i=n_i$, each local (mini-batch) step of FedAvg is a full gradient step and each batch proximal step of FedProx "
-              r"is the exact step (5).",
+    r"is the exact step (5).",
     kind="simulation",
-    controls=[Control("batch-one-short",
-        "mini-batches of n_i − 1 samples reproducing the full-batch run: false, each step then omits one "
-        "sample's residual term, which is non-zero for generic responses", {"batch_shrink": 1})],
+    controls=[
+        Control(
+            "batch-one-short",
+            "mini-batches of n_i − 1 samples reproducing the full-batch run: false, each step then omits one "
+            "sample's residual term, which is non-zero for generic responses",
+            {"batch_shrink": 1},
+        )
+    ],
 )
 def full_local_batch(ctx):
     rng = ctx.rng
@@ -254,9 +322,13 @@ def full_local_batch(ctx):
             continue
         for algo in (KernelAlgorithm.fedavg(0.7 / norm, 3), KernelAlgorithm.fedprox(2.0 / norm)):
             full = run_kernel_federated(fed, algo, 10, path="stepwise")
-            mini = run_kernel_federated(fed, algo, 10, batch_size=n - ctx.param("batch_shrink", 0),
-                                        seed=int(rng.integers(1 << 30)))
-            worst = max(worst, float(np.abs(full.predictions - mini.predictions).max()) / (float(np.abs(full.predictions).max()) + 1))
+            mini = run_kernel_federated(
+                fed, algo, 10, batch_size=n - ctx.param("batch_shrink", 0), seed=int(rng.integers(1 << 30))
+            )
+            worst = max(
+                worst,
+                float(np.abs(full.predictions - mini.predictions).max()) / (float(np.abs(full.predictions).max()) + 1),
+            )
         ls = _random_least_squares(rng)
         m = int(ls.counts.min())
         if np.all(ls.counts == m):

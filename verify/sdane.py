@@ -5,14 +5,24 @@ Federated Optimization*, arXiv:2407.07084) against independent implementations a
 - S-DANE with exact local solves is DANE (checked against a plain, client-by-client DANE written here);
 - every local solver, run to float64 resolution, lands on the exact subproblem minimizer.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from fedtheory.algorithms.control_variates import run_scaffold
 from fedtheory.algorithms.dane import run_dane, run_sdane
-from fedtheory.algorithms.local_solvers import (FGM, GD, OGMG, SGD, Exact, FastGradNorm, ProxLinearGD, StabilizedTest,
-                                                Subproblem)
+from fedtheory.algorithms.local_solvers import (
+    FGM,
+    GD,
+    OGMG,
+    SGD,
+    Exact,
+    FastGradNorm,
+    ProxLinearGD,
+    StabilizedTest,
+    Subproblem,
+)
 from fedtheory.claims.controls import one_step_too_few
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.clients import client_oracles
@@ -20,13 +30,24 @@ from fedtheory.problems.finite_sum import LogisticFederation
 from fedtheory.problems.quadratic import make_quadratic
 
 
-@claim(id="verify/sdane/scaffold-is-dane-gd-lambda-0", ref="Section 5 (baselines)", kind="simulation",
-       title="Scaffold with full-gradient control variates and server step 1 equals DANE-GD with λ = 0",
-       statement=r"Scaffold's local step $y\leftarrow y-\eta(\nabla f_i(y)-c_i+c)$ with $c_i=\nabla f_i(x^r)$, $c=\frac1s\sum_{i\in S}c_i$ "
-                 r"and $x^{r+1}=\frac1s\sum y_i$ is gradient descent on DANE's subproblem with $\lambda=0$, so the two produce "
-                 r"the same iterates (full and partial participation).",
-       controls=[one_step_too_few("DANE-GD, against Scaffold,", "its K local steps", {"dane_steps_offset": -1},
-                                  name="dane-one-local-step-fewer", consequence="a different method, whose iterates differ")])
+@claim(
+    id="verify/sdane/scaffold-is-dane-gd-lambda-0",
+    ref="Section 5 (baselines)",
+    kind="simulation",
+    title="Scaffold with full-gradient control variates and server step 1 equals DANE-GD with λ = 0",
+    statement=r"Scaffold's local step $y\leftarrow y-\eta(\nabla f_i(y)-c_i+c)$ with $c_i=\nabla f_i(x^r)$, $c=\frac1s\sum_{i\in S}c_i$ "
+    r"and $x^{r+1}=\frac1s\sum y_i$ is gradient descent on DANE's subproblem with $\lambda=0$, so the two produce "
+    r"the same iterates (full and partial participation).",
+    controls=[
+        one_step_too_few(
+            "DANE-GD, against Scaffold,",
+            "its K local steps",
+            {"dane_steps_offset": -1},
+            name="dane-one-local-step-fewer",
+            consequence="a different method, whose iterates differ",
+        )
+    ],
+)
 def scaffold_is_dane(ctx):
     rng = ctx.rng
     worst = 0.0
@@ -41,13 +62,25 @@ def scaffold_is_dane(ctx):
         s = int(rng.choice([problem.n, 2]))
         seed = int(rng.integers(1 << 30))
         a = run_scaffold(problem, x0, 15, K=K, step=step, clients_per_round=s, seed=seed)
-        b = run_dane(problem, x0, 15, lam=0.0, solver=GD(K=K + ctx.param("dane_steps_offset", 0), step=step), test=None,
-                     clients_per_round=s, seed=seed)
+        b = run_dane(
+            problem,
+            x0,
+            15,
+            lam=0.0,
+            solver=GD(K=K + ctx.param("dane_steps_offset", 0), step=step),
+            test=None,
+            clients_per_round=s,
+            seed=seed,
+        )
         worst = max(worst, float(np.abs(a.x - b.x).max() / (np.abs(a.x).max() + 1)))
     ok = worst <= 1e-12
-    return ctx.decide(ok, measured={"max_relative_difference": worst}, tolerance={"relative": 1e-12},
-                      notes="Two implementations (control_variates.run_scaffold, dane.run_dane with the GD solver) on "
-                            "quadratics with unequal weights and logistic clients, K ∈ [1, 11], same sampled sets.")
+    return ctx.decide(
+        ok,
+        measured={"max_relative_difference": worst},
+        tolerance={"relative": 1e-12},
+        notes="Two implementations (control_variates.run_scaffold, dane.run_dane with the GD solver) on "
+        "quadratics with unequal weights and logistic clients, K ∈ [1, 11], same sampled sets.",
+    )
 
 
 def _plain_dane(problem, x0, rounds, lam):
@@ -68,17 +101,33 @@ def _plain_dane(problem, x0, rounds, lam):
     return np.stack(xs)
 
 
-@claim(id="verify/sdane/sdane-exact-is-dane", ref="Algorithm 1", kind="simulation",
-       title="S-DANE with exact local solves equals a plain DANE implementation",
-       statement=r"With exact local solves, Algorithm 1's $x^r$ equals DANE's (4) for every $\mu\ge0$, and $v^r=x^r$.",
-       controls=[Control("dane-one-round-ahead", "S-DANE's x^r against the plain DANE's x^{r+1}: different points, the exact "
-                         "DANE iterates move at every round from x^0 ≠ x*", {"reference_shift": 1})])
+@claim(
+    id="verify/sdane/sdane-exact-is-dane",
+    ref="Algorithm 1",
+    kind="simulation",
+    title="S-DANE with exact local solves equals a plain DANE implementation",
+    statement=r"With exact local solves, Algorithm 1's $x^r$ equals DANE's (4) for every $\mu\ge0$, and $v^r=x^r$.",
+    controls=[
+        Control(
+            "dane-one-round-ahead",
+            "S-DANE's x^r against the plain DANE's x^{r+1}: different points, the exact "
+            "DANE iterates move at every round from x^0 ≠ x*",
+            {"reference_shift": 1},
+        )
+    ],
+)
 def sdane_exact_is_dane(ctx):
     rng = ctx.rng
     worst = 0.0
     for _ in range(6 if not ctx.full else 30):
-        q = make_quadratic(int(rng.integers(2, 6)), int(rng.integers(2, 6)), mu=float(rng.uniform(0.1, 1)),
-                           L=float(rng.uniform(2, 50)), weights="random", seed=rng)
+        q = make_quadratic(
+            int(rng.integers(2, 6)),
+            int(rng.integers(2, 6)),
+            mu=float(rng.uniform(0.1, 1)),
+            L=float(rng.uniform(2, 50)),
+            weights="random",
+            seed=rng,
+        )
         x0 = rng.normal(size=q.d) * 3
         lam = float(rng.uniform(0.2, 10))
         mu = float(rng.choice([0.0, client_oracles(q).mu]))
@@ -88,17 +137,31 @@ def sdane_exact_is_dane(ctx):
         scale = np.abs(ref).max() + 1
         worst = max(worst, float(np.abs(h.x - ref).max() / scale), float(np.abs(h.v - h.x).max() / scale))
     ok = worst <= 1e-10
-    return ctx.decide(ok, measured={"max_relative_difference": worst}, tolerance={"relative": 1e-10},
-                      notes="Library S-DANE (spectral exact solves of the uniform view) against a client-by-client DANE with "
-                            "numpy.linalg.solve; 20 rounds, unequal weights.")
+    return ctx.decide(
+        ok,
+        measured={"max_relative_difference": worst},
+        tolerance={"relative": 1e-10},
+        notes="Library S-DANE (spectral exact solves of the uniform view) against a client-by-client DANE with "
+        "numpy.linalg.solve; 20 rounds, unequal weights.",
+    )
 
 
-@claim(id="verify/sdane/local-solvers-agree", ref="Section 5 (implementation)", kind="numeric",
-       title="Every local solver, run to float64 resolution, reaches the exact subproblem minimizer",
-       statement=r"GD, prox-linear GD, FGM, OGM-G, FGM+OGM-G and SGD without noise, stopped by an accuracy test with a "
-                 r"vanishing constant, return $\arg\min F_i$ (closed form on quadratics).",
-       controls=[Control("other-subproblem", "the solvers' points against the minimizer of the subproblem with λ·1.01: a "
-                         "different strongly convex function, whose minimizer differs", {"exact_lam_scale": 1.01})])
+@claim(
+    id="verify/sdane/local-solvers-agree",
+    ref="Section 5 (implementation)",
+    kind="numeric",
+    title="Every local solver, run to float64 resolution, reaches the exact subproblem minimizer",
+    statement=r"GD, prox-linear GD, FGM, OGM-G, FGM+OGM-G and SGD without noise, stopped by an accuracy test with a "
+    r"vanishing constant, return $\arg\min F_i$ (closed form on quadratics).",
+    controls=[
+        Control(
+            "other-subproblem",
+            "the solvers' points against the minimizer of the subproblem with λ·1.01: a "
+            "different strongly convex function, whose minimizer differs",
+            {"exact_lam_scale": 1.01},
+        )
+    ],
+)
 def local_solvers_agree(ctx):
     rng = ctx.rng
     worst = {}
@@ -107,14 +170,23 @@ def local_solvers_agree(ctx):
         orc = client_oracles(q)
         C = rng.normal(size=(4, 5))
         GC = orc.grads(C)
-        sub = Subproblem(orc, np.arange(4), C, GC - GC.mean(0), float(rng.uniform(0.5, 5)), G_center=GC,
-                         rng=np.random.default_rng(0))
-        ref = Subproblem(orc, np.arange(4), C, GC - GC.mean(0), sub.lam * ctx.param("exact_lam_scale", 1.0), G_center=GC)
+        sub = Subproblem(
+            orc, np.arange(4), C, GC - GC.mean(0), float(rng.uniform(0.5, 5)), G_center=GC, rng=np.random.default_rng(0)
+        )
+        ref = Subproblem(
+            orc, np.arange(4), C, GC - GC.mean(0), sub.lam * ctx.param("exact_lam_scale", 1.0), G_center=GC
+        )
         exact = Exact().solve(ref).X
         test = StabilizedTest(c=1e-26)
         for solver in (GD(), ProxLinearGD(), FGM(), OGMG(), FastGradNorm(), SGD(step=0.5 / float(sub.L.max()))):
             X = solver.solve(sub, test).X
-            worst[solver.name] = max(worst.get(solver.name, 0.0), float(np.abs(X - exact).max() / (np.abs(exact).max() + 1)))
+            worst[solver.name] = max(
+                worst.get(solver.name, 0.0), float(np.abs(X - exact).max() / (np.abs(exact).max() + 1))
+            )
     ok = max(worst.values()) <= 1e-10
-    return ctx.decide(ok, measured=worst, tolerance={"relative": 1e-10, "why": "stops at float64's resolution of ∇F_i"},
-                      notes="Noise-free quadratics, so SGD is GD with step 1/(2L̃).")
+    return ctx.decide(
+        ok,
+        measured=worst,
+        tolerance={"relative": 1e-10, "why": "stops at float64's resolution of ∇F_i"},
+        notes="Noise-free quadratics, so SGD is GD with step 1/(2L̃).",
+    )

@@ -3,6 +3,7 @@
 So the command-line reference can never fall behind the command line: each (sub)command becomes a section
 holding its usage and options exactly as ``fedtheory ... --help`` prints them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,10 +29,10 @@ class CliReference(SphinxDirective):
         from fedtheory.cli import build_parser
 
         sections = []
-        os.environ["COLUMNS"] = "100"     # argparse wraps to the terminal; the page is fixed width
+        os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal; the page is fixed width
         for line, parser in commands(build_parser()):
             parser.prog = line
-            if line != "fedtheory":   # the exit codes end every --help; the page shows them once, at the top
+            if line != "fedtheory":  # the exit codes end every --help; the page shows them once, at the top
                 parser.epilog = None
             section = nodes.section(ids=[nodes.make_id(line)])
             section += nodes.title(text=line)

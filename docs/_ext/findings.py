@@ -5,6 +5,7 @@ reading-dependent), or that marks a typo, becomes a row under its paper: id, the
 the claim's title. The page is generated from the content at build time, so it can never fall behind it; the
 evidence (measured values, counterexamples, notes) comes from running the claim (``fedtheory check --claim ID``).
 """
+
 from __future__ import annotations
 
 from docutils import nodes
@@ -20,7 +21,7 @@ def findings_by_paper():
 
     root = default_content_root()
     found = [c for c in load_claims([str(root / "paper_checks")]) if c.expect in FINDINGS or c.typo]
-    papers = run_papers(found)           # the report's lookup of each paper's PAPER
+    papers = run_papers(found)  # the report's lookup of each paper's PAPER
     out: dict = {}
     for claim in found:
         if claim.paper not in out:

@@ -8,6 +8,7 @@ SGD, Reptile and FOMAML: an algorithm is the data ``LocalUpdate(Θ, α, γ, Serv
 >>> LocalUpdate(Theta.uniform(4), alpha=0.0, gamma=0.01, server=ServerOpt("nesterov", lr=0.5, momentum=0.9)).K
 4
 """
+
 from fedtheory.algorithms.local_update import (
     CLIENT_SAMPLING,
     MESSAGE_PATHS,

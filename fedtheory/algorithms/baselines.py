@@ -19,6 +19,7 @@ as the per-round maximum over clients (K, or 1 for GD), as the paper plots.
 >>> h.method, int(h.oracle_max[-1]), bool(h.gap[-1] < h.gap[0])
 ('fedavg', 100, True)
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -50,16 +51,35 @@ def baseline_update(kind: str, *, step: float, K: int = 1, lam: float = 0.0) -> 
     raise ValueError(f"baseline must be one of {BASELINES}, got {kind!r}")
 
 
-def run_baseline(problem: Any, kind: str, x0: Any, rounds: int, *, step: float, K: int = 1, lam: float = 0.0,
-                 clients_per_round: int | None = None, batch_size: int | None = None, seed: Any = None) -> ProxHistory:
+def run_baseline(
+    problem: Any,
+    kind: str,
+    x0: Any,
+    rounds: int,
+    *,
+    step: float,
+    K: int = 1,
+    lam: float = 0.0,
+    clients_per_round: int | None = None,
+    batch_size: int | None = None,
+    seed: Any = None,
+) -> ProxHistory:
     """Run a baseline through LocalUpdate and record it as a ProxHistory (``v`` is None, λ = FedProx's α).
 
     Client sampling is uniform without replacement (the paper's), aggregated with the unbiased weights
     n p_i/s of :class:`~fedtheory.algorithms.local_update.ClientSampler`.
     """
     algo = baseline_update(kind, step=step, K=K, lam=lam)
-    h = run_local_update(problem, algo, np.asarray(x0, dtype=np.float64), rounds, batch_size=batch_size,
-                         clients_per_round=clients_per_round, client_sampling="without_replacement", seed=seed).to_numpy()
+    h = run_local_update(
+        problem,
+        algo,
+        np.asarray(x0, dtype=np.float64),
+        rounds,
+        batch_size=batch_size,
+        clients_per_round=clients_per_round,
+        client_sampling="without_replacement",
+        seed=seed,
+    ).to_numpy()
     orc = client_oracles(problem)
     try:
         gap = np.asarray(h.loss, dtype=np.float64) - orc.f_star()
@@ -69,9 +89,27 @@ def run_baseline(problem: Any, kind: str, x0: Any, rounds: int, *, step: float, 
     s = orc.n if clients_per_round is None else int(clients_per_round)
     evals = np.full((R, s), algo.K, dtype=np.int64)
     nan = np.full(R, np.nan)
-    return ProxHistory(method=kind, x=h.x, v=None, center=h.x[:-1], gap=gap, gap_v=np.full(R + 1, np.nan),
-                       grad_norm=np.asarray(h.grad_norm, dtype=np.float64), lam=np.full(R, float(lam)),
-                       clients=np.full((R, s), -1, dtype=np.int64), local_evals=evals, test_lhs=nan, test_rhs=nan,
-                       test_passed=np.ones(R, bool),
-                       params={"kind": kind, "step": step, "K": algo.K, "lam": lam, "driver": "LocalUpdate",
-                               "clients_per_round": clients_per_round, "batch_size": batch_size})
+    return ProxHistory(
+        method=kind,
+        x=h.x,
+        v=None,
+        center=h.x[:-1],
+        gap=gap,
+        gap_v=np.full(R + 1, np.nan),
+        grad_norm=np.asarray(h.grad_norm, dtype=np.float64),
+        lam=np.full(R, float(lam)),
+        clients=np.full((R, s), -1, dtype=np.int64),
+        local_evals=evals,
+        test_lhs=nan,
+        test_rhs=nan,
+        test_passed=np.ones(R, bool),
+        params={
+            "kind": kind,
+            "step": step,
+            "K": algo.K,
+            "lam": lam,
+            "driver": "LocalUpdate",
+            "clients_per_round": clients_per_round,
+            "batch_size": batch_size,
+        },
+    )

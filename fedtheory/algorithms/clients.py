@@ -10,6 +10,7 @@ other to get them.
 >>> F.n, F.d, tuple(F.A.shape)
 (3, 2, (3, 2, 2))
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,9 +28,9 @@ class QuadraticArrays:
     """A quadratic federation's arrays on one backend/device (converted once per run): what the drivers' round
     kernels and client programs (MAML) read."""
 
-    A: Any        # (n, d, d)
-    c: Any        # (n, d)
-    p: Any        # (n,)
+    A: Any  # (n, d, d)
+    c: Any  # (n, d)
+    p: Any  # (n,)
     eigvals: Any  # (n, d)
     eigvecs: Any  # (n, d, d), A_i = V_i diag(λ_i) V_iᵀ
     n: int
@@ -45,8 +46,15 @@ def prepare_quadratic(problem: Any, be) -> QuadraticArrays:
     conv = be.asarray  # a no-op for arrays already on ``be`` (it keeps the autograd graph)
     A = conv(arrays["A"])
     n, d = int(A.shape[0]), int(A.shape[1])
-    return QuadraticArrays(A=A, c=conv(arrays["c"]), p=conv(arrays["p"]), eigvals=conv(arrays["eigvals"]),
-                       eigvecs=conv(arrays["eigvecs"]), n=n, d=d)
+    return QuadraticArrays(
+        A=A,
+        c=conv(arrays["c"]),
+        p=conv(arrays["p"]),
+        eigvals=conv(arrays["eigvals"]),
+        eigvecs=conv(arrays["eigvecs"]),
+        n=n,
+        d=d,
+    )
 
 
 @dataclass(frozen=True)

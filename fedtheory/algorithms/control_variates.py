@@ -26,6 +26,7 @@ True
 >>> bool(h.gap[-1] < 1e-6)
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -40,13 +41,31 @@ __all__ = ["run_scaffold", "run_scaffnew"]
 
 def _round(clients, X, G, GC, evals) -> RoundResult:
     z = np.zeros(len(clients))
-    return RoundResult(clients=np.asarray(clients), X=X, G=G, G_center=GC, evals=evals, gradF_sq=z, dist_sq=z,
-                       passed=np.ones(len(clients), bool))
+    return RoundResult(
+        clients=np.asarray(clients),
+        X=X,
+        G=G,
+        G_center=GC,
+        evals=evals,
+        gradF_sq=z,
+        dist_sq=z,
+        passed=np.ones(len(clients), bool),
+    )
 
 
-def run_scaffold(problem: Any, x0: Any, rounds: int, *, K: int, step: float, global_step: float = 1.0,
-                 option: str = "I", clients_per_round: int | None = None, seed: Any = None,
-                 stop_gap: float | None = None) -> Any:
+def run_scaffold(
+    problem: Any,
+    x0: Any,
+    rounds: int,
+    *,
+    K: int,
+    step: float,
+    global_step: float = 1.0,
+    option: str = "I",
+    clients_per_round: int | None = None,
+    seed: Any = None,
+    stop_gap: float | None = None,
+) -> Any:
     """Scaffold with K local steps of size ``step`` and server step ``global_step`` (see the module docstring).
 
     Oracle calls per client and round: K local gradients (with option I the first one, ∇f_i(x^r), is
@@ -55,7 +74,9 @@ def run_scaffold(problem: Any, x0: Any, rounds: int, *, K: int, step: float, glo
     if option not in ("I", "II"):
         raise ValueError(f"Scaffold option must be 'I' or 'II', got {option!r}")
     if int(K) != K or K < 1 or not (step > 0) or not (global_step > 0):
-        raise ValueError(f"Scaffold needs K >= 1, step > 0 and global_step > 0, got K={K}, step={step}, global_step={global_step}")
+        raise ValueError(
+            f"Scaffold needs K >= 1, step > 0 and global_step > 0, got K={K}, step={step}, global_step={global_step}"
+        )
     orc, x, rounds, rng = _prepare(problem, x0, rounds, seed)
     c_i = np.zeros((orc.n, orc.d))
     xs, centers, lams, data = [x], [], [], []
@@ -83,13 +104,36 @@ def run_scaffold(problem: Any, x0: Any, rounds: int, *, K: int, step: float, glo
         x = x + global_step * (Y - x).mean(axis=0)
         xs.append(x)
         lams.append(0.0)
-    return _history("scaffold", xs, None, centers, lams, data, orc, False,
-                    params={"K": K, "step": step, "global_step": global_step, "option": option,
-                            "clients_per_round": clients_per_round})
+    return _history(
+        "scaffold",
+        xs,
+        None,
+        centers,
+        lams,
+        data,
+        orc,
+        False,
+        params={
+            "K": K,
+            "step": step,
+            "global_step": global_step,
+            "option": option,
+            "clients_per_round": clients_per_round,
+        },
+    )
 
 
-def run_scaffnew(problem: Any, x0: Any, rounds: int, *, p: float, step: float, seed: Any = None,
-                 max_local: int = 100_000, stop_gap: float | None = None) -> Any:
+def run_scaffnew(
+    problem: Any,
+    x0: Any,
+    rounds: int,
+    *,
+    p: float,
+    step: float,
+    seed: Any = None,
+    max_local: int = 100_000,
+    stop_gap: float | None = None,
+) -> Any:
     """Scaffnew / ProxSkip with full participation: ``rounds`` communications, Geometric(p) local steps each.
 
     >>> import numpy as np

@@ -43,6 +43,7 @@ client and as the cumulative per-round maximum over clients (the paper's x-axis)
 >>> bool(np.allclose(d.x, s.x, atol=1e-12))          # exact local solves: S-DANE is DANE
 True
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -55,13 +56,26 @@ import numpy as np
 from fedtheory.algorithms.local_solvers import GD, SGD, DaneTest, StabilizedTest, Subproblem
 from fedtheory.problems.clients import client_oracles
 
-__all__ = ["ProxHistory", "AdaptiveLambda", "RoundResult", "prox_round", "sample_clients", "acc_coefficient",
-           "run_dane", "run_sdane", "run_acc_sdane", "run_sdane_deep", "sdane_step", "acc_sdane_step"]
+__all__ = [
+    "ProxHistory",
+    "AdaptiveLambda",
+    "RoundResult",
+    "prox_round",
+    "sample_clients",
+    "acc_coefficient",
+    "run_dane",
+    "run_sdane",
+    "run_acc_sdane",
+    "run_sdane_deep",
+    "sdane_step",
+    "acc_sdane_step",
+]
 
 
 # --------------------------------------------------------------------------------------------
 # one round of local work
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class RoundResult:
@@ -93,8 +107,19 @@ def _check_lam(lam: Any) -> float:
     return lam
 
 
-def prox_round(oracles: Any, clients: Any, center: Any, lam: float, solver: Any, test: Any = None, *, r: int = 0,
-               rng: Any = None, control_variate: bool = True, G_center: Any = None) -> RoundResult:
+def prox_round(
+    oracles: Any,
+    clients: Any,
+    center: Any,
+    lam: float,
+    solver: Any,
+    test: Any = None,
+    *,
+    r: int = 0,
+    rng: Any = None,
+    control_variate: bool = True,
+    G_center: Any = None,
+) -> RoundResult:
     r"""Clients ``clients`` approximately minimize F_i(x) = f_i(x) − ⟨ℓ_i, x⟩ + λ/2‖x − c‖² from c.
 
     ℓ_i = ∇f_i(c) − ∇f_S(c) with ``control_variate`` (DANE, S-DANE, Alg. 3 option 2), else 0 (FedProx-type).
@@ -113,8 +138,17 @@ def prox_round(oracles: Any, clients: Any, center: Any, lam: float, solver: Any,
     lin = GC - GC.mean(axis=0) if control_variate else np.zeros_like(GC)
     sub = Subproblem(oracles, clients, C, lin, lam, G_center=GC, r=r, rng=rng)
     res = solver.solve(sub, test)
-    return RoundResult(clients=clients, X=res.X, G=res.G, G_center=GC, evals=res.evals + 1, gradF_sq=res.gradF_sq,
-                       dist_sq=res.dist_sq, passed=res.passed, at_resolution=res.at_resolution)
+    return RoundResult(
+        clients=clients,
+        X=res.X,
+        G=res.G,
+        G_center=GC,
+        evals=res.evals + 1,
+        gradF_sq=res.gradF_sq,
+        dist_sq=res.dist_sq,
+        passed=res.passed,
+        at_resolution=res.at_resolution,
+    )
 
 
 def sample_clients(rng: np.random.Generator, n: int, s: int | None) -> np.ndarray:
@@ -142,6 +176,7 @@ def acc_coefficient(A: float, B: float, lam: float) -> float:
 # --------------------------------------------------------------------------------------------
 # history
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class ProxHistory:
@@ -224,8 +259,9 @@ class ProxHistory:
         return out
 
 
-def _history(method: str, xs, vs, centers, lams, rounds_data, oracles, record: bool, A=None, B=None,
-             params=None) -> ProxHistory:
+def _history(
+    method: str, xs, vs, centers, lams, rounds_data, oracles, record: bool, A=None, B=None, params=None
+) -> ProxHistory:
     X = np.stack(xs)
     V = None if vs is None else np.stack(vs)
     gap = oracles.gaps(X)
@@ -240,16 +276,26 @@ def _history(method: str, xs, vs, centers, lams, rounds_data, oracles, record: b
         return out
 
     h = ProxHistory(
-        method=method, x=X, v=V, center=np.stack(centers) if centers else np.zeros((0, X.shape[1])), gap=gap,
-        gap_v=gap_v, grad_norm=gn, lam=np.asarray(lams, dtype=np.float64),
+        method=method,
+        x=X,
+        v=V,
+        center=np.stack(centers) if centers else np.zeros((0, X.shape[1])),
+        gap=gap,
+        gap_v=gap_v,
+        grad_norm=gn,
+        lam=np.asarray(lams, dtype=np.float64),
         clients=pad([rd.clients for rd in rounds_data], -1, np.int64),
         local_evals=pad([rd.evals for rd in rounds_data], 0, np.int64),
         test_lhs=np.asarray([rd.gradF_sq.sum() for rd in rounds_data]),
         test_rhs=np.asarray([rd.dist_sq.sum() for rd in rounds_data]),
         test_passed=np.asarray([bool(rd.passed.all()) for rd in rounds_data], dtype=bool),
-        test_resolution=np.asarray([bool(rd.at_resolution is not None and rd.at_resolution.any())
-                                    for rd in rounds_data], dtype=bool),
-        A=None if A is None else np.asarray(A), B=None if B is None else np.asarray(B), params=dict(params or {}))
+        test_resolution=np.asarray(
+            [bool(rd.at_resolution is not None and rd.at_resolution.any()) for rd in rounds_data], dtype=bool
+        ),
+        A=None if A is None else np.asarray(A),
+        B=None if B is None else np.asarray(B),
+        params=dict(params or {}),
+    )
     if record and rounds_data:
         h.client_x = np.stack([rd.X for rd in rounds_data])
         h.client_g = np.stack([rd.G for rd in rounds_data])
@@ -276,6 +322,7 @@ def _stop(orc, x, stop_gap) -> bool:
 # adaptive λ
 # --------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class AdaptiveLambda:
     r"""λ_r = factor · √((1/n)Σ_i‖∇h_i(v^r) − ∇h_i(v^{r−1})‖²)/‖v^r − v^{r−1}‖, h_i = f − f_i; λ_0 = ``lam0``.
@@ -298,7 +345,7 @@ class AdaptiveLambda:
         step = float(np.linalg.norm(v_new - v_prev))
         if step == 0.0:
             return lam
-        D = (G_new - G_new.mean(axis=0)) - (G_prev - G_prev.mean(axis=0))   # ∇f_i − ∇f differences (= −∇h_i)
+        D = (G_new - G_new.mean(axis=0)) - (G_prev - G_prev.mean(axis=0))  # ∇f_i − ∇f differences (= −∇h_i)
         ratio = self.factor * math.sqrt(float(np.mean(np.einsum("ij,ij->i", D, D)))) / step
         return ratio if ratio > self.floor else lam
 
@@ -307,8 +354,20 @@ class AdaptiveLambda:
 # the drivers
 # --------------------------------------------------------------------------------------------
 
-def sdane_step(oracles: Any, v: Any, clients: Any, lam: float, mu: float, solver: Any, test: Any = None, *,
-               r: int = 0, rng: Any = None, G_center: Any = None) -> tuple[np.ndarray, np.ndarray, RoundResult]:
+
+def sdane_step(
+    oracles: Any,
+    v: Any,
+    clients: Any,
+    lam: float,
+    mu: float,
+    solver: Any,
+    test: Any = None,
+    *,
+    r: int = 0,
+    rng: Any = None,
+    G_center: Any = None,
+) -> tuple[np.ndarray, np.ndarray, RoundResult]:
     """One S-DANE round from v^r with the clients S_r: (x^{r+1}, v^{r+1}, the round's local work).
 
     >>> import numpy as np
@@ -325,8 +384,21 @@ def sdane_step(oracles: Any, v: Any, clients: Any, lam: float, mu: float, solver
     return x_new, v_new, rd
 
 
-def acc_sdane_step(oracles: Any, x: Any, v: Any, A: float, B: float, clients: Any, lam: float, mu: float, solver: Any,
-                   test: Any = None, *, r: int = 0, rng: Any = None):
+def acc_sdane_step(
+    oracles: Any,
+    x: Any,
+    v: Any,
+    A: float,
+    B: float,
+    clients: Any,
+    lam: float,
+    mu: float,
+    solver: Any,
+    test: Any = None,
+    *,
+    r: int = 0,
+    rng: Any = None,
+):
     """One Acc-S-DANE round: (x^{r+1}, v^{r+1}, A_{r+1}, B_{r+1}, y^r, the round's local work)."""
     a = acc_coefficient(A, B, lam)
     A1, B1 = A + a, B + mu * a
@@ -337,8 +409,20 @@ def acc_sdane_step(oracles: Any, x: Any, v: Any, A: float, B: float, clients: An
     return x_new, v_new, A1, B1, y, rd
 
 
-def _run(method: Any, name: str, problem: Any, x0: Any, rounds: Any, *, clients_per_round: int | None, seed: Any,
-         record: bool, stop_gap: float | None, params: dict, lam_of_round: Any = None) -> ProxHistory:
+def _run(
+    method: Any,
+    name: str,
+    problem: Any,
+    x0: Any,
+    rounds: Any,
+    *,
+    clients_per_round: int | None,
+    seed: Any,
+    record: bool,
+    stop_gap: float | None,
+    params: dict,
+    lam_of_round: Any = None,
+) -> ProxHistory:
     """Run a DANE-family :class:`~fedtheory.methods.ir.Method` (test-stopped local solver) through the one
     simulator, :func:`fedtheory.methods.simulate.simulate`, on the problem's client oracles, and read the
     round-by-round record (centres, local solves, their tests) into a :class:`ProxHistory`."""
@@ -350,18 +434,36 @@ def _run(method: Any, name: str, problem: Any, x0: Any, rounds: Any, *, clients_
         raise ValueError(f"clients per round s must satisfy 1 <= s <= n = {orc.n}, got s={s}")
     until = None if stop_gap is None else (lambda xr: float(orc.gaps(xr[None])[0]) <= stop_gap)
     # s = n: every client, nothing drawn (as sample_clients); s < n: one Generator.choice per round, unsorted
-    h = simulate(method, orc, x, rounds, clients_per_round=None if s in (None, orc.n) else int(s), seed=rng,
-                 trace=True, until=until)
-    assert h.trace is not None                            # asked for above
+    h = simulate(
+        method,
+        orc,
+        x,
+        rounds,
+        clients_per_round=None if s in (None, orc.n) else int(s),
+        seed=rng,
+        trace=True,
+        until=until,
+    )
+    assert h.trace is not None  # asked for above
     data, centers, lams = [], [], []
     for tr in h.trace:
         solve = tr["prox"]["xi"]
         sub, res = solve["subproblem"], solve["result"]
-        k = np.argsort(tr["clients"], kind="stable")        # rows by client index, as sample_clients sorts S_r
+        k = np.argsort(tr["clients"], kind="stable")  # rows by client index, as sample_clients sorts S_r
         # evals + 1: the gradient at the centre, the message of step 3 of Algorithm 1
-        data.append(RoundResult(clients=tr["clients"][k], X=res.X[k], G=res.G[k], G_center=sub.G_center[k],
-                                evals=res.evals[k] + 1, gradF_sq=res.gradF_sq[k], dist_sq=res.dist_sq[k],
-                                passed=res.passed[k], at_resolution=res.at_resolution[k]))
+        data.append(
+            RoundResult(
+                clients=tr["clients"][k],
+                X=res.X[k],
+                G=res.G[k],
+                G_center=sub.G_center[k],
+                evals=res.evals[k] + 1,
+                gradF_sq=res.gradF_sq[k],
+                dist_sq=res.dist_sq[k],
+                passed=res.passed[k],
+                at_resolution=res.at_resolution[k],
+            )
+        )
         centers.append(sub.center[0])
         lams.append(tr["scalars"]["lam"] if lam_of_round == "scalar" else lam_of_round)
     xs = list(np.asarray(h.x))
@@ -373,9 +475,20 @@ def _run(method: Any, name: str, problem: Any, x0: Any, rounds: Any, *, clients_
     return _history(name, xs, vs, centers, lams, data, orc, record, A=A, B=B, params=params)
 
 
-def run_dane(problem: Any, x0: Any, rounds: int, *, lam: float, solver: Any = None, test: Any = DaneTest(),
-             clients_per_round: int | None = None, control_variate: bool = True, seed: Any = None, record: bool = False,
-             stop_gap: float | None = None) -> ProxHistory:
+def run_dane(
+    problem: Any,
+    x0: Any,
+    rounds: int,
+    *,
+    lam: float,
+    solver: Any = None,
+    test: Any = DaneTest(),
+    clients_per_round: int | None = None,
+    control_variate: bool = True,
+    seed: Any = None,
+    record: bool = False,
+    stop_gap: float | None = None,
+) -> ProxHistory:
     r"""DANE (4): x_{i,r+1} ≈ argmin f_i(x) − ⟨∇f_i(x^r) − ∇f_S(x^r), x⟩ + λ/2‖x − x^r‖², x^{r+1} = mean.
 
     λ = 0 is allowed (with a fixed-K solver it is Scaffold with full-gradient control variates).
@@ -391,15 +504,40 @@ def run_dane(problem: Any, x0: Any, rounds: int, *, lam: float, solver: Any = No
         raise ValueError(f"DANE needs a finite lambda >= 0 (0 is Scaffold with fixed local steps), got lam={lam!r}")
     solver = solver or GD()
     method = dane(lam, solver=solver, test=test, control_variate=control_variate)
-    return _run(method, "dane", problem, x0, rounds, clients_per_round=clients_per_round, seed=seed, record=record,
-                stop_gap=stop_gap, lam_of_round=lam,
-                params={"lam": lam, "solver": getattr(solver, "name", type(solver).__name__), "test": repr(test),
-                        "clients_per_round": clients_per_round})
+    return _run(
+        method,
+        "dane",
+        problem,
+        x0,
+        rounds,
+        clients_per_round=clients_per_round,
+        seed=seed,
+        record=record,
+        stop_gap=stop_gap,
+        lam_of_round=lam,
+        params={
+            "lam": lam,
+            "solver": getattr(solver, "name", type(solver).__name__),
+            "test": repr(test),
+            "clients_per_round": clients_per_round,
+        },
+    )
 
 
-def run_sdane(problem: Any, x0: Any, rounds: int, *, lam: float | AdaptiveLambda, mu: float = 0.0, solver: Any = None,
-              test: Any = StabilizedTest(), clients_per_round: int | None = None, seed: Any = None,
-              record: bool = False, stop_gap: float | None = None) -> ProxHistory:
+def run_sdane(
+    problem: Any,
+    x0: Any,
+    rounds: int,
+    *,
+    lam: float | AdaptiveLambda,
+    mu: float = 0.0,
+    solver: Any = None,
+    test: Any = StabilizedTest(),
+    clients_per_round: int | None = None,
+    seed: Any = None,
+    record: bool = False,
+    stop_gap: float | None = None,
+) -> ProxHistory:
     r"""S-DANE (Algorithm 1) from x^0 = v^0 = ``x0``.
 
     ``lam``: λ > 0, or an :class:`AdaptiveLambda` (full participation); ``mu``: the μ of line 9 (each
@@ -419,16 +557,41 @@ def run_sdane(problem: Any, x0: Any, rounds: int, *, lam: float | AdaptiveLambda
         raise ValueError("adaptive lambda is defined for full participation (clients_per_round = n)")
     solver = solver or GD()
     method = sdane(adaptive or lam_r, mu, solver=solver, test=test)
-    return _run(method, "sdane", problem, x0, rounds, clients_per_round=clients_per_round, seed=seed, record=record,
-                stop_gap=stop_gap, lam_of_round="scalar" if adaptive else lam_r,
-                params={"lam": repr(lam) if adaptive else lam_r, "mu": mu,
-                        "solver": getattr(solver, "name", type(solver).__name__), "test": repr(test),
-                        "clients_per_round": clients_per_round})
+    return _run(
+        method,
+        "sdane",
+        problem,
+        x0,
+        rounds,
+        clients_per_round=clients_per_round,
+        seed=seed,
+        record=record,
+        stop_gap=stop_gap,
+        lam_of_round="scalar" if adaptive else lam_r,
+        params={
+            "lam": repr(lam) if adaptive else lam_r,
+            "mu": mu,
+            "solver": getattr(solver, "name", type(solver).__name__),
+            "test": repr(test),
+            "clients_per_round": clients_per_round,
+        },
+    )
 
 
-def run_acc_sdane(problem: Any, x0: Any, rounds: int, *, lam: float, mu: float = 0.0, solver: Any = None,
-                  test: Any = StabilizedTest(), clients_per_round: int | None = None, seed: Any = None,
-                  record: bool = False, stop_gap: float | None = None) -> ProxHistory:
+def run_acc_sdane(
+    problem: Any,
+    x0: Any,
+    rounds: int,
+    *,
+    lam: float,
+    mu: float = 0.0,
+    solver: Any = None,
+    test: Any = StabilizedTest(),
+    clients_per_round: int | None = None,
+    seed: Any = None,
+    record: bool = False,
+    stop_gap: float | None = None,
+) -> ProxHistory:
     r"""Acc-S-DANE (Algorithm 2) from x^0 = v^0 = ``x0`` with A_0 = 0, B_0 = 1; the centre of round r is y^r.
     Runs :func:`fedtheory.methods.library.acc_sdane` in the simulator.
 
@@ -447,16 +610,44 @@ def run_acc_sdane(problem: Any, x0: Any, rounds: int, *, lam: float, mu: float =
         raise ValueError(f"mu must be finite and >= 0, got mu={mu!r}")
     solver = solver or GD()
     method = acc_sdane(lam, mu, solver=solver, test=test)
-    return _run(method, "acc-sdane", problem, x0, rounds, clients_per_round=clients_per_round, seed=seed,
-                record=record, stop_gap=stop_gap, lam_of_round=lam,
-                params={"lam": lam, "mu": mu, "solver": getattr(solver, "name", type(solver).__name__),
-                        "test": repr(test), "clients_per_round": clients_per_round})
+    return _run(
+        method,
+        "acc-sdane",
+        problem,
+        x0,
+        rounds,
+        clients_per_round=clients_per_round,
+        seed=seed,
+        record=record,
+        stop_gap=stop_gap,
+        lam_of_round=lam,
+        params={
+            "lam": lam,
+            "mu": mu,
+            "solver": getattr(solver, "name", type(solver).__name__),
+            "test": repr(test),
+            "clients_per_round": clients_per_round,
+        },
+    )
 
 
-def run_sdane_deep(problem: Any, x0: Any, rounds: int, *, lam: float, K: int, lr: float, theta: float | None = None,
-                   eta: float | None = None, mu: float = 0.0, batch_size: int | None = None,
-                   control_variate: bool = False, clients_per_round: int | None = None, seed: Any = None,
-                   record: bool = False) -> ProxHistory:
+def run_sdane_deep(
+    problem: Any,
+    x0: Any,
+    rounds: int,
+    *,
+    lam: float,
+    K: int,
+    lr: float,
+    theta: float | None = None,
+    eta: float | None = None,
+    mu: float = 0.0,
+    batch_size: int | None = None,
+    control_variate: bool = False,
+    clients_per_round: int | None = None,
+    seed: Any = None,
+    record: bool = False,
+) -> ProxHistory:
     r"""Algorithm 3 (S-DANE for deep learning): K local (mini-batch) SGD steps with step ``lr`` on
     f_i(x) [− ⟨∇f_i(v^r) − ∇f_S(v^r), x⟩ with ``control_variate`` (option 2)] + λ/2‖x − v^r‖², then
     v^{r+1} = (1 − θ)v^r + θx^{r+1} − η ḡ^{r+1}.
@@ -490,9 +681,26 @@ def run_sdane_deep(problem: Any, x0: Any, rounds: int, *, lam: float, K: int, lr
         vs.append(v)
         lams.append(lam)
         data.append(rd)
-    return _history("sdane-deep", xs, vs, centers, lams, data, orc, record,
-                    params={"lam": lam, "theta": theta, "eta": eta, "K": K, "lr": lr, "batch_size": batch_size,
-                            "control_variate": control_variate, "clients_per_round": clients_per_round})
+    return _history(
+        "sdane-deep",
+        xs,
+        vs,
+        centers,
+        lams,
+        data,
+        orc,
+        record,
+        params={
+            "lam": lam,
+            "theta": theta,
+            "eta": eta,
+            "K": K,
+            "lr": lr,
+            "batch_size": batch_size,
+            "control_variate": control_variate,
+            "clients_per_round": clients_per_round,
+        },
+    )
 
 
 def replace_params(h: ProxHistory, **kw: Any) -> ProxHistory:

@@ -21,6 +21,7 @@ S-DANE's round, which also exchanges twice).
 >>> bool(h.gap[-1] < 1e-8 * h.gap[0])
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -34,9 +35,19 @@ from fedtheory.algorithms.local_solvers import GD, StabilizedTest, Subproblem
 __all__ = ["run_acc_extragradient"]
 
 
-def run_acc_extragradient(problem: Any, x0: Any, rounds: int, *, lam: float, mu: float = 0.0, solver: Any = None,
-                          test: Any = StabilizedTest(c=4.0), client: int = 0, seed: Any = None,
-                          stop_gap: float | None = None) -> Any:
+def run_acc_extragradient(
+    problem: Any,
+    x0: Any,
+    rounds: int,
+    *,
+    lam: float,
+    mu: float = 0.0,
+    solver: Any = None,
+    test: Any = StabilizedTest(c=4.0),
+    client: int = 0,
+    seed: Any = None,
+    stop_gap: float | None = None,
+) -> Any:
     """Accelerated extragradient sliding (see the module docstring); ``solver`` defaults to GD.
 
     Oracle calls per round: the local client's solver steps plus its gradients at y and x⁺; every
@@ -74,10 +85,29 @@ def run_acc_extragradient(problem: Any, x0: Any, rounds: int, *, lam: float, mu:
         xs.append(x)
         vs.append(v)
         lams.append(lam)
-        rd = RoundResult(clients=idx, X=res.X, G=res.G, G_center=Gy[[client]], evals=evals,
-                         gradF_sq=res.gradF_sq, dist_sq=res.dist_sq, passed=res.passed)
+        rd = RoundResult(
+            clients=idx,
+            X=res.X,
+            G=res.G,
+            G_center=Gy[[client]],
+            evals=evals,
+            gradF_sq=res.gradF_sq,
+            dist_sq=res.dist_sq,
+            passed=res.passed,
+        )
         data.append(rd)
         As.append(A)
         Bs.append(B)
-    return _history("acc-extragradient", xs, vs, centers, lams, data, orc, False, A=As, B=Bs,
-                    params={"lam": lam, "mu": mu, "client": client, "test": repr(test)})
+    return _history(
+        "acc-extragradient",
+        xs,
+        vs,
+        centers,
+        lams,
+        data,
+        orc,
+        False,
+        A=As,
+        B=Bs,
+        params={"lam": lam, "mu": mu, "client": client, "test": repr(test)},
+    )

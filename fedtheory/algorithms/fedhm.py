@@ -44,6 +44,7 @@ the dynamic setting's per-round levels come from a separate stream.
 >>> [algo.level_params(layout, i) for i in range(2)]        # dense 12; rank ⌊0.5·3⌋ = 1: 1·(3 + 4)
 [12, 7]
 """
+
 from __future__ import annotations
 
 # the docstring examples build torch modules (tests/test_docstrings.py skips them without torch)
@@ -58,8 +59,18 @@ import numpy as np
 from fedtheory.algorithms.clients import ClientSampler
 from fedtheory.models.low_rank import RANK_CONVENTIONS, layer_rank
 
-__all__ = ["LAYER_KINDS", "FactorizedLayer", "HybridLayout", "FactorSpace", "FedHM", "FedHMHistory", "run_fedhm",
-           "softmax_weights", "server_factors", "truncated_model"]
+__all__ = [
+    "LAYER_KINDS",
+    "FactorizedLayer",
+    "HybridLayout",
+    "FactorSpace",
+    "FedHM",
+    "FedHMHistory",
+    "run_fedhm",
+    "softmax_weights",
+    "server_factors",
+    "truncated_model",
+]
 
 LAYER_KINDS = ("matrix", "linear", "conv")
 
@@ -67,6 +78,7 @@ LAYER_KINDS = ("matrix", "linear", "conv")
 # --------------------------------------------------------------------------------------------
 # where the factorized weights live in the flat parameter vector
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class FactorizedLayer:
@@ -130,7 +142,7 @@ class FactorizedLayer:
 
     def to_matrix(self, flat: np.ndarray) -> np.ndarray:
         """The layer's matrix (..., m, n) from flat vectors (..., d)."""
-        seg = flat[..., self.offset:self.offset + self.size]
+        seg = flat[..., self.offset : self.offset + self.size]
         lead = seg.shape[:-1]
         if self.kind == "matrix":
             return seg.reshape(*lead, self.m, self.n)
@@ -172,10 +184,12 @@ class HybridLayout:
         taken = np.zeros(int(self.d), dtype=bool)
         for layer in self.layers:
             if layer.offset < 0 or layer.offset + layer.size > self.d:
-                raise ValueError(f"layer {layer.name} [{layer.offset}, {layer.offset + layer.size}) is outside R^{self.d}")
-            if taken[layer.offset:layer.offset + layer.size].any():
+                raise ValueError(
+                    f"layer {layer.name} [{layer.offset}, {layer.offset + layer.size}) is outside R^{self.d}"
+                )
+            if taken[layer.offset : layer.offset + layer.size].any():
                 raise ValueError(f"layer {layer.name} overlaps another factorized layer")
-            taken[layer.offset:layer.offset + layer.size] = True
+            taken[layer.offset : layer.offset + layer.size] = True
 
     @classmethod
     def matrix(cls, m: int, n: int, *, offset: int = 0, d: int | None = None, name: str = "W") -> "HybridLayout":
@@ -211,20 +225,21 @@ class HybridLayout:
                 weights.append(FactorizedLayer(key, offsets[key][0], offsets[key][1], kind))
         if rho < 0:
             raise ValueError(f"rho must be >= 0, got {rho}")
-        chosen = weights[rho:len(weights) - 1 if keep_last_dense else len(weights)]
+        chosen = weights[rho : len(weights) - 1 if keep_last_dense else len(weights)]
         return cls(start, tuple(chosen))
 
     def dense_mask(self) -> np.ndarray:
         """(d,) bool: True for the coordinates outside every factorized layer."""
         mask = np.ones(self.d, dtype=bool)
         for layer in self.layers:
-            mask[layer.offset:layer.offset + layer.size] = False
+            mask[layer.offset : layer.offset + layer.size] = False
         return mask
 
 
 # --------------------------------------------------------------------------------------------
 # the algorithm as data
 # --------------------------------------------------------------------------------------------
+
 
 def softmax_weights(gammas: Any, tau: float) -> np.ndarray:
     """Eq. (2): α_p = exp(γ_p/τ) / Σ_q exp(γ_q/τ); τ = ∞ gives 1/P.
@@ -317,12 +332,18 @@ class FedHM:
 # the server's factorization and the client-size models
 # --------------------------------------------------------------------------------------------
 
+
 def _svd(W: np.ndarray):
     return np.linalg.svd(W, full_matrices=False)
 
 
-def server_factors(w: np.ndarray, layout: HybridLayout, ranks: Sequence[int | None],
-                   pad_to: Sequence[int] | None = None, svds: list | None = None) -> list:
+def server_factors(
+    w: np.ndarray,
+    layout: HybridLayout,
+    ranks: Sequence[int | None],
+    pad_to: Sequence[int] | None = None,
+    svds: list | None = None,
+) -> list:
     """Per factorized layer, (U√Σ_r, V√Σ_r) of w's layer matrix at rank r, zero-padded to ``pad_to``
     (None where the rank is None: the layer stays dense). ``svds``: precomputed SVDs of the layers.
 
@@ -358,7 +379,7 @@ def truncated_model(w: np.ndarray, layout: HybridLayout, ranks: Sequence[int | N
     w = np.array(w, dtype=np.float64)
     for layer, fac in zip(layout.layers, server_factors(w, layout, ranks)):
         if fac is not None:
-            w[..., layer.offset:layer.offset + layer.size] = layer.from_matrix(fac[0] @ fac[1].T)
+            w[..., layer.offset : layer.offset + layer.size] = layer.from_matrix(fac[0] @ fac[1].T)
     return w
 
 
@@ -405,23 +426,25 @@ class FactorSpace:
     def factors(self, h: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per layer (U (..., m, r_max), V (..., n, r_max)) of h (..., dim)."""
         lead = h.shape[:-1]
-        return [(h[..., su].reshape(*lead, layer.m, r), h[..., sv].reshape(*lead, layer.n, r))
-                for layer, r, (su, sv) in zip(self.layout.layers, self.r_max, self.slices())]
+        return [
+            (h[..., su].reshape(*lead, layer.m, r), h[..., sv].reshape(*lead, layer.n, r))
+            for layer, r, (su, sv) in zip(self.layout.layers, self.r_max, self.slices())
+        ]
 
     def w(self, h: np.ndarray) -> np.ndarray:
         """w(h) (..., d): model shape alignment, eq. (1)."""
         h = np.asarray(h, dtype=np.float64)
         w = np.zeros((*h.shape[:-1], self.layout.d))
-        w[..., self.dense_index] = h[..., :self.dense_index.size]
+        w[..., self.dense_index] = h[..., : self.dense_index.size]
         for layer, (U, V) in zip(self.layout.layers, self.factors(h)):
-            w[..., layer.offset:layer.offset + layer.size] = layer.from_matrix(U @ np.swapaxes(V, -1, -2))
+            w[..., layer.offset : layer.offset + layer.size] = layer.from_matrix(U @ np.swapaxes(V, -1, -2))
         return w
 
     def grad(self, h: np.ndarray, grad_w: np.ndarray) -> np.ndarray:
         """∇_h of f(w(h)) from ∇_w f at w(h) (both (..., ·)): eq. (10)."""
         h = np.asarray(h, dtype=np.float64)
         out = np.zeros_like(h)
-        out[..., :self.dense_index.size] = grad_w[..., self.dense_index]
+        out[..., : self.dense_index.size] = grad_w[..., self.dense_index]
         for layer, (U, V), (su, sv) in zip(self.layout.layers, self.factors(h), self.slices()):
             G = layer.to_matrix(grad_w)
             lead = h.shape[:-1]
@@ -434,7 +457,7 @@ class FactorSpace:
         ``ranks`` may be the full rank min(m, n) (h̄_0 of Appendix B)."""
         w = np.asarray(w, dtype=np.float64)
         h = np.zeros(self.dim)
-        h[:self.dense_index.size] = w[self.dense_index]
+        h[: self.dense_index.size] = w[self.dense_index]
         pads = [max(int(r), rm) for r, rm in zip(ranks, self.r_max)]
         if any(p > rm for p, rm in zip(pads, self.r_max)):
             raise ValueError(f"ranks {list(ranks)} exceed this space's r_max {list(self.r_max)}")
@@ -445,13 +468,19 @@ class FactorSpace:
 
     def factor_norms(self, h: np.ndarray) -> np.ndarray:
         """(..., layers, 2): ‖U_ℓ‖_F and ‖V_ℓ‖_F (Assumption 4)."""
-        return np.stack([np.stack([np.linalg.norm(U, axis=(-2, -1)), np.linalg.norm(V, axis=(-2, -1))], -1)
-                         for U, V in self.factors(h)], -2)
+        return np.stack(
+            [
+                np.stack([np.linalg.norm(U, axis=(-2, -1)), np.linalg.norm(V, axis=(-2, -1))], -1)
+                for U, V in self.factors(h)
+            ],
+            -2,
+        )
 
 
 # --------------------------------------------------------------------------------------------
 # history and driver
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class FedHMHistory:
@@ -483,10 +512,21 @@ def _problem_arrays(problem: Any) -> dict:
     return problem if isinstance(problem, dict) else problem.on("numpy")
 
 
-def run_fedhm(problem: Any, layout: HybridLayout, algo: FedHM, x0: Any, rounds: int, *,
-              levels: Any = None, batch_size: int | None = None, clients_per_round: int | None = None,
-              client_sampling: str = "with_replacement", seed: Any = None, trace: bool = False,
-              evaluate: bool = True) -> FedHMHistory:
+def run_fedhm(
+    problem: Any,
+    layout: HybridLayout,
+    algo: FedHM,
+    x0: Any,
+    rounds: int,
+    *,
+    levels: Any = None,
+    batch_size: int | None = None,
+    clients_per_round: int | None = None,
+    client_sampling: str = "with_replacement",
+    seed: Any = None,
+    trace: bool = False,
+    evaluate: bool = True,
+) -> FedHMHistory:
     """Run ``rounds`` rounds of FedHM from the server model ``x0`` (d,).
 
     ``problem``: a finite-sum federation (least squares, logistic, or a torch network's
@@ -537,9 +577,15 @@ def run_fedhm(problem: Any, layout: HybridLayout, algo: FedHM, x0: Any, rounds: 
     if batch_size is not None:
         sample_batches(rng, fs.counts, int(batch_size))
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    level_rng = np.random.default_rng(np.random.SeedSequence(
-        None if isinstance(seed, np.random.Generator) or seed is None else int(seed)).spawn(1)[0]) \
-        if dynamic else None
+    level_rng = (
+        np.random.default_rng(
+            np.random.SeedSequence(None if isinstance(seed, np.random.Generator) or seed is None else int(seed)).spawn(
+                1
+            )[0]
+        )
+        if dynamic
+        else None
+    )
     if sampler.M is not None and sampler.scheme == "without_replacement" and sampler.M > n:
         raise ValueError(f"clients_per_round M={sampler.M} exceeds the n={n} clients (sampling without replacement)")
 
@@ -561,16 +607,20 @@ def run_fedhm(problem: Any, layout: HybridLayout, algo: FedHM, x0: Any, rounds: 
     for t in range(rounds):
         idx, _ = sampler.draw(rng, p_host)
         M = len(idx)
-        batches = None if batch_size is None else [sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(E)]
+        batches = (
+            None if batch_size is None else [sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(E)]
+        )
         if fixed_levels is not None:
             lev = fixed_levels[idx]
         else:
-            assert level_rng is not None                        # dynamic levels: drawn each round
+            assert level_rng is not None  # dynamic levels: drawn each round
             lev = level_rng.integers(n_levels, size=M)
         # server: one SVD per factorized layer, truncated per level, padded to r_max
         svds = [_svd(layer.to_matrix(w)) for layer in layout.layers]
-        per_level = [server_factors(w, layout, level_ranks[i], r_max, svds) if not algo.is_dense(i) else None
-                     for i in range(n_levels)]
+        per_level = [
+            server_factors(w, layout, level_ranks[i], r_max, svds) if not algo.is_dense(i) else None
+            for i in range(n_levels)
+        ]
         Wc = np.repeat(w[None, :], M, axis=0)
         U, V, fact = [], [], []
         for j, layer in enumerate(layout.layers):
@@ -583,19 +633,20 @@ def run_fedhm(problem: Any, layout: HybridLayout, algo: FedHM, x0: Any, rounds: 
                     continue
                 Uj[sel], Vj[sel], fj[sel] = factors[j][0], factors[j][1], True
             if fj.any():  # the client receives y: its layer is U Vᵀ (the truncation), not w's layer
-                Wc[fj, layer.offset:layer.offset + layer.size] = layer.from_matrix(Uj[fj] @ np.swapaxes(Vj[fj], 1, 2))
+                Wc[fj, layer.offset : layer.offset + layer.size] = layer.from_matrix(Uj[fj] @ np.swapaxes(Vj[fj], 1, 2))
             U.append(Uj)
             V.append(Vj)
             fact.append(fj)
         for k in range(E):
-            G = np.asarray(fs.batched_grads(arrays, Wc, None if batches is None else batches[k], clients=idx),
-                           dtype=np.float64)
+            G = np.asarray(
+                fs.batched_grads(arrays, Wc, None if batches is None else batches[k], clients=idx), dtype=np.float64
+            )
             W_next = Wc - eta * G
             if trace:
                 h_now = np.zeros((M, dim_h))
                 g_now = np.zeros((M, dim_h))
-                h_now[:, :dense_index.size] = Wc[:, dense_index]
-                g_now[:, :dense_index.size] = G[:, dense_index]
+                h_now[:, : dense_index.size] = Wc[:, dense_index]
+                g_now[:, : dense_index.size] = G[:, dense_index]
             for j, layer in enumerate(layout.layers):
                 fj = fact[j]
                 if not fj.any():
@@ -604,7 +655,7 @@ def run_fedhm(problem: Any, layout: HybridLayout, algo: FedHM, x0: Any, rounds: 
                 if lam:
                     Gm = Gm + lam * layer.to_matrix(Wc[fj])  # ∇ of λ/2‖UVᵀ‖²_F w.r.t. W
                 Uj, Vj = U[j][fj], V[j][fj]
-                gU = Gm @ Vj                                # eq. (10)
+                gU = Gm @ Vj  # eq. (10)
                 gV = np.swapaxes(Gm, 1, 2) @ Uj
                 if trace:
                     su, sv = slices[j]
@@ -614,22 +665,23 @@ def run_fedhm(problem: Any, layout: HybridLayout, algo: FedHM, x0: Any, rounds: 
                     g_now[fj, sv] = gV.reshape(fj.sum(), -1)
                 U[j][fj] = Uj - eta * gU
                 V[j][fj] = Vj - eta * gV
-                W_next[fj, layer.offset:layer.offset + layer.size] = layer.from_matrix(
-                    U[j][fj] @ np.swapaxes(V[j][fj], 1, 2))
+                W_next[fj, layer.offset : layer.offset + layer.size] = layer.from_matrix(
+                    U[j][fj] @ np.swapaxes(V[j][fj], 1, 2)
+                )
             if trace:
                 tr_h.append(h_now)
                 tr_G.append(g_now)
             Wc = W_next
         if trace:
             h_end = np.zeros((M, dim_h))
-            h_end[:, :dense_index.size] = Wc[:, dense_index]
+            h_end[:, : dense_index.size] = Wc[:, dense_index]
             for j in range(n_layers):
                 su, sv = slices[j]
                 h_end[:, su] = U[j].reshape(M, -1)
                 h_end[:, sv] = V[j].reshape(M, -1)
             tr_end.append(h_end)
         alpha = softmax_weights(np.asarray(algo.ratios)[lev], algo.tau)
-        w = alpha @ Wc                                       # eqs. (1)–(2): recovered models, averaged
+        w = alpha @ Wc  # eqs. (1)–(2): recovered models, averaged
         xs.append(w)
         log_clients.append(np.asarray(idx))
         log_levels.append(np.asarray(lev))
@@ -642,11 +694,23 @@ def run_fedhm(problem: Any, layout: HybridLayout, algo: FedHM, x0: Any, rounds: 
         loss = grad_norm = np.full(X.shape[0], np.nan)
     tr = None
     if trace:
-        tr = {"h": np.stack(tr_h) if tr_h else np.zeros((0, 0, dim_h)), "G": np.stack(tr_G) if tr_G else np.zeros((0, 0, dim_h)),
-              "h_end": np.stack(tr_end) if tr_end else np.zeros((0, 0, dim_h)), "space": space, "E": E}
+        tr = {
+            "h": np.stack(tr_h) if tr_h else np.zeros((0, 0, dim_h)),
+            "G": np.stack(tr_G) if tr_G else np.zeros((0, 0, dim_h)),
+            "h_end": np.stack(tr_end) if tr_end else np.zeros((0, 0, dim_h)),
+            "space": space,
+            "E": E,
+        }
     empty = np.zeros((0, 0), dtype=np.int64)
     return FedHMHistory(
-        x=X, loss=np.asarray(loss, dtype=np.float64), grad_norm=np.asarray(grad_norm, dtype=np.float64),
-        clients=np.stack(log_clients) if log_clients else empty, levels=np.stack(log_levels) if log_levels else empty,
-        weights=np.stack(log_weights) if log_weights else np.zeros((0, 0)), uploaded=np.asarray(uploaded, dtype=np.int64),
-        algo=algo, layout=layout, trace=tr)
+        x=X,
+        loss=np.asarray(loss, dtype=np.float64),
+        grad_norm=np.asarray(grad_norm, dtype=np.float64),
+        clients=np.stack(log_clients) if log_clients else empty,
+        levels=np.stack(log_levels) if log_levels else empty,
+        weights=np.stack(log_weights) if log_weights else np.zeros((0, 0)),
+        uploaded=np.asarray(uploaded, dtype=np.int64),
+        algo=algo,
+        layout=layout,
+        trace=tr,
+    )

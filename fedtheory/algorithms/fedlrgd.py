@@ -39,6 +39,7 @@ True
 >>> res.complexity == res.r**2 + res.r * res.s + res.r * res.S + 10.0 * res.m * res.r
 True
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -90,8 +91,9 @@ def _be(backend: Any, device: Any = None):
     return get_backend(backend, device=device)
 
 
-def fedlrgd_weights(loss: Any, server_rows: Any, client_rows: Any, varthetas: Any, backend: Any = "numpy",
-                    device: Any = None) -> tuple[Any, Any, Any, dict]:
+def fedlrgd_weights(
+    loss: Any, server_rows: Any, client_rows: Any, varthetas: Any, backend: Any = "numpy", device: Any = None
+) -> tuple[Any, Any, Any, dict]:
     """Epochs 1–2 of Algorithm 1: (G (p, r, r), client weights v (m, p, r), aggregated weights
     W = 1 + Σ_c v (p, r), gradient counts {"server": r², "per_client": r·s}). Backend arrays.
 
@@ -108,20 +110,35 @@ def fedlrgd_weights(loss: Any, server_rows: Any, client_rows: Any, varthetas: An
     r = int(server.shape[0])
     m, s = int(clients.shape[0]), int(clients.shape[1])
     if int(thetas.shape[0]) != r:
-        raise ValueError(f"Algorithm 1 uses r parameter values for the r server samples: got {int(thetas.shape[0])} and {r}")
-    g_server = loss.grads(server, thetas, be)                        # (r data, r params, p)
-    G = be.einsum("jki->ijk", g_server)                              # G[i]_{jk} = g_i(x0_j; ϑ_k)
-    g_clients = loss.grads(clients.reshape(m * s, -1), thetas, be)   # (m s, r, p)
-    rows = be.einsum("cjki->cik", g_clients.reshape(m, s, r, -1))    # Σ_j g_i(x_cj; ϑ_k): (m, p, r)
+        raise ValueError(
+            f"Algorithm 1 uses r parameter values for the r server samples: got {int(thetas.shape[0])} and {r}"
+        )
+    g_server = loss.grads(server, thetas, be)  # (r data, r params, p)
+    G = be.einsum("jki->ijk", g_server)  # G[i]_{jk} = g_i(x0_j; ϑ_k)
+    g_clients = loss.grads(clients.reshape(m * s, -1), thetas, be)  # (m s, r, p)
+    rows = be.einsum("cjki->cik", g_clients.reshape(m, s, r, -1))  # Σ_j g_i(x_cj; ϑ_k): (m, p, r)
     GT = be.einsum("ijk->ikj", G)
-    v = be.solve(GT[None], rows)                                     # v Gᵢ = row  ⇔  Gᵢᵀ v = row
+    v = be.solve(GT[None], rows)  # v Gᵢ = row  ⇔  Gᵢᵀ v = row
     W = 1 + be.einsum("cik->ik", v)
     return G, v, W, {"server": r * r, "per_client": r * s}
 
 
-def run_fedlrgd(loss: Any, server_rows: Any, client_rows: Any, S: int, *, L1: float, phi: float = 1.0,
-                varthetas: Any = None, vartheta_scale: float = 1.0, theta0: Any = None, seed: Any = None,
-                backend: Any = "numpy", device: Any = None, track: bool = True) -> FedLRGDResult:
+def run_fedlrgd(
+    loss: Any,
+    server_rows: Any,
+    client_rows: Any,
+    S: int,
+    *,
+    L1: float,
+    phi: float = 1.0,
+    varthetas: Any = None,
+    vartheta_scale: float = 1.0,
+    theta0: Any = None,
+    seed: Any = None,
+    backend: Any = "numpy",
+    device: Any = None,
+    track: bool = True,
+) -> FedLRGDResult:
     """Run Algorithm 1: ``server_rows`` (r, p+1), ``client_rows`` (m, s, p+1), S inexact-GD iterations
     with step 1/L1.
 
@@ -135,7 +152,9 @@ def run_fedlrgd(loss: Any, server_rows: Any, client_rows: Any, S: int, *, L1: fl
     server = np.asarray(server_rows, dtype=np.float64)
     clients = np.asarray(client_rows, dtype=np.float64)
     if server.ndim != 2 or clients.ndim != 3 or clients.shape[2] != server.shape[1]:
-        raise ValueError(f"server_rows must be (r, p+1) and client_rows (m, s, p+1), got {server.shape} and {clients.shape}")
+        raise ValueError(
+            f"server_rows must be (r, p+1) and client_rows (m, s, p+1), got {server.shape} and {clients.shape}"
+        )
     if isinstance(S, bool) or int(S) != S or S < 1:
         raise ValueError(f"the number of inexact GD iterations S must be a positive integer, got S={S!r}")
     if not (np.isfinite(L1) and L1 > 0):
@@ -154,7 +173,7 @@ def run_fedlrgd(loss: Any, server_rows: Any, client_rows: Any, S: int, *, L1: fl
     all_rows = np.concatenate([server, clients.reshape(m * s, -1)])
     thetas, errs, norms = [be.to_numpy(theta).copy()], [], []
     for _ in range(int(S)):
-        g = loss.grads(server_b, theta[None], be)[:, 0, :]              # r gradients at θ: (r, p)
+        g = loss.grads(server_b, theta[None], be)[:, 0, :]  # r gradients at θ: (r, p)
         approx = be.einsum("kp,pk->p", g, W) / n
         if track:
             true = loss.gradient(all_rows, be.to_numpy(theta))
@@ -166,16 +185,33 @@ def run_fedlrgd(loss: Any, server_rows: Any, client_rows: Any, S: int, *, L1: fl
     losses = np.array([loss.objective(all_rows, t) for t in thetas_np]) if track else np.array([])
     epochs = fedlrgd_epochs(r, s, int(S))
     return FedLRGDResult(
-        theta=thetas_np, varthetas=varthetas, weights=be.to_numpy(W), client_weights=be.to_numpy(v),
-        g_condition=np.linalg.cond(Gn), loss=losses, grad_error=np.array(errs), grad_norm=np.array(norms),
-        gradient_counts={"epoch_1_server": counts["server"], "epoch_2_per_client": counts["per_client"],
-                         "epoch_last_server": r * int(S)},
-        epochs=epochs, complexity=float(federated_oracle_complexity(epochs, phi, 1, m)), r=r, s=s, m=m, S=int(S), n=n)
+        theta=thetas_np,
+        varthetas=varthetas,
+        weights=be.to_numpy(W),
+        client_weights=be.to_numpy(v),
+        g_condition=np.linalg.cond(Gn),
+        loss=losses,
+        grad_error=np.array(errs),
+        grad_norm=np.array(norms),
+        gradient_counts={
+            "epoch_1_server": counts["server"],
+            "epoch_2_per_client": counts["per_client"],
+            "epoch_last_server": r * int(S),
+        },
+        epochs=epochs,
+        complexity=float(federated_oracle_complexity(epochs, phi, 1, m)),
+        r=r,
+        s=s,
+        m=m,
+        S=int(S),
+        n=n,
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # FedAve through LocalUpdate
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class FedAveResult:
@@ -204,9 +240,20 @@ def fedpaq_step(mu: float, b: int) -> Callable[[int], float]:
     return lambda k: 4.0 / (mu * (k * b + 1))
 
 
-def run_fedave(federation: Any, b: int, T: int, step: float | Callable[[int], float], *, x0: Any = None,
-               tau: float = 1.0, batch_size: int | None = None, phi: float = 1.0, seed: Any = None,
-               backend: Any = "numpy", device: Any = None) -> FedAveResult:
+def run_fedave(
+    federation: Any,
+    b: int,
+    T: int,
+    step: float | Callable[[int], float],
+    *,
+    x0: Any = None,
+    tau: float = 1.0,
+    batch_size: int | None = None,
+    phi: float = 1.0,
+    seed: Any = None,
+    backend: Any = "numpy",
+    device: Any = None,
+) -> FedAveResult:
     """FedAve (FedPAQ without quantization) on a finite-sum federation, through LocalUpdate.
 
     ``b`` local steps, ``T`` periods, ``step`` η (a constant, or a schedule k ↦ η_k), τm clients per
@@ -237,16 +284,36 @@ def run_fedave(federation: Any, b: int, T: int, step: float | Callable[[int], fl
     steps = np.array([step(k) if callable(step) else float(step) for k in range(int(T))])
     xs, calls = [x], 0
     if not callable(step):
-        algo = LocalUpdate.fedavg(int(b), float(step))        # server GD with lr = γ: model averaging
-        h = run_local_update(federation, algo, x, int(T), batch_size=batch_size, clients_per_round=per_round,
-                             client_sampling="without_replacement", seed=rng, backend=backend, device=device).to_numpy()
+        algo = LocalUpdate.fedavg(int(b), float(step))  # server GD with lr = γ: model averaging
+        h = run_local_update(
+            federation,
+            algo,
+            x,
+            int(T),
+            batch_size=batch_size,
+            clients_per_round=per_round,
+            client_sampling="without_replacement",
+            seed=rng,
+            backend=backend,
+            device=device,
+        ).to_numpy()
         X = h.x
         calls = int(h.oracle_calls[-1])
     else:
         for k in range(int(T)):
             algo = LocalUpdate.fedavg(int(b), float(steps[k]))
-            h = run_local_update(federation, algo, xs[-1], 1, batch_size=batch_size, clients_per_round=per_round,
-                                 client_sampling="without_replacement", seed=rng, backend=backend, device=device).to_numpy()
+            h = run_local_update(
+                federation,
+                algo,
+                xs[-1],
+                1,
+                batch_size=batch_size,
+                clients_per_round=per_round,
+                client_sampling="without_replacement",
+                seed=rng,
+                backend=backend,
+                device=device,
+            ).to_numpy()
             xs.append(h.x[-1])
             calls += int(h.oracle_calls[-1])
         X = np.stack(xs)
@@ -255,6 +322,14 @@ def run_fedave(federation: Any, b: int, T: int, step: float | Callable[[int], fl
 
     be = get_backend(backend, device=device)
     loss, gnorm = federation.loss_and_grad_norm(arrays, be.asarray(X))
-    return FedAveResult(x=X, loss=np.asarray(be.to_numpy(loss)), grad_norm=np.asarray(be.to_numpy(gnorm)), steps=steps,
-                        complexity=float(fedave_complexity(int(b), int(T), phi, tau, n)), oracle_calls=calls,
-                        b=int(b), T=int(T), clients_per_round=M)
+    return FedAveResult(
+        x=X,
+        loss=np.asarray(be.to_numpy(loss)),
+        grad_norm=np.asarray(be.to_numpy(gnorm)),
+        steps=steps,
+        complexity=float(fedave_complexity(int(b), int(T), phi, tau, n)),
+        oracle_calls=calls,
+        b=int(b),
+        T=int(T),
+        clients_per_round=M,
+    )

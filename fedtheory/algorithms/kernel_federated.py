@@ -38,6 +38,7 @@ fixed point of every local update and is not needed).
 >>> bool(np.allclose(fast.predictions, slow.predictions, atol=1e-12))
 True
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,8 +49,17 @@ import numpy as np
 from fedtheory.algorithms.theta import geometric_sum, power_one_minus
 
 __all__ = [
-    "KERNEL_ALGORITHMS", "KernelAlgorithm", "check_gamma", "client_P_blocks", "P_matrix", "PredictionDynamics",
-    "definitional_operators", "KernelHistory", "early_stopping_rounds", "run_kernel_federated", "limit_coefficients",
+    "KERNEL_ALGORITHMS",
+    "KernelAlgorithm",
+    "check_gamma",
+    "client_P_blocks",
+    "P_matrix",
+    "PredictionDynamics",
+    "definitional_operators",
+    "KernelHistory",
+    "early_stopping_rounds",
+    "run_kernel_federated",
+    "limit_coefficients",
     "operator_in_orthonormal_basis",
 ]
 
@@ -60,6 +70,7 @@ PATHS = ("spectral", "stepwise")
 # --------------------------------------------------------------------------------------------
 # the algorithm as data
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class KernelAlgorithm:
@@ -180,6 +191,7 @@ def check_gamma(algo: KernelAlgorithm, gamma: float) -> None:
 # P and the prediction dynamics (Lemma 1, Proposition 2, eq. 38–39)
 # --------------------------------------------------------------------------------------------
 
+
 def _blocks_function(fed, values: np.ndarray) -> np.ndarray:
     """V_i diag(values_i) V_iᵀ of each padded client block, padding zeroed: (M, n_max, n_max)."""
     _, V = fed.client_spectra()
@@ -238,15 +250,19 @@ class PredictionDynamics:
 
     def __init__(self, fed, algo: KernelAlgorithm) -> None:
         if algo.kind == "fedprox" and algo.s != 1:
-            raise ValueError(f"PredictionDynamics needs the paper's FedProx (s = 1 exact proximal step), got s={algo.s}")
+            raise ValueError(
+                f"PredictionDynamics needs the paper's FedProx (s = 1 exact proximal step), got s={algo.s}"
+            )
         self.fed, self.algo = fed, algo
         self.gamma = fed.gamma(algo.eta)
         lam, _ = fed.client_spectra()
         pe = algo.p_eigenvalues(lam)
         # padding adds eigenvalues λ = 0 with P-eigenvalue s or 1 > 0, so the test is the real blocks'
         if np.any(pe <= 0):
-            raise ValueError(f"P is not positive definite (min eigenvalue {pe.min():.3g}): "
-                             f"hypothesis gamma < 1 (Section 4, FedAvg) violated: gamma={self.gamma:g}")
+            raise ValueError(
+                f"P is not positive definite (min eigenvalue {pe.min():.3g}): "
+                f"hypothesis gamma < 1 (Section 4, FedAvg) violated: gamma={self.gamma:g}"
+            )
         self.P = _scatter_blocks(fed, _blocks_function(fed, pe))
         self.P_half = _scatter_blocks(fed, _blocks_function(fed, np.sqrt(pe)))
         self.P_inv_half = _scatter_blocks(fed, _blocks_function(fed, 1.0 / np.sqrt(pe)))
@@ -293,8 +309,9 @@ class PredictionDynamics:
         sums = np.where(u[None, :] > 0, geometric_sum(u[None, :], t[:, None]), 0.0)
         return -(self.eta / self.fed.N) * ((sums * r[None, :]) @ self.V.T) @ self.P
 
-    def expected_prediction_error(self, f0_values: Any, f_values: Any, truth_values: Any, noise_var: Any,
-                                  rounds: Any) -> np.ndarray:
+    def expected_prediction_error(
+        self, f0_values: Any, f_values: Any, truth_values: Any, noise_var: Any, rounds: Any
+    ) -> np.ndarray:
         """E_ξ‖f_t − f‖_N² exactly, for y = f^*(**x**) + ξ with independent zero-mean ξ_a of variance ``noise_var``.
 
         From eq. (42): f_t(**x**) − f(**x**) = L^t(f_0(**x**) − f(**x**)) + (I − L^t)(ξ + Δ_f),
@@ -325,7 +342,7 @@ class PredictionDynamics:
         g_t = Σ_{τ<t}(1 − ηΛ)^τ (ℒ acts on coefficients as I − ηPK_**x** = V^{−T}(I − ηΛ)Vᵀ)."""
         gs = np.asarray(geometric_sum(self.eta * self.Lambda, int(t)), dtype=np.float64)
         PV = self.P @ self.V
-        return (self.eta ** 2 / self.fed.N) * (PV * (gs ** 2 * self.Lambda)[None, :]) @ PV.T
+        return (self.eta**2 / self.fed.N) * (PV * (gs**2 * self.Lambda)[None, :]) @ PV.T
 
     def limit_gram(self) -> np.ndarray:
         """S of Theorem 4's proof: S_ab = ⟨(ℐ − ℒ)^{−1}(e_a·Ψ), (ℐ − ℒ)^{−1}(e_b·Ψ)⟩_ℋ = (1/N) PV diag(1/Λ) VᵀP
@@ -345,6 +362,7 @@ class PredictionDynamics:
 # --------------------------------------------------------------------------------------------
 # the operators from their definitions, on any matrix algebra (numpy or sympy)
 # --------------------------------------------------------------------------------------------
+
 
 class _Algebra:
     """The few matrix operations the definitions need, on three kinds of matrices.
@@ -465,14 +483,21 @@ def definitional_operators(G: Any, counts: Sequence[int], kind: str, eta: Any, s
             Psi_i = mul(Linv, E) * (eta / n)
             Pii = al.inv(al.eye(n) + K_i * eta)
         L_clients.append(Li)
-        L_total = L_total + (Li_total * n) / N          # w_i = n_i/N, exact in every algebra
+        L_total = L_total + (Li_total * n) / N  # w_i = n_i/N, exact in every algebra
         Psi[:, a:b] = (Psi_i * n) / N
         P[a:b, a:b] = Pii
     E_x = al.zeros(Zn, N)
     for j in range(N):
         E_x[j, j] = 1
-    return {"L_clients": L_clients, "L": L_total, "Psi": Psi, "P": P, "K_x": G[:N, :N] / N, "G_xZ": G[:N, :],
-            "E_x": E_x}
+    return {
+        "L_clients": L_clients,
+        "L": L_total,
+        "Psi": Psi,
+        "P": P,
+        "K_x": G[:N, :N] / N,
+        "G_xZ": G[:N, :],
+        "E_x": E_x,
+    }
 
 
 def operator_in_orthonormal_basis(C: np.ndarray, G: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
@@ -496,6 +521,7 @@ def operator_in_orthonormal_basis(C: np.ndarray, G: np.ndarray, rtol: float = 1e
 # --------------------------------------------------------------------------------------------
 # drivers
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class KernelHistory:
@@ -535,7 +561,9 @@ def _round_indices(rounds: Any) -> tuple[np.ndarray, int]:
         return np.arange(T + 1), T
     r = r.astype(np.int64)
     if r.ndim != 1 or np.any(r < 0) or np.any(np.diff(r) <= 0) or np.any(r != np.asarray(rounds)):
-        raise ValueError("rounds must be a non-negative integer or a strictly increasing array of non-negative integers")
+        raise ValueError(
+            "rounds must be a non-negative integer or a strictly increasing array of non-negative integers"
+        )
     return r, int(r[-1])
 
 
@@ -544,15 +572,22 @@ def _client_values(fed, C: np.ndarray, Gp: np.ndarray) -> np.ndarray:
     return np.einsum("mjn,mn->mj", Gp, C)
 
 
-def _stepwise(fed, algo: KernelAlgorithm, a0: np.ndarray, rounds: np.ndarray, T: int, batch_size: int | None,
-              rng: np.random.Generator) -> np.ndarray:
+def _stepwise(
+    fed,
+    algo: KernelAlgorithm,
+    a0: np.ndarray,
+    rounds: np.ndarray,
+    T: int,
+    batch_size: int | None,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """The local updates literally, all clients at once; returns the coefficients at ``rounds``."""
     from fedtheory.problems.finite_sum import sample_batches
 
     M, N, eta = fed.M, fed.N, algo.eta
-    idx = fed.padded_index                                   # (M, n_max) pooled indices
+    idx = fed.padded_index  # (M, n_max) pooled indices
     mask = fed.mask
-    Gp = fed.gram[idx]                                       # (M, n_max, N)
+    Gp = fed.gram[idx]  # (M, n_max, N)
     y_pad = fed.y[idx] * mask
     rows = np.repeat(np.arange(M), idx.shape[1])
     Pblocks = client_P_blocks(fed, algo) if (algo.kind == "fedprox" and batch_size is None) else None
@@ -563,33 +598,33 @@ def _stepwise(fed, algo: KernelAlgorithm, a0: np.ndarray, rounds: np.ndarray, T:
     if rounds[0] == 0:
         out[0], k = a, 1
     for t in range(1, T + 1):
-        C = np.broadcast_to(a, (M, N)).copy()                # every client starts from f_{t−1}
+        C = np.broadcast_to(a, (M, N)).copy()  # every client starts from f_{t−1}
         for _ in range(algo.s):
             if batch_size is None:
                 r = (_client_values(fed, C, Gp) - y_pad) * mask
                 if algo.kind == "fedavg":
-                    delta = (eta / counts)[:, None] * r       # gradient step on ℓ_i
-                else:                                        # exact prox: r ← (I + ηK_i)^{−1} r
-                    assert Pblocks is not None               # made above for fedprox without batches
+                    delta = (eta / counts)[:, None] * r  # gradient step on ℓ_i
+                else:  # exact prox: r ← (I + ηK_i)^{−1} r
+                    assert Pblocks is not None  # made above for fedprox without batches
                     delta = (eta / counts)[:, None] * np.einsum("mij,mj->mi", Pblocks, r)
                 np.add.at(C, (rows, idx.ravel()), -delta.ravel())
             else:
                 B = int(batch_size)
-                local = sample_batches(rng, fed.counts, B)            # (M, B) local indices
-                pooled = fed.offsets[:-1, None] + local               # (M, B)
-                Gb = fed.gram[pooled]                                 # (M, B, N)
+                local = sample_batches(rng, fed.counts, B)  # (M, B) local indices
+                pooled = fed.offsets[:-1, None] + local  # (M, B)
+                Gb = fed.gram[pooled]  # (M, B, N)
                 r = np.einsum("mbn,mn->mb", Gb, C) - fed.y[pooled]
-                if algo.kind == "fedprox":                            # batch prox centred at the local iterate
+                if algo.kind == "fedprox":  # batch prox centred at the local iterate
                     Kb = fed.gram[pooled[:, :, None], pooled[:, None, :]] / B
                     r = np.linalg.solve(np.eye(B)[None] + eta * Kb, r[..., None])[..., 0]
                 np.add.at(C, (np.repeat(np.arange(M), B), pooled.ravel()), -(eta / B) * r.ravel())
-        a = fed.weights @ C                                  # f_t = Σ w_i f_{i,t}
+        a = fed.weights @ C  # f_t = Σ w_i f_{i,t}
         if k < rounds.size and rounds[k] == t:
             out[k], k = a, k + 1
     return out
 
 
-def early_stopping_rounds(fed, algo: KernelAlgorithm, sigma: float | None = None, t_max: int = 10 ** 9) -> float:
+def early_stopping_rounds(fed, algo: KernelAlgorithm, sigma: float | None = None, t_max: int = 10**9) -> float:
     """The paper's early-stopping time T of eq. (21) for this federation and algorithm (σ defaults to the largest
     client noise level), from the eigenvalues of K_**x**; s = 1 for FedProx.
 
@@ -609,8 +644,17 @@ def early_stopping_rounds(fed, algo: KernelAlgorithm, sigma: float | None = None
     return early_stopping_time(lam, algo.eta, algo.bound_s, float(sigma), t_max=t_max)
 
 
-def run_kernel_federated(fed, algo: KernelAlgorithm, rounds: Any, *, f0: Any = None, path: str = "spectral",
-                         batch_size: int | None = None, seed: Any = None, sigma: float | None = None) -> KernelHistory:
+def run_kernel_federated(
+    fed,
+    algo: KernelAlgorithm,
+    rounds: Any,
+    *,
+    f0: Any = None,
+    path: str = "spectral",
+    batch_size: int | None = None,
+    seed: Any = None,
+    sigma: float | None = None,
+) -> KernelHistory:
     """Run FedAvg/FedProx in function space on a :class:`~fedtheory.problems.kernels.KernelFederation`.
 
     ``rounds``: T (records t = 0..T), a strictly increasing array of rounds to record (the spectral
@@ -649,7 +693,9 @@ def run_kernel_federated(fed, algo: KernelAlgorithm, rounds: Any, *, f0: Any = N
     if batch_size is not None:
         B = int(batch_size)
         if B < 1 or B > int(fed.counts.min()):
-            raise ValueError(f"batch size B must satisfy 1 <= B <= min_i n_i = {int(fed.counts.min())}, got {batch_size}")
+            raise ValueError(
+                f"batch size B must satisfy 1 <= B <= min_i n_i = {int(fed.counts.min())}, got {batch_size}"
+            )
         path = "stepwise"
     v0 = fed.gram @ a0
     if path == "spectral":

@@ -37,6 +37,7 @@ centre is the driver's (it is the message of step 3 of Algorithm 1) and is not c
 >>> bool(np.all((gF ** 2).sum(1) <= 0.25 * 4.0 ** 2 * ((res.X - C) ** 2).sum(1)))
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -45,8 +46,23 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Subproblem", "LocalResult", "StabilizedTest", "DaneTest", "GD", "ProxLinearGD", "FGM", "OGMG",
-           "FastGradNorm", "SGD", "Exact", "Boundary", "ogm_g_thetas", "sgd_output_moments", "SOLVERS"]
+__all__ = [
+    "Subproblem",
+    "LocalResult",
+    "StabilizedTest",
+    "DaneTest",
+    "GD",
+    "ProxLinearGD",
+    "FGM",
+    "OGMG",
+    "FastGradNorm",
+    "SGD",
+    "Exact",
+    "Boundary",
+    "ogm_g_thetas",
+    "sgd_output_moments",
+    "SOLVERS",
+]
 
 DEFAULT_MAX_STEPS = 20_000
 _EPS = float(np.finfo(np.float64).eps)
@@ -55,6 +71,7 @@ _EPS = float(np.finfo(np.float64).eps)
 # --------------------------------------------------------------------------------------------
 # the subproblem and the tests
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Subproblem:
@@ -207,6 +224,7 @@ class _Iterative:
 # --------------------------------------------------------------------------------------------
 # first-order solvers
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class GD(_Iterative):
@@ -426,8 +444,9 @@ def _fgm_convex_block(sub: Subproblem, X0: np.ndarray, G0: np.ndarray, rows: np.
     return X, G
 
 
-def _solve_in_doubling_blocks(sub: Subproblem, test: Any, K: int | None, max_steps: int, block, first: int,
-                              who: str) -> LocalResult:
+def _solve_in_doubling_blocks(
+    sub: Subproblem, test: Any, K: int | None, max_steps: int, block, first: int, who: str
+) -> LocalResult:
     """The driver of a solver whose steps come in blocks of a length fixed in advance: with ``K`` given, one block
     of K steps; otherwise blocks of ``first``, 2·``first``, 4·``first``, ... steps on the clients whose ``test``
     still fails, until it holds or ``max_steps`` is spent (every block's evaluations counted).
@@ -471,8 +490,15 @@ class OGMG(_Iterative):
 
     def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
         # each block restarts from the last block's output
-        return _solve_in_doubling_blocks(sub, test, self.K, self.max_steps, first=1, who="OGM-G",
-                                         block=lambda X, G, rows, N: _ogm_g_block(sub, X, G, rows, N))
+        return _solve_in_doubling_blocks(
+            sub,
+            test,
+            self.K,
+            self.max_steps,
+            first=1,
+            who="OGM-G",
+            block=lambda X, G, rows, N: _ogm_g_block(sub, X, G, rows, N),
+        )
 
 
 @dataclass
@@ -522,8 +548,15 @@ class FastGradNorm(_Iterative):
 
     def solve(self, sub: Subproblem, test: Any = None) -> LocalResult:
         # every attempt starts again from the centre (FGM's guarantee is from x_0), so X, G are not carried
-        return _solve_in_doubling_blocks(sub, test, self.K, self.max_steps, first=2, who="the solver",
-                                         block=lambda X, G, rows, K: self._run(sub, rows, K))
+        return _solve_in_doubling_blocks(
+            sub,
+            test,
+            self.K,
+            self.max_steps,
+            first=2,
+            who="the solver",
+            block=lambda X, G, rows, K: self._run(sub, rows, K),
+        )
 
 
 @dataclass
@@ -578,7 +611,11 @@ class SGD(_Iterative):
                 out = X[rows] if self.average == "last" else Sx[rows] / Sw[rows, None]
                 Gt = sub.oracles.grads(out, sub.clients[rows])
                 active[rows[_stop(sub, test, out, Gt, rows)]] = False
-        out = X if self.average == "last" or evals.max() == 0 else np.where(Sw[:, None] > 0, Sx / np.maximum(Sw, 1e-300)[:, None], X)
+        out = (
+            X
+            if self.average == "last" or evals.max() == 0
+            else np.where(Sw[:, None] > 0, Sx / np.maximum(Sw, 1e-300)[:, None], X)
+        )
         G = sub.oracles.grads(out, sub.clients)
         return _finish(sub, out, G, evals + 1, test)
 
@@ -597,13 +634,21 @@ class Exact:
         return _finish(sub, X, G, np.zeros(sub.clients.size, dtype=np.int64), test)
 
 
-SOLVERS = {"gd": GD, "prox-linear-gd": ProxLinearGD, "fgm": FGM, "ogm-g": OGMG, "fgm+ogm-g": FastGradNorm,
-           "sgd": SGD, "exact": Exact}
+SOLVERS = {
+    "gd": GD,
+    "prox-linear-gd": ProxLinearGD,
+    "fgm": FGM,
+    "ogm-g": OGMG,
+    "fgm+ogm-g": FastGradNorm,
+    "sgd": SGD,
+    "exact": Exact,
+}
 
 
 # --------------------------------------------------------------------------------------------
 # the worst admissible local solver, and exact SGD moments (quadratics)
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Boundary:
@@ -636,15 +681,17 @@ class Boundary:
         if not hasattr(orc, "hess_vec"):
             raise ValueError("the boundary solver needs quadratic clients (oracles with hess_vec)")
         c = test.c if test is not None and hasattr(test, "c") else 0.25
-        thr = (test.threshold(sub.lam, sub.r) if test is not None else c * sub.lam ** 2)
+        thr = test.threshold(sub.lam, sub.r) if test is not None else c * sub.lam**2
         Xs = orc.prox(sub.center, sub.lin, sub.lam, sub.clients)
         W = Xs - sub.center
-        H_W = orc.hess_vec(W, sub.clients) + sub.lam * W   # H_i w
+        H_W = orc.hess_vec(W, sub.clients) + sub.lam * W  # H_i w
         Z = np.random.default_rng(self.seed).normal(size=(orc.n, orc.d))[sub.clients]
         a, b, e = (float(t) for t in self.weights)
         U = a * W + b * H_W + e * Z
         norms = np.linalg.norm(U, axis=1)
-        U = np.where(norms[:, None] > 0, U / np.where(norms > 0, norms, 1.0)[:, None], Z / np.linalg.norm(Z, axis=1)[:, None])
+        U = np.where(
+            norms[:, None] > 0, U / np.where(norms > 0, norms, 1.0)[:, None], Z / np.linalg.norm(Z, axis=1)[:, None]
+        )
         HU = orc.hess_vec(U, sub.clients) + sub.lam * U
         qa = _sq(HU) - thr
         wu = np.einsum("ij,ij->i", W, U)
@@ -668,8 +715,16 @@ class Boundary:
         return _finish(sub, X, G, np.zeros(sub.clients.size, dtype=np.int64), test)
 
 
-def sgd_output_moments(H: np.ndarray, b: np.ndarray, x0: np.ndarray, eta: float, K: int, noise_var: float,
-                       average: str = "last", mu: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def sgd_output_moments(
+    H: np.ndarray,
+    b: np.ndarray,
+    x0: np.ndarray,
+    eta: float,
+    K: int,
+    noise_var: float,
+    average: str = "last",
+    mu: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Exact mean and covariance of K SGD steps on F(x) = ½xᵀHx − bᵀx with additive Gaussian noise.
 
     x_{k+1} = x_k − η(Hx_k − b + ξ_k), ξ_k ~ N(0, (noise_var/d)·I) independent (E‖ξ‖² = noise_var). The
@@ -699,13 +754,17 @@ def sgd_output_moments(H: np.ndarray, b: np.ndarray, x0: np.ndarray, eta: float,
     m = 1.0 - eta * h
     s2 = eta * eta * noise_var / d
     if average == "last":
-        mean = m ** K * e0
-        var = s2 * np.array([K if abs(mj) == 1 else -math.expm1(2 * K * math.log(abs(mj))) / (1 - mj * mj)
-                             if mj != 0 else 1.0 for mj in m])
+        mean = m**K * e0
+        var = s2 * np.array(
+            [
+                K if abs(mj) == 1 else -math.expm1(2 * K * math.log(abs(mj))) / (1 - mj * mj) if mj != 0 else 1.0
+                for mj in m
+            ]
+        )
     elif average == "weighted":
         mu = float(h[0]) if mu is None else float(mu)
         logq = -math.log1p(-eta * mu)
-        w = np.exp((np.arange(1, K + 1) - K) * logq)      # q^k / q^K, normalized below (no overflow)
+        w = np.exp((np.arange(1, K + 1) - K) * logq)  # q^k / q^K, normalized below (no overflow)
         w = w / w.sum()
         mean = np.empty(d)
         var = np.empty(d)
@@ -720,5 +779,6 @@ def sgd_output_moments(H: np.ndarray, b: np.ndarray, x0: np.ndarray, eta: float,
     mean_x = x_star + V @ mean
     cov = (V * var) @ V.T
     return mean_x, 0.5 * (cov + cov.T)
+
 
 SOLVERS["boundary"] = Boundary  # defined after the table above

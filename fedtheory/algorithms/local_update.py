@@ -38,6 +38,7 @@ of the same seed see the same batches and clients.
 >>> bool(h.dist_surrogate[-1] < 1e-10 < h.dist_empirical[-1])   # converges to x*(α,γ,Θ), not to x*
 True
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -70,6 +71,7 @@ def _finite_float(value: Any, name: str) -> float:
 # --------------------------------------------------------------------------------------------
 # the algorithm as data
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ServerOpt:
@@ -117,7 +119,9 @@ class ServerOpt:
             beta2 = _finite_float(self.beta2, "ServerOpt beta2")
             eps = _finite_float(self.eps, "ServerOpt eps")
             if not (0 <= beta < 1 and 0 <= beta2 < 1):
-                raise ValueError(f"ServerOpt 'adam' needs 0 <= momentum (beta1) < 1 and 0 <= beta2 < 1, got {beta}, {beta2}")
+                raise ValueError(
+                    f"ServerOpt 'adam' needs 0 <= momentum (beta1) < 1 and 0 <= beta2 < 1, got {beta}, {beta2}"
+                )
             if not eps > 0:
                 raise ValueError(f"ServerOpt 'adam' needs eps > 0, got {eps}")
             object.__setattr__(self, "beta2", beta2)
@@ -125,7 +129,9 @@ class ServerOpt:
         if not 0 <= beta <= 1:
             raise ValueError(f"ServerOpt momentum must lie in [0, 1], got {beta}")
         if self.kind == "gd" and beta != 0:
-            raise ValueError(f"ServerOpt 'gd' has no momentum (got momentum={beta:g}); use kind='heavy_ball' or 'nesterov'")
+            raise ValueError(
+                f"ServerOpt 'gd' has no momentum (got momentum={beta:g}); use kind='heavy_ball' or 'nesterov'"
+            )
         object.__setattr__(self, "lr", lr)
         object.__setattr__(self, "momentum", beta)
 
@@ -212,6 +218,7 @@ class LocalUpdate:
 # the federation on a backend
 # --------------------------------------------------------------------------------------------
 
+
 def _matvec(M: Any, v: Any, be) -> Any:
     """Batched M_i v_i: (n, d, d) × (n, d) → (n, d)."""
     return be.matmul(M, v[..., None])[..., 0]
@@ -245,8 +252,9 @@ def _spectral_messages(B: Any, F: QuadraticArrays, x: Any, be) -> Any:
     return _matvec(B, x - F.c, be)
 
 
-def client_pseudo_gradients(problem: Any, x: Any, algo: LocalUpdate, *, path: str = "spectral",
-                            backend: Any = None) -> Any:
+def client_pseudo_gradients(
+    problem: Any, x: Any, algo: LocalUpdate, *, path: str = "spectral", backend: Any = None
+) -> Any:
     """Every client's ClientUpdate message (Algorithm 2, full batch) at the broadcast point ``x``: (n, d).
 
     ``path="stepwise"`` runs the K(Θ) local steps g_k = A_i(x_k − c_i) + α(x_k − x),
@@ -282,11 +290,26 @@ def client_pseudo_gradients(problem: Any, x: Any, algo: LocalUpdate, *, path: st
 # history and driver
 # --------------------------------------------------------------------------------------------
 
-_ARRAY_FIELDS = ("x", "dist_surrogate", "dist_empirical", "loss", "grad_norm", "comm_rounds", "oracle_calls",
-                 "x_surrogate_star", "x_star")
+_ARRAY_FIELDS = (
+    "x",
+    "dist_surrogate",
+    "dist_empirical",
+    "loss",
+    "grad_norm",
+    "comm_rounds",
+    "oracle_calls",
+    "x_surrogate_star",
+    "x_star",
+)
 #: History's fields computed on request: each group by one function of the run (see run_local_update)
-_DERIVED = {"x_surrogate_star": "optima", "x_star": "optima", "dist_surrogate": "optima",
-            "dist_empirical": "optima", "loss": "loss", "grad_norm": "loss"}
+_DERIVED = {
+    "x_surrogate_star": "optima",
+    "x_star": "optima",
+    "dist_surrogate": "optima",
+    "dist_empirical": "optima",
+    "loss": "loss",
+    "grad_norm": "loss",
+}
 
 
 def _to_numpy(a: Any) -> np.ndarray:
@@ -300,6 +323,7 @@ def _derived(name: str) -> property:
         if name not in self._values:
             self._values.update(self._derive[_DERIVED[name]]())
         return self._values[name]
+
     get.__name__ = name
     return property(get)
 
@@ -324,8 +348,19 @@ class History:
     loss = _derived("loss")
     grad_norm = _derived("grad_norm")
 
-    def __init__(self, x: Any, comm_rounds: Any, oracle_calls: Any, algo: Any, path: str, backend: str = "numpy",
-                 device: str | None = None, *, derive: dict | None = None, values: dict | None = None) -> None:
+    def __init__(
+        self,
+        x: Any,
+        comm_rounds: Any,
+        oracle_calls: Any,
+        algo: Any,
+        path: str,
+        backend: str = "numpy",
+        device: str | None = None,
+        *,
+        derive: dict | None = None,
+        values: dict | None = None,
+    ) -> None:
         self.x, self.comm_rounds, self.oracle_calls = x, comm_rounds, oracle_calls
         self.algo, self.path, self.backend, self.device = algo, path, backend, device
         self._derive = derive or {}
@@ -352,10 +387,20 @@ class History:
         """
         # still lazy: what is computed already is converted now, the rest when first read
         values = {f: _to_numpy(v) for f, v in self._values.items()}
-        derive = {group: (lambda fn=fn: {k: _to_numpy(v) for k, v in fn().items()})
-                  for group, fn in self._derive.items()}
-        return History(_to_numpy(self.x), _to_numpy(self.comm_rounds), _to_numpy(self.oracle_calls), self.algo,
-                       self.path, self.backend, self.device, derive=derive, values=values)
+        derive = {
+            group: (lambda fn=fn: {k: _to_numpy(v) for k, v in fn().items()}) for group, fn in self._derive.items()
+        }
+        return History(
+            _to_numpy(self.x),
+            _to_numpy(self.comm_rounds),
+            _to_numpy(self.oracle_calls),
+            self.algo,
+            self.path,
+            self.backend,
+            self.device,
+            derive=derive,
+            values=values,
+        )
 
 
 def _solve_or_nan(be, H: Any, b: Any) -> Any:
@@ -376,7 +421,7 @@ def _loss_and_grad_norm(F: QuadraticArrays, X: Any, be, chunk_elems: int = 1 << 
     step = max(1, chunk_elems // max(1, F.n * F.d))
     losses, norms = [], []
     for start in range(0, T, step):
-        diff = X[start:start + step, None, :] - F.c[None, :, :]          # (t, n, d)
+        diff = X[start : start + step, None, :] - F.c[None, :, :]  # (t, n, d)
         Ad = be.einsum("nij,tnj->tni", F.A, diff)
         losses.append(0.5 * be.einsum("n,tni,tni->t", F.p, diff, Ad))
         norms.append(_row_norms(be.einsum("n,tni->ti", F.p, Ad), be))
@@ -409,10 +454,20 @@ def _finite_sum_messages(arrays: dict, x: Any, algo: LocalUpdate, clients: np.nd
     return msg
 
 
-def run_local_update(problem: Any, algo: Any, x0: Any, rounds: int, *, path: str = "auto",
-                     backend: Any = "numpy", device: Any = None, batch_size: int | None = None,
-                     clients_per_round: int | None = None, client_sampling: str = "with_replacement",
-                     seed: Any = None) -> History:
+def run_local_update(
+    problem: Any,
+    algo: Any,
+    x0: Any,
+    rounds: int,
+    *,
+    path: str = "auto",
+    backend: Any = "numpy",
+    device: Any = None,
+    batch_size: int | None = None,
+    clients_per_round: int | None = None,
+    client_sampling: str = "with_replacement",
+    seed: Any = None,
+) -> History:
     """Run ``rounds`` rounds of LocalUpdate (Algorithms 1–2) from ``x0``.
 
     ``algo``: a :class:`LocalUpdate`, or a client program with ``client_program = True`` that supplies
@@ -470,11 +525,13 @@ def run_local_update(problem: Any, algo: Any, x0: Any, rounds: int, *, path: str
         if batch_size is not None:
             from fedtheory.problems.finite_sum import check_batch_size
 
-            check_batch_size(int(batch_size), fs.counts)   # no draw: the run's generator is untouched
+            check_batch_size(int(batch_size), fs.counts)  # no draw: the run's generator is untouched
     else:
         if batch_size is not None:
-            raise ValueError("batch_size needs clients that hold samples: a QuadraticFederation is full-batch; "
-                             "use a FiniteSumFederation (e.g. LeastSquaresFederation) for mini-batches")
+            raise ValueError(
+                "batch_size needs clients that hold samples: a QuadraticFederation is full-batch; "
+                "use a FiniteSumFederation (e.g. LeastSquaresFederation) for mini-batches"
+            )
         if isinstance(problem, (dict, QuadraticArrays)):
             prepared["F"] = prepare_quadratic(problem, be)
             n, d = prepared["F"].n, prepared["F"].d
@@ -498,9 +555,13 @@ def run_local_update(problem: Any, algo: Any, x0: Any, rounds: int, *, path: str
         from fedtheory.problems.quadratic import QuadraticFederation
 
         F = prepared["F"]
-        federation = QuadraticFederation(A=be.to_numpy(F.A), c=be.to_numpy(F.c),
-                                         p=np.asarray(be.to_numpy(F.p), dtype=np.float64),
-                                         eigvals=be.to_numpy(F.eigvals), eigvecs=be.to_numpy(F.eigvecs))
+        federation = QuadraticFederation(
+            A=be.to_numpy(F.A),
+            c=be.to_numpy(F.c),
+            p=np.asarray(be.to_numpy(F.p), dtype=np.float64),
+            eigvals=be.to_numpy(F.eigvals),
+            eigvecs=be.to_numpy(F.eigvecs),
+        )
     else:
         federation = problem
     if path == "auto":
@@ -508,8 +569,18 @@ def run_local_update(problem: Any, algo: Any, x0: Any, rounds: int, *, path: str
     else:
         # an explicit "spectral" on clients that hold samples keeps the literal steps (the driver's old contract)
         want = "step" if finite_sum or path == "stepwise" else "spectral"
-    run = simulate(as_method(algo), federation, x0, rounds, path=want, backend=be, seed=rng, batch_size=batch_size,
-                   clients_per_round=clients_per_round, client_sampling=client_sampling)
+    run = simulate(
+        as_method(algo),
+        federation,
+        x0,
+        rounds,
+        path=want,
+        backend=be,
+        seed=rng,
+        batch_size=batch_size,
+        clients_per_round=clients_per_round,
+        client_sampling=client_sampling,
+    )
     X = run.x
     path = "stepwise" if run.path == "step" else "spectral"
 
@@ -533,17 +604,29 @@ def run_local_update(problem: Any, algo: Any, x0: Any, rounds: int, *, path: str
             B = algo.quadratic_operators(F, be) if program else _message_operators(F, algo, be)
             x_tilde = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, B), be.einsum("n,nij,nj->i", F.p, B, F.c))
             x_star = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, F.A), be.einsum("n,nij,nj->i", F.p, F.A, F.c))
-        return {"x_surrogate_star": x_tilde, "x_star": x_star, "dist_surrogate": _row_norms(X - x_tilde, be),
-                "dist_empirical": _row_norms(X - x_star, be)}
+        return {
+            "x_surrogate_star": x_tilde,
+            "x_star": x_star,
+            "dist_surrogate": _row_norms(X - x_tilde, be),
+            "dist_empirical": _row_norms(X - x_star, be),
+        }
 
     def losses() -> dict:
-        loss, grad_norm = (fs.loss_and_grad_norm(on_backend(), X) if finite_sum
-                           else _loss_and_grad_norm(on_backend(), X, be))
+        loss, grad_norm = (
+            fs.loss_and_grad_norm(on_backend(), X) if finite_sum else _loss_and_grad_norm(on_backend(), X, be)
+        )
         return {"loss": loss, "grad_norm": grad_norm}
 
-    return History(X, _int_array(t, be), _int_array(t * per_round, be), algo, path, be.name,
-                   None if getattr(be, "device", None) is None else str(be.device),
-                   derive={"optima": optima, "loss": losses})
+    return History(
+        X,
+        _int_array(t, be),
+        _int_array(t * per_round, be),
+        algo,
+        path,
+        be.name,
+        None if getattr(be, "device", None) is None else str(be.device),
+        derive={"optima": optima, "loss": losses},
+    )
 
 
 def _finite_sum_optima(fs: Any, algo: Any, be) -> tuple[Any, Any]:
@@ -561,7 +644,11 @@ def _finite_sum_optima(fs: Any, algo: Any, be) -> tuple[Any, Any]:
         except ValueError:
             return x_tilde, x_star
         F = prepare_quadratic(q, be)
-        B = algo.quadratic_operators(F, be) if getattr(algo, "client_program", False) else _message_operators(F, algo, be)
+        B = (
+            algo.quadratic_operators(F, be)
+            if getattr(algo, "client_program", False)
+            else _message_operators(F, algo, be)
+        )
         x_tilde = _solve_or_nan(be, be.einsum("n,nij->ij", F.p, B), be.einsum("n,nij,nj->i", F.p, B, F.c))
     return x_tilde, x_star
 

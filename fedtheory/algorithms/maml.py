@@ -40,6 +40,7 @@ LocalUpdate: same server optimizers, client sampling and mini-batches (K inner b
 >>> bool(np.allclose(msg, client_pseudo_gradients(prob, x, lu), rtol=0, atol=1e-13))
 True
 """
+
 from __future__ import annotations
 
 # the docstring examples build torch modules (tests/test_docstrings.py skips them without torch)
@@ -144,8 +145,14 @@ class MAML:
         """The message through the K inner steps literally (the stepwise path), all clients at once."""
         if be.name == "torch":
             return _autograd_quadratic(F, x, self, be)
-        return _closed_form(lambda X: _matvec(F.A, X - F.c, be), lambda X, V: _matvec(F.A, V, be),
-                            lambda X: _matvec(F.A, X - F.c, be), x + 0 * F.c, self, be)
+        return _closed_form(
+            lambda X: _matvec(F.A, X - F.c, be),
+            lambda X, V: _matvec(F.A, V, be),
+            lambda X: _matvec(F.A, X - F.c, be),
+            x + 0 * F.c,
+            self,
+            be,
+        )
 
     def finite_sum_messages(self, arrays: dict, x: Any, clients: np.ndarray, batches: Any, be) -> Any:
         """The message of the sampled clients of a finite-sum federation: (M, d)."""
@@ -159,8 +166,9 @@ class MAML:
         def grad_at(k):
             return lambda X: problem.batched_grads(arrays, X, inner[k], clients=clients)
 
-        hvps = [(lambda k: lambda X, V: _finite_sum_hvp(problem, arrays, X, V, inner[k], clients))(k)
-                for k in range(self.K)]
+        hvps = [
+            (lambda k: lambda X, V: _finite_sum_hvp(problem, arrays, X, V, inner[k], clients))(k) for k in range(self.K)
+        ]
         grads = [grad_at(k) for k in range(self.K)]
         outer_grad = lambda X: problem.batched_grads(arrays, X, outer, clients=clients)  # noqa: E731
         return _closed_form_steps(grads, hvps, outer_grad, X0, self, be)
@@ -206,6 +214,7 @@ def _finite_sum_hvp(problem, arrays: dict, X: np.ndarray, V: np.ndarray, idx: An
 # --------------------------------------------------------------------------------------------
 # torch autograd through the inner steps
 # --------------------------------------------------------------------------------------------
+
 
 def _autograd_messages(loss_inner, loss_outer, X0_value, maml: MAML):
     """d/dx of loss_outer(X_{K+1}(x)) with the K inner steps taped (create_graph=True); one row per client.
@@ -268,8 +277,17 @@ def _autograd_finite_sum(problem, arrays: dict, X0, clients, inner, outer, maml:
 # the public message function
 # --------------------------------------------------------------------------------------------
 
-def maml_messages(problem: Any, x: Any, maml: MAML, *, clients: Any = None, inner_batches: Any = None,
-                  outer_batch: Any = None, method: str = "closed_form") -> np.ndarray:
+
+def maml_messages(
+    problem: Any,
+    x: Any,
+    maml: MAML,
+    *,
+    clients: Any = None,
+    inner_batches: Any = None,
+    outer_batch: Any = None,
+    method: str = "closed_form",
+) -> np.ndarray:
     """Every (or each of ``clients``) client's MAML message at the broadcast point ``x``: (k, d), numpy.
 
     ``problem``: a :class:`~fedtheory.problems.quadratic.QuadraticFederation` (full-batch clients) or a
@@ -303,8 +321,9 @@ def maml_messages(problem: Any, x: Any, maml: MAML, *, clients: Any = None, inne
             from fedtheory.problems.finite_sum import _index
 
             ii = _index(be, idx)
-            F = QuadraticArrays(A=F.A[ii], c=F.c[ii], p=F.p[ii], eigvals=F.eigvals[ii], eigvecs=F.eigvecs[ii],
-                            n=len(idx), d=F.d)
+            F = QuadraticArrays(
+                A=F.A[ii], c=F.c[ii], p=F.p[ii], eigvals=F.eigvals[ii], eigvecs=F.eigvecs[ii], n=len(idx), d=F.d
+            )
         out = maml.quadratic_messages(F, be.asarray(x), be)
     else:
         arrays = problem.on(be)

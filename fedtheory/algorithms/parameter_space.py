@@ -33,6 +33,7 @@ and the federation-gain figures use.
 >>> bool(np.allclose(h.x, dyn.trajectory(np.zeros(4), np.arange(31)), atol=1e-12))
 True
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,8 +45,14 @@ from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_
 from fedtheory.algorithms.theta import geometric_sum, power_one_minus
 
 __all__ = [
-    "least_squares_quadratic", "local_update_fedavg", "local_update_fedprox", "exact_prox_round",
-    "ParameterDynamics", "ParameterHistory", "run_parameter_space", "paper_gradient_norm",
+    "least_squares_quadratic",
+    "local_update_fedavg",
+    "local_update_fedprox",
+    "exact_prox_round",
+    "ParameterDynamics",
+    "ParameterHistory",
+    "run_parameter_space",
+    "paper_gradient_norm",
 ]
 
 EPS = float(np.finfo(np.float64).eps)
@@ -65,7 +72,7 @@ def _loss_and_grad_from_moments(fed, theta: np.ndarray) -> tuple[np.ndarray, np.
     A, b = _moments(fed)
     p = np.asarray(fed.p)
     Abar, bbar = np.einsum("n,nij->ij", p, A), p @ b
-    c = 0.5 * float(p @ (np.sum(fed.y ** 2 * fed.mask, axis=1) / fed.counts))
+    c = 0.5 * float(p @ (np.sum(fed.y**2 * fed.mask, axis=1) / fed.counts))
     g = theta @ Abar - bbar[None, :]
     loss = 0.5 * np.einsum("ti,ij,tj->t", theta, Abar, theta) - theta @ bbar + c
     return loss, np.linalg.norm(g, axis=1)
@@ -86,6 +93,7 @@ def least_squares_quadratic(fed):
     if getattr(fed, "l2", 0.0):
         raise ValueError("the paper's clients are unregularised least squares: l2 must be 0")
     return fed.to_quadratic()
+
 
 def local_update_fedavg(eta: float, s: int) -> LocalUpdate:
     """The paper's FedAvg (η, s) as LocalUpdate(Θ_{1:s}, α = 0, γ = η, server GD lr = η) (see the module doc).
@@ -112,7 +120,9 @@ def local_update_fedprox(eta: float, L: float, *, K: int | None = None, gamma: f
     if gamma is None:
         gamma = float(np.nextafter(1.0 / (float(L) + alpha), 0.0))
     if not 0 < gamma < 1.0 / (float(L) + alpha) * (1 + 1e-15):
-        raise ValueError(f"FedProx through LocalUpdate needs 0 < gamma < 1/(L + 1/eta) = {1 / (L + alpha):g}, got {gamma}")
+        raise ValueError(
+            f"FedProx through LocalUpdate needs 0 < gamma < 1/(L + 1/eta) = {1 / (L + alpha):g}, got {gamma}"
+        )
     if K is None:
         factor = 1.0 - gamma * alpha
         K = 1 if factor <= 0 else int(np.ceil(np.log(EPS / 16) / np.log(factor)))
@@ -136,6 +146,7 @@ def exact_prox_round(A: np.ndarray, b: np.ndarray, weights: np.ndarray, theta: n
 # the recursion in closed form
 # --------------------------------------------------------------------------------------------
 
+
 def _weighted_sum_of_spectral(V: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Σ_i V_i diag(values_i) V_iᵀ for (M, d, d) eigenvectors and (M, d) values, by batched GEMM."""
     return np.matmul(V * values[:, None, :], np.swapaxes(V, 1, 2)).sum(axis=0)
@@ -157,10 +168,18 @@ class ParameterDynamics:
     [1.0, 1.0]
     """
 
-    b: np.ndarray      # the clients' b_i (n, d), set by from_least_squares: the default of b below
+    b: np.ndarray  # the clients' b_i (n, d), set by from_least_squares: the default of b below
 
-    def __init__(self, A: np.ndarray, weights: np.ndarray, counts: np.ndarray, kind: str, eta: float, s: int = 1,
-                 spectra: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    def __init__(
+        self,
+        A: np.ndarray,
+        weights: np.ndarray,
+        counts: np.ndarray,
+        kind: str,
+        eta: float,
+        s: int = 1,
+        spectra: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         if kind not in ("fedavg", "fedprox"):
             raise ValueError(f"kind must be 'fedavg' or 'fedprox', got {kind!r}")
         self.A = np.asarray(A, dtype=np.float64)
@@ -176,7 +195,7 @@ class ParameterDynamics:
             self.q = self.eta * np.asarray(geometric_sum(u, self.s), dtype=np.float64)
         else:
             r = 1.0 / (1.0 + u)
-            self.m = r ** self.s
+            self.m = r**self.s
             self.q = self.eta * r * np.asarray(geometric_sum(1.0 - r, self.s), dtype=np.float64)
         Lop = _weighted_sum_of_spectral(V, self.weights[:, None] * self.m)
         ell, U = np.linalg.eigh(0.5 * (Lop + Lop.T))
@@ -206,7 +225,7 @@ class ParameterDynamics:
     def offset(self, b: np.ndarray) -> np.ndarray:
         """o = Σ_i w_i V_i diag(q_i) V_iᵀ b_i for client moments b (M, d)."""
         b = np.asarray(b, dtype=np.float64)
-        z = np.matmul(np.swapaxes(self.Vc, 1, 2), b[..., None])[..., 0] * self.q        # (M, d)
+        z = np.matmul(np.swapaxes(self.Vc, 1, 2), b[..., None])[..., 0] * self.q  # (M, d)
         return self.weights @ np.matmul(self.Vc, z[..., None])[..., 0]
 
     def offset_from_responses(self, Phis: list, ys: list) -> np.ndarray:
@@ -222,8 +241,10 @@ class ParameterDynamics:
         if key not in cache:
             gap = np.clip(1.0 - self.ell, 0.0, None)[None, :]
             cache.clear() if len(cache) > 8 else None
-            cache[key] = (np.asarray(power_one_minus(gap, t[:, None]), dtype=np.float64),
-                          np.asarray(geometric_sum(gap, t[:, None]), dtype=np.float64))
+            cache[key] = (
+                np.asarray(power_one_minus(gap, t[:, None]), dtype=np.float64),
+                np.asarray(geometric_sum(gap, t[:, None]), dtype=np.float64),
+            )
         return cache[key]
 
     def _sums(self, t: np.ndarray) -> np.ndarray:
@@ -255,10 +276,12 @@ class ParameterDynamics:
     def noise_covariance(self, sigma2: Any) -> np.ndarray:
         """Cov of o's noise part for client noise variances σ_i² (M,): Σ_i σ_i²(w_i²/n_i) V_i diag(q_i²a_i) V_iᵀ."""
         s2 = np.broadcast_to(np.asarray(sigma2, dtype=np.float64), self.weights.shape)
-        coef = s2 * self.weights ** 2 / self.counts
-        return _weighted_sum_of_spectral(self.Vc, coef[:, None] * self.q ** 2 * self.a)
+        coef = s2 * self.weights**2 / self.counts
+        return _weighted_sum_of_spectral(self.Vc, coef[:, None] * self.q**2 * self.a)
 
-    def expected_sq_error(self, theta0: Any, theta_ref: Any, sigma2: Any, rounds: Any, b_mean: Any = None) -> np.ndarray:
+    def expected_sq_error(
+        self, theta0: Any, theta_ref: Any, sigma2: Any, rounds: Any, b_mean: Any = None
+    ) -> np.ndarray:
         """E_ξ‖θ_t − θ_ref‖² for every t: bias² of the noiseless run (moments ``b_mean``) + tr(G_tCG_t).
 
         G_t = Σ_{τ<t}𝓛^τ, C = :meth:`noise_covariance`; exact (no sampling).
@@ -292,6 +315,7 @@ class ParameterDynamics:
 # runs on the LocalUpdate driver
 # --------------------------------------------------------------------------------------------
 
+
 @dataclass
 class ParameterHistory:
     """A parameter-space run: θ_t (T+1, d), F(θ_t) and ‖∇F(θ_t)‖ with F = Σ w_iℓ_i = (1/2N)‖Φθ − y‖²."""
@@ -307,8 +331,9 @@ def paper_gradient_norm(history: ParameterHistory) -> np.ndarray:
     return 2.0 * np.asarray(history.grad_norm)
 
 
-def _prox_minibatch_rounds(fed, eta: float, steps: int, B: int, theta0: np.ndarray, rounds: int,
-                           rng: np.random.Generator) -> np.ndarray:
+def _prox_minibatch_rounds(
+    fed, eta: float, steps: int, B: int, theta0: np.ndarray, rounds: int, rng: np.random.Generator
+) -> np.ndarray:
     """FedProx with mini-batches (Section 6.1): per round each client takes ``steps`` exact proximal steps,
     each on a batch S of B samples drawn uniformly without replacement, centred at its current iterate:
     θ ← argmin (1/2B)‖Φ_Sθ' − y_S‖² + ‖θ' − θ‖²/(2η) = θ − Φ_Sᵀ(B/η I + Φ_SΦ_Sᵀ)^{−1}(Φ_Sθ − y_S)
@@ -324,7 +349,7 @@ def _prox_minibatch_rounds(fed, eta: float, steps: int, B: int, theta0: np.ndarr
         Th = np.broadcast_to(theta, (M, d)).copy()
         for _ in range(steps):
             idx = sample_batches(rng, fed.counts, B)
-            Xb, yb = fed.a[rows, idx], fed.y[rows, idx]          # (M, B, d), (M, B)
+            Xb, yb = fed.a[rows, idx], fed.y[rows, idx]  # (M, B, d), (M, B)
             r = np.einsum("mbd,md->mb", Xb, Th) - yb
             z = np.linalg.solve(eye + np.einsum("mbd,mcd->mbc", Xb, Xb), r[..., None])[..., 0]
             Th = Th - np.einsum("mbd,mb->md", Xb, z)
@@ -335,8 +360,17 @@ def _prox_minibatch_rounds(fed, eta: float, steps: int, B: int, theta0: np.ndarr
 BATCH_SCALINGS = ("batch", "client")
 
 
-def _partition_rounds(fed, kind: str, eta: float, epochs: int, B: int, theta0: np.ndarray, rounds: int,
-                      rng: np.random.Generator, batch_scaling: str = "batch") -> np.ndarray:
+def _partition_rounds(
+    fed,
+    kind: str,
+    eta: float,
+    epochs: int,
+    B: int,
+    theta0: np.ndarray,
+    rounds: int,
+    rng: np.random.Generator,
+    batch_scaling: str = "batch",
+) -> np.ndarray:
     """Section 6.1's mini-batches literally: each client partitions its data once into n_i/B batches (a random
     partition, drawn once); per round, FedAvg passes over the batches in order ``epochs`` (= s) times, one gradient step
     of size η per batch, and FedProx takes one exact proximal step per batch, centred at the current local iterate.
@@ -352,11 +386,11 @@ def _partition_rounds(fed, kind: str, eta: float, epochs: int, B: int, theta0: n
         raise ValueError("the partition scheme needs equal client sizes (Section 6.1's setting)")
     order = np.stack([rng.permutation(int(fed.counts[0])) for _ in range(M)]).reshape(M, nb, B)
     rows = np.arange(M)[:, None]
-    Xb = [fed.a[rows, order[:, k]] for k in range(nb)]          # (M, B, d) per batch, fixed
+    Xb = [fed.a[rows, order[:, k]] for k in range(nb)]  # (M, B, d) per batch, fixed
     yb = [fed.y[rows, order[:, k]] for k in range(nb)]
     if batch_scaling not in BATCH_SCALINGS:
         raise ValueError(f"batch_scaling must be one of {BATCH_SCALINGS}, got {batch_scaling!r}")
-    scale = B if batch_scaling == "batch" else int(fed.counts[0])     # the batch loss's denominator
+    scale = B if batch_scaling == "batch" else int(fed.counts[0])  # the batch loss's denominator
     out = np.empty((rounds + 1, d))
     out[0] = theta = np.asarray(theta0, dtype=np.float64)
     if kind == "fedprox":
@@ -376,9 +410,20 @@ def _partition_rounds(fed, kind: str, eta: float, epochs: int, B: int, theta0: n
     return out
 
 
-def run_parameter_space(fed, kind: str, eta: float, rounds: int, *, s: int = 1, theta0: Any = None,
-                        batch_size: int | None = None, seed: Any = None, batch_scheme: str = "sampled",
-                        quadratic: Any = None, batch_scaling: str = "batch") -> ParameterHistory:
+def run_parameter_space(
+    fed,
+    kind: str,
+    eta: float,
+    rounds: int,
+    *,
+    s: int = 1,
+    theta0: Any = None,
+    batch_size: int | None = None,
+    seed: Any = None,
+    batch_scheme: str = "sampled",
+    quadratic: Any = None,
+    batch_scaling: str = "batch",
+) -> ParameterHistory:
     """Run the paper's FedAvg/FedProx on a LeastSquaresFederation (weights p_i = n_i/N).
 
     * FedAvg, full batch: LocalUpdate (:func:`local_update_fedavg`) on :func:`least_squares_quadratic`,
@@ -414,11 +459,14 @@ def run_parameter_space(fed, kind: str, eta: float, rounds: int, *, s: int = 1, 
     if batch_scheme not in ("sampled", "partition"):
         raise ValueError(f"batch_scheme must be 'sampled' or 'partition', got {batch_scheme!r}")
     if batch_scaling != "batch" and batch_scheme != "partition":
-        raise ValueError(f"batch_scaling={batch_scaling!r} needs batch_scheme='partition' (the sampled scheme averages "
-                         "over the batch)")
+        raise ValueError(
+            f"batch_scaling={batch_scaling!r} needs batch_scheme='partition' (the sampled scheme averages "
+            "over the batch)"
+        )
     if batch_size is not None and batch_scheme == "partition":
-        theta = _partition_rounds(fed, kind, float(eta), int(s), int(batch_size), theta0, int(rounds), rng,
-                                  batch_scaling)
+        theta = _partition_rounds(
+            fed, kind, float(eta), int(s), int(batch_size), theta0, int(rounds), rng, batch_scaling
+        )
         loss, grad = _loss_and_grad_from_moments(fed, theta)
         label = (f"FedAvg s={s}" if kind == "fedavg" else "FedProx") + f" B={batch_size} (partition)"
         return ParameterHistory(theta, loss, grad, label)

@@ -22,6 +22,7 @@ on it enforce it with :func:`check_step_size`, whose ValueError names the hypoth
 >>> round(kappa_bound_uniform(1.0, 4.0, 0.0, 0.2, 2), 12)     # φ(4)/φ(1) = 4·1.2 / (1·1.8)
 2.666666666667
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -50,6 +51,7 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 # hypotheses
 # --------------------------------------------------------------------------------------------
+
 
 def check_step_size(L: float, alpha: Any, gamma: Any, *, K: Any = None, theta_last: bool = False) -> None:
     """Raise ValueError unless Lemma 1's (or, for Θ_K, Lemma 4's) step-size hypothesis holds.
@@ -86,14 +88,16 @@ def check_step_size(L: float, alpha: Any, gamma: Any, *, K: Any = None, theta_la
             ga, aa, ka = g[bad].flat[0], a[bad].flat[0], k[bad].flat[0]
             raise ValueError(
                 f"hypothesis gamma < 1/(K*L + alpha) violated: gamma={ga:g}, K={ka:g}, L={L:g}, "
-                f"alpha={aa:g} (1/(K*L+alpha)={1 / (ka * L + aa):g}; Lemma 4, Theta_K)")
+                f"alpha={aa:g} (1/(K*L+alpha)={1 / (ka * L + aa):g}; Lemma 4, Theta_K)"
+            )
         return
     bad = ~(g * (L + a) < 1)
     if bad.any():
         ga, aa = g[bad].flat[0], a[bad].flat[0]
         raise ValueError(
             f"hypothesis gamma < 1/(L + alpha) violated: gamma={ga:g}, L={L:g}, alpha={aa:g} "
-            f"(1/(L+alpha)={1 / (L + aa):g}; Lemma 1)")
+            f"(1/(L+alpha)={1 / (L + aa):g}; Lemma 1)"
+        )
 
 
 def _check_alpha_gamma(alpha: float, gamma: float) -> None:
@@ -106,6 +110,7 @@ def _check_alpha_gamma(alpha: float, gamma: float) -> None:
 # --------------------------------------------------------------------------------------------
 # distortion (eq. 6) and the surrogate (eqs. 7–8), spectrally
 # --------------------------------------------------------------------------------------------
+
 
 def distortion_eigenvalues(lam: Any, alpha: float, gamma: float, theta: Theta) -> Any:
     """q(λ) = Σ_k θ_k (1 − γ(λ + α))^{k−1}: the eigenvalues of Q_i (eq. 6) at A_i's eigenvalues λ.
@@ -204,7 +209,8 @@ def surrogate_minimizer(problem, alpha: float, gamma: float, theta: Theta) -> np
             raise ValueError(
                 f"surrogate Hessian sum_i p_i Q_i A_i is not positive definite (lambda_min={lo:g}), so f~ has no minimizer; "
                 f"hypothesis gamma < 1/(L + alpha) (Lemma 1) guarantees one: gamma={gamma:g}, L={problem.L:g}, "
-                f"alpha={alpha:g} (1/(L+alpha)={1 / (problem.L + alpha):g})")
+                f"alpha={alpha:g} (1/(L+alpha)={1 / (problem.L + alpha):g})"
+            )
     return _stationary_point(problem, alpha, gamma, theta)[1]
 
 
@@ -221,7 +227,7 @@ def surrogate_loss(problem, x: Any, alpha: float, gamma: float, theta: Theta) ->
     """
     _, qlam = _spectral_weights(problem, alpha, gamma, theta)
     x = np.asarray(x, dtype=np.float64)
-    diff = x[..., None, :] - np.asarray(problem.c, dtype=np.float64)          # (..., n, d)
+    diff = x[..., None, :] - np.asarray(problem.c, dtype=np.float64)  # (..., n, d)
     z = np.einsum("nji,...nj->...ni", np.asarray(problem.eigvecs, dtype=np.float64), diff)
     out = 0.5 * np.einsum("n,nj,...nj->...", np.asarray(problem.p, dtype=np.float64), qlam, z * z)
     return float(out) if out.ndim == 0 else out
@@ -246,6 +252,7 @@ def surrogate_grad(problem, x: Any, alpha: float, gamma: float, theta: Theta) ->
 # --------------------------------------------------------------------------------------------
 # condition numbers (Section 4.1)
 # --------------------------------------------------------------------------------------------
+
 
 def kappa(problem, alpha: float, gamma: float, theta: Theta) -> tuple[float, float, float]:
     """(κ, L̃, μ̃) of eq. (9): L̃ = Σ_i p_i λ_max(Q_iA_i), μ̃ = Σ_i p_i λ_min(Q_iA_i), κ = L̃/μ̃.
@@ -280,8 +287,10 @@ def phi(lam: Any, alpha: Any, gamma: Any, K: Any) -> np.ndarray | float:
     [4.0, 4.0]
     """
     lam = np.asarray(lam, dtype=np.float64)
-    out = lam * geometric_sum(np.asarray(gamma, dtype=np.float64) * (lam + np.asarray(alpha, dtype=np.float64)),
-                              np.asarray(K, dtype=np.float64))
+    out = lam * geometric_sum(
+        np.asarray(gamma, dtype=np.float64) * (lam + np.asarray(alpha, dtype=np.float64)),
+        np.asarray(K, dtype=np.float64),
+    )
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -366,6 +375,7 @@ def kappa_bound_last(mu: float, L: float, alpha: Any, gamma: Any, K: Any) -> np.
 # accuracy of the surrogate minimizer (Section 4.3, Appendix C)
 # --------------------------------------------------------------------------------------------
 
+
 def minimizer_distance(problem, alpha: float, gamma: float, theta: Theta) -> float:
     """‖x*(α, γ, Θ) − x*‖: how far LocalUpdate's fixed point is from the empirical minimizer.
 
@@ -399,8 +409,9 @@ def _sqrt_ratio_gap(lo: Any, hi: Any) -> Any:
     return (1 - r) / (1 + r)
 
 
-def lemma5_bound(problem, alpha: float, gamma: float, theta: Theta, *, C: float | None = None,
-                 constant: float = 8.0) -> float:
+def lemma5_bound(
+    problem, alpha: float, gamma: float, theta: Theta, *, C: float | None = None, constant: float = 8.0
+) -> float:
     """Lemma 5's right-hand side, constant·C·(√b − √a)/(√b + √a) (eq. 15; the paper proves 8, and 2 for d = 1).
 
     ``C`` defaults to the problem's max_i ‖c_i‖ (Assumption 2 with equality); a, b from
@@ -420,8 +431,9 @@ def lemma5_bound(problem, alpha: float, gamma: float, theta: Theta, *, C: float 
     return float(constant * C * _sqrt_ratio_gap(a, b))
 
 
-def theorem4_bound(mu: float, L: float, alpha: Any, gamma: Any, K: Any, theta_kind: str, *, C: float = 1.0,
-                   constant: float = 8.0) -> np.ndarray | float:
+def theorem4_bound(
+    mu: float, L: float, alpha: Any, gamma: Any, K: Any, theta_kind: str, *, C: float = 1.0, constant: float = 8.0
+) -> np.ndarray | float:
     """Theorem 4's right-hand side 8C(√κ₀ − √κ)/(√κ₀ + √κ) (eq. 16) with κ of eq. (11) or (13).
 
     ``theta_kind``: ``"uniform"`` (case I: Θ_{1:K}, γ < 1/(L + α)) or ``"last"`` (case II: Θ_K,
@@ -477,8 +489,9 @@ def _check_commuting_spd(X: np.ndarray, Y: np.ndarray, rtol: float) -> None:
     scale = np.abs(X).max(axis=(1, 2)) * np.abs(Y).max(axis=(1, 2))
     if np.any(comm > rtol * scale):
         i = int(np.argmax(comm / scale))
-        raise ValueError(f"hypothesis X_i Y_i = Y_i X_i violated (Appendix C.3): client {i}, "
-                         f"max |X_i Y_i - Y_i X_i| = {comm[i]:.3g}")
+        raise ValueError(
+            f"hypothesis X_i Y_i = Y_i X_i violated (Appendix C.3): client {i}, max |X_i Y_i - Y_i X_i| = {comm[i]:.3g}"
+        )
 
 
 def matrix_weighted_mean(X: Any, Y: Any, *, rtol: float = 1e-9) -> np.ndarray:
@@ -509,6 +522,6 @@ def matrix_weighted_discrepancy(X: Any, Y: Any, *, rtol: float = 1e-9) -> float:
     """
     X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
     F = matrix_weighted_mean(X, Y, rtol=rtol)
-    pre = np.linalg.inv(F @ Y.sum(axis=0))             # Y^{-1} f^{-1} = (f Y)^{-1}
+    pre = np.linalg.inv(F @ Y.sum(axis=0))  # Y^{-1} f^{-1} = (f Y)^{-1}
     terms = pre[None] @ (X - F[None]) @ Y
     return float(np.linalg.norm(terms, ord=2, axis=(1, 2)).sum())

@@ -21,6 +21,7 @@ evaluates it elementwise, exactly and stably for K up to 10⁶ and beyond.
 >>> Theta([0.0, 2.0, 0.0]).weights.tolist()         # trailing zeros are not part of the support
 [0.0, 2.0]
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -37,6 +38,7 @@ _HORNER_MAX_K = 4096
 # --------------------------------------------------------------------------------------------
 # backend plumbing: the closed forms take numpy arrays or torch tensors
 # --------------------------------------------------------------------------------------------
+
 
 def _is_torch(x: Any) -> bool:
     return type(x).__module__.split(".", 1)[0] == "torch"
@@ -99,7 +101,7 @@ def geometric_sum(s: Any, K: Any, backend: Any = None) -> Any:
         closed = be.where(zero, s * 0 + K, closed)
         s_direct = be.where(low, s * 0 + 1.0, s)
         m = 1 - s_direct
-        direct = (1 - m ** K) / s_direct
+        direct = (1 - m**K) / s_direct
         return be.where(low, closed, direct)
 
 
@@ -120,13 +122,14 @@ def power_one_minus(s: Any, e: Any, backend: Any = None) -> Any:
         s_closed = be.where(low, s, s * 0)
         closed = be.exp(e * be.log1p(-s_closed))
         m = 1 - be.where(low, s * 0, s)
-        direct = m ** e
+        direct = m**e
         return be.where(low, closed, direct)
 
 
 # --------------------------------------------------------------------------------------------
 # Θ
 # --------------------------------------------------------------------------------------------
+
 
 class Theta:
     """A non-negative weight vector Θ = (θ_1, ..., θ_K) with finite, non-zero support.
@@ -245,8 +248,11 @@ class Theta:
         >>> Theta([0.5, 0.0, 2.0]).w
         2.5
         """
-        return float(self._weights.sum()) if self._form == "general" else self._scale * (
-            self._K if self._form == "uniform" else 1.0)
+        return (
+            float(self._weights.sum())
+            if self._form == "general"
+            else self._scale * (self._K if self._form == "uniform" else 1.0)
+        )
 
     @property
     def weights(self) -> np.ndarray:

@@ -17,6 +17,7 @@ gradient keeps the dropped coordinates at zero — no second network is built. C
 >>> masks.shape, int(masks[0].sum()), int(masks[1].sum())     # full 4·8+8+8·8+8+8·3+3 = 139; slim 4·4+4+4·4+4+4·3+3
 ((2, 139), 139, 55)
 """
+
 from __future__ import annotations
 
 # the docstring examples build torch modules (tests/test_docstrings.py skips them without torch)
@@ -83,12 +84,12 @@ def slimming_masks(module: Any, widths: Sequence[float]) -> np.ndarray:
             off, shape = offsets[names[id(layer.weight)]]
             w_mask = np.zeros(shape)
             w_mask[np.ix_(keep_out, cols)] = 1.0
-            masks[w_i, off:off + w_mask.size] = w_mask.ravel()
+            masks[w_i, off : off + w_mask.size] = w_mask.ravel()
             if layer.bias is not None:
                 off_b, shape_b = offsets[names[id(layer.bias)]]
                 b_mask = np.zeros(shape_b)
                 b_mask[keep_out] = 1.0
-                masks[w_i, off_b:off_b + b_mask.size] = b_mask
+                masks[w_i, off_b : off_b + b_mask.size] = b_mask
             keep_in, prev_out = keep_out, out_units
     return masks
 
@@ -103,9 +104,20 @@ class HeteroFLHistory:
     uploaded: np.ndarray
 
 
-def run_heterofl(problem: Any, masks: np.ndarray, x0: Any, rounds: int, *, local_steps: int, lr: float,
-                 levels: Any = None, batch_size: int | None = None, clients_per_round: int | None = None,
-                 client_sampling: str = "with_replacement", seed: Any = None) -> HeteroFLHistory:
+def run_heterofl(
+    problem: Any,
+    masks: np.ndarray,
+    x0: Any,
+    rounds: int,
+    *,
+    local_steps: int,
+    lr: float,
+    levels: Any = None,
+    batch_size: int | None = None,
+    clients_per_round: int | None = None,
+    client_sampling: str = "with_replacement",
+    seed: Any = None,
+) -> HeteroFLHistory:
     """HeteroFL: each active client trains its level's masked sub-network for ``local_steps`` SGD steps of
     size ``lr``; the server averages every coordinate over the active clients whose mask holds it.
 
@@ -146,8 +158,15 @@ def run_heterofl(problem: Any, masks: np.ndarray, x0: Any, rounds: int, *, local
     if batch_size is not None:
         sample_batches(rng, fs.counts, int(batch_size))
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    level_rng = np.random.default_rng(np.random.SeedSequence(None if seed is None or isinstance(seed, np.random.Generator)
-                                                             else int(seed)).spawn(1)[0]) if dynamic else None
+    level_rng = (
+        np.random.default_rng(
+            np.random.SeedSequence(None if seed is None or isinstance(seed, np.random.Generator) else int(seed)).spawn(
+                1
+            )[0]
+        )
+        if dynamic
+        else None
+    )
     p_host = np.asarray(fs.p, dtype=np.float64)
     sizes = masks.sum(axis=1).astype(np.int64)
     w = np.asarray(x0, dtype=np.float64).copy()
@@ -155,16 +174,22 @@ def run_heterofl(problem: Any, masks: np.ndarray, x0: Any, rounds: int, *, local
     for _ in range(int(rounds)):
         idx, _ = sampler.draw(rng, p_host)
         M = len(idx)
-        batches = None if batch_size is None else [sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(local_steps)]
+        batches = (
+            None
+            if batch_size is None
+            else [sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(local_steps)]
+        )
         if fixed is not None:
             lev = fixed[idx]
         else:
-            assert level_rng is not None                        # dynamic levels: drawn each round
+            assert level_rng is not None  # dynamic levels: drawn each round
             lev = level_rng.integers(masks.shape[0], size=M)
         mk = masks[lev]
         Wc = w[None, :] * mk
         for k in range(int(local_steps)):
-            G = np.asarray(fs.batched_grads(arrays, Wc, None if batches is None else batches[k], clients=idx), dtype=np.float64)
+            G = np.asarray(
+                fs.batched_grads(arrays, Wc, None if batches is None else batches[k], clients=idx), dtype=np.float64
+            )
             Wc = Wc - lr * G * mk
         held = mk.sum(axis=0)
         w = np.where(held > 0, (Wc * mk).sum(axis=0) / np.maximum(held, 1), w)
@@ -172,5 +197,9 @@ def run_heterofl(problem: Any, masks: np.ndarray, x0: Any, rounds: int, *, local
         cl.append(np.asarray(idx))
         lv.append(np.asarray(lev))
         up.append(int(sizes[lev].sum()))
-    return HeteroFLHistory(np.stack(xs), np.stack(cl) if cl else np.zeros((0, 0), int), np.stack(lv) if lv else np.zeros((0, 0), int),
-                           np.asarray(up, dtype=np.int64))
+    return HeteroFLHistory(
+        np.stack(xs),
+        np.stack(cl) if cl else np.zeros((0, 0), int),
+        np.stack(lv) if lv else np.zeros((0, 0), int),
+        np.asarray(up, dtype=np.int64),
+    )

@@ -4,6 +4,7 @@
 >>> table2_rate(3.0, "gd"), suboptimality_delta(9.0, 1.0)
 (0.5, 0.5)
 """
+
 from fedtheory.analysis.pareto import frontier_uniform, pareto_mask
 from fedtheory.analysis.rates import (
     MOMENTA,

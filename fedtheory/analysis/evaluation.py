@@ -28,6 +28,7 @@ server iterate x_t. This module scores those iterates on data the clients never 
 >>> acc.shape, bool(0.0 <= acc[0] <= 1.0), len(test)
 ((2,), True, 30)
 """
+
 from __future__ import annotations
 
 # the docstring examples build torch modules (tests/test_docstrings.py skips them without torch)
@@ -192,8 +193,14 @@ def rounds_to_reach(values: Any, level: float, *, above: bool = True) -> float:
     return float(idx[0]) if idx.size else math.inf
 
 
-def scan_grid(score: Callable[[float], float], grid: Sequence[float], *, maximize: bool = True,
-              floor: float | None = None, patience: int = 3) -> dict:
+def scan_grid(
+    score: Callable[[float], float],
+    grid: Sequence[float],
+    *,
+    maximize: bool = True,
+    floor: float | None = None,
+    patience: int = 3,
+) -> dict:
     """Line search over ``grid`` from its largest value down; returns
     ``{"best", "best_score", "visited": [[value, score], ...], "stopped"}``.
 

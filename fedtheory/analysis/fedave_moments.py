@@ -25,6 +25,7 @@ for exact counterexamples.
 >>> mom["cov"].shape, float(np.abs(mom["cov"]).max())        # no noise, every client: deterministic
 ((51, 2, 2), 0.0)
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -32,8 +33,13 @@ from typing import Any, Sequence
 import numpy as np
 import sympy as sp
 
-__all__ = ["fedave_moments", "fedave_moments_homogeneous", "fedave_deterministic_step", "fedave_deterministic_run",
-           "global_quadratic"]
+__all__ = [
+    "fedave_moments",
+    "fedave_moments_homogeneous",
+    "fedave_deterministic_step",
+    "fedave_deterministic_run",
+    "global_quadratic",
+]
 
 
 def global_quadratic(A: Any, c: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -47,8 +53,18 @@ def global_quadratic(A: Any, c: Any) -> tuple[np.ndarray, np.ndarray]:
     return Abar, np.linalg.solve(Abar, np.einsum("cij,cj->i", A, c) / A.shape[0])
 
 
-def fedave_moments(A: Any, c: Any, Sigma: Any, *, b: int, steps: Sequence[float], M: int, theta0: Any = None,
-                   cov0: Any = None, center: Any = None) -> dict:
+def fedave_moments(
+    A: Any,
+    c: Any,
+    Sigma: Any,
+    *,
+    b: int,
+    steps: Sequence[float],
+    M: int,
+    theta0: Any = None,
+    cov0: Any = None,
+    center: Any = None,
+) -> dict:
     """Exact E θ_k and Cov θ_k for k = 0..len(steps) (module docstring), float64.
 
     ``A`` (m, p, p) symmetric, ``c`` (m, p), ``Sigma`` (m, p, p) noise covariances, ``b`` local steps,
@@ -78,20 +94,24 @@ def fedave_moments(A: Any, c: Any, Sigma: Any, *, b: int, steps: Sequence[float]
     means, covs = [dev + z], [V]
     I = np.eye(p)
     for eta in steps:
-        step = I[None] - eta * A                                          # (m, p, p)
+        step = I[None] - eta * A  # (m, p, p)
         Mc = np.linalg.matrix_power(step, int(b))
-        w = np.einsum("cij,cj->ci", I[None] - Mc, c - z[None])            # (I − M_c)(c_c − z)
+        w = np.einsum("cij,cj->ci", I[None] - Mc, c - z[None])  # (I − M_c)(c_c − z)
         N = np.zeros((m, p, p))
         P = np.broadcast_to(I, (m, p, p)).copy()
         for _ in range(int(b)):
             N += eta * eta * P @ Sigma @ np.swapaxes(P, 1, 2)
             P = step @ P
-        y = np.einsum("cij,j->ci", Mc, dev) + w                          # conditional means of the clients' outputs
+        y = np.einsum("cij,j->ci", Mc, dev) + w  # conditional means of the clients' outputs
         ybar = y.mean(axis=0)
         yt = y - ybar[None]
         Psum = Mc.sum(axis=0)
-        V_new = (pi2 * Psum @ V @ Psum.T + (pi1 - pi2) * np.einsum("cij,jk,clk->il", Mc, V, Mc)
-                 + pi1 * N.sum(axis=0) + (pi1 - pi2) * np.einsum("ci,cj->ij", yt, yt)) / M ** 2
+        V_new = (
+            pi2 * Psum @ V @ Psum.T
+            + (pi1 - pi2) * np.einsum("cij,jk,clk->il", Mc, V, Mc)
+            + pi1 * N.sum(axis=0)
+            + (pi1 - pi2) * np.einsum("ci,cj->ij", yt, yt)
+        ) / M**2
         dev, V = ybar, 0.5 * (V_new + V_new.T)
         means.append(dev + z)
         covs.append(V)
@@ -101,8 +121,9 @@ def fedave_moments(A: Any, c: Any, Sigma: Any, *, b: int, steps: Sequence[float]
     return {"mean": mean, "cov": cov, "dist2": dist2}
 
 
-def fedave_moments_homogeneous(A: Any, c: Any, Sigma: Any, *, m: int, M: int, b: int, steps: Sequence[float],
-                               theta0: Any) -> dict:
+def fedave_moments_homogeneous(
+    A: Any, c: Any, Sigma: Any, *, m: int, M: int, b: int, steps: Sequence[float], theta0: Any
+) -> dict:
     """Exact moments of FedAve when every client has the same quadratic f = ½(θ − c)ᵀA(θ − c) and noise
     covariance Σ (FedPAQ's i.i.d. setting): in A's eigenbasis the recursion is entrywise,
     δ'_i ← d_iδ'_i and V'_ij ← d_id_jV'_ij + N'_ij/M with d_i = (1 − ηλ_i)^b, so it keeps full relative
@@ -120,16 +141,16 @@ def fedave_moments_homogeneous(A: Any, c: Any, Sigma: Any, *, m: int, M: int, b:
     Sr = Q.T @ Sigma @ Q
     eta = np.asarray(steps, dtype=np.float64)
     b = int(b)
-    g = 1 - eta[:, None] * lam[None, :]                                  # (K, p)
-    d = g ** b
-    gg = g[:, :, None] * g[:, None, :]                                    # (K, p, p)
+    g = 1 - eta[:, None] * lam[None, :]  # (K, p)
+    d = g**b
+    gg = g[:, :, None] * g[:, None, :]  # (K, p, p)
     # N'_k = η_k² Σ' ∘ Σ_{j<b} (g_i g_j)^j, the geometric sum written without dividing by 1 − g_i g_j
     geo = np.zeros_like(gg)
     power = np.ones_like(gg)
     for _ in range(b):
         geo += power
         power = power * gg
-    N = (eta ** 2)[:, None, None] * Sr[None] * geo / M
+    N = (eta**2)[:, None, None] * Sr[None] * geo / M
     DD = d[:, :, None] * d[:, None, :]
     dev = Q.T @ (np.asarray(theta0, dtype=np.float64) - c)
     devs = np.vstack([dev[None], dev[None] * np.cumprod(d, axis=0)])
@@ -139,7 +160,7 @@ def fedave_moments_homogeneous(A: Any, c: Any, Sigma: Any, *, m: int, M: int, b:
         V = DD[k] * V + N[k]
         covs.append(V)
     dev_arr, cov_arr = devs, np.stack(covs)
-    dist2 = np.einsum("kii->k", cov_arr) + np.sum(dev_arr ** 2, axis=1)
+    dist2 = np.einsum("kii->k", cov_arr) + np.sum(dev_arr**2, axis=1)
     mean = dev_arr @ Q.T + c[None]
     return {"mean": mean, "cov": np.einsum("ij,kjl,ml->kim", Q, cov_arr, Q), "dist2": dist2}
 

@@ -25,6 +25,7 @@ time (eq. 31). In linear regression (ϕ(x) = x, ‖f‖_ℋ = ‖θ‖₂) every
 >>> federation_gain(2.0, 0.5)
 4.0
 """
+
 from __future__ import annotations
 
 import math
@@ -33,8 +34,15 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = [
-    "minnorm_least_squares_risk", "ridge_worst_case_risk", "federated_risk_trajectory", "federated_risk",
-    "federation_gain", "theorem_5_bound", "theorem_6_bound", "heterogeneity_thresholds", "fano_lower_bound",
+    "minnorm_least_squares_risk",
+    "ridge_worst_case_risk",
+    "federated_risk_trajectory",
+    "federated_risk",
+    "federation_gain",
+    "theorem_5_bound",
+    "theorem_6_bound",
+    "heterogeneity_thresholds",
+    "fano_lower_bound",
     "genie_lower_bound",
 ]
 
@@ -87,17 +95,20 @@ def ridge_worst_case_risk(designs: Sequence[np.ndarray], lam: float, B: float, s
         W += (V * bias_eig[None, :]) @ V.T
         var += sigma2 * float(np.sum(v))
     W /= len(designs)
-    return float(B ** 2 * np.linalg.eigvalsh(0.5 * (W + W.T))[-1] + var / len(designs))
+    return float(B**2 * np.linalg.eigvalsh(0.5 * (W + W.T))[-1] + var / len(designs))
 
 
-def federated_risk_trajectory(dyn, b_mean: Any, theta_target: Any, sigma2: Any, rounds: Any, theta0: Any = None) -> np.ndarray:
+def federated_risk_trajectory(
+    dyn, b_mean: Any, theta_target: Any, sigma2: Any, rounds: Any, theta0: Any = None
+) -> np.ndarray:
     """E_ξ‖θ_t − θ_target‖² for every t in ``rounds`` (exact), for FedAvg/FedProx dynamics ``dyn``."""
     theta0 = np.zeros(dyn.A.shape[-1]) if theta0 is None else theta0
     return dyn.expected_sq_error(theta0, theta_target, sigma2, rounds, b_mean=b_mean)
 
 
-def federated_risk(dyn, b_mean: Any, theta_target: Any, sigma2: Any, *, t_max: int = 10 ** 7, points: int = 400,
-                   theta0: Any = None) -> tuple[float, int]:
+def federated_risk(
+    dyn, b_mean: Any, theta_target: Any, sigma2: Any, *, t_max: int = 10**7, points: int = 400, theta0: Any = None
+) -> tuple[float, int]:
     """inf_t E_ξ‖θ_t − θ_target‖² (eq. 31 with the sup over f_j^* fixed to the given truth) over t ∈ {0, …, t_max}
     (all t ≤ 200, then a log grid of ``points``), and the minimising t.
 
@@ -107,7 +118,11 @@ def federated_risk(dyn, b_mean: Any, theta_target: Any, sigma2: Any, *, t_max: i
     >>> r < 1e-20, t > 30
     (True, True)
     """
-    grid = np.unique(np.concatenate([np.arange(0, 201), np.round(np.logspace(np.log10(200), np.log10(t_max), points))]).astype(np.int64))
+    grid = np.unique(
+        np.concatenate([np.arange(0, 201), np.round(np.logspace(np.log10(200), np.log10(t_max), points))]).astype(
+            np.int64
+        )
+    )
     risk = federated_risk_trajectory(dyn, b_mean, theta_target, sigma2, grid, theta0)
     k = int(np.argmin(risk))
     return float(risk[k]), int(grid[k])
@@ -124,18 +139,20 @@ def federation_gain(local_risk: float, fed_risk: float) -> float:
     return math.inf if fed_risk == 0 else float(local_risk / fed_risk)
 
 
-def theorem_5_bound(kappa: float, sigma: float, d: int, n_j: int, N: int, B: float, Gamma: float, c1: float = 1.0) -> float:
+def theorem_5_bound(
+    kappa: float, sigma: float, d: int, n_j: int, N: int, B: float, Gamma: float, c1: float = 1.0
+) -> float:
     """(c_1/κ)(min{σ²d/n_j, B²} + max{1 − n_j/d, 0}B²)/(σ²d/N + Γ²) (eq. 32).
 
     >>> round(theorem_5_bound(1.0, 1.0, 10, 5, 100, 2.0, 0.0), 12)     # (min(2, 4) + 0.5·4)/(0.1)
     40.0
     """
-    return c1 / kappa * (min(sigma ** 2 * d / n_j, B ** 2) + max(1 - n_j / d, 0.0) * B ** 2) / (sigma ** 2 * d / N + Gamma ** 2)
+    return c1 / kappa * (min(sigma**2 * d / n_j, B**2) + max(1 - n_j / d, 0.0) * B**2) / (sigma**2 * d / N + Gamma**2)
 
 
 def theorem_6_bound(kappa: float, sigma: float, d: int, n_j: int, r_j: int, N: int, B: float, c1: float = 1.0) -> float:
     """(c_1/κ)(min{σ²d/n_j, B²} + (1 − r_j/d)B²)/(σ²d/N) (eq. 33)."""
-    return c1 / kappa * (min(sigma ** 2 * d / n_j, B ** 2) + (1 - r_j / d) * B ** 2) / (sigma ** 2 * d / N)
+    return c1 / kappa * (min(sigma**2 * d / n_j, B**2) + (1 - r_j / d) * B**2) / (sigma**2 * d / N)
 
 
 def heterogeneity_thresholds(n_j: int, d: int, sigma: float, B: float) -> float:
@@ -158,8 +175,8 @@ def fano_lower_bound(n_j: int, d: int, sigma: float, beta: float, B: float) -> f
     >>> fano_lower_bound(10, 2, 1.0, 1.0, 1.0) < 0      # vacuous for d < 4
     True
     """
-    delta2 = min(sigma ** 2 * d / (beta * n_j), B ** 2) / 64
-    return delta2 * (1 - (32 * n_j * beta * delta2 / sigma ** 2 + math.log(2)) / (d * math.log(2)))
+    delta2 = min(sigma**2 * d / (beta * n_j), B**2) / 64
+    return delta2 * (1 - (32 * n_j * beta * delta2 / sigma**2 + math.log(2)) / (d * math.log(2)))
 
 
 def genie_lower_bound(n_j: int, d: int, B: float) -> float:
@@ -168,4 +185,4 @@ def genie_lower_bound(n_j: int, d: int, B: float) -> float:
     >>> genie_lower_bound(3, 4, 2.0)
     1.0
     """
-    return max(1 - n_j / d, 0.0) * B ** 2
+    return max(1 - n_j / d, 0.0) * B**2

@@ -38,6 +38,7 @@ D₁ = κ₀(L − μ)M(κ₀)/2, M(κ₀) = √v(1 + v)/(1 + κ₀v)², v = (�
 >>> round(two_client_floor(100.0, 1.0), 12) == round(99 / 20, 12)  # the limit (κ₀ − 1)/(2√κ₀)
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -52,8 +53,10 @@ def _check_kappas(kappa0: float, kappa: float) -> tuple[float, float]:
     if not (math.isfinite(kappa0) and kappa0 >= 1):
         raise ValueError(f"hypothesis kappa0 = L/mu >= 1 violated: kappa0={kappa0!r}")
     if not (math.isfinite(kappa) and 1 <= kappa <= kappa0 * (1 + 1e-12)):
-        raise ValueError(f"hypothesis 1 <= kappa <= kappa0 violated (b(λ)/λ is decreasing for FedAvg): "
-                         f"kappa={kappa!r}, kappa0={kappa0!r}")
+        raise ValueError(
+            f"hypothesis 1 <= kappa <= kappa0 violated (b(λ)/λ is decreasing for FedAvg): "
+            f"kappa={kappa!r}, kappa0={kappa0!r}"
+        )
     return kappa0, min(kappa, kappa0)
 
 
@@ -70,7 +73,7 @@ def floor_law_root(kappa0: float, kappa: float) -> float:
     real = roots[np.abs(roots.imag) <= 1e-9 * np.maximum(1.0, np.abs(roots))].real
     u = float(real[real > 0].max())
     p, dp = np.poly1d(coeffs), np.poly1d(coeffs).deriv()
-    for _ in range(3):                                  # np.roots loses digits when roots nearly coincide
+    for _ in range(3):  # np.roots loses digits when roots nearly coincide
         step = p(u) / dp(u)
         if not np.isfinite(step):
             break
@@ -137,8 +140,7 @@ def worst_pair(mu: float, L: float, K: int, gamma: float, *, C: float = 1.0):
     V = np.array(V)
     lam = np.array([[mu, L], [mu, L]])
     A = np.einsum("nij,nj,nkj->nik", V, lam, V)
-    return QuadraticFederation(A=A, c=np.array([[0.0, C], [0.0, -C]]), p=np.array([0.5, 0.5]), eigvals=lam,
-                               eigvecs=V)
+    return QuadraticFederation(A=A, c=np.array([[0.0, C], [0.0, -C]]), p=np.array([0.5, 0.5]), eigvals=lam, eigvecs=V)
 
 
 def small_step_coefficient(mu: float, L: float) -> float:

@@ -25,6 +25,7 @@ through μ-strong convexity: ‖x − x*‖ ≤ √(2e/μ)).
 >>> int(s.rounds_to(1e-3)[0]), int(s.local_steps[0])              # rounds, FGM+OGM-G steps per round
 (46, 40)
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,17 @@ import numpy as np
 
 from fedtheory.validation import positive_hypothesis
 
-__all__ = ["Guarantee", "local_update_guarantee", "sdane_guarantee", "LOCAL_SOLVERS", "GUARANTEE_SOURCES",
-           "FUNCTION_CLASSES", "source_claims", "register_source", "log_distortion_spread"]
+__all__ = [
+    "Guarantee",
+    "local_update_guarantee",
+    "sdane_guarantee",
+    "LOCAL_SOLVERS",
+    "GUARANTEE_SOURCES",
+    "FUNCTION_CLASSES",
+    "source_claims",
+    "register_source",
+    "log_distortion_spread",
+]
 
 #: local solvers with a proven per-round step count for S-DANE's accuracy test (6)
 LOCAL_SOLVERS = ("fgm+ogm-g", "fgm", "gd")
@@ -98,32 +108,73 @@ def _nonnegative(name: str, value: Any) -> float:
 #: files by path and enforces it): Lemma 5, Theorem 4, Corollary 1 (the 8CΔ floor), Lemma 14, Theorem 6,
 #: the 2C conjecture and Theorem 3 with momentum constant 1 are refuted and are never used.
 GUARANTEE_SOURCES: dict[str, dict] = {
-    "rate/gd": {"claims": ("localupdate/theorem-3/no-momentum", "localupdate/table-2/no-momentum",
-                           "localupdate/lemma-3", "localupdate/lemma-4"),
-                "holds_for": "every d: ‖x_T − x*(α,γ,Θ)‖ ≤ ρ^T‖x_0 − x*(α,γ,Θ)‖, ρ at the class-wide κ"},
-    "rate/nesterov": {"claims": ("localupdate/theorem-3/nesterov-corrected", "localupdate/table-2/nesterov",
-                                 "localupdate/lemma-3", "localupdate/lemma-4"),
-                      "holds_for": "every d: constant 1 + (1+ρ)T (Theorem 3 corrected)"},
-    "rate/heavy_ball": {"claims": ("localupdate/theorem-3/heavy-ball-corrected", "localupdate/table-2/heavy-ball",
-                                   "localupdate/lemma-3", "localupdate/lemma-4"),
-                        "holds_for": "every d: constant 1 + (1+ρ)T (Theorem 3 corrected)"},
-    "floor/one-step": {"claims": ("localupdate/section-3/theta-1-no-distortion",),
-                       "holds_for": "every d: K(Θ) = 1 gives Q_i = I, so x*(α,γ,Θ) = x* (no floor)"},
-    "floor/d1": {"claims": ("localupdate/lemma-12",),
-                 "holds_for": "d = 1: |x*(α,γ,Θ) − x*| ≤ 2C(√b − √a)/(√b + √a)"},
-    "floor/commuting": {"claims": ("localupdate/lemma-12", "verify/explorer/commuting-floor"),
-                        "holds_for": "commuting clients (one shared eigenbasis), n clients: "
-                                     "‖x*(α,γ,Θ) − x*‖ ≤ 2C√n(√b − √a)/(√b + √a) (Lemma 12 in each eigendirection)"},
-    "s-dane": {"claims": ("sdane/theorem-1/runs", "sdane/theorem-1/probe", "sdane/theorem-1/pep", "sdane/corollary-18",
-                          "sdane/corollary-3/runs", "sdane/corollary-3/pep"),
-               "holds_for": "μ-convex, L-smooth, δ_A-SOD clients (any d)"},
-    "acc-s-dane": {"claims": ("sdane/theorem-6/runs", "sdane/theorem-6/probe", "sdane/theorem-6/pep",
-                              "sdane/corollary-25", "sdane/corollary-3/runs", "sdane/corollary-3/pep"),
-                   "holds_for": "μ-convex, L-smooth, δ_A-SOD clients (any d), μ ≤ 4λ"},
+    "rate/gd": {
+        "claims": (
+            "localupdate/theorem-3/no-momentum",
+            "localupdate/table-2/no-momentum",
+            "localupdate/lemma-3",
+            "localupdate/lemma-4",
+        ),
+        "holds_for": "every d: ‖x_T − x*(α,γ,Θ)‖ ≤ ρ^T‖x_0 − x*(α,γ,Θ)‖, ρ at the class-wide κ",
+    },
+    "rate/nesterov": {
+        "claims": (
+            "localupdate/theorem-3/nesterov-corrected",
+            "localupdate/table-2/nesterov",
+            "localupdate/lemma-3",
+            "localupdate/lemma-4",
+        ),
+        "holds_for": "every d: constant 1 + (1+ρ)T (Theorem 3 corrected)",
+    },
+    "rate/heavy_ball": {
+        "claims": (
+            "localupdate/theorem-3/heavy-ball-corrected",
+            "localupdate/table-2/heavy-ball",
+            "localupdate/lemma-3",
+            "localupdate/lemma-4",
+        ),
+        "holds_for": "every d: constant 1 + (1+ρ)T (Theorem 3 corrected)",
+    },
+    "floor/one-step": {
+        "claims": ("localupdate/section-3/theta-1-no-distortion",),
+        "holds_for": "every d: K(Θ) = 1 gives Q_i = I, so x*(α,γ,Θ) = x* (no floor)",
+    },
+    "floor/d1": {"claims": ("localupdate/lemma-12",), "holds_for": "d = 1: |x*(α,γ,Θ) − x*| ≤ 2C(√b − √a)/(√b + √a)"},
+    "floor/commuting": {
+        "claims": ("localupdate/lemma-12", "verify/explorer/commuting-floor"),
+        "holds_for": "commuting clients (one shared eigenbasis), n clients: "
+        "‖x*(α,γ,Θ) − x*‖ ≤ 2C√n(√b − √a)/(√b + √a) (Lemma 12 in each eigendirection)",
+    },
+    "s-dane": {
+        "claims": (
+            "sdane/theorem-1/runs",
+            "sdane/theorem-1/probe",
+            "sdane/theorem-1/pep",
+            "sdane/corollary-18",
+            "sdane/corollary-3/runs",
+            "sdane/corollary-3/pep",
+        ),
+        "holds_for": "μ-convex, L-smooth, δ_A-SOD clients (any d)",
+    },
+    "acc-s-dane": {
+        "claims": (
+            "sdane/theorem-6/runs",
+            "sdane/theorem-6/probe",
+            "sdane/theorem-6/pep",
+            "sdane/corollary-25",
+            "sdane/corollary-3/runs",
+            "sdane/corollary-3/pep",
+        ),
+        "holds_for": "μ-convex, L-smooth, δ_A-SOD clients (any d), μ ≤ 4λ",
+    },
 }
 
 #: the classes of local-update federations a guarantee can be asked for
-FUNCTION_CLASSES = {"d1": "d = 1", "commuting": "commuting clients (d ≥ 2)", "general": "d ≥ 2, general (non-commuting) clients"}
+FUNCTION_CLASSES = {
+    "d1": "d = 1",
+    "commuting": "commuting clients (d ≥ 2)",
+    "general": "d ≥ 2, general (non-commuting) clients",
+}
 
 
 def register_source(name: str, claims: tuple, holds_for: str) -> None:
@@ -167,9 +218,21 @@ def log_distortion_spread(mu: float, L: float, *, theta: str, alpha: Any, gamma:
     return (steps - 1) * (np.log1p(-s_mu) - np.log1p(-s_L))
 
 
-def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: str = "uniform", alpha: Any = 0.0,
-                           gamma: Any, K: Any, momentum: str = "gd", function_class: str = "general",
-                           clients: int | None = None, certified_floor: Any = None) -> Guarantee:
+def local_update_guarantee(
+    *,
+    mu: float,
+    L: float,
+    C: float,
+    D: float,
+    theta: str = "uniform",
+    alpha: Any = 0.0,
+    gamma: Any,
+    K: Any,
+    momentum: str = "gd",
+    function_class: str = "general",
+    clients: int | None = None,
+    certified_floor: Any = None,
+) -> Guarantee:
     """A valid bound on ‖x_T − x*‖ for LocalUpdate over μI ⪯ A_i ⪯ LI, ‖c_i‖ ≤ C, ‖x_0 − x*‖ ≤ D.
 
     error_after(T) = c_T ρ^T (D + F) + F by the triangle inequality through x*(α,γ,Θ):
@@ -207,14 +270,21 @@ def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: st
     rho = out["rho"]
     steps = out["K"] * (2 if theta == "maml" else 1) + (1 if theta == "maml" else 0)
     one_step = steps == 1
-    delta12 = np.atleast_1d(suboptimality_delta_from_log(np.abs(log_distortion_spread(
-        float(mu), float(L), theta=theta, alpha=out["alpha"], gamma=out["gamma"], K=out["K"]))))
+    delta12 = np.atleast_1d(
+        suboptimality_delta_from_log(
+            np.abs(
+                log_distortion_spread(
+                    float(mu), float(L), theta=theta, alpha=out["alpha"], gamma=out["gamma"], K=out["K"]
+                )
+            )
+        )
+    )
     sources = [f"rate/{momentum}"]
     extra_hyp = None
     if function_class == "d1":
         floor = 2 * C * delta12
         sources.append("floor/d1")
-    elif function_class == "commuting" and clients is not None:    # checked above: given for this class
+    elif function_class == "commuting" and clients is not None:  # checked above: given for this class
         floor = 2 * C * math.sqrt(int(clients)) * delta12
         sources.append("floor/commuting")
     else:
@@ -234,7 +304,7 @@ def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: st
 
     def error_after(T: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore"):
-            val = transient_constant(rho, T, momentum) * rho ** T * start + np.where(valid, floor, 0.0)
+            val = transient_constant(rho, T, momentum) * rho**T * start + np.where(valid, floor, 0.0)
         return np.where(valid, val, np.inf)
 
     def rounds_to(eps: float) -> np.ndarray:
@@ -243,23 +313,45 @@ def local_update_guarantee(*, mu: float, L: float, C: float, D: float, theta: st
         return np.where(floor >= eps, np.inf, rounds_to_contract(rho, ratio, momentum))
 
     local = out["K"].astype(np.float64) + (1.0 if theta == "maml" else 0.0)
-    hyps = ["0 < μ ≤ L (Assumption 1), ‖c_i‖ ≤ C (Assumption 2), ‖x_0 − x*‖ ≤ D", "γ < 1/(L + α) (Lemma 1)",
-            f"ServerOpt tuned as in Table 2 at the class-wide μ̃, L̃ ({momentum}: η, β printed with the setting)",
-            "full participation, full-batch clients (Section 4.2)",
-            f"class: {FUNCTION_CLASSES[function_class]}" + (f", n = {int(clients)} clients" if clients else "")]
+    hyps = [
+        "0 < μ ≤ L (Assumption 1), ‖c_i‖ ≤ C (Assumption 2), ‖x_0 − x*‖ ≤ D",
+        "γ < 1/(L + α) (Lemma 1)",
+        f"ServerOpt tuned as in Table 2 at the class-wide μ̃, L̃ ({momentum}: η, β printed with the setting)",
+        "full participation, full-batch clients (Section 4.2)",
+        f"class: {FUNCTION_CLASSES[function_class]}" + (f", n = {int(clients)} clients" if clients else ""),
+    ]
     if extra_hyp:
         hyps.append(extra_hyp)
     caveats = []
     if function_class == "general" and not np.all(valid):
-        caveats.append("no valid guarantee is known for d ≥ 2 at settings with K(Θ) > 1 that the certified table does "
-                       "not cover: Corollary 1's 8CΔ floor (Lemma 5, Theorem 4) is refuted there")
-    params = {"theta": np.array([theta] * len(rho)), "K": out["K"], "gamma": out["gamma"], "alpha": out["alpha"],
-              "momentum": np.array([momentum] * len(rho)), "kappa": out["kappa"], "delta": delta12}
-    return Guarantee(method={"uniform": "LocalUpdate Θ_{1:K}", "last": "LocalUpdate Θ_K (FOMAML)",
-                             "maml": "MAML (Θ_{2K+1})"}[theta],
-                     params=params, floor=floor, local_steps=local, rho=rho, claims=source_claims(*sources),
-                     hypotheses=tuple(hyps), caveats=tuple(caveats), function_class=function_class, valid=valid,
-                     sources=tuple(sources), _error_after=error_after, _rounds_to=rounds_to)
+        caveats.append(
+            "no valid guarantee is known for d ≥ 2 at settings with K(Θ) > 1 that the certified table does "
+            "not cover: Corollary 1's 8CΔ floor (Lemma 5, Theorem 4) is refuted there"
+        )
+    params = {
+        "theta": np.array([theta] * len(rho)),
+        "K": out["K"],
+        "gamma": out["gamma"],
+        "alpha": out["alpha"],
+        "momentum": np.array([momentum] * len(rho)),
+        "kappa": out["kappa"],
+        "delta": delta12,
+    }
+    return Guarantee(
+        method={"uniform": "LocalUpdate Θ_{1:K}", "last": "LocalUpdate Θ_K (FOMAML)", "maml": "MAML (Θ_{2K+1})"}[theta],
+        params=params,
+        floor=floor,
+        local_steps=local,
+        rho=rho,
+        claims=source_claims(*sources),
+        hypotheses=tuple(hyps),
+        caveats=tuple(caveats),
+        function_class=function_class,
+        valid=valid,
+        sources=tuple(sources),
+        _error_after=error_after,
+        _rounds_to=rounds_to,
+    )
 
 
 def _local_steps(solver: str, L: float, lam: np.ndarray) -> np.ndarray:
@@ -274,8 +366,9 @@ def _local_steps(solver: str, L: float, lam: np.ndarray) -> np.ndarray:
     raise ValueError(f"local solver must be one of {LOCAL_SOLVERS}, got {solver!r}")
 
 
-def sdane_guarantee(*, mu: float, L: float, delta_A: float, D: float, lam: Any, solver: str = "fgm+ogm-g",
-                    accelerated: bool = False) -> Guarantee:
+def sdane_guarantee(
+    *, mu: float, L: float, delta_A: float, D: float, lam: Any, solver: str = "fgm+ogm-g", accelerated: bool = False
+) -> Guarantee:
     """S-DANE (Theorem 1) or Acc-S-DANE (Theorem 6), full participation, λ ≥ 2δ_A, in distance units.
 
     S-DANE: f(x̄^R) − f* ≤ μD²/(2[(1+μ/λ)^R − 1]), so ‖x̄^R − x*‖ ≤ D/√((1+μ/λ)^R − 1).
@@ -295,8 +388,10 @@ def sdane_guarantee(*, mu: float, L: float, delta_A: float, D: float, lam: Any, 
     lam = np.atleast_1d(np.asarray(lam, dtype=np.float64)).ravel()
     bad = ~(lam >= 2 * delta_A) | ~(lam > 0)
     if bad.any():
-        raise ValueError(f"hypothesis lambda >= 2*delta_A (> 0) violated (Theorem {'6' if accelerated else '1'}): "
-                         f"lambda={lam[bad][0]:g}, delta_A={delta_A:g}")
+        raise ValueError(
+            f"hypothesis lambda >= 2*delta_A (> 0) violated (Theorem {'6' if accelerated else '1'}): "
+            f"lambda={lam[bad][0]:g}, delta_A={delta_A:g}"
+        )
     if accelerated:
         bad = mu > 4 * lam
         if bad.any():
@@ -320,9 +415,11 @@ def sdane_guarantee(*, mu: float, L: float, delta_A: float, D: float, lam: Any, 
                 if np.all(hi - lo <= 1):
                     break
             return np.where(D <= eps, 0.0, hi)
+
         claims = source_claims("acc-s-dane")
         method = "Acc-S-DANE"
     else:
+
         def error_after(T: np.ndarray) -> np.ndarray:
             grow = np.expm1(T * np.log1p(mu / lam))
             return np.where(T > 0, D / np.sqrt(np.where(grow > 0, grow, 1.0)), D)
@@ -330,16 +427,32 @@ def sdane_guarantee(*, mu: float, L: float, delta_A: float, D: float, lam: Any, 
         def rounds_to(eps: float) -> np.ndarray:
             need = np.log1p((D / eps) ** 2) / np.log1p(mu / lam)
             return np.where(D <= eps, 0.0, np.ceil(need - 1e-12))
+
         claims = source_claims("s-dane")
         method = "S-DANE"
     steps = _local_steps(solver, L, lam)
-    hyps = ("each f_i μ-convex and L-smooth, δ_A-SOD (Definition 1)", "λ ≥ 2δ_A (Theorem 1 states λ = 2δ_A; the proof "
-            "needs only (λ − δ_A)/2 ≥ λ/4)", "full participation; every local solve passes test (6)",
-            "distance from f − f* through μ-strong convexity")
-    caveats = ("the S-DANE text lost its math in conversion: the bounds are the reconstruction's (sdane_reconstructed), "
-               "checked by the sdane claims",)
+    hyps = (
+        "each f_i μ-convex and L-smooth, δ_A-SOD (Definition 1)",
+        "λ ≥ 2δ_A (Theorem 1 states λ = 2δ_A; the proof needs only (λ − δ_A)/2 ≥ λ/4)",
+        "full participation; every local solve passes test (6)",
+        "distance from f − f* through μ-strong convexity",
+    )
+    caveats = (
+        "the S-DANE text lost its math in conversion: the bounds are the reconstruction's (sdane_reconstructed), "
+        "checked by the sdane claims",
+    )
     params = {"lambda": lam, "solver": np.array([solver] * len(lam))}
-    return Guarantee(method=method, params=params, floor=np.zeros_like(lam), local_steps=steps, claims=claims,
-                     function_class="any d", valid=np.ones(lam.shape, dtype=bool), sources=(method.lower(),),
-                     hypotheses=hyps + (("μ ≤ 4λ (Theorem 6)",) if accelerated else ()), caveats=caveats,
-                     _error_after=error_after, _rounds_to=rounds_to)
+    return Guarantee(
+        method=method,
+        params=params,
+        floor=np.zeros_like(lam),
+        local_steps=steps,
+        claims=claims,
+        function_class="any d",
+        valid=np.ones(lam.shape, dtype=bool),
+        sources=(method.lower(),),
+        hypotheses=hyps + (("μ ≤ 4λ (Theorem 6)",) if accelerated else ()),
+        caveats=caveats,
+        _error_after=error_after,
+        _rounds_to=rounds_to,
+    )

@@ -15,6 +15,7 @@ hypotheses raises ValueError naming the hypothesis and the values.
 >>> round(delta_1(lam, eta=0.5, s=2, t=3), 12) <= 1 / (2 * np.e * 0.5 * 3 * 2)
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -25,10 +26,23 @@ import numpy as np
 from fedtheory.validation import positive_hypothesis
 
 __all__ = [
-    "empirical_rademacher", "early_stopping_time", "delta_1", "delta_1_bound", "delta_2", "delta_2_min_bound",
-    "delta_2_rademacher_bound", "proposition_3_bound", "theorem_1_bound", "theorem_2_threshold",
-    "theorem_2_gaussian_tail", "theorem_3_bound", "theorem_4_bound", "theorem_4_distance_bound",
-    "lemma_8_bound", "corollary_1_bound", "corollary_2_distance_bound",
+    "empirical_rademacher",
+    "early_stopping_time",
+    "delta_1",
+    "delta_1_bound",
+    "delta_2",
+    "delta_2_min_bound",
+    "delta_2_rademacher_bound",
+    "proposition_3_bound",
+    "theorem_1_bound",
+    "theorem_2_threshold",
+    "theorem_2_gaussian_tail",
+    "theorem_3_bound",
+    "theorem_4_bound",
+    "theorem_4_distance_bound",
+    "lemma_8_bound",
+    "corollary_1_bound",
+    "corollary_2_distance_bound",
 ]
 
 
@@ -60,7 +74,7 @@ def _stopping_ok(lam: np.ndarray, eta: float, s: int, sigma: float, t: int) -> b
     return bool(empirical_rademacher(lam, 1 / math.sqrt(u)) <= 1 / (math.sqrt(2 * math.e) * sigma * u))
 
 
-def early_stopping_time(lam: Any, eta: float, s: int, sigma: float, t_max: int = 10 ** 12) -> float:
+def early_stopping_time(lam: Any, eta: float, s: int, sigma: float, t_max: int = 10**12) -> float:
     """T = max{t ∈ ℕ : ℛ(1/√(ηts)) ≤ 1/(√(2e)σηts)} (eq. 21).
 
     u·ℛ(1/√u) is non-decreasing in u (ℛ(ε)/ε² is non-increasing), so the admissible t form an initial
@@ -141,18 +155,20 @@ def delta_2_rademacher_bound(lam: Any, eta: float, s: int, t: Any) -> Any:
     return u * np.asarray(empirical_rademacher(lam, 1 / np.sqrt(u))) ** 2
 
 
-def proposition_3_bound(kappa: float, d1: float, d2: float, f0_dist_sq: float, sigma: float, Delta_sq: float,
-                        N: int) -> float:
+def proposition_3_bound(
+    kappa: float, d1: float, d2: float, f0_dist_sq: float, sigma: float, Delta_sq: float, N: int
+) -> float:
     """3κ(δ_1‖f_0 − f‖_ℋ² + δ_2σ² + ‖Δ_f‖₂²/N) (eq. 16).
 
     >>> proposition_3_bound(1.0, 0.1, 0.2, 1.0, 1.0, 4.0, 4)
     3.9000000000000004
     """
-    return 3 * kappa * (d1 * f0_dist_sq + d2 * sigma ** 2 + Delta_sq / N)
+    return 3 * kappa * (d1 * f0_dist_sq + d2 * sigma**2 + Delta_sq / N)
 
 
-def theorem_1_bound(kappa: float, eta: float, s: int, t: int, T: float, f0_dist_sq: float, Delta_sq: float,
-                    N: int) -> float:
+def theorem_1_bound(
+    kappa: float, eta: float, s: int, t: int, T: float, f0_dist_sq: float, Delta_sq: float, N: int
+) -> float:
     """3κ/(2eηts)(‖f_0 − f‖_ℋ² + 1) + 3κ‖Δ_f‖₂²/N for 1 ≤ t ≤ T (Theorem 1).
 
     >>> theorem_1_bound(1.0, 1.0, 1, 5, 3, 0.0, 0.0, 1)
@@ -165,8 +181,9 @@ def theorem_1_bound(kappa: float, eta: float, s: int, t: int, T: float, f0_dist_
     return 3 * kappa / (2 * math.e * eta * t * s) * (f0_dist_sq + 1) + 3 * kappa * Delta_sq / N
 
 
-def theorem_2_threshold(kappa: float, eta: float, s: int, t: int, T: float, f0_dist_sq: float, Delta_sq: float,
-                        N: int) -> float:
+def theorem_2_threshold(
+    kappa: float, eta: float, s: int, t: int, T: float, f0_dist_sq: float, Delta_sq: float, N: int
+) -> float:
     """The level of ε_t in eq. (22): 3κ/(2eηts)(‖f_0 − f‖_ℋ² + 3) + 3κ‖Δ_f‖₂²/N, for t < T."""
     if not 1 <= t < T:
         raise ValueError(f"hypothesis 1 <= t < T (Theorem 2) violated: t={t}, T={T}")
@@ -180,24 +197,37 @@ def theorem_2_gaussian_tail(N: int, sigma: float, eta: float, s: int, t: int, c:
     P(ξᵀQξ − E ≥ 2σ²(‖Q‖_F√x + ‖Q‖₂x)) ≤ e^{−x} replaces Hanson–Wright in the proof with
     c_1 = 1/16 in eq. (48); the proof's chain then gives c = c_1/e (the default here).
     """
-    return math.exp(-c * N / (sigma ** 2 * eta * t * s))
+    return math.exp(-c * N / (sigma**2 * eta * t * s))
 
 
-def theorem_3_bound(kappa: float, eta: float, s: int, lam_d: float, d: int, t: Any, sigma: float, f0_dist_sq: float,
-                    Delta_sq: float, N: int) -> Any:
+def theorem_3_bound(
+    kappa: float,
+    eta: float,
+    s: int,
+    lam_d: float,
+    d: int,
+    t: Any,
+    sigma: float,
+    f0_dist_sq: float,
+    Delta_sq: float,
+    N: int,
+) -> Any:
     """3(κ/(ηs))‖f_0 − f‖_ℋ² exp(−2(ηs/κ)λ_d t) + 3κσ²d/N + 3κ‖Δ_f‖₂²/N (Theorem 3, rank K_**x** = d)."""
     t = np.asarray(t, dtype=np.float64)
-    return 3 * kappa / (eta * s) * f0_dist_sq * np.exp(-2 * eta * s / kappa * lam_d * t) + 3 * kappa * (
-        sigma ** 2 * d + Delta_sq) / N
+    return (
+        3 * kappa / (eta * s) * f0_dist_sq * np.exp(-2 * eta * s / kappa * lam_d * t)
+        + 3 * kappa * (sigma**2 * d + Delta_sq) / N
+    )
 
 
-def theorem_4_bound(kappa: float, eta: float, s: int, rho_N: float, d: int, t: Any, sigma: float, theta0_dist_sq: float,
-                    N: int) -> Any:
+def theorem_4_bound(
+    kappa: float, eta: float, s: int, rho_N: float, d: int, t: Any, sigma: float, theta0_dist_sq: float, N: int
+) -> Any:
     """(1 − sηρ_N/κ)^{2t}‖θ_0 − θ̄‖₂² + σ²κd/(Nρ_N) (eq. 23); needs ρ_N > 0."""
     if not rho_N > 0:
         raise ValueError(f"hypothesis rho_N > 0 (Theorem 4: phi(x)^T phi(x) invertible) violated: rho_N={rho_N:g}")
     t = np.asarray(t, dtype=np.float64)
-    return (1 - s * eta * rho_N / kappa) ** (2 * t) * theta0_dist_sq + sigma ** 2 * kappa * d / (N * rho_N)
+    return (1 - s * eta * rho_N / kappa) ** (2 * t) * theta0_dist_sq + sigma**2 * kappa * d / (N * rho_N)
 
 
 def theorem_4_distance_bound(kappa: float, rho_N: float, Delta_norm: float, N: int) -> float:
@@ -212,14 +242,16 @@ def lemma_8_bound(f0_dist: float, eta: float, s: int, t: int, N: int, Delta_norm
     return f0_dist + 1 + math.sqrt(eta * s * t / N) * Delta_norm
 
 
-def corollary_1_bound(kappa: float, eta: float, s: int, alpha: float, d: int, t: Any, sigma: float,
-                      theta0_dist_sq: float, N: int) -> Any:
+def corollary_1_bound(
+    kappa: float, eta: float, s: int, alpha: float, d: int, t: Any, sigma: float, theta0_dist_sq: float, N: int
+) -> Any:
     """(1 − sη/(2κ))^{2t}‖θ_0 − θ̄‖² + σ²·2κd/(Nα) (eq. 26, as printed: no α in the contraction factor)."""
     t = np.asarray(t, dtype=np.float64)
-    return (1 - s * eta / (2 * kappa)) ** (2 * t) * theta0_dist_sq + sigma ** 2 * 2 * kappa * d / (N * alpha)
+    return (1 - s * eta / (2 * kappa)) ** (2 * t) * theta0_dist_sq + sigma**2 * 2 * kappa * d / (N * alpha)
 
 
-def corollary_2_distance_bound(Gamma: float, kappa: float, beta: float, nu: float, M: int, d: int, alpha: float,
-                               N: int) -> float:
+def corollary_2_distance_bound(
+    Gamma: float, kappa: float, beta: float, nu: float, M: int, d: int, alpha: float, N: int
+) -> float:
     """Γ√(2κβνMd/(αN)) (eq. 29)."""
     return Gamma * math.sqrt(2 * kappa * beta * nu * M * d / (alpha * N))

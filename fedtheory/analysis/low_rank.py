@@ -26,6 +26,7 @@ needs. The minimal covering number's bound :math:`d!(q+1)^d` used in (51) is :fu
 >>> part.cells_per_axis, part.radius <= 1 / 4.0
 (4, True)
 """
+
 from __future__ import annotations
 
 import itertools
@@ -36,15 +37,27 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = [
-    "approximate_rank", "multi_indices", "holder_l", "L1GridPartition", "covering_number_bound",
-    "piecewise_taylor", "lemma1_bound", "FourierFeatures", "DistanceKernel", "theorem1_min_rank",
-    "theorem1_log_bound", "stirling_binomial_bound_52", "low_rank_error", "rank_bound_51",
+    "approximate_rank",
+    "multi_indices",
+    "holder_l",
+    "L1GridPartition",
+    "covering_number_bound",
+    "piecewise_taylor",
+    "lemma1_bound",
+    "FourierFeatures",
+    "DistanceKernel",
+    "theorem1_min_rank",
+    "theorem1_log_bound",
+    "stirling_binomial_bound_52",
+    "low_rank_error",
+    "rank_bound_51",
 ]
 
 
 # --------------------------------------------------------------------------------------------
 # approximate rank (77)
 # --------------------------------------------------------------------------------------------
+
 
 def approximate_rank(M: Any, energy: float = 0.9) -> Any:
     r"""Eq. (77): :math:`\min\{J:\sum_{i\le J}\sigma_i^2\ge0.9\|M\|_F^2\}`, batched over leading axes.
@@ -75,6 +88,7 @@ def approximate_rank(M: Any, energy: float = 0.9) -> Any:
 # --------------------------------------------------------------------------------------------
 # Hölder classes, multi-indices, the partition of Section III-A
 # --------------------------------------------------------------------------------------------
+
 
 def holder_l(eta: float) -> int:
     r""":math:`l=\lceil\eta\rceil-1` (the number of derivatives of the Hölder class).
@@ -134,14 +148,14 @@ class L1GridPartition:
 
     @property
     def n_cells(self) -> int:
-        return self.cells_per_axis ** self.d
+        return self.cells_per_axis**self.d
 
     @property
     def centers(self) -> np.ndarray:
         """(n_cells, d) cell centers, cell index = Σ_j i_j · n^j (first coordinate fastest)."""
         n = self.cells_per_axis
-        idx = np.arange(n ** self.d)
-        digits = np.stack([(idx // n ** j) % n for j in range(self.d)], axis=1)
+        idx = np.arange(n**self.d)
+        digits = np.stack([(idx // n**j) % n for j in range(self.d)], axis=1)
         return (digits + 0.5) / n
 
     def locate(self, y: Any) -> np.ndarray:
@@ -163,8 +177,9 @@ def covering_number_bound(d: int, q: float) -> float:
     return float(math.factorial(int(d)) * (q + 1.0) ** d)
 
 
-def piecewise_taylor(derivatives: Callable[[np.ndarray], np.ndarray], partition: L1GridPartition, l: int,
-                     y: Any) -> np.ndarray:
+def piecewise_taylor(
+    derivatives: Callable[[np.ndarray], np.ndarray], partition: L1GridPartition, l: int, y: Any
+) -> np.ndarray:
     r""":math:`P_{q,l}(y)=\sum_{I}P_I(y)\mathbb 1\{y\in I\}`, :math:`P_I` the degree-l Taylor polynomial
     at the center :math:`z_I` (eq. (49)).
 
@@ -182,13 +197,14 @@ def piecewise_taylor(derivatives: Callable[[np.ndarray], np.ndarray], partition:
     cells = partition.locate(y)
     centers = partition.centers
     used, inverse = np.unique(cells, return_inverse=True)
-    D = np.asarray(derivatives(centers[used]), dtype=np.float64)            # (U, n_idx)
+    D = np.asarray(derivatives(centers[used]), dtype=np.float64)  # (U, n_idx)
     idx = multi_indices(partition.d, l)
     if D.shape != (used.size, len(idx)):
         raise ValueError(f"derivatives must return shape ({used.size}, {len(idx)}), got {D.shape}")
-    diff = y - centers[cells]                                               # (N, d)
-    powers = np.stack([np.prod(diff ** np.array(s)[None, :], axis=1) / math.prod(math.factorial(k) for k in s)
-                       for s in idx], axis=1)                               # (N, n_idx)
+    diff = y - centers[cells]  # (N, d)
+    powers = np.stack(
+        [np.prod(diff ** np.array(s)[None, :], axis=1) / math.prod(math.factorial(k) for k in s) for s in idx], axis=1
+    )  # (N, n_idx)
     return np.einsum("nk,nk->n", powers, D[inverse])
 
 
@@ -205,6 +221,7 @@ def lemma1_bound(L2: float, eta: float, q: float) -> float:
 # test functions with exact derivatives and rigorous Hölder constants
 # --------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class FourierFeatures:
     r""":math:`g(y)=\sum_k c_k\cos(\omega_k^\top y+\phi_k)` on :math:`[0,1]^d` (one parameter ϑ = (c, ω, φ)).
@@ -219,7 +236,7 @@ class FourierFeatures:
     """
 
     c: np.ndarray
-    omega: np.ndarray   # (K, d)
+    omega: np.ndarray  # (K, d)
     phase: np.ndarray
 
     def value(self, y: Any) -> np.ndarray:
@@ -230,7 +247,7 @@ class FourierFeatures:
         """(N, C(l+d,d)): ∇^s g(z) for s in :func:`multi_indices` (d, l)."""
         z = np.asarray(z, dtype=np.float64)
         d = self.omega.shape[1]
-        u = z @ self.omega.T + self.phase[None, :]                         # (N, K)
+        u = z @ self.omega.T + self.phase[None, :]  # (N, K)
         cols = []
         for s in multi_indices(d, l):
             coef = self.c * np.prod(self.omega ** np.array(s)[None, :], axis=1)
@@ -247,7 +264,7 @@ class FourierFeatures:
         for s in multi_indices(d, l):
             if sum(s) != l:
                 continue
-            term = np.abs(self.c) * np.abs(np.prod(self.omega ** np.array(s)[None, :], axis=1)) * wmax ** beta
+            term = np.abs(self.c) * np.abs(np.prod(self.omega ** np.array(s)[None, :], axis=1)) * wmax**beta
             best = max(best, float(term.sum()) * 2 ** (1 - beta))
         return best
 
@@ -273,12 +290,13 @@ class DistanceKernel:
         """M_ij = L2 ‖y_i − ϑ_j‖₁^η."""
         y, theta = np.asarray(y, dtype=np.float64), np.asarray(theta, dtype=np.float64)
         dist = np.abs(y[:, None, :] - theta[None, :, :]).sum(axis=2)
-        return self.L2 * dist ** self.eta
+        return self.L2 * dist**self.eta
 
 
 # --------------------------------------------------------------------------------------------
 # Theorem 1
 # --------------------------------------------------------------------------------------------
+
 
 def theorem1_min_rank(d: int, eta: float) -> float:
     r"""Theorem 1's hypothesis :math:`r\ge e\sqrt d\,2^d(l+d)^d`.
@@ -287,7 +305,7 @@ def theorem1_min_rank(d: int, eta: float) -> float:
     5.4366
     """
     l = holder_l(eta)
-    return math.e * math.sqrt(d) * 2 ** d * (l + d) ** d
+    return math.e * math.sqrt(d) * 2**d * (l + d) ** d
 
 
 def theorem1_log_bound(d: int, eta: float, L2: float, r: float) -> float:
@@ -306,12 +324,20 @@ def theorem1_log_bound(d: int, eta: float, L2: float, r: float) -> float:
     l = holder_l(eta)
     need = theorem1_min_rank(d, eta)
     if not r >= need:
-        raise ValueError(f"Theorem 1 hypothesis r >= e sqrt(d) 2^d (l+d)^d violated: r={r:g}, d={d}, eta={eta:g}, "
-                         f"bound={need:g}")
+        raise ValueError(
+            f"Theorem 1 hypothesis r >= e sqrt(d) 2^d (l+d)^d violated: r={r:g}, d={d}, eta={eta:g}, bound={need:g}"
+        )
     if not L2 > 0:
         raise ValueError(f"Theorem 1 needs a Hölder constant L2 > 0, got L2={L2!r}")
-    return (2 * math.log(L2) + 2 * eta / d + eta / d * math.log(d) + eta * math.log(4) + 2 * eta * math.log(l + d)
-            - 2 * math.lgamma(l + 1) - 2 * eta / d * math.log(r))
+    return (
+        2 * math.log(L2)
+        + 2 * eta / d
+        + eta / d * math.log(d)
+        + eta * math.log(4)
+        + 2 * eta * math.log(l + d)
+        - 2 * math.lgamma(l + 1)
+        - 2 * eta / d * math.log(r)
+    )
 
 
 def stirling_binomial_bound_52(d: int, l: int) -> tuple[int, float]:
@@ -341,4 +367,4 @@ def low_rank_error(M: Any, r: int) -> float:
     """
     M = np.asarray(M, dtype=np.float64)
     sv = np.linalg.svd(M, compute_uv=False)
-    return float(np.sum(sv[int(r):] ** 2) / M.size)
+    return float(np.sum(sv[int(r) :] ** 2) / M.size)

@@ -13,6 +13,7 @@ For LocalUpdate with Θ = Θ_{1:K}, a point of the trade-off is (ρ, Δ): the se
 >>> pareto_mask(np.array([0.1, 0.2, 0.3]), np.array([0.3, 0.1, 0.2])).tolist()
 [True, True, False]
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -28,9 +29,20 @@ from fedtheory.analysis.rates import (
     table2_rate_from_log,
 )
 
-__all__ = ["pareto_mask", "frontier_uniform", "frontier_last", "frontier", "log_K_grid", "random_spectrum",
-           "log_distortions", "frontier_spectrum", "frontier_random_matrices", "frontier_problem", "THETA_FAMILIES",
-           "worst_case_tradeoff"]
+__all__ = [
+    "pareto_mask",
+    "frontier_uniform",
+    "frontier_last",
+    "frontier",
+    "log_K_grid",
+    "random_spectrum",
+    "log_distortions",
+    "frontier_spectrum",
+    "frontier_random_matrices",
+    "frontier_problem",
+    "THETA_FAMILIES",
+    "worst_case_tradeoff",
+]
 
 
 def pareto_mask(rho: Any, delta: Any) -> np.ndarray:
@@ -57,16 +69,17 @@ def pareto_mask(rho: Any, delta: Any) -> np.ndarray:
     starts = np.flatnonzero(np.r_[True, rs[1:] != rs[:-1]])
     group = np.cumsum(np.r_[True, rs[1:] != rs[:-1]]) - 1
     running = np.minimum.accumulate(ds)
-    before = np.r_[np.inf, running[starts[1:] - 1]]          # min Δ over all earlier groups
-    group_min = ds[starts]                                    # sorted by Δ within a group
+    before = np.r_[np.inf, running[starts[1:] - 1]]  # min Δ over all earlier groups
+    group_min = ds[starts]  # sorted by Δ within a group
     keep_sorted = (ds < before[group]) & (ds == group_min[group])
     mask = np.empty_like(keep_sorted)
     mask[order] = keep_sorted
     return mask
 
 
-def frontier_uniform(mu: float, L: float, alpha: Any = 0.0, *, gammas: Any = None, Ks: Any = None,
-                     momentum: str = "gd") -> dict[str, np.ndarray]:
+def frontier_uniform(
+    mu: float, L: float, alpha: Any = 0.0, *, gammas: Any = None, Ks: Any = None, momentum: str = "gd"
+) -> dict[str, np.ndarray]:
     """(ρ, Δ) for Θ_{1:K} along any path of (K, γ, α), vectorized.
 
     κ = φ(L, α, γ, K)/φ(μ, α, γ, K) (eq. 11; Lemma 3's bound, attained when the clients' spectra hit
@@ -87,8 +100,9 @@ def frontier_uniform(mu: float, L: float, alpha: Any = 0.0, *, gammas: Any = Non
         gammas = 1.0 / (2.0 * (float(L) + a))
     if Ks is None:
         Ks = np.unique(np.round(np.logspace(0, 6, 200)))
-    a, g, K = np.broadcast_arrays(a, np.atleast_1d(np.asarray(gammas, dtype=np.float64)),
-                                  np.atleast_1d(np.asarray(Ks, dtype=np.float64)))
+    a, g, K = np.broadcast_arrays(
+        a, np.atleast_1d(np.asarray(gammas, dtype=np.float64)), np.atleast_1d(np.asarray(Ks, dtype=np.float64))
+    )
     a, g, K = a.ravel(), g.ravel(), K.ravel()
     kap = np.atleast_1d(kappa_bound_uniform(mu, L, a, g, K))
     rho = np.atleast_1d(table2_rate(kap, momentum))
@@ -105,8 +119,9 @@ def log_K_grid(K_max: int = 10**6, points: int = 400) -> np.ndarray:
     return np.unique(np.round(np.logspace(0, np.log10(float(K_max)), int(points))).astype(np.int64))
 
 
-def frontier_last(mu: float, L: float, alpha: Any = 0.0, *, gammas: Any = None, Ks: Any = None,
-                  momentum: str = "gd") -> dict[str, np.ndarray]:
+def frontier_last(
+    mu: float, L: float, alpha: Any = 0.0, *, gammas: Any = None, Ks: Any = None, momentum: str = "gd"
+) -> dict[str, np.ndarray]:
     """(ρ, Δ) for Θ_K (MAML-style, Lemma 4's regime) along any path of (K, γ, α), vectorized.
 
     κ = ((1 − γ(L+α))/(1 − γ(μ+α)))^{K−1}·L/μ (eq. 13), ρ from Table 2, Δ from eq. (17). ``gammas``
@@ -119,8 +134,9 @@ def frontier_last(mu: float, L: float, alpha: Any = 0.0, *, gammas: Any = None, 
     """
     if Ks is None:
         Ks = log_K_grid()
-    a, K = np.broadcast_arrays(np.atleast_1d(np.asarray(alpha, dtype=np.float64)),
-                               np.atleast_1d(np.asarray(Ks, dtype=np.float64)))
+    a, K = np.broadcast_arrays(
+        np.atleast_1d(np.asarray(alpha, dtype=np.float64)), np.atleast_1d(np.asarray(Ks, dtype=np.float64))
+    )
     if gammas is None:
         gammas = 1.0 / (2.0 * (K * float(L) + a))
     a, g, K = np.broadcast_arrays(a, np.atleast_1d(np.asarray(gammas, dtype=np.float64)), K)
@@ -131,8 +147,16 @@ def frontier_last(mu: float, L: float, alpha: Any = 0.0, *, gammas: Any = None, 
     return {"K": K.astype(np.int64), "gamma": g.copy(), "alpha": a.copy(), "kappa": kap, "rho": rho, "delta": delta}
 
 
-def frontier(mu: float, L: float, *, theta: str = "uniform", alpha: float = 0.0, gammas: Any = None, Ks: Any = None,
-             momentum: str = "gd") -> dict[str, np.ndarray]:
+def frontier(
+    mu: float,
+    L: float,
+    *,
+    theta: str = "uniform",
+    alpha: float = 0.0,
+    gammas: Any = None,
+    Ks: Any = None,
+    momentum: str = "gd",
+) -> dict[str, np.ndarray]:
     """The analytic frontier of Section 5 over any path of (K, γ) at fixed α: Θ_{1:K} (``theta="uniform"``,
     eq. 11) or Θ_K (``theta="last"``, eq. 13). Dispatches to :func:`frontier_uniform` / :func:`frontier_last`.
 
@@ -165,7 +189,7 @@ def random_spectrum(d: int, mu: float, L: float, seed: Any = None) -> np.ndarray
     B = rng.normal(size=(d, d))
     s = np.linalg.eigvalsh(B.T @ B)
     lam = mu + (L - mu) * (s - s[0]) / (s[-1] - s[0])
-    lam[0], lam[-1] = mu, L     # exact extremes (the affine map rounds)
+    lam[0], lam[-1] = mu, L  # exact extremes (the affine map rounds)
     return lam
 
 
@@ -188,8 +212,16 @@ def log_distortions(lam: Any, alpha: float, gamma: float, Ks: Any, theta: str) -
     raise ValueError(f"theta must be 'uniform' or 'last', got {theta!r}")
 
 
-def frontier_spectrum(lam: Any, *, alpha: float = 0.0, gamma: float, Ks: Any = None, theta: str = "last",
-                      momentum: str = "gd", delta: str = "lemma5") -> dict[str, np.ndarray]:
+def frontier_spectrum(
+    lam: Any,
+    *,
+    alpha: float = 0.0,
+    gamma: float,
+    Ks: Any = None,
+    theta: str = "last",
+    momentum: str = "gd",
+    delta: str = "lemma5",
+) -> dict[str, np.ndarray]:
     """(ρ, Δ) of one client with Hessian eigenvalues ``lam`` (Figure 5's simulated frontiers), any γ in Lemma 1's regime.
 
     κ = λ_max(QA)/λ_min(QA) = max_j q(λ_j)λ_j / min_j q(λ_j)λ_j (eq. 9 for one client) — including
@@ -220,13 +252,30 @@ def frontier_spectrum(lam: Any, *, alpha: float = 0.0, gamma: float, Ks: Any = N
         raise ValueError(f"delta must be 'lemma5' or 'eq17', got {delta!r}")
     with np.errstate(over="ignore"):
         kap = np.exp(log_kappa)
-    return {"K": K, "gamma": np.full(K.shape, float(gamma)), "log_kappa": log_kappa, "kappa": kap, "rho": rho,
-            "delta": dl, "log_cond_Q": log_cond_q}
+    return {
+        "K": K,
+        "gamma": np.full(K.shape, float(gamma)),
+        "log_kappa": log_kappa,
+        "kappa": kap,
+        "rho": rho,
+        "delta": dl,
+        "log_cond_Q": log_cond_q,
+    }
 
 
-def frontier_random_matrices(mu: float, L: float, d: int, *, gamma: float, Ks: Any = None, alpha: float = 0.0,
-                             theta: str = "last", momentum: str = "gd", delta: str = "lemma5",
-                             seed: Any = None) -> dict[str, np.ndarray]:
+def frontier_random_matrices(
+    mu: float,
+    L: float,
+    d: int,
+    *,
+    gamma: float,
+    Ks: Any = None,
+    alpha: float = 0.0,
+    theta: str = "last",
+    momentum: str = "gd",
+    delta: str = "lemma5",
+    seed: Any = None,
+) -> dict[str, np.ndarray]:
     """Appendix D.1's simulated frontier: one random A (:func:`random_spectrum`) through :func:`frontier_spectrum`.
 
     >>> fr = frontier_random_matrices(1.0, 10.0, 100, gamma=0.001, Ks=[1, 255, 10**6], seed=0)
@@ -239,8 +288,9 @@ def frontier_random_matrices(mu: float, L: float, d: int, *, gamma: float, Ks: A
     return out
 
 
-def frontier_problem(problem, thetas: Any, *, alpha: float = 0.0, gammas: Any, momentum: str = "gd"
-                     ) -> dict[str, np.ndarray]:
+def frontier_problem(
+    problem, thetas: Any, *, alpha: float = 0.0, gammas: Any, momentum: str = "gd"
+) -> dict[str, np.ndarray]:
     """(ρ, Δ) of an actual federation along a path of (Θ, γ): κ of eq. (9) from its matrices, Δ of eq. (17).
 
     ``thetas``: a Theta or a list of them; ``gammas``: a number or a list broadcast against ``thetas``.
@@ -255,9 +305,13 @@ def frontier_problem(problem, thetas: Any, *, alpha: float = 0.0, gammas: Any, m
     thetas = [thetas] if isinstance(thetas, Theta) else list(thetas)
     gs = np.broadcast_to(np.asarray(gammas, dtype=np.float64), (len(thetas),))
     kap = np.array([kappa(problem, alpha, float(g), th)[0] for th, g in zip(thetas, gs)])
-    return {"K": np.array([th.K for th in thetas], dtype=np.int64), "gamma": gs.copy(), "kappa": kap,
-            "rho": np.atleast_1d(table2_rate(kap, momentum)),
-            "delta": np.atleast_1d(suboptimality_delta(problem.L / problem.mu, kap))}
+    return {
+        "K": np.array([th.K for th in thetas], dtype=np.int64),
+        "gamma": gs.copy(),
+        "kappa": kap,
+        "rho": np.atleast_1d(table2_rate(kap, momentum)),
+        "delta": np.atleast_1d(suboptimality_delta(problem.L / problem.mu, kap)),
+    }
 
 
 THETA_FAMILIES = ("uniform", "last", "maml")
@@ -277,12 +331,14 @@ def _custom_extremes(theta: Theta, mu: float, L: float, a: np.ndarray, g: np.nda
     K = w.size
     c0, c1 = 1 - g * a, -g
     B = np.array([[comb(j, i) if j >= i else 0 for j in range(K)] for i in range(K)], dtype=np.float64)
-    jj, ii = np.meshgrid(np.arange(K), np.arange(K))                   # [i, j]
+    jj, ii = np.meshgrid(np.arange(K), np.arange(K))  # [i, j]
     expo = np.clip(jj - ii, 0, None)
     # coef[n, i] = Σ_j θ_j C(j,i) c0^{j−i} c1^i
-    coef = np.einsum("j,ij,nij->ni", w, B, c0[:, None, None] ** expo[None] * (jj >= ii)[None]) * c1[:, None] ** np.arange(K)
-    gcoef = np.concatenate([np.zeros((g.size, 1)), coef], axis=1)      # g = λ q: degree K, ascending powers
-    dcoef = gcoef[:, 1:] * np.arange(1, K + 1)                           # g', degree K − 1
+    coef = np.einsum("j,ij,nij->ni", w, B, c0[:, None, None] ** expo[None] * (jj >= ii)[None]) * c1[
+        :, None
+    ] ** np.arange(K)
+    gcoef = np.concatenate([np.zeros((g.size, 1)), coef], axis=1)  # g = λ q: degree K, ascending powers
+    dcoef = gcoef[:, 1:] * np.arange(1, K + 1)  # g', degree K − 1
     points = [np.full(g.size, mu), np.full(g.size, L)]
     if K >= 2:
         lead = dcoef[:, -1]
@@ -296,7 +352,7 @@ def _custom_extremes(theta: Theta, mu: float, L: float, a: np.ndarray, g: np.nda
         inside = real & (roots.real >= mu) & (roots.real <= L) & ok[:, None]
         cand = np.where(inside, roots.real, mu)
         points += [cand[:, j] for j in range(deg)]
-    lam = np.stack(points, axis=1)                                       # (n, candidates)
+    lam = np.stack(points, axis=1)  # (n, candidates)
     m = 1 - g[:, None] * (lam + a[:, None])
     q = _horner(w, m)
     log_g = np.log(q) + np.log(lam)
@@ -310,8 +366,9 @@ def _horner(w: np.ndarray, m: np.ndarray) -> np.ndarray:
     return out
 
 
-def worst_case_tradeoff(mu: float, L: float, *, theta: Any = "uniform", alpha: Any = 0.0, gamma: Any,
-                        K: Any = None, momentum: str = "gd") -> dict[str, np.ndarray]:
+def worst_case_tradeoff(
+    mu: float, L: float, *, theta: Any = "uniform", alpha: Any = 0.0, gamma: Any, K: Any = None, momentum: str = "gd"
+) -> dict[str, np.ndarray]:
     """(κ, ρ, Δ) over the whole class μI ⪯ A_i ⪯ LI, for any γ in Lemma 1's regime, vectorized.
 
     κ_sup = sup over federations of the class of κ(α, γ, Θ) (eq. 9) = max_{λ∈[μ,L]} g(λ)/min g(λ),
@@ -348,8 +405,10 @@ def worst_case_tradeoff(mu: float, L: float, *, theta: Any = "uniform", alpha: A
     if not isinstance(theta, str):
         custom = theta if isinstance(theta, Theta) else Theta(theta)
         if custom.K > CUSTOM_K_MAX:
-            raise ValueError(f"custom Theta supports K(Theta) <= {CUSTOM_K_MAX} (exact extremes through the roots of g'), "
-                             f"got K={custom.K}; use theta='uniform' or 'last' for long Theta")
+            raise ValueError(
+                f"custom Theta supports K(Theta) <= {CUSTOM_K_MAX} (exact extremes through the roots of g'), "
+                f"got K={custom.K}; use theta='uniform' or 'last' for long Theta"
+            )
         K = custom.K
     elif theta not in THETA_FAMILIES:
         raise ValueError(f"theta must be one of {THETA_FAMILIES} or a Theta / weight sequence, got {theta!r}")
@@ -358,9 +417,11 @@ def worst_case_tradeoff(mu: float, L: float, *, theta: Any = "uniform", alpha: A
     mu_f, L_f = float(mu), float(L)
     if not (0 < mu_f <= L_f < np.inf):
         raise ValueError(f"hypothesis 0 < mu <= L < inf violated (Assumption 1): mu={mu_f:g}, L={L_f:g}")
-    a, g, k = np.broadcast_arrays(np.atleast_1d(np.asarray(alpha, dtype=np.float64)),
-                                  np.atleast_1d(np.asarray(gamma, dtype=np.float64)),
-                                  np.atleast_1d(np.asarray(K, dtype=np.float64)))
+    a, g, k = np.broadcast_arrays(
+        np.atleast_1d(np.asarray(alpha, dtype=np.float64)),
+        np.atleast_1d(np.asarray(gamma, dtype=np.float64)),
+        np.atleast_1d(np.asarray(K, dtype=np.float64)),
+    )
     a, g, k = a.ravel().copy(), g.ravel().copy(), k.ravel().copy()
     if np.any(a < 0) or not np.all(np.isfinite(a)):
         raise ValueError(f"hypothesis alpha >= 0 violated: alpha={a[(a < 0) | ~np.isfinite(a)][0]:g}")
@@ -369,19 +430,22 @@ def worst_case_tradeoff(mu: float, L: float, *, theta: Any = "uniform", alpha: A
     check_step_size(L_f, a, g)
     if custom is None and theta == "maml":
         if np.any(a != 0):
-            raise ValueError(f"theta 'maml' is Theta_{{2K+1}} only for alpha = 0 (Theorem 2); got alpha={a[a != 0][0]:g}")
+            raise ValueError(
+                f"theta 'maml' is Theta_{{2K+1}} only for alpha = 0 (Theorem 2); got alpha={a[a != 0][0]:g}"
+            )
         steps = 2 * k + 1
     else:
         steps = k
     s_mu, s_L = g * (mu_f + a), g * (L_f + a)
     if custom is not None:
         log_g_min, log_g_max, log_q_mu, log_q_L = _custom_extremes(custom, mu_f, L_f, a, g)
-        in_lemma6 = np.zeros(g.shape, dtype=bool)       # Lemma 6 covers Θ_{1:K} and Θ_K only
+        in_lemma6 = np.zeros(g.shape, dtype=bool)  # Lemma 6 covers Θ_{1:K} and Θ_K only
     elif theta == "uniform":
         log_q_mu, log_q_L = np.log(geometric_sum(s_mu, steps)), np.log(geometric_sum(s_L, steps))
         log_g_max, log_g_min = log_q_L + np.log(L_f), log_q_mu + np.log(mu_f)
         in_lemma6 = np.ones(g.shape, dtype=bool)
     else:
+
         def log_psi(lam: np.ndarray) -> np.ndarray:
             return (steps - 1) * np.log1p(-g * (lam + a)) + np.log(lam)
 
@@ -395,10 +459,22 @@ def worst_case_tradeoff(mu: float, L: float, *, theta: Any = "uniform", alpha: A
     log_kappa = np.maximum(log_g_max - log_g_min, 0.0)
     rho = np.atleast_1d(table2_rate_from_log(log_kappa, momentum))
     log_kappa0 = np.log(L_f / mu_f)
-    delta = np.where(in_lemma6, suboptimality_delta_from_log(log_kappa0 - log_kappa),
-                     suboptimality_delta_from_log(np.abs(log_q_mu - log_q_L)))
+    delta = np.where(
+        in_lemma6,
+        suboptimality_delta_from_log(log_kappa0 - log_kappa),
+        suboptimality_delta_from_log(np.abs(log_q_mu - log_q_L)),
+    )
     with np.errstate(over="ignore"):
         kap = np.exp(log_kappa)
-    return {"K": k.astype(np.int64), "gamma": g, "alpha": a, "log_kappa": log_kappa, "kappa": kap,
-            "rho": rho, "delta": np.atleast_1d(delta), "log_L_tilde": log_g_max, "log_mu_tilde": log_g_min,
-            "delta_source": ["theorem-4" if v else "lemma-5" for v in in_lemma6]}
+    return {
+        "K": k.astype(np.int64),
+        "gamma": g,
+        "alpha": a,
+        "log_kappa": log_kappa,
+        "kappa": kap,
+        "rho": rho,
+        "delta": np.atleast_1d(delta),
+        "log_L_tilde": log_g_max,
+        "log_mu_tilde": log_g_min,
+        "delta_source": ["theorem-4" if v else "lemma-5" for v in in_lemma6],
+    }

@@ -14,6 +14,7 @@ how many points were used.
 >>> round(fit_exponential(t, 2.0 * np.exp(-0.1 * t), floor=1e-6)["rate"], 10)
 0.1
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -30,8 +31,10 @@ def _usable(t: Any, err: Any, floor: float, t_min: float, t_max: float) -> tuple
         raise ValueError(f"t and err must have the same length, got {t.shape[0]} and {e.shape[0]}")
     keep = (t >= t_min) & (t <= t_max) & (e > floor) & np.isfinite(e)
     if keep.sum() < 3:
-        raise ValueError(f"a rate fit needs at least 3 points above the floor {floor:g} in [{t_min:g}, {t_max:g}], "
-                         f"got {int(keep.sum())}")
+        raise ValueError(
+            f"a rate fit needs at least 3 points above the floor {floor:g} in [{t_min:g}, {t_max:g}], "
+            f"got {int(keep.sum())}"
+        )
     return t[keep], e[keep]
 
 
@@ -47,8 +50,12 @@ def fit_power_law(t: Any, err: Any, *, floor: float = 0.0, t_min: float = 1.0, t
     X = np.stack([np.log(tt), np.ones_like(tt)], axis=1)
     coef, *_ = np.linalg.lstsq(X, np.log(ee), rcond=None)
     res = np.log(ee) - X @ coef
-    return {"slope": float(coef[0]), "intercept": float(coef[1]), "points": int(tt.size),
-            "max_residual": float(np.abs(res).max())}
+    return {
+        "slope": float(coef[0]),
+        "intercept": float(coef[1]),
+        "points": int(tt.size),
+        "max_residual": float(np.abs(res).max()),
+    }
 
 
 def fit_exponential(t: Any, err: Any, *, floor: float = 0.0, t_min: float = 0.0, t_max: float = np.inf) -> dict:
@@ -63,5 +70,9 @@ def fit_exponential(t: Any, err: Any, *, floor: float = 0.0, t_min: float = 0.0,
     X = np.stack([tt, np.ones_like(tt)], axis=1)
     coef, *_ = np.linalg.lstsq(X, np.log(ee), rcond=None)
     res = np.log(ee) - X @ coef
-    return {"rate": float(-coef[0]), "intercept": float(coef[1]), "points": int(tt.size),
-            "max_residual": float(np.abs(res).max())}
+    return {
+        "rate": float(-coef[0]),
+        "intercept": float(coef[1]),
+        "points": int(tt.size),
+        "max_residual": float(np.abs(res).max()),
+    }

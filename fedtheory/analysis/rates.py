@@ -24,6 +24,7 @@ exact asymptotic rate, so the table can be checked instead of trusted.
 >>> [round(float(r), 12) for r in iteration_spectral_radius(srv, [1.0, 4.0, 9.0])]
 [0.5, 0.5, 0.5]
 """
+
 from __future__ import annotations
 
 import math
@@ -33,9 +34,20 @@ import numpy as np
 
 from fedtheory.algorithms.local_update import ServerOpt
 
-__all__ = ["MOMENTA", "table2_rate", "tuned_server", "iteration_polynomials", "iteration_spectral_radius",
-           "worst_case_contraction", "rate_with_constant_one", "suboptimality_delta", "table2_rate_from_log",
-           "suboptimality_delta_from_log", "transient_constant", "rounds_to_contract"]
+__all__ = [
+    "MOMENTA",
+    "table2_rate",
+    "tuned_server",
+    "iteration_polynomials",
+    "iteration_spectral_radius",
+    "worst_case_contraction",
+    "rate_with_constant_one",
+    "suboptimality_delta",
+    "table2_rate_from_log",
+    "suboptimality_delta_from_log",
+    "transient_constant",
+    "rounds_to_contract",
+]
 
 MOMENTA = ("gd", "nesterov", "heavy_ball")
 
@@ -303,14 +315,14 @@ def rounds_to_contract(rho: Any, ratio: Any, momentum: str) -> np.ndarray | floa
         log_rho = np.log(rho)
         c = 0.0 if momentum == "gd" else 1 + rho
 
-        def above(t):   # c_t ρ^t > ratio, evaluated as the guarantee is (a power, 0^0 = 1)
+        def above(t):  # c_t ρ^t > ratio, evaluated as the guarantee is (a power, 0^0 = 1)
             return (1 + c * t) * np.power(rho, t) > ratio
 
         if momentum == "gd":
             t_peak = np.zeros_like(rho)
             T = np.maximum(np.ceil(r / log_rho), 0.0)
         else:
-            import scipy.special    # about 0.4 s of CPU to import: only with momentum (Lambert W), not for gd
+            import scipy.special  # about 0.4 s of CPU to import: only with momentum (Lambert W), not for gd
 
             a = -log_rho / (1 + rho)
             t_peak = np.maximum((1 / a - 1) / (1 + rho), 0.0)
@@ -318,10 +330,10 @@ def rounds_to_contract(rho: Any, ratio: Any, momentum: str) -> np.ndarray | floa
             u = -scipy.special.lambertw(np.maximum(z, -1 / math.e), k=-1).real / a
             T = np.where(z < -1 / math.e, 0.0, np.maximum(np.ceil((u - 1) / (1 + rho)), 0.0))
         T = np.where(np.isfinite(T), T, 0.0)
-        for _ in range(2):      # the closed form is exact up to rounding: settle the integer on the bound itself
+        for _ in range(2):  # the closed form is exact up to rounding: settle the integer on the bound itself
             T = np.where(above(T) & (T + 1 >= t_peak), T + 1, T)
             T = np.where((T - 1 >= t_peak) & ~above(T - 1), T - 1, T)
         never_above = ~above(np.floor(t_peak)) & ~above(np.ceil(t_peak))
         T = np.where(never_above, 0.0, T)
-        diverges = (rho >= 1) & ((r < 0) if momentum == "gd" else True)    # c_t → ∞ with momentum
+        diverges = (rho >= 1) & ((r < 0) if momentum == "gd" else True)  # c_t → ∞ with momentum
         return _out(np.where(diverges, np.inf, T))

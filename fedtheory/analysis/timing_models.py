@@ -22,6 +22,7 @@ numpy draws), so claims can compare them.
 >>> bool(lo <= erlang_quantile(2, 1 - 1 / 100) <= hi)
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -32,9 +33,19 @@ import scipy.integrate
 import scipy.special
 
 __all__ = [
-    "EULER_GAMMA", "erlang_sf", "erlang_quantile", "erlang_upper_quantile", "erlang_auxiliary",
-    "erlang_auxiliary_closed_form", "expected_max_erlang", "gumbel_mean_approximation", "paper_client_epoch_time",
-    "normalized_max_gumbel_distance", "simulate_max_erlang", "simulate_mm1_departures", "erlang_quantile_bounds",
+    "EULER_GAMMA",
+    "erlang_sf",
+    "erlang_quantile",
+    "erlang_upper_quantile",
+    "erlang_auxiliary",
+    "erlang_auxiliary_closed_form",
+    "expected_max_erlang",
+    "gumbel_mean_approximation",
+    "paper_client_epoch_time",
+    "normalized_max_gumbel_distance",
+    "simulate_max_erlang",
+    "simulate_mm1_departures",
+    "erlang_quantile_bounds",
     "quantile_estimate_18",
 ]
 
@@ -129,8 +140,9 @@ def expected_max_erlang(b: int, k: int) -> float:
     edges = [0.0] + [p for p in pts if 0 < p < hi] + [hi]
     total = 0.0
     for lo_e, hi_e in zip(edges[:-1], edges[1:]):
-        val, _ = scipy.integrate.quad(lambda y: _max_integrand(b, k, y), lo_e, hi_e, limit=200, epsabs=0.0,
-                                      epsrel=1e-12)
+        val, _ = scipy.integrate.quad(
+            lambda y: _max_integrand(b, k, y), lo_e, hi_e, limit=200, epsabs=0.0, epsrel=1e-12
+        )
         total += val
     return total
 
@@ -205,7 +217,7 @@ def simulate_mm1_departures(n_departures: int, nu: float, n_rep: int, rng: np.ra
     if not nu > 1:
         raise ValueError(f"the M/M/1 queue is stable only for service rate nu > 1 (arrival rate 1), got nu={nu:g}")
     rho = 1.0 / nu
-    n0 = rng.geometric(1 - rho, size=n_rep) - 1          # number in system at t = 0 (support 0, 1, ...)
+    n0 = rng.geometric(1 - rho, size=n_rep) - 1  # number in system at t = 0 (support 0, 1, ...)
     arrivals = np.cumsum(rng.exponential(1.0, size=(n_rep, n)), axis=1)
     service = rng.exponential(1.0 / nu, size=(n_rep, n))
     depart = np.zeros(n_rep)

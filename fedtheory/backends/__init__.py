@@ -17,6 +17,7 @@ Traceback (most recent call last):
 ...
 ValueError: unknown backend 'jax' (choose numpy or torch)
 """
+
 from __future__ import annotations
 
 import functools
@@ -88,19 +89,24 @@ def get_backend(name: Any = "numpy", device: Any = None) -> Backend:
         raise ValueError(f"unknown backend '{name}' (choose numpy or torch)")
     name = name.strip().lower()
     if name == "torch" and not _torch_installed():
-        raise BackendUnavailableError("backend 'torch' needs PyTorch, which is not installed here "
-                                      "(pip install 'fedtheory[torch]')")
+        raise BackendUnavailableError(
+            "backend 'torch' needs PyTorch, which is not installed here (pip install 'fedtheory[torch]')"
+        )
     return _make(name, _device_key(name, device))
 
 
 def _device_key(name: str, device: Any) -> Any:
     """The normalized device for the cache key (and the check that it is available)."""
     if name == "numpy":
-        if device is None or (isinstance(device, str) and device.strip().lower() == "cpu") or (
-                type(device).__module__.split(".", 1)[0] == "torch" and str(device) == "cpu"):
+        if (
+            device is None
+            or (isinstance(device, str) and device.strip().lower() == "cpu")
+            or (type(device).__module__.split(".", 1)[0] == "torch" and str(device) == "cpu")
+        ):
             return None
-        raise ValueError(f"backend 'numpy' runs on the CPU only (device={str(device)!r}); "
-                         f"use backend 'torch' for a GPU")
+        raise ValueError(
+            f"backend 'numpy' runs on the CPU only (device={str(device)!r}); use backend 'torch' for a GPU"
+        )
     from fedtheory.backends.torch_backend import resolve_device
 
     return resolve_device(device)

@@ -13,6 +13,7 @@ on the backend's device: no operation converts through numpy, so autograd and th
 >>> be.to_numpy(w).tolist()
 [1.0, 3.0]
 """
+
 from __future__ import annotations
 
 import importlib

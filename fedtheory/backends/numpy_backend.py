@@ -7,6 +7,7 @@
 >>> be.norm(be.asarray([[3.0, 4.0], [5.0, 12.0]])).tolist()
 [5.0, 13.0]
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence

@@ -14,6 +14,7 @@ module imports torch; :func:`fedtheory.backends.get_backend` imports it only whe
 >>> type(x).__name__, x.dtype, be.norm(x).tolist()
 ('Tensor', torch.float64, [5.0])
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -74,11 +75,12 @@ def resolve_device(device: Any = None) -> str:
     if dev.type == "cpu":
         return "cpu"
     if not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but CUDA is not available "
-                         f"(torch {torch.__version__}, CUDA build {torch.version.cuda}, no GPU visible)")
+        raise ValueError(
+            f"device {device!r} requested but CUDA is not available "
+            f"(torch {torch.__version__}, CUDA build {torch.version.cuda}, no GPU visible)"
+        )
     if dev.index is not None and dev.index >= torch.cuda.device_count():
-        raise ValueError(f"device {device!r} requested but only {torch.cuda.device_count()} CUDA device(s) "
-                         f"are visible")
+        raise ValueError(f"device {device!r} requested but only {torch.cuda.device_count()} CUDA device(s) are visible")
     return str(dev)
 
 

@@ -9,6 +9,7 @@ algorithm without importing scipy.optimize; any other ``scipy.optimize.minimize`
 >>> probe(lambda t: t * (1 - t), Box(0.0, 1.0), seed=0, n_random=16, n_starts=2).worst_value
 0.25
 """
+
 from fedtheory.certify.params import (
     Ball,
     Box,
@@ -32,7 +33,26 @@ from fedtheory.certify.params import (
 from fedtheory.certify.probe import ProbeResult, probe, replay_z, sample_worst
 
 __all__ = [
-    "Ball", "Box", "Choice", "Custom", "Fixed", "IntRange", "Mapped", "NonnegWeights", "Param", "Product",
-    "QuadraticInstance", "Rotation", "Simplex", "Spectrum", "SPDMatrix", "SymmetricMatrix", "jsonable",
-    "quadratic_instance_param", "ProbeResult", "probe", "replay_z", "sample_worst",
+    "Ball",
+    "Box",
+    "Choice",
+    "Custom",
+    "Fixed",
+    "IntRange",
+    "Mapped",
+    "NonnegWeights",
+    "Param",
+    "Product",
+    "QuadraticInstance",
+    "Rotation",
+    "Simplex",
+    "Spectrum",
+    "SPDMatrix",
+    "SymmetricMatrix",
+    "jsonable",
+    "quadratic_instance_param",
+    "ProbeResult",
+    "probe",
+    "replay_z",
+    "sample_worst",
 ]

@@ -11,6 +11,7 @@ private names (no import circle in :mod:`fedtheory.certify`).
 >>> round(float(message_eigenvalue(2.0, 0.25, theta_weights("1:K", 2))), 12)     # λ + λ(1 − γλ)
 3.0
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Certificate", "MEASURES", "CLASSES", "ENGINES", "theta_weights", "message_eigenvalue", "quadratic_federation",
-           "check_hypotheses", "heterogeneity_scale", "replay_floor"]
+__all__ = [
+    "Certificate",
+    "MEASURES",
+    "CLASSES",
+    "ENGINES",
+    "theta_weights",
+    "message_eigenvalue",
+    "quadratic_federation",
+    "check_hypotheses",
+    "heterogeneity_scale",
+    "replay_floor",
+]
 
 MEASURES = ("floor", "rate", "error", "function-value")
 CLASSES = ("quadratic", "smooth-strongly-convex")
@@ -109,7 +120,7 @@ def heterogeneity_scale(prob, het):
         return float(np.linalg.norm(prob.c, axis=1).max())
     xs = prob.x_star()
     g = np.einsum("nij,nj->ni", prob.A, xs[None, :] - prob.c)
-    return float(np.sqrt(prob.p @ np.sum(g ** 2, axis=1)))
+    return float(np.sqrt(prob.p @ np.sum(g**2, axis=1)))
 
 
 def replay_floor(prob, mu, L, gamma, th, alpha, het):
@@ -129,7 +140,9 @@ def replay_floor(prob, mu, L, gamma, th, alpha, het):
     return float(h.dist_empirical[-1]) / heterogeneity_scale(prob, het), float(h.dist_surrogate[-1]), rounds
 
 
-def check_hypotheses(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class, engine, rounds, D, eta, theta):
+def check_hypotheses(
+    mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class, engine, rounds, D, eta, theta
+):
     """Raise ValueError naming the first hypothesis of LocalUpdate's certified class that the arguments violate.
 
     >>> check_hypotheses(1.0, 4.0, 2, 0.5, 0.0, 2, None, 1.0, None, "floor", "quadratic", None, None, None, None, "1:K")
@@ -142,8 +155,10 @@ def check_hypotheses(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, funct
             raise ValueError(f"{name} must be a finite number, got {v!r}")
     if measure == "function-value" and mu == 0 and L > 0:
         if K != 1 and zeta is None:
-            raise ValueError(f"hypothesis mu > 0 violated: mu=0 with the C model and K={K!r} >= 2 leaves the "
-                             "function-value PEP unbounded; use mu > 0, K = 1 or the zeta model")
+            raise ValueError(
+                f"hypothesis mu > 0 violated: mu=0 with the C model and K={K!r} >= 2 leaves the "
+                "function-value PEP unbounded; use mu > 0, K = 1 or the zeta model"
+            )
     elif not 0 < mu <= L:
         raise ValueError(f"hypothesis 0 < mu <= L violated: mu={mu:g}, L={L:g}")
     if isinstance(K, bool) or int(K) != K or K < 1:
@@ -151,8 +166,10 @@ def check_hypotheses(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, funct
     if alpha < 0:
         raise ValueError(f"hypothesis alpha >= 0 violated: alpha={alpha:g}")
     if not 0 < gamma * (L + alpha) < 1:
-        raise ValueError(f"hypothesis 0 < gamma < 1/(L + alpha) violated: gamma={gamma:g}, L={L:g}, alpha={alpha:g} "
-                         f"(1/(L+alpha)={1 / (L + alpha):g}; Lemma 1)")
+        raise ValueError(
+            f"hypothesis 0 < gamma < 1/(L + alpha) violated: gamma={gamma:g}, L={L:g}, alpha={alpha:g} "
+            f"(1/(L+alpha)={1 / (L + alpha):g}; Lemma 1)"
+        )
     if isinstance(clients, bool) or int(clients) != clients or clients < 2:
         raise ValueError(f"clients must be an integer >= 2, got {clients!r}")
     if measure not in MEASURES:
@@ -171,6 +188,7 @@ def check_hypotheses(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, funct
         raise ValueError("measure 'function-value' has the PEPit engine only; use engine='pepit'")
     if measure in ("rate", "error", "function-value") and not (eta is not None and eta > 0):
         raise ValueError(f"measure {measure!r} needs a server step eta > 0, got {eta!r}")
-    if measure in ("error", "function-value") and (rounds is None or int(rounds) != rounds or rounds < 1
-                                                   or D is None or not D >= 0):
+    if measure in ("error", "function-value") and (
+        rounds is None or int(rounds) != rounds or rounds < 1 or D is None or not D >= 0
+    ):
         raise ValueError(f"measure {measure!r} needs rounds >= 1 and D >= 0, got rounds={rounds!r}, D={D!r}")

@@ -30,6 +30,7 @@ below the best value found (times 1 + ``rtol``) is dropped; the rest are split i
 >>> abs(free.value / lemma12_form(1.0, 100.0, 0.005, Theta.uniform(10)) - 1) < 1e-6
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -59,8 +60,9 @@ def d1_floor_value(l1: Any, l2: Any, gamma: float, th, alpha: float, p: np.ndarr
     """
     l1, l2 = np.asarray(l1, dtype=np.float64), np.asarray(l2, dtype=np.float64)
     r1, r2 = _r(l1, gamma, th, alpha), _r(l2, gamma, th, alpha)
-    return (2 * C * p[0] * p[1] * np.abs(r1 - r2) * l1 * l2
-            / ((p[0] * l1 + p[1] * l2) * (p[0] * l1 * r1 + p[1] * l2 * r2)))
+    return (
+        2 * C * p[0] * p[1] * np.abs(r1 - r2) * l1 * l2 / ((p[0] * l1 + p[1] * l2) * (p[0] * l1 * r1 + p[1] * l2 * r2))
+    )
 
 
 def theorem5_form(l1: float, l2: float, gamma: float, th, alpha: float, p: Any, C: float) -> float:
@@ -120,8 +122,19 @@ def lemma12_form(mu: float, L: float, gamma: float, th, alpha: float = 0.0, C: f
     return 2 * C * (math.sqrt(b) - math.sqrt(a)) / (math.sqrt(b) + math.sqrt(a))
 
 
-def certify_floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = "1:K", alpha: float = 0.0,
-                     p: Any = None, C: float = 1.0, rtol: float = 1e-7, max_boxes: int = 2_000_000):
+def certify_floor_d1(
+    mu: float,
+    L: float,
+    K: int,
+    gamma: float,
+    *,
+    theta: Any = "1:K",
+    alpha: float = 0.0,
+    p: Any = None,
+    C: float = 1.0,
+    rtol: float = 1e-7,
+    max_boxes: int = 2_000_000,
+):
     r"""Certified sup of ‖x̄ − x*‖ over two d = 1 (or commuting) clients: branch and bound (module docstring).
 
     ``value``: the upper bound (valid over all (λ_1, λ_2) ∈ [μ, L]²); ``lower``: the floor the real driver
@@ -154,7 +167,7 @@ def certify_floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = 
     mu, L, gamma, alpha, C = float(mu), float(L), float(gamma), float(alpha), float(C)
 
     def value(l1, l2, w1):
-        if free:                # w1 = π_1: Theorem 5's weights, any π_1 ∈ [0, 1] is reached by some p
+        if free:  # w1 = π_1: Theorem 5's weights, any π_1 ∈ [0, 1] is reached by some p
             r1, r2 = _r(l1, gamma, th, alpha), _r(l2, gamma, th, alpha)
             return 2 * C * w1 * (1 - w1) * np.abs(r1 - r2) / (w1 * r1 + (1 - w1) * r2)
         return d1_floor_value(l1, l2, gamma, th, alpha, (w1, 1 - w1), C)
@@ -177,7 +190,7 @@ def certify_floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = 
         # candidates: each box's centre and λ-corners (the worst case often sits on λ = μ or λ = L)
         c1 = np.concatenate([np.exp(0.5 * (boxes[0] + boxes[1])), e[0], e[0], e[1], e[1]])
         c2 = np.concatenate([np.exp(0.5 * (boxes[2] + boxes[3])), e[2], e[3], e[2], e[3]])
-        if free:                # the best π_1 for these λ (_pi_max's peak, the same formula in either order)
+        if free:  # the best π_1 for these λ (_pi_max's peak, the same formula in either order)
             s1, s2 = np.sqrt(_r(c1, gamma, th, alpha)), np.sqrt(_r(c2, gamma, th, alpha))
             c3 = s2 / (s1 + s2)
         else:
@@ -221,13 +234,42 @@ def certify_floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = 
     if lower > upper * (1 + 1e-9) + 1e-15:
         status = "unreliable"
         notes.append(f"driver floor {lower!r} above the branch-and-bound value {upper!r}")
-    hyp = {"mu": mu, "L": L, "K": int(K), "gamma": gamma, "theta": th.to_json(), "alpha": alpha, "clients": 2,
-           "p": "free" if free else pp.tolist(), "C": C, "measure": "floor", "function_class": "quadratic", "dimension": 1,
-           "engine": "branch-and-bound"}
-    instance = {"problem": prob.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma, "x0": "x_star",
-                "rounds": rounds, "lambdas": [l1, l2], "p": pp.tolist(), "closed_form_value": best,
-                "driver_distance_to_fixed_point": settle}
-    return Certificate(value=upper, lower=lower, gap=(upper - lower) / upper if upper > 0 else 0.0,
-                       instance=instance, hypotheses=hyp, claim_id="localupdate/theorem-5/certified-d1",
-                       solver="branch-and-bound (interval bounds)", status=status,
-                       seconds=time.perf_counter() - t0, notes="; ".join(notes))
+    hyp = {
+        "mu": mu,
+        "L": L,
+        "K": int(K),
+        "gamma": gamma,
+        "theta": th.to_json(),
+        "alpha": alpha,
+        "clients": 2,
+        "p": "free" if free else pp.tolist(),
+        "C": C,
+        "measure": "floor",
+        "function_class": "quadratic",
+        "dimension": 1,
+        "engine": "branch-and-bound",
+    }
+    instance = {
+        "problem": prob.to_json(),
+        "theta": th.to_json(),
+        "alpha": alpha,
+        "gamma": gamma,
+        "x0": "x_star",
+        "rounds": rounds,
+        "lambdas": [l1, l2],
+        "p": pp.tolist(),
+        "closed_form_value": best,
+        "driver_distance_to_fixed_point": settle,
+    }
+    return Certificate(
+        value=upper,
+        lower=lower,
+        gap=(upper - lower) / upper if upper > 0 else 0.0,
+        instance=instance,
+        hypotheses=hyp,
+        claim_id="localupdate/theorem-5/certified-d1",
+        solver="branch-and-bound (interval bounds)",
+        status=status,
+        seconds=time.perf_counter() - t0,
+        notes="; ".join(notes),
+    )

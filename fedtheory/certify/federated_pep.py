@@ -105,6 +105,7 @@ bound exceeds the upper bound by more than the solver tolerance is also unreliab
 >>> cert.status, cert.lower <= cert.value * (1 + 1e-6), cert.gap < 0.05
 ('certified', True, True)
 """
+
 from __future__ import annotations
 
 import math
@@ -122,13 +123,25 @@ from fedtheory.certify.certificate import quadratic_federation as _build
 from fedtheory.certify.certificate import replay_floor as _replay_floor
 from fedtheory.certify.certificate import theta_weights as _theta
 
-__all__ = ["Certificate", "certify_local_update", "certify_sdane", "message_eigenvalue", "floor_d1", "MEASURES", "CLASSES",
-           "ENGINES", "CLAIM_IDS"]
+__all__ = [
+    "Certificate",
+    "certify_local_update",
+    "certify_sdane",
+    "message_eigenvalue",
+    "floor_d1",
+    "MEASURES",
+    "CLASSES",
+    "ENGINES",
+    "CLAIM_IDS",
+]
 
 #: the claim each measure's certificate replaces or informs
-CLAIM_IDS = {"floor": "localupdate/lemma-5/certified", "rate": "verify/federated-pep/rate-closed-form",
-             "error": "localupdate/corollary-1/certified",
-             "function-value": "verify/federated-pep/k1-drori-teboulle"}
+CLAIM_IDS = {
+    "floor": "localupdate/lemma-5/certified",
+    "rate": "verify/federated-pep/rate-closed-form",
+    "error": "localupdate/corollary-1/certified",
+    "function-value": "verify/federated-pep/k1-drori-teboulle",
+}
 #: relative agreement of two SDP solutions, and of lower vs upper bound, for a value to count
 RTOL = 1e-4
 #: relative margin added to every SDP value before it is reported as an upper bound. Clarabel stops at a relative
@@ -143,8 +156,10 @@ TANGENT_MARGIN = 1e-8
 # the d = 1 worst case
 # --------------------------------------------------------------------------------------------
 
-def floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = "1:K", alpha: float = 0.0,
-             p: Any = None, C: float = 1.0) -> tuple[float, dict]:
+
+def floor_d1(
+    mu: float, L: float, K: int, gamma: float, *, theta: Any = "1:K", alpha: float = 0.0, p: Any = None, C: float = 1.0
+) -> tuple[float, dict]:
     r"""The worst floor over d = 1 (equivalently commuting) federations of two clients, and its instance: the best
     value of :func:`fedtheory.certify.commuting.certify_floor_d1`'s branch and bound (whose upper bound is within
     10⁻⁷ of it).
@@ -162,13 +177,13 @@ def floor_d1(mu: float, L: float, K: int, gamma: float, *, theta: Any = "1:K", a
     from fedtheory.certify.commuting import certify_floor_d1
 
     cert = certify_floor_d1(mu, L, K, gamma, theta=theta, alpha=alpha, p=p, C=C)
-    return cert.instance["closed_form_value"], {"lambdas": cert.instance["lambdas"], "p": cert.hypotheses["p"],
-                                                "C": C}
+    return cert.instance["closed_form_value"], {"lambdas": cert.instance["lambdas"], "p": cert.hypotheses["p"], "C": C}
 
 
 # --------------------------------------------------------------------------------------------
 # solver: Clarabel with retries, SCS cross-check (on our own cvxpy problems)
 # --------------------------------------------------------------------------------------------
+
 
 def _solve_cvxpy(prob, cross_check: bool = True, clarabel: tuple | None = None) -> tuple[float | None, str, str]:
     """(value or None, solver description, status) — ``None`` unless Clarabel is optimal, or SCS agrees with
@@ -191,8 +206,12 @@ def _solve_cvxpy(prob, cross_check: bool = True, clarabel: tuple | None = None) 
             other_status = prob.status
         except Exception:
             other, other_status = None, "failed"
-    if value is not None and other is not None and other_status in ("optimal", "optimal_inaccurate") \
-            and abs(other - value) <= RTOL * max(abs(value), 1e-12):
+    if (
+        value is not None
+        and other is not None
+        and other_status in ("optimal", "optimal_inaccurate")
+        and abs(other - value) <= RTOL * max(abs(value), 1e-12)
+    ):
         return max(value, float(other)) + abs(value - float(other)), "CLARABEL+SCS", "agree"
     return None, f"CLARABEL {status} ({value}), SCS {other_status} ({other})", "unreliable"
 
@@ -229,7 +248,7 @@ _MONOS = ("1", "s", "t", "ss", "st", "tt")
 def _pieces(fn, lo: float, hi: float, count: int) -> list[tuple[float, float, int | tuple[str, float]]]:
     """Breakpoints of [lo, hi] (normalized λ) where b keeps one curvature sign (+1 convex, −1 concave, 0 affine),
     refined where the chord–tangent gap is largest until ``count`` pieces."""
-    grid = np.linspace(lo, hi, 4001)                         # uniform: second differences keep b'' 's sign
+    grid = np.linspace(lo, hi, 4001)  # uniform: second differences keep b'' 's sign
     v = fn(grid)
     d2 = np.diff(v, 2)
     scale = max(np.abs(v).max(), 1e-300)
@@ -253,7 +272,7 @@ def _pieces(fn, lo: float, hi: float, count: int) -> list[tuple[float, float, in
         k = max(range(len(pieces)), key=lambda j: gap(*pieces[j]))
         a, b = pieces[k]
         m = math.sqrt(a * b) if b / a > 4 else 0.5 * (a + b)
-        pieces[k:k + 1] = [(a, m), (m, b)]
+        pieces[k : k + 1] = [(a, m), (m, b)]
     out = []
     for a, b in pieces:
         xs = np.linspace(a, b, 65)
@@ -280,11 +299,11 @@ class _SpectralPEP:
 
         self.names = list(names)
         self.N = len(names)
-        self.T = np.eye(self.N)                                # full coefficients -> reduced basis
+        self.T = np.eye(self.N)  # full coefficients -> reduced basis
         if eliminate is not None:
             eq, cands = eliminate
             piv = max((self.names.index(c) for c in cands), key=lambda k: abs(eq[k]))
-            sub = np.eye(self.N) - np.outer(np.eye(self.N)[piv], eq / eq[piv])   # v -> v − v_piv·eq/eq_piv
+            sub = np.eye(self.N) - np.outer(np.eye(self.N)[piv], eq / eq[piv])  # v -> v − v_piv·eq/eq_piv
             self.T = np.delete(sub, piv, axis=1)
         self.G = cp.Variable((self.T.shape[1], self.T.shape[1]), symmetric=True)
         self.cons = [self.G >> 0]
@@ -313,7 +332,7 @@ class _SpectralPEP:
         index = {}
         for k, (i, j) in enumerate(tri):
             index[(i, j)] = index[(j, i)] = k
-        unvec = np.zeros((r * r, nt))                         # vec(M), row-major, from the upper triangle
+        unvec = np.zeros((r * r, nt))  # vec(M), row-major, from the upper triangle
         for i in range(r):
             for j in range(r):
                 unvec[i * r + j, index[(i, j)]] = 1.0
@@ -338,28 +357,28 @@ class _SpectralPEP:
         for lo, hi, sg in pieces:
             fl, fh = float(fn(np.array([lo]))[0]), float(fn(np.array([hi]))[0])
             slope = (fh - fl) / (hi - lo)
-            chord = (fl - slope * lo, slope)                   # t = c0 + c1 s
+            chord = (fl - slope * lo, slope)  # t = c0 + c1 s
             eps = 1e-7 * (hi - lo) + 1e-12
             d_lo = float((fn(np.array([lo + eps])) - fn(np.array([lo - eps])))[0] / (2 * eps))
             d_hi = float((fn(np.array([hi + eps])) - fn(np.array([hi - eps])))[0] / (2 * eps))
             tans = [(fl - d_lo * lo, d_lo), (fh - d_hi * hi, d_hi)]
             aff = [(-lo, 1.0, 0.0), (hi, -1.0, 0.0)]
-            if isinstance(sg, tuple):      # near-flat piece: chord − δ <= t <= chord + δ
+            if isinstance(sg, tuple):  # near-flat piece: chord − δ <= t <= chord + δ
                 delta = sg[1]
                 aff += [(-chord[0] + delta, -chord[1], 1.0), (chord[0] + delta, chord[1], -1.0)]
                 affs.append(aff)
                 continue
-            if sg <= 0:    # concave: chord <= t <= tangents (+ margin)
+            if sg <= 0:  # concave: chord <= t <= tangents (+ margin)
                 aff.append((-chord[0] + margin * 1e-3, -chord[1], 1.0))
                 aff += [(c0 + margin, c1, -1.0) for c0, c1 in tans]
-            if sg >= 0:    # convex: tangents (- margin) <= t <= chord
+            if sg >= 0:  # convex: tangents (- margin) <= t <= chord
                 aff.append((chord[0] + margin * 1e-3, chord[1], -1.0))
                 aff += [(-c0 + margin, -c1, 1.0) for c0, c1 in tans]
             affs.append(aff[:5] if len(aff) > 5 else aff)
         width = min(len(a) for a in affs)
-        A = np.array([a[:width] for a in affs])              # (m, width, 3)
+        A = np.array([a[:width] for a in affs])  # (m, width, 3)
 
-        Z = cp.hstack([Y[mono] for mono in _MONOS])          # row k: piece k's moments, monomial by monomial
+        Z = cp.hstack([Y[mono] for mono in _MONOS])  # row k: piece k's moments, monomial by monomial
 
         def cone(terms):
             """terms [(monomial, coefficient column (m, 1))]: each piece's Σ coefficient·Y[monomial] row is the upper
@@ -367,19 +386,19 @@ class _SpectralPEP:
             row of Z (cvxpy compiles that ~25 % faster than indexing the (m, nt) sum once per piece, into the same
             conic data)."""
             if r <= 2:
-                expr = sum((cp.multiply(c, Y[mono]) for mono, c in terms[1:]),
-                           cp.multiply(terms[0][1], Y[terms[0][0]]))
+                expr = sum((cp.multiply(c, Y[mono]) for mono, c in terms[1:]), cp.multiply(terms[0][1], Y[terms[0][0]]))
                 if r == 1:
                     self.cons.append(expr >= 0)
                 else:
-                    self.cons.append(cp.SOC(expr[:, 0] + expr[:, 2],
-                                            cp.vstack([2 * expr[:, 1], expr[:, 0] - expr[:, 2]]), axis=0))
+                    self.cons.append(
+                        cp.SOC(expr[:, 0] + expr[:, 2], cp.vstack([2 * expr[:, 1], expr[:, 0] - expr[:, 2]]), axis=0)
+                    )
                 return
             for k in range(m):
                 lift = np.zeros((r * r, len(_MONOS) * nt))
                 for mono, c in terms:
                     first = _MONOS.index(mono) * nt
-                    lift[:, first:first + nt] = unvec * c[k, 0]
+                    lift[:, first : first + nt] = unvec * c[k, 0]
                 M = cp.reshape(lift @ Z[k, :], (r, r), order="C")
                 self.cons.append(0.5 * (M + M.T) >> 0)
 
@@ -393,8 +412,16 @@ class _SpectralPEP:
             for g in range(f + 1, width):
                 a0, a1, a2 = (col(A[:, f, k]) for k in range(3))
                 b0, b1, b2 = (col(A[:, g, k]) for k in range(3))
-                cone([("1", a0 * b0), ("s", a0 * b1 + a1 * b0), ("t", a0 * b2 + a2 * b0), ("ss", a1 * b1),
-                      ("st", a1 * b2 + a2 * b1), ("tt", a2 * b2)])
+                cone(
+                    [
+                        ("1", a0 * b0),
+                        ("s", a0 * b1 + a1 * b0),
+                        ("t", a0 * b2 + a2 * b0),
+                        ("ss", a1 * b1),
+                        ("st", a1 * b2 + a2 * b1),
+                        ("tt", a2 * b2),
+                    ]
+                )
         # order-one moment matrix of each piece: [[1, s, t], [s, ss, st], [t, st, tt]] ⊗ (r×r) ⪰ 0
         # (one constant map of the piece's six moment rows: cvxpy compiles it 2-3× faster than nine reshaped
         # blocks joined by bmat, into the same conic data, so Clarabel's values are unchanged bit for bit)
@@ -417,7 +444,7 @@ def _split_linear(mu, L, gamma, th, alpha):
     it scaled to max |u| = 1 (u ≡ 0, σ = 0 when b is linear): returns (u, c1, σ, b_max). Written this way the
     relaxation's curve Γ = {(λ, u(λ))} stays well scaled even when γ is tiny and b is almost linear."""
     lo = mu / L
-    raw = lambda lam: message_eigenvalue(np.asarray(lam) * L, gamma, th, alpha)   # noqa: E731
+    raw = lambda lam: message_eigenvalue(np.asarray(lam) * L, gamma, th, alpha)  # noqa: E731
     grid = np.linspace(lo, 1.0, 4001)
     bmax = float(np.max(raw(grid)))
     fl, fh = float(raw(np.array([lo]))[0]) / bmax, float(raw(np.array([1.0]))[0]) / bmax
@@ -427,6 +454,7 @@ def _split_linear(mu, L, gamma, th, alpha):
     sigma = float(np.max(np.abs(dev)))
     if not sigma > 1e-15:
         sigma = 0.0
+
     def u(lam):
         return (raw(lam) / bmax - c0 - c1 * np.asarray(lam)) / sigma if sigma else 0.0 * np.asarray(lam)
 
@@ -442,15 +470,25 @@ def _floor_program(names, eq, piv, n, p, het, L, pcs, u, v):
     e = v(e=1.0)
     w = [v(**{f"w{i}": 1.0}) for i in range(n)]
     z = [v(**{f"z{i}": 1.0}) for i in range(n - 1)]
-    z.append(-sum(((p[i] / p[-1]) * z[i] for i in range(n - 1)), zero))          # Σ p_i A_i w_i = 0
+    z.append(-sum(((p[i] / p[-1]) * z[i] for i in range(n - 1)), zero))  # Σ p_i A_i w_i = 0
     for i in range(n):
-        P.client([e, w[i]], [(0, "s", v(**{f"se{i}": 1.0})), (0, "t", v(**{f"ue{i}": 1.0})),
-                             (1, "t", v(**{f"uw{i}": 1.0})), (1, "s", z[i])], pcs, u, TANGENT_MARGIN)
+        P.client(
+            [e, w[i]],
+            [
+                (0, "s", v(**{f"se{i}": 1.0})),
+                (0, "t", v(**{f"ue{i}": 1.0})),
+                (1, "t", v(**{f"uw{i}": 1.0})),
+                (1, "s", z[i]),
+            ],
+            pcs,
+            u,
+            TANGENT_MARGIN,
+        )
     if het == "C":
         for i in range(n):
             P.cons.append(P.quad(w[i] + v(o=1.0)) <= 1.0)
     else:
-        P.cons.append(sum(p[i] * P.quad(z[i]) for i in range(n)) * (L ** 2) <= 1.0)
+        P.cons.append(sum(p[i] * P.quad(z[i]) for i in range(n)) * (L**2) <= 1.0)
     return cp.Problem(cp.Maximize(P.quad(e)), P.cons)
 
 
@@ -466,17 +504,27 @@ def _spectral_floor(mu, L, gamma, th, alpha, p, het, pieces, scale_hint=1.0):
     n = len(p)
     u, c0, c1, sigma, _ = _split_linear(mu, L, gamma, th, alpha)
     if sigma == 0.0 and abs(c0) <= 1e-15:
-        return 0.0, "exact (b linear: x̄ = x*)", 0                 # K = 1 or γ = 0: b̂(A) = c1A, x̄ = x*
+        return 0.0, "exact (b linear: x̄ = x*)", 0  # K = 1 or γ = 0: b̂(A) = c1A, x̄ = x*
     sc = float(scale_hint) if scale_hint and scale_hint > 0 else 1.0
     pcs = _pieces(u, mu / L, 1.0, pieces)
-    names = ["e", "o"] + [f"w{i}" for i in range(n)] + [f"se{i}" for i in range(n)] + \
-        [f"ue{i}" for i in range(n)] + [f"uw{i}" for i in range(n)] + [f"z{i}" for i in range(n - 1)]
+    names = (
+        ["e", "o"]
+        + [f"w{i}" for i in range(n)]
+        + [f"se{i}" for i in range(n)]
+        + [f"ue{i}" for i in range(n)]
+        + [f"uw{i}" for i in range(n)]
+        + [f"z{i}" for i in range(n - 1)]
+    )
     full = _SpectralPEP(names)
     v = full.vec
     eq = c0 * sc * v(e=1.0)
     for i in range(n):
-        eq = eq + p[i] * (c0 * v(**{f"w{i}": 1.0}) + c1 * sc * v(**{f"se{i}": 1.0})
-                          + sigma * sc * v(**{f"ue{i}": 1.0}) + sigma * v(**{f"uw{i}": 1.0}))
+        eq = eq + p[i] * (
+            c0 * v(**{f"w{i}": 1.0})
+            + c1 * sc * v(**{f"se{i}": 1.0})
+            + sigma * sc * v(**{f"ue{i}": 1.0})
+            + sigma * v(**{f"uw{i}": 1.0})
+        )
     cands = sorted([f"se{n - 1}", f"ue{n - 1}", f"uw{n - 1}", f"w{n - 1}"], key=lambda c: -abs(eq[names.index(c)]))
     cands = [c for c in cands if abs(eq[names.index(c)]) > 1e-12 * np.abs(eq).max()]
     value, solver = None, "no pivot"
@@ -495,7 +543,7 @@ def _spectral_floor(mu, L, gamma, th, alpha, p, het, pieces, scale_hint=1.0):
         piv, prob, outcome = first
         value, note, _ = _solve_cvxpy(prob, cross_check=True, clarabel=outcome)
         solver = note if value is not None else f"{solver}; pivot {piv}: {note}"
-    return (None if value is None else value * sc ** 2), solver, len(pcs)
+    return (None if value is None else value * sc**2), solver, len(pcs)
 
 
 def _spectral_rate(mu, L, gamma, th, alpha, p, eta, pieces):
@@ -503,9 +551,9 @@ def _spectral_rate(mu, L, gamma, th, alpha, p, eta, pieces):
     import cvxpy as cp
 
     n = len(p)
-    fn_raw = lambda lam: message_eigenvalue(lam * L, gamma, th, alpha)   # noqa: E731
+    fn_raw = lambda lam: message_eigenvalue(lam * L, gamma, th, alpha)  # noqa: E731
     bmax = float(np.max(fn_raw(np.linspace(mu / L, 1.0, 257))))
-    fn = lambda lam: fn_raw(lam) / bmax                                   # noqa: E731
+    fn = lambda lam: fn_raw(lam) / bmax  # noqa: E731
     pcs = _pieces(fn, mu / L, 1.0, pieces)
     P = _SpectralPEP(["d"] + [f"a{i}" for i in range(n)])
     d = P.vec(d=1.0)
@@ -526,12 +574,16 @@ def _spectral_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, roun
     import cvxpy as cp
 
     n, T = len(p), int(rounds)
-    fn_raw = lambda lam: message_eigenvalue(lam * L, gamma, th, alpha)   # noqa: E731
+    fn_raw = lambda lam: message_eigenvalue(lam * L, gamma, th, alpha)  # noqa: E731
     bmax = float(np.max(fn_raw(np.linspace(mu / L, 1.0, 257))))
-    fn = lambda lam: fn_raw(lam) / bmax                                   # noqa: E731
+    fn = lambda lam: fn_raw(lam) / bmax  # noqa: E731
     pcs = _pieces(fn, mu / L, 1.0, pieces)
-    names = ["x0", "o"] + [f"w{i}" for i in range(n)] + [f"b{i}_{t}" for i in range(n) for t in range(T)] + \
-        [f"z{i}" for i in range(n - 1)]
+    names = (
+        ["x0", "o"]
+        + [f"w{i}" for i in range(n)]
+        + [f"b{i}_{t}" for i in range(n) for t in range(T)]
+        + [f"z{i}" for i in range(n - 1)]
+    )
     P = _SpectralPEP(names)
     v = P.vec
     z_vecs = [v(**{f"z{i}": 1.0}) for i in range(n - 1)]
@@ -553,8 +605,8 @@ def _spectral_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, roun
         for i in range(n):
             P.cons.append(P.quad(v(**{f"w{i}": 1.0, "o": 1.0})) <= 1.0)
     else:
-        P.cons.append(sum(p[i] * P.quad(z_vecs[i]) for i in range(n)) * (L ** 2) <= 1.0)
-    P.cons.append(P.quad(v(x0=1.0)) <= D ** 2)
+        P.cons.append(sum(p[i] * P.quad(z_vecs[i]) for i in range(n)) * (L**2) <= 1.0)
+    P.cons.append(P.quad(v(x0=1.0)) <= D**2)
     prob = cp.Problem(cp.Maximize(P.quad(x)), P.cons)
     value, solver, _ = _solve_cvxpy(prob)
     return value, solver, len(pcs)
@@ -574,7 +626,7 @@ def _probe_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds,
         lam, V, A, c, k = _instance(z, n, d, mu, L)
         prob = _build(lam, V, A, c, p)
         prob = _build(lam, V, A, c / _het_scale(prob, het), p)
-        u = z[k:k + d]
+        u = z[k : k + d]
         return prob, prob.x_star() + D * u / max(np.linalg.norm(u), 1e-300)
 
     def val(inst):
@@ -582,8 +634,9 @@ def _probe_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds,
         return float(run_local_update(prob, algo, x0, rounds).to_numpy().dist_empirical[-1])
 
     size = n * (d + d * d) + n * d + d
-    res = probe(val, Custom(size, decode), seed=seed, n_random=16 * starts, n_starts=starts, maxiter=300,
-                method="L-BFGS-B")
+    res = probe(
+        val, Custom(size, decode), seed=seed, n_random=16 * starts, n_starts=starts, maxiter=300, method="L-BFGS-B"
+    )
     return res.worst_instance, res.worst_value, srv
 
 
@@ -711,8 +764,9 @@ def pep_federation(p, mu: float, L: float, het: str, function_class: str):
     else:
         grads = [f.gradient(xs) for f in fs]
         # units L = 1 divide every gradient by L: Σ p_i‖∇f_i(x*)‖² ≤ 1 reads ≤ 1/L² here
-        pb.add_constraint(sum((float(pi) * g ** 2 for pi, g in zip(p[1:], grads[1:])), float(p[0]) * grads[0] ** 2)
-                          <= 1.0 / L ** 2)
+        pb.add_constraint(
+            sum((float(pi) * g**2 for pi, g in zip(p[1:], grads[1:])), float(p[0]) * grads[0] ** 2) <= 1.0 / L**2
+        )
     return pb, fs, xs, cs, o
 
 
@@ -726,10 +780,10 @@ def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, 
     from fedtheory.methods.pep import build_pep
 
     srv = server if measure in ("error", "function-value") else "gd"
-    m = local_update(theta=th, gamma=gamma, alpha=alpha, eta=eta, beta=momentum if srv != "gd" else None,
-                     server=srv)
-    return build_pep(m, measure=measure, mu=mu, L=L, p=p, het=het, function_class=function_class, rounds=rounds,
-                     D_units=D).pb
+    m = local_update(theta=th, gamma=gamma, alpha=alpha, eta=eta, beta=momentum if srv != "gd" else None, server=srv)
+    return build_pep(
+        m, measure=measure, mu=mu, L=L, p=p, het=het, function_class=function_class, rounds=rounds, D_units=D
+    ).pb
 
 
 def certify_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.0, accelerated: bool = False):
@@ -766,28 +820,53 @@ def certify_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.0, a
     R = check_sdane(R, lam, mu, delta, c)
     lam, mu, delta, c = float(lam), float(mu), float(delta), float(c)
     method = (acc_sdane if accelerated else sdane)(lam, mu)
-    built = build_pep(method, measure="function-value", mu=mu, L=1.0, p=[0.5, 0.5], function_class="sod",
-                      rounds=R, D_units=1.0, delta=delta, prox_accuracy=c,
-                      average=None if accelerated else (1 + mu / lam) ** np.arange(1, R + 1),
-                      potential={"v": mu / 2} if mu > 0 else None)
+    built = build_pep(
+        method,
+        measure="function-value",
+        mu=mu,
+        L=1.0,
+        p=[0.5, 0.5],
+        function_class="sod",
+        rounds=R,
+        D_units=1.0,
+        delta=delta,
+        prox_accuracy=c,
+        average=None if accelerated else (1 + mu / lam) ** np.arange(1, R + 1),
+        potential={"v": mu / 2} if mu > 0 else None,
+    )
     sod = built.info["sod"]
-    return solve_sdane(built.pb, sod["f1"], sod["g"], sod["f2"], sod["x_star"], sod["x0"], built.info["local_points"],
-                       R, lam, mu, delta, c, accelerated, wrapper=_WRAPPER,
-                       params={"exact": c == 0, "local": "compiled (fedtheory.methods.pep)"})
+    return solve_sdane(
+        built.pb,
+        sod["f1"],
+        sod["g"],
+        sod["f2"],
+        sod["x_star"],
+        sod["x0"],
+        built.info["local_points"],
+        R,
+        lam,
+        mu,
+        delta,
+        c,
+        accelerated,
+        wrapper=_WRAPPER,
+        params={"exact": c == 0, "local": "compiled (fedtheory.methods.pep)"},
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # lower bounds: probe over concrete quadratic federations, replayed through the driver
 # --------------------------------------------------------------------------------------------
 
+
 def _instance(z, n, d, mu, L):
     """Decode z: per client d eigenvalues in [μ, L] (sine map), a rotation (QR), then unit centres."""
     k = 0
     lam, V = [], []
     for _ in range(n):
-        li = mu + (L - mu) * (1 + np.sin(z[k:k + d])) / 2
+        li = mu + (L - mu) * (1 + np.sin(z[k : k + d])) / 2
         k += d
-        Q, R = np.linalg.qr(z[k:k + d * d].reshape(d, d) + 1e-9 * np.eye(d))
+        Q, R = np.linalg.qr(z[k : k + d * d].reshape(d, d) + 1e-9 * np.eye(d))
         Q = Q * np.sign(np.diag(R) + 1e-300)
         order = np.argsort(li)
         lam.append(li[order])
@@ -795,7 +874,7 @@ def _instance(z, n, d, mu, L):
         k += d * d
     c = []
     for _ in range(n):
-        u = z[k:k + d]
+        u = z[k : k + d]
         c.append(u / max(np.linalg.norm(u), 1e-300))
         k += d
     lam, V = np.array(lam), np.array(V)
@@ -827,14 +906,22 @@ def _probe_floor(mu, L, gamma, th, alpha, p, het, d, starts, seed):
     for _ in range(24 * starts):
         z = rng.normal(size=size)
         for i in range(n):
-            z[i * (d + d * d):i * (d + d * d) + d] = extremes
+            z[i * (d + d * d) : i * (d + d * d) + d] = extremes
         try:
             cands.append((val(decode(z)), z))
         except (ValueError, np.linalg.LinAlgError):
             continue
     cands.sort(key=lambda t: -t[0])
-    res = probe(val, Custom(size, decode), seed=seed, n_random=16 * starts, n_starts=starts, maxiter=400,
-                method="L-BFGS-B", starts=[z for _, z in cands[:starts]])
+    res = probe(
+        val,
+        Custom(size, decode),
+        seed=seed,
+        n_random=16 * starts,
+        n_starts=starts,
+        maxiter=400,
+        method="L-BFGS-B",
+        starts=[z for _, z in cands[:starts]],
+    )
     return res.worst_instance, res.worst_value
 
 
@@ -861,8 +948,9 @@ def _rescaled(tables, mu, L, p, s):
     """The federation of :func:`_interpolated_worst_case` as f ↦ s²f(·/s): same class, every length times s."""
     from fedtheory.certify.interpolation import InterpolatedFederation, SmoothStronglyConvexInterpolant
 
-    return InterpolatedFederation([SmoothStronglyConvexInterpolant(X * s, G * L * s, F * L * s * s, mu, L)
-                                   for X, G, F in tables], p)
+    return InterpolatedFederation(
+        [SmoothStronglyConvexInterpolant(X * s, G * L * s, F * L * s * s, mu, L) for X, G, F in tables], p
+    )
 
 
 def _smooth_floor_instance(pb, mu, L, gamma, th, alpha, p, het, scale):
@@ -874,20 +962,34 @@ def _smooth_floor_instance(pb, mu, L, gamma, th, alpha, p, het, scale):
 
     fed, tables = _interpolated_worst_case(pb, mu, L, p)
     b_max = float(np.max(message_eigenvalue(np.linspace(mu, L, 257), gamma, th, alpha)))
-    eta = 1.0 / b_max                                 # the quadratic class's stable step: a message moves ≤ b_max·‖δx‖
+    eta = 1.0 / b_max  # the quadratic class's stable step: a message moves ≤ b_max·‖δx‖
     x0 = pb.fed_points["fixed_point"].eval()
     out = replay_floor(fed, th, alpha, gamma, x0, eta, het=het, max_rounds=3000)
     viol = fed.class_violation(seed=0)
-    diag = {"class_violation": viol, "interpolation_error": max(c.interpolation_error() for c in fed.clients),
-            "fixed_point_residual": out["residual"], "rounds": out["rounds"], "floor_per_unit": out["floor"]}
+    diag = {
+        "class_violation": viol,
+        "interpolation_error": max(c.interpolation_error() for c in fed.clients),
+        "fixed_point_residual": out["residual"],
+        "rounds": out["rounds"],
+        "floor_per_unit": out["floor"],
+    }
     if viol > CLASS_RTOL or out["residual"] > 1e-9 * (1 + float(np.linalg.norm(x0))):
         return None, None, diag
-    s = scale / out["heterogeneity"]                  # heterogeneity exactly `scale` after rescaling
-    instance = {"problem": _rescaled(tables, mu, L, p, s).to_json(), "theta": th.to_json(), "alpha": alpha,
-                "gamma": gamma, "server": {"kind": "gd", "lr": eta}, "x0": (x0 * s).tolist(), "rounds": out["rounds"],
-                "het": het, "x_star": (out["x_star"] * s).tolist(),
-                "centre": None if out["centre"] is None else (out["centre"] * s).tolist(),
-                "driver_fixed_point_residual": out["residual"] * s, "floor": out["floor"] * scale}
+    s = scale / out["heterogeneity"]  # heterogeneity exactly `scale` after rescaling
+    instance = {
+        "problem": _rescaled(tables, mu, L, p, s).to_json(),
+        "theta": th.to_json(),
+        "alpha": alpha,
+        "gamma": gamma,
+        "server": {"kind": "gd", "lr": eta},
+        "x0": (x0 * s).tolist(),
+        "rounds": out["rounds"],
+        "het": het,
+        "x_star": (out["x_star"] * s).tolist(),
+        "centre": None if out["centre"] is None else (out["centre"] * s).tolist(),
+        "driver_fixed_point_residual": out["residual"] * s,
+        "floor": out["floor"] * scale,
+    }
     return out["floor"] * scale, instance, diag
 
 
@@ -897,8 +999,9 @@ def _shrink(size: float, start: float, D_units: float) -> float:
     return min(1.0 / size, D_units / start) if start > 0 else 1.0 / size
 
 
-def _smooth_error_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta, momentum, server, rounds, D,
-                           measure="error"):
+def _smooth_error_instance(
+    pb, mu, L, gamma, th, alpha, p, het, scale, eta, momentum, server, rounds, D, measure="error"
+):
     """Lower bound for the smooth class's ``"error"`` (or ``"function-value"``): the PEP's worst case as explicit
     F_{μ,L} clients, the driver run ``rounds`` rounds from the PEP's x_0, its ‖x_T − x*‖ (or F(x_T) − F(x*), which
     the computed x* can only underestimate) after rescaling the instance so that both its heterogeneity ≤ ``scale``
@@ -916,19 +1019,32 @@ def _smooth_error_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta, mome
     start = float(np.linalg.norm(x0 - xs)) + xs_err
     s_unit = _shrink(size, start, D / scale)
     if measure == "function-value":
-        value = max(fed.loss(h.x[-1]) - fed.loss(xs), 0.0)       # lengths × s ⇒ values × s²
+        value = max(fed.loss(h.x[-1]) - fed.loss(xs), 0.0)  # lengths × s ⇒ values × s²
     else:
         value = max(float(np.linalg.norm(h.x[-1] - xs)) - xs_err, 0.0)
     viol = fed.class_violation(seed=0)
-    diag = {"class_violation": viol, "interpolation_error": max(c.interpolation_error() for c in fed.clients),
-            "heterogeneity_per_unit": size, "start_distance_per_unit": start, "shrink": s_unit}
+    diag = {
+        "class_violation": viol,
+        "interpolation_error": max(c.interpolation_error() for c in fed.clients),
+        "heterogeneity_per_unit": size,
+        "start_distance_per_unit": start,
+        "shrink": s_unit,
+    }
     if viol > CLASS_RTOL:
         return None, None, diag
     s = s_unit * scale
-    instance = {"problem": _rescaled(tables, mu, L, p, s).to_json(), "theta": th.to_json(), "alpha": alpha,
-                "gamma": gamma, "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
-                "x0": (x0 * s).tolist(), "rounds": rounds, "het": het, "x_star": (xs * s).tolist(),
-                "centre": None if centre is None else (centre * s).tolist()}
+    instance = {
+        "problem": _rescaled(tables, mu, L, p, s).to_json(),
+        "theta": th.to_json(),
+        "alpha": alpha,
+        "gamma": gamma,
+        "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
+        "x0": (x0 * s).tolist(),
+        "rounds": rounds,
+        "het": het,
+        "x_star": (xs * s).tolist(),
+        "centre": None if centre is None else (centre * s).tolist(),
+    }
     return value * (s * s if measure == "function-value" else s), instance, diag
 
 
@@ -946,18 +1062,30 @@ def _smooth_rate_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta):
     ratio = float(np.linalg.norm(r1 - r2) / np.linalg.norm(x1 - x2))
     size, _ = heterogeneity(fed, het)
     viol = fed.class_violation(seed=0)
-    diag = {"class_violation": viol, "interpolation_error": max(c.interpolation_error() for c in fed.clients),
-            "heterogeneity_per_unit": size}
+    diag = {
+        "class_violation": viol,
+        "interpolation_error": max(c.interpolation_error() for c in fed.clients),
+        "heterogeneity_per_unit": size,
+    }
     if viol > CLASS_RTOL:
         return None, None, diag
     s = scale / size
-    instance = {"problem": _rescaled(tables, mu, L, p, s).to_json(), "theta": th.to_json(), "alpha": alpha,
-                "gamma": gamma, "eta": eta, "x1": (x1 * s).tolist(), "x2": (x2 * s).tolist(), "het": het}
+    instance = {
+        "problem": _rescaled(tables, mu, L, p, s).to_json(),
+        "theta": th.to_json(),
+        "alpha": alpha,
+        "gamma": gamma,
+        "eta": eta,
+        "x1": (x1 * s).tolist(),
+        "x2": (x2 * s).tolist(),
+        "het": het,
+    }
     return ratio, instance, diag
 
 
-def _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, p, het, scale, measure, eta, momentum, server,
-                                  rounds, D):
+def _quadratic_extracted_instance(
+    pb, mu, L, gamma, th, alpha, p, het, scale, measure, eta, momentum, server, rounds, D
+):
     """Lower bound for the quadratic class from the solved PEPit PEP (:func:`_quadratic_leaf_class`): each client's
     table (points minus its stationary point, gradients; units L = 1, lengths per unit C or ζ) becomes a concrete
     A_i with spectrum in [μ, L] (:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: in the class
@@ -973,24 +1101,41 @@ def _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, p, het, scale, me
     cs, lams, vecs, A, resid = interpolated_quadratics(P["functions"], P["minimizers"], mu, L)
     o = enclosing_radius(cs)[1] if het == "C" else np.zeros(cs.shape[1])
     prob = _build(lams, vecs, A, cs - o, p)
-    diag = {"interpolation_residual": resid, "dimension": int(cs.shape[1]),
-            "spectrum": [float(lams.min()), float(lams.max())]}
+    diag = {
+        "interpolation_residual": resid,
+        "dimension": int(cs.shape[1]),
+        "spectrum": [float(lams.min()), float(lams.max())],
+    }
     size = _het_scale(prob, het)
     if measure == "floor":
         floor, settle, nrounds = _replay_floor(prob, mu, L, gamma, th, alpha, het)
         s = scale / size
-        instance = {"problem": _build(lams, vecs, A, prob.c * s, p).to_json(), "theta": th.to_json(),
-                    "alpha": alpha, "gamma": gamma, "x0": "x_star", "rounds": nrounds,
-                    "driver_distance_to_fixed_point": settle * s, "source": "pepit-extracted"}
+        instance = {
+            "problem": _build(lams, vecs, A, prob.c * s, p).to_json(),
+            "theta": th.to_json(),
+            "alpha": alpha,
+            "gamma": gamma,
+            "x0": "x_star",
+            "rounds": nrounds,
+            "driver_distance_to_fixed_point": settle * s,
+            "source": "pepit-extracted",
+        }
         return floor * scale, instance, diag
     if measure == "rate":
         algo = LocalUpdate(th, alpha, gamma, ServerOpt("gd", lr=eta))
         x1, x2 = P["x1"].eval() - o, P["x2"].eval() - o
         r1, r2 = (run_local_update(prob, algo, x, 1).to_numpy().x[-1] for x in (x1, x2))
         s = scale / size
-        instance = {"problem": _build(lams, vecs, A, prob.c * s, p).to_json(), "theta": th.to_json(),
-                    "alpha": alpha, "gamma": gamma, "eta": eta, "x1": (x1 * s).tolist(), "x2": (x2 * s).tolist(),
-                    "source": "pepit-extracted"}
+        instance = {
+            "problem": _build(lams, vecs, A, prob.c * s, p).to_json(),
+            "theta": th.to_json(),
+            "alpha": alpha,
+            "gamma": gamma,
+            "eta": eta,
+            "x1": (x1 * s).tolist(),
+            "x2": (x2 * s).tolist(),
+            "source": "pepit-extracted",
+        }
         return float(np.linalg.norm(r1 - r2) / np.linalg.norm(x1 - x2)), instance, diag
     srv = ServerOpt(server, lr=eta, momentum=momentum if server != "gd" else None)
     x0 = P["x0"].eval() - o
@@ -999,12 +1144,22 @@ def _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, p, het, scale, me
     s = scale * _shrink(size, start, D / scale)
     sp = _build(lams, vecs, A, prob.c * s, p)
     xT = run_local_update(sp, LocalUpdate(th, alpha, gamma, srv), x0 * s, rounds).to_numpy().x[-1]
-    value = float(sp.loss(xT) - sp.loss(sp.x_star())) if measure == "function-value" else \
-        float(np.linalg.norm(xT - sp.x_star()))
+    value = (
+        float(sp.loss(xT) - sp.loss(sp.x_star()))
+        if measure == "function-value"
+        else float(np.linalg.norm(xT - sp.x_star()))
+    )
     diag.update({"heterogeneity_per_unit": size, "start_distance_per_unit": start})
-    instance = {"problem": sp.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
-                "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum}, "x0": (x0 * s).tolist(),
-                "rounds": rounds, "source": "pepit-extracted"}
+    instance = {
+        "problem": sp.to_json(),
+        "theta": th.to_json(),
+        "alpha": alpha,
+        "gamma": gamma,
+        "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
+        "x0": (x0 * s).tolist(),
+        "rounds": rounds,
+        "source": "pepit-extracted",
+    }
     return value, instance, diag
 
 
@@ -1023,8 +1178,15 @@ def _replay_function_value(mu, L, K, gamma, th, alpha, p, eta, momentum, server,
         v = float(prob.loss(x) - prob.loss(prob.x_star()))
         if v > best[0]:
             best = (v, prob)
-    return best[0], {"problem": best[1].to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
-                     "eta": eta, "x0": [float(D)], "rounds": rounds}
+    return best[0], {
+        "problem": best[1].to_json(),
+        "theta": th.to_json(),
+        "alpha": alpha,
+        "gamma": gamma,
+        "eta": eta,
+        "x0": [float(D)],
+        "rounds": rounds,
+    }
 
 
 def _probe_rate_instance(mu, L, gamma, th, alpha, p, eta, d):
@@ -1060,12 +1222,32 @@ def _replay_rate(prob, gamma, th, alpha, eta):
 # the API
 # --------------------------------------------------------------------------------------------
 
-def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: int = 2, theta: Any = "1:K",
-                         alpha: float = 0.0, eta: float | None = None, momentum: float | None = None,
-                         server: str = "gd", C: float = 1.0, zeta: float | None = None, measure: str = "floor",
-                         rounds: int | None = None, D: float | None = None, function_class: str = "quadratic",
-                         p: Any = None, engine: str | None = None, pieces: int = 48, probe_dim: int | None = None,
-                         probe_starts: int = 6, seed: int = 0) -> Certificate:
+
+def certify_local_update(
+    mu: float,
+    L: float,
+    K: int,
+    gamma: float,
+    *,
+    clients: int = 2,
+    theta: Any = "1:K",
+    alpha: float = 0.0,
+    eta: float | None = None,
+    momentum: float | None = None,
+    server: str = "gd",
+    C: float = 1.0,
+    zeta: float | None = None,
+    measure: str = "floor",
+    rounds: int | None = None,
+    D: float | None = None,
+    function_class: str = "quadratic",
+    p: Any = None,
+    engine: str | None = None,
+    pieces: int = 48,
+    probe_dim: int | None = None,
+    probe_starts: int = 6,
+    seed: int = 0,
+) -> Certificate:
     r"""Certified worst case of LocalUpdate over n = ``clients`` heterogeneous clients (see the module docstring).
 
     ``measure="floor"``: sup ‖x̄ − x*‖ (scales with C or ζ); ``"rate"``: sup one-round contraction of server GD
@@ -1101,10 +1283,26 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     if engine is None:
         engine = "spectral" if function_class == "quadratic" and measure != "function-value" else "pepit"
     d = int(probe_dim or max(2, n))
-    hyp = {"mu": mu, "L": L, "K": K, "gamma": gamma, "theta": th.to_json(), "alpha": alpha, "eta": eta,
-           "momentum": momentum, "server": server, "clients": n, "p": pp.tolist(), "C": None if zeta else scale,
-           "zeta": zeta, "measure": measure, "rounds": rounds, "D": D, "function_class": function_class,
-           "engine": engine}
+    hyp = {
+        "mu": mu,
+        "L": L,
+        "K": K,
+        "gamma": gamma,
+        "theta": th.to_json(),
+        "alpha": alpha,
+        "eta": eta,
+        "momentum": momentum,
+        "server": server,
+        "clients": n,
+        "p": pp.tolist(),
+        "C": None if zeta else scale,
+        "zeta": zeta,
+        "measure": measure,
+        "rounds": rounds,
+        "D": D,
+        "function_class": function_class,
+        "engine": engine,
+    }
     claim = CLAIM_IDS[measure]
     notes = []
     details: dict = {}
@@ -1113,8 +1311,8 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
     hint = None
     solver = ""
     upper = None
-    smooth = None                     # the smooth class's interpolated worst case: (lower, instance, diagnostics)
-    extracted = None                  # the quadratic PEP's worst case as a QuadraticFederation: (lower, instance, diag)
+    smooth = None  # the smooth class's interpolated worst case: (lower, instance, diagnostics)
+    extracted = None  # the quadratic PEP's worst case as a QuadraticFederation: (lower, instance, diag)
     try:
         if engine == "spectral":
             if measure == "floor":
@@ -1125,39 +1323,58 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
                 sq, solver, npieces = _spectral_rate(mu, L, gamma, th, alpha, pp, eta, pieces)
                 upper = None if sq is None else math.sqrt(max(sq, 0.0))
             else:
-                assert rounds is not None and D is not None      # the error measures need both (_check)
-                sq, solver, npieces = _spectral_error(mu, L, gamma, th, alpha, pp, het, eta, momentum, server,
-                                                      rounds, D / scale, pieces)
+                assert rounds is not None and D is not None  # the error measures need both (_check)
+                sq, solver, npieces = _spectral_error(
+                    mu, L, gamma, th, alpha, pp, het, eta, momentum, server, rounds, D / scale, pieces
+                )
                 upper = None if sq is None else math.sqrt(max(sq, 0.0)) * scale
             details["pieces"] = npieces
         else:
             from fedtheory.certify.pep import _solve_detail
 
             het_pep = het
-            pb = _pepit_problem(mu, L, K, gamma, th, alpha, pp, het_pep, measure, function_class, eta, momentum,
-                                server, rounds, (D / scale) if measure in ("error", "function-value") and D is not None else D)
+            pb = _pepit_problem(
+                mu,
+                L,
+                K,
+                gamma,
+                th,
+                alpha,
+                pp,
+                het_pep,
+                measure,
+                function_class,
+                eta,
+                momentum,
+                server,
+                rounds,
+                (D / scale) if measure in ("error", "function-value") and D is not None else D,
+            )
             sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
             root = math.sqrt(max(sq, 0.0))
             # read the worst case back now: PEPit's points live in class-level state the next PEP resets
             try:
                 if function_class == "smooth-strongly-convex" and measure == "floor":
                     smooth = _smooth_floor_instance(pb, mu, L, gamma, th, alpha, pp, het, scale)
-                elif function_class == "smooth-strongly-convex" and (measure == "error" or
-                                                                     (measure == "function-value" and mu > 0)):
-                    smooth = _smooth_error_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, eta, momentum,
-                                                    server, rounds, D, measure)
+                elif function_class == "smooth-strongly-convex" and (
+                    measure == "error" or (measure == "function-value" and mu > 0)
+                ):
+                    smooth = _smooth_error_instance(
+                        pb, mu, L, gamma, th, alpha, pp, het, scale, eta, momentum, server, rounds, D, measure
+                    )
                 elif function_class == "smooth-strongly-convex" and measure == "rate":
                     smooth = _smooth_rate_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, eta)
-            except ValueError as err:             # too many points to evaluate exactly, a minimizer not reached
+            except ValueError as err:  # too many points to evaluate exactly, a minimizer not reached
                 smooth = (None, None, {"error": str(err)})
             if function_class == "quadratic":
                 try:
-                    extracted = _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, measure,
-                                                              eta, momentum, server, rounds, D)
+                    extracted = _quadratic_extracted_instance(
+                        pb, mu, L, gamma, th, alpha, pp, het, scale, measure, eta, momentum, server, rounds, D
+                    )
                 except (ValueError, np.linalg.LinAlgError) as err:
                     extracted = (None, None, {"error": str(err)})
             if measure == "function-value":
-                upper = sq * scale ** 2                 # F(x_T) − F* in units of C² (or ζ²)
+                upper = sq * scale**2  # F(x_T) − F* in units of C² (or ζ²)
             else:
                 upper = root * scale if measure in ("floor", "error") else root
     except RuntimeError as err:
@@ -1165,9 +1382,10 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
         upper = None
     if extracted is None and engine == "spectral" and measure in ("error", "function-value"):
         # the spectral engine has no table to read back: the PEPit engine's worst case, when its PEP is small
-        assert rounds is not None and D is not None              # the error measures need both (_check)
-        extracted = pepit_extracted_start(mu, L, K, gamma, th, alpha, pp, het, scale, measure, eta, momentum,
-                                          server, rounds, D)
+        assert rounds is not None and D is not None  # the error measures need both (_check)
+        extracted = pepit_extracted_start(
+            mu, L, K, gamma, th, alpha, pp, het, scale, measure, eta, momentum, server, rounds, D
+        )
 
     # ---- lower bound
     lower, instance = None, None
@@ -1178,28 +1396,48 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
         replayed, settle, nrounds = _replay_floor(prob, mu, L, gamma, th, alpha, het)
         lower = replayed * scale
         s = scale / _het_scale(prob, het)
-        instance = {"problem": _build(prob.eigvals, prob.eigvecs, prob.A, prob.c * s, pp).to_json(),
-                    "theta": th.to_json(), "alpha": alpha, "gamma": gamma, "x0": "x_star", "rounds": nrounds,
-                    "driver_distance_to_fixed_point": settle * s, "probe_value": probed * scale}
+        instance = {
+            "problem": _build(prob.eigvals, prob.eigvecs, prob.A, prob.c * s, pp).to_json(),
+            "theta": th.to_json(),
+            "alpha": alpha,
+            "gamma": gamma,
+            "x0": "x_star",
+            "rounds": nrounds,
+            "driver_distance_to_fixed_point": settle * s,
+            "probe_value": probed * scale,
+        }
     elif measure == "rate":
         prob, lam_star = _probe_rate_instance(mu, L, gamma, th, alpha, pp, eta, d)
         lower = _replay_rate(prob, gamma, th, alpha, eta)
-        instance = {"problem": prob.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma, "eta": eta,
-                    "lambda_star": lam_star}
+        instance = {
+            "problem": prob.to_json(),
+            "theta": th.to_json(),
+            "alpha": alpha,
+            "gamma": gamma,
+            "eta": eta,
+            "lambda_star": lam_star,
+        }
     elif measure == "function-value":
         lower, instance = _replay_function_value(mu, L, K, gamma, th, alpha, pp, eta, momentum, server, rounds, D)
     else:
-        assert rounds is not None and D is not None              # the error measures need both (_check)
-        (prob, x0), probed, srv = _probe_error(mu, L, gamma, th, alpha, pp, het, eta, momentum, server, rounds,
-                                               D / scale, d, probe_starts, seed)
+        assert rounds is not None and D is not None  # the error measures need both (_check)
+        (prob, x0), probed, srv = _probe_error(
+            mu, L, gamma, th, alpha, pp, het, eta, momentum, server, rounds, D / scale, d, probe_starts, seed
+        )
         from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
 
         h = run_local_update(prob, LocalUpdate(th, alpha, gamma, srv), x0, rounds).to_numpy()
         lower = float(h.dist_empirical[-1]) * scale
         sp = _build(prob.eigvals, prob.eigvecs, prob.A, prob.c * scale, pp)
-        instance = {"problem": sp.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
-                    "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
-                    "x0": (sp.x_star() + (x0 - prob.x_star()) * scale).tolist(), "rounds": rounds}
+        instance = {
+            "problem": sp.to_json(),
+            "theta": th.to_json(),
+            "alpha": alpha,
+            "gamma": gamma,
+            "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
+            "x0": (sp.x_star() + (x0 - prob.x_star()) * scale).tolist(),
+            "rounds": rounds,
+        }
 
     if smooth is not None and lower is not None:
         details["quadratic_lower"] = lower
@@ -1212,8 +1450,10 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
             notes.append(f"interpolated smooth instance's {measure} {smooth[0]!r}")
             if smooth[0] > lower:
                 lower, instance = smooth[0], smooth[1]
-                notes.append("lower bound from explicit F_{mu,L} clients interpolating the PEP's worst case "
-                             "(fedtheory.certify.interpolation), replayed in the driver")
+                notes.append(
+                    "lower bound from explicit F_{mu,L} clients interpolating the PEP's worst case "
+                    "(fedtheory.certify.interpolation), replayed in the driver"
+                )
     if extracted is not None and lower is not None:
         details["probe_lower"] = lower
         details["extraction"] = extracted[2]
@@ -1222,22 +1462,38 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
             notes.append(f"probe's {measure} {lower!r}, PEP-extracted quadratic instance's {extracted[0]!r}")
             if extracted[0] > lower:
                 lower, instance = extracted[0], extracted[1]
-                notes.append("lower bound from the PEP's worst case rebuilt as a QuadraticFederation "
-                             "(interpolation.quadratic_interpolant), replayed in the driver")
+                notes.append(
+                    "lower bound from the PEP's worst case rebuilt as a QuadraticFederation "
+                    "(interpolation.quadratic_interpolant), replayed in the driver"
+                )
     # lower bounds that close the gap (fedtheory.certify.lower_bounds): the floor's extreme-spectrum family, the
     # error's and function value's exact start and centres on the instances found so far
     found = [i for i in (instance, (extracted or (None, None))[1]) if i and i.get("problem", {}).get("A")]
     starts = [i["problem"] for k, i in enumerate(found) if i not in found[:k]]
     for label, v, inst, diag in local_update_lower_bounds(
-            measure, mu=mu, L=L, K=K, gamma=gamma, theta=th, alpha=alpha, p=pp, C=C, zeta=zeta, eta=eta,
-            momentum=momentum, server=server, rounds=rounds, D=D,
-            start_from=starts if function_class == "quadratic" else ()):
+        measure,
+        mu=mu,
+        L=L,
+        K=K,
+        gamma=gamma,
+        theta=th,
+        alpha=alpha,
+        p=pp,
+        C=C,
+        zeta=zeta,
+        eta=eta,
+        momentum=momentum,
+        server=server,
+        rounds=rounds,
+        D=D,
+        start_from=starts if function_class == "quadratic" else (),
+    ):
         details[label], details[label + "_diagnostics"] = v, diag
         if v is not None and (lower is None or v > lower):
             lower, instance = v, inst
             notes.append(f"lower bound from {inst['source']} ({label})")
     if upper is not None:
-        details["sdp_value"] = upper                  # the solver's value before the reporting margin
+        details["sdp_value"] = upper  # the solver's value before the reporting margin
         upper *= 1 + SDP_MARGIN
     else:
         notes.append(unsolved_reason(mu, L, gamma, th, solver, lower, alpha))
@@ -1249,12 +1505,25 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
             status = "unreliable"
             notes.append(f"replayed lower bound {lower!r} exceeds the upper bound {upper!r}: the SDP's value is wrong")
             upper = None
-    if function_class != "quadratic" and lower is not None and (instance or {}).get("problem", {}).get("kind") \
-            != "interpolated":
+    if (
+        function_class != "quadratic"
+        and lower is not None
+        and (instance or {}).get("problem", {}).get("kind") != "interpolated"
+    ):
         notes.append("lower bound from a quadratic instance (quadratics belong to the smooth strongly convex class)")
-    return Certificate(value=upper, lower=lower, gap=gap, instance=instance, hypotheses=hyp, claim_id=claim,
-                       solver=solver, status=status, seconds=time.perf_counter() - t0, notes="; ".join(notes),
-                       details=details)
+    return Certificate(
+        value=upper,
+        lower=lower,
+        gap=gap,
+        instance=instance,
+        hypotheses=hyp,
+        claim_id=claim,
+        solver=solver,
+        status=status,
+        seconds=time.perf_counter() - t0,
+        notes="; ".join(notes),
+        details=details,
+    )
 
 
 #: the spectral engine's error and function value get the PEPit engine's extracted worst case as a lower-bound
@@ -1262,9 +1531,23 @@ def certify_local_update(mu: float, L: float, K: int, gamma: float, *, clients: 
 PEPIT_START_WORK = 16
 
 
-def pepit_extracted_start(mu: float, L: float, K: int, gamma: float, th, alpha: float, p: np.ndarray, het: str,
-                          scale: float, measure: str, eta: float | None, momentum: float | None, server: str,
-                          rounds: int, D: float) -> tuple:
+def pepit_extracted_start(
+    mu: float,
+    L: float,
+    K: int,
+    gamma: float,
+    th,
+    alpha: float,
+    p: np.ndarray,
+    het: str,
+    scale: float,
+    measure: str,
+    eta: float | None,
+    momentum: float | None,
+    server: str,
+    rounds: int,
+    D: float,
+) -> tuple:
     """For a certificate whose upper bound has no table to read back (the spectral engine: its variables are
     moment matrices): LocalUpdate's PEPit PEP solved for its worst case, rebuilt as a quadratic federation and
     replayed (:func:`fedtheory.certify.federated_pep._quadratic_extracted_instance`), when the PEP is small
@@ -1275,11 +1558,13 @@ def pepit_extracted_start(mu: float, L: float, K: int, gamma: float, th, alpha: 
     if work > PEPIT_START_WORK:
         return None, None, {"skipped": f"K·T·n = {work} > {PEPIT_START_WORK}"}
     try:
-        pb = _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, "quadratic", eta, momentum, server, rounds,
-                            D / scale)
+        pb = _pepit_problem(
+            mu, L, K, gamma, th, alpha, p, het, measure, "quadratic", eta, momentum, server, rounds, D / scale
+        )
         sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
-        value, inst, diag = _quadratic_extracted_instance(pb, mu, L, gamma, th, alpha, p, het, scale, measure, eta,
-                                                          momentum, server, rounds, D)
+        value, inst, diag = _quadratic_extracted_instance(
+            pb, mu, L, gamma, th, alpha, p, het, scale, measure, eta, momentum, server, rounds, D
+        )
     except (RuntimeError, ValueError, np.linalg.LinAlgError) as err:
         return None, None, {"error": str(err)}
     diag.update(pepit_solver=solver, source="the PEPit engine's SDP, solved for its worst case")

@@ -16,6 +16,7 @@ form of the proof (:class:`fedtheory.symbolic.oracle_complexity.FedAveProgram`).
 >>> abs(res["value"] / exact - 1) < 1e-6, res["status"]
 (True, 'optimal')
 """
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,9 @@ import math
 __all__ = ["fedave_geometric_program"]
 
 
-def fedave_geometric_program(m: float, phi: float, tau: float, C: float, varepsilon: float, *,
-                             solver: str = "CLARABEL", scale: bool = True) -> dict:
+def fedave_geometric_program(
+    m: float, phi: float, tau: float, C: float, varepsilon: float, *, solver: str = "CLARABEL", scale: bool = True
+) -> dict:
     """Solve (79) as a DGP. Returns ``{"value", "b", "T", "status", "solver"}``.
 
     Parameters must be positive (τ ≤ 1); raises ValueError otherwise. With ``scale`` the variables
@@ -45,15 +47,20 @@ def fedave_geometric_program(m: float, phi: float, tau: float, C: float, varepsi
         raise ValueError(f"the geometric program (79) needs tau in (0, 1], got tau={tau!r}")
     b0 = m * (varepsilon / C) ** 0.25 if scale else 1.0
     T0 = (m / b0) * math.sqrt(C / varepsilon) if scale else 1.0
-    bs, Ts = cp.Variable(pos=True), cp.Variable(pos=True)      # b = b0·bs, T = T0·Ts
+    bs, Ts = cp.Variable(pos=True), cp.Variable(pos=True)  # b = b0·bs, T = T0·Ts
     c3 = phi * tau * m
     objective = (T0 * b0) * Ts * bs + (c3 * T0) * Ts
-    k1 = (C / varepsilon) * m ** 2 / (T0 ** 2 * b0 ** 2)
+    k1 = (C / varepsilon) * m**2 / (T0**2 * b0**2)
     k2 = (C / varepsilon) * b0 / (m * T0)
-    constraint = k1 * Ts ** -2 * bs ** -2 + k2 * bs * Ts ** -1 <= 1
+    constraint = k1 * Ts**-2 * bs**-2 + k2 * bs * Ts**-1 <= 1
     problem = cp.Problem(cp.Minimize(objective), [constraint])
     problem.solve(gp=True, solver=solver)
     if problem.value is None or bs.value is None or Ts.value is None:
         raise ValueError(f"the geometric program has no solution: {solver} ended with status {problem.status}")
-    return {"value": float(problem.value), "b": float(bs.value) * b0, "T": float(Ts.value) * T0,
-            "status": str(problem.status), "solver": solver}
+    return {
+        "value": float(problem.value),
+        "b": float(bs.value) * b0,
+        "T": float(Ts.value) * T0,
+        "status": str(problem.status),
+        "solver": solver,
+    }

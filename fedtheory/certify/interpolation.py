@@ -44,6 +44,7 @@ interpolate exactly when all s_k agree and h is affine along them).
 >>> bool(fi.interpolation_error() < 1e-12), bool(fi.class_violation(seed=0) < 1e-9)
 (True, True)
 """
+
 from __future__ import annotations
 
 import math
@@ -51,8 +52,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SmoothStronglyConvexInterpolant", "InterpolatedFederation", "enclosing_radius", "heterogeneity",
-           "replay_floor", "quadratic_interpolant", "CLASS_RTOL"]
+__all__ = [
+    "SmoothStronglyConvexInterpolant",
+    "InterpolatedFederation",
+    "enclosing_radius",
+    "heterogeneity",
+    "replay_floor",
+    "quadratic_interpolant",
+    "CLASS_RTOL",
+]
 
 #: a face whose edge vectors have condition number above this counts as affinely dependent (its zero-curvature
 #: direction is followed instead of solving on it)
@@ -87,8 +95,9 @@ class SmoothStronglyConvexInterpolant:
         F = np.asarray(F, dtype=np.float64).ravel()
         m = F.shape[0]
         if m < 1 or X.shape[0] != m or G.shape != X.shape:
-            raise ValueError(f"data must be X (m, d), G (m, d), F (m,) with m >= 1, got {X.shape}, {G.shape}, "
-                             f"{F.shape}")
+            raise ValueError(
+                f"data must be X (m, d), G (m, d), F (m,) with m >= 1, got {X.shape}, {G.shape}, {F.shape}"
+            )
         if not (np.all(np.isfinite(X)) and np.all(np.isfinite(G)) and np.all(np.isfinite(F))):
             raise ValueError("data must be finite")
         mu, L = float(mu), float(L)
@@ -112,10 +121,10 @@ class SmoothStronglyConvexInterpolant:
         if m > 1:
             _, sv, Vt = np.linalg.svd(D, full_matrices=False)
             r = int(np.sum(sv > 1e-12 * scale))
-            self.U = Vt[:r].T                                   # (d, r): the affine hull of the z_k
+            self.U = Vt[:r].T  # (d, r): the affine hull of the z_k
         else:
             self.U = np.zeros((self.d, 0))
-        self.W = D @ self.U                                     # (m, r) hull coordinates of the z_k
+        self.W = D @ self.U  # (m, r) hull coordinates of the z_k
         self.r = self.U.shape[1]
 
     def _face(self, S: list, w: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -129,7 +138,7 @@ class SmoothStronglyConvexInterpolant:
         Ue, sv, Vt = np.linalg.svd(E, full_matrices=False)
         if sv[-1] > 0 and sv[0] / sv[-1] <= _COND and E.shape[0] >= E.shape[1]:
             db = b[S[1:]] - b[S[0]]
-            beta = (Vt.T / sv) @ (Ue.T @ (w - W[S[0]])) - ((Vt.T / sv ** 2) @ (Vt @ db)) / ell
+            beta = (Vt.T / sv) @ (Ue.T @ (w - W[S[0]])) - ((Vt.T / sv**2) @ (Vt @ db)) / ell
             return np.concatenate([[1.0 - beta.sum()], beta]), True
         v = Vt[-1] if E.shape[0] >= E.shape[1] else np.linalg.svd(E)[2][-1]
         d = np.concatenate([[-v.sum()], v])
@@ -152,7 +161,7 @@ class SmoothStronglyConvexInterpolant:
                 t_max = float(np.min(a[neg] / -d[neg])) if np.any(neg) else math.inf
                 t = min(1.0, t_max) if exact else t_max
                 a = a + t * d
-                if t == t_max:                                  # a weight reached 0: it leaves the support
+                if t == t_max:  # a weight reached 0: it leaves the support
                     keep = a > 1e-15
                     keep[int(np.argmin(np.where(neg, a, np.inf)))] = False
                     S, a = [k for k, kp in zip(S, keep) if kp], a[keep]
@@ -184,8 +193,8 @@ class SmoothStronglyConvexInterpolant:
             return quad + self._h0 + (X - self._x0) @ self._s0, self.mu * X + self._s0
         ell = self.ell
         Y = X - self.z0
-        w = Y @ self.U                                          # (k, r): coordinates in the hull of the z_k
-        perp = Y - w @ self.U.T                                 # the rest only adds ℓ/2‖·‖² to h
+        w = Y @ self.U  # (k, r): coordinates in the hull of the z_k
+        perp = Y - w @ self.U.T  # the rest only adds ℓ/2‖·‖² to h
         perp2 = np.einsum("kd,kd->k", perp, perp)
         k = X.shape[0]
         hv, zb = zip(*(self._active_set(wk) for wk in w)) if k else ((), ())
@@ -219,8 +228,9 @@ class SmoothStronglyConvexInterpolant:
 
         return interpolation_violation(self.X, self.G, self.F, mu=self.mu, L=self.L)
 
-    def class_violation(self, samples: int = 64, seed: Any = 0, mu: float | None = None,
-                        L: float | None = None) -> float:
+    def class_violation(
+        self, samples: int = 64, seed: Any = 0, mu: float | None = None, L: float | None = None
+    ) -> float:
         """Largest violation of the interpolation conditions of F_{mu,L} (default: f's own μ, L) on f evaluated at
         the data points and ``samples`` seeded random points around them, relative to the sample's scale: ≤
         :data:`CLASS_RTOL` for a member of the class. An ``L`` below f's true smoothness (or a wrong gradient)
@@ -235,13 +245,17 @@ class SmoothStronglyConvexInterpolant:
         rng = np.random.default_rng(seed)
         centre = self.X.mean(axis=0)
         spread = max(1.0, float(np.abs(self.X - centre).max()))
-        P = np.vstack([self.X, centre + 2 * spread * rng.uniform(-1, 1, size=(samples, self.d)),
-                       self.X[rng.integers(0, self.m, samples)] + 1e-3 * spread * rng.normal(size=(samples, self.d))])
+        P = np.vstack(
+            [
+                self.X,
+                centre + 2 * spread * rng.uniform(-1, 1, size=(samples, self.d)),
+                self.X[rng.integers(0, self.m, samples)] + 1e-3 * spread * rng.normal(size=(samples, self.d)),
+            ]
+        )
         v, g = self.values_and_grads(P)
         mu_ = self.mu if mu is None else float(mu)
         L_ = self.L if L is None else float(L)
-        scale = max(1.0, float(np.abs(v).max()), float((P ** 2).sum(axis=1).max()),
-                    float((g ** 2).sum(axis=1).max()) / L_)
+        scale = max(1.0, float(np.abs(v).max()), float((P**2).sum(axis=1).max()), float((g**2).sum(axis=1).max()) / L_)
         if L_ - mu_ <= 1e-12 * L_:
             # F_{L,L} (the conditions' μ/(1 − μ/L) term is 0/0): h = f − L/2‖·‖² must be affine
             S, H = g - L_ * P, v - 0.5 * L_ * np.einsum("kd,kd->k", P, P)
@@ -366,8 +380,10 @@ class InterpolatedFederation:
         (rows minimized independently; ValueError if it does not get there)."""
         mu, L = self.mu, self.L
         if not mu > 0:
-            raise ValueError(f"hypothesis mu > 0 violated: mu={mu!r} (without strong convexity the minimizer is "
-                             "neither unique nor certified by the gradient's norm)")
+            raise ValueError(
+                f"hypothesis mu > 0 violated: mu={mu!r} (without strong convexity the minimizer is "
+                "neither unique nor certified by the gradient's norm)"
+            )
         q = math.sqrt(mu / L)
         beta = (1 - q) / (1 + q)
         x = y = np.array(x0, dtype=np.float64)
@@ -445,7 +461,7 @@ def enclosing_radius(points: Any) -> tuple[float, np.ndarray]:
         try:
             prob.solve(solver="CLARABEL")
             o = np.asarray(o_var.value, dtype=np.float64)
-        except Exception:                                   # any valid centre will do: the mean
+        except Exception:  # any valid centre will do: the mean
             o = P.mean(axis=0)
         if o is None or not np.all(np.isfinite(o)):
             o = P.mean(axis=0)
@@ -471,12 +487,22 @@ def heterogeneity(fed: InterpolatedFederation, het: str = "C") -> tuple[float, n
     if het == "zeta":
         G = fed.client_grads(fed.x_star())
         # ∇f_i moves by ≤ L·‖x* error‖
-        return float(np.sqrt(fed.p @ np.sum(G ** 2, axis=1))) + fed.L * fed.x_star_error(), None
+        return float(np.sqrt(fed.p @ np.sum(G**2, axis=1))) + fed.L * fed.x_star_error(), None
     raise ValueError(f"het must be 'C' or 'zeta', got {het!r}")
 
 
-def replay_floor(fed: InterpolatedFederation, theta: Any, alpha: float, gamma: float, x0: Any, eta: float, *,
-                 het: str = "C", rounds: int | None = None, max_rounds: int = 5000) -> dict:
+def replay_floor(
+    fed: InterpolatedFederation,
+    theta: Any,
+    alpha: float,
+    gamma: float,
+    x0: Any,
+    eta: float,
+    *,
+    het: str = "C",
+    rounds: int | None = None,
+    max_rounds: int = 5000,
+) -> dict:
     """Run the real LocalUpdate driver (server GD with step ``eta``) on ``fed`` from ``x0`` until it settles at its
     fixed point x̄ (``rounds=None``: in chunks of 25, 25, 50, 100, ... rounds until the fixed-point residual
     ‖x_T − x_{T−1}‖/η is ≤ 1e-12·L(1 + ‖x‖), at most ``max_rounds``; else exactly ``rounds``), and measure the floor per unit heterogeneity.
@@ -514,12 +540,21 @@ def replay_floor(fed: InterpolatedFederation, theta: Any, alpha: float, gamma: f
     xs, xs_err = fed.x_star(), fed.x_star_error()
     dist = max(float(np.linalg.norm(x - xs)) - xs_err, 0.0)
     size, centre = heterogeneity(fed, het)
-    return {"distance": dist, "heterogeneity": size, "floor": dist / size if size > 0 else math.inf,
-            "rounds": done, "residual": step / float(eta), "x_T": x, "x_star": xs, "centre": centre}
+    return {
+        "distance": dist,
+        "heterogeneity": size,
+        "floor": dist / size if size > 0 else math.inf,
+        "rounds": done,
+        "residual": step / float(eta),
+        "x_T": x,
+        "x_star": xs,
+        "centre": centre,
+    }
 
 
-def quadratic_interpolant(X: Any, G: Any, mu: float, L: float, *, rank_rtol: float = 1e-10) -> tuple[np.ndarray,
-                                                                                                       np.ndarray]:
+def quadratic_interpolant(
+    X: Any, G: Any, mu: float, L: float, *, rank_rtol: float = 1e-10
+) -> tuple[np.ndarray, np.ndarray]:
     r"""A symmetric A with spectrum in [μ, L] and A u_k ≈ g_k, from data rows u_k = x_k − c (c the quadratic's
     minimizer) and g_k (the gradients there): the quadratic ½(x − c)ᵀA(x − c) through a PEP's table. Returns
     (eigenvalues, eigenvectors) of A, eigenvalues clipped to [μ, L] — so A is in the class **whatever the data**,
@@ -558,15 +593,15 @@ def quadratic_interpolant(X: Any, G: Any, mu: float, L: float, *, rank_rtol: flo
     Ef, s, Vt = np.linalg.svd(U.T, full_matrices=True)
     r = int(np.sum(s > rank_rtol * (s[0] if s.size else 0.0))) if s.size else 0
     E, Eperp = Ef[:, :r], Ef[:, r:]
-    W = H.T @ Vt[:r].T / s[:r] / R                                   # B E / R: the data's images of the basis
+    W = H.T @ Vt[:r].T / s[:r] / R  # B E / R: the data's images of the basis
     a = E.T @ W
     a = 0.5 * (a + a.T)
     b = Eperp.T @ W
     ev, P = np.linalg.eigh(a)
     ev = np.clip(ev, -1.0, 1.0)
-    sq = np.sqrt(np.maximum(1.0 - ev ** 2, 0.0))
+    sq = np.sqrt(np.maximum(1.0 - ev**2, 0.0))
     inv = np.where(sq > 1e-6, 1.0 / np.where(sq > 1e-6, sq, 1.0), 0.0)
-    K = (b @ P) * inv @ P.T                                          # b = K (I − a²)^½ on the non-extreme directions
+    K = (b @ P) * inv @ P.T  # b = K (I − a²)^½ on the non-extreme directions
     if K.size:
         Uk, sk, Vk = np.linalg.svd(K, full_matrices=False)
         K = (Uk * np.minimum(sk, 1.0)) @ Vk

@@ -26,6 +26,7 @@ the whole class with a small budget; they miss two kinds of worst case that this
 >>> v > 161_815, inst["source"], diag["float64_relative_difference"] < 1e-6
 (True, 'extreme-spectrum-family', True)
 """
+
 from __future__ import annotations
 
 import itertools
@@ -34,8 +35,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["extreme_spectrum_floor", "polish_error", "message_range", "unsolved_reason", "local_update_lower_bounds",
-           "DIGITS", "MESSAGE_RATIO_RESOLVED"]
+__all__ = [
+    "extreme_spectrum_floor",
+    "polish_error",
+    "message_range",
+    "unsolved_reason",
+    "local_update_lower_bounds",
+    "DIGITS",
+    "MESSAGE_RATIO_RESOLVED",
+]
 
 #: working precision (decimal digits) of the reported extreme-spectrum value
 DIGITS = 50
@@ -94,17 +102,18 @@ def _pair_maps(s1, s2, bs1, bs2, phi, P):
     SA, SB = P * A1 + Q * A2, P * B1 + Q * B2
     T1 = P * (np.linalg.solve(SB, B1) - np.linalg.solve(SA, A1))
     # x* − c_1 = −Q SA⁻¹A_2 w, x* − c_2 = P SA⁻¹A_1 w  (w = c_1 − c_2)
-    Z = np.concatenate([math.sqrt(P) * Q * (A1 @ np.linalg.solve(SA, A2)),
-                        math.sqrt(Q) * P * (A2 @ np.linalg.solve(SA, A1))], axis=-2)
+    Z = np.concatenate(
+        [math.sqrt(P) * Q * (A1 @ np.linalg.solve(SA, A2)), math.sqrt(Q) * P * (A2 @ np.linalg.solve(SA, A1))], axis=-2
+    )
     return T1, Z
 
 
 def _ratio(T1, Z, het):
     """Floor per unit heterogeneity and the worst w, vectorized over the leading axis."""
-    if het == "C":                                    # ‖c_i‖ ≤ C with c_1 = C v, c_2 = −C v: ‖T1 w‖, ‖w‖ = 2
+    if het == "C":  # ‖c_i‖ ≤ C with c_1 = C v, c_2 = −C v: ‖T1 w‖, ‖w‖ = 2
         U, S, Vt = np.linalg.svd(T1)
         return 2.0 * S[..., 0], 2.0 * Vt[..., 0, :]
-    Qz, Rz = np.linalg.qr(Z)                          # max ‖T1 w‖/‖Z w‖ = σ_max(T1 Rz⁻¹)
+    Qz, Rz = np.linalg.qr(Z)  # max ‖T1 w‖/‖Z w‖ = σ_max(T1 Rz⁻¹)
     M = T1 @ np.linalg.inv(Rz)
     U, S, Vt = np.linalg.svd(M)
     w = np.linalg.solve(Rz, Vt[..., 0, :, None])[..., 0]
@@ -119,7 +128,7 @@ def _splits(p: np.ndarray) -> list:
         raise ValueError(f"extreme_spectrum_floor enumerates the 2^(n-1) splits of the clients: n = {n} > 16")
     out: dict[float, np.ndarray] = {}
     for r in range(1, n):
-        for S in itertools.combinations(range(1, n), r):      # client 0 in the other group: each split once
+        for S in itertools.combinations(range(1, n), r):  # client 0 in the other group: each split once
             mask = np.zeros(n, dtype=bool)
             mask[list(S)] = True
             P = float(p[mask].sum())
@@ -128,9 +137,20 @@ def _splits(p: np.ndarray) -> list:
     return sorted(out.items(), key=lambda kv: abs(kv[0] - 0.5))[:SPLITS_KEPT]
 
 
-def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: Any = "1:K", alpha: float = 0.0,
-                           p: Any = None, C: float = 1.0, zeta: float | None = None,
-                           angles: int = _ANGLES, smallest_angle: float = 1e-16) -> tuple[float, dict, dict]:
+def extreme_spectrum_floor(
+    mu: float,
+    L: float,
+    K: int,
+    gamma: float,
+    *,
+    theta: Any = "1:K",
+    alpha: float = 0.0,
+    p: Any = None,
+    C: float = 1.0,
+    zeta: float | None = None,
+    angles: int = _ANGLES,
+    smallest_angle: float = 1e-16,
+) -> tuple[float, dict, dict]:
     r"""The largest LocalUpdate floor ‖x̄ − x*‖ over the extreme-spectrum family (module docstring): n clients
     with weights ``p`` (default 2 equal) split into two groups of identical clients, d = 2, spectra in {μ, L},
     group 2's eigenbasis rotated by φ; heterogeneity ‖c_i − o‖ ≤ C, or Σ p_i‖∇f_i(x*)‖² ≤ ζ² (``zeta``).
@@ -171,14 +191,15 @@ def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: 
     spectra = [(mu, mu), (mu, L), (L, L)]
     bof = {mu: bmu, L: bL}
     if not 0 < smallest_angle < math.pi / 2 or int(angles) < 3:
-        raise ValueError(f"the angle scan needs 0 < smallest_angle < pi/2 and angles >= 3, got {smallest_angle!r}, "
-                         f"{angles!r}")
+        raise ValueError(
+            f"the angle scan needs 0 < smallest_angle < pi/2 and angles >= 3, got {smallest_angle!r}, {angles!r}"
+        )
     logs = np.linspace(math.log10(smallest_angle), math.log10(math.pi / 2), int(angles))
     best: tuple[float, Any] = (-math.inf, None)
     for P, mask in _splits(pp):
         for s1, s2 in itertools.product(spectra, spectra):
             if s1[0] == s1[1] and s2[0] == s2[1] and s1 == s2:
-                continue                                # identical multiples of I: floor 0
+                continue  # identical multiples of I: floor 0
             args = (np.array(s1), np.array(s2), np.array([bof[x] for x in s1]), np.array([bof[x] for x in s2]))
 
             def ratio_at(lg, args=args, P=P):
@@ -190,22 +211,23 @@ def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: 
             vals = np.where(np.isfinite(vals), vals, -np.inf)
             k = int(np.argmax(vals))
             lo, hi = logs[max(k - 1, 0)], logs[min(k + 1, len(logs) - 1)]
-            res = scipy.optimize.minimize_scalar(lambda x: -float(ratio_at(x)[0]), bounds=(lo, hi), method="bounded",
-                                                 options={"xatol": 1e-10})
+            res = scipy.optimize.minimize_scalar(
+                lambda x: -float(ratio_at(x)[0]), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
+            )
             lg, v = (float(res.x), -float(res.fun)) if -res.fun > vals[k] else (float(logs[k]), float(vals[k]))
             if v > best[0]:
                 best = (v, (P, mask, s1, s2, lg, args))
     v64, (P, mask, s1, s2, lg, args) = best
-    phi = 10.0 ** lg
+    phi = 10.0**lg
     t = math.tan(phi / 2)
-    spectrum_1, spectrum_2, message_1, message_2 = args   # named: mypy miscounts *args + more
+    spectrum_1, spectrum_2, message_1, message_2 = args  # named: mypy miscounts *args + more
     T1, Z = _pair_maps(spectrum_1, spectrum_2, message_1, message_2, np.array([phi]), P)
     w = _ratio(T1, Z, het)[1][0]
 
     # the instance, exactly in the class: rational rotation from t, spectra exactly s1, s2, centres scaled exactly
     mp.mp.dps = DIGITS
     tt = mp.mpf(t)
-    cs, sn = (1 - tt ** 2) / (1 + tt ** 2), 2 * tt / (1 + tt ** 2)
+    cs, sn = (1 - tt**2) / (1 + tt**2), 2 * tt / (1 + tt**2)
     R = mp.matrix([[cs, -sn], [sn, cs]])
     A1, A2 = mp.diag([mp.mpf(x) for x in s1]), R * mp.diag([mp.mpf(x) for x in s2]) * R.T
     B1 = mp.diag([_b_mp(x, gamma, th, alpha) for x in s1])
@@ -222,7 +244,7 @@ def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: 
         c1f, c2f = float(Qm) * w, -float(Pm) * w
     c1, c2 = (mp.matrix([mp.mpf(float(x)) for x in cf]) for cf in (c1f, c2f))
     if het == "C" and max(mp.norm(c1), mp.norm(c2)) > scale:
-        raise ArithmeticError("a stored centre left the ball ‖c_i‖ <= C")      # (1 − 4e-16) prevents it
+        raise ArithmeticError("a stored centre left the ball ‖c_i‖ <= C")  # (1 − 4e-16) prevents it
     xbar = mp.lu_solve(Pm * B1 + Qm * B2, Pm * B1 * c1 + Qm * B2 * c2)
     xs = mp.lu_solve(Pm * A1 + Qm * A2, Pm * A1 * c1 + Qm * A2 * c2)
     value = mp.norm(xbar - xs)
@@ -248,24 +270,37 @@ def extreme_spectrum_floor(mu: float, L: float, K: int, gamma: float, *, theta: 
         f64 = float(minimizer_distance(fed, alpha, gamma, th))
     except (ValueError, np.linalg.LinAlgError):
         f64 = math.nan
-    diag = {"search_value": v64 * scale, "float64_value": f64,
-            "float64_relative_difference": abs(f64 - value) / value if value > 0 else abs(f64),
-            "message_range": [min(bmu, bL), max(bmu, bL)], "angle": phi}
-    instance = {"problem": fed.to_json(), "theta": th.to_json(), "alpha": alpha, "gamma": gamma,
-                "rotation_t": t, "group_spectra": [list(s1), list(s2)], "group_1": mask.tolist(),
-                "heterogeneity": {"model": het, "value": scale}, "digits": DIGITS,
-                "source": "extreme-spectrum-family",
-                "note": "group 1 (clients where group_1 is true) has A = diag(spectra[0]); group 2 has "
-                        "A = R diag(spectra[1]) R^T with R the rotation of Cayley parameter t "
-                        "(cos = (1-t^2)/(1+t^2), sin = 2t/(1+t^2)); with the stored centres c, the value is "
-                        "computed from these exact data in 50-digit arithmetic (A and eigvecs are stored rounded "
-                        "to float64)"}
+    diag = {
+        "search_value": v64 * scale,
+        "float64_value": f64,
+        "float64_relative_difference": abs(f64 - value) / value if value > 0 else abs(f64),
+        "message_range": [min(bmu, bL), max(bmu, bL)],
+        "angle": phi,
+    }
+    instance = {
+        "problem": fed.to_json(),
+        "theta": th.to_json(),
+        "alpha": alpha,
+        "gamma": gamma,
+        "rotation_t": t,
+        "group_spectra": [list(s1), list(s2)],
+        "group_1": mask.tolist(),
+        "heterogeneity": {"model": het, "value": scale},
+        "digits": DIGITS,
+        "source": "extreme-spectrum-family",
+        "note": "group 1 (clients where group_1 is true) has A = diag(spectra[0]); group 2 has "
+        "A = R diag(spectra[1]) R^T with R the rotation of Cayley parameter t "
+        "(cos = (1-t^2)/(1+t^2), sin = 2t/(1+t^2)); with the stored centres c, the value is "
+        "computed from these exact data in 50-digit arithmetic (A and eigvecs are stored rounded "
+        "to float64)",
+    }
     return value, instance, diag
 
 
 # --------------------------------------------------------------------------------------------
 # error and function value: a probe started from an instance
 # --------------------------------------------------------------------------------------------
+
 
 def _max_blocks(T: np.ndarray, sizes: list, sweeps: int = 60) -> tuple[float, np.ndarray]:
     """max ‖T w‖ over w = (w_1, ..., w_m) with every ‖w_j‖ = 1 (blocks of the given sizes): a convex function, so
@@ -278,16 +313,16 @@ def _max_blocks(T: np.ndarray, sizes: list, sweeps: int = 60) -> tuple[float, np
     edges = np.cumsum([0] + list(sizes))
     w = np.linalg.svd(T)[2][0].copy()
     for j in range(len(sizes)):
-        blk = w[edges[j]:edges[j + 1]]
+        blk = w[edges[j] : edges[j + 1]]
         nrm = float(np.linalg.norm(blk))
-        w[edges[j]:edges[j + 1]] = blk / nrm if nrm > 1e-12 else np.eye(sizes[j])[0]
+        w[edges[j] : edges[j + 1]] = blk / nrm if nrm > 1e-12 else np.eye(sizes[j])[0]
     val = float(np.linalg.norm(T @ w))
     for _ in range(sweeps):
         old = val
         for j in range(len(sizes)):
-            Tj = T[:, edges[j]:edges[j + 1]]
-            rest = T @ w - Tj @ w[edges[j]:edges[j + 1]]
-            _, w[edges[j]:edges[j + 1]] = max_on_sphere(Tj, rest)
+            Tj = T[:, edges[j] : edges[j + 1]]
+            rest = T @ w - Tj @ w[edges[j] : edges[j + 1]]
+            _, w[edges[j] : edges[j + 1]] = max_on_sphere(Tj, rest)
         val = float(np.linalg.norm(T @ w))
         if val <= old * (1 + 1e-15):
             break
@@ -307,10 +342,10 @@ def _best_start_and_centres(m, q, measure, rounds, D, het, scale, batched):
         Tm, sizes, back = np.hstack([float(D) * G, scale * E]), [d] * (n + 1), None
     else:
         X = _minimizer_matrix(q)
-        Z = np.vstack([math.sqrt(q.p[i]) * q.A[i] @ (X - np.eye(n * d)[i * d:(i + 1) * d]) for i in range(n)])
+        Z = np.vstack([math.sqrt(q.p[i]) * q.A[i] @ (X - np.eye(n * d)[i * d : (i + 1) * d]) for i in range(n)])
         _, sz, Vzt = np.linalg.svd(Z)
         r = int(np.sum(sz > 1e-12 * sz[0]))
-        back = Vzt[:r].T / sz[:r][None, :]              # vec(c) = back @ y, ζ(c) = ‖y‖
+        back = Vzt[:r].T / sz[:r][None, :]  # vec(c) = back @ y, ζ(c) = ‖y‖
         Tm, sizes = np.hstack([float(D) * G, scale * E @ back]), [d, r]
     if measure == "function-value":
         Tm = _sqrt_psd(np.einsum("i,ijk->jk", q.p, q.A)) @ Tm
@@ -320,8 +355,19 @@ def _best_start_and_centres(m, q, measure, rounds, D, het, scale, batched):
     return (v if measure == "error" else 0.5 * v * v), u, c
 
 
-def polish_error(method: Any, federation: Any, *, measure: str, mu: float, L: float, rounds: int, D: float,
-                 C: float = 1.0, zeta: float | None = None, iterations: int = 0) -> tuple[float, dict, dict]:
+def polish_error(
+    method: Any,
+    federation: Any,
+    *,
+    measure: str,
+    mu: float,
+    L: float,
+    rounds: int,
+    D: float,
+    C: float = 1.0,
+    zeta: float | None = None,
+    iterations: int = 0,
+) -> tuple[float, dict, dict]:
     r"""A lower bound for the error (‖out_T − x*‖) or function value (F(out_T) − F*) of a linear ``method`` after
     ``rounds`` rounds from ‖x_0 − x*‖ ≤ D (``method``: a :class:`~fedtheory.methods.ir.Method`, or a registered
     name whose factory needs no hyperparameters), started from ``federation`` (a
@@ -361,8 +407,9 @@ def polish_error(method: Any, federation: Any, *, measure: str, mu: float, L: fl
         raise ValueError(f"hypothesis 0 < mu <= L violated: mu={mu!r}, L={L!r}")
     ev = np.asarray(q0.eigvals, dtype=np.float64)
     if ev.min() < mu * (1 - 1e-9) or ev.max() > L * (1 + 1e-9):
-        raise ValueError(f"the federation's spectrum [{ev.min():.6g}, {ev.max():.6g}] is not inside [mu, L] = "
-                         f"[{mu:g}, {L:g}]")
+        raise ValueError(
+            f"the federation's spectrum [{ev.min():.6g}, {ev.max():.6g}] is not inside [mu, L] = [{mu:g}, {L:g}]"
+        )
     m = get(method)
     het = "C" if zeta is None else "zeta"
     scale = float(C if zeta is None else zeta)
@@ -375,7 +422,7 @@ def polish_error(method: Any, federation: Any, *, measure: str, mu: float, L: fl
     def decode(z, fast=True):
         lam, V = [], []
         for i in range(n):
-            zi = z[i * space.per:(i + 1) * space.per]
+            zi = z[i * space.per : (i + 1) * space.per]
             li = mu + (L - mu) * (1 + np.sin(zi[:d])) / 2
             Ui = space.rotation(zi[d:]) @ V0[i]
             order = np.argsort(li, kind="stable")
@@ -391,11 +438,12 @@ def polish_error(method: Any, federation: Any, *, measure: str, mu: float, L: fl
 
     z0 = np.zeros(space.size)
     for i in range(n):
-        z0[i * space.per:i * space.per + d] = zl0[i]
+        z0[i * space.per : i * space.per + d] = zl0[i]
     start_value = _best_start_and_centres(m, decode(z0), measure, rounds, D, het, scale, True)[0]
     evaluations = 1
     z_best, best = z0, start_value
     if iterations > 0:
+
         def neg(z):
             nonlocal evaluations
             evaluations += 1
@@ -403,25 +451,44 @@ def polish_error(method: Any, federation: Any, *, measure: str, mu: float, L: fl
                 return -_best_start_and_centres(m, decode(z), measure, rounds, D, het, scale, True)[0]
             except (ValueError, np.linalg.LinAlgError):
                 return 0.0
-        res = scipy.optimize.minimize(neg, z0, method="L-BFGS-B",
-                                      options={"maxiter": int(iterations), "maxfun": int(iterations) * (space.size + 1)})
+
+        res = scipy.optimize.minimize(
+            neg,
+            z0,
+            method="L-BFGS-B",
+            options={"maxiter": int(iterations), "maxfun": int(iterations) * (space.size + 1)},
+        )
         if -res.fun > best:
             z_best, best = np.asarray(res.x), -float(res.fun)
     q = decode(z_best, fast=False)
     _, u, c = _best_start_and_centres(m, q, measure, rounds, D, het, scale, False)
     qs = _fed(q, c)
     xs = qs.x_star()
-    instance = {"measure": measure, "method": _method_spec(m), "mu": float(mu), "L": float(L),
-                "p": np.asarray(q0.p).tolist(), "C": None if zeta is not None else scale, "zeta": zeta,
-                "rounds": int(rounds), "D": float(D), "dim": d, "federation": qs.to_json(),
-                "x0": (xs + float(D) * u / max(float(np.linalg.norm(u)), 1e-300)).tolist(),
-                "source": "polished-from-instance"}
+    instance = {
+        "measure": measure,
+        "method": _method_spec(m),
+        "mu": float(mu),
+        "L": float(L),
+        "p": np.asarray(q0.p).tolist(),
+        "C": None if zeta is not None else scale,
+        "zeta": zeta,
+        "rounds": int(rounds),
+        "D": float(D),
+        "dim": d,
+        "federation": qs.to_json(),
+        "x0": (xs + float(D) * u / max(float(np.linalg.norm(u)), 1e-300)).tolist(),
+        "source": "polished-from-instance",
+    }
     value = float(_value(m, instance)[0])
     from fedtheory.certify.certificate import heterogeneity_scale as _het_scale
 
-    diag = {"start_value": start_value, "search_value": best, "evaluations": evaluations,
-            "heterogeneity": _het_scale(qs, het) if het == "zeta" else float(np.linalg.norm(c, axis=1).max()),
-            "start_distance": float(np.linalg.norm(np.asarray(instance["x0"]) - xs))}
+    diag = {
+        "start_value": start_value,
+        "search_value": best,
+        "evaluations": evaluations,
+        "heterogeneity": _het_scale(qs, het) if het == "zeta" else float(np.linalg.norm(c, axis=1).max()),
+        "start_distance": float(np.linalg.norm(np.asarray(instance["x0"]) - xs)),
+    }
     return value, instance, diag
 
 
@@ -430,8 +497,7 @@ def polish_error(method: Any, federation: Any, *, measure: str, mu: float, L: fl
 MESSAGE_RATIO_RESOLVED = 1e-8
 
 
-def unsolved_reason(mu: float, L: float, gamma: float, th, solver: str, lower: float | None,
-                    alpha: float = 0.0) -> str:
+def unsolved_reason(mu: float, L: float, gamma: float, th, solver: str, lower: float | None, alpha: float = 0.0) -> str:
     """The note of a certificate whose SDP was not solved reliably: what the solver said, whether the message
     eigenvalue's range explains it, that no upper bound is claimed, and the best lower bound known.
 
@@ -444,13 +510,15 @@ def unsolved_reason(mu: float, L: float, gamma: float, th, solver: str, lower: f
     """
     lo, hi = message_range(mu, L, gamma, th, alpha)
     ratio = lo / hi if hi > 0 else 0.0
-    if mu == 0:                                   # b(0) = 0 at μ = 0: the range says nothing about the solver
+    if mu == 0:  # b(0) = 0 at μ = 0: the range says nothing about the solver
         ratio = 1.0
     text = f"no valid upper bound: the SDP was not solved reliably ({solver})"
     if ratio < MESSAGE_RATIO_RESOLVED:
-        text += (f"; the message eigenvalue b(λ) spans [{lo:.3g}, {hi:.3g}] on [μ, L] (ratio {ratio:.2g} < "
-                 f"{MESSAGE_RATIO_RESOLVED:g}): the nearly vanishing end is below what the solver resolves in double "
-                 "precision, and it is exactly what makes Σ p_i b(A_i) nearly singular and the worst case large")
+        text += (
+            f"; the message eigenvalue b(λ) spans [{lo:.3g}, {hi:.3g}] on [μ, L] (ratio {ratio:.2g} < "
+            f"{MESSAGE_RATIO_RESOLVED:g}): the nearly vanishing end is below what the solver resolves in double "
+            "precision, and it is exactly what makes Σ p_i b(A_i) nearly singular and the worst case large"
+        )
     text += "; best lower bound known: " + ("none" if lower is None else repr(lower))
     return text
 
@@ -459,10 +527,26 @@ def unsolved_reason(mu: float, L: float, gamma: float, th, solver: str, lower: f
 # the hook a certificate calls while it assembles its lower bound
 # --------------------------------------------------------------------------------------------
 
-def local_update_lower_bounds(measure: str, *, mu: float, L: float, K: int, gamma: float, theta: Any, alpha: float,
-                              p: Any, C: float, zeta: float | None, eta: float | None = None,
-                              momentum: float | None = None, server: str = "gd", rounds: int | None = None,
-                              D: float | None = None, start_from: Any = ()) -> list:
+
+def local_update_lower_bounds(
+    measure: str,
+    *,
+    mu: float,
+    L: float,
+    K: int,
+    gamma: float,
+    theta: Any,
+    alpha: float,
+    p: Any,
+    C: float,
+    zeta: float | None,
+    eta: float | None = None,
+    momentum: float | None = None,
+    server: str = "gd",
+    rounds: int | None = None,
+    D: float | None = None,
+    start_from: Any = (),
+) -> list:
     """The lower bounds of this module for LocalUpdate, as (label, value or None, instance, diagnostics):
     the floor's extreme-spectrum family (:func:`extreme_spectrum_floor`), and for the error and function value
     :func:`polish_error` started from each federation in ``start_from`` (QuadraticFederation JSON: the SDP's
@@ -486,12 +570,19 @@ def local_update_lower_bounds(measure: str, *, mu: float, L: float, K: int, gamm
         from fedtheory.certify.certificate import theta_weights as _theta
         from fedtheory.methods.library import local_update
 
-        m = local_update(theta=_theta(theta, int(K)), gamma=gamma, alpha=alpha, eta=eta,
-                         beta=None if server == "gd" else momentum, server=server)
+        m = local_update(
+            theta=_theta(theta, int(K)),
+            gamma=gamma,
+            alpha=alpha,
+            eta=eta,
+            beta=None if server == "gd" else momentum,
+            server=server,
+        )
         for k, fed in enumerate(start_from):
             try:
-                v, inst, diag = polish_error(m, fed, measure=measure, mu=mu, L=L, rounds=int(rounds), D=float(D),
-                                             C=C, zeta=zeta)
+                v, inst, diag = polish_error(
+                    m, fed, measure=measure, mu=mu, L=L, rounds=int(rounds), D=float(D), C=C, zeta=zeta
+                )
             except (ValueError, np.linalg.LinAlgError) as err:
                 v, inst, diag = None, None, {"error": str(err)}
             out.append((f"polished_lower_{k}", v, inst, diag))

@@ -39,6 +39,7 @@ The maps are smooth where that is cheap (sines, logistic and ``tanh`` squashes, 
 exponential), because the probe's optimizers climb them; closed ends of intervals are attained
 exactly, open ends never (the value is nudged one ulp inside when rounding would land on the end).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -52,9 +53,24 @@ from fedtheory.serialize import jsonable  # noqa: F401  (re-exported: part of th
 from fedtheory.validation import finite_real
 
 __all__ = [
-    "Param", "Box", "IntRange", "Choice", "Fixed", "Simplex", "NonnegWeights", "Rotation", "Spectrum",
-    "SymmetricMatrix", "SPDMatrix", "Ball", "Product", "Custom", "Mapped", "jsonable",
-    "QuadraticInstance", "quadratic_instance_param",
+    "Param",
+    "Box",
+    "IntRange",
+    "Choice",
+    "Fixed",
+    "Simplex",
+    "NonnegWeights",
+    "Rotation",
+    "Spectrum",
+    "SymmetricMatrix",
+    "SPDMatrix",
+    "Ball",
+    "Product",
+    "Custom",
+    "Mapped",
+    "jsonable",
+    "QuadraticInstance",
+    "quadratic_instance_param",
 ]
 
 Bound = Any  # a real number, or a callable of the already-decoded sibling pieces (a dict)
@@ -63,6 +79,7 @@ Bound = Any  # a real number, or a callable of the already-decoded sibling piece
 # --------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------
+
 
 def _as_z(z: Any, size: int, who: str) -> np.ndarray:
     z = np.asarray(z, dtype=np.float64).ravel()
@@ -77,8 +94,10 @@ def _resolve(bound: Bound, ctx: Mapping | None, name: str, who: str) -> float:
     """A bound's value: itself, or the callable applied to the decoded siblings."""
     if callable(bound):
         if ctx is None:
-            raise ValueError(f"{who}: bound {name} is a callable of other pieces, so it must be decoded "
-                             f"inside a Product (no sibling values were given)")
+            raise ValueError(
+                f"{who}: bound {name} is a callable of other pieces, so it must be decoded "
+                f"inside a Product (no sibling values were given)"
+            )
         bound = bound(ctx)
     return finite_real(bound, f"{who}: bound {name}")
 
@@ -141,6 +160,7 @@ class Param:
 # scalars and boxes
 # --------------------------------------------------------------------------------------------
 
+
 class Box(Param):
     r"""Reals in ``[lo, hi]`` (closed by default; ``open_lo`` / ``open_hi`` make an end strict).
 
@@ -166,8 +186,17 @@ class Box(Param):
     ValueError: Box needs lo <= hi, got lo=2.0, hi=1.0
     """
 
-    def __init__(self, lo: Bound, hi: Bound, *, log: bool = False, open_lo: bool = False,
-                 open_hi: bool = False, shape: Any = None, atoms: Mapping[float | str, float] | None = None) -> None:
+    def __init__(
+        self,
+        lo: Bound,
+        hi: Bound,
+        *,
+        log: bool = False,
+        open_lo: bool = False,
+        open_hi: bool = False,
+        shape: Any = None,
+        atoms: Mapping[float | str, float] | None = None,
+    ) -> None:
         self.lo, self.hi, self.log = lo, hi, bool(log)
         self.open_lo, self.open_hi = bool(open_lo), bool(open_hi)
         self.shape, self.size = _shape_size(shape)
@@ -191,8 +220,9 @@ class Box(Param):
         if lo > hi:
             raise ValueError(f"Box needs lo <= hi, got lo={lo!r}, hi={hi!r}")
         if (self.open_lo or self.open_hi) and not lo < hi:
-            raise ValueError(f"Box with an open end needs lo < hi (the interval is otherwise empty), "
-                             f"got lo={lo!r}, hi={hi!r}")
+            raise ValueError(
+                f"Box with an open end needs lo < hi (the interval is otherwise empty), got lo={lo!r}, hi={hi!r}"
+            )
         if self.open_lo and self.open_hi and not np.nextafter(lo, math.inf) < hi:
             raise ValueError(f"Box with both ends open needs a float strictly between lo={lo!r} and hi={hi!r}")
         if self.log and not lo > 0:
@@ -377,6 +407,7 @@ class Fixed(Param):
 # weights
 # --------------------------------------------------------------------------------------------
 
+
 class Simplex(Param):
     r"""Weights ``p`` with ``p_i >= min_weight``, ``p_i > 0`` and ``Σ p_i = 1`` (``n - 1`` reals).
 
@@ -394,8 +425,9 @@ class Simplex(Param):
     [1.0]
     """
 
-    def __init__(self, n: int, min_weight: float = 0.0, *, max_log_ratio: float = 50.0,
-                 concentration: float = 1.0) -> None:
+    def __init__(
+        self, n: int, min_weight: float = 0.0, *, max_log_ratio: float = 50.0, concentration: float = 1.0
+    ) -> None:
         n = int(n)
         if n < 1:
             raise ValueError(f"Simplex needs n >= 1, got n={n}")
@@ -477,8 +509,9 @@ class NonnegWeights(Param):
     def encode(self, value: Any, ctx: Mapping | None = None) -> np.ndarray:
         th = np.asarray(value, dtype=np.float64).ravel()
         if th.size != self.K or np.any(th < 0) or not th.max() > 0:
-            raise ValueError(f"NonnegWeights({self.K}).encode needs {self.K} weights >= 0 with a positive one, "
-                             f"got {th.tolist()}")
+            raise ValueError(
+                f"NonnegWeights({self.K}).encode needs {self.K} weights >= 0 with a positive one, got {th.tolist()}"
+            )
         w = th / self.scale if self.normalize is None else th / th.max()
         return _sin_unit_inv(np.clip(w, 0.0, 1.0))
 
@@ -493,6 +526,7 @@ class NonnegWeights(Param):
 # --------------------------------------------------------------------------------------------
 # rotations and matrices
 # --------------------------------------------------------------------------------------------
+
 
 def _haar_rotation(rng: np.random.Generator, d: int) -> np.ndarray:
     """A Haar-distributed matrix in SO(d): QR of a Gaussian matrix with the sign fix."""
@@ -511,7 +545,7 @@ def _rotation_log(U: np.ndarray) -> np.ndarray:
     which is ~100× faster than ``scipy.linalg.logm`` and exact for rotations; pairs of -1 (angle π)
     become a rotation by π in their plane.
     """
-    import scipy.linalg            # about 0.4 s of CPU to import: only where a rotation is encoded
+    import scipy.linalg  # about 0.4 s of CPU to import: only where a rotation is encoded
 
     T, V = scipy.linalg.schur(U, output="real")
     d = U.shape[0]
@@ -579,7 +613,7 @@ class Rotation(Param):
         z = _as_z(z, self.size, "Rotation")
         if self.d == 1:
             return np.ones((1, 1))
-        import scipy.linalg            # about 0.4 s of CPU to import: only where a rotation is decoded
+        import scipy.linalg  # about 0.4 s of CPU to import: only where a rotation is decoded
 
         return scipy.linalg.expm(self._skew(z))
 
@@ -632,8 +666,10 @@ class Spectrum(Param):
     def _bounds(self, ctx: Mapping | None) -> tuple[float, float]:
         lo, hi = self._box._bounds(ctx)
         if self.attain_extremes and self.d == 1 and lo != hi:
-            raise ValueError(f"Spectrum: with d=1 the single value cannot attain both lo={lo!r} and hi={hi!r}; "
-                             f"attaining both needs d >= 2 or lo == hi")
+            raise ValueError(
+                f"Spectrum: with d=1 the single value cannot attain both lo={lo!r} and hi={hi!r}; "
+                f"attaining both needs d >= 2 or lo == hi"
+            )
         return lo, hi
 
     def decode(self, z: Any, ctx: Mapping | None = None) -> np.ndarray:
@@ -703,8 +739,9 @@ class SymmetricMatrix(Param):
         return np.concatenate([self.rotation.sample(rng), self.spectrum.sample(rng)])
 
     @classmethod
-    def from_unit(cls, z: Any, lo: float, hi: float, *, d: int | None = None,
-                  attain_extremes: bool = True, log: bool = False) -> np.ndarray:
+    def from_unit(
+        cls, z: Any, lo: float, hi: float, *, d: int | None = None, attain_extremes: bool = True, log: bool = False
+    ) -> np.ndarray:
         """The matrix for ``z`` with numeric bounds (for use inside a :class:`Custom` decoder).
 
         ``d`` is inferred from ``len(z)`` when omitted.
@@ -716,8 +753,10 @@ class SymmetricMatrix(Param):
         """
         z = np.asarray(z, dtype=np.float64).ravel()
         if d is None:
+
             def size(k: int) -> int:
                 return k * (k - 1) // 2 + ((max(k - 2, 0) if k >= 2 else 0) if attain_extremes else k)
+
             d = next((k for k in range(1, z.size + 3) if size(k) == z.size), None)
             if d is None:
                 raise ValueError(f"{cls.__name__}.from_unit: no dimension d reads {z.size} reals")
@@ -821,6 +860,7 @@ class Ball(Param):
 # composition
 # --------------------------------------------------------------------------------------------
 
+
 class Product(Param):
     """Named pieces read one after another from ``z``; ``decode`` returns a dict in that order.
 
@@ -905,8 +945,15 @@ class Custom(Param):
     (5.0, (2,))
     """
 
-    def __init__(self, size: int, decode: Callable, sample: Callable | None = None, *,
-                 encode: Callable | None = None, to_json: Callable | None = None) -> None:
+    def __init__(
+        self,
+        size: int,
+        decode: Callable,
+        sample: Callable | None = None,
+        *,
+        encode: Callable | None = None,
+        to_json: Callable | None = None,
+    ) -> None:
         self.size = int(size)
         if self.size < 0:
             raise ValueError(f"Custom needs size >= 0, got {size}")
@@ -957,6 +1004,7 @@ class Mapped(Param):
 # the LocalUpdate quadratic class (Charles & Konečný, arXiv:2103.05032, Assumptions 1-2)
 # --------------------------------------------------------------------------------------------
 
+
 class QuadraticInstance(NamedTuple):
     """A federated quadratic with LocalUpdate hyperparameters; unpacks as ``(problem, theta, alpha, gamma)``."""
 
@@ -966,8 +1014,12 @@ class QuadraticInstance(NamedTuple):
     gamma: float
 
     def to_json(self) -> dict:
-        return {"problem": self.problem.to_json(), "theta": self.theta.to_json(),
-                "alpha": self.alpha, "gamma": self.gamma}
+        return {
+            "problem": self.problem.to_json(),
+            "theta": self.theta.to_json(),
+            "alpha": self.alpha,
+            "gamma": self.gamma,
+        }
 
 
 def _range(value: Any, name: str, *, log: bool) -> Box | Fixed:
@@ -977,9 +1029,18 @@ def _range(value: Any, name: str, *, log: bool) -> Box | Fixed:
     return Fixed(float(value))
 
 
-def quadratic_instance_param(n: int = 3, d: int = 3, *, mu: float = 1.0, L: Any = (10 ** 0.2, 1e3),
-                             C: Any = (0.5, 5.0), K: int = 8, alpha_max: float = 2.0,
-                             commuting: bool = False, weights: str = "random") -> Mapped:
+def quadratic_instance_param(
+    n: int = 3,
+    d: int = 3,
+    *,
+    mu: float = 1.0,
+    L: Any = (10**0.2, 1e3),
+    C: Any = (0.5, 5.0),
+    K: int = 8,
+    alpha_max: float = 2.0,
+    commuting: bool = False,
+    weights: str = "random",
+) -> Mapped:
     r"""The hypothesis class of LocalUpdate on quadratics, decoded to a :class:`QuadraticInstance`.
 
     Charles & Konečný (arXiv:2103.05032): n clients ``f_i(x) = ½(x - c_i)ᵀA_i(x - c_i)`` with
@@ -1011,8 +1072,10 @@ def quadratic_instance_param(n: int = 3, d: int = 3, *, mu: float = 1.0, L: Any 
     if not 0 < mu <= L_lo:
         raise ValueError(f"quadratic_instance_param needs 0 < mu <= L, got mu={mu!r}, L={L!r}")
     if d == 1 and not (isinstance(L_piece, Fixed) and L_piece.value == mu):
-        raise ValueError(f"quadratic_instance_param: with d=1 a client cannot attain both mu={mu!r} and L={L!r}; "
-                         f"needs d >= 2 or L == mu")
+        raise ValueError(
+            f"quadratic_instance_param: with d=1 a client cannot attain both mu={mu!r} and L={L!r}; "
+            f"needs d >= 2 or L == mu"
+        )
     if weights not in ("random", "uniform"):
         raise ValueError(f"quadratic_instance_param weights must be 'random' or 'uniform', got {weights!r}")
     n_rot = 1 if commuting else n

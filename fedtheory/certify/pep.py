@@ -24,6 +24,7 @@ Every function returns a :class:`PepResult` (value, bound, ratio, solver time).
 >>> bool(r.ratio <= 1 + 1e-6), r.bound
 (True, 0.25)
 """
+
 from __future__ import annotations
 
 import math
@@ -35,11 +36,31 @@ import numpy as np
 
 from fedtheory.problems.clients import ClientOracles
 
-__all__ = ["PepResult", "stabilized_ppm", "classical_ppm", "two_client_sdane", "stabilized_catalyst", "gd_gradient_norm",
-           "fast_gradient_norm", "cocoercivity_gap", "sdane_bound", "acc_sdane_bound", "SOLVER",
-           "interpolation_violation", "huber_gd_gradient_norm", "abs_stabilized_ppm", "CLASS_ATOL", "TIGHT_RTOL",
-           "worst_gap", "sod_pair", "sod_start", "close_sod_pair", "sdane_pep", "solve_sdane",
-           "check_sdane"]
+__all__ = [
+    "PepResult",
+    "stabilized_ppm",
+    "classical_ppm",
+    "two_client_sdane",
+    "stabilized_catalyst",
+    "gd_gradient_norm",
+    "fast_gradient_norm",
+    "cocoercivity_gap",
+    "sdane_bound",
+    "acc_sdane_bound",
+    "SOLVER",
+    "interpolation_violation",
+    "huber_gd_gradient_norm",
+    "abs_stabilized_ppm",
+    "CLASS_ATOL",
+    "TIGHT_RTOL",
+    "worst_gap",
+    "sod_pair",
+    "sod_start",
+    "close_sod_pair",
+    "sdane_pep",
+    "solve_sdane",
+    "check_sdane",
+]
 
 SOLVER = "CLARABEL"
 #: relative accuracy of the SDP solutions (Clarabel's default tolerances are 1e-8): ratios are compared to 1 + this.
@@ -110,9 +131,18 @@ class PepResult:
         return (self.value - self.lower) / max(abs(self.value), 1e-12)
 
     def to_json(self) -> dict:
-        return {"value": self.value, "bound": self.bound, "ratio": self.ratio, "params": self.params,
-                "seconds": self.seconds, "lower": self.lower, "class_violation": self.class_violation,
-                "gap": self.gap, "replay": self.replay, "solver": self.solver}
+        return {
+            "value": self.value,
+            "bound": self.bound,
+            "ratio": self.ratio,
+            "params": self.params,
+            "seconds": self.seconds,
+            "lower": self.lower,
+            "class_violation": self.class_violation,
+            "gap": self.gap,
+            "replay": self.replay,
+            "solver": self.solver,
+        }
 
 
 def interpolation_violation(X: Any, G: Any, F: Any, mu: float = 0.0, L: float = math.inf) -> float:
@@ -153,8 +183,13 @@ def interpolation_violation(X: Any, G: Any, F: Any, mu: float = 0.0, L: float = 
 
 def _leaf_class(f: Any) -> tuple[float, float]:
     """(μ, L) of a PEPit leaf function of the classes used here."""
-    from PEPit.functions import (ConvexFunction, SmoothConvexFunction, SmoothFunction, SmoothStronglyConvexFunction,
-                                 StronglyConvexFunction)
+    from PEPit.functions import (
+        ConvexFunction,
+        SmoothConvexFunction,
+        SmoothFunction,
+        SmoothStronglyConvexFunction,
+        StronglyConvexFunction,
+    )
 
     if isinstance(f, SmoothStronglyConvexFunction):
         return float(f.mu), float(f.L)
@@ -172,8 +207,11 @@ def _leaf_class(f: Any) -> tuple[float, float]:
 def _data(f: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The solved PEP's points, gradients and values of ``f`` (leaf or combination): (k, dim), (k, dim), (k,)."""
     pts = f.list_of_points
-    return (np.array([p.eval() for p, _, _ in pts]), np.array([g.eval() for _, g, _ in pts]),
-            np.array([float(v.eval()) for _, _, v in pts]))
+    return (
+        np.array([p.eval() for p, _, _ in pts]),
+        np.array([g.eval() for _, g, _ in pts]),
+        np.array([float(v.eval()) for _, _, v in pts]),
+    )
 
 
 def _extract(pb: Any, metric: Any, classes: list) -> tuple[float, float]:
@@ -194,7 +232,11 @@ def _leaves(*fs: Any) -> list:
 #: larger static regularization (the quadratic class's pairwise symmetry equalities are linearly dependent in the
 #: federated error PEP, and Clarabel's KKT factorization fails at the default 1e-8: K = 2, T = 2, κ₀ = 10 then
 #: reaches "optimal", 0.49412463 against SCS's 0.49412469)
-CLARABEL_ATTEMPTS: tuple[dict[str, Any], ...] = ({}, {"equilibrate_enable": False, "max_iter": 1000}, {"static_regularization_constant": 1e-7})
+CLARABEL_ATTEMPTS: tuple[dict[str, Any], ...] = (
+    {},
+    {"equilibrate_enable": False, "max_iter": 1000},
+    {"static_regularization_constant": 1e-7},
+)
 #: SCS tolerance of the cross-check of a solve Clarabel reports as inaccurate, and the agreement required
 CROSS_CHECK_EPS = 1e-7
 CROSS_CHECK_RTOL = 1e-3
@@ -223,8 +265,8 @@ def _resolve(problem: Any, **solver_kwargs: Any) -> float | None:
     solver starts afresh, so the values are those of ``problem.solve(wrapper=..., verbose=0, **solver_kwargs)``. Returns None where the solver
     reports no value (unbounded), as PEPit does; solver errors propagate."""
     wrapper = problem.wrapper
-    for constraint in problem._list_of_prepared_constraints:          # as PEPit: no stale duals survive a solve
-        constraint._dual_variable_value = 0.
+    for constraint in problem._list_of_prepared_constraints:  # as PEPit: no stale duals survive a solve
+        constraint._dual_variable_value = 0.0
     for psd in problem._list_of_prepared_psd:
         psd._dual_variable_value = np.zeros_like(psd.matrix_of_expressions)
     # warm_start=False: cvxpy's default would hand Clarabel its previous solver object to update(), whose
@@ -250,7 +292,7 @@ def _solve_detail(problem: Any, *, wrapper: str = "cvxpy") -> tuple[float, float
     # safe_mode looks the wrapper's name up as a Python package; a registered wrapper is no package
     extra = {} if wrapper == "cvxpy" else {"safe_mode": False}
     before = getattr(problem, "wrapper", None)
-    built = None                                           # PEPit's wrapper holding this call's cvxpy problem
+    built = None  # PEPit's wrapper holding this call's cvxpy problem
 
     def attempt_with(**solver_kwargs: Any) -> float | None:
         nonlocal built
@@ -258,17 +300,17 @@ def _solve_detail(problem: Any, *, wrapper: str = "cvxpy") -> tuple[float, float
             return _resolve(problem, **solver_kwargs)
         try:
             return problem.solve(wrapper=wrapper, verbose=0, **extra, **solver_kwargs)
-        finally:                                           # built even when the solver then failed
+        finally:  # built even when the solver then failed
             w = getattr(problem, "wrapper", None)
             if w is not None and w is not before and getattr(w, "prob", None) is not None:
                 built = w
 
     for settings in CLARABEL_ATTEMPTS:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)   # cvxpy's "may be inaccurate": handled below
+            warnings.simplefilter("ignore", UserWarning)  # cvxpy's "may be inaccurate": handled below
             try:
                 attempt = attempt_with(solver=SOLVER, **settings)
-            except Exception:                              # cvxpy's SolverError (Clarabel NumericalError)
+            except Exception:  # cvxpy's SolverError (Clarabel NumericalError)
                 attempt = None
         if attempt is not None and (value is None or problem.wrapper.prob.status == "optimal"):
             value, status = attempt, problem.wrapper.prob.status
@@ -279,21 +321,26 @@ def _solve_detail(problem: Any, *, wrapper: str = "cvxpy") -> tuple[float, float
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             try:
-                other = attempt_with(solver="SCS", eps_abs=CROSS_CHECK_EPS, eps_rel=CROSS_CHECK_EPS,
-                                     max_iters=100_000)
+                other = attempt_with(solver="SCS", eps_abs=CROSS_CHECK_EPS, eps_rel=CROSS_CHECK_EPS, max_iters=100_000)
                 other_status = problem.wrapper.prob.status
             except Exception:
                 other, other_status = None, "failed"
         if value is None and other is None:
-            raise RuntimeError("the PEP has no finite worst case (unbounded or infeasible SDP), or no solver "
-                               "could solve it")
-        if (value is None or other is None or other_status != "optimal"
-                or abs(other - value) > CROSS_CHECK_RTOL * max(abs(value), 1e-12)):
-            raise RuntimeError(f"the PEP's SDP was not solved reliably: {SOLVER} {status} ({value}), "
-                               f"SCS {other_status} ({other})")
+            raise RuntimeError(
+                "the PEP has no finite worst case (unbounded or infeasible SDP), or no solver could solve it"
+            )
+        if (
+            value is None
+            or other is None
+            or other_status != "optimal"
+            or abs(other - value) > CROSS_CHECK_RTOL * max(abs(value), 1e-12)
+        ):
+            raise RuntimeError(
+                f"the PEP's SDP was not solved reliably: {SOLVER} {status} ({value}), SCS {other_status} ({other})"
+            )
         value = max(float(value), float(other)) + abs(float(value) - float(other))
         solver = f"{SOLVER}+SCS"
-    assert value is not None                           # solved to "optimal", or cross-checked above (else raised)
+    assert value is not None  # solved to "optimal", or cross-checked above (else raised)
     return float(value), time.perf_counter() - start, solver
 
 
@@ -399,6 +446,7 @@ def acc_sdane_bound(R: int, lam: float, mu: float, D2: float = 1.0) -> float:
 # single function: stabilized vs classical proximal point
 # --------------------------------------------------------------------------------------------
 
+
 def stabilized_ppm(K: int, lam: float, mu: float = 0.0, c: float = 1.0) -> PepResult:
     r"""Worst case of f(x̄^K) − f* + μ/2‖v^K − x*‖² for the stabilized PPM (3) under relative accuracy c.
 
@@ -418,7 +466,7 @@ def stabilized_ppm(K: int, lam: float, mu: float = 0.0, c: float = 1.0) -> PepRe
     for _ in range(K):
         x = pb.set_initial_point()
         g, _ = f.oracle(x)
-        pb.add_constraint((g + lam * (x - v)) ** 2 <= c * lam ** 2 * (x - v) ** 2)
+        pb.add_constraint((g + lam * (x - v)) ** 2 <= c * lam**2 * (x - v) ** 2)
         v = (lam * v + mu * x - g) * (1.0 / (lam + mu))
         xk.append(x)
     xbar = _weighted_average(xk, (1 + mu / lam) ** np.arange(1, K + 1))
@@ -442,7 +490,7 @@ def abs_stabilized_ppm(K: int, lam: float, c: float = 1.0) -> float:
     for _ in range(K):
         x = v - s / (lam * (1 + math.sqrt(c)))
         g = s * np.sign(x)
-        if (g + lam * (x - v)) ** 2 > c * lam ** 2 * (x - v) ** 2 * (1 + 1e-12):
+        if (g + lam * (x - v)) ** 2 > c * lam**2 * (x - v) ** 2 * (1 + 1e-12):
             raise AssertionError("the local point violates the relative accuracy condition")
         v = v - g / lam
         xs.append(x)
@@ -467,7 +515,7 @@ def classical_ppm(K: int, lam: float, c: float = 0.25, tighten: bool = False, av
         xn = pb.set_initial_point()
         g, _ = f.oracle(xn)
         factor = c / (k + 1) ** 2 if tighten else c
-        pb.add_constraint((g + lam * (xn - x)) ** 2 <= factor * lam ** 2 * (xn - x) ** 2)
+        pb.add_constraint((g + lam * (xn - x)) ** 2 <= factor * lam**2 * (xn - x) ** 2)
         x = xn
         iterates.append(x)
     out = _weighted_average(iterates, np.ones(K)) if average else x
@@ -475,16 +523,19 @@ def classical_ppm(K: int, lam: float, c: float = 0.25, tighten: bool = False, av
     pb.set_performance_metric(metric)
     value, secs = _solve(pb)
     lower, viol = _extract(pb, metric, _leaves(f))
-    return PepResult(value, lam / (2 * K), {"K": K, "lam": lam, "c": c, "tighten": tighten, "average": average}, secs,
-                     lower, viol)
+    return PepResult(
+        value, lam / (2 * K), {"K": K, "lam": lam, "c": c, "tighten": tighten, "average": average}, secs, lower, viol
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # two clients under δ-SOD
 # --------------------------------------------------------------------------------------------
 
-def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.25, accelerated: bool = False,
-                     drop: str | None = None) -> PepResult:
+
+def two_client_sdane(
+    R: int, lam: float, mu: float, delta: float, c: float = 0.25, accelerated: bool = False, drop: str | None = None
+) -> PepResult:
     r"""Worst case of S-DANE (Theorem 1) or Acc-S-DANE (Theorem 6) with n = 2 μ-convex clients under δ-SOD.
 
     Clients f_1, f_2 = f_1 − 2g with g δ-smooth (so δ_A ≤ δ); f = f_1 − g; full participation; in each
@@ -521,15 +572,35 @@ def two_client_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.2
             u = (xi - center) ** 2
             E = e if E is None else E + e
             U = u if U is None else U + u
-        pb.add_constraint(E <= c * lam ** 2 * U)
+        pb.add_constraint(E <= c * lam**2 * U)
         return pts, grads
 
-    return sdane_pep(R, lam, mu, delta, c, accelerated, free_local_points,
-                     mu2=0.0 if drop == "client-2-strong-convexity" else mu, params={"drop": drop})
+    return sdane_pep(
+        R,
+        lam,
+        mu,
+        delta,
+        c,
+        accelerated,
+        free_local_points,
+        mu2=0.0 if drop == "client-2-strong-convexity" else mu,
+        params={"drop": drop},
+    )
 
 
-def sdane_pep(R: int, lam: float, mu: float, delta: float, c: float, accelerated: bool, local: Any, *,
-              mu2: float | None = None, wrapper: str = "cvxpy", params: dict | None = None) -> PepResult:
+def sdane_pep(
+    R: int,
+    lam: float,
+    mu: float,
+    delta: float,
+    c: float,
+    accelerated: bool,
+    local: Any,
+    *,
+    mu2: float | None = None,
+    wrapper: str = "cvxpy",
+    params: dict | None = None,
+) -> PepResult:
     r"""The S-DANE / Acc-S-DANE PEP over two μ-convex clients under δ-SOD (:func:`sod_start`), R rounds, with the
     local step left to ``local``: the round loop, metric, class closure (:func:`close_sod_pair`, f_2 μ₂-convex
     with μ₂ = ``mu2``, default μ), solve (:func:`_solve_detail` with ``wrapper``; the solver that produced the value
@@ -584,8 +655,9 @@ def sdane_pep(R: int, lam: float, mu: float, delta: float, c: float, accelerated
     metric = f(out) - fs + (mu / 2) * (v - xs) ** 2
     close_sod_pair(pb, f1, f2, [xs] + iterates + vs + [out], mu if mu2 is None else mu2)
     pb.set_performance_metric(metric)
-    return solve_sdane(pb, f1, g, f2, xs, x0, locals_, R, lam, mu, delta, c, accelerated, wrapper=wrapper,
-                       params=params)
+    return solve_sdane(
+        pb, f1, g, f2, xs, x0, locals_, R, lam, mu, delta, c, accelerated, wrapper=wrapper, params=params
+    )
 
 
 def check_sdane(R: Any, lam: float, mu: float, delta: float, c: float) -> int:
@@ -604,9 +676,24 @@ def check_sdane(R: Any, lam: float, mu: float, delta: float, c: float) -> int:
     return int(R)
 
 
-def solve_sdane(pb: Any, f1: Any, g: Any, f2: Any, xs: Any, x0: Any, local_points: list, R: int, lam: float,
-                mu: float, delta: float, c: float, accelerated: bool, *, wrapper: str = "cvxpy",
-                params: dict | None = None) -> PepResult:
+def solve_sdane(
+    pb: Any,
+    f1: Any,
+    g: Any,
+    f2: Any,
+    xs: Any,
+    x0: Any,
+    local_points: list,
+    R: int,
+    lam: float,
+    mu: float,
+    delta: float,
+    c: float,
+    accelerated: bool,
+    *,
+    wrapper: str = "cvxpy",
+    params: dict | None = None,
+) -> PepResult:
     """Solve a built S-DANE / Acc-S-DANE PEP over the δ-SOD pair (f_1, g, f_2 = f_1 − 2g; metric already set) and
     report it as a :class:`PepResult`: the value (:func:`_solve_detail` with ``wrapper``), the paper's bound, the
     class check of the worst case (f_1, f_2 μ-convex, g δ-smooth) and its replay on the real driver with the
@@ -615,14 +702,25 @@ def solve_sdane(pb: Any, f1: Any, g: Any, f2: Any, xs: Any, x0: Any, local_point
     :func:`fedtheory.methods.pep.build_pep` compiles)."""
     value, secs, solver = _solve_detail(pb, wrapper=wrapper)
     bound = acc_sdane_bound(R, lam, mu) if accelerated else sdane_bound(R, lam, mu)
-    viol = max(interpolation_violation(*_data(f1), mu=mu), interpolation_violation(*_data(f2), mu=mu),
-               interpolation_violation(*_data(g), mu=-delta, L=delta))
-    replay = _replay_two_client(f1, f2, xs, x0, [[p.eval() for p in pts] for pts in local_points], R, lam, mu, c,
-                                accelerated)
+    viol = max(
+        interpolation_violation(*_data(f1), mu=mu),
+        interpolation_violation(*_data(f2), mu=mu),
+        interpolation_violation(*_data(g), mu=-delta, L=delta),
+    )
+    replay = _replay_two_client(
+        f1, f2, xs, x0, [[p.eval() for p in pts] for pts in local_points], R, lam, mu, c, accelerated
+    )
     ok = viol <= CLASS_ATOL and replay["test_violation"] <= TEST_ATOL
-    return PepResult(value, bound, {"R": R, "lam": lam, "mu": mu, "delta": delta, "c": c, "accelerated": accelerated,
-                                    "n": 2, **(params or {})}, secs, replay["metric"] if ok else math.nan, viol,
-                     replay, solver)
+    return PepResult(
+        value,
+        bound,
+        {"R": R, "lam": lam, "mu": mu, "delta": delta, "c": c, "accelerated": accelerated, "n": 2, **(params or {})},
+        secs,
+        replay["metric"] if ok else math.nan,
+        viol,
+        replay,
+        solver,
+    )
 
 
 class _TableClients(ClientOracles):
@@ -646,8 +744,10 @@ class _TableClients(ClientOracles):
         dist = np.linalg.norm(X - x, axis=1)
         k = int(np.argmin(dist))
         if dist[k] > self.tol:
-            raise ValueError(f"the driver queried client {i} at a point the PEP instance does not define "
-                             f"(nearest at distance {dist[k]:.3g})")
+            raise ValueError(
+                f"the driver queried client {i} at a point the PEP instance does not define "
+                f"(nearest at distance {dist[k]:.3g})"
+            )
         return k
 
     def _clients(self, clients: Any, k: int) -> np.ndarray:
@@ -697,8 +797,9 @@ class _GivenLocalPoints:
         return _finish(sub, X, sub.oracles.grads(X, sub.clients), np.zeros(sub.clients.size, dtype=np.int64), test)
 
 
-def _replay_two_client(f1: Any, f2: Any, xs: Any, x0: Any, local_points: list, R: int, lam: float, mu: float,
-                       c: float, accelerated: bool) -> dict:
+def _replay_two_client(
+    f1: Any, f2: Any, xs: Any, x0: Any, local_points: list, R: int, lam: float, mu: float, c: float, accelerated: bool
+) -> dict:
     """Re-run the real S-DANE / Acc-S-DANE driver on the extracted two-client worst case (see two_client_sdane)."""
     from fedtheory.algorithms.dane import run_acc_sdane, run_sdane
 
@@ -709,7 +810,7 @@ def _replay_two_client(f1: Any, f2: Any, xs: Any, x0: Any, local_points: list, R
     except ValueError as exc:
         return {"metric": math.nan, "test_violation": math.inf, "error": str(exc)}
     xs_ = orc.x_star()
-    assert h.v is not None                             # the run records its prox centres v (the metric reads them)
+    assert h.v is not None  # the run records its prox centres v (the metric reads them)
     if accelerated:
         out_gap = float(h.gap[-1])
     else:
@@ -717,7 +818,7 @@ def _replay_two_client(f1: Any, f2: Any, xs: Any, x0: Any, local_points: list, R
     metric = out_gap + mu / 2 * float(np.sum((h.v[-1] - xs_) ** 2))
     # on the SDP's scale (data O(1), the largest right side of (6) in the run): the solver holds each constraint to
     # ~1e-8 of that scale, not of a late round's small right side
-    rhs = c * lam ** 2 * h.test_rhs
+    rhs = c * lam**2 * h.test_rhs
     test_violation = float(np.max(h.test_lhs - rhs) / max(1.0, float(np.max(rhs))))
     return {"metric": metric, "test_violation": test_violation, "rounds": h.rounds, "method": h.method}
 
@@ -758,6 +859,7 @@ def stabilized_catalyst(R: int, L: float = 1.0, mu: float = 0.0) -> PepResult:
 # --------------------------------------------------------------------------------------------
 # local solvers
 # --------------------------------------------------------------------------------------------
+
 
 def gd_gradient_norm(N: int, L: float = 1.0) -> PepResult:
     r"""Worst ‖∇f(x_N)‖² of gradient descent with step 1/L on a convex L-smooth f, ‖x_0 − x*‖ ≤ 1;

@@ -30,6 +30,7 @@ Every evaluation is recorded; the result keeps the worst one's ``z``, so it repl
 >>> r.replay(violation, P) == r.worst_value
 True
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -108,10 +109,15 @@ class ProbeResult:
     @classmethod
     def from_json(cls, data: dict) -> "ProbeResult":
         """Rebuild a result stored by :meth:`to_json` (the instance stays in its JSON form)."""
+
         def num(v: Any) -> Any:
             return float(v) if isinstance(v, str) else v
-        kw: dict[str, Any] = {f.name: data.get(f.name, f.default if f.default is not dataclasses.MISSING else None)
-                              for f in dataclasses.fields(cls) if f.name != "param"}
+
+        kw: dict[str, Any] = {
+            f.name: data.get(f.name, f.default if f.default is not dataclasses.MISSING else None)
+            for f in dataclasses.fields(cls)
+            if f.name != "param"
+        }
         for k in ("worst_value", "random_worst_value", "optimized_worst_value", "target"):
             kw[k] = num(kw[k])
         kw["worst_z"] = [float(v) for v in kw["worst_z"]]
@@ -195,8 +201,15 @@ def _rng_and_seed(seed: Any, rng: np.random.Generator | None) -> tuple[np.random
     return np.random.default_rng(int(seed)), int(seed)
 
 
-def _result(ev: _Evaluator, param: Param, seed: int | None, target: float | None, method: str | None,
-            optimized: bool, starts: list) -> ProbeResult:
+def _result(
+    ev: _Evaluator,
+    param: Param,
+    seed: int | None,
+    target: float | None,
+    method: str | None,
+    optimized: bool,
+    starts: list,
+) -> ProbeResult:
     value, z = ev.worst()
     if z is None:  # every evaluation failed (or none ran): keep the first z tried, if any
         z = np.asarray(ev.first_failure["z"]) if ev.first_failure else np.zeros(param.size)
@@ -204,17 +217,34 @@ def _result(ev: _Evaluator, param: Param, seed: int | None, target: float | None
     else:
         instance = param.decode(z)
     return ProbeResult(
-        worst_value=float(value), worst_instance=instance, worst_z=[float(v) for v in z],
+        worst_value=float(value),
+        worst_instance=instance,
+        worst_z=[float(v) for v in z],
         random_worst_value=float(ev.best["random"][0]),
         optimized_worst_value=float(ev.best["optimize"][0]) if optimized else None,
-        n_evaluations=ev.n, n_failed=ev.n_failed, seed=seed, target=target,
-        found=bool(target is not None and value > target), stopped_early=ev.stopped, method=method,
-        first_failure=ev.first_failure, starts=starts, param=param)
+        n_evaluations=ev.n,
+        n_failed=ev.n_failed,
+        seed=seed,
+        target=target,
+        found=bool(target is not None and value > target),
+        stopped_early=ev.stopped,
+        method=method,
+        first_failure=ev.first_failure,
+        starts=starts,
+        param=param,
+    )
 
 
-def sample_worst(violation: Callable[[Any], float], param: Param, *, n: int, seed: Any = 0,
-                 rng: np.random.Generator | None = None, target: float | None = None,
-                 fast_fail: bool = True) -> ProbeResult:
+def sample_worst(
+    violation: Callable[[Any], float],
+    param: Param,
+    *,
+    n: int,
+    seed: Any = 0,
+    rng: np.random.Generator | None = None,
+    target: float | None = None,
+    fast_fail: bool = True,
+) -> ProbeResult:
     """Random sampling only: the worst of ``n`` draws ``z ~ param.sample(rng)``.
 
     The baseline a probe is compared against (and a cheap first look). Same result type as
@@ -237,11 +267,22 @@ def sample_worst(violation: Callable[[Any], float], param: Param, *, n: int, see
     return _result(ev, param, seed_used, target, None, False, [])
 
 
-def probe(violation: Callable[[Any], float], param: Param, *, seed: Any = 0,
-          rng: np.random.Generator | None = None, n_random: int = 256, n_starts: int = 8,
-          maxiter: int = 200, method: str = "Nelder-Mead", target: float | None = None,
-          fast_fail: bool = True, starts: Sequence[Sequence[float]] = (), step: float | None = 0.5,
-          options: dict | None = None) -> ProbeResult:
+def probe(
+    violation: Callable[[Any], float],
+    param: Param,
+    *,
+    seed: Any = 0,
+    rng: np.random.Generator | None = None,
+    n_random: int = 256,
+    n_starts: int = 8,
+    maxiter: int = 200,
+    method: str = "Nelder-Mead",
+    target: float | None = None,
+    fast_fail: bool = True,
+    starts: Sequence[Sequence[float]] = (),
+    step: float | None = 0.5,
+    options: dict | None = None,
+) -> ProbeResult:
     r"""Maximize ``violation(param.decode(z))`` by random sampling then multi-start local search.
 
     Parameters
@@ -273,8 +314,10 @@ def probe(violation: Callable[[Any], float], param: Param, *, seed: Any = 0,
     """
     n_random, n_starts, maxiter = int(n_random), int(n_starts), int(maxiter)
     if n_random < 0 or n_starts < 0 or maxiter < 1:
-        raise ValueError(f"probe needs n_random >= 0, n_starts >= 0 and maxiter >= 1, "
-                         f"got n_random={n_random}, n_starts={n_starts}, maxiter={maxiter}")
+        raise ValueError(
+            f"probe needs n_random >= 0, n_starts >= 0 and maxiter >= 1, "
+            f"got n_random={n_random}, n_starts={n_starts}, maxiter={maxiter}"
+        )
     gen, seed_used = _rng_and_seed(seed, rng)
     ev = _Evaluator(violation, param, target, fast_fail)
     log: list[dict] = []
@@ -289,8 +332,7 @@ def probe(violation: Callable[[Any], float], param: Param, *, seed: Any = 0,
         ev.phase = "optimize"
         order = sorted((i for i in range(len(values)) if math.isfinite(values[i])), key=lambda i: -values[i])
         n_best = min(n_starts // 2, len(order))
-        plan: list[tuple[str, np.ndarray | None]] = [("given", np.asarray(s, dtype=np.float64).ravel())
-                                                     for s in starts]
+        plan: list[tuple[str, np.ndarray | None]] = [("given", np.asarray(s, dtype=np.float64).ravel()) for s in starts]
         plan += [("random-best", zs[i]) for i in order[:n_best]]
         plan += [("fresh", None)] * (n_starts - n_best)
         if param.size == 0:
@@ -312,8 +354,9 @@ def probe(violation: Callable[[Any], float], param: Param, *, seed: Any = 0,
     return _result(ev, param, seed_used, target, method, True, log)
 
 
-def _local_search(ev: _Evaluator, z0: np.ndarray, method: str, maxiter: int, step: float | None,
-                  options: dict | None) -> None:
+def _local_search(
+    ev: _Evaluator, z0: np.ndarray, method: str, maxiter: int, step: float | None, options: dict | None
+) -> None:
     def objective(z: np.ndarray) -> float:
         v = ev(z)
         return -v if math.isfinite(v) else math.inf
@@ -333,7 +376,7 @@ def _local_search(ev: _Evaluator, z0: np.ndarray, method: str, maxiter: int, ste
         if name in _METHODS_WITH_SIMPLEX and set(opts) <= _NELDER_MEAD_OPTIONS:
             nelder_mead(objective, z0, **opts)
         else:
-            import scipy.optimize       # about 0.7 s of CPU to import: only for the methods that need it
+            import scipy.optimize  # about 0.7 s of CPU to import: only for the methods that need it
 
             scipy.optimize.minimize(objective, z0, method=method, options=opts)
 
@@ -342,9 +385,17 @@ class _MaxEvaluations(Exception):
     """Inside :func:`nelder_mead`: the evaluation budget is spent (scipy's ``_MaxFuncCallError``)."""
 
 
-def nelder_mead(fun: Callable[[np.ndarray], float], x0: Any, *, maxiter: float | None = None,
-                maxfev: float | None = None, xatol: float = 1e-4, fatol: float = 1e-4, adaptive: bool = False,
-                initial_simplex: Any = None) -> tuple[np.ndarray, float]:
+def nelder_mead(
+    fun: Callable[[np.ndarray], float],
+    x0: Any,
+    *,
+    maxiter: float | None = None,
+    maxfev: float | None = None,
+    xatol: float = 1e-4,
+    fatol: float = 1e-4,
+    adaptive: bool = False,
+    initial_simplex: Any = None,
+) -> tuple[np.ndarray, float]:
     """Minimize ``fun`` by Nelder–Mead: ``scipy.optimize.minimize(fun, x0, method="Nelder-Mead", options=...)``
     without bounds or callback, operation for operation — the same points evaluated in the same order, the same
     floats — so a probe gives the same result bit for bit without importing ``scipy.optimize`` (a test compares
@@ -424,8 +475,7 @@ def nelder_mead(fun: Callable[[np.ndarray], float], x0: Any, *, maxiter: float |
     iterations = 1
     while calls[0] < maxfun and iterations < maxiter_:
         try:
-            if (np.max(np.ravel(np.abs(sim[1:] - sim[0]))) <= xatol and
-                    np.max(np.abs(fsim[0] - fsim[1:])) <= fatol):
+            if np.max(np.ravel(np.abs(sim[1:] - sim[0]))) <= xatol and np.max(np.abs(fsim[0] - fsim[1:])) <= fatol:
                 break
             xbar = np.add.reduce(sim[:-1], 0) / N
             xr = (1 + rho) * xbar - rho * sim[-1]
@@ -441,14 +491,14 @@ def nelder_mead(fun: Callable[[np.ndarray], float], x0: Any, *, maxiter: float |
             elif fxr < fsim[-2]:
                 sim[-1], fsim[-1] = xr, fxr
             else:
-                if fxr < fsim[-1]:                       # outside contraction
+                if fxr < fsim[-1]:  # outside contraction
                     xc = (1 + psi * rho) * xbar - psi * rho * sim[-1]
                     fxc = f(xc)
                     if fxc <= fxr:
                         sim[-1], fsim[-1] = xc, fxc
                     else:
                         doshrink = 1
-                else:                                    # inside contraction
+                else:  # inside contraction
                     xcc = (1 - psi) * xbar + psi * sim[-1]
                     fxcc = f(xcc)
                     if fxcc < fsim[-1]:

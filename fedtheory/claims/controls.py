@@ -15,13 +15,15 @@ calibrated per claim — see tests/test_localupdate_controls.py — so it has no
 >>> print(c.description)
 the driver's FedAvg run with one step more than E local steps (an off-by-one): a different algorithm, false a priori
 """
+
 from __future__ import annotations
 
 from fedtheory.claims.core import Control
 
 
-def tightened_bound(factor: float, bound: str, attained_by: str, params: dict | None = None,
-                    name: str | None = None) -> Control:
+def tightened_bound(
+    factor: float, bound: str, attained_by: str, params: dict | None = None, name: str | None = None
+) -> Control:
     """The statement with ``bound`` multiplied by ``factor`` < 1: false a priori, since ``attained_by`` attains the
     bound itself. ``params`` default to ``{"bound_factor": factor}``.
 
@@ -39,24 +41,30 @@ def tightened_bound(factor: float, bound: str, attained_by: str, params: dict | 
     if not 0 < factor < 1:
         raise ValueError(f"a tightened bound needs a factor below 1, got {factor}")
     percent = f"{100 * (1 - factor):.3g}%"
-    return Control(name or f"bound-tightened-{percent}", f"{bound} multiplied by {factor:g}: false a priori, "
-                   f"{attained_by} attains it", dict(params) if params is not None else {"bound_factor": factor})
+    return Control(
+        name or f"bound-tightened-{percent}",
+        f"{bound} multiplied by {factor:g}: false a priori, {attained_by} attains it",
+        dict(params) if params is not None else {"bound_factor": factor},
+    )
 
 
-def one_step_too_many(run: str, steps: str, params: dict, name: str = "one-step-too-many",
-                      consequence: str = "a different algorithm") -> Control:
+def one_step_too_many(
+    run: str, steps: str, params: dict, name: str = "one-step-too-many", consequence: str = "a different algorithm"
+) -> Control:
     """``run`` with one step more than ``steps`` on one side of the comparison: an off-by-one, ``consequence``,
     false a priori (a check that cannot tell K from K + 1 steps could not have seen a wrong K either).
 
     >>> one_step_too_many("the spectral path", "K inner steps", {"k_offset": 1}, name="one-more-inner-step").name
     'one-more-inner-step'
     """
-    return Control(name, f"{run} run with one step more than {steps} (an off-by-one): {consequence}, false a priori",
-                   dict(params))
+    return Control(
+        name, f"{run} run with one step more than {steps} (an off-by-one): {consequence}, false a priori", dict(params)
+    )
 
 
-def one_step_too_few(run: str, steps: str, params: dict, name: str = "one-step-too-few",
-                     consequence: str = "a different algorithm") -> Control:
+def one_step_too_few(
+    run: str, steps: str, params: dict, name: str = "one-step-too-few", consequence: str = "a different algorithm"
+) -> Control:
     """``run`` with one step fewer than ``steps`` on one side of the comparison: the off-by-one of
     :func:`one_step_too_many` the other way, ``consequence``, false a priori.
 
@@ -64,5 +72,6 @@ def one_step_too_few(run: str, steps: str, params: dict, name: str = "one-step-t
     >>> c.params, c.description
     ({'step_offset': -1}, 'the reference run with one step fewer than E local steps per round (an off-by-one): a different algorithm, false a priori')
     """
-    return Control(name, f"{run} run with one step fewer than {steps} (an off-by-one): {consequence}, false a priori",
-                   dict(params))
+    return Control(
+        name, f"{run} run with one step fewer than {steps} (an off-by-one): {consequence}, false a priori", dict(params)
+    )

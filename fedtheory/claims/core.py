@@ -15,6 +15,7 @@ resulting :class:`Evidence` status with the claim's ``expect``.
 >>> lemma_1.run(CheckContext(seed=0)).status
 'verified'
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -237,8 +238,10 @@ class Claim:
         unknown = [r for r in self.requires if r not in CAPABILITIES]
         if unknown:
             # a misspelled capability would make the claim "skipped" forever: a check that can never fail
-            raise ValueError(f"claim {self.id}: unknown capability {', '.join(map(repr, unknown))} in requires "
-                             f"(known: {', '.join(CAPABILITIES)})")
+            raise ValueError(
+                f"claim {self.id}: unknown capability {', '.join(map(repr, unknown))} in requires "
+                f"(known: {', '.join(CAPABILITIES)})"
+            )
         self.controls = tuple(self.controls)
         self.readings = tuple(self.readings)
         for label, items in (("control", self.controls), ("reading", self.readings)):
@@ -246,8 +249,10 @@ class Claim:
             if len(set(names)) != len(names):
                 raise ValueError(f"claim {self.id}: {label} names must be unique, got {names}")
         if self.substitute is not None and self.expect == "refuted":
-            raise ValueError(f"claim {self.id}: a statement checked on a substitute ({self.substitute!r}) cannot "
-                             "expect 'refuted'; expect 'not-reproduced' or 'verified'")
+            raise ValueError(
+                f"claim {self.id}: a statement checked on a substitute ({self.substitute!r}) cannot "
+                "expect 'refuted'; expect 'not-reproduced' or 'verified'"
+            )
 
     @property
     def paper(self) -> str:
@@ -287,8 +292,9 @@ class Claim:
             "requires": list(self.requires),
             "controls_declared": [{"name": c.name, "description": c.description} for c in self.controls],
             "control_exempt": self.control_exempt,
-            "readings_declared": [{"name": r.name, "description": r.description, "params": r.params}
-                                  for r in self.readings],
+            "readings_declared": [
+                {"name": r.name, "description": r.description, "params": r.params} for r in self.readings
+            ],
             "typo": self.typo,
             "substitute": self.substitute,
         }
@@ -323,9 +329,20 @@ def claim(
 
     def wrap(fn: CheckFn) -> Claim:
         return Claim(
-            id=id, ref=ref, title=title, statement=statement, kind=kind, check=fn,
-            tier=tier, expect=expect, requires=tuple(requires), controls=tuple(controls),
-            control_exempt=control_exempt, readings=tuple(readings), typo=typo, substitute=substitute,
+            id=id,
+            ref=ref,
+            title=title,
+            statement=statement,
+            kind=kind,
+            check=fn,
+            tier=tier,
+            expect=expect,
+            requires=tuple(requires),
+            controls=tuple(controls),
+            control_exempt=control_exempt,
+            readings=tuple(readings),
+            typo=typo,
+            substitute=substitute,
         )
 
     return wrap

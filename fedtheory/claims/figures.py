@@ -18,6 +18,7 @@ that once, so a claim reads as the paper's statement plus what is specific to it
 >>> y.tolist(), figure_data(f, "demo/figure-1")["panels"] == data["panels"]
 ([0.0, 1.0, 4.0], True)
 """
+
 from __future__ import annotations
 
 from pathlib import Path

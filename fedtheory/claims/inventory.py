@@ -12,6 +12,7 @@ A paper's home, ``paper_checks/<key>/__init__.py`` of a paper package or ``paper
 >>> check_inventory({"Theorem 1": []}, [c], "demo")
 ["'Theorem 1': an empty list (give claim ids or a reason)", 'claim demo/theorem-1 is not in the inventory']
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -10,6 +10,7 @@ adds ref, requires and the content file). Nothing is imported beyond what loadin
 id            paper  tier  expect    kind     title
 demo/lemma-1  demo   fast  verified  numeric  A bound
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,9 +32,17 @@ def claim_row(claim) -> dict:
     >>> row = claim_row(c); row["paper"], row["tier"], row["requires"], row["source"]
     ('demo', 'full', ['torch'], None)
     """
-    return {"id": claim.id, "paper": claim.paper, "tier": claim.tier, "expect": claim.expect, "kind": claim.kind,
-            "title": claim.title, "ref": claim.ref, "requires": list(claim.requires),
-            "source": _shown_path(claim.source)}
+    return {
+        "id": claim.id,
+        "paper": claim.paper,
+        "tier": claim.tier,
+        "expect": claim.expect,
+        "kind": claim.kind,
+        "title": claim.title,
+        "ref": claim.ref,
+        "requires": list(claim.requires),
+        "source": _shown_path(claim.source),
+    }
 
 
 def _shown_path(source: str | None) -> str | None:

@@ -9,6 +9,7 @@
 >>> evidence.status, sorted(evidence.measured)
 ('verified', ['probe_evaluations', 'random_worst', 'worst_ratio'])
 """
+
 from __future__ import annotations
 
 
@@ -21,8 +22,11 @@ def probe_record(result) -> dict:
     >>> sorted(probe_record(sample_worst(lambda t: t, Box(0.0, 1.0), n=4, seed=0)))
     ['probe_evaluations', 'random_worst', 'worst_ratio']
     """
-    return {"worst_ratio": result.worst_value, "random_worst": result.random_worst_value,
-            "probe_evaluations": result.n_evaluations}
+    return {
+        "worst_ratio": result.worst_value,
+        "random_worst": result.random_worst_value,
+        "probe_evaluations": result.n_evaluations,
+    }
 
 
 def probe_phases(result) -> dict:
@@ -35,11 +39,15 @@ def probe_phases(result) -> dict:
     ...                    maxiter=30))["probe_optimizer_worst"] > -1e-6
     True
     """
-    return {"probe_random_phase_worst": result.random_worst_value, "probe_optimizer_worst": result.optimized_worst_value}
+    return {
+        "probe_random_phase_worst": result.random_worst_value,
+        "probe_optimizer_worst": result.optimized_worst_value,
+    }
 
 
-def decide_by_probe(ctx, result, bound: float = 1.0, *, measured: dict | None = None, tolerance=None,
-                    notes: str | None = None):
+def decide_by_probe(
+    ctx, result, bound: float = 1.0, *, measured: dict | None = None, tolerance=None, notes: str | None = None
+):
     """``verified`` when the probe's worst violation ratio is at most ``bound`` and no evaluation failed (a failed
     evaluation means the check is partly broken: never a pass), else ``refuted`` with the probe (replayable) as the
     counterexample. ``measured`` adds to :func:`probe_record`.
@@ -54,5 +62,9 @@ def decide_by_probe(ctx, result, bound: float = 1.0, *, measured: dict | None = 
     """
     ok = result.worst_value <= bound and result.n_failed == 0
     said = {k: v for k, v in (("tolerance", tolerance), ("notes", notes)) if v is not None}
-    return ctx.decide(ok, measured={**probe_record(result), **(measured or {})},
-                      counterexample=None if ok else {"probe": result.to_json()}, **said)
+    return ctx.decide(
+        ok,
+        measured={**probe_record(result), **(measured or {})},
+        counterexample=None if ok else {"probe": result.to_json()},
+        **said,
+    )

@@ -31,6 +31,7 @@ and ``--fedtheory-seed N`` (default 0).
 >>> ClaimFailed("demo/lemma-1: expected verified, got refuted").args[0]
 'demo/lemma-1: expected verified, got refuted'
 """
+
 from __future__ import annotations
 
 import json
@@ -53,15 +54,28 @@ class ClaimFailed(Exception):
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fedtheory", "fedtheory claims")
-    group.addoption("--fedtheory-tier", choices=("fast", "full"), default="fast",
-                    help="claim tier: fast (default) or full (fast and full claims)")
+    group.addoption(
+        "--fedtheory-tier",
+        choices=("fast", "full"),
+        default="fast",
+        help="claim tier: fast (default) or full (fast and full claims)",
+    )
     group.addoption("--fedtheory-seed", type=int, default=0, help="global seed of the claims (default 0)")
-    group.addoption("--fedtheory-paths", action="append", default=[], metavar="PATH[,PATH...]",
-                    help="claim files or folders (as given to `fedtheory check`); repeatable; overrides the "
-                         "fedtheory_paths ini option and the [tool.fedtheory] paths of pyproject.toml")
-    parser.addini("fedtheory_paths", type="paths", default=[],
-                  help="claim files or folders (as given to `fedtheory check`), relative to this file; overrides "
-                       "the [tool.fedtheory] paths of pyproject.toml")
+    group.addoption(
+        "--fedtheory-paths",
+        action="append",
+        default=[],
+        metavar="PATH[,PATH...]",
+        help="claim files or folders (as given to `fedtheory check`); repeatable; overrides the "
+        "fedtheory_paths ini option and the [tool.fedtheory] paths of pyproject.toml",
+    )
+    parser.addini(
+        "fedtheory_paths",
+        type="paths",
+        default=[],
+        help="claim files or folders (as given to `fedtheory check`), relative to this file; overrides "
+        "the [tool.fedtheory] paths of pyproject.toml",
+    )
 
 
 _CLAIM_PATHS = pytest.StashKey[tuple[str, list[Path]]]()
@@ -124,12 +138,15 @@ def is_claim_file(config: pytest.Config, path: Path) -> bool:
 
 def pytest_report_header(config: pytest.Config) -> str:
     setting, roots = config.stash[_CLAIM_PATHS]
-    where = (f"claims from {', '.join(str(r) for r in roots)}" if roots else
-             "no claim paths: name them in [tool.fedtheory] paths of pyproject.toml or with --fedtheory-paths")
+    where = (
+        f"claims from {', '.join(str(r) for r in roots)}"
+        if roots
+        else "no claim paths: name them in [tool.fedtheory] paths of pyproject.toml or with --fedtheory-paths"
+    )
     return f"fedtheory: tier={config.getoption('fedtheory_tier')} seed={config.getoption('fedtheory_seed')} ({where})"
 
 
-@pytest.hookimpl(tryfirst=True, optionalhook=True)    # the hook and pytest.Dir are pytest >= 8
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # the hook and pytest.Dir are pytest >= 8
 def pytest_collect_directory(path: Path, parent: pytest.Collector):
     # A paper package (paper_checks/<key>/ with an __init__.py) is content loaded by path, not a Python package:
     # collected as a plain directory, so pytest does not import its __init__ under a top-level name of its own.
@@ -222,8 +239,10 @@ def failure_message(record: dict) -> str:
       notes: n
     """
     evidence = record.get("evidence", {})
-    lines = [f"{record['id']} ({record.get('ref', '')}): expected {record['expect']}, got {record['status']}",
-             f"  measured: {json.dumps(evidence.get('measured', {}), default=str)}"]
+    lines = [
+        f"{record['id']} ({record.get('ref', '')}): expected {record['expect']}, got {record['status']}",
+        f"  measured: {json.dumps(evidence.get('measured', {}), default=str)}",
+    ]
     if evidence.get("counterexample") is not None:
         text = json.dumps(evidence["counterexample"], default=str)
         lines.append(f"  counterexample: {text if len(text) < 500 else text[:497] + '...'}")

@@ -22,6 +22,7 @@ the check afresh and stores what it finds.
 >>> table_1.replay({"printed": 3.27}, CheckContext()).status
 'verified'
 """
+
 from __future__ import annotations
 
 import json
@@ -43,9 +44,11 @@ def recomputing_replay(claim: Claim) -> Claim:
         evidence = claim.check(ctx)
         fresh = _plain(evidence.counterexample)
         if evidence.status == "refuted" and _plain({k: v for k, v in stored.items() if k != "reading"}) != fresh:
-            return ctx.inconclusive(measured=evidence.measured,
-                                    notes="recomputed, the check refutes the statement but not with the stored counterexample: "
-                                          "the stored instance is stale. " + evidence.notes)
+            return ctx.inconclusive(
+                measured=evidence.measured,
+                notes="recomputed, the check refutes the statement but not with the stored counterexample: "
+                "the stored instance is stale. " + evidence.notes,
+            )
         evidence.notes = "replay reran the check (the stored counterexample is only compared). " + evidence.notes
         return evidence
 

@@ -32,6 +32,7 @@ number of workers or the order claims run in.
 >>> report.records[0]["status"], report.exit_code
 ('verified', 0)
 """
+
 from __future__ import annotations
 
 import json
@@ -47,8 +48,15 @@ from fedtheory.claims.core import STATUSES, CheckContext, Claim, Evidence, Readi
 from fedtheory.content import UsageError, check_tier, in_tier, load_module, module_claims, select  # noqa: F401
 from fedtheory.content import content_folder
 from fedtheory.environment import blas_threads, environment, missing_requirements
-from fedtheory.sweep import (Interrupted, check_scheduler, check_workers, handle_signals, map_grid,
-                             signal_received, write_json_atomic)
+from fedtheory.sweep import (
+    Interrupted,
+    check_scheduler,
+    check_workers,
+    handle_signals,
+    map_grid,
+    signal_received,
+    write_json_atomic,
+)
 
 TRACEBACK_LINES = 12
 #: what a check may raise and still be only its own claim's ``error``: ``sys.exit()`` or a stray
@@ -82,7 +90,7 @@ def counterexample_path(claim: Claim, reading: Reading | None = None) -> Path | 
 
 def _error(seed: int, exc: BaseException, what: str) -> Evidence:
     if isinstance(exc, KeyboardInterrupt) and signal_received() is not None:
-        raise exc   # the user's Ctrl-C or a SIGTERM stops the run; it is no claim's error
+        raise exc  # the user's Ctrl-C or a SIGTERM stops the run; it is no claim's error
     lines = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip().splitlines()
     return Evidence(status="error", seed=seed, notes=f"{what} raised:\n" + "\n".join(lines[-TRACEBACK_LINES:]))
 
@@ -96,8 +104,9 @@ def _plain(obj: Any) -> Any:
 _STORED_EXPECTS = ("refuted", "not-reproduced", "reading-dependent")
 
 
-def _one_reading(claim: Claim, context: Callable[..., CheckContext], seed: int, reading: Reading | None,
-                 store_counterexamples: bool) -> Evidence:
+def _one_reading(
+    claim: Claim, context: Callable[..., CheckContext], seed: int, reading: Reading | None, store_counterexamples: bool
+) -> Evidence:
     """Replay the stored counterexample (of ``reading``), else run the check; store or retire instances."""
     path = counterexample_path(claim, reading)
     prelude = ""
@@ -121,8 +130,9 @@ def _one_reading(claim: Claim, context: Callable[..., CheckContext], seed: int, 
                 replayed.notes = f"replayed stored counterexample {path}. " + replayed.notes
                 evidence = replayed
             else:
-                prelude = (f"stored counterexample {path} no longer refutes (replay: {replayed.status}); "
-                           f"ran the full check. ")
+                prelude = (
+                    f"stored counterexample {path} no longer refutes (replay: {replayed.status}); ran the full check. "
+                )
     if evidence is None:
         try:
             evidence = claim.run(context())
@@ -136,12 +146,27 @@ def _one_reading(claim: Claim, context: Callable[..., CheckContext], seed: int, 
                 prelude += f"removed the stale counterexample {path} (the claim now verifies). "
             except OSError as exc:
                 prelude += f"could not remove the stale counterexample {path} ({exc}). "
-        if evidence.status == "refuted" and evidence.counterexample is not None and path is not None \
-                and (claim.expect in _STORED_EXPECTS or store_counterexamples):
+        if (
+            evidence.status == "refuted"
+            and evidence.counterexample is not None
+            and path is not None
+            and (claim.expect in _STORED_EXPECTS or store_counterexamples)
+        ):
             try:
-                write_json_atomic(path, _plain({"id": claim.id, "reading": reading.name if reading else None,
-                                                "seed": evidence.seed, "counterexample": evidence.counterexample,
-                                                "measured": evidence.measured, "notes": evidence.notes}), indent=1)
+                write_json_atomic(
+                    path,
+                    _plain(
+                        {
+                            "id": claim.id,
+                            "reading": reading.name if reading else None,
+                            "seed": evidence.seed,
+                            "counterexample": evidence.counterexample,
+                            "measured": evidence.measured,
+                            "notes": evidence.notes,
+                        }
+                    ),
+                    indent=1,
+                )
                 prelude += f"stored counterexample {path}. "
             except OSError as exc:
                 prelude += f"could not store counterexample at {path} ({exc}). "
@@ -149,13 +174,16 @@ def _one_reading(claim: Claim, context: Callable[..., CheckContext], seed: int, 
     nans = _nan_keys(evidence.measured) if evidence.status not in ("error", "skipped", "inconclusive") else []
     if nans:
         # every comparison with NaN is False: a check written as `not worst > bound` passes on a NaN silently
-        evidence.notes = (f"a NaN among the measured values ({', '.join(nans)}) cannot "
-                          f"support the verdict {evidence.status!r}. " + evidence.notes)
+        evidence.notes = (
+            f"a NaN among the measured values ({', '.join(nans)}) cannot "
+            f"support the verdict {evidence.status!r}. " + evidence.notes
+        )
         evidence.status = "error"
     if claim.substitute and evidence.status == "refuted":
         evidence.status = "not-reproduced"
-        evidence.notes = (f"not reproduced here, which is no evidence against the paper: {claim.substitute}. "
-                          + evidence.notes)
+        evidence.notes = (
+            f"not reproduced here, which is no evidence against the paper: {claim.substitute}. " + evidence.notes
+        )
     return evidence
 
 
@@ -172,11 +200,11 @@ def _nan_keys(measured: Any, prefix: str = "") -> list[str]:
     if isinstance(measured, dict):
         return [k for key, v in measured.items() for k in _nan_keys(v, f"{prefix}.{key}" if prefix else str(key))]
     if isinstance(measured, (list, tuple)) and len(measured) > 64:
-        try:                                   # a long numeric list: one vectorized test, not one call per element
+        try:  # a long numeric list: one vectorized test, not one call per element
             arr = np.asarray(measured)
-        except (ValueError, TypeError):        # ragged
+        except (ValueError, TypeError):  # ragged
             arr = None
-        if arr is not None and arr.dtype.kind in "fiu":      # None or strings make an object array: not here
+        if arr is not None and arr.dtype.kind in "fiu":  # None or strings make an object array: not here
             return [prefix + "".join(f"[{j}]" for j in idx) for idx in np.argwhere(np.isnan(arr)).tolist()]
     if isinstance(measured, (list, tuple)) or (isinstance(measured, np.ndarray) and measured.dtype == object):
         return [k for i, v in enumerate(measured) for k in _nan_keys(v, f"{prefix}[{i}]")]
@@ -216,12 +244,24 @@ def combine_readings(outcomes: list[tuple[Reading, Evidence]], seed: int) -> Evi
     if failing and failing[0][1].counterexample is not None:
         counterexample = {"reading": failing[0][0].name, **failing[0][1].counterexample}
     return Evidence(
-        status=status, seed=seed, measured=measured, counterexample=counterexample,
+        status=status,
+        seed=seed,
+        measured=measured,
+        counterexample=counterexample,
         tolerance={r.name: e.tolerance for r, e in outcomes},
         notes=" ".join(f"[{r.name}: {e.status}] {e.notes}" for r, e in outcomes),
-        readings=[{"name": r.name, "description": r.description, "params": r.params, "status": e.status,
-                   "measured": e.measured, "counterexample": e.counterexample, "notes": e.notes}
-                  for r, e in outcomes],
+        readings=[
+            {
+                "name": r.name,
+                "description": r.description,
+                "params": r.params,
+                "status": e.status,
+                "measured": e.measured,
+                "counterexample": e.counterexample,
+                "notes": e.notes,
+            }
+            for r, e in outcomes
+        ],
     )
 
 
@@ -236,18 +276,29 @@ def _run_controls(claim: Claim, evidence: Evidence, context: Callable[..., Check
                 raise TypeError(f"control {control.name} of {claim.id} returned {type(result).__name__}, not Evidence")
         except CLAIM_FAILURES as exc:
             result = _error(seed, exc, f"control {control.name}")
-        outcomes.append({"name": control.name, "description": control.description, "status": result.status,
-                         "fired": result.status == "refuted", "measured": result.measured, "notes": result.notes})
+        outcomes.append(
+            {
+                "name": control.name,
+                "description": control.description,
+                "status": result.status,
+                "fired": result.status == "refuted",
+                "measured": result.measured,
+                "notes": result.notes,
+            }
+        )
     evidence.controls = outcomes
     silent = [o["name"] for o in outcomes if not o["fired"]]
     if silent:
         evidence.status = "inconclusive"
-        evidence.notes = (f"negative control(s) {', '.join(silent)} did not come out refuted: the check could not "
-                          f"have seen this statement fail. " + evidence.notes)
+        evidence.notes = (
+            f"negative control(s) {', '.join(silent)} did not come out refuted: the check could not "
+            f"have seen this statement fail. " + evidence.notes
+        )
 
 
-def _run_evidence(claim: Claim, seed: int, tier: str, backend: str, device: str | None,
-                  store_counterexamples: bool) -> tuple[Evidence, list[str]]:
+def _run_evidence(
+    claim: Claim, seed: int, tier: str, backend: str, device: str | None, store_counterexamples: bool
+) -> tuple[Evidence, list[str]]:
     """The claim's evidence and its missing requirements (the steps of the module docstring)."""
     missing = missing_requirements(claim.requires)
     if missing:
@@ -260,8 +311,10 @@ def _run_evidence(claim: Claim, seed: int, tier: str, backend: str, device: str 
     if claim.readings:
         outcomes = []
         for reading in claim.readings:
+
             def in_reading(control: dict | None = None, _params: dict = dict(reading.params)) -> CheckContext:
                 return context(control=control, reading=_params)
+
             outcomes.append((reading, _one_reading(claim, in_reading, seed, reading, store_counterexamples)))
         evidence = combine_readings(outcomes, seed)
         evidence.seconds = sum(e.seconds for _, e in outcomes)
@@ -282,12 +335,20 @@ def is_controlled(record: dict) -> bool:
     """
     evidence = record.get("evidence") or {}
     controls = evidence.get("controls") or []
-    return record.get("status") == "verified" and (bool(evidence.get("proof"))
-                                                   or (bool(controls) and all(c.get("fired") for c in controls)))
+    return record.get("status") == "verified" and (
+        bool(evidence.get("proof")) or (bool(controls) and all(c.get("fired") for c in controls))
+    )
 
 
-def run_claim(claim: Claim, *, seed: int = 0, tier: str = "fast", backend: str = "numpy", device: str | None = None,
-              store_counterexamples: bool = True) -> dict:
+def run_claim(
+    claim: Claim,
+    *,
+    seed: int = 0,
+    tier: str = "fast",
+    backend: str = "numpy",
+    device: str | None = None,
+    store_counterexamples: bool = True,
+) -> dict:
     """Run one claim; return its record (metadata, status, evidence, seconds, passed).
 
     ``seed`` is the run's seed; the claim's own is ``derive_seed(seed, claim.id)``. Counterexamples of
@@ -327,8 +388,10 @@ def warning_notes(caught: list) -> str:
     for w in caught:
         key = (w.category.__name__, str(w.message).strip(), w.filename, w.lineno)
         counts[key] = counts.get(key, 0) + 1
-    items = [f"{kind}: {message} ({filename}:{lineno})" + (f" x{n}" if n > 1 else "")
-             for (kind, message, filename, lineno), n in counts.items()]
+    items = [
+        f"{kind}: {message} ({filename}:{lineno})" + (f" x{n}" if n > 1 else "")
+        for (kind, message, filename, lineno), n in counts.items()
+    ]
     return "warnings during the check: " + "; ".join(items)
 
 
@@ -392,7 +455,7 @@ def _record(claim: Claim, evidence: Evidence, seconds: float, missing: list[str]
 
 def _executor(parent_pid: int) -> dict:
     """Where this unit of work runs: a Dask worker's address, or this process's id."""
-    isolated_on = os.environ.get("FEDTHEORY_DASK_WORKER")   # a point's own process on a Dask worker (sweep)
+    isolated_on = os.environ.get("FEDTHEORY_DASK_WORKER")  # a point's own process on a Dask worker (sweep)
     if isolated_on:
         return {"kind": "dask", "worker": isolated_on}
     if "distributed" in sys.modules:
@@ -435,8 +498,14 @@ def run_unit(unit: dict) -> dict:
             raise RuntimeError(f"claim {unit['id']} not found in {unit['source']}")
         claim = matches[0]
         claim.source = unit["source"]
-    record = run_claim(claim, seed=unit["seed"], tier=unit["tier"], backend=unit["backend"], device=unit["device"],
-                       store_counterexamples=unit["store_counterexamples"])
+    record = run_claim(
+        claim,
+        seed=unit["seed"],
+        tier=unit["tier"],
+        backend=unit["backend"],
+        device=unit["device"],
+        store_counterexamples=unit["store_counterexamples"],
+    )
     record["executor"] = _executor(unit["parent_pid"])
     return record
 
@@ -507,8 +576,16 @@ class Report:
         from rich.text import Text
 
         console = console or Console()
-        rows = [(r["id"], r["expect"], r["status"], key_measured(r.get("evidence", {}).get("measured", {})),
-                 f"{r['seconds']:.2f}") for r in self.records]
+        rows = [
+            (
+                r["id"],
+                r["expect"],
+                r["status"],
+                key_measured(r.get("evidence", {}).get("measured", {})),
+                f"{r['seconds']:.2f}",
+            )
+            for r in self.records
+        ]
         if not console.is_terminal:
             # a log (CI, a pipe, a file) has no width: plain columns, never wrapped or cut, so every claim id
             # appears in full and can be searched for
@@ -517,14 +594,19 @@ class Report:
             widths = [max([len(h)] + [len(row[k]) for row in rows]) for k, h in enumerate(head)]
             console.print("fedtheory check", markup=False, highlight=False)
             for row in [head] + rows:
-                console.print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip(), markup=False,
-                              highlight=False)
+                console.print(
+                    "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip(), markup=False, highlight=False
+                )
         else:
             table = Table(title="fedtheory check", show_lines=False)
             # fold, never crop: a narrow terminal wraps an id instead of cutting it
             columns: tuple[tuple[str, dict[str, Any]], ...] = (
-                ("claim", {"overflow": "fold"}), ("expect", {}), ("status", {}), ("measured", {"overflow": "fold"}),
-                ("s", {"justify": "right"}))
+                ("claim", {"overflow": "fold"}),
+                ("expect", {}),
+                ("status", {}),
+                ("measured", {"overflow": "fold"}),
+                ("s", {"justify": "right"}),
+            )
             for name, kw in columns:
                 table.add_column(name, **kw)
             for r, row in zip(self.records, rows):
@@ -544,18 +626,28 @@ class Report:
             for r in failures:
                 notes = (r.get("evidence", {}).get("notes") or "").strip().splitlines()
                 last = notes[-1] if notes else ""
-                console.print(f"  {r['id']}: expected {r['expect']}, got {r['status']}. {last}", markup=False, highlight=False)
+                console.print(
+                    f"  {r['id']}: expected {r['expect']}, got {r['status']}. {last}", markup=False, highlight=False
+                )
         s = self.summary
         for paper, share in sorted(s["controls"].items()):
-            console.print(f"{paper}: {share['controlled']} of {share['verified']} verified claims controlled "
-                          f"(a negative control fired or a symbolic proof)", highlight=False)
+            console.print(
+                f"{paper}: {share['controlled']} of {share['verified']} verified claims controlled "
+                f"(a negative control fired or a symbolic proof)",
+                highlight=False,
+            )
         f = s["findings"]
-        console.print(f"findings: {f['refuted']} refuted, {f['typos']} typos, {f['vacuous']} vacuous, "
-                      f"{f['not_reproduced']} not reproduced on substitutes, {f['reading_dependent']} reading-dependent; "
-                      f"{f['errors']} errors", highlight=False)
+        console.print(
+            f"findings: {f['refuted']} refuted, {f['typos']} typos, {f['vacuous']} vacuous, "
+            f"{f['not_reproduced']} not reproduced on substitutes, {f['reading_dependent']} reading-dependent; "
+            f"{f['errors']} errors",
+            highlight=False,
+        )
         parts = ", ".join(f"{s[k]} {k}" for k in STATUSES if s[k])
         verdict = "[green]PASSED[/]" if self.passed else "[red]FAILED[/]"
-        console.print(f"{verdict}: {s['total']} claims ({parts or 'none'}), wall time {s['seconds']:.1f}s", highlight=False)
+        console.print(
+            f"{verdict}: {s['total']} claims ({parts or 'none'}), wall time {s['seconds']:.1f}s", highlight=False
+        )
 
 
 def findings(records: list[dict]) -> dict:
@@ -566,12 +658,18 @@ def findings(records: list[dict]) -> dict:
     >>> findings([{"status": "refuted", "typo": True}, {"status": "refuted"}, {"status": "not-reproduced"}])
     {'refuted': 1, 'typos': 1, 'vacuous': 0, 'not_reproduced': 1, 'reading_dependent': 0, 'errors': 0}
     """
+
     def count(status: str, typo: bool | None = None) -> int:
         return sum(1 for r in records if r.get("status") == status and (typo is None or bool(r.get("typo")) == typo))
 
-    return {"refuted": count("refuted", typo=False), "typos": count("refuted", typo=True),
-            "vacuous": count("vacuous"), "not_reproduced": count("not-reproduced"),
-            "reading_dependent": count("reading-dependent"), "errors": count("error")}
+    return {
+        "refuted": count("refuted", typo=False),
+        "typos": count("refuted", typo=True),
+        "vacuous": count("vacuous"),
+        "not_reproduced": count("not-reproduced"),
+        "reading_dependent": count("reading-dependent"),
+        "errors": count("error"),
+    }
 
 
 def control_shares(records: list[dict]) -> dict:
@@ -592,7 +690,9 @@ def control_shares(records: list[dict]) -> dict:
         if r.get("controlled"):
             entry["controlled"] += 1
         else:
-            entry["exceptions"].append({"id": r["id"], "reason": r.get("control_exempt") or "no negative control declared"})
+            entry["exceptions"].append(
+                {"id": r["id"], "reason": r.get("control_exempt") or "no negative control declared"}
+            )
     for entry in shares.values():
         entry["share"] = entry["controlled"] / entry["verified"]
     return shares
@@ -632,9 +732,19 @@ def _failed_record(claim: Claim, seed: int, reason: str, seconds: float = 0.0) -
     return _record(claim, evidence, seconds, [])
 
 
-def run_claims(claims: list[Claim], *, tier: str = "fast", seed: int = 0, workers: int = 1, scheduler: Any = None,
-               progress: bool = True, backend: str = "numpy", device: str | None = None,
-               store_counterexamples: bool = True, timeout: float | str | None = None) -> Report:
+def run_claims(
+    claims: list[Claim],
+    *,
+    tier: str = "fast",
+    seed: int = 0,
+    workers: int = 1,
+    scheduler: Any = None,
+    progress: bool = True,
+    backend: str = "numpy",
+    device: str | None = None,
+    store_counterexamples: bool = True,
+    timeout: float | str | None = None,
+) -> Report:
     """Run the claims of ``tier`` (``fast``: fast claims; ``full``: fast and full) and report.
 
     Work goes through :func:`fedtheory.sweep.map_grid`: one unit per claim, ``(source, id, seed, tier)``;
@@ -674,8 +784,19 @@ def run_claims(claims: list[Claim], *, tier: str = "fast", seed: int = 0, worker
         raise UsageError(f"claims without a content file cannot run in workers: {', '.join(sourceless)}")
     if sourceless:
         timeout = None
-    units = [dict(source=c.source, id=c.id, seed=seed, tier=tier, backend=backend, device=device,
-                  store_counterexamples=store_counterexamples, parent_pid=os.getpid()) for c in chosen]
+    units = [
+        dict(
+            source=c.source,
+            id=c.id,
+            seed=seed,
+            tier=tier,
+            backend=backend,
+            device=device,
+            store_counterexamples=store_counterexamples,
+            parent_pid=os.getpid(),
+        )
+        for c in chosen
+    ]
     start = time.perf_counter()
     bar, stop = _progress_bar(progress, len(units))
     keys = [(c.source, c.id) for c in chosen]
@@ -691,20 +812,31 @@ def run_claims(claims: list[Claim], *, tier: str = "fast", seed: int = 0, worker
 
     interrupted = None
     try:
-        records = map_grid(run_unit, units, workers=workers, scheduler=scheduler, progress=finished, timeout=timeout,
-                           on_failure=lambda i, reason, seconds: _failed_record(chosen[i], seed, reason, seconds))
+        records = map_grid(
+            run_unit,
+            units,
+            workers=workers,
+            scheduler=scheduler,
+            progress=finished,
+            timeout=timeout,
+            on_failure=lambda i, reason, seconds: _failed_record(chosen[i], seed, reason, seconds),
+        )
     except Interrupted as exc:
         interrupted = exc.signum
-        records = [done[i] if i in done else
-                   _failed_record(c, seed, f"not run: the run was stopped by {exc} before this claim finished")
-                   for i, c in enumerate(chosen)]
+        records = [
+            done[i]
+            if i in done
+            else _failed_record(c, seed, f"not run: the run was stopped by {exc} before this claim finished")
+            for i, c in enumerate(chosen)
+        ]
     finally:
         stop()
         if in_process:
             for k in keys:
                 _LOCAL.pop(k, None)
-    report = Report(records, environment(seed, backend, device, sources=[c.source for c in chosen]),
-                    time.perf_counter() - start)
+    report = Report(
+        records, environment(seed, backend, device, sources=[c.source for c in chosen]), time.perf_counter() - start
+    )
     report.interrupted = interrupted
     return report
 
@@ -727,12 +859,21 @@ def _progress_bar(progress: bool, total: int):
             if not record.get("passed"):
                 notes = (record.get("evidence", {}).get("notes") or "").strip().splitlines()
                 why = f" expected {record.get('expect')}" + (f": {notes[-1]}" if notes else "")
-            print(f"[{count[0]}/{total}] {record['id']}: {record['status']} ({record['seconds']:.1f}s){why}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"[{count[0]}/{total}] {record['id']}: {record['status']} ({record['seconds']:.1f}s){why}",
+                file=sys.stderr,
+                flush=True,
+            )
 
         return line, lambda: None
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console, transient=True)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
     task = bar.add_task("claims", total=total)
     bar.start()
 

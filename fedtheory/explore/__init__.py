@@ -37,6 +37,7 @@ only; every other module on first use of one of its names, so a command loads ju
 >>> fr.rows()[0][:2], bool(fr.pareto[0])
 ([1, 0.05], True)
 """
+
 from importlib import import_module
 
 # oracle is both a module and its function: bound here once, so that importing the module fedtheory.explore.oracle
@@ -45,25 +46,49 @@ from fedtheory.explore.oracle import OracleComparison, oracle
 
 #: each public name -> the module that defines it (imported on first use: PEP 562)
 _HOMES = {
-    "Comparison": "comparison", "compare": "comparison",
-    "Frontier": "frontiers", "frontier": "frontiers",
-    "InstanceAdvice": "instance", "InstanceSimulation": "instance", "simulate_instance": "instance",
+    "Comparison": "comparison",
+    "compare": "comparison",
+    "Frontier": "frontiers",
+    "frontier": "frontiers",
+    "InstanceAdvice": "instance",
+    "InstanceSimulation": "instance",
+    "simulate_instance": "instance",
     "tune_instance": "instance",
-    "page_html": "page", "write_page": "page",
-    "Simulation": "simulation", "simulate": "simulation",
-    "METHODS": "tuning", "Advice": "tuning", "tune": "tuning",
+    "page_html": "page",
+    "write_page": "page",
+    "Simulation": "simulation",
+    "simulate": "simulation",
+    "METHODS": "tuning",
+    "Advice": "tuning",
+    "tune": "tuning",
 }
 
-__all__ = ["frontier", "tune", "compare", "simulate", "oracle", "write_page", "page_html", "METHODS", "Frontier",
-           "Advice", "Comparison", "Simulation", "OracleComparison", "tune_instance", "simulate_instance",
-           "InstanceAdvice", "InstanceSimulation"]
+__all__ = [
+    "frontier",
+    "tune",
+    "compare",
+    "simulate",
+    "oracle",
+    "write_page",
+    "page_html",
+    "METHODS",
+    "Frontier",
+    "Advice",
+    "Comparison",
+    "Simulation",
+    "OracleComparison",
+    "tune_instance",
+    "simulate_instance",
+    "InstanceAdvice",
+    "InstanceSimulation",
+]
 
 
 def __getattr__(name: str):
     if name not in _HOMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
-    globals()[name] = value                     # once: later look-ups do not come back here
+    globals()[name] = value  # once: later look-ups do not come back here
     return value
 
 

@@ -40,6 +40,7 @@ explorer reports that no valid guarantee is known for d ≥ 2 at K(Θ) > 1.
 >>> certified_floor_lookup(1.0, 10.0, "uniform", "gd") is None or callable(certified_floor_lookup(1.0, 10.0, "uniform", "gd"))
 True
 """
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["certify", "certified_floor_lookup", "load_table", "TABLE_NAME", "pep_available", "federation_tables",
-           "covers", "default_class", "floor_point", "weights_text", "client_weights"]
+__all__ = [
+    "certify",
+    "certified_floor_lookup",
+    "load_table",
+    "TABLE_NAME",
+    "pep_available",
+    "federation_tables",
+    "covers",
+    "default_class",
+    "floor_point",
+    "weights_text",
+    "client_weights",
+]
 
 TABLE_NAME = "certified_floor.json"
 
@@ -68,10 +80,27 @@ def pep_available() -> bool:
     return True
 
 
-def certify(mu: float, L: float, K: int, gamma: float, *, theta: str = "1:K", alpha: float = 0.0, clients: int = 2,
-            measure: str = "floor", rounds: int | None = None, D: float | None = None, C: float = 1.0,
-            server: str = "gd", momentum: float | None = None, eta: float | None = None, pieces: int = 48,
-            probe_starts: int = 6, seed: int = 0, p: Any = None) -> Any:
+def certify(
+    mu: float,
+    L: float,
+    K: int,
+    gamma: float,
+    *,
+    theta: str = "1:K",
+    alpha: float = 0.0,
+    clients: int = 2,
+    measure: str = "floor",
+    rounds: int | None = None,
+    D: float | None = None,
+    C: float = 1.0,
+    server: str = "gd",
+    momentum: float | None = None,
+    eta: float | None = None,
+    pieces: int = 48,
+    probe_starts: int = 6,
+    seed: int = 0,
+    p: Any = None,
+) -> Any:
     """The one adapter to the federated PEP: a Certificate (value = certified upper bound, lower = the
     value its extracted instance reaches, instance = JSON with the ``problem`` (a QuadraticFederation),
     status). ``server`` is the kind, ``momentum`` its β; ``p`` the clients' weights (None: equal). Without the
@@ -82,9 +111,26 @@ def certify(mu: float, L: float, K: int, gamma: float, *, theta: str = "1:K", al
     """
     from fedtheory.certify.federated_pep import certify_local_update
 
-    return certify_local_update(mu, L, K, gamma, clients=clients, theta=theta, alpha=alpha, eta=eta, server=server,
-                                momentum=momentum, C=C, measure=measure, rounds=rounds, D=D, pieces=pieces,
-                                probe_starts=probe_starts, seed=seed, p=p)
+    return certify_local_update(
+        mu,
+        L,
+        K,
+        gamma,
+        clients=clients,
+        theta=theta,
+        alpha=alpha,
+        eta=eta,
+        server=server,
+        momentum=momentum,
+        C=C,
+        measure=measure,
+        rounds=rounds,
+        D=D,
+        pieces=pieces,
+        probe_starts=probe_starts,
+        seed=seed,
+        p=p,
+    )
 
 
 @lru_cache(maxsize=1)
@@ -103,8 +149,12 @@ def load_table() -> dict | None:
     from fedtheory.analysis.guarantees import GUARANTEE_SOURCES, register_source
 
     if "floor/certified" not in GUARANTEE_SOURCES:
-        register_source("floor/certified", tuple(table["claims"]), "d ≥ 2, any clients' Hessians: certified by the "
-                        "federated PEP at the tabulated points (conservative look-up)")
+        register_source(
+            "floor/certified",
+            tuple(table["claims"]),
+            "d ≥ 2, any clients' Hessians: certified by the "
+            "federated PEP at the tabulated points (conservative look-up)",
+        )
     return table
 
 
@@ -119,11 +169,23 @@ def federation_tables(table: dict | None) -> list[dict]:
     """
     if table is None:
         return []
-    out = [{"clients": int(table["clients"]), "weights": table.get("weights", "uniform"), "theta": table["theta"],
-            "pieces": table.get("pieces", 48)}]
+    out = [
+        {
+            "clients": int(table["clients"]),
+            "weights": table.get("weights", "uniform"),
+            "theta": table["theta"],
+            "pieces": table.get("pieces", 48),
+        }
+    ]
     for fed in table.get("federations", ()):
-        out.append({"clients": int(fed["clients"]), "weights": fed.get("weights", "uniform"), "theta": fed["theta"],
-                    "pieces": fed.get("pieces", table.get("pieces", 48))})
+        out.append(
+            {
+                "clients": int(fed["clients"]),
+                "weights": fed.get("weights", "uniform"),
+                "theta": fed["theta"],
+                "pieces": fed.get("pieces", table.get("pieces", 48)),
+            }
+        )
     return out
 
 
@@ -141,7 +203,9 @@ def client_weights(clients: int, weights: Any) -> np.ndarray:
         return np.full(int(clients), 1.0 / int(clients))
     p = np.asarray(weights, dtype=np.float64).ravel()
     if p.shape != (int(clients),) or not np.all(p > 0) or abs(p.sum() - 1.0) > 1e-9:
-        raise ValueError(f"weights must be {int(clients)} positive numbers summing to 1, got {np.asarray(weights).tolist()}")
+        raise ValueError(
+            f"weights must be {int(clients)} positive numbers summing to 1, got {np.asarray(weights).tolist()}"
+        )
     return p
 
 
@@ -163,7 +227,7 @@ def covers(fed: dict, clients: int, weights: Any = None) -> bool:
     """
     n = int(clients)
     p = client_weights(n, weights)
-    if isinstance(fed["weights"], str):              # "uniform": M equal-weight clients
+    if isinstance(fed["weights"], str):  # "uniform": M equal-weight clients
         M = int(fed["clients"])
         if n > M:
             return False
@@ -196,17 +260,25 @@ def default_class(table: dict | None = None) -> dict | None:
     if table is None or not table.get("default_class"):
         return None
     d = table["default_class"]
-    fed = next((f for f in federation_tables(table) if isinstance(f["weights"], str)
-                and f["clients"] == int(d["clients"])), None)
+    fed = next(
+        (f for f in federation_tables(table) if isinstance(f["weights"], str) and f["clients"] == int(d["clients"])),
+        None,
+    )
     if fed is None:
         return None
     M = fed["clients"]
-    return {"clients": M, "fed": fed,
-            "text": (f"any federation of n ≤ {M} clients whose weights are multiples of 1/{M} (e.g. 1, 2, 4 or "
-                     f"{M} equal-weight clients: by splitting clients, the certificates for {M} equal-weight clients "
-                     f"cover them)" if M == 8 else
-                     f"any federation of n ≤ {M} clients whose weights are multiples of 1/{M} (by splitting clients, "
-                     f"the certificates for {M} equal-weight clients cover them)")}
+    return {
+        "clients": M,
+        "fed": fed,
+        "text": (
+            f"any federation of n ≤ {M} clients whose weights are multiples of 1/{M} (e.g. 1, 2, 4 or "
+            f"{M} equal-weight clients: by splitting clients, the certificates for {M} equal-weight clients "
+            f"cover them)"
+            if M == 8
+            else f"any federation of n ≤ {M} clients whose weights are multiples of 1/{M} (by splitting clients, "
+            f"the certificates for {M} equal-weight clients cover them)"
+        ),
+    }
 
 
 def _part_lookup(part: dict, k0: float) -> dict | None:
@@ -216,13 +288,18 @@ def _part_lookup(part: dict, k0: float) -> dict | None:
     if up.size == 0:
         return None
     j = int(np.flatnonzero(ratios == up.min())[0])
-    return {"ratio": float(up.min()),
-            "points": {(round(g, 12), int(k), round(a, 12)): (np.nan if v is None else float(v))
-                       for g, k, a, v in zip(part["gammaL"], part["K"], part["alphaL"], part["floor"][j])}}
+    return {
+        "ratio": float(up.min()),
+        "points": {
+            (round(g, 12), int(k), round(a, 12)): (np.nan if v is None else float(v))
+            for g, k, a, v in zip(part["gammaL"], part["K"], part["alphaL"], part["floor"][j])
+        },
+    }
 
 
-def certified_floor_lookup(mu: float, L: float, theta: str, momentum: str, clients: int | None = None,
-                           weights: Any = None):
+def certified_floor_lookup(
+    mu: float, L: float, theta: str, momentum: str, clients: int | None = None, weights: Any = None
+):
     """A function (γ, K, α) → certified floor per unit C (NaN off the table), or None without a table, or when
     no certificate covers the federation.
 
@@ -244,8 +321,12 @@ def certified_floor_lookup(mu: float, L: float, theta: str, momentum: str, clien
         chosen = [f for f in feds if covers(f, int(clients), weights)]
         if not chosen:
             return None
-        what = weights_text({"clients": int(clients), "weights": "uniform" if weights is None else
-                             [float(w) for w in np.ravel(weights)]})
+        what = weights_text(
+            {
+                "clients": int(clients),
+                "weights": "uniform" if weights is None else [float(w) for w in np.ravel(weights)],
+            }
+        )
     k0 = float(L) / float(mu)
     found = [(f, _part_lookup(f["theta"][theta], k0)) for f in chosen if theta in f["theta"]]
     parts = [(f, p) for f, p in found if p is not None]
@@ -260,8 +341,10 @@ def certified_floor_lookup(mu: float, L: float, theta: str, momentum: str, clien
     tabulated_K = np.array(sorted({key[1] for key in points}), dtype=np.float64)
 
     def lookup(gamma: Any, K: Any, alpha: Any) -> np.ndarray:
-        g, k, a = (v.ravel() for v in np.broadcast_arrays(np.asarray(gamma, float) * L, np.asarray(K),
-                                                          np.asarray(alpha, float) / L))
+        g, k, a = (
+            v.ravel()
+            for v in np.broadcast_arrays(np.asarray(gamma, float) * L, np.asarray(K), np.asarray(alpha, float) / L)
+        )
         out = np.full(g.shape, np.nan)
         # only a setting whose K (truncated, as int() does) is tabulated can be a key: the rest of a tuner's grid
         # (thousands of settings, a handful of tabulated K) skips the per-setting rounding; a non-finite K goes on to
@@ -272,13 +355,14 @@ def certified_floor_lookup(mu: float, L: float, theta: str, momentum: str, clien
         return out
 
     keys = sorted(points)
-    described: Any = lookup                     # the look-up, with what it covers as attributes
+    described: Any = lookup  # the look-up, with what it covers as attributes
     described.grid = {"gammaL": [k[0] for k in keys], "K": [k[1] for k in keys], "alphaL": [k[2] for k in keys]}
     ratio = max(p["ratio"] for _, p in parts)
     used = "; ".join(weights_text(f) for f, _ in parts)
-    described.hypothesis = (f"certified floor (federated PEP table): {what}, any dimension, L/μ ≤ {ratio:g} at the "
-                            f"tabulated (γL, K, α/L)" + ("" if clients is None or used == what else
-                                                         f" (certificates used: {used})"))
+    described.hypothesis = (
+        f"certified floor (federated PEP table): {what}, any dimension, L/μ ≤ {ratio:g} at the "
+        f"tabulated (γL, K, α/L)" + ("" if clients is None or used == what else f" (certificates used: {used})")
+    )
     described.equal_weights = clients is not None and weights is None
     described.federations = [{"clients": f["clients"], "weights": f["weights"]} for f, _ in parts]
     return described
@@ -294,10 +378,25 @@ def floor_point(point: dict) -> dict:
 
     t0 = time.perf_counter()
     p = None if point["weights"] == "uniform" else list(point["weights"])
-    cert = certify(1.0 / float(point["kappa0"]), 1.0, int(point["K"]), float(point["gammaL"]),
-                   theta="1:K" if point["theta"] == "uniform" else "K", alpha=float(point["alphaL"]),
-                   clients=int(point["clients"]), measure="floor", C=1.0, pieces=int(point["pieces"]),
-                   probe_starts=int(point.get("probe_starts", 2)), seed=int(point.get("seed", 0)), p=p)
+    cert = certify(
+        1.0 / float(point["kappa0"]),
+        1.0,
+        int(point["K"]),
+        float(point["gammaL"]),
+        theta="1:K" if point["theta"] == "uniform" else "K",
+        alpha=float(point["alphaL"]),
+        clients=int(point["clients"]),
+        measure="floor",
+        C=1.0,
+        pieces=int(point["pieces"]),
+        probe_starts=int(point.get("probe_starts", 2)),
+        seed=int(point.get("seed", 0)),
+        p=p,
+    )
     ok = cert.status == "certified" and cert.value is not None and math.isfinite(cert.value)
-    return {"value": float(cert.value) if ok else None, "lower": None if cert.lower is None else float(cert.lower),
-            "status": cert.status, "seconds": time.perf_counter() - t0}
+    return {
+        "value": float(cert.value) if ok else None,
+        "lower": None if cert.lower is None else float(cert.lower),
+        "status": cert.status,
+        "seconds": time.perf_counter() - t0,
+    }

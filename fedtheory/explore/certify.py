@@ -20,6 +20,7 @@ the whole :class:`~fedtheory.certify.federated_pep.Certificate`. The arguments a
 >>> c.status, round(c.value, 4)
 ('certified', 0.2623)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,18 @@ __all__ = ["METHODS", "certify", "certify_method", "parse_hyper", "run_certify"]
 METHODS = {"fedavg": ("1:K", False), "fedprox": ("1:K", True), "fomaml": ("K", False)}
 
 
-def certify(method: str, *, mu: float, L: float, K: int, gamma: float, alpha: float = 0.0, commuting: bool = False,
-            free_weights: bool = False, **kw: Any) -> Certificate:
+def certify(
+    method: str,
+    *,
+    mu: float,
+    L: float,
+    K: int,
+    gamma: float,
+    alpha: float = 0.0,
+    commuting: bool = False,
+    free_weights: bool = False,
+    **kw: Any,
+) -> Certificate:
     """The certificate of ``method`` (``fedavg``, ``fedprox`` or ``fomaml``); other keywords go to
     :func:`~fedtheory.certify.federated_pep.certify_local_update`, or with ``commuting=True`` (d = 1 / commuting
     clients, two of them, the floor) to :func:`~fedtheory.certify.commuting.certify_floor_d1`.
@@ -63,8 +74,9 @@ def certify(method: str, *, mu: float, L: float, K: int, gamma: float, alpha: fl
         bad = {k: kw.get(k, v) for k, v in needed.items() if kw.get(k, v) != v}
         if bad:
             raise ValueError(f"the commuting certificate is for the floor of two quadratic clients under C; got {bad}")
-        return certify_floor_d1(mu, L, K, gamma, theta=theta, alpha=alpha, C=kw.get("C", 1.0),
-                                p="free" if free_weights else kw.get("p"))
+        return certify_floor_d1(
+            mu, L, K, gamma, theta=theta, alpha=alpha, C=kw.get("C", 1.0), p="free" if free_weights else kw.get("p")
+        )
     return certify_local_update(mu, L, K, gamma, theta=theta, alpha=alpha, **kw)
 
 
@@ -131,8 +143,17 @@ def certify_method(method: str, *, mu: float, L: float, hyper: dict | None = Non
 def _method_hyper(args: argparse.Namespace) -> dict:
     """The hyperparameters given on the command line (only those given), then ``--hyper`` on top."""
     hyper: dict = {}
-    for flag, key in (("s", "s"), ("K", "K"), ("gamma", "gamma"), ("eta", "eta"), ("alpha", "alpha"),
-                      ("momentum", "beta"), ("server", "server"), ("option", "option"), ("lam", "lam")):
+    for flag, key in (
+        ("s", "s"),
+        ("K", "K"),
+        ("gamma", "gamma"),
+        ("eta", "eta"),
+        ("alpha", "alpha"),
+        ("momentum", "beta"),
+        ("server", "server"),
+        ("option", "option"),
+        ("lam", "lam"),
+    ):
         v = getattr(args, flag, None)
         if v is not None:
             hyper[key] = v
@@ -147,20 +168,54 @@ def run_certify(args: argparse.Namespace, console: Any) -> int:
         if args.K is None or args.gamma is None:
             raise ValueError(f"{args.method} needs --K and --gamma")
         extra = {} if weights is None else {"p": weights}
-        c = certify(args.method, mu=args.mu, L=args.L, K=args.K, gamma=args.gamma, alpha=args.alpha or 0.0,
-                    clients=args.clients or 2, C=args.C, zeta=args.zeta, measure=args.measure,
-                    function_class=args.function_class, eta=args.eta, server=args.server or "gd",
-                    momentum=args.momentum, rounds=args.rounds, D=args.D, pieces=args.pieces, seed=args.seed,
-                    engine=args.engine, commuting=args.commuting, free_weights=args.free_weights, **extra)
+        c = certify(
+            args.method,
+            mu=args.mu,
+            L=args.L,
+            K=args.K,
+            gamma=args.gamma,
+            alpha=args.alpha or 0.0,
+            clients=args.clients or 2,
+            C=args.C,
+            zeta=args.zeta,
+            measure=args.measure,
+            function_class=args.function_class,
+            eta=args.eta,
+            server=args.server or "gd",
+            momentum=args.momentum,
+            rounds=args.rounds,
+            D=args.D,
+            pieces=args.pieces,
+            seed=args.seed,
+            engine=args.engine,
+            commuting=args.commuting,
+            free_weights=args.free_weights,
+            **extra,
+        )
     else:
         if args.commuting or args.free_weights or args.engine is not None:
-            raise ValueError("--commuting, --free-weights and --engine belong to the fedavg/fedprox/fomaml "
-                             "certificate; the compiled PEP has one engine (PEPit)")
+            raise ValueError(
+                "--commuting, --free-weights and --engine belong to the fedavg/fedprox/fomaml "
+                "certificate; the compiled PEP has one engine (PEPit)"
+            )
         clients = args.clients if args.clients is not None else (len(weights) if weights else 2)
-        c = certify_method(args.method, mu=args.mu, L=args.L, hyper=_method_hyper(args), clients=clients,
-                           p=weights, C=args.C, zeta=args.zeta, measure=args.measure,
-                           function_class=args.function_class, rounds=args.rounds, D=args.D, seed=args.seed,
-                           probe_starts=args.probe_starts, delta=getattr(args, "delta", None))
+        c = certify_method(
+            args.method,
+            mu=args.mu,
+            L=args.L,
+            hyper=_method_hyper(args),
+            clients=clients,
+            p=weights,
+            C=args.C,
+            zeta=args.zeta,
+            measure=args.measure,
+            function_class=args.function_class,
+            rounds=args.rounds,
+            D=args.D,
+            seed=args.seed,
+            probe_starts=args.probe_starts,
+            delta=getattr(args, "delta", None),
+        )
 
     def fmt(v):
         return "—" if v is None else f"{v:.8g}"

@@ -27,6 +27,7 @@ class families and their probe (:mod:`fedtheory.explore.families`) and the simul
 >>> bool(np.allclose(exact_curve(ExactModel(q), s, x0, 10), measured_curve(q, s, x0, 10), rtol=1e-10, atol=1e-12))
 True
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -39,8 +40,16 @@ from fedtheory.algorithms.maml import MAML, maml_theta
 from fedtheory.algorithms.theta import Theta
 from fedtheory.analysis.rates import iteration_polynomials
 
-__all__ = ["ExactModel", "instance_errors", "setting_theta", "complete_setting", "exact_curve", "exact_errors",
-           "driver_algorithm", "measured_curve"]
+__all__ = [
+    "ExactModel",
+    "instance_errors",
+    "setting_theta",
+    "complete_setting",
+    "exact_curve",
+    "exact_errors",
+    "driver_algorithm",
+    "measured_curve",
+]
 
 
 def setting_theta(theta: str, K: int, gamma: float, alpha: float):
@@ -76,25 +85,34 @@ class ExactModel:
         lam, V = np.asarray(q.eigvals), np.asarray(q.eigvecs)
         self.lam, self.p = lam, np.asarray(q.p)
         self.n, self.d = lam.shape
-        self.V_all = np.concatenate(list(V), axis=1)                       # (d, n·d): one GEMM per setting
-        self.c_rot = np.einsum("nji,nj->ni", V, q.c)                        # V_iᵀc_i
+        self.V_all = np.concatenate(list(V), axis=1)  # (d, n·d): one GEMM per setting
+        self.c_rot = np.einsum("nji,nj->ni", V, q.c)  # V_iᵀc_i
         self.x_star = q.x_star()
         self.mu, self.L = float(lam.min()), float(lam.max())
 
     def surrogate(self, theta: str, K: int, gamma: float, alpha: float):
         """(h, W, x̃*): the eigendecomposition H̃ = W diag(h) Wᵀ of Σ p_iQ_iA_i and x̃* = H̃⁻¹b̃."""
         th = setting_theta(theta, K, gamma, alpha)
-        g = np.asarray(th.polynomial_s(gamma * (self.lam + alpha))) * self.lam          # eigenvalues of Q_iA_i
+        g = np.asarray(th.polynomial_s(gamma * (self.lam + alpha))) * self.lam  # eigenvalues of Q_iA_i
         pg = self.p[:, None] * g
         b = self.V_all @ (pg * self.c_rot).reshape(-1)
-        H = (self.V_all * pg.reshape(-1)) @ self.V_all.T         # one GEMM, d × n·d × d
+        H = (self.V_all * pg.reshape(-1)) @ self.V_all.T  # one GEMM, d × n·d × d
         h, W = np.linalg.eigh(0.5 * (H + H.T))
         x_tilde = W @ ((W.T @ b) / h)
         return h, W, x_tilde
 
 
-def instance_errors(h: np.ndarray, W: np.ndarray, x_tilde: np.ndarray, x_star: np.ndarray, x0: np.ndarray,
-                    kind: str, eta: Any, beta: float, T: int) -> np.ndarray:
+def instance_errors(
+    h: np.ndarray,
+    W: np.ndarray,
+    x_tilde: np.ndarray,
+    x_star: np.ndarray,
+    x0: np.ndarray,
+    kind: str,
+    eta: Any,
+    beta: float,
+    T: int,
+) -> np.ndarray:
     """Exact ‖x_t − x*‖, t = 0..T, for every η in ``eta`` (shape (len(eta), T + 1)).
 
     >>> h, W = np.array([1.0, 4.0]), np.eye(2)
@@ -116,9 +134,16 @@ def complete_setting(setting: dict) -> dict:
     ...                   "beta": None, "rho": 0.5})["beta"]
     0.0
     """
-    return {"method": setting.get("method", ""), "theta": setting["theta"], "K": int(setting["K"]),
-            "gamma": float(setting["gamma"]), "alpha": float(setting["alpha"]), "server": setting["server"],
-            "eta": float(setting["eta"]), "beta": float(setting["beta"] or 0.0)}
+    return {
+        "method": setting.get("method", ""),
+        "theta": setting["theta"],
+        "K": int(setting["K"]),
+        "gamma": float(setting["gamma"]),
+        "alpha": float(setting["alpha"]),
+        "server": setting["server"],
+        "eta": float(setting["eta"]),
+        "beta": float(setting["beta"] or 0.0),
+    }
 
 
 def exact_curve(model: ExactModel, s: dict, x0: np.ndarray, T: int) -> np.ndarray:

@@ -17,6 +17,7 @@ settings through :mod:`fedtheory.explore.exact` only.
 >>> q.n, q.d, round(q.mu, 12), round(q.L, 12)
 (2, 2, 1.0, 10.0)
 """
+
 from __future__ import annotations
 
 import math
@@ -27,8 +28,15 @@ import numpy as np
 from fedtheory.explore.exact import exact_errors
 from fedtheory.problems.quadratic import QuadraticFederation
 
-__all__ = ["class_family", "encode_general", "two_client_weights", "dane_family", "near_attaining_dane",
-           "probe_family", "probe_lower_bound"]
+__all__ = [
+    "class_family",
+    "encode_general",
+    "two_client_weights",
+    "dane_family",
+    "near_attaining_dane",
+    "probe_family",
+    "probe_lower_bound",
+]
 
 
 def _unit(z: np.ndarray) -> np.ndarray:
@@ -63,7 +71,7 @@ def two_client_weights(consts: dict) -> np.ndarray:
         return np.array([0.5, 0.5])
     n = int(n)
     p = np.full(n, 1.0 / n) if consts.get("weights") is None else np.asarray(consts["weights"], dtype=np.float64)
-    first = float(p[:n // 2].sum())
+    first = float(p[: n // 2].sum())
     return np.array([first, 1.0 - first])
 
 
@@ -95,20 +103,20 @@ def class_family(function_class: str, consts: dict, *, equal_weights: bool = Fal
         if d == 1:
             U = np.ones((n, 1, 1))
         else:
-            phis = z[k:k + rot]
+            phis = z[k : k + rot]
             k += rot
             U = np.stack([_rotation(float(phis[0 if rot == 1 else i])) for i in range(n)])
-        lam = mu + (L - mu) * _unit(z[k:k + n * d]).reshape(n, d)
+        lam = mu + (L - mu) * _unit(z[k : k + n * d]).reshape(n, d)
         k += n * d
-        lam[0, 0], lam[-1, -1] = mu, L                         # μ and L attained
-        raw = z[k:k + n * (d + 1)].reshape(n, d + 1)
+        lam[0, 0], lam[-1, -1] = mu, L  # μ and L attained
+        raw = z[k : k + n * (d + 1)].reshape(n, d + 1)
         k += n * (d + 1)
         direction = raw[:, :d] / np.maximum(np.linalg.norm(raw[:, :d], axis=1, keepdims=True), 1e-300)
         c = C * _unit(raw[:, d:]) * direction
         if equal_weights:
             w = two_client_weights(consts) if n == 2 else np.ones(n)
         else:
-            w = np.exp(np.clip(z[k:k + n], -20, 20))
+            w = np.exp(np.clip(z[k : k + n], -20, 20))
         k += n
         q = _federation(lam, U, c, w)
         x_star = q.x_star()
@@ -137,13 +145,18 @@ def encode_general(q, x0: np.ndarray, consts: dict) -> np.ndarray | None:
     phis = []
     for i in range(2):
         if np.linalg.det(V[i]) < 0:
-            V[i][:, 1] *= -1                                 # same A_i, a rotation
+            V[i][:, 1] *= -1  # same A_i, a rotation
         phis.append(math.atan2(V[i][1, 0], V[i][0, 0]))
     zl = np.arcsin(np.clip(2 * (lam - mu) / (L - mu) - 1, -1, 1))
     c = np.asarray(q.c)
     r = np.linalg.norm(c, axis=1)
-    raw = np.concatenate([np.where(r[:, None] > 0, c / np.maximum(r, 1e-300)[:, None], 1.0),
-                          np.arcsin(np.clip(2 * r / max(C, 1e-300) - 1, -1, 1))[:, None]], axis=1)
+    raw = np.concatenate(
+        [
+            np.where(r[:, None] > 0, c / np.maximum(r, 1e-300)[:, None], 1.0),
+            np.arcsin(np.clip(2 * r / max(C, 1e-300) - 1, -1, 1))[:, None],
+        ],
+        axis=1,
+    )
     e = (x0 - q.x_star()) / max(D, 1e-300)
     return np.concatenate([phis, zl.ravel(), raw.ravel(), np.log(np.asarray(q.p)), [math.atan2(e[1], e[0])]])
 
@@ -165,13 +178,22 @@ def probe_family(score, size: int, decode, seed: Any, budget: str = "normal", st
 
     # "tiny": the DANE family's probe, whose every evaluation runs the driver with its local solver
     n_random, n_starts, fev = {"normal": (96, 4, 150), "small": (24, 2, 60), "tiny": (16, 2, 30)}[budget]
-    res = probe(lambda inst: score(*inst), Custom(size, decode), seed=seed, n_random=n_random, n_starts=n_starts,
-                maxiter=fev, options={"maxfev": fev}, starts=starts)
+    res = probe(
+        lambda inst: score(*inst),
+        Custom(size, decode),
+        seed=seed,
+        n_random=n_random,
+        n_starts=n_starts,
+        maxiter=fev,
+        options={"maxfev": fev},
+        starts=starts,
+    )
     return res
 
 
-def probe_lower_bound(consts: dict, setting: dict, T: int, *, seed: Any = 0, function_class: str = "general",
-                      budget: str = "normal") -> dict:
+def probe_lower_bound(
+    consts: dict, setting: dict, T: int, *, seed: Any = 0, function_class: str = "general", budget: str = "normal"
+) -> dict:
     """The largest ‖x_T − x*‖ a probe finds in the class at ``setting`` (complete, server included): a lower
     bound on the worst case (any guarantee must be at least this). Returns value, the instance (JSON,
     replayable) and a source line. ``budget``: ``"normal"`` (96 draws, 4 Nelder–Mead starts of 150
@@ -187,9 +209,12 @@ def probe_lower_bound(consts: dict, setting: dict, T: int, *, seed: Any = 0, fun
     size, decode = class_family(function_class, consts)
     res = probe_family(lambda q, x0: float(exact_errors(q, x0, setting, T)[-1]), size, decode, seed, budget)
     q, x0 = res.worst_instance
-    return {"value": float(res.worst_value), "instance": {"federation": q.to_json(spectral=False), "x0": x0.tolist()},
-            "source": f"probe over {res.n_evaluations} instances, {q.n} clients, d = {q.d}, exact closed form",
-            "evaluations": res.n_evaluations}
+    return {
+        "value": float(res.worst_value),
+        "instance": {"federation": q.to_json(spectral=False), "x0": x0.tolist()},
+        "source": f"probe over {res.n_evaluations} instances, {q.n} clients, d = {q.d}, exact closed form",
+        "evaluations": res.n_evaluations,
+    }
 
 
 def dane_family(consts: dict, *, n: int = 2, d: int = 2) -> tuple[int, Any]:
@@ -215,7 +240,7 @@ def dane_family(consts: dict, *, n: int = 2, d: int = 2) -> tuple[int, Any]:
     def decode(z: np.ndarray):
         z = np.asarray(z, dtype=np.float64)
         U = np.stack([_rotation(float(phi)) for phi in z[:n]])
-        lam = mu + (L - mu) * _unit(z[n:n + n * d]).reshape(n, d)
+        lam = mu + (L - mu) * _unit(z[n : n + n * d]).reshape(n, d)
         q = _federation(lam, U, np.zeros((n, d)), np.ones(n))
         now = q.delta_A()
         if now > dA:

@@ -12,6 +12,7 @@ Corollary 1's 8CΔ is refuted). The non-dominated points are taken among the val
 >>> len(fr) > 30, bool(fr.pareto.any()), fr.rows()[0][:2]
 (True, True, [1, 0.01])
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,8 +48,10 @@ def check_points(points: int) -> int:
     if points < 1:
         raise ValueError(f"points must be >= 1, got {points}")
     if points > MAX_POINTS:
-        raise ValueError(f"points={points} would take about {points * BYTES_PER_POINT / 1e9:.3g} GB "
-                         f"({BYTES_PER_POINT} bytes per point) and is above the limit of {MAX_POINTS} points")
+        raise ValueError(
+            f"points={points} would take about {points * BYTES_PER_POINT / 1e9:.3g} GB "
+            f"({BYTES_PER_POINT} bytes per point) and is above the limit of {MAX_POINTS} points"
+        )
     return points
 
 
@@ -59,12 +62,18 @@ def _grid(sweep: str, lo: float, hi: float, points: int) -> np.ndarray:
     if sweep == "K":
         if lo < 1:
             raise ValueError(f"hypothesis K >= 1 violated: the K range starts at {lo:g}")
-        if hi > 2.0 ** 53:   # beyond, float64 cannot tell K from K + 1 and the int64 grid overflows
-            raise ValueError(f"the K range ends at {hi:g}, above 2^53 = {2.0 ** 53:.4g} local steps, where float64 "
-                             f"no longer counts steps exactly")
+        if hi > 2.0**53:  # beyond, float64 cannot tell K from K + 1 and the int64 grid overflows
+            raise ValueError(
+                f"the K range ends at {hi:g}, above 2^53 = {2.0**53:.4g} local steps, where float64 "
+                f"no longer counts steps exactly"
+            )
         return np.unique(np.round(np.geomspace(lo, hi, points)).astype(np.int64)).astype(np.float64)
     if sweep == "alpha" and lo == 0:
-        return np.concatenate([[0.0], np.geomspace(max(hi, 1e-300) * 1e-6, hi, max(points - 1, 1))]) if hi > 0 else np.zeros(1)
+        return (
+            np.concatenate([[0.0], np.geomspace(max(hi, 1e-300) * 1e-6, hi, max(points - 1, 1))])
+            if hi > 0
+            else np.zeros(1)
+        )
     if lo <= 0:
         raise ValueError(f"a log-spaced {sweep} range needs lo > 0, got lo={lo:g}")
     return np.geomspace(lo, hi, points)
@@ -106,37 +115,73 @@ class Frontier(Result):
         return ["K", "gamma", "alpha", "kappa", "rho", "floor/C", "valid", "pareto"]
 
     def rows(self) -> list[list[Any]]:
-        return [[int(self.K[i]), float(self.gamma[i]), float(self.alpha[i]), float(self.kappa[i]), float(self.rho[i]),
-                 float(self.floor[i]) if self.valid[i] else None, bool(self.valid[i]), bool(self.pareto[i])]
-                for i in range(len(self))]
+        return [
+            [
+                int(self.K[i]),
+                float(self.gamma[i]),
+                float(self.alpha[i]),
+                float(self.kappa[i]),
+                float(self.rho[i]),
+                float(self.floor[i]) if self.valid[i] else None,
+                bool(self.valid[i]),
+                bool(self.pareto[i]),
+            ]
+            for i in range(len(self))
+        ]
 
     def notes(self) -> list[str]:
         p = self.params
-        lines = [f"theta={p['theta']}, server={p['server']}, mu={p['mu']:g}, L={p['L']:g}; swept {self.sweep} over "
-                 f"{len(self)} points, {int(self.valid.sum())} with a valid floor, {int(self.pareto.sum())} non-dominated",
-                 f"class: {FUNCTION_CLASSES[self.function_class]}; rho: the class-wide rate (every d); floor/C: a valid "
-                 "bound on ‖x*(α,γ,Θ) − x*‖/C for this class", "claims: " + ", ".join(self.claims)]
+        lines = [
+            f"theta={p['theta']}, server={p['server']}, mu={p['mu']:g}, L={p['L']:g}; swept {self.sweep} over "
+            f"{len(self)} points, {int(self.valid.sum())} with a valid floor, {int(self.pareto.sum())} non-dominated",
+            f"class: {FUNCTION_CLASSES[self.function_class]}; rho: the class-wide rate (every d); floor/C: a valid "
+            "bound on ‖x*(α,γ,Θ) − x*‖/C for this class",
+            "claims: " + ", ".join(self.claims),
+        ]
         if not self.valid.all():
-            lines.append("no valid guarantee known for d ≥ 2 at the invalid points (K(Θ) > 1 off the certified table): "
-                         "Corollary 1's 8CΔ floor is refuted there")
+            lines.append(
+                "no valid guarantee known for d ≥ 2 at the invalid points (K(Θ) > 1 off the certified table): "
+                "Corollary 1's 8CΔ floor is refuted there"
+            )
         return lines
 
     def entries(self) -> list[dict]:
         p = self.params
-        return [entry(p["theta"], {"theta": p["theta"], "K": int(self.K[i]), "gamma": float(self.gamma[i]),
-                                   "alpha": float(self.alpha[i]), "server": p["server"]},
-                      guaranteed=None, rounds=None, floor=float(self.floor[i]) if self.valid[i] else None,
-                      local_steps=float(self.K[i]), rho=float(self.rho[i]), valid=bool(self.valid[i]),
-                      claims=self.claims, function_class=self.function_class) | {"pareto": bool(self.pareto[i]),
-                                                                                  "kappa": float(self.kappa[i])}
-                for i in range(len(self))]
+        return [
+            entry(
+                p["theta"],
+                {
+                    "theta": p["theta"],
+                    "K": int(self.K[i]),
+                    "gamma": float(self.gamma[i]),
+                    "alpha": float(self.alpha[i]),
+                    "server": p["server"],
+                },
+                guaranteed=None,
+                rounds=None,
+                floor=float(self.floor[i]) if self.valid[i] else None,
+                local_steps=float(self.K[i]),
+                rho=float(self.rho[i]),
+                valid=bool(self.valid[i]),
+                claims=self.claims,
+                function_class=self.function_class,
+            )
+            | {"pareto": bool(self.pareto[i]), "kappa": float(self.kappa[i])}
+            for i in range(len(self))
+        ]
 
     def to_json(self) -> dict:
-        return envelope("frontier", function_class=self.function_class, constants={"mu": self.params["mu"],
-                        "L": self.params["L"], "clients": self.params.get("clients")}, entries=self.entries(),
-                        claims=self.claims, hypotheses=("0 < μ ≤ L (Assumption 1)", "γ < 1/(L + α) (Lemma 1)"),
-                        caveats=(), message="" if self.valid.all() else "no valid floor at the invalid points",
-                        extra={"params": self.params, "sweep": self.sweep})
+        return envelope(
+            "frontier",
+            function_class=self.function_class,
+            constants={"mu": self.params["mu"], "L": self.params["L"], "clients": self.params.get("clients")},
+            entries=self.entries(),
+            claims=self.claims,
+            hypotheses=("0 < μ ≤ L (Assumption 1)", "γ < 1/(L + α) (Lemma 1)"),
+            caveats=(),
+            message="" if self.valid.all() else "no valid floor at the invalid points",
+            extra={"params": self.params, "sweep": self.sweep},
+        )
 
     def draw(self, fig) -> None:
         ax = fig.add_subplot(1, 1, 1)
@@ -150,10 +195,24 @@ class Frontier(Result):
         ax.legend(loc="best")
 
 
-def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0, gamma: float | None = None,
-             K: int | None = None, server: str = "gd", sweep: str = "K", values: Any = None, lo: float | None = None,
-             hi: float | None = None, points: int = 400, weights: Any = None, function_class: str = "general",
-             clients: int | None = None) -> Frontier:
+def frontier(
+    *,
+    mu: float,
+    L: float,
+    theta: str = "uniform",
+    alpha: float = 0.0,
+    gamma: float | None = None,
+    K: int | None = None,
+    server: str = "gd",
+    sweep: str = "K",
+    values: Any = None,
+    lo: float | None = None,
+    hi: float | None = None,
+    points: int = 400,
+    weights: Any = None,
+    function_class: str = "general",
+    clients: int | None = None,
+) -> Frontier:
     """Sweep ``sweep`` (``"K"``, ``"gamma"`` or ``"alpha"``) over ``values`` (or ``points`` log-spaced in
     [``lo``, ``hi``]) with the other hyperparameters fixed; return the (ρ, Δ) frontier.
 
@@ -190,8 +249,10 @@ def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0,
     if values is not None:
         grid = np.atleast_1d(np.asarray(values, dtype=np.float64)).ravel()
     else:
-        alpha_hi = 10 * L if gamma is None else min(10 * L, (1 - 1e-9) * (1 / float(gamma) - L))   # γ < 1/(L + α)
-        default = {"K": (1.0, 1e6), "gamma": (1e-6 / (L + alpha), (1 - 1e-9) / (L + alpha)), "alpha": (0.0, alpha_hi)}[sweep]
+        alpha_hi = 10 * L if gamma is None else min(10 * L, (1 - 1e-9) * (1 / float(gamma) - L))  # γ < 1/(L + α)
+        default = {"K": (1.0, 1e6), "gamma": (1e-6 / (L + alpha), (1 - 1e-9) / (L + alpha)), "alpha": (0.0, alpha_hi)}[
+            sweep
+        ]
         grid = _grid(sweep, default[0] if lo is None else float(lo), default[1] if hi is None else float(hi), points)
     fixed_K = 100 if K is None else K
     kw: dict[str, Any] = {"K": fixed_K, "alpha": alpha}
@@ -209,21 +270,52 @@ def frontier(*, mu: float, L: float, theta: str = "uniform", alpha: float = 0.0,
         floor = np.zeros(out["rho"].shape)
         claims = source_claims(f"rate/{server}", "floor/one-step")
     else:
-        lookup = (certified.certified_floor_lookup(mu, L, theta, server, clients) if function_class == "general"
-                  else None)
-        g = local_update_guarantee(mu=mu, L=L, C=1.0, D=0.0, theta=theta, alpha=out["alpha"], gamma=out["gamma"],
-                                   K=out["K"], momentum=server, function_class=function_class, clients=clients,
-                                   certified_floor=lookup)
-        assert g.valid is not None                               # local_update_guarantee always sets it
+        lookup = (
+            certified.certified_floor_lookup(mu, L, theta, server, clients) if function_class == "general" else None
+        )
+        g = local_update_guarantee(
+            mu=mu,
+            L=L,
+            C=1.0,
+            D=0.0,
+            theta=theta,
+            alpha=out["alpha"],
+            gamma=out["gamma"],
+            K=out["K"],
+            momentum=server,
+            function_class=function_class,
+            clients=clients,
+            certified_floor=lookup,
+        )
+        assert g.valid is not None  # local_update_guarantee always sets it
         valid, floor, claims = g.valid, np.where(g.valid, g.floor, np.nan), g.claims
-    params = {"mu": mu, "L": L, "theta": theta, "server": server, "sweep": sweep, "clients": clients,
-              "weights": None if weights is None else [float(v) for v in np.ravel(weights)],
-              "alpha": None if sweep == "alpha" else alpha, "K": None if sweep == "K" else int(fixed_K),
-              "gamma": None if sweep == "gamma" else (None if gamma is None else float(gamma)),
-              "gamma_default": "1/(2(L+alpha))" if gamma is None and sweep != "gamma" else None}
+    params = {
+        "mu": mu,
+        "L": L,
+        "theta": theta,
+        "server": server,
+        "sweep": sweep,
+        "clients": clients,
+        "weights": None if weights is None else [float(v) for v in np.ravel(weights)],
+        "alpha": None if sweep == "alpha" else alpha,
+        "K": None if sweep == "K" else int(fixed_K),
+        "gamma": None if sweep == "gamma" else (None if gamma is None else float(gamma)),
+        "gamma_default": "1/(2(L+alpha))" if gamma is None and sweep != "gamma" else None,
+    }
     pareto = np.zeros(valid.shape, dtype=bool)
     if valid.any():
         pareto[valid] = pareto_mask(out["rho"][valid], floor[valid])
-    return Frontier(params=params, sweep=sweep, K=out["K"], gamma=out["gamma"], alpha=out["alpha"], kappa=out["kappa"],
-                    rho=out["rho"], floor=floor, valid=valid, pareto=pareto, claims=tuple(claims),
-                    function_class=function_class)
+    return Frontier(
+        params=params,
+        sweep=sweep,
+        K=out["K"],
+        gamma=out["gamma"],
+        alpha=out["alpha"],
+        kappa=out["kappa"],
+        rho=out["rho"],
+        floor=floor,
+        valid=valid,
+        pareto=pareto,
+        claims=tuple(claims),
+        function_class=function_class,
+    )

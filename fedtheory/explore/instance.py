@@ -19,6 +19,7 @@ run on the driver and the figures are *measured*, not derived.
 >>> adv.exact, bool(sim.max_abs_gap < 1e-10), adv.best["eta"] > 0
 (True, True, True)
 """
+
 from __future__ import annotations
 
 import math
@@ -32,8 +33,16 @@ from fedtheory.explore.exact import ExactModel, exact_curve, instance_errors, me
 from fedtheory.explore.results import Result, fmt
 from fedtheory.explore.tuning import hyper_grid, registered_methods, tune
 
-__all__ = ["commuting_fast", "load_federation", "tune_instance", "simulate_instance", "InstanceAdvice",
-           "InstanceSimulation", "default_grid", "INSTANCE_METHODS"]
+__all__ = [
+    "commuting_fast",
+    "load_federation",
+    "tune_instance",
+    "simulate_instance",
+    "InstanceAdvice",
+    "InstanceSimulation",
+    "default_grid",
+    "INSTANCE_METHODS",
+]
 
 #: method -> Θ family searched in instance mode (MAML is not a LocalUpdate Θ with α > 0: not searched)
 INSTANCE_METHODS = {"gd": "uniform", "fedavg": "uniform", "fedprox": "uniform", "fomaml": "last"}
@@ -45,6 +54,7 @@ SERVERS = ("gd", "heavy_ball", "nesterov")
 # ---------------------------------------------------------------------------------------------
 # loading what the user has
 # ---------------------------------------------------------------------------------------------
+
 
 def _quadratic_fast(A: np.ndarray, c: np.ndarray, p: Any):
     """A validated QuadraticFederation whose n eigendecompositions run batched on one BLAS thread
@@ -70,11 +80,13 @@ def _quadratic_fast(A: np.ndarray, c: np.ndarray, p: Any):
     if p.shape != (n,) or np.any(~(p > 0)):
         raise ValueError(f"p must hold n = {n} positive client weights, got shape {p.shape}")
     with threadpool_limits(limits=1):
-        q = QuadraticFederation(A=A, c=c, p=p / p.sum())         # one batched eigh, nothing recomputed
+        q = QuadraticFederation(A=A, c=c, p=p / p.sum())  # one batched eigh, nothing recomputed
     bad = np.flatnonzero(q.eigvals[:, 0] <= 0)
     if bad.size:
-        raise ValueError(f"A[{int(bad[0])}] is not positive definite (smallest eigenvalue {float(q.eigvals[bad[0], 0])!r}); "
-                         f"instance mode needs strongly convex clients")
+        raise ValueError(
+            f"A[{int(bad[0])}] is not positive definite (smallest eigenvalue {float(q.eigvals[bad[0], 0])!r}); "
+            f"instance mode needs strongly convex clients"
+        )
     return q
 
 
@@ -91,7 +103,9 @@ def _ridge(q: Any, l2: float):
 def _client_arrays(data: Any) -> tuple[list, list] | None:
     """X_i, y_i from an npz mapping: keys X_0.., y_0.. (or X0.., y0..)."""
     keys = list(data.keys())
-    xs = sorted((k for k in keys if k[:1] in "Xx" and k[1:].lstrip("_").isdigit()), key=lambda k: int(k[1:].lstrip("_")))
+    xs = sorted(
+        (k for k in keys if k[:1] in "Xx" and k[1:].lstrip("_").isdigit()), key=lambda k: int(k[1:].lstrip("_"))
+    )
     if not xs:
         return None
     X, y = [], []
@@ -144,8 +158,10 @@ def load_federation(source: Any, *, model: str = "least-squares", l2: float = 0.
     import os
 
     if not isinstance(source, (str, os.PathLike)):
-        raise ValueError(f"federation must be a QuadraticFederation, a finite-sum federation or a .npz/.csv path, "
-                         f"got {type(source).__name__}")
+        raise ValueError(
+            f"federation must be a QuadraticFederation, a finite-sum federation or a .npz/.csv path, "
+            f"got {type(source).__name__}"
+        )
     path = Path(source)
     if not path.exists():
         raise ValueError(f"federation file {path} does not exist")
@@ -197,6 +213,7 @@ def load_federation(source: Any, *, model: str = "least-squares", l2: float = 0.
 # the grid searched on one quadratic federation (its exact model: fedtheory.explore.exact)
 # ---------------------------------------------------------------------------------------------
 
+
 def _server_options(kind: str, h_min: float, h_max: float, multiples=ETA_MULTIPLES) -> tuple[np.ndarray, float]:
     """(η values, β) searched for one server kind: multiples of the Table 2 tuning at the setting's μ̃, L̃."""
     from fedtheory.analysis.rates import tuned_server
@@ -230,14 +247,17 @@ def default_grid(method: str, mu: float, L: float, n: int, d: int, *, K_max: int
         for a in alphas:
             for f in fracs:
                 if theta == "last":
-                    f = f / K                   # Θ_K: Lemma 4's regime γ < 1/(KL + α) is where it is useful
-                out.append({"method": method, "theta": theta, "K": int(K), "gamma": float(f / (L + a)), "alpha": float(a)})
+                    f = f / K  # Θ_K: Lemma 4's regime γ < 1/(KL + α) is where it is useful
+                out.append(
+                    {"method": method, "theta": theta, "K": int(K), "gamma": float(f / (L + a)), "alpha": float(a)}
+                )
     return out
 
 
 # ---------------------------------------------------------------------------------------------
 # results
 # ---------------------------------------------------------------------------------------------
+
 
 def _setting_text(s: dict) -> str:
     keys = ("method", "K", "gamma", "alpha", "server", "eta", "beta")
@@ -270,48 +290,78 @@ class InstanceAdvice(Result):
 
     def rows(self) -> list[list[Any]]:
         def how(s: dict) -> str:
-            if s.get("registered"):          # fedtheory.methods.run: exact only on its spectral path
+            if s.get("registered"):  # fedtheory.methods.run: exact only on its spectral path
                 return "exact (spectral path)" if s.get("path") == "spectral" else "measured (fedtheory.methods.run)"
             return "exact (closed form)" if self.exact else "measured (driver)"
 
         rows = [[1, _setting_text(self.best), self.value, how(self.best)]]
-        rows += [[i + 2, _setting_text(r["setting"]), r["value"], how(r["setting"])]
-                 for i, r in enumerate(self.runner_ups)]
+        rows += [
+            [i + 2, _setting_text(r["setting"]), r["value"], how(r["setting"])] for i, r in enumerate(self.runner_ups)
+        ]
         if self.worst_case:
             w = self.worst_case
-            rows.append(["worst-case advice", _setting_text(w["setting"]) if w.get("setting") else "—",
-                         w.get("on_this_federation"), "exact on this federation" if self.exact else "measured"])
+            rows.append(
+                [
+                    "worst-case advice",
+                    _setting_text(w["setting"]) if w.get("setting") else "—",
+                    w.get("on_this_federation"),
+                    "exact on this federation" if self.exact else "measured",
+                ]
+            )
         return rows
 
     def notes(self) -> list[str]:
         f = self.federation
-        lines = [f"federation: {f['kind']}, n={f['n']}, d={f['d']}, mu={fmt(f['mu'])}, L={fmt(f['L'])}, "
-                 f"C={fmt(f['C'])} (about x*), D=‖x0 − x*‖={fmt(f['D'])}, class: {f['class']}",
-                 f"searched {self.evaluated} settings (grid: {self.search_space['description']})"]
+        lines = [
+            f"federation: {f['kind']}, n={f['n']}, d={f['d']}, mu={fmt(f['mu'])}, L={fmt(f['L'])}, "
+            f"C={fmt(f['C'])} (about x*), D=‖x0 − x*‖={fmt(f['D'])}, class: {f['class']}",
+            f"searched {self.evaluated} settings (grid: {self.search_space['description']})",
+        ]
         ts = sorted({0, self.rounds // 4, self.rounds // 2, (3 * self.rounds) // 4, self.rounds})
-        lines.append(("predicted" if self.exact else "measured") + " ‖x_t − x*‖ of the best setting: " +
-                     ", ".join(f"t={t}: {fmt(float(self.curve[t]))}" for t in ts) + " (all rounds in --json)")
+        lines.append(
+            ("predicted" if self.exact else "measured")
+            + " ‖x_t − x*‖ of the best setting: "
+            + ", ".join(f"t={t}: {fmt(float(self.curve[t]))}" for t in ts)
+            + " (all rounds in --json)"
+        )
         if self.exact:
-            lines.append("errors are exact: spectral closed form of LocalUpdate on this federation (Theorem 1 + the "
-                         "server's iteration polynomials); --simulate runs the driver and compares every round")
+            lines.append(
+                "errors are exact: spectral closed form of LocalUpdate on this federation (Theorem 1 + the "
+                "server's iteration polynomials); --simulate runs the driver and compares every round"
+            )
         else:
             lines.append("logistic clients have no closed form: every figure is MEASURED on the driver, not derived")
         if self.worst_case:
             w = self.worst_case
-            lines.append(f"worst-case advice for this federation's constants ({w['method']}, class {w['class']}): "
-                         f"{w['message'] or 'guaranteed ‖x_T − x*‖ ≤ ' + fmt(w['guaranteed'])}; on this federation it "
-                         f"reaches {fmt(w.get('on_this_federation'))} against {fmt(self.value)} for the tuned setting")
+            lines.append(
+                f"worst-case advice for this federation's constants ({w['method']}, class {w['class']}): "
+                f"{w['message'] or 'guaranteed ‖x_T − x*‖ ≤ ' + fmt(w['guaranteed'])}; on this federation it "
+                f"reaches {fmt(w.get('on_this_federation'))} against {fmt(self.value)} for the tuned setting"
+            )
         return lines
 
     def to_json(self) -> dict:
-        return {"kind": "instance", "federation": self.federation, "rounds": self.rounds, "exact": self.exact,
-                "best": self.best, "value": self.value, "curve": self.curve, "runner_ups": self.runner_ups,
-                "evaluated": self.evaluated, "search_space": self.search_space, "worst_case": self.worst_case}
+        return {
+            "kind": "instance",
+            "federation": self.federation,
+            "rounds": self.rounds,
+            "exact": self.exact,
+            "best": self.best,
+            "value": self.value,
+            "curve": self.curve,
+            "runner_ups": self.runner_ups,
+            "evaluated": self.evaluated,
+            "search_space": self.search_space,
+            "worst_case": self.worst_case,
+        }
 
     def draw(self, fig) -> None:
         ax = fig.add_subplot(1, 1, 1)
-        ax.semilogy(np.arange(len(self.curve)), np.maximum(self.curve, 1e-300),
-                    label="tuned on this federation (" + ("exact" if self.exact else "measured") + ")")
+        ax.semilogy(
+            np.arange(len(self.curve)),
+            np.maximum(self.curve, 1e-300),
+            label="tuned on this federation (" + ("exact" if self.exact else "measured") + ")",
+        )
         if self.worst_case and self.worst_case.get("curve") is not None:
             c = np.asarray(self.worst_case["curve"])
             ax.semilogy(np.arange(len(c)), np.maximum(c, 1e-300), "--", label="worst-case advice on it")
@@ -345,11 +395,29 @@ def _federation_summary(problem, x0: np.ndarray, exact: bool) -> dict:
         x_star = problem.x_star()
         C = float(np.linalg.norm(problem.c - x_star, axis=1).max())
         klass = "d1" if problem.d == 1 else ("commuting" if commuting_fast(problem) else "general")
-        return {"kind": "quadratic", "n": problem.n, "d": problem.d, "mu": problem.mu, "L": problem.L, "C": C,
-                "D": float(np.linalg.norm(x0 - x_star)), "class": klass, "commuting": klass != "general"}
+        return {
+            "kind": "quadratic",
+            "n": problem.n,
+            "d": problem.d,
+            "mu": problem.mu,
+            "L": problem.L,
+            "C": C,
+            "D": float(np.linalg.norm(x0 - x_star)),
+            "class": klass,
+            "commuting": klass != "general",
+        }
     x_star = problem.x_star()
-    return {"kind": getattr(problem, "name", "finite-sum"), "n": problem.n, "d": problem.d, "mu": None, "L": None,
-            "C": None, "D": float(np.linalg.norm(x0 - x_star)), "class": "logistic (no closed form)", "commuting": False}
+    return {
+        "kind": getattr(problem, "name", "finite-sum"),
+        "n": problem.n,
+        "d": problem.d,
+        "mu": None,
+        "L": None,
+        "C": None,
+        "D": float(np.linalg.norm(x0 - x_star)),
+        "class": "logistic (no closed form)",
+        "commuting": False,
+    }
 
 
 def _evaluate_quadratic(model: ExactModel, settings: list[dict], servers: tuple, x0: np.ndarray, T: int):
@@ -358,7 +426,7 @@ def _evaluate_quadratic(model: ExactModel, settings: list[dict], servers: tuple,
     for s in settings:
         h, W, x_tilde = model.surrogate(s["theta"], s["K"], s["gamma"], s["alpha"])
         if not h[0] > 0:
-            continue                      # H̃ not positive definite: no server step converges; not a candidate
+            continue  # H̃ not positive definite: no server step converges; not a candidate
         for kind in servers:
             etas, beta = _server_options(kind, float(h[0]), float(h[-1]))
             errs = instance_errors(h, W, x_tilde, model.x_star, x0, kind, etas, beta, T)
@@ -371,18 +439,33 @@ def _logistic_grid(problem, methods, servers) -> list[dict]:
     """A small grid for finite-sum clients (each point is a driver run): the curvature bound L of the
     samples sets γ's scale and η = c/(K·L)."""
     a = problem.a * problem.mask[:, :, None]
-    L = float(max(np.linalg.eigvalsh(np.swapaxes(a, 1, 2) @ a / problem.counts[:, None, None]).max()
-                  * getattr(problem, "_max_curvature", 1.0), 1e-12) + problem.l2)
+    L = float(
+        max(
+            np.linalg.eigvalsh(np.swapaxes(a, 1, 2) @ a / problem.counts[:, None, None]).max()
+            * getattr(problem, "_max_curvature", 1.0),
+            1e-12,
+        )
+        + problem.l2
+    )
     out = []
     for method in methods:
         Ks = [1] if method == "gd" else [2, 5, 20]
         for K in Ks:
-            for f in ([0.0] if K == 1 else [0.1, 0.5]):
+            for f in [0.0] if K == 1 else [0.1, 0.5]:
                 for kind in servers:
                     for c in (0.5, 1.0, 1.5):
-                        out.append({"method": method, "theta": INSTANCE_METHODS[method], "K": K, "gamma": f / L,
-                                    "alpha": 0.0, "server": kind, "eta": c / (K * L),
-                                    "beta": 0.0 if kind == "gd" else 0.5})
+                        out.append(
+                            {
+                                "method": method,
+                                "theta": INSTANCE_METHODS[method],
+                                "K": K,
+                                "gamma": f / L,
+                                "alpha": 0.0,
+                                "server": kind,
+                                "eta": c / (K * L),
+                                "beta": 0.0 if kind == "gd" else 0.5,
+                            }
+                        )
     return out
 
 
@@ -400,9 +483,18 @@ def _distinct(scored: list, count: int) -> list:
     return out
 
 
-def tune_instance(federation: Any, *, rounds: int = 50, x0: Any = None, methods: Any = ("gd", "fedavg", "fedprox", "fomaml"),
-                  servers: Any = SERVERS, settings: list[dict] | None = None, worst_case: bool = True,
-                  model: str = "least-squares", l2: float = 0.0) -> InstanceAdvice:
+def tune_instance(
+    federation: Any,
+    *,
+    rounds: int = 50,
+    x0: Any = None,
+    methods: Any = ("gd", "fedavg", "fedprox", "fomaml"),
+    servers: Any = SERVERS,
+    settings: list[dict] | None = None,
+    worst_case: bool = True,
+    model: str = "least-squares",
+    l2: float = 0.0,
+) -> InstanceAdvice:
     """The best LocalUpdate setting for ``rounds`` rounds on ``federation`` (see the module docstring).
 
     ``federation``: anything :func:`load_federation` takes (``model``, ``l2``: how client data and a ridge are
@@ -438,8 +530,10 @@ def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_cas
     known = registered_methods()
     for m in methods:
         if m not in INSTANCE_METHODS and m not in known:
-            raise ValueError(f"unknown instance-mode method {m!r} (choose from {', '.join(INSTANCE_METHODS)} or a "
-                             f"registered method: {', '.join(known)})")
+            raise ValueError(
+                f"unknown instance-mode method {m!r} (choose from {', '.join(INSTANCE_METHODS)} or a "
+                f"registered method: {', '.join(known)})"
+            )
     registered = [m for m in methods if m not in INSTANCE_METHODS]
     methods = [m for m in methods if m in INSTANCE_METHODS]
     if not methods and not registered:
@@ -459,11 +553,15 @@ def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_cas
         settings = [s for s in settings if not s.get("registered")]
         for s in settings:
             if not 0 <= s["gamma"] * (emodel.L + s["alpha"]) < 1:
-                raise ValueError(f"hypothesis gamma < 1/(L + alpha) violated (Lemma 1): gamma={s['gamma']:g}, "
-                                 f"L={emodel.L:g}, alpha={s['alpha']:g}")
+                raise ValueError(
+                    f"hypothesis gamma < 1/(L + alpha) violated (Lemma 1): gamma={s['gamma']:g}, "
+                    f"L={emodel.L:g}, alpha={s['alpha']:g}"
+                )
         scored = _evaluate_quadratic(emodel, settings, tuple(servers), x0, T)
-        description = (f"{len(settings)} (method, K, γ, α) points × servers {servers} × η = Table-2 step at the "
-                       f"setting's μ̃, L̃ times {list(ETA_MULTIPLES)}, β tuned")
+        description = (
+            f"{len(settings)} (method, K, γ, α) points × servers {servers} × η = Table-2 step at the "
+            f"setting's μ̃, L̃ times {list(ETA_MULTIPLES)}, β tuned"
+        )
     else:
         settings = _logistic_grid(problem, methods, servers) if settings is None else settings
         settings = [s for s in settings if not s.get("registered")]
@@ -487,13 +585,30 @@ def _tune_instance(federation, rounds, x0, methods, servers, settings, worst_cas
         curve = curves[_setting_text(best)]
     else:
         curve = exact_curve(emodel, best, x0, T) if exact else measured_curve(problem, best, x0, T)
-    wc = (_worst_case_on(problem, emodel if exact else None, summary, x0, T, methods or ["gd"])
-          if worst_case and exact else None)
-    return InstanceAdvice(federation=summary, rounds=T, exact=exact, best=best, value=best_value, curve=curve,
-                          runner_ups=[{"setting": s, "value": v} for v, s in top[1:]], evaluated=len(scored),
-                          search_space={"description": description, "settings": settings, "servers": servers,
-                                        "eta_multiples": list(ETA_MULTIPLES)},
-                          worst_case=wc, problem=problem, x0=x0)
+    wc = (
+        _worst_case_on(problem, emodel if exact else None, summary, x0, T, methods or ["gd"])
+        if worst_case and exact
+        else None
+    )
+    return InstanceAdvice(
+        federation=summary,
+        rounds=T,
+        exact=exact,
+        best=best,
+        value=best_value,
+        curve=curve,
+        runner_ups=[{"setting": s, "value": v} for v, s in top[1:]],
+        evaluated=len(scored),
+        search_space={
+            "description": description,
+            "settings": settings,
+            "servers": servers,
+            "eta_multiples": list(ETA_MULTIPLES),
+        },
+        worst_case=wc,
+        problem=problem,
+        x0=x0,
+    )
 
 
 def _registered_hyper(setting: dict) -> dict:
@@ -528,15 +643,39 @@ def _worst_case_on(problem, emodel: ExactModel, summary: dict, x0: np.ndarray, T
     # this federation's own weights: a certificate for equal weights does not cover unequal ones
     p = np.asarray(getattr(problem, "p", np.full(summary["n"], 1.0 / summary["n"])), dtype=np.float64)
     weights = None if np.allclose(p, 1.0 / summary["n"], rtol=0, atol=1e-12) else (p / p.sum()).tolist()
-    adv = tune(method, mu=summary["mu"], L=summary["L"], C=summary["C"], D=max(summary["D"], 1e-300), rounds=T,
-               function_class=summary["class"], clients=summary["n"], lower_bound=False,
-               weights=weights if summary["n"] >= 2 else None)
-    out = {"method": method, "class": summary["class"], "guaranteed": adv.value if adv.feasible else None,
-           "message": "" if adv.feasible else adv.message, "setting": None, "on_this_federation": None, "curve": None}
+    adv = tune(
+        method,
+        mu=summary["mu"],
+        L=summary["L"],
+        C=summary["C"],
+        D=max(summary["D"], 1e-300),
+        rounds=T,
+        function_class=summary["class"],
+        clients=summary["n"],
+        lower_bound=False,
+        weights=weights if summary["n"] >= 2 else None,
+    )
+    out = {
+        "method": method,
+        "class": summary["class"],
+        "guaranteed": adv.value if adv.feasible else None,
+        "message": "" if adv.feasible else adv.message,
+        "setting": None,
+        "on_this_federation": None,
+        "curve": None,
+    }
     if adv.feasible and adv.best.get("eta"):
         s = adv.best
-        setting = {"method": method, "theta": s["theta"], "K": int(s["K"]), "gamma": s["gamma"], "alpha": s["alpha"],
-                   "server": s["server"], "eta": s["eta"], "beta": s["beta"]}
+        setting = {
+            "method": method,
+            "theta": s["theta"],
+            "K": int(s["K"]),
+            "gamma": s["gamma"],
+            "alpha": s["alpha"],
+            "server": s["server"],
+            "eta": s["eta"],
+            "beta": s["beta"],
+        }
         curve = exact_curve(emodel, setting, x0, T)
         out.update(setting=setting, on_this_federation=float(curve[-1]), curve=curve)
     return out
@@ -565,16 +704,34 @@ class InstanceSimulation(Result):
     def rows(self) -> list[list[Any]]:
         T = len(self.rounds)
         shown = sorted(set(np.unique(np.round(np.geomspace(1, max(T, 1), 20)).astype(int) - 1).tolist()) | {0, T - 1})
-        return [[int(self.rounds[i]), float(self.measured[i]), float(self.predicted[i]),
-                 float(abs(self.measured[i] - self.predicted[i]))] for i in shown if 0 <= i < T]
+        return [
+            [
+                int(self.rounds[i]),
+                float(self.measured[i]),
+                float(self.predicted[i]),
+                float(abs(self.measured[i] - self.predicted[i])),
+            ]
+            for i in shown
+            if 0 <= i < T
+        ]
 
     def notes(self) -> list[str]:
-        return [f"setting: {_setting_text(self.setting)}; max |measured − predicted| over {len(self.rounds) - 1} rounds "
-                f"= {self.max_abs_gap:.3g} (relative where above 1)" + ("" if self.exact else " (logistic: both are driver runs)")]
+        return [
+            f"setting: {_setting_text(self.setting)}; max |measured − predicted| over {len(self.rounds) - 1} rounds "
+            f"= {self.max_abs_gap:.3g} (relative where above 1)"
+            + ("" if self.exact else " (logistic: both are driver runs)")
+        ]
 
     def to_json(self) -> dict:
-        return {"kind": "instance-simulate", "setting": self.setting, "rounds": self.rounds, "measured": self.measured,
-                "predicted": self.predicted, "max_abs_gap": self.max_abs_gap, "exact": self.exact}
+        return {
+            "kind": "instance-simulate",
+            "setting": self.setting,
+            "rounds": self.rounds,
+            "measured": self.measured,
+            "predicted": self.predicted,
+            "max_abs_gap": self.max_abs_gap,
+            "exact": self.exact,
+        }
 
     def draw(self, fig) -> None:
         ax = fig.add_subplot(1, 1, 1)
@@ -596,11 +753,22 @@ def simulate_instance(advice: InstanceAdvice) -> InstanceSimulation:
     if advice.best.get("registered"):
         import fedtheory.methods as fm
 
-        with np.errstate(all="ignore"):       # the primitives literally, against the path the grid used
-            h = fm.run(advice.best["method"], advice.problem, advice.x0, advice.rounds, path="step",
-                       **_registered_hyper(advice.best))
+        with np.errstate(all="ignore"):  # the primitives literally, against the path the grid used
+            h = fm.run(
+                advice.best["method"],
+                advice.problem,
+                advice.x0,
+                advice.rounds,
+                path="step",
+                **_registered_hyper(advice.best),
+            )
         measured = np.asarray(h.dist, dtype=np.float64)
     else:
         measured = measured_curve(advice.problem, advice.best, advice.x0, advice.rounds)
-    return InstanceSimulation(setting=advice.best, rounds=np.arange(advice.rounds + 1), measured=measured,
-                              predicted=np.asarray(advice.curve), exact=advice.exact)
+    return InstanceSimulation(
+        setting=advice.best,
+        rounds=np.arange(advice.rounds + 1),
+        measured=measured,
+        predicted=np.asarray(advice.curve),
+        exact=advice.exact,
+    )

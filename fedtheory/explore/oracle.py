@@ -10,6 +10,7 @@ model), not rounds, so these two methods are compared with each other here rathe
 >>> res.winner, [r[0] for r in res.rows()]
 ('fedave', ['fedlrgd', 'fedave'])
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,8 +38,15 @@ class OracleComparison(Result):
         return ["method", "log10 Γ", "setting", "claims"]
 
     def rows(self) -> list[list[Any]]:
-        return [[k, v["log10_complexity"], ", ".join(f"{a}={fmt(b)}" for a, b in v["setting"].items()),
-                 ", ".join(v["claims"][:2])] for k, v in self.results.items()]
+        return [
+            [
+                k,
+                v["log10_complexity"],
+                ", ".join(f"{a}={fmt(b)}" for a, b in v["setting"].items()),
+                ", ".join(v["claims"][:2]),
+            ]
+            for k, v in self.results.items()
+        ]
 
     def notes(self) -> list[str]:
         a, b = self.results["fedlrgd"]["log10_complexity"], self.results["fedave"]["log10_complexity"]

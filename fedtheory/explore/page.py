@@ -12,6 +12,7 @@ verified statement gives one (d ≥ 2 at K(Θ) > 1) — and redraws the (ρ, val
 >>> "fedtheoryCompute" in html and "<script src" not in html and "http://" not in html
 True
 """
+
 from __future__ import annotations
 
 from importlib import resources

@@ -5,6 +5,7 @@ Every result (:class:`~fedtheory.explore.frontiers.Frontier`, :class:`~fedtheory
 subclasses :class:`Result`: it says what its columns and rows are and how to draw itself; the rest
 (rendering, JSON, saving) lives here once.
 """
+
 from __future__ import annotations
 
 import html
@@ -19,11 +20,31 @@ from fedtheory.serialize import jsonable
 __all__ = ["Result", "fmt", "setting_text", "entry", "envelope", "ENVELOPE_FIELDS", "ENTRY_FIELDS"]
 
 #: the JSON fields every tune, compare and frontier result has (the same names, the same meaning)
-ENVELOPE_FIELDS = ("kind", "function_class", "constants", "entries", "claims", "hypotheses", "caveats", "message",
-                   "extra")
+ENVELOPE_FIELDS = (
+    "kind",
+    "function_class",
+    "constants",
+    "entries",
+    "claims",
+    "hypotheses",
+    "caveats",
+    "message",
+    "extra",
+)
 #: the fields of each entry (one setting of one method)
-ENTRY_FIELDS = ("method", "setting", "guaranteed", "rounds", "floor", "local_steps", "rho", "valid", "claims",
-                "function_class", "lower_bound")
+ENTRY_FIELDS = (
+    "method",
+    "setting",
+    "guaranteed",
+    "rounds",
+    "floor",
+    "local_steps",
+    "rho",
+    "valid",
+    "claims",
+    "function_class",
+    "lower_bound",
+)
 
 
 def fmt(value: Any) -> str:
@@ -57,8 +78,20 @@ def setting_text(setting: dict) -> str:
     return ", ".join(f"{k}={fmt(v)}" for k, v in setting.items())
 
 
-def entry(method: str, setting: dict, *, guaranteed: Any, rounds: Any, floor: Any, local_steps: Any, rho: Any,
-          valid: bool, claims: Any, function_class: str, lower_bound: Any = None) -> dict:
+def entry(
+    method: str,
+    setting: dict,
+    *,
+    guaranteed: Any,
+    rounds: Any,
+    floor: Any,
+    local_steps: Any,
+    rho: Any,
+    valid: bool,
+    claims: Any,
+    function_class: str,
+    lower_bound: Any = None,
+) -> dict:
     """One setting of one method in the shared JSON form (:data:`ENTRY_FIELDS`); ``guaranteed`` is None
     where no valid guarantee exists.
 
@@ -66,22 +99,50 @@ def entry(method: str, setting: dict, *, guaranteed: Any, rounds: Any, floor: An
     ...              claims=("a",), function_class="general")) == sorted(ENTRY_FIELDS)
     True
     """
-    return {"method": method, "setting": setting, "guaranteed": guaranteed if valid else None, "rounds": rounds,
-            "floor": floor if valid else None, "local_steps": local_steps, "rho": rho, "valid": bool(valid),
-            "claims": list(claims), "function_class": function_class, "lower_bound": lower_bound}
+    return {
+        "method": method,
+        "setting": setting,
+        "guaranteed": guaranteed if valid else None,
+        "rounds": rounds,
+        "floor": floor if valid else None,
+        "local_steps": local_steps,
+        "rho": rho,
+        "valid": bool(valid),
+        "claims": list(claims),
+        "function_class": function_class,
+        "lower_bound": lower_bound,
+    }
 
 
-def envelope(kind: str, *, function_class: str, constants: dict, entries: list, claims: Any, hypotheses: Any,
-             caveats: Any, message: str, extra: dict) -> dict:
+def envelope(
+    kind: str,
+    *,
+    function_class: str,
+    constants: dict,
+    entries: list,
+    claims: Any,
+    hypotheses: Any,
+    caveats: Any,
+    message: str,
+    extra: dict,
+) -> dict:
     """The shared JSON form of tune, compare and frontier results (:data:`ENVELOPE_FIELDS`).
 
     >>> tuple(envelope("tune", function_class="d1", constants={}, entries=[], claims=(), hypotheses=(), caveats=(),
     ...                message="", extra={})) == ENVELOPE_FIELDS
     True
     """
-    return {"kind": kind, "function_class": function_class, "constants": constants, "entries": entries,
-            "claims": list(claims), "hypotheses": list(hypotheses), "caveats": list(caveats), "message": message,
-            "extra": extra}
+    return {
+        "kind": kind,
+        "function_class": function_class,
+        "constants": constants,
+        "entries": entries,
+        "claims": list(claims),
+        "hypotheses": list(hypotheses),
+        "caveats": list(caveats),
+        "message": message,
+        "extra": extra,
+    }
 
 
 # results serialize through the library's one conversion
@@ -146,11 +207,14 @@ class Result:
     def _repr_html_(self) -> str:
         """Notebook view: the table, then the notes, then the plot (inline PNG)."""
         head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns())
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r) + "</tr>"
-                       for r in self.rows()[:50])
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r) + "</tr>" for r in self.rows()[:50]
+        )
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes())
-        return (f"<h4>{html.escape(self.title)}</h4><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-                f"<ul>{notes}</ul>{self._png_tag()}")
+        return (
+            f"<h4>{html.escape(self.title)}</h4><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"<ul>{notes}</ul>{self._png_tag()}"
+        )
 
     def _png_tag(self) -> str:
         import base64

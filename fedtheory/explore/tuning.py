@@ -29,6 +29,7 @@ measure ``"error"``, quadratic clients, n clients, default 2 — the class it ce
 >>> adv.value <= tune("gd", mu=1.0, L=10.0, C=0.1, D=10.0, eps=0.5).value     # local steps help here
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -37,17 +38,28 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from fedtheory.analysis.guarantees import (FUNCTION_CLASSES, LOCAL_SOLVERS, local_update_guarantee,
-                                           sdane_guarantee)
+from fedtheory.analysis.guarantees import FUNCTION_CLASSES, LOCAL_SOLVERS, local_update_guarantee, sdane_guarantee
 from fedtheory.analysis.pareto import worst_case_tradeoff
 from fedtheory.analysis.rates import tuned_server
+
 # the certified table through its module (certified.load_table, ...): one place to swap it, in tests too
 from fedtheory.explore import certified
 from fedtheory.explore.families import probe_lower_bound
 from fedtheory.explore.results import Result, entry, envelope, fmt, setting_text
 
-__all__ = ["METHODS", "Advice", "tune", "method_guarantee", "CertifiedAdvice", "tune_certified", "hyper_grid",
-           "registered_methods", "check_any_method", "class_text", "CERTIFIED_MEASURE"]
+__all__ = [
+    "METHODS",
+    "Advice",
+    "tune",
+    "method_guarantee",
+    "CertifiedAdvice",
+    "tune_certified",
+    "hyper_grid",
+    "registered_methods",
+    "check_any_method",
+    "class_text",
+    "CERTIFIED_MEASURE",
+]
 
 #: method -> (kind, what it is)
 METHODS = {
@@ -69,8 +81,9 @@ def _check_method(method: str) -> str:
     return method
 
 
-def _grid_local_update(method: str, L: float, mu: float, K_max: int, points: int,
-                       center: dict | None = None) -> dict[str, np.ndarray]:
+def _grid_local_update(
+    method: str, L: float, mu: float, K_max: int, points: int, center: dict | None = None
+) -> dict[str, np.ndarray]:
     grid = _raw_grid(method, L, mu, K_max, points, center)
     # K(Θ) = 1 ignores γ and α (Q_i = I): one setting, printed as γ = α = 0
     one = grid["K"] == 1
@@ -87,28 +100,29 @@ def _unique(*columns: np.ndarray) -> tuple[np.ndarray, ...]:
     >>> [c.tolist() for c in _unique(np.array([2.0, 1.0, 2.0, 1.0]), np.array([0.5, 0.0, 0.5, 0.25]))]
     [[1.0, 1.0, 2.0], [0.0, 0.25, 0.5]]
     """
-    order = np.lexsort(columns[::-1])                     # lexsort's last key is the primary one
+    order = np.lexsort(columns[::-1])  # lexsort's last key is the primary one
     sorted_columns = [np.asarray(c)[order] for c in columns]
     new = np.zeros(order.size, dtype=bool)
     new[:1] = True
-    for c in sorted_columns:                              # a row is new where any column differs from the last
+    for c in sorted_columns:  # a row is new where any column differs from the last
         new[1:] |= c[1:] != c[:-1]
     return tuple(c[new] for c in sorted_columns)
 
 
-def _raw_grid(method: str, L: float, mu: float, K_max: int, points: int,
-              center: dict | None = None) -> dict[str, np.ndarray]:
+def _raw_grid(
+    method: str, L: float, mu: float, K_max: int, points: int, center: dict | None = None
+) -> dict[str, np.ndarray]:
     """(K, γ, α) settings for a local-update method: a log grid, or a finer one around ``center``."""
     if method == "gd":
         return {"K": np.array([1.0]), "gamma": np.array([0.0]), "alpha": np.array([0.0])}
     if center is None:
-        Ks, = _unique(np.round(np.geomspace(1, K_max, points)))
+        (Ks,) = _unique(np.round(np.geomspace(1, K_max, points)))
         fr = np.geomspace(1e-4, 1 - 1e-6, points)
         alphas = np.geomspace(1e-3 * mu, 1e3 * L, max(points // 4, 5)) if method == "fedprox" else np.zeros(1)
     else:
         K0, f0, a0 = center["K"], center["gamma"] * (L + center["alpha"]), center["alpha"]
-        Ks, = _unique(np.clip(np.round(K0 * np.geomspace(0.5, 2.0, 21)), 1, K_max))
-        fr, = _unique(np.clip(f0 * np.geomspace(0.7, 1.4, 21), 1e-6, 1 - 1e-9))
+        (Ks,) = _unique(np.clip(np.round(K0 * np.geomspace(0.5, 2.0, 21)), 1, K_max))
+        (fr,) = _unique(np.clip(f0 * np.geomspace(0.7, 1.4, 21), 1e-6, 1 - 1e-9))
         alphas = a0 * np.geomspace(0.5, 2.0, 9) if method == "fedprox" else np.zeros(1)
     K, f, a = (g.ravel() for g in np.meshgrid(Ks, fr, alphas, indexing="ij"))
     return {"K": K, "gamma": f / (L + a), "alpha": a}
@@ -120,18 +134,41 @@ def method_guarantee(method: str, consts: dict, settings: dict, momentum: str = 
     kind = METHODS[_check_method(method)][0]
     if kind == "local-update":
         klass = consts.get("function_class", "general")
-        lookup = (certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum,
-                                                   consts.get("clients"), consts.get("weights"))
-                  if klass == "general" else None)
-        return local_update_guarantee(mu=consts["mu"], L=consts["L"], C=consts.get("C", 0.0), D=consts["D"],
-                                      theta=_THETA[method], alpha=settings["alpha"], gamma=settings["gamma"],
-                                      K=settings["K"], momentum=momentum, function_class=klass,
-                                      clients=consts.get("clients"), certified_floor=lookup)
+        lookup = (
+            certified.certified_floor_lookup(
+                consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"), consts.get("weights")
+            )
+            if klass == "general"
+            else None
+        )
+        return local_update_guarantee(
+            mu=consts["mu"],
+            L=consts["L"],
+            C=consts.get("C", 0.0),
+            D=consts["D"],
+            theta=_THETA[method],
+            alpha=settings["alpha"],
+            gamma=settings["gamma"],
+            K=settings["K"],
+            momentum=momentum,
+            function_class=klass,
+            clients=consts.get("clients"),
+            certified_floor=lookup,
+        )
     if consts.get("delta_A") is None:
-        raise ValueError(f"{method} needs delta_A, the δ_A-SOD constant of the clients (Definition 1 of the sdane paper)")
+        raise ValueError(
+            f"{method} needs delta_A, the δ_A-SOD constant of the clients (Definition 1 of the sdane paper)"
+        )
     solver = str(np.atleast_1d(settings["solver"])[0])
-    return sdane_guarantee(mu=consts["mu"], L=consts["L"], delta_A=consts["delta_A"], D=consts["D"],
-                           lam=settings["lambda"], solver=solver, accelerated=(method == "acc-s-dane"))
+    return sdane_guarantee(
+        mu=consts["mu"],
+        L=consts["L"],
+        delta_A=consts["delta_A"],
+        D=consts["D"],
+        lam=settings["lambda"],
+        solver=solver,
+        accelerated=(method == "acc-s-dane"),
+    )
 
 
 #: below RESOLUTION·(T + 1)·D a bound on ‖x_T − x*‖ cannot be checked in float64 (it is 10³ times the float slack
@@ -204,10 +241,15 @@ class Advice(Result):
         return out
 
     def notes(self) -> list[str]:
-        what = {"rounds": "guaranteed ‖x_T − x*‖ after T rounds", "work": "guaranteed ‖x_T − x*‖ within the local work",
-                "eps": "guaranteed rounds to ‖x − x*‖ ≤ eps"}[self.budget["kind"]]
-        lines = [f"budget: {self.budget['kind']} = {fmt(self.budget['amount'])}; 'guaranteed' is the {what}, valid for "
-                 f"{class_text(self.function_class)}; {self.evaluated} settings evaluated"]
+        what = {
+            "rounds": "guaranteed ‖x_T − x*‖ after T rounds",
+            "work": "guaranteed ‖x_T − x*‖ within the local work",
+            "eps": "guaranteed rounds to ‖x − x*‖ ≤ eps",
+        }[self.budget["kind"]]
+        lines = [
+            f"budget: {self.budget['kind']} = {fmt(self.budget['amount'])}; 'guaranteed' is the {what}, valid for "
+            f"{class_text(self.function_class)}; {self.evaluated} settings evaluated"
+        ]
         if self.message:
             lines.append(self.message)
         lines.append("claims: " + ", ".join(self.claims))
@@ -217,24 +259,52 @@ class Advice(Result):
 
     def entries(self) -> list[dict]:
         rows = [{"setting": self.best, **self.predicted}] + self.runner_ups
-        return [entry(self.method, r["setting"], guaranteed=r["bound"] if self.feasible else None, rounds=r["rounds"],
-                      floor=r["floor"], local_steps=r["local_steps"], rho=r.get("rho"), valid=self.feasible,
-                      claims=self.claims, function_class=self.function_class,
-                      lower_bound=self.lower_bound if i == 0 else None) for i, r in enumerate(rows)]
+        return [
+            entry(
+                self.method,
+                r["setting"],
+                guaranteed=r["bound"] if self.feasible else None,
+                rounds=r["rounds"],
+                floor=r["floor"],
+                local_steps=r["local_steps"],
+                rho=r.get("rho"),
+                valid=self.feasible,
+                claims=self.claims,
+                function_class=self.function_class,
+                lower_bound=self.lower_bound if i == 0 else None,
+            )
+            for i, r in enumerate(rows)
+        ]
 
     def to_json(self) -> dict:
-        return envelope("tune", function_class=self.function_class, constants=self.constants, entries=self.entries(),
-                        claims=self.claims, hypotheses=self.hypotheses, caveats=self.caveats, message=self.message,
-                        extra={"method": self.method, "budget": self.budget, "feasible": self.feasible,
-                               "value": self.value, "evaluated": self.evaluated})
+        return envelope(
+            "tune",
+            function_class=self.function_class,
+            constants=self.constants,
+            entries=self.entries(),
+            claims=self.claims,
+            hypotheses=self.hypotheses,
+            caveats=self.caveats,
+            message=self.message,
+            extra={
+                "method": self.method,
+                "budget": self.budget,
+                "feasible": self.feasible,
+                "value": self.value,
+                "evaluated": self.evaluated,
+            },
+        )
 
     def curve(self, T_max: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(rounds, guaranteed error) of the best setting, T = 0..T_max."""
         keys = ("K", "gamma", "alpha") if METHODS[self.method][0] == "local-update" else ("lambda", "solver")
-        g = method_guarantee(self.method, self.constants, {k: np.array([self.best[k]]) for k in keys},
-                             self.best.get("server", "gd"))
+        g = method_guarantee(
+            self.method, self.constants, {k: np.array([self.best[k]]) for k in keys}, self.best.get("server", "gd")
+        )
         if T_max is None:
-            T_max = int(min(max(self.predicted["rounds"] if math.isfinite(self.predicted["rounds"]) else 100, 10), 10**5))
+            T_max = int(
+                min(max(self.predicted["rounds"] if math.isfinite(self.predicted["rounds"]) else 100, 10), 10**5)
+            )
         T = np.arange(T_max + 1)
         return T, np.asarray(g.error_after(T[:, None]))[:, 0]
 
@@ -261,33 +331,47 @@ def class_text(function_class: str) -> str:
     return FUNCTION_CLASSES.get(function_class, function_class)
 
 
-def _rows(g, idx: np.ndarray | list[int], budget: str, amount: float, method: str, consts: dict,
-          momentum: str) -> Iterator[dict]:
+def _rows(
+    g, idx: np.ndarray | list[int], budget: str, amount: float, method: str, consts: dict, momentum: str
+) -> Iterator[dict]:
     """The result rows of settings ``idx`` of guarantee ``g``, in order: complete settings (server included).
 
     A generator: a row's server (a Table 2 tuning) costs a fraction of a millisecond and :func:`_distinct_rows` needs
     only the first few distinct rows of the 60 candidates, so rows are built only as far as they are read."""
     local = METHODS[method][0] == "local-update"
     idx = np.asarray(idx, dtype=np.int64)
-    need: Any = g.rounds_to(amount) if budget == "eps" else None   # once for all settings, not per row
-    errors: dict[float, np.ndarray] = {}                           # R -> error_after(R) of every setting, once per R
+    need: Any = g.rounds_to(amount) if budget == "eps" else None  # once for all settings, not per row
+    errors: dict[float, np.ndarray] = {}  # R -> error_after(R) of every setting, once per R
     for i in (int(j) for j in idx):
         if local:
-            setting = {"theta": str(g.params["theta"][i]), "K": int(g.params["K"][i]), "gamma": float(g.params["gamma"][i]),
-                       "alpha": float(g.params["alpha"][i])}
+            setting = {
+                "theta": str(g.params["theta"][i]),
+                "K": int(g.params["K"][i]),
+                "gamma": float(g.params["gamma"][i]),
+                "alpha": float(g.params["alpha"][i]),
+            }
             setting.update(_server(method, consts, setting, momentum))
         else:
             setting = {"lambda": float(g.params["lambda"][i]), "solver": str(g.params["solver"][i])}
-        R = float(need[i]) if budget == "eps" else (
-            float(np.floor(amount / max(float(g.local_steps[i]), 1.0))) if budget == "work" else float(amount))
+        R = (
+            float(need[i])
+            if budget == "eps"
+            else (float(np.floor(amount / max(float(g.local_steps[i]), 1.0))) if budget == "work" else float(amount))
+        )
         if budget == "eps":
             bound = float(need[i])
         else:
             if R not in errors:
                 errors[R] = g.error_after(R)
             bound = float(errors[R][i])
-        yield {"setting": setting, "bound": bound, "rounds": R, "local_steps": float(g.local_steps[i]),
-               "floor": float(g.floor[i]), "rho": None if g.rho is None else float(g.rho[i])}
+        yield {
+            "setting": setting,
+            "bound": bound,
+            "rounds": R,
+            "local_steps": float(g.local_steps[i]),
+            "floor": float(g.floor[i]),
+            "rho": None if g.rho is None else float(g.rho[i]),
+        }
 
 
 def _distinct_rows(rows: Iterable[dict], count: int = 5) -> list[dict]:
@@ -307,10 +391,26 @@ def _distinct_rows(rows: Iterable[dict], count: int = 5) -> list[dict]:
     return out
 
 
-def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A: float | None = None,
-         rounds: int | None = None, work: float | None = None, eps: float | None = None, momentum: str = "gd",
-         K_max: int = 10**4, points: int = 60, function_class: str = "general", clients: int | None = None,
-         lower_bound: bool = True, weights: Any = None, hyper: dict | None = None) -> Advice | CertifiedAdvice:
+def tune(
+    method: str,
+    *,
+    mu: float,
+    L: float,
+    D: float,
+    C: float = 0.0,
+    delta_A: float | None = None,
+    rounds: int | None = None,
+    work: float | None = None,
+    eps: float | None = None,
+    momentum: str = "gd",
+    K_max: int = 10**4,
+    points: int = 60,
+    function_class: str = "general",
+    clients: int | None = None,
+    lower_bound: bool = True,
+    weights: Any = None,
+    hyper: dict | None = None,
+) -> Advice | CertifiedAdvice:
     """Best hyperparameters of ``method`` (one of :data:`METHODS`) under exactly one budget.
 
     A method only :mod:`fedtheory.methods` knows (fedsplit, scaffold, sdane, ...) is tuned by its certified
@@ -339,18 +439,25 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     if method not in METHODS:
         check_any_method(method)
         if work is not None or eps is not None:
-            raise ValueError(f"{method} is tuned by its certified worst case after T rounds: give rounds, not "
-                             f"{'work' if work is not None else 'eps'}")
+            raise ValueError(
+                f"{method} is tuned by its certified worst case after T rounds: give rounds, not "
+                f"{'work' if work is not None else 'eps'}"
+            )
         if function_class not in ("general", "quadratic"):
-            raise ValueError(f"{method}'s certificates are for quadratic clients in any dimension (the general "
-                             f"class), not function_class={function_class!r}")
-        return tune_certified(method, mu=mu, L=L, D=D, C=C, rounds=rounds, clients=clients, weights=weights,
-                              hyper=hyper)
+            raise ValueError(
+                f"{method}'s certificates are for quadratic clients in any dimension (the general "
+                f"class), not function_class={function_class!r}"
+            )
+        return tune_certified(
+            method, mu=mu, L=L, D=D, C=C, rounds=rounds, clients=clients, weights=weights, hyper=hyper
+        )
     if hyper is not None:
         raise ValueError(f"hyper fixes a registered method's setting; {method} is tuned on its derived bound")
     given = [(k, v) for k, v in (("rounds", rounds), ("work", work), ("eps", eps)) if v is not None]
     if len(given) != 1:
-        raise ValueError(f"give exactly one budget (rounds, work or eps), got {', '.join(k for k, _ in given) or 'none'}")
+        raise ValueError(
+            f"give exactly one budget (rounds, work or eps), got {', '.join(k for k, _ in given) or 'none'}"
+        )
     budget, amount = given[0][0], float(given[0][1])
     if not (math.isfinite(amount) and amount > 0):
         raise ValueError(f"budget {budget} must be a positive number, got {amount:g}")
@@ -363,13 +470,22 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
     if budget == "eps" and math.isfinite(float(D)) and amount < float(D) * np.finfo(np.float64).eps:
         # ‖x − x*‖ for iterates of size ~D is known to about D·2.2e-16 at best: a smaller target has no
         # float64 meaning, and its "guarantee" (ρ underflowing to 0) could never be checked
-        raise ValueError(f"target eps={amount:g} is below float64 resolution at the scale D={float(D):g} "
-                         f"(D·2.2e-16 = {float(D) * np.finfo(np.float64).eps:.3g}): ask for eps >= that")
+        raise ValueError(
+            f"target eps={amount:g} is below float64 resolution at the scale D={float(D):g} "
+            f"(D·2.2e-16 = {float(D) * np.finfo(np.float64).eps:.3g}): ask for eps >= that"
+        )
     mu, L = float(mu), float(L)
     if not (0 < mu <= L < np.inf):
         raise ValueError(f"hypothesis 0 < mu <= L < inf violated (Assumption 1): mu={mu:g}, L={L:g}")
-    consts: dict[str, Any] = {"mu": mu, "L": L, "D": float(D), "C": float(C), "delta_A": None if delta_A is None else float(delta_A),
-              "function_class": function_class, "clients": None if clients is None else int(clients)}
+    consts: dict[str, Any] = {
+        "mu": mu,
+        "L": L,
+        "D": float(D),
+        "C": float(C),
+        "delta_A": None if delta_A is None else float(delta_A),
+        "function_class": function_class,
+        "clients": None if clients is None else int(clients),
+    }
     if weights is not None:
         if clients is None:
             raise ValueError("weights need clients (their number)")
@@ -393,15 +509,18 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
             order = _best(value, tie, 60)
         rows = _distinct_rows(_rows(g, order, budget, amount, method, consts, momentum))
         # the claims and caveats of the advised setting itself (not of the whole grid)
-        g = method_guarantee(method, consts, {k: np.array([rows[0]["setting"][k]]) for k in ("K", "gamma", "alpha")},
-                             momentum)
+        g = method_guarantee(
+            method, consts, {k: np.array([rows[0]["setting"][k]]) for k in ("K", "gamma", "alpha")}, momentum
+        )
     else:
         if consts["delta_A"] is None:
-            raise ValueError(f"{method} needs delta_A, the δ_A-SOD constant of the clients (Definition 1 of the sdane paper)")
+            raise ValueError(
+                f"{method} needs delta_A, the δ_A-SOD constant of the clients (Definition 1 of the sdane paper)"
+            )
         base = 2 * max(consts["delta_A"], 1e-12 * mu)
         lams = base * np.geomspace(1.0, 1e4, 4 * int(points))
         if method == "acc-s-dane":
-            lams, = _unique(np.maximum(lams, mu / 4))
+            (lams,) = _unique(np.maximum(lams, mu / 4))
         parts = [method_guarantee(method, consts, {"lambda": lams, "solver": s}) for s in LOCAL_SOLVERS]
         values = [_objective(p, budget, amount, consts["D"]) for p in parts]
         value = np.concatenate([v for v, _ in values])
@@ -409,8 +528,9 @@ def tune(method: str, *, mu: float, L: float, D: float, C: float = 0.0, delta_A:
         evaluated = int(value.size)
         order = _best(value, tie, 60)
         which, index = np.divmod(order, lams.size)
-        rows = _distinct_rows(next(_rows(parts[w], [i], budget, amount, method, consts, momentum))
-                              for w, i in zip(which, index))
+        rows = _distinct_rows(
+            next(_rows(parts[w], [i], budget, amount, method, consts, momentum)) for w, i in zip(which, index)
+        )
         g = parts[0]
     best_value = value[order[0]] if budget == "eps" or not np.isfinite(value[order[0]]) else rows[0]["bound"]
     adv = _advice(method, consts, budget, amount, rows, g, best_value, evaluated, function_class)
@@ -429,10 +549,11 @@ def _with_certified_points(settings: dict, method: str, consts: dict, momentum: 
     """For d ≥ 2, add the certified table's grid points (the only settings with K(Θ) > 1 it answers for)."""
     if consts.get("function_class", "general") != "general" or METHODS[method][0] != "local-update":
         return settings
-    if method == "gd":           # gradient descent is K = 1 by definition: no local-step point belongs to it
+    if method == "gd":  # gradient descent is K = 1 by definition: no local-step point belongs to it
         return settings
-    lookup = certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum,
-                                              consts.get("clients"), consts.get("weights"))
+    lookup = certified.certified_floor_lookup(
+        consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"), consts.get("weights")
+    )
     grid = getattr(lookup, "grid", None)
     if not grid:
         return settings
@@ -444,40 +565,61 @@ def _with_certified_points(settings: dict, method: str, consts: dict, momentum: 
     return {k: np.concatenate([settings[k], extra[k]]) for k in settings}
 
 
-def _class_message(method: str, consts: dict, budget: str, amount: float, momentum: str, table: dict,
-                   adv: Advice) -> str:
+def _class_message(
+    method: str, consts: dict, budget: str, amount: float, momentum: str, table: dict, adv: Advice
+) -> str:
     """What the certified table covers for this federation, said in the advice: the default class and plain GD's
     fallback without ``clients``; the certified federations when the given one is not covered."""
-    lookup = certified.certified_floor_lookup(consts["mu"], consts["L"], _THETA[method], momentum,
-                                              consts.get("clients"), consts.get("weights"))
+    lookup = certified.certified_floor_lookup(
+        consts["mu"], consts["L"], _THETA[method], momentum, consts.get("clients"), consts.get("weights")
+    )
     feds = "; ".join(certified.weights_text(f) for f in certified.federation_tables(table))
     if consts.get("clients") is None:
         dc = certified.default_class(table)
         if dc is None or lookup is None:
-            return (f"certified d ≥ 2 guarantees at K(Θ) > 1 exist for {feds} (give --clients, and --weights for "
-                    "unequal ones) at the certified table's points")
+            return (
+                f"certified d ≥ 2 guarantees at K(Θ) > 1 exist for {feds} (give --clients, and --weights for "
+                "unequal ones) at the certified table's points"
+            )
         # plain GD (K = 1) holds for every federation, whatever n and the weights: the fallback
-        g = method_guarantee(method, consts, {"K": np.array([1.0]), "gamma": np.array([0.0]),
-                                              "alpha": np.array([0.0])}, momentum)
+        g = method_guarantee(
+            method, consts, {"K": np.array([1.0]), "gamma": np.array([0.0]), "alpha": np.array([0.0])}, momentum
+        )
         value, _ = _objective(g, budget, amount, consts["D"])
         what = {"rounds": "after the rounds", "work": "within the work", "eps": "rounds to eps"}[budget]
-        return (f"without --clients the guarantee above is certified for {dc['text']}; for any other federation "
-                f"(more than {dc['clients']} clients, or other weights) only K(Θ) = 1 (plain gradient descent) is "
-                f"guaranteed: {float(value[0]):.4g} ({what}); certificates also exist for {feds} (--clients, --weights)")
+        return (
+            f"without --clients the guarantee above is certified for {dc['text']}; for any other federation "
+            f"(more than {dc['clients']} clients, or other weights) only K(Θ) = 1 (plain gradient descent) is "
+            f"guaranteed: {float(value[0]):.4g} ({what}); certificates also exist for {feds} (--clients, --weights)"
+        )
     if lookup is None:
-        return (f"no certified d ≥ 2 guarantee at K(Θ) > 1 covers n = {consts['clients']} clients"
-                + ("" if consts.get("weights") is None else " with these weights")
-                + f": certificates exist for {feds} (and, by splitting clients, every federation they cover)")
+        return (
+            f"no certified d ≥ 2 guarantee at K(Θ) > 1 covers n = {consts['clients']} clients"
+            + ("" if consts.get("weights") is None else " with these weights")
+            + f": certificates exist for {feds} (and, by splitting clients, every federation they cover)"
+        )
     return ""
 
 
-def _attach_lower_bound(adv: Advice, method: str, consts: dict, budget: str, amount: float, momentum: str,
-                        K_max: int, points: int) -> None:
+def _attach_lower_bound(
+    adv: Advice, method: str, consts: dict, budget: str, amount: float, momentum: str, K_max: int, points: int
+) -> None:
     """Where d ≥ 2 has no valid guarantee at the setting the d = 1 theory picks, say so and probe a lower bound."""
     target: dict[str, Any] = {budget: amount if budget != "rounds" else int(amount)}
-    d1 = tune(method, mu=consts["mu"], L=consts["L"], D=consts["D"], C=consts["C"], momentum=momentum, K_max=K_max,
-              points=points, function_class="d1", lower_bound=False, **target)
-    assert isinstance(d1, Advice)                           # a method of METHODS: tuned by its guarantee
+    d1 = tune(
+        method,
+        mu=consts["mu"],
+        L=consts["L"],
+        D=consts["D"],
+        C=consts["C"],
+        momentum=momentum,
+        K_max=K_max,
+        points=points,
+        function_class="d1",
+        lower_bound=False,
+        **target,
+    )
+    assert isinstance(d1, Advice)  # a method of METHODS: tuned by its guarantee
     if not d1.feasible or d1.best["K"] == 1 or d1.best == adv.best:
         return
     g = method_guarantee(method, consts, {k: np.array([d1.best[k]]) for k in ("K", "gamma", "alpha")}, momentum)
@@ -489,14 +631,22 @@ def _attach_lower_bound(adv: Advice, method: str, consts: dict, budget: str, amo
     adv.message = ((adv.message + "; ") if adv.message else "") + (
         f"no valid guarantee known for d ≥ 2 at the setting the d = 1 theory picks ({setting_text(d1.best)}): "
         f"Corollary 1's 8CΔ floor is refuted there; best lower bound known: ‖x_T − x*‖ ≥ {lb['value']:.4g} after "
-        f"T = {T} rounds ({lb['source']})" +
-        ("; the advice above is the best setting that has a valid guarantee" if adv.feasible else ""))
+        f"T = {T} rounds ({lb['source']})"
+        + ("; the advice above is the best setting that has a valid guarantee" if adv.feasible else "")
+    )
 
 
 def _server(method: str, consts: dict, setting: dict, momentum: str) -> dict:
     """The ServerOpt the guarantee assumes: Table 2's (η, β) at the class-wide μ̃, L̃ of the setting."""
-    out = worst_case_tradeoff(consts["mu"], consts["L"], theta=_THETA[method], alpha=setting["alpha"],
-                              gamma=setting["gamma"], K=setting["K"], momentum=momentum)
+    out = worst_case_tradeoff(
+        consts["mu"],
+        consts["L"],
+        theta=_THETA[method],
+        alpha=setting["alpha"],
+        gamma=setting["gamma"],
+        K=setting["K"],
+        momentum=momentum,
+    )
     mu_t, L_t = math.exp(out["log_mu_tilde"][0]), math.exp(out["log_L_tilde"][0])
     if not (0 < mu_t <= L_t < math.inf):
         return {"server": momentum, "eta": None, "beta": None}
@@ -509,15 +659,29 @@ def _advice(method, consts, budget, amount, rows, g, best_value, evaluated, func
     message = ""
     if not feasible:
         floors = [r["floor"] for r in rows if math.isfinite(r["floor"])]
-        message = (f"no setting has a valid guarantee reaching eps={amount:g}: the smallest guaranteed floor found is "
-                   f"{min(floors):.4g}" if floors else
-                   f"no setting has a valid guarantee for {class_text(function_class)}")
+        message = (
+            f"no setting has a valid guarantee reaching eps={amount:g}: the smallest guaranteed floor found is "
+            f"{min(floors):.4g}"
+            if floors
+            else f"no setting has a valid guarantee for {class_text(function_class)}"
+        )
     best = rows[0]
-    return Advice(method=method, constants=consts, budget={"kind": budget, "amount": amount}, feasible=feasible,
-                  best=best["setting"], value=float(best_value),
-                  predicted={k: best[k] for k in ("bound", "rounds", "local_steps", "floor", "rho")},
-                  claims=g.claims, hypotheses=g.hypotheses, caveats=g.caveats, runner_ups=rows[1:],
-                  evaluated=evaluated, message=message, function_class=function_class)
+    return Advice(
+        method=method,
+        constants=consts,
+        budget={"kind": budget, "amount": amount},
+        feasible=feasible,
+        best=best["setting"],
+        value=float(best_value),
+        predicted={k: best[k] for k in ("bound", "rounds", "local_steps", "floor", "rho")},
+        claims=g.claims,
+        hypotheses=g.hypotheses,
+        caveats=g.caveats,
+        runner_ups=rows[1:],
+        evaluated=evaluated,
+        message=message,
+        function_class=function_class,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -555,8 +719,10 @@ def check_any_method(method: str) -> str:
     """
     if method in METHODS or method in registered_methods():
         return method
-    raise ValueError(f"unknown method {method!r} (derived bounds: {', '.join(METHODS)}; certified: "
-                     f"{', '.join(registered_methods())})")
+    raise ValueError(
+        f"unknown method {method!r} (derived bounds: {', '.join(METHODS)}; certified: "
+        f"{', '.join(registered_methods())})"
+    )
 
 
 def hyper_grid(method: str, mu: float, L: float) -> list[dict]:
@@ -573,7 +739,8 @@ def hyper_grid(method: str, mu: float, L: float) -> list[dict]:
     steps = [1.0 / L, 2.0 / (mu + L)]
     lams = [math.sqrt(mu * L), L]
     grids = {
-        "local-update": local, "fedavg": local,
+        "local-update": local,
+        "fedavg": local,
         "fedprox": [{"K": K, "gamma": 0.5 / (L + a), "alpha": a} for K in (2, 5) for a in (mu, L)],
         "fedsgd": [{"eta": e} for e in steps],
         "minibatch-sgd": [{"K": 2, "eta": e} for e in steps],
@@ -601,8 +768,10 @@ def _pep_certify():
 
 
 def _need_pep(method: str) -> ValueError:
-    return ValueError(f"certificates for {method} need fedtheory.methods.pep (the federated PEP of "
-                      f"fedtheory.methods), which is not installed in this tree")
+    return ValueError(
+        f"certificates for {method} need fedtheory.methods.pep (the federated PEP of "
+        f"fedtheory.methods), which is not installed in this tree"
+    )
 
 
 @dataclass
@@ -636,38 +805,69 @@ class CertifiedAdvice(Result):
     @property
     def class_text(self) -> str:
         w = "equal weights" if self.weights is None else "weights (" + ", ".join(f"{v:g}" for v in self.weights) + ")"
-        return (f"quadratic clients μI ⪯ A_i ⪯ LI, ‖c_i − o‖ ≤ C, any dimension, n = {self.clients} clients with {w}, "
-                f"‖x_0 − x*‖ ≤ D")
+        return (
+            f"quadratic clients μI ⪯ A_i ⪯ LI, ‖c_i − o‖ ≤ C, any dimension, n = {self.clients} clients with {w}, "
+            f"‖x_0 − x*‖ ≤ D"
+        )
 
     def columns(self) -> list[str]:
         return ["rank", "setting", "certified ‖x_T − x*‖", "instance reaches", "status"]
 
     def rows(self) -> list[list[Any]]:
-        return [[i + 1, setting_text(t["setting"]), t["value"], t["lower"], t["status"]]
-                for i, t in enumerate(self.tried)]
+        return [
+            [i + 1, setting_text(t["setting"]), t["value"], t["lower"], t["status"]] for i, t in enumerate(self.tried)
+        ]
 
     def notes(self) -> list[str]:
-        lines = [f"budget: rounds = {self.rounds}; 'certified' is sup ‖x_T − x*‖ over {self.class_text} "
-                 f"(federated PEP, fedtheory.methods.pep, measure '{CERTIFIED_MEASURE}'); {len(self.tried)} settings "
-                 "certified; uncertified settings are never ranked above certified ones"]
+        lines = [
+            f"budget: rounds = {self.rounds}; 'certified' is sup ‖x_T − x*‖ over {self.class_text} "
+            f"(federated PEP, fedtheory.methods.pep, measure '{CERTIFIED_MEASURE}'); {len(self.tried)} settings "
+            "certified; uncertified settings are never ranked above certified ones"
+        ]
         if self.message:
             lines.append(self.message)
         lines.append("claims: " + (", ".join(self.claims) or "—"))
         return lines
 
     def entries(self) -> list[dict]:
-        return [entry(self.method, t["setting"], guaranteed=t["value"], rounds=self.rounds, floor=None,
-                      local_steps=t.get("local_steps"), rho=None, valid=t["value"] is not None,
-                      claims=(t["claim"],) if t.get("claim") else (), function_class="quadratic",
-                      lower_bound=None if t["lower"] is None else {"value": t["lower"], "source": "certificate instance"})
-                for t in self.tried]
+        return [
+            entry(
+                self.method,
+                t["setting"],
+                guaranteed=t["value"],
+                rounds=self.rounds,
+                floor=None,
+                local_steps=t.get("local_steps"),
+                rho=None,
+                valid=t["value"] is not None,
+                claims=(t["claim"],) if t.get("claim") else (),
+                function_class="quadratic",
+                lower_bound=None if t["lower"] is None else {"value": t["lower"], "source": "certificate instance"},
+            )
+            for t in self.tried
+        ]
 
     def to_json(self) -> dict:
-        return envelope("tune", function_class="quadratic", constants=self.constants, entries=self.entries(),
-                        claims=self.claims, hypotheses=(self.class_text,), caveats=(), message=self.message,
-                        extra={"method": self.method, "budget": {"kind": "rounds", "amount": self.rounds},
-                               "feasible": self.feasible, "value": self.value, "clients": self.clients,
-                               "weights": self.weights, "measure": CERTIFIED_MEASURE, "certified": True})
+        return envelope(
+            "tune",
+            function_class="quadratic",
+            constants=self.constants,
+            entries=self.entries(),
+            claims=self.claims,
+            hypotheses=(self.class_text,),
+            caveats=(),
+            message=self.message,
+            extra={
+                "method": self.method,
+                "budget": {"kind": "rounds", "amount": self.rounds},
+                "feasible": self.feasible,
+                "value": self.value,
+                "clients": self.clients,
+                "weights": self.weights,
+                "measure": CERTIFIED_MEASURE,
+                "certified": True,
+            },
+        )
 
     def draw(self, fig) -> None:
         ax = fig.add_subplot(1, 1, 1)
@@ -677,9 +877,21 @@ class CertifiedAdvice(Result):
         ax.tick_params(axis="x", labelrotation=60, labelsize=6)
 
 
-def tune_certified(method: str, *, mu: float, L: float, D: float, C: float = 0.0, rounds: int | None = None,
-                   clients: int | None = None, weights: Any = None, hyper: dict | None = None,
-                   grid: list | None = None, probe_starts: int = 2, seed: int = 0) -> CertifiedAdvice:
+def tune_certified(
+    method: str,
+    *,
+    mu: float,
+    L: float,
+    D: float,
+    C: float = 0.0,
+    rounds: int | None = None,
+    clients: int | None = None,
+    weights: Any = None,
+    hyper: dict | None = None,
+    grid: list | None = None,
+    probe_starts: int = 2,
+    seed: int = 0,
+) -> CertifiedAdvice:
     """Tune a registered method (:func:`fedtheory.methods.names`) by its certified worst case after ``rounds``.
 
     Each setting of ``grid`` (default :func:`hyper_grid`; ``hyper`` fixes one setting, no search) is certified by
@@ -699,8 +911,9 @@ def tune_certified(method: str, *, mu: float, L: float, D: float, C: float = 0.0
     import fedtheory.methods as fm
 
     if rounds is None:
-        raise ValueError(f"certified tuning of {method} takes a rounds budget (the worst case after T rounds): "
-                         "give rounds")
+        raise ValueError(
+            f"certified tuning of {method} takes a rounds budget (the worst case after T rounds): give rounds"
+        )
     if isinstance(rounds, bool) or int(rounds) != rounds or rounds < 1:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
     mu, L, C, D = float(mu), float(L), float(C), float(D)
@@ -717,32 +930,64 @@ def tune_certified(method: str, *, mu: float, L: float, D: float, C: float = 0.0
     if method not in fm.names():
         raise ValueError(f"unknown method {method!r}; known: {', '.join(fm.names())}")
     settings = [dict(hyper)] if hyper is not None else list(grid if grid is not None else hyper_grid(method, mu, L))
-    built = [fm.get(method, **h) for h in settings]            # a bad hyperparameter is one line, before any work
+    built = [fm.get(method, **h) for h in settings]  # a bad hyperparameter is one line, before any work
     certify = _pep_certify()
     if certify is None:
         raise _need_pep(method)
     horizon = min(int(rounds), CERTIFIED_ROUNDS_MAX)
     tried = []
     for h, m in zip(settings, built):
-        cert = certify(m, mu=mu, L=L, clients=n, p=p, measure=CERTIFIED_MEASURE, function_class="quadratic", C=C,
-                       rounds=horizon, D=D, probe_starts=probe_starts, seed=seed)
+        cert = certify(
+            m,
+            mu=mu,
+            L=L,
+            clients=n,
+            p=p,
+            measure=CERTIFIED_MEASURE,
+            function_class="quadratic",
+            C=C,
+            rounds=horizon,
+            D=D,
+            probe_starts=probe_starts,
+            seed=seed,
+        )
         ok = cert.status == "certified" and cert.value is not None and math.isfinite(cert.value)
-        tried.append({"setting": h, "value": float(cert.value) if ok else None,
-                      "lower": None if cert.lower is None else float(cert.lower), "status": cert.status,
-                      "claim": getattr(cert, "claim_id", None), "local_steps": m.local_work()})
+        tried.append(
+            {
+                "setting": h,
+                "value": float(cert.value) if ok else None,
+                "lower": None if cert.lower is None else float(cert.lower),
+                "status": cert.status,
+                "claim": getattr(cert, "claim_id", None),
+                "local_steps": m.local_work(),
+            }
+        )
     tried.sort(key=lambda t: (t["value"] is None, t["value"] if t["value"] is not None else 0.0))
     best = tried[0]
     message = "" if best["value"] is not None else f"no setting of {method} tried has a certified worst case"
     if clients is None:
         message = ((message + "; ") if message else "") + (
             "certified for n = 2 equal-weight clients only (give clients = n for another federation)"
-            if p is None else "")
+            if p is None
+            else ""
+        )
     if horizon < int(rounds):
         message = ((message + "; ") if message else "") + (
             f"certified after the first {horizon} of the {int(rounds)} rounds (the PEP grows with rounds × K × n); "
-            "settings are ranked by that worst case")
+            "settings are ranked by that worst case"
+        )
     consts = {"mu": mu, "L": L, "C": C, "D": D, "clients": n}
-    return CertifiedAdvice(method=method, constants=consts, rounds=horizon, clients=n, weights=p,
-                           best=best["setting"], value=best["value"], lower=best["lower"], status=best["status"],
-                           claims=tuple(sorted({t["claim"] for t in tried if t["claim"] and t["value"] is not None})),
-                           tried=tried, message=message)
+    return CertifiedAdvice(
+        method=method,
+        constants=consts,
+        rounds=horizon,
+        clients=n,
+        weights=p,
+        best=best["setting"],
+        value=best["value"],
+        lower=best["lower"],
+        status=best["status"],
+        claims=tuple(sorted({t["claim"] for t in tried if t["claim"] and t["value"] is not None})),
+        tried=tried,
+        message=message,
+    )

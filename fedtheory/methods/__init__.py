@@ -25,17 +25,34 @@ One description compiles to
 >>> bool(h.dist[-1] > 1e-3)                               # FedAvg's is not
 True
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from fedtheory.methods.ir import (Aggregate, Combine, Gradient, LocalSteps, Method, Prox, ProxSolver, Scalars,
-                                  ServerMap)
+from fedtheory.methods.ir import Aggregate, Combine, Gradient, LocalSteps, Method, Prox, ProxSolver, Scalars, ServerMap
 from fedtheory.methods.library import BUILTIN
 from fedtheory.methods.simulate import PATHS, History, choose_path, simulate
 
-__all__ = ["Method", "Combine", "Gradient", "LocalSteps", "Prox", "ProxSolver", "Aggregate", "Scalars", "ServerMap",
-           "History", "get", "run", "register", "unregister", "names", "PATHS", "choose_path"]
+__all__ = [
+    "Method",
+    "Combine",
+    "Gradient",
+    "LocalSteps",
+    "Prox",
+    "ProxSolver",
+    "Aggregate",
+    "Scalars",
+    "ServerMap",
+    "History",
+    "get",
+    "run",
+    "register",
+    "unregister",
+    "names",
+    "PATHS",
+    "choose_path",
+]
 
 _REGISTRY: dict[str, Callable[..., Method]] = dict(BUILTIN)
 
@@ -108,10 +125,23 @@ def get(name: str | Method, **hyper: Any) -> Method:
     return method
 
 
-def run(method: Method | str, federation: Any, x0: Any, rounds: int, *, backend: Any = "numpy", device: Any = None,
-        seed: Any = None, path: str = "auto", batch_size: int | None = None, clients_per_round: int | None = None,
-        client_sampling: str = "without_replacement", state: dict | None = None, scalars: dict | None = None,
-        **hyper: Any) -> History:
+def run(
+    method: Method | str,
+    federation: Any,
+    x0: Any,
+    rounds: int,
+    *,
+    backend: Any = "numpy",
+    device: Any = None,
+    seed: Any = None,
+    path: str = "auto",
+    batch_size: int | None = None,
+    clients_per_round: int | None = None,
+    client_sampling: str = "without_replacement",
+    state: dict | None = None,
+    scalars: dict | None = None,
+    **hyper: Any,
+) -> History:
     """Run ``rounds`` rounds of ``method`` (a :class:`Method`, or a name with ``**hyper``) from ``x0``.
 
     ``federation``: a :class:`~fedtheory.problems.quadratic.QuadraticFederation` or a
@@ -131,6 +161,18 @@ def run(method: Method | str, federation: Any, x0: Any, rounds: int, *, backend:
     (True, 450)
     """
     m = get(method, **hyper)
-    return simulate(m, federation, x0, rounds, path=path, backend=backend, device=device, seed=seed,
-                    batch_size=batch_size, clients_per_round=clients_per_round, client_sampling=client_sampling,
-                    state=state, scalars=scalars)
+    return simulate(
+        m,
+        federation,
+        x0,
+        rounds,
+        path=path,
+        backend=backend,
+        device=device,
+        seed=seed,
+        batch_size=batch_size,
+        clients_per_round=clients_per_round,
+        client_sampling=client_sampling,
+        state=state,
+        scalars=scalars,
+    )

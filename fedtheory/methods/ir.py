@@ -32,6 +32,7 @@ the exact spectral path on quadratics, the federated PEP, and the explorer.
 >>> m.client_vars, m.linear
 (('y',), True)
 """
+
 from __future__ import annotations
 
 import math
@@ -42,8 +43,21 @@ import numpy as np
 
 from fedtheory.algorithms.theta import Theta
 
-__all__ = ["Coef", "Combine", "Gradient", "LocalSteps", "Prox", "ProxSolver", "Aggregate", "Scalars", "ServerMap",
-           "ClientProgram", "Method", "coef_value", "OPS"]
+__all__ = [
+    "Coef",
+    "Combine",
+    "Gradient",
+    "LocalSteps",
+    "Prox",
+    "ProxSolver",
+    "Aggregate",
+    "Scalars",
+    "ServerMap",
+    "ClientProgram",
+    "Method",
+    "coef_value",
+    "OPS",
+]
 
 #: a coefficient: a number, the name of a scalar, or a function of the scalars (a dict) and the hyperparameters
 Coef = Union[float, int, str, Callable[[Mapping[str, float]], float]]
@@ -57,8 +71,9 @@ def coef_value(c: Coef, scalars: Mapping[str, float]) -> float:
     """
     if isinstance(c, str):
         if c not in scalars:
-            raise ValueError(f"coefficient names the scalar {c!r}, which the method does not define "
-                             f"(scalars: {sorted(scalars)})")
+            raise ValueError(
+                f"coefficient names the scalar {c!r}, which the method does not define (scalars: {sorted(scalars)})"
+            )
         return float(scalars[c])
     if callable(c):
         return float(c(scalars))
@@ -138,8 +153,10 @@ class LocalSteps:
             raise ValueError("LocalSteps must write its last point (out) or its message (message)")
         alpha_given = isinstance(self.alpha, str) or callable(self.alpha) or float(self.alpha) != 0
         if alpha_given and self.anchor is None:
-            raise ValueError("LocalSteps with alpha != 0 (a number, a scalar's name or a function of the scalars) "
-                             "needs an anchor variable")
+            raise ValueError(
+                "LocalSteps with alpha != 0 (a number, a scalar's name or a function of the scalars) "
+                "needs an anchor variable"
+            )
 
     @property
     def reads(self) -> tuple:
@@ -194,8 +211,10 @@ class ProxSolver:
                 raise ValueError(f"ProxSolver step_size must be finite and > 0, got {self.step_size!r}")
         if self.kind == "local":
             if not callable(getattr(self.local, "solve", None)):
-                raise ValueError("ProxSolver 'local' needs a local solver with a solve(subproblem, test) method "
-                                 f"(fedtheory.algorithms.local_solvers), got {self.local!r}")
+                raise ValueError(
+                    "ProxSolver 'local' needs a local solver with a solve(subproblem, test) method "
+                    f"(fedtheory.algorithms.local_solvers), got {self.local!r}"
+                )
         elif self.local is not None or self.test is not None:
             raise ValueError(f"ProxSolver {self.kind!r} takes no local solver or test (those are kind 'local')")
 
@@ -240,8 +259,10 @@ class Prox:
 
     def __post_init__(self) -> None:
         if self.solver.kind == "local" and self.start not in (None, self.center):
-            raise ValueError(f"Prox {self.out!r}: a local solver starts at the centre {self.center!r} (its test "
-                             f"measures the distance from it), not at {self.start!r}")
+            raise ValueError(
+                f"Prox {self.out!r}: a local solver starts at the centre {self.center!r} (its test "
+                f"measures the distance from it), not at {self.start!r}"
+            )
 
     @property
     def reads(self) -> tuple:
@@ -408,8 +429,10 @@ class Method:
                 s = "client" if any(scope[v] == "client" for v in op.reads) else "server"
             elif isinstance(op, Aggregate):
                 if scope[op.var] != "client":
-                    raise ValueError(f"{who}: operation {k} (Aggregate) reads the server variable {op.var!r}; "
-                                     "it aggregates a client variable")
+                    raise ValueError(
+                        f"{who}: operation {k} (Aggregate) reads the server variable {op.var!r}; "
+                        "it aggregates a client variable"
+                    )
                 s = "server"
             elif isinstance(op, ServerMap):
                 bad = [v for v in op.inputs if scope[v] != "server"]
@@ -418,22 +441,25 @@ class Method:
                 s = "server"
             elif isinstance(op, ClientProgram):
                 if scope[op.at] != "server":
-                    raise ValueError(f"{who}: operation {k} (ClientProgram) runs at a broadcast server point, "
-                                     f"not at the client variable {op.at!r}")
+                    raise ValueError(
+                        f"{who}: operation {k} (ClientProgram) runs at a broadcast server point, "
+                        f"not at the client variable {op.at!r}"
+                    )
                 s = "client"
             else:
                 s = "client"
             for w in _writes(op):
                 if w in scope and w in (self.server + self.client) and scope[w] != s:
-                    raise ValueError(f"{who}: operation {k} ({name}) writes the {scope[w]} state {w!r} "
-                                     f"from {s} scope")
+                    raise ValueError(f"{who}: operation {k} ({name}) writes the {scope[w]} state {w!r} from {s} scope")
                 scope[w] = s
         if self.output not in scope:
             raise ValueError(f"{who}: output {self.output!r} is never defined")
         if self.output not in self.server + self.client:
-            raise ValueError(f"{who}: output {self.output!r} is a temporary of the round; it must be a state "
-                             f"variable (server {list(self.server)}, client {list(self.client)}), which is kept "
-                             "between rounds and exists at the start")
+            raise ValueError(
+                f"{who}: output {self.output!r} is a temporary of the round; it must be a state "
+                f"variable (server {list(self.server)}, client {list(self.client)}), which is kept "
+                "between rounds and exists at the start"
+            )
         object.__setattr__(self, "_scope", scope)
 
     # introspection ------------------------------------------------------------------------------
@@ -451,8 +477,12 @@ class Method:
         """Whether a round is affine in the state on quadratics (no nonlinear server rule, no scalar update that
         reads the state, no test-stopped local solver): the condition for the PEP's and the probes' analysis of a
         round (the spectral path only needs quadratic clients)."""
-        return not any(isinstance(op, ServerMap) or (isinstance(op, Scalars) and op.adaptive)
-                       or (isinstance(op, Prox) and op.solver.kind == "local") for op in self.round)
+        return not any(
+            isinstance(op, ServerMap)
+            or (isinstance(op, Scalars) and op.adaptive)
+            or (isinstance(op, Prox) and op.solver.kind == "local")
+            for op in self.round
+        )
 
     @property
     def pep_ready(self) -> bool:
@@ -463,8 +493,10 @@ class Method:
     def step_only(self) -> bool:
         """Whether the method runs on the literal path only: a test-stopped local solver (it works on the
         clients' oracles), or a scalar update that reads the state (host arrays in original coordinates)."""
-        return any((isinstance(op, Prox) and op.solver.kind == "local") or (isinstance(op, Scalars) and op.adaptive)
-                   for op in self.round)
+        return any(
+            (isinstance(op, Prox) and op.solver.kind == "local") or (isinstance(op, Scalars) and op.adaptive)
+            for op in self.round
+        )
 
     @property
     def exact_prox(self) -> bool:
@@ -514,7 +546,7 @@ class Method:
         total = sum(float(np.sum(np.asarray(server[v], dtype=np.float64) ** 2)) for v in self.server)
         for v in self.client:
             Z = np.asarray(client[v], dtype=np.float64)
-            total += float(np.sum(w * np.sum(Z ** 2, axis=1)))
+            total += float(np.sum(w * np.sum(Z**2, axis=1)))
         return total
 
     def initial_value(self, var: str, x0: Any, be: Any, n: int) -> Any:
@@ -566,7 +598,11 @@ def _positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
 
 
 def _int_at_least(value: Any, name: str, lo: int = 1) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float)) or int(value) != value \
-            or value < lo:
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (int, np.integer, float))
+        or int(value) != value
+        or value < lo
+    ):
         raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
     return int(value)

@@ -14,17 +14,42 @@ r"""The library's federated methods, each a :class:`~fedtheory.methods.ir.Method
 >>> get("fedsplit", s=0.5).client, get("scaffold", K=5, gamma=0.1).server
 (('z',), ('x', 'c'))
 """
+
 from __future__ import annotations
 
 import math
 from typing import Any, Callable
 
 from fedtheory.algorithms.theta import Theta
-from fedtheory.methods.ir import (Aggregate, ClientProgram, Combine, Gradient, LocalSteps, Method, Prox, ProxSolver,
-                                  Scalars, ServerMap, _int_at_least, _positive)
+from fedtheory.methods.ir import (
+    Aggregate,
+    ClientProgram,
+    Combine,
+    Gradient,
+    LocalSteps,
+    Method,
+    Prox,
+    ProxSolver,
+    Scalars,
+    ServerMap,
+    _int_at_least,
+    _positive,
+)
 
-__all__ = ["local_update", "as_method", "fedavg", "fedprox", "fedsgd", "minibatch_sgd", "dane", "sdane", "acc_sdane",
-           "fedsplit", "scaffold", "BUILTIN"]
+__all__ = [
+    "local_update",
+    "as_method",
+    "fedavg",
+    "fedprox",
+    "fedsgd",
+    "minibatch_sgd",
+    "dane",
+    "sdane",
+    "acc_sdane",
+    "fedsplit",
+    "scaffold",
+    "BUILTIN",
+]
 
 SERVERS = ("gd", "heavy_ball", "nesterov", "adam")
 
@@ -37,8 +62,9 @@ def _solver(solver: Any, steps: Any = None, step_size: Any = None, test: Any = N
     if callable(getattr(solver, "solve", None)):
         return ProxSolver("local", local=solver, test=test)
     if test is not None:
-        raise ValueError("an accuracy test goes with a local solver object (GD(), FGM(), ...), not with "
-                         f"solver={solver!r}")
+        raise ValueError(
+            f"an accuracy test goes with a local solver object (GD(), FGM(), ...), not with solver={solver!r}"
+        )
     if solver in (None, "exact"):
         return ProxSolver("exact")
     return ProxSolver(str(solver), steps=steps, step_size=step_size)
@@ -49,13 +75,25 @@ def _adam_map(lr: float, b1: float, b2: float, eps: float):
         t = scalars["t"]
         m = b1 * m + (1 - b1) * q
         v = b2 * v + (1 - b2) * q * q
-        return x - lr * (m / (1 - b1 ** t)) / ((v / (1 - b2 ** t)) ** 0.5 + eps), m, v
+        return x - lr * (m / (1 - b1**t)) / ((v / (1 - b2**t)) ** 0.5 + eps), m, v
+
     return adam
 
 
-def local_update(K: int | None = None, gamma: float | None = None, *, theta: Any = None, alpha: float = 0.0,
-                 eta: float | None = None, beta: float | None = None, server: str = "gd", beta2: float = 0.999,
-                 eps: float = 1e-8, program: Any = None, name: str = "local-update") -> Method:
+def local_update(
+    K: int | None = None,
+    gamma: float | None = None,
+    *,
+    theta: Any = None,
+    alpha: float = 0.0,
+    eta: float | None = None,
+    beta: float | None = None,
+    server: str = "gd",
+    beta2: float = 0.999,
+    eps: float = 1e-8,
+    program: Any = None,
+    name: str = "local-update",
+) -> Method:
     r"""LocalUpdate(Θ, α, γ, ServerOpt): every client runs K steps g_k = ∇f_i(x_k) + α(x_k − x),
     x_{k+1} = x_k − γg_k from the broadcast point and sends Σ θ_k g_k; the server steps with η
     (``"gd"``), heavy ball or Nesterov momentum β, or Adam (β₁ = β, default 0.9). η defaults to γ (Appendix A:
@@ -89,16 +127,24 @@ def local_update(K: int | None = None, gamma: float | None = None, *, theta: Any
         raise ValueError(f"server 'gd' has no momentum (got beta={beta:g}); use 'heavy_ball' or 'nesterov'")
     if not (0 <= beta <= 1):
         raise ValueError(f"beta (server momentum) must lie in [0, 1], got {beta}")
-    hyper = {"K": K, "gamma": gamma, "theta": None if th is None else th.to_json(), "alpha": alpha, "eta": eta,
-             "beta": beta, "server": server}
+    hyper = {
+        "K": K,
+        "gamma": gamma,
+        "theta": None if th is None else th.to_json(),
+        "alpha": alpha,
+        "eta": eta,
+        "beta": beta,
+        "server": server,
+    }
     at = "y" if server == "nesterov" else "x"
     local: ClientProgram | LocalSteps
     if program is not None:
         hyper["program"] = repr(program)
         local = ClientProgram("q", at=at, program=program)
     else:
-        local = LocalSteps(None, start=at, steps=K, gamma=gamma, alpha=alpha, anchor=at if alpha else None,
-                           theta=th, message="q")
+        local = LocalSteps(
+            None, start=at, steps=K, gamma=gamma, alpha=alpha, anchor=at if alpha else None, theta=th, message="q"
+        )
     ops: list = []
     state: tuple[str, ...] = ("x",)
     init: dict[str, Any] = {"x": "x0"}
@@ -112,9 +158,12 @@ def local_update(K: int | None = None, gamma: float | None = None, *, theta: Any
         ops.append(Combine("x", (("x", 1.0), ("qbar", -eta))))
     elif server == "heavy_ball":
         state, init = ("x", "x_prev"), {"x": "x0", "x_prev": "x0"}
-        ops += [Combine("dx", (("x", 1.0), ("x_prev", -1.0))),
-                Combine("x_next", (("x", 1.0), ("qbar", -eta), ("dx", beta))),
-                Combine("x_prev", (("x", 1.0),)), Combine("x", (("x_next", 1.0),))]
+        ops += [
+            Combine("dx", (("x", 1.0), ("x_prev", -1.0))),
+            Combine("x_next", (("x", 1.0), ("qbar", -eta), ("dx", beta))),
+            Combine("x_prev", (("x", 1.0),)),
+            Combine("x", (("x_next", 1.0),)),
+        ]
     elif server == "nesterov":
         ops += [Combine("x_prev", (("x", 1.0),)), Combine("x", (("y", 1.0), ("qbar", -eta)))]
     else:
@@ -124,10 +173,21 @@ def local_update(K: int | None = None, gamma: float | None = None, *, theta: Any
         hyper.update(beta=b1, beta2=beta2, eps=eps)
         state, init = ("x", "m", "v"), {"x": "x0", "m": 0.0, "v": 0.0}
         scalars = {"t": 0.0}
-        ops += [Scalars(lambda s: {"t": s["t"] + 1}),
-                ServerMap(("x", "m", "v"), _adam_map(eta, b1, float(beta2), float(eps)), ("x", "qbar", "m", "v"))]
-    return Method(name, server=state, client=(), init=init, round=tuple(ops), output="x", scalars=scalars,
-                  hyper=hyper, reference="Charles & Konečný, arXiv:2103.05032, Algorithms 1-2")
+        ops += [
+            Scalars(lambda s: {"t": s["t"] + 1}),
+            ServerMap(("x", "m", "v"), _adam_map(eta, b1, float(beta2), float(eps)), ("x", "qbar", "m", "v")),
+        ]
+    return Method(
+        name,
+        server=state,
+        client=(),
+        init=init,
+        round=tuple(ops),
+        output="x",
+        scalars=scalars,
+        hyper=hyper,
+        reference="Charles & Konečný, arXiv:2103.05032, Algorithms 1-2",
+    )
 
 
 def as_method(algo: Any) -> Method:
@@ -171,8 +231,9 @@ def minibatch_sgd(K: int, eta: float, **server: Any) -> Method:
     return local_update(theta=Theta([1.0 / K] * K), gamma=0.0, eta=eta, name="minibatch-sgd", **server)
 
 
-def _prox_family(name: str, lam: Any, solver: Any, steps: Any, step_size: Any, test: Any,
-                 allow_zero: bool = False) -> tuple[float, ProxSolver]:
+def _prox_family(
+    name: str, lam: Any, solver: Any, steps: Any, step_size: Any, test: Any, allow_zero: bool = False
+) -> tuple[float, ProxSolver]:
     sol = _solver(solver, steps, step_size, test)
     # λ = 0 (no proximal term) is a fixed number of local steps on f_i − ⟨ℓ_i, ·⟩: only a local solver runs it
     lam = _positive(lam, f"{name} lam (lambda)", allow_zero=allow_zero and sol.kind == "local")
@@ -191,8 +252,15 @@ def _correction(ops: list, at: str) -> None:
     ops += [Gradient("gc", at=at, full=True), Aggregate("gbar", "gc"), Combine("ell", (("gc", 1.0), ("gbar", -1.0)))]
 
 
-def dane(lam: float, *, solver: Any = "exact", steps: int | None = None, step_size: float | None = None,
-         control_variate: bool = True, test: Any = None) -> Method:
+def dane(
+    lam: float,
+    *,
+    solver: Any = "exact",
+    steps: int | None = None,
+    step_size: float | None = None,
+    control_variate: bool = True,
+    test: Any = None,
+) -> Method:
     r"""DANE (4): x_i = argmin f_i(x) − ⟨∇f_i(x^r) − ∇f_S(x^r), x⟩ + λ/2‖x − x^r‖² = prox_{f_i/λ}(x^r + ℓ_i/λ),
     x^{r+1} = mean x_i. ``control_variate=False``: FedProx with exact (or solver) local solves. ``solver``:
     ``"exact"``, ``"gd"`` (``steps``, ``step_size``) or a local solver of
@@ -205,26 +273,47 @@ def dane(lam: float, *, solver: Any = "exact", steps: int | None = None, step_si
     ops: list = []
     if control_variate:
         _correction(ops, "x")
-    ops += [Prox("xi", center="x", step=1.0 / lam if lam else math.inf, solver=sol,
-                 linear="ell" if control_variate else None), Aggregate("x", "xi")]
-    return Method("dane", server=("x",), client=(), init={"x": "x0"}, round=tuple(ops), output="x",
-                  weighting="uniform-view", hyper=_hyper(sol, lam=lam, control_variate=control_variate),
-                  reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4)")
+    ops += [
+        Prox(
+            "xi", center="x", step=1.0 / lam if lam else math.inf, solver=sol, linear="ell" if control_variate else None
+        ),
+        Aggregate("x", "xi"),
+    ]
+    return Method(
+        "dane",
+        server=("x",),
+        client=(),
+        init={"x": "x0"},
+        round=tuple(ops),
+        output="x",
+        weighting="uniform-view",
+        hyper=_hyper(sol, lam=lam, control_variate=control_variate),
+        reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4)",
+    )
 
 
 def _adaptive_lambda(rule: Any):
     """The Scalars update of S-DANE's adaptive λ (Section 5): from round 1 on, λ_r = rule.next(∇f_i(v^{r−1}),
     ∇f_i(v^r), v^{r−1}, v^r, λ_{r−1}) (the rule: :class:`fedtheory.algorithms.dane.AdaptiveLambda`)."""
+
     def update(s, values):
         lam = s["lam"]
         if s["round"] >= 1:
             lam = float(rule.next(values["g_prev"], values["gc"], values["v_prev"], values["v"], lam))
         return {"lam": lam, "round": s["round"] + 1}
+
     return update
 
 
-def sdane(lam: Any, mu: float = 0.0, *, solver: Any = "exact", steps: int | None = None,
-          step_size: float | None = None, test: Any = None) -> Method:
+def sdane(
+    lam: Any,
+    mu: float = 0.0,
+    *,
+    solver: Any = "exact",
+    steps: int | None = None,
+    step_size: float | None = None,
+    test: Any = None,
+) -> Method:
     r"""S-DANE (Algorithm 1): prox centre v^r; x^{r+1} = mean x_i; v^{r+1} = (λv^r + μx^{r+1} − ḡ^{r+1})/(λ + μ).
 
     ``lam``: λ > 0, or an adaptive rule with ``lam0`` and ``next(G_prev, G, v_prev, v, lam)``
@@ -237,28 +326,60 @@ def sdane(lam: Any, mu: float = 0.0, *, solver: Any = "exact", steps: int | None
     mu = _positive(mu, "S-DANE mu", allow_zero=True)
     if hasattr(lam, "lam0") and callable(getattr(lam, "next", None)):
         lam0, sol = _prox_family("S-DANE", lam.lam0, solver, steps, step_size, test)
-        ops: list = [Gradient("gc", at="v", full=True),
-                     Scalars(_adaptive_lambda(lam), reads=("g_prev", "gc", "v_prev", "v")),
-                     Aggregate("gbar", "gc"), Combine("ell", (("gc", 1.0), ("gbar", -1.0))),
-                     Prox("xi", center="v", step=lambda s: 1.0 / s["lam"], solver=sol, linear="ell"),
-                     Gradient("gx", at="xi", full=True), Aggregate("x", "xi"), Aggregate("gxbar", "gx"),
-                     Combine("v_prev", (("v", 1.0),)), Combine("g_prev", (("gc", 1.0),)),
-                     Combine("v", (("v", lambda s: s["lam"] / (s["lam"] + mu)), ("x", lambda s: mu / (s["lam"] + mu)),
-                                   ("gxbar", lambda s: -1.0 / (s["lam"] + mu))))]
-        return Method("sdane", server=("x", "v", "v_prev"), client=("g_prev",),
-                      init={"x": "x0", "v": "x0", "v_prev": "x0", "g_prev": 0.0}, round=tuple(ops), output="x",
-                      scalars={"lam": lam0, "round": 0.0}, weighting="uniform-view", sampling=False,
-                      hyper=_hyper(sol, lam=repr(lam), mu=mu),
-                      reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, Algorithm 1, adaptive λ (Section 5)")
+        ops: list = [
+            Gradient("gc", at="v", full=True),
+            Scalars(_adaptive_lambda(lam), reads=("g_prev", "gc", "v_prev", "v")),
+            Aggregate("gbar", "gc"),
+            Combine("ell", (("gc", 1.0), ("gbar", -1.0))),
+            Prox("xi", center="v", step=lambda s: 1.0 / s["lam"], solver=sol, linear="ell"),
+            Gradient("gx", at="xi", full=True),
+            Aggregate("x", "xi"),
+            Aggregate("gxbar", "gx"),
+            Combine("v_prev", (("v", 1.0),)),
+            Combine("g_prev", (("gc", 1.0),)),
+            Combine(
+                "v",
+                (
+                    ("v", lambda s: s["lam"] / (s["lam"] + mu)),
+                    ("x", lambda s: mu / (s["lam"] + mu)),
+                    ("gxbar", lambda s: -1.0 / (s["lam"] + mu)),
+                ),
+            ),
+        ]
+        return Method(
+            "sdane",
+            server=("x", "v", "v_prev"),
+            client=("g_prev",),
+            init={"x": "x0", "v": "x0", "v_prev": "x0", "g_prev": 0.0},
+            round=tuple(ops),
+            output="x",
+            scalars={"lam": lam0, "round": 0.0},
+            weighting="uniform-view",
+            sampling=False,
+            hyper=_hyper(sol, lam=repr(lam), mu=mu),
+            reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, Algorithm 1, adaptive λ (Section 5)",
+        )
     lam, sol = _prox_family("S-DANE", lam, solver, steps, step_size, test)
     ops = []
     _correction(ops, "v")
-    ops += [Prox("xi", center="v", step=1.0 / lam, solver=sol, linear="ell"), Gradient("gx", at="xi", full=True),
-            Aggregate("x", "xi"), Aggregate("gxbar", "gx"),
-            Combine("v", (("v", lam / (lam + mu)), ("x", mu / (lam + mu)), ("gxbar", -1.0 / (lam + mu))))]
-    return Method("sdane", server=("x", "v"), client=(), init={"x": "x0", "v": "x0"}, round=tuple(ops), output="x",
-                  weighting="uniform-view", hyper=_hyper(sol, lam=lam, mu=mu),
-                  reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, Algorithm 1")
+    ops += [
+        Prox("xi", center="v", step=1.0 / lam, solver=sol, linear="ell"),
+        Gradient("gx", at="xi", full=True),
+        Aggregate("x", "xi"),
+        Aggregate("gxbar", "gx"),
+        Combine("v", (("v", lam / (lam + mu)), ("x", mu / (lam + mu)), ("gxbar", -1.0 / (lam + mu)))),
+    ]
+    return Method(
+        "sdane",
+        server=("x", "v"),
+        client=(),
+        init={"x": "x0", "v": "x0"},
+        round=tuple(ops),
+        output="x",
+        weighting="uniform-view",
+        hyper=_hyper(sol, lam=lam, mu=mu),
+        reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, Algorithm 1",
+    )
 
 
 def _acc_coefficients(lam: float, mu: float):
@@ -266,11 +387,19 @@ def _acc_coefficients(lam: float, mu: float):
         A, B = s["A"], s["B"]
         a = B / (2 * lam) + math.sqrt(B * B / (4 * lam * lam) + A * B / lam)
         return {"a": a, "A1": A + a, "B1": B + mu * a}
+
     return update
 
 
-def acc_sdane(lam: float, mu: float = 0.0, *, solver: Any = "exact", steps: int | None = None,
-              step_size: float | None = None, test: Any = None) -> Method:
+def acc_sdane(
+    lam: float,
+    mu: float = 0.0,
+    *,
+    solver: Any = "exact",
+    steps: int | None = None,
+    step_size: float | None = None,
+    test: Any = None,
+) -> Method:
     r"""Acc-S-DANE (Algorithm 2): A_0 = 0, B_0 = 1, λa² = (A_r + a)B_r, y^r = (A_r x^r + a v^r)/A_{r+1},
     v^{r+1} = (B_r v^r + μa x^{r+1} − a ḡ^{r+1})/B_{r+1}.
 
@@ -279,21 +408,43 @@ def acc_sdane(lam: float, mu: float = 0.0, *, solver: Any = "exact", steps: int 
     """
     lam, sol = _prox_family("Acc-S-DANE", lam, solver, steps, step_size, test)
     mu = _positive(mu, "Acc-S-DANE mu", allow_zero=True)
-    ops: list = [Scalars(_acc_coefficients(lam, mu)),
-                 Combine("y", (("x", lambda s: s["A"] / s["A1"]), ("v", lambda s: s["a"] / s["A1"])))]
+    ops: list = [
+        Scalars(_acc_coefficients(lam, mu)),
+        Combine("y", (("x", lambda s: s["A"] / s["A1"]), ("v", lambda s: s["a"] / s["A1"]))),
+    ]
     _correction(ops, "y")
-    ops += [Prox("xi", center="y", step=1.0 / lam, solver=sol, linear="ell"), Gradient("gx", at="xi", full=True),
-            Aggregate("x", "xi"), Aggregate("gxbar", "gx"),
-            Combine("v", (("v", lambda s: s["B"] / s["B1"]), ("x", lambda s: mu * s["a"] / s["B1"]),
-                          ("gxbar", lambda s: -s["a"] / s["B1"]))),
-            Scalars(lambda s: {"A": s["A1"], "B": s["B1"]})]
-    return Method("acc-sdane", server=("x", "v"), client=(), init={"x": "x0", "v": "x0"}, round=tuple(ops),
-                  output="x", scalars={"A": 0.0, "B": 1.0}, weighting="uniform-view", hyper=_hyper(sol, lam=lam, mu=mu),
-                  reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, Algorithm 2")
+    ops += [
+        Prox("xi", center="y", step=1.0 / lam, solver=sol, linear="ell"),
+        Gradient("gx", at="xi", full=True),
+        Aggregate("x", "xi"),
+        Aggregate("gxbar", "gx"),
+        Combine(
+            "v",
+            (
+                ("v", lambda s: s["B"] / s["B1"]),
+                ("x", lambda s: mu * s["a"] / s["B1"]),
+                ("gxbar", lambda s: -s["a"] / s["B1"]),
+            ),
+        ),
+        Scalars(lambda s: {"A": s["A1"], "B": s["B1"]}),
+    ]
+    return Method(
+        "acc-sdane",
+        server=("x", "v"),
+        client=(),
+        init={"x": "x0", "v": "x0"},
+        round=tuple(ops),
+        output="x",
+        scalars={"A": 0.0, "B": 1.0},
+        weighting="uniform-view",
+        hyper=_hyper(sol, lam=lam, mu=mu),
+        reference="Jiang, Rodomanov & Stich, arXiv:2407.07084, Algorithm 2",
+    )
 
 
-def fedsplit(s: float, *, solver: Any = "exact", steps: int | None = None, step_size: float | None = None,
-             start: str = "warm") -> Method:
+def fedsplit(
+    s: float, *, solver: Any = "exact", steps: int | None = None, step_size: float | None = None, start: str = "warm"
+) -> Method:
     r"""FedSplit (Pathak & Wainwright, arXiv:2005.05238, Algorithm 1) with step ``s`` > 0.
 
     ``solver="exact"``: the exact prox; ``solver="gd"`` with ``steps``: an inexact prox by gradient descent on
@@ -311,13 +462,23 @@ def fedsplit(s: float, *, solver: Any = "exact", steps: int | None = None, step_
     warm = sol.kind != "exact" and start == "warm"
     client = ("z", "zh") if warm else ("z",)
     init = {"z": "x0", "zh": "x0"} if warm else {"z": "x0"}
-    ops = (Aggregate("xbar", "z"), Combine("v", (("xbar", 2.0), ("z", -1.0))),
-           Prox("zh", center="v", step=s, solver=sol, start="zh" if warm else None),
-           Combine("z", (("z", 1.0), ("zh", 2.0), ("xbar", -2.0))))
-    return Method("fedsplit", server=(), client=client, init=init, round=ops, output="z", sampling=False,
-                  hyper={"s": s, "solver": sol.kind, "steps": sol.steps, "start": start if sol.kind != "exact"
-                         else None},
-                  reference="Pathak & Wainwright, NeurIPS 2020, arXiv:2005.05238, Algorithm 1")
+    ops = (
+        Aggregate("xbar", "z"),
+        Combine("v", (("xbar", 2.0), ("z", -1.0))),
+        Prox("zh", center="v", step=s, solver=sol, start="zh" if warm else None),
+        Combine("z", (("z", 1.0), ("zh", 2.0), ("xbar", -2.0))),
+    )
+    return Method(
+        "fedsplit",
+        server=(),
+        client=client,
+        init=init,
+        round=ops,
+        output="z",
+        sampling=False,
+        hyper={"s": s, "solver": sol.kind, "steps": sol.steps, "start": start if sol.kind != "exact" else None},
+        reference="Pathak & Wainwright, NeurIPS 2020, arXiv:2005.05238, Algorithm 1",
+    )
 
 
 def scaffold(K: int, gamma: float, eta: float = 1.0, option: str = "II") -> Method:
@@ -344,13 +505,27 @@ def scaffold(K: int, gamma: float, eta: float = 1.0, option: str = "II") -> Meth
     reference = "Karimireddy et al., ICML 2020, arXiv:1910.06378, Algorithm 1"
     ops: tuple  # the round: its operations differ in type and number between the options
     if option == "fresh":
-        ops = (Gradient("g0", at="x"), Aggregate("gbar", "g0"), Combine("corr", (("gbar", 1.0), ("g0", -1.0))),
-               LocalSteps("y", start="x", steps=K, gamma=gamma, shift="corr"),
-               Combine("dy", (("y", 1.0), ("x", -1.0))), Aggregate("Dy", "dy"), Combine("x", (("x", 1.0), ("Dy", eta))))
-        return Method("scaffold", server=("x",), client=(), init={"x": "x0"}, round=ops, output="x", hyper=hyper,
-                      weighting="uniform-view",
-                      reference=reference + "; fresh control variates as in Jiang, Rodomanov & Stich, "
-                                            "arXiv:2407.07084, Section 5")
+        ops = (
+            Gradient("g0", at="x"),
+            Aggregate("gbar", "g0"),
+            Combine("corr", (("gbar", 1.0), ("g0", -1.0))),
+            LocalSteps("y", start="x", steps=K, gamma=gamma, shift="corr"),
+            Combine("dy", (("y", 1.0), ("x", -1.0))),
+            Aggregate("Dy", "dy"),
+            Combine("x", (("x", 1.0), ("Dy", eta))),
+        )
+        return Method(
+            "scaffold",
+            server=("x",),
+            client=(),
+            init={"x": "x0"},
+            round=ops,
+            output="x",
+            hyper=hyper,
+            weighting="uniform-view",
+            reference=reference + "; fresh control variates as in Jiang, Rodomanov & Stich, "
+            "arXiv:2407.07084, Section 5",
+        )
     new_ci: Combine | Gradient
     if option == "II":
         new_ci = Combine("ci_new", (("ci", 1.0), ("c", -1.0), ("x", 1.0 / (K * gamma)), ("y", -1.0 / (K * gamma))))
@@ -358,17 +533,39 @@ def scaffold(K: int, gamma: float, eta: float = 1.0, option: str = "II") -> Meth
         # "an additional pass over the local data to compute the gradient at the server model x" (their Section 4):
         # the full local gradient, also when the local steps use mini-batches
         new_ci = Gradient("ci_new", at="x", full=True)
-    ops = (Combine("corr", (("c", 1.0), ("ci", -1.0))),
-           LocalSteps("y", start="x", steps=K, gamma=gamma, shift="corr"),
-           new_ci,
-           Combine("dy", (("y", 1.0), ("x", -1.0))), Combine("dc", (("ci_new", 1.0), ("ci", -1.0))),
-           Aggregate("Dy", "dy", "mean"), Aggregate("Dc", "dc", "sum"),
-           Combine("x", (("x", 1.0), ("Dy", eta))), Combine("c", (("c", 1.0), ("Dc", 1.0))),
-           Combine("ci", (("ci_new", 1.0),)))
-    return Method("scaffold", server=("x", "c"), client=("ci",), init={"x": "x0", "c": 0.0, "ci": 0.0}, round=ops,
-                  output="x", hyper=hyper, reference=reference)
+    ops = (
+        Combine("corr", (("c", 1.0), ("ci", -1.0))),
+        LocalSteps("y", start="x", steps=K, gamma=gamma, shift="corr"),
+        new_ci,
+        Combine("dy", (("y", 1.0), ("x", -1.0))),
+        Combine("dc", (("ci_new", 1.0), ("ci", -1.0))),
+        Aggregate("Dy", "dy", "mean"),
+        Aggregate("Dc", "dc", "sum"),
+        Combine("x", (("x", 1.0), ("Dy", eta))),
+        Combine("c", (("c", 1.0), ("Dc", 1.0))),
+        Combine("ci", (("ci_new", 1.0),)),
+    )
+    return Method(
+        "scaffold",
+        server=("x", "c"),
+        client=("ci",),
+        init={"x": "x0", "c": 0.0, "ci": 0.0},
+        round=ops,
+        output="x",
+        hyper=hyper,
+        reference=reference,
+    )
 
 
-BUILTIN: dict[str, Callable[..., Method]] = {"local-update": local_update, "fedavg": fedavg, "fedprox": fedprox, "fedsgd": fedsgd,
-           "minibatch-sgd": minibatch_sgd, "dane": dane, "sdane": sdane, "acc-sdane": acc_sdane,
-           "fedsplit": fedsplit, "scaffold": scaffold}
+BUILTIN: dict[str, Callable[..., Method]] = {
+    "local-update": local_update,
+    "fedavg": fedavg,
+    "fedprox": fedprox,
+    "fedsgd": fedsgd,
+    "minibatch-sgd": minibatch_sgd,
+    "dane": dane,
+    "sdane": sdane,
+    "acc-sdane": acc_sdane,
+    "fedsplit": fedsplit,
+    "scaffold": scaffold,
+}

@@ -61,6 +61,7 @@ Honesty: the SDP goes to Clarabel (retries) and to SCS when Clarabel is not "opt
 >>> c.status, round(c.value, 4), round(c.lower, 4)
 ('certified', 0.5195, 0.5195)
 """
+
 from __future__ import annotations
 
 import math
@@ -70,8 +71,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.certify.federated_pep import RTOL, SDP_MARGIN, Certificate
-from fedtheory.methods.ir import (Aggregate, Combine, Gradient, LocalSteps, Method, Prox, Scalars, ServerMap,
-                                  coef_value)
+from fedtheory.methods.ir import Aggregate, Combine, Gradient, LocalSteps, Method, Prox, Scalars, ServerMap, coef_value
 
 __all__ = ["certify", "build_pep", "MEASURES", "CLASSES", "CLAIM_ID"]
 
@@ -93,6 +93,7 @@ _RANK_RTOL = 1e-10
 # the linear-combination representation
 # --------------------------------------------------------------------------------------------
 
+
 def _lin(*pairs) -> dict:
     out: dict = {}
     for coef, vec in pairs:
@@ -106,7 +107,8 @@ def _lin(*pairs) -> dict:
 def _key(vec: dict) -> tuple:
     scale = max((abs(c) for c in vec.values()), default=1.0)
     return tuple(sorted((a, round(c / scale, 12)) for a, c in vec.items() if abs(c) > _ZERO * scale)) + (
-        round(scale, 12),)
+        round(scale, 12),
+    )
 
 
 class _Oracle:
@@ -114,7 +116,7 @@ class _Oracle:
     atom; ``prox`` makes the implicit point y = v − t·g with a fresh gradient atom g."""
 
     def __init__(self, accuracy: float = 0.0) -> None:
-        self.calls: list = []                 # (client, point, grad atom, value atom)
+        self.calls: list = []  # (client, point, grad atom, value atom)
         self._seen: dict = {}
         #: relative accuracy c of an exact Prox read as an inexact local solve (condition (6)); 0: exact
         self.accuracy = float(accuracy)
@@ -148,8 +150,9 @@ class _Oracle:
         return y
 
 
-def _interpret(method: Method, state: dict, scalars: dict, oracle: _Oracle, n: int, w: np.ndarray,
-               sc: np.ndarray, L: float) -> tuple[dict, dict]:
+def _interpret(
+    method: Method, state: dict, scalars: dict, oracle: _Oracle, n: int, w: np.ndarray, sc: np.ndarray, L: float
+) -> tuple[dict, dict]:
     """One round on linear combinations: ``state`` maps server variables to a combination and client variables
     to a list of n combinations; returns (new state, scalars after the round)."""
     scalars = dict(scalars)
@@ -228,7 +231,7 @@ def _interpret(method: Method, state: dict, scalars: dict, oracle: _Oracle, n: i
             env[op.out] = _lin(*[(float(w[i]), cl[op.var][i]) for i in range(n)])
         elif isinstance(op, Scalars):
             scalars.update(op.fn(scalars))
-        elif isinstance(op, ServerMap):           # certify() refuses these before interpreting
+        elif isinstance(op, ServerMap):  # certify() refuses these before interpreting
             raise ValueError(f"method {method.name!r}: a ServerMap is nonlinear; no PEP")
     new = {v: env[v] for v in method.server}
     new.update({v: cl[v] for v in method.client})
@@ -266,6 +269,7 @@ def _entries(method: Method, n: int) -> list:
 # the floor: fixed-point equations solved for a subset of atoms
 # --------------------------------------------------------------------------------------------
 
+
 def _fixed_point_substitution(method: Method, n: int, w, sc, L, scalars) -> tuple[dict, dict, _Oracle, list]:
     """(substitution atom → combination, fixed state, oracle, invariants) for the floor."""
     oracle = _Oracle()
@@ -294,10 +298,10 @@ def _fixed_point_substitution(method: Method, n: int, w, sc, L, scalars) -> tupl
             lam = U[:, k]
             x0coef = sum(lam[r] * get(init, v, i).get(("x0",), 0.0) for r, (v, i) in enumerate(entries))
             if abs(x0coef) > _RANK_RTOL:
-                continue                # φ(init) involves the free x_0: no constraint on the fixed point
+                continue  # φ(init) involves the free x_0: no constraint on the fixed point
             phi = _lin(*[(float(lam[r]), get(s0, v, i)) for r, (v, i) in enumerate(entries)])
             invariants.append([float(x) for x in lam])
-            rows.append(phi)            # φ(s) = φ(init) = 0
+            rows.append(phi)  # φ(s) = φ(init) = 0
     sub = _gauss_jordan(rows)
     return sub, s0, oracle, invariants
 
@@ -348,6 +352,7 @@ def _substitute(vec: dict, sub: dict) -> dict:
 # building and solving the PEP
 # --------------------------------------------------------------------------------------------
 
+
 class _Built:
     """A PEPit problem plus what the replay needs: atom → Point, leaves, x*, minimizers, centre."""
 
@@ -380,7 +385,7 @@ def _points(atoms: set, sub: dict):
     def build(vec: dict):
         vec = _substitute(vec, sub)
         k = _key(vec)
-        if k not in cache:               # one Point object per point: PEPit recognizes a point by identity
+        if k not in cache:  # one Point object per point: PEPit recognizes a point by identity
             out = Point(is_leaf=False, decomposition_dict=dict())
             for a, c in vec.items():
                 out = out + float(c) * pts[a]
@@ -408,17 +413,35 @@ def _norm_sq(method, build, st_a, st_b, w, n):
         a = st_a[v] if i is None else st_a[v][i]
         b = st_b[v] if i is None else st_b[v][i]
         d = build(_lin((1.0, a), (-1.0, b)))
-        t = (1.0 if i is None else float(w[i])) * d ** 2
+        t = (1.0 if i is None else float(w[i])) * d**2
         terms = t if terms is None else terms + t
     return terms
 
 
-def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_units, delta=None, accuracy=0.0,
-           average=None, potential=None):
+def _build(
+    method,
+    measure,
+    n,
+    p,
+    w,
+    sc,
+    mu,
+    L,
+    het,
+    function_class,
+    rounds,
+    D_units,
+    delta=None,
+    accuracy=0.0,
+    average=None,
+    potential=None,
+):
     """The PEP (see :func:`build_pep` for ``accuracy``, ``average`` and ``potential``)."""
     if (accuracy or average is not None or potential) and measure in ("rate", "floor"):
-        raise ValueError(f"prox accuracy, averaged outputs and potentials are for the error and function value "
-                         f"over rounds, not measure {measure!r}")
+        raise ValueError(
+            f"prox accuracy, averaged outputs and potentials are for the error and function value "
+            f"over rounds, not measure {measure!r}"
+        )
     if potential and measure != "function-value":
         raise ValueError("a potential term is added to the function value only")
     if potential and not set(potential) <= set(method.server):
@@ -428,9 +451,9 @@ def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_u
     oracle = _Oracle(accuracy)
     sub: dict = {}
     info: dict = {}
-    outs: list = []                     # each round's output (error, function value)
-    server_states: list = []            # each round's server variables
-    pot: list = []                      # (coefficient, server vector) of the potential
+    outs: list = []  # each round's output (error, function value)
+    server_states: list = []  # each round's server variables
+    pot: list = []  # (coefficient, server vector) of the potential
     scal = dict(method.scalars)
     if measure == "rate":
         sa, sb = _state_atoms(method, n, "a"), _state_atoms(method, n, "b")
@@ -450,7 +473,7 @@ def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_u
             server_states += [st[v] for v in method.server]
         if average is None:
             out = outs[-1]
-        else:                           # the weighted average of the rounds' outputs (S-DANE's x̄^R)
+        else:  # the weighted average of the rounds' outputs (S-DANE's x̄^R)
             aw = np.asarray(average, dtype=np.float64)
             out = _lin(*[(float(a / aw.sum()), o) for a, o in zip(aw, outs)])
         pot = [(float(coef), st[v]) for v, coef in (potential or {}).items() if coef]
@@ -483,11 +506,12 @@ def _build(method, measure, n, p, w, sc, mu, L, het, function_class, rounds, D_u
         pb.set_performance_metric((build(out) - xs) ** 2)
     else:
         x0 = pts[("x0",)]
-        pb.set_initial_condition((x0 - xs) ** 2 <= D_units ** 2)
+        pb.set_initial_condition((x0 - xs) ** 2 <= D_units**2)
         if measure == "function-value":
             # F(out) − F(x*) = L Σ p_i (leaf_i(out) − leaf_i(x*)); values in units of L·(C or ζ)²
-            pb.set_performance_metric(_wsum(p, [L * (values[vatoms[i]] - leaves[i].value(xs)) for i in range(n)])
-                                      + _potential(pot, build, xs))
+            pb.set_performance_metric(
+                _wsum(p, [L * (values[vatoms[i]] - leaves[i].value(xs)) for i in range(n)]) + _potential(pot, build, xs)
+            )
         else:
             pb.set_performance_metric((build(out) - xs) ** 2)
     built = _Built(pb, leaves, xs, cs, o, pts)
@@ -514,10 +538,22 @@ def _weights_and_scales(method: Method, p: np.ndarray) -> tuple[np.ndarray, np.n
     return method.aggregation_weights(p), (p * n if method.weighting == "uniform-view" else np.ones(n))
 
 
-def build_pep(method: Method, *, measure: str, mu: float, L: float, p: Any, het: str = "C",
-              function_class: str = "quadratic", rounds: int | None = None, D_units: float | None = None,
-              delta: float | None = None, prox_accuracy: float = 0.0, average: Any = None,
-              potential: dict | None = None):
+def build_pep(
+    method: Method,
+    *,
+    measure: str,
+    mu: float,
+    L: float,
+    p: Any,
+    het: str = "C",
+    function_class: str = "quadratic",
+    rounds: int | None = None,
+    D_units: float | None = None,
+    delta: float | None = None,
+    prox_accuracy: float = 0.0,
+    average: Any = None,
+    potential: dict | None = None,
+):
     r"""The federated PEP of ``method`` (PEPit, not solved), the one builder behind :func:`certify` and
     :func:`fedtheory.certify.federated_pep.certify_local_update`'s PEPit engine: units L = 1 (leaf = f_i/L), lengths
     per unit of the heterogeneity (``het``: ``"C"`` or ``"zeta"``), ‖x_0 − x*‖ ≤ ``D_units`` for the error and
@@ -551,8 +587,24 @@ def build_pep(method: Method, *, measure: str, mu: float, L: float, p: Any, het:
     """
     pp = np.asarray(p, dtype=np.float64)
     w, sc = _weights_and_scales(method, pp)
-    return _build(method, measure, len(pp), pp, w, sc, float(mu), float(L), het, function_class, rounds, D_units,
-                  delta=delta, accuracy=prox_accuracy, average=average, potential=potential)
+    return _build(
+        method,
+        measure,
+        len(pp),
+        pp,
+        w,
+        sc,
+        float(mu),
+        float(L),
+        het,
+        function_class,
+        rounds,
+        D_units,
+        delta=delta,
+        accuracy=prox_accuracy,
+        average=average,
+        potential=potential,
+    )
 
 
 def _add_accuracy(pb, oracle, build) -> None:
@@ -563,7 +615,7 @@ def _add_accuracy(pb, oracle, build) -> None:
         for e, y, cold in group:
             ee, dd = build({e: 1.0}) ** 2, (build(y) - build(cold)) ** 2
             err, dist = (ee, dd) if err is None else (err + ee, dist + dd)
-        pb.add_constraint(err <= oracle.accuracy * inv_s ** 2 * dist)
+        pb.add_constraint(err <= oracle.accuracy * inv_s**2 * dist)
 
 
 def _potential(pot, build, xs):
@@ -588,7 +640,7 @@ def _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units, closing=(
 
     _register_wrapper()
     pb = PEP()
-    f1, g, f2, f, xs, fs, x0_pt = sod_start(pb, mu, delta)          # ‖x_0 − x*‖ ≤ 1: values × D² after
+    f1, g, f2, f, xs, fs, x0_pt = sod_start(pb, mu, delta)  # ‖x_0 − x*‖ ≤ 1: values × D² after
     atoms = {a for _, pt, ga, _ in oracle.calls for a in list(pt) + [ga]} | set(out) | {("x0",)}
     atoms |= {a for vec in closing for a in vec} | {a for _, vec in pot for a in vec}
     atoms.discard(("x0",))
@@ -603,19 +655,23 @@ def _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units, closing=(
     _add_accuracy(pb, oracle, build)
     xo = build(out)
     close_sod_pair(pb, f1, f2, [xs] + [build(v) for v in closing] + [xo], mu)
-    pb.set_performance_metric(f(xo) - fs + _potential(pot, build, xs) if measure == "function-value"
-                              else (xo - xs) ** 2)
+    pb.set_performance_metric(
+        f(xo) - fs + _potential(pot, build, xs) if measure == "function-value" else (xo - xs) ** 2
+    )
     built = _Built(pb, [f1, g], xs, [], None, pts)
     built.build, built.out = build, out
     # what the replay on the DANE family's driver needs: the pair, x*, x_0, each round's local points
-    built.info = {"sod": {"f1": f1, "g": g, "f2": f2, "x_star": xs, "x0": x0_pt},
-                  "local_points": [[build(y) for y in ys] for ys in oracle.prox_outputs]}
+    built.info = {
+        "sod": {"f1": f1, "g": g, "f2": f2, "x_star": xs, "x0": x0_pt},
+        "local_points": [[build(y) for y in ys] for ys in oracle.prox_outputs],
+    }
     return built
 
 
 # --------------------------------------------------------------------------------------------
 # the PEP's worst case as a quadratic federation, replayed through fedtheory.methods.run
 # --------------------------------------------------------------------------------------------
+
 
 def _eval_state(method, st, build, n) -> tuple[dict, dict]:
     server = {v: np.asarray(build(st[v]).eval(), dtype=np.float64) for v in method.server}
@@ -632,16 +688,17 @@ def _affine_round(method, fed, d, n):
     def unflat(z):
         st, k = {}, 0
         for v in method.server:
-            st[v] = z[k:k + d]
+            st[v] = z[k : k + d]
             k += d
         for v in method.client:
-            st[v] = z[k:k + n * d].reshape(n, d)
+            st[v] = z[k : k + n * d].reshape(n, d)
             k += n * d
         return st
 
     def flat(st):
-        return np.concatenate([np.asarray(st[v]).ravel() for v in method.server]
-                              + [np.asarray(st[v]).ravel() for v in method.client])
+        return np.concatenate(
+            [np.asarray(st[v]).ravel() for v in method.server] + [np.asarray(st[v]).ravel() for v in method.client]
+        )
 
     def R(z):
         h = run(method, fed, np.zeros(d), 1, state=unflat(z), path="step")
@@ -668,18 +725,28 @@ def _extracted_lower(method, measure, built, n, p, w, mu, L, het, C_scale, round
         sb, cb = _eval_state(method, built.info["sb"], built.build, n)
         ha = run(method, prob, np.zeros(d), 1, state={**sa, **ca}, path="step")
         hb = run(method, prob, np.zeros(d), 1, state={**sb, **cb}, path="step")
-        num = method.state_norm_sq({v: ha.state[v] - hb.state[v] for v in method.server},
-                                   {v: ha.state[v] - hb.state[v] for v in method.client}, p)
-        den = method.state_norm_sq({v: sa[v] - sb[v] for v in method.server},
-                                   {v: ca[v] - cb[v] for v in method.client}, p)
-        inst = {"problem": prob.to_json(), "method": method.name, "hyper": _jsonable(method.hyper),
-                "state_a": _jsonable({**sa, **ca}), "state_b": _jsonable({**sb, **cb}), "source": "pepit-extracted"}
+        num = method.state_norm_sq(
+            {v: ha.state[v] - hb.state[v] for v in method.server},
+            {v: ha.state[v] - hb.state[v] for v in method.client},
+            p,
+        )
+        den = method.state_norm_sq(
+            {v: sa[v] - sb[v] for v in method.server}, {v: ca[v] - cb[v] for v in method.client}, p
+        )
+        inst = {
+            "problem": prob.to_json(),
+            "method": method.name,
+            "hyper": _jsonable(method.hyper),
+            "state_a": _jsonable({**sa, **ca}),
+            "state_b": _jsonable({**sb, **cb}),
+            "source": "pepit-extracted",
+        }
         return math.sqrt(num / den), inst, diag
     if measure == "floor":
         M, b, unflat, flat = _affine_round(method, prob, d, n)
         N = M.shape[0]
         rows, rhs = [np.eye(N) - M], [b]
-        for lam in built.info["invariants"]:         # the conserved quantities the PEP imposed, ⊗ I_d
+        for lam in built.info["invariants"]:  # the conserved quantities the PEP imposed, ⊗ I_d
             lam_full = np.kron(np.asarray(lam), np.eye(d))
             rows.append(lam_full)
             rhs.append(np.zeros(d))
@@ -690,9 +757,13 @@ def _extracted_lower(method, measure, built, n, p, w, mu, L, het, C_scale, round
         s = C_scale / size
         value = float(np.linalg.norm(out - prob.x_star())) * s
         diag["fixed_point_residual"] = residual
-        inst = {"problem": build_fed(lams, vecs, A, cs * s, p).to_json(), "method": method.name,
-                "hyper": _jsonable(method.hyper), "fixed_state": _jsonable({k: np.asarray(v) * s for k, v in st.items()}),
-                "source": "pepit-extracted"}
+        inst = {
+            "problem": build_fed(lams, vecs, A, cs * s, p).to_json(),
+            "method": method.name,
+            "hyper": _jsonable(method.hyper),
+            "fixed_state": _jsonable({k: np.asarray(v) * s for k, v in st.items()}),
+            "source": "pepit-extracted",
+        }
         if residual > 1e-8 * (1 + float(np.linalg.norm(Z))):
             return None, None, diag
         return value, inst, diag
@@ -703,10 +774,19 @@ def _extracted_lower(method, measure, built, n, p, w, mu, L, het, C_scale, round
     sp = build_fed(lams, vecs, A, cs * s, p)
     h = run(method, sp, x0 * s, int(rounds), path="step")
     xT = np.asarray(h.x[-1])
-    value = float(sp.loss(xT) - sp.loss(sp.x_star())) if measure == "function-value" else \
-        float(np.linalg.norm(xT - sp.x_star()))
-    inst = {"problem": sp.to_json(), "method": method.name, "hyper": _jsonable(method.hyper),
-            "x0": (x0 * s).tolist(), "rounds": int(rounds), "source": "pepit-extracted"}
+    value = (
+        float(sp.loss(xT) - sp.loss(sp.x_star()))
+        if measure == "function-value"
+        else float(np.linalg.norm(xT - sp.x_star()))
+    )
+    inst = {
+        "problem": sp.to_json(),
+        "method": method.name,
+        "hyper": _jsonable(method.hyper),
+        "x0": (x0 * s).tolist(),
+        "rounds": int(rounds),
+        "source": "pepit-extracted",
+    }
     diag["start_distance_per_unit"] = start
     return value, inst, diag
 
@@ -721,8 +801,9 @@ def _polished_lower(m, measure, mu, L, C, zeta, rounds, D, lower, instance, extr
     starts = [f for f in starts if f]
     for k, fed in enumerate(starts):
         try:
-            v, inst, diag = polish_error(m, fed, measure=measure, mu=mu, L=L, rounds=int(rounds), D=float(D), C=C,
-                                         zeta=zeta)
+            v, inst, diag = polish_error(
+                m, fed, measure=measure, mu=mu, L=L, rounds=int(rounds), D=float(D), C=C, zeta=zeta
+            )
         except (ValueError, np.linalg.LinAlgError) as err:
             v, inst, diag = None, None, {"error": str(err)}
         details[f"polished_lower_{k}"], details[f"polished_lower_{k}_diagnostics"] = v, diag
@@ -740,8 +821,12 @@ def _local_update_hyper(m) -> dict | None:
     h = m.hyper
     if not isinstance(h.get("theta"), dict) or "program" in h or not {"gamma", "alpha", "K"} <= set(h):
         return None
-    return {"theta": Theta.from_json(h["theta"]), "gamma": float(h["gamma"]), "alpha": float(h["alpha"]),
-            "K": int(h["K"])}
+    return {
+        "theta": Theta.from_json(h["theta"]),
+        "gamma": float(h["gamma"]),
+        "alpha": float(h["alpha"]),
+        "K": int(h["K"]),
+    }
 
 
 def _extreme_floor_lower(m, mu, L, p, C, zeta, lower, instance, details, notes):
@@ -750,8 +835,9 @@ def _extreme_floor_lower(m, mu, L, p, C, zeta, lower, instance, details, notes):
     from fedtheory.certify.lower_bounds import local_update_lower_bounds
 
     h = _local_update_hyper(m)
-    for label, v, inst, diag in local_update_lower_bounds("floor", mu=mu, L=L, K=h["K"], gamma=h["gamma"],
-                                                          theta=h["theta"], alpha=h["alpha"], p=p, C=C, zeta=zeta):
+    for label, v, inst, diag in local_update_lower_bounds(
+        "floor", mu=mu, L=L, K=h["K"], gamma=h["gamma"], theta=h["theta"], alpha=h["alpha"], p=p, C=C, zeta=zeta
+    ):
         details[label], details[label + "_diagnostics"] = v, diag
         if v is not None and (lower is None or v > lower):
             lower, instance = v, inst
@@ -787,13 +873,16 @@ def _jsonable(x):
 # the API
 # --------------------------------------------------------------------------------------------
 
+
 def _resolve(method: Any, hyper: dict | None, mu: float, L: float) -> Method:
-    from fedtheory.methods import get   # it refuses hyper with a built Method, and anything else that is not a name
+    from fedtheory.methods import get  # it refuses hyper with a built Method, and anything else that is not a name
 
     hyper = dict(hyper or {})
     if isinstance(method, str) and method == "fedsplit" and "s" not in hyper:
         if not mu > 0:
-            raise ValueError(f"FedSplit's default step 1/sqrt(mu L) needs mu > 0, got mu={mu!r}: give hyper={{'s': ...}}")
+            raise ValueError(
+                f"FedSplit's default step 1/sqrt(mu L) needs mu > 0, got mu={mu!r}: give hyper={{'s': ...}}"
+            )
         # FedSplit's best step on F_{μ,L}: the reflected prox is max(|1−sμ|/(1+sμ), |1−sL|/(1+sL))-Lipschitz,
         # smallest at s = 1/√(μL)
         hyper["s"] = 1.0 / math.sqrt(mu * L)
@@ -818,8 +907,7 @@ def _check(mu, L, clients, p, measure, function_class, C, zeta, rounds, D):
     n = int(clients)
     pp = np.full(n, 1.0 / n) if p is None else np.asarray(p, dtype=np.float64)
     if pp.shape != (n,) or not np.all(np.isfinite(pp)) or np.any(pp <= 0) or abs(pp.sum() - 1) > 1e-9:
-        raise ValueError(f"hypothesis p_i > 0, sum p_i = 1 over the {n} clients violated: "
-                         f"p={np.asarray(p).tolist()}")
+        raise ValueError(f"hypothesis p_i > 0, sum p_i = 1 over the {n} clients violated: p={np.asarray(p).tolist()}")
     if zeta is not None and not (isinstance(zeta, (int, float)) and zeta > 0 and math.isfinite(zeta)):
         raise ValueError(f"hypothesis zeta > 0 violated: zeta={zeta!r}")
     if zeta is None and not (isinstance(C, (int, float)) and C > 0 and math.isfinite(C)):
@@ -837,10 +925,25 @@ def _check(mu, L, clients, p, measure, function_class, C, zeta, rounds, D):
     return n, pp
 
 
-def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None, measure: str = "rate",
-            function_class: str = "quadratic", C: float = 1.0, zeta: float | None = None, rounds: int | None = None,
-            D: float | None = None, probe_starts: int = 4, probe_dim: int | None = None, seed: int = 0,
-            hyper: dict | None = None, delta: float | None = None) -> Certificate:
+def certify(
+    method: Any,
+    *,
+    mu: float,
+    L: float,
+    clients: int = 2,
+    p: Any = None,
+    measure: str = "rate",
+    function_class: str = "quadratic",
+    C: float = 1.0,
+    zeta: float | None = None,
+    rounds: int | None = None,
+    D: float | None = None,
+    probe_starts: int = 4,
+    probe_dim: int | None = None,
+    seed: int = 0,
+    hyper: dict | None = None,
+    delta: float | None = None,
+) -> Certificate:
     r"""Certified worst case of ``method`` over n = ``clients`` heterogeneous clients with weights ``p``
     (default uniform): see the module docstring for the class, the measures and the lower bounds.
 
@@ -870,31 +973,48 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
     mu, L = float(mu), float(L)
     m = _resolve(method, hyper, mu, L)
     if not m.linear:
-        raise ValueError(f"method {m.name!r} has a nonlinear server rule (ServerMap), a scalar update that reads the "
-                         "state or a test-stopped local solver: its round is not a linear combination of points and "
-                         "gradients, so no PEP is written for it")
+        raise ValueError(
+            f"method {m.name!r} has a nonlinear server rule (ServerMap), a scalar update that reads the "
+            "state or a test-stopped local solver: its round is not a linear combination of points and "
+            "gradients, so no PEP is written for it"
+        )
     w, sc = _weights_and_scales(m, pp)
     het = "C" if zeta is None else "zeta"
     scale = float(C if zeta is None else zeta)
     D_units = None if D is None else float(D) / scale
-    hyp = {"method": m.name, "hyper": _jsonable(m.hyper), "mu": mu, "L": L, "clients": n, "p": pp.tolist(),
-           "C": None if zeta is not None else scale, "zeta": zeta, "measure": measure,
-           "function_class": function_class, "rounds": rounds, "D": D, "weighting": m.weighting, "delta": delta}
+    hyp = {
+        "method": m.name,
+        "hyper": _jsonable(m.hyper),
+        "mu": mu,
+        "L": L,
+        "clients": n,
+        "p": pp.tolist(),
+        "C": None if zeta is not None else scale,
+        "zeta": zeta,
+        "measure": measure,
+        "function_class": function_class,
+        "rounds": rounds,
+        "D": D,
+        "weighting": m.weighting,
+        "delta": delta,
+    }
     notes: list[str] = []
     details: dict[str, Any] = {}
     if measure == "rate" and any(isinstance(op, Scalars) for op in m.round):
         notes.append("the rate is measured at the first round's host scalars (they change from round to round)")
     if any(isinstance(op, Prox) and op.solver.kind == "gd" and op.solver.step_size is None for op in m.round):
-        notes.append("inexact prox step 1/(s·L·max_i sc_i + 1) with the class's L (the simulator uses the "
-                     "instance's largest eigenvalue)")
+        notes.append(
+            "inexact prox step 1/(s·L·max_i sc_i + 1) with the class's L (the simulator uses the "
+            "instance's largest eigenvalue)"
+        )
     upper, solver = None, ""
     extracted = None
     try:
         from fedtheory.certify.pep import _solve_detail
         from fedtheory.certify.federated_pep import _WRAPPER
 
-        if sod:      # no smoothness and no heterogeneity radius: true gradients (L = 1), ‖x_0 − x*‖ ≤ 1 then × D
-            assert D is not None                         # the δ-SOD class has the error measures only, which need D
+        if sod:  # no smoothness and no heterogeneity radius: true gradients (L = 1), ‖x_0 − x*‖ ≤ 1 then × D
+            assert D is not None  # the δ-SOD class has the error measures only, which need D
             scale, D_units = float(D), 1.0
             built = _build(m, measure, n, pp, w, sc, mu, 1.0, het, function_class, rounds, 1.0, delta=delta)
         else:
@@ -905,7 +1025,7 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
             details["invariants"] = built.info["invariants"]
         sq, _, solver = _solve_detail(built.pb, wrapper=_WRAPPER)
         if measure == "function-value":
-            upper = max(sq, 0.0) * scale ** 2
+            upper = max(sq, 0.0) * scale**2
         elif measure == "rate":
             upper = math.sqrt(max(sq, 0.0))
         else:
@@ -927,8 +1047,10 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
             lower, instance = extracted[0], extracted[1]
             details["extracted_lower"] = lower
     if sod:
-        notes.append("delta-SOD class: no replayed lower bound here (the probe and the quadratic extraction are "
-                     "written for F_{mu,L} clients); the value is the SDP's upper bound")
+        notes.append(
+            "delta-SOD class: no replayed lower bound here (the probe and the quadratic extraction are "
+            "written for F_{mu,L} clients); the value is the SDP's upper bound"
+        )
     elif probe_starts:
         try:
             from fedtheory.methods.probe import lower_bound
@@ -940,13 +1062,28 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
                 # the PEP's own worst case, replayed, already attains the SDP's value: the probe can no longer
                 # raise the lower bound, only cross-check the upper one independently, which one start does
                 starts = min(starts, CLOSED_GAP_PROBE_STARTS)
-                notes.append(f"the replayed PEP worst case closes the gap: the probe ran {starts} start(s) "
-                             f"of {int(probe_starts)} as an independent cross-check")
+                notes.append(
+                    f"the replayed PEP worst case closes the gap: the probe ran {starts} start(s) "
+                    f"of {int(probe_starts)} as an independent cross-check"
+                )
             details["probe_starts"] = starts
             try:
-                pv, pinst = lower_bound(m, measure=measure, mu=mu, L=L, p=pp, C=C, zeta=zeta, rounds=rounds, D=D,
-                                        dim=probe_dim, starts=starts, seed=seed, function_class=function_class)
-            except (ValueError, NotImplementedError) as err:     # a measure or method the probe does not cover
+                pv, pinst = lower_bound(
+                    m,
+                    measure=measure,
+                    mu=mu,
+                    L=L,
+                    p=pp,
+                    C=C,
+                    zeta=zeta,
+                    rounds=rounds,
+                    D=D,
+                    dim=probe_dim,
+                    starts=starts,
+                    seed=seed,
+                    function_class=function_class,
+                )
+            except (ValueError, NotImplementedError) as err:  # a measure or method the probe does not cover
                 pv, pinst = None, None
                 notes.append(f"probe lower bound not available: {err}")
             details["probe_lower"] = pv
@@ -955,8 +1092,9 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
     if function_class == "quadratic" and measure in ("error", "function-value"):
         # a probe started from the instances found so far (fedtheory.certify.lower_bounds.polish_error): the
         # start and centres chosen by exact block steps on their Hessians
-        lower, instance = _polished_lower(m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted,
-                                          details, notes)
+        lower, instance = _polished_lower(
+            m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted, details, notes
+        )
     if measure == "floor" and not sod and _local_update_hyper(m) is not None:
         lower, instance = _extreme_floor_lower(m, mu, L, pp, C, zeta, lower, instance, details, notes)
     if upper is not None:
@@ -967,17 +1105,27 @@ def certify(method: Any, *, mu: float, L: float, clients: int = 2, p: Any = None
         from fedtheory.certify.lower_bounds import unsolved_reason
 
         h = _local_update_hyper(m)
-        assert h is not None                             # checked by the elif above
+        assert h is not None  # checked by the elif above
         notes.append(unsolved_reason(mu, L, h["gamma"], _theta(h["theta"], h["K"]), solver, lower, h["alpha"]))
     status = "certified" if upper is not None else "unreliable"
     gap = None
     if upper is not None and lower is not None:
         gap = (upper - lower) / upper if upper > 0 else 0.0
-        tol = RTOL * upper + 1e-9 * (scale if measure != "function-value" else scale ** 2)
+        tol = RTOL * upper + 1e-9 * (scale if measure != "function-value" else scale**2)
         if lower > upper + tol:
             status = "unreliable"
             notes.append(f"replayed lower bound {lower!r} exceeds the upper bound {upper!r}: the SDP's value is wrong")
             upper, gap = None, None
-    return Certificate(value=upper, lower=lower, gap=gap, instance=instance, hypotheses=hyp, claim_id=CLAIM_ID,
-                       solver=solver, status=status, seconds=time.perf_counter() - t0, notes="; ".join(notes),
-                       details=details)
+    return Certificate(
+        value=upper,
+        lower=lower,
+        gap=gap,
+        instance=instance,
+        hypotheses=hyp,
+        claim_id=CLAIM_ID,
+        solver=solver,
+        status=status,
+        seconds=time.perf_counter() - t0,
+        notes="; ".join(notes),
+        details=details,
+    )

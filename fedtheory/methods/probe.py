@@ -51,6 +51,7 @@ True
 >>> round(v, 5), inst["details"]["fixed_point_residual"] < 1e-12     # certify_local_update's upper: 0.73875
 (0.73874, True)
 """
+
 from __future__ import annotations
 
 import math
@@ -84,6 +85,7 @@ SEARCH_GRADIENTS = 3
 # --------------------------------------------------------------------------------------------
 # the method and its state as a vector
 # --------------------------------------------------------------------------------------------
+
 
 def _resolve_method(method: Any, hyper: Mapping[str, Any]):
     from fedtheory.methods import get
@@ -123,10 +125,10 @@ class _Layout:
     def unpack(self, s: np.ndarray) -> dict:
         out, k = {}, 0
         for v in self.m.server:
-            out[v] = np.array(s[k:k + self.d])
+            out[v] = np.array(s[k : k + self.d])
             k += self.d
         for v in self.m.client:
-            out[v] = np.array(s[k:k + self.n * self.d]).reshape(self.n, self.d)
+            out[v] = np.array(s[k : k + self.n * self.d]).reshape(self.n, self.d)
             k += self.n * self.d
         return out
 
@@ -150,23 +152,26 @@ class _Layout:
         k = 0
         for v in self.m.server:
             if v == self.m.output:
-                P[:, k:k + self.d] = np.eye(self.d)
+                P[:, k : k + self.d] = np.eye(self.d)
             k += self.d
         w = self.m.aggregation_weights(p)
         for v in self.m.client:
             if v == self.m.output:
                 for i in range(self.n):
-                    P[:, k + i * self.d:k + (i + 1) * self.d] = w[i] * np.eye(self.d)
+                    P[:, k + i * self.d : k + (i + 1) * self.d] = w[i] * np.eye(self.d)
             k += self.n * self.d
         if self.m.output not in self.m.server + self.m.client:
-            raise ValueError(f"method {self.m.name!r}: output {self.m.output!r} is not a state variable, so a fixed "
-                             "point of the state does not determine it")
+            raise ValueError(
+                f"method {self.m.name!r}: output {self.m.output!r} is not a state variable, so a fixed "
+                "point of the state does not determine it"
+            )
         return P
 
 
 # --------------------------------------------------------------------------------------------
 # running jobs through fedtheory.methods.run (one by one, or all at once on a direct sum)
 # --------------------------------------------------------------------------------------------
+
 
 def _fed(q, c):
     from fedtheory.problems.quadratic import QuadraticFederation
@@ -212,13 +217,13 @@ def _run_jobs(m, q, jobs: list, rounds: int, batched: bool) -> list:
     if len(jobs) > 1 and len(jobs) * d > BATCH_DIMENSION:
         # the direct sum's dense eigenvectors cost (k·d)² per operation: chunks keep each run small
         step = max(1, BATCH_DIMENSION // d)
-        return [r for i in range(0, len(jobs), step) for r in _run_jobs(m, q, jobs[i:i + step], rounds, True)]
+        return [r for i in range(0, len(jobs), step) for r in _run_jobs(m, q, jobs[i : i + step], rounds, True)]
     k = len(jobs)
     A = np.zeros((n, k * d, k * d))
     V = np.zeros((n, k * d, k * d))
     for j in range(k):
-        A[:, j * d:(j + 1) * d, j * d:(j + 1) * d] = q.A
-        V[:, j * d:(j + 1) * d, j * d:(j + 1) * d] = q.eigvecs
+        A[:, j * d : (j + 1) * d, j * d : (j + 1) * d] = q.A
+        V[:, j * d : (j + 1) * d, j * d : (j + 1) * d] = q.eigvecs
     lam = np.tile(q.eigvals, (1, k))
     order = np.argsort(lam, axis=1, kind="stable")
     lam = np.take_along_axis(lam, order, axis=1)
@@ -259,8 +264,8 @@ def _round_maps(m, lay: _Layout, q, batched: bool, centres: bool = False) -> tup
                 c[i, j] = 1.0
                 jobs.append((lay.unpack(np.zeros(lay.size)), zx, c))
     cols = [lay.pack(st) for _, st in _run_jobs(m, q, jobs, 1, batched)] if jobs else []
-    M = np.column_stack(cols[:lay.size]) if lay.size else np.zeros((0, 0))
-    B = np.column_stack(cols[lay.size:]) if centres else None
+    M = np.column_stack(cols[: lay.size]) if lay.size else np.zeros((0, 0))
+    B = np.column_stack(cols[lay.size :]) if centres else None
     return M, B
 
 
@@ -280,6 +285,7 @@ def _minimizer_matrix(q) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # exact maximization of ‖B u + e‖ over the unit sphere (the trust-region subproblem, maximized)
 # --------------------------------------------------------------------------------------------
+
 
 def max_on_sphere(B: Any, e: Any) -> tuple[float, np.ndarray]:
     r"""max_{‖u‖ = 1} ‖B u + e‖ and a maximizer: the secular equation (λI − BᵀB)u = Bᵀe, λ ≥ λ_max(BᵀB),
@@ -302,7 +308,7 @@ def max_on_sphere(B: Any, e: Any) -> tuple[float, np.ndarray]:
     gnorm = float(np.linalg.norm(g))
 
     def u_of(lam: float) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):   # λ at λ_max: ‖u‖ = inf, ψ = −1, as it should
+        with np.errstate(divide="ignore", invalid="ignore"):  # λ at λ_max: ‖u‖ = inf, ψ = −1, as it should
             return gh / (lam - sig)
 
     if gnorm <= 1e-300:
@@ -312,6 +318,7 @@ def max_on_sphere(B: Any, e: Any) -> tuple[float, np.ndarray]:
         def psi(lam: float) -> float:
             nu = float(np.linalg.norm(u_of(lam)))
             return 1.0 / nu - 1.0 if math.isfinite(nu) else -1.0
+
         lo, hi = smax, smax + gnorm
         lo_eps = lo + 1e-300 + 1e-16 * scale
         if psi(lo_eps) >= 0:
@@ -325,16 +332,18 @@ def max_on_sphere(B: Any, e: Any) -> tuple[float, np.ndarray]:
         if r <= 1.0:
             t = math.sqrt(max(1.0 - r * r, 0.0))
             u = Q @ rest + t * Q[:, -1]
-        else:                                     # the secular root lies above λ_max after all
-            def u_rest(lam: float) -> np.ndarray:        # the top components are 0: never divide by λ − λ_max
+        else:  # the secular root lies above λ_max after all
+
+            def u_rest(lam: float) -> np.ndarray:  # the top components are 0: never divide by λ − λ_max
                 return np.divide(gh, lam - sig, out=np.zeros_like(gh), where=~top)
 
             def psi2(lam: float) -> float:
                 return 1.0 / float(np.linalg.norm(u_rest(lam))) - 1.0
+
             lam = scipy.optimize.brentq(psi2, smax, smax + gnorm, xtol=1e-300, rtol=1e-15, maxiter=500)
             u = Q @ u_rest(lam)
     if not np.all(np.isfinite(u)) or not float(np.linalg.norm(u)) > 0:
-        u = Q[:, -1]                              # the secular solve underflowed (B ≈ 0): any unit vector is exact
+        u = Q[:, -1]  # the secular solve underflowed (B ≈ 0): any unit vector is exact
     u = u / float(np.linalg.norm(u))
     # guard against rounding in the secular solve: the top eigenvector (either sign) is always a candidate
     best = (float(np.linalg.norm(B @ u + e)), u)
@@ -359,7 +368,7 @@ def _max_over_balls(T: np.ndarray, n: int, d: int, sweeps: int = 30) -> tuple[fl
     for _ in range(sweeps):
         old = val
         for i in range(n):
-            Ti = T[:, i * d:(i + 1) * d]
+            Ti = T[:, i * d : (i + 1) * d]
             r = T @ c.ravel() - Ti @ c[i]
             _, c[i] = max_on_sphere(Ti, r)
         val = float(np.linalg.norm(T @ c.ravel()))
@@ -371,6 +380,7 @@ def _max_over_balls(T: np.ndarray, n: int, d: int, sweeps: int = 30) -> tuple[fl
 # --------------------------------------------------------------------------------------------
 # instances
 # --------------------------------------------------------------------------------------------
+
 
 class _Space:
     """z → (A_i = U_i diag(λ_i) U_iᵀ, unit centre directions): per client d spectrum reals (sine map onto
@@ -403,7 +413,7 @@ class _Space:
         lam: Any = []
         U: Any = []
         for i in range(n):
-            zi = z[i * self.per:(i + 1) * self.per]
+            zi = z[i * self.per : (i + 1) * self.per]
             li = self.mu + (self.L - self.mu) * (1 + np.sin(zi[:d])) / 2
             Ui = self.rotation(zi[d:])
             order = np.argsort(li, kind="stable")
@@ -414,7 +424,7 @@ class _Space:
         dirs = []
         k = n * self.per
         for _ in range(self.n_dirs):
-            u = z[k:k + d]
+            u = z[k : k + d]
             dirs.append(u / max(float(np.linalg.norm(u)), 1e-300))
             k += d
         A = 0.5 * (A + np.swapaxes(A, 1, 2))
@@ -434,8 +444,8 @@ class _Space:
             for lam in pats:
                 z = np.zeros(self.size)
                 for i in range(n):
-                    z[i * self.per:i * self.per + d] = self.spectrum_z(np.sort(lam))
-                z[n * self.per:] = rng.normal(size=self.n_dirs * d)
+                    z[i * self.per : i * self.per + d] = self.spectrum_z(np.sort(lam))
+                z[n * self.per :] = rng.normal(size=self.n_dirs * d)
                 out.append(z)
         for _ in range(count):
             z = rng.normal(size=self.size)
@@ -444,7 +454,7 @@ class _Space:
                 ext[rng.integers(d)] = -np.pi / 2
                 if rng.random() < 0.5:
                     ext = -ext
-                z[i * self.per:i * self.per + d] = ext
+                z[i * self.per : i * self.per + d] = ext
             out.append(z)
         return out
 
@@ -452,6 +462,7 @@ class _Space:
 # --------------------------------------------------------------------------------------------
 # per-instance values (search: batched; report: one run per job)
 # --------------------------------------------------------------------------------------------
+
 
 def _rate_of(m, lay, q, batched):
     M, _ = _round_maps(m, lay, q, batched)
@@ -470,11 +481,11 @@ def _fixed_point_maps(m, lay, q, S0, batched):
     U, sv, Vt = np.linalg.svd(I_M)
     tol = 1e-10 * max(1.0, float(sv[0]))
     P = lay.output(q.p)
-    if sv[-1] > tol:                             # a unique fixed point per centre: solve directly
+    if sv[-1] > tol:  # a unique fixed point per centre: solve directly
         F = np.linalg.solve(I_M, B)
         resid = float(np.abs(I_M @ F - B).max()) / max(1.0, float(np.abs(B).max()))
         return F, resid, 0, 0.0, P
-    Lnull = U[:, sv <= tol]                      # left null space: ℓᵀ s is conserved by the round (if ℓᵀ b = 0)
+    Lnull = U[:, sv <= tol]  # left null space: ℓᵀ s is conserved by the round (if ℓᵀ b = 0)
     d = q.d
     Kmat = np.block([[I_M, np.zeros((S, d))], [Lnull.T, -Lnull.T @ S0]])
     rhs = np.vstack([B, np.zeros((Lnull.shape[1], B.shape[1]))])
@@ -483,7 +494,7 @@ def _fixed_point_maps(m, lay, q, S0, batched):
     _, ks, kVt = np.linalg.svd(Kmat)
     ktol = 1e-10 * max(1.0, float(ks[0]))
     rank = int(np.sum(ks > ktol))
-    N = kVt[rank:].T[:S]                         # directions of the fixed-point set (state part)
+    N = kVt[rank:].T[:S]  # directions of the fixed-point set (state part)
     free = float(np.abs(P @ N).max()) if N.size else 0.0
     return sol[:S], resid, Lnull.shape[1], free, P
 
@@ -499,7 +510,7 @@ def _floor_of(m, lay, q, S0, het, batched, sweeps=30):
         return val, c.reshape(n, d), {"conserved": n_cons, "residual": resid}
     # ζ model: ζ(c)² = Σ p_i‖A_i(x*(c) − c_i)‖² = ‖Z vec(c)‖²; the ratio's sup is a generalized singular value
     X = _minimizer_matrix(q)
-    Z = np.vstack([math.sqrt(q.p[i]) * q.A[i] @ (X - np.eye(n * d)[i * d:(i + 1) * d]) for i in range(n)])
+    Z = np.vstack([math.sqrt(q.p[i]) * q.A[i] @ (X - np.eye(n * d)[i * d : (i + 1) * d]) for i in range(n)])
     Uz, sz, Vzt = np.linalg.svd(Z)
     r = int(np.sum(sz > 1e-12 * sz[0]))
     Nz = Vzt[r:].T
@@ -559,6 +570,7 @@ def _scale_centres(q, c_dir, het, scale, fast=False):
 # the API
 # --------------------------------------------------------------------------------------------
 
+
 def _check(measure, mu, L, p, C, zeta, rounds, D, dim, starts, function_class):
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {MEASURES}, got {measure!r}")
@@ -574,8 +586,9 @@ def _check(measure, mu, L, p, C, zeta, rounds, D, dim, starts, function_class):
         raise ValueError(f"hypothesis p = n >= 2 positive weights summing to 1 violated: p={p!r}")
     if zeta is None and not (isinstance(C, (int, float, np.integer, np.floating)) and math.isfinite(C) and C > 0):
         raise ValueError(f"hypothesis C > 0 (heterogeneity radius) violated: C={C!r}")
-    if zeta is not None and not (isinstance(zeta, (int, float, np.integer, np.floating)) and math.isfinite(zeta)
-                                 and zeta > 0):
+    if zeta is not None and not (
+        isinstance(zeta, (int, float, np.integer, np.floating)) and math.isfinite(zeta) and zeta > 0
+    ):
         raise ValueError(f"hypothesis zeta > 0 violated: zeta={zeta!r}")
     if measure in ("error", "function-value"):
         if rounds is None or isinstance(rounds, bool) or int(rounds) != rounds or rounds < 1:
@@ -589,9 +602,23 @@ def _check(measure, mu, L, p, C, zeta, rounds, D, dim, starts, function_class):
     return pp
 
 
-def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: float = 1.0, zeta: float | None = None,
-                rounds: int | None = None, D: float | None = None, dim: int | None = None, starts: int = 4,
-                seed: int = 0, function_class: str = "quadratic", **hyper: Any) -> tuple[float, dict]:
+def lower_bound(
+    method: Any,
+    *,
+    measure: str,
+    mu: float,
+    L: float,
+    p: Any,
+    C: float = 1.0,
+    zeta: float | None = None,
+    rounds: int | None = None,
+    D: float | None = None,
+    dim: int | None = None,
+    starts: int = 4,
+    seed: int = 0,
+    function_class: str = "quadratic",
+    **hyper: Any,
+) -> tuple[float, dict]:
     r"""The largest value of ``measure`` found on quadratic federations of the class, computed by
     :func:`fedtheory.methods.run` on the instance returned (a lower bound on the method's worst case).
 
@@ -624,8 +651,10 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
     pp = _check(measure, mu, L, p, C, zeta, rounds, D, dim, starts, function_class)
     m = _resolve_method(method, hyper)
     if not m.linear:
-        raise ValueError(f"method {m.name!r} has a nonlinear server rule: its round is not affine on quadratics, "
-                         "and this probe needs that structure (no lower bound computed)")
+        raise ValueError(
+            f"method {m.name!r} has a nonlinear server rule: its round is not affine on quadratics, "
+            "and this probe needs that structure (no lower bound computed)"
+        )
     mu, L = float(mu), float(L)
     n = int(pp.size)
     d = int(dim) if dim is not None else max(2, n)
@@ -646,8 +675,10 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
     if not same:
         notes.append("the method's name + hyper do not rebuild it: replay(instance, method=...) needs the Method")
     if measure in ("rate", "floor") and any(type(op).__name__ == "Scalars" for op in m.round):
-        notes.append("the round's coefficients follow host scalars: rate and floor are those of the first round "
-                     "(initial scalars)")
+        notes.append(
+            "the round's coefficients follow host scalars: rate and floor are those of the first round "
+            "(initial scalars)"
+        )
     if function_class != "quadratic":
         notes.append("lower bound from a quadratic instance (quadratics belong to the smooth strongly convex class)")
     space = _Space(n, d, mu, L, pp, n_dirs=n if measure in ("error", "function-value") and het == "zeta" else 0)
@@ -695,20 +726,43 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
         except (ValueError, np.linalg.LinAlgError):
             continue
     scored.sort(key=lambda t: -t[0])
-    res = probe(objective, Custom(space.size, space.decode), rng=rng, n_random=2 * starts, n_starts=starts - max(1, starts // 2),
-                maxiter=SEARCH_MAXITER, method="L-BFGS-B", starts=[z for _, z in scored[:max(1, starts // 2)]],
-                options={"maxfun": SEARCH_GRADIENTS, "maxls": 5})
+    res = probe(
+        objective,
+        Custom(space.size, space.decode),
+        rng=rng,
+        n_random=2 * starts,
+        n_starts=starts - max(1, starts // 2),
+        maxiter=SEARCH_MAXITER,
+        method="L-BFGS-B",
+        starts=[z for _, z in scored[: max(1, starts // 2)]],
+        options={"maxfun": SEARCH_GRADIENTS, "maxls": 5},
+    )
     best_z = np.asarray(res.worst_z) if res.worst_value >= (scored[0][0] if scored else -math.inf) else scored[0][1]
     search_value = max(res.worst_value, scored[0][0] if scored else -math.inf)
     q, dirs = space.decode(best_z, fast=False)
 
-    instance: dict = {"measure": measure, "method": spec, "mu": mu, "L": L, "p": pp.tolist(), "C": None if zeta
-                      else scale, "zeta": zeta, "rounds": rounds, "D": D, "dim": d, "function_class": function_class,
-                      "seed": int(seed), "path": _path(m)}
-    details: dict = {"search_value": float(search_value), "evaluations": res.n_evaluations + len(cands),
-                     "failed_evaluations": res.n_failed}
+    instance: dict = {
+        "measure": measure,
+        "method": spec,
+        "mu": mu,
+        "L": L,
+        "p": pp.tolist(),
+        "C": None if zeta else scale,
+        "zeta": zeta,
+        "rounds": rounds,
+        "D": D,
+        "dim": d,
+        "function_class": function_class,
+        "seed": int(seed),
+        "path": _path(m),
+    }
+    details: dict = {
+        "search_value": float(search_value),
+        "evaluations": res.n_evaluations + len(cands),
+        "failed_evaluations": res.n_failed,
+    }
     if measure == "rate":
-        q = _fed(q, np.zeros((n, d)))              # the rate does not depend on the centres
+        q = _fed(q, np.zeros((n, d)))  # the rate does not depend on the centres
         _, s_top, _ = _rate_of(m, lay, q, False)
         instance.update(federation=q.to_json(), state=lay.unpack(s_top), state_prime=lay.unpack(np.zeros(lay.size)))
     elif measure == "floor":
@@ -720,14 +774,16 @@ def lower_bound(method: Any, *, measure: str, mu: float, L: float, p: Any, C: fl
         else:
             qs, h0 = _scale_centres(q, c_unit, het, scale)
             if not h0 > 0:
-                qs = _fed(q, c_unit)           # heterogeneity 0: every centre at o, the floor is 0
+                qs = _fed(q, c_unit)  # heterogeneity 0: every centre at o, the floor is 0
             F, resid, n_cons, _, _ = _fixed_point_maps(m, lay, qs, S0, False)
             s_star = F @ qs.c.ravel()
             instance.update(federation=qs.to_json(), fixed_point=lay.unpack(s_star))
             details.update(conserved_quantities=n_cons, fixed_point_solve_residual=resid)
             if n_cons:
-                notes.append(f"I − M is singular: {n_cons} conserved quantities fixed at their initial values, "
-                             "fixed point by least squares (residual checked)")
+                notes.append(
+                    f"I − M is singular: {n_cons} conserved quantities fixed at their initial values, "
+                    "fixed point by least squares (residual checked)"
+                )
             # linearity in the centres is verified, not assumed: the floor at unit heterogeneity, scaled
             if h0 > 0:
                 qu = _fed(q, c_unit / h0)
@@ -789,8 +845,9 @@ def _value(m, instance: Mapping[str, Any]) -> tuple[float, dict]:
     if measure == "rate":
         s = lay.pack(instance["state"])
         s2 = lay.pack(instance["state_prime"])
-        (_, a), (_, b) = _run_jobs(m, q, [(lay.unpack(s), np.zeros(q.d), q.c), (lay.unpack(s2), np.zeros(q.d), q.c)],
-                                   1, False)
+        (_, a), (_, b) = _run_jobs(
+            m, q, [(lay.unpack(s), np.zeros(q.d), q.c), (lay.unpack(s2), np.zeros(q.d), q.c)], 1, False
+        )
         num = lay.norm_sq(lay.pack(a) - lay.pack(b), q.p)
         den = lay.norm_sq(s - s2, q.p)
         return math.sqrt(num / den), {}
@@ -807,7 +864,7 @@ def _value(m, instance: Mapping[str, Any]) -> tuple[float, dict]:
     if measure == "error":
         return float(np.linalg.norm(e)), {}
     Abar = np.einsum("i,ijk->jk", q.p, q.A)
-    return 0.5 * float(e @ Abar @ e), {}      # F(x) − F* exactly, for F = Σ p_i f_i quadratic
+    return 0.5 * float(e @ Abar @ e), {}  # F(x) − F* exactly, for F = Σ p_i f_i quadratic
 
 
 def replay(instance: Mapping[str, Any], *, method: Any = None) -> float:

@@ -29,6 +29,7 @@ over clients).
 >>> bool(np.abs(a.x - b.x).max() < 1e-12), a.x.shape
 (True, (31, 3))
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,8 +42,19 @@ import numpy as np
 
 from fedtheory.algorithms.clients import ClientSampler, QuadraticArrays
 from fedtheory.algorithms.theta import Theta, _is_torch, geometric_sum
-from fedtheory.methods.ir import (Aggregate, ClientProgram, Combine, Gradient, LocalSteps, Method, Prox, Scalars,
-                                  ServerMap, _writes, coef_value)
+from fedtheory.methods.ir import (
+    Aggregate,
+    ClientProgram,
+    Combine,
+    Gradient,
+    LocalSteps,
+    Method,
+    Prox,
+    Scalars,
+    ServerMap,
+    _writes,
+    coef_value,
+)
 
 __all__ = ["History", "simulate", "PATHS", "choose_path"]
 
@@ -98,9 +110,14 @@ class History:
 
     def to_numpy(self) -> "History":
         """A copy with every array on the host as numpy."""
-        return dataclasses.replace(self, x=_to_numpy(self.x), comm_rounds=_to_numpy(self.comm_rounds),
-                                   oracle_calls=_to_numpy(self.oracle_calls),
-                                   state={k: _to_numpy(v) for k, v in self.state.items()}, _cache={})
+        return dataclasses.replace(
+            self,
+            x=_to_numpy(self.x),
+            comm_rounds=_to_numpy(self.comm_rounds),
+            oracle_calls=_to_numpy(self.oracle_calls),
+            state={k: _to_numpy(v) for k, v in self.state.items()},
+            _cache={},
+        )
 
     @property
     def x_star(self) -> np.ndarray:
@@ -146,6 +163,7 @@ class History:
 # spaces: what each primitive does on a federation
 # --------------------------------------------------------------------------------------------
 
+
 def _rotate_in(be, V: Any, Z: Any) -> Any:
     """V_iᵀz_i for every row: one batched product (einsum would plan its contraction on every call)."""
     return be.matmul(Z[:, None, :], V)[:, 0, :]
@@ -162,7 +180,7 @@ def _index(be, idx: np.ndarray) -> Any:
 class _Space:
     """The federation on one backend, with the per-client scale sc_i (1, or n p_i for the uniform view)."""
 
-    all_rows: Any          # every client's row index, in the form the backend indexes with (set by each space)
+    all_rows: Any  # every client's row index, in the form the backend indexes with (set by each space)
     # the step path's sampling state, set only by the spaces that sample (simulate checks with hasattr)
     batch: Any
     rng: Any
@@ -200,9 +218,15 @@ class _Space:
     def quadratic_rows(self, arr: Any, rows: Any) -> Any:
         """The sampled quadratic clients as :class:`~fedtheory.algorithms.clients.QuadraticArrays` (client programs
         read it)."""
-        return QuadraticArrays(A=self.take(arr["A"], rows), c=self.take(arr["c"], rows), p=self.take(arr["p"], rows),
-                               eigvals=self.take(arr["eigvals"], rows), eigvecs=self.take(arr["eigvecs"], rows),
-                               n=int(rows.shape[0]), d=self.d)
+        return QuadraticArrays(
+            A=self.take(arr["A"], rows),
+            c=self.take(arr["c"], rows),
+            p=self.take(arr["p"], rows),
+            eigvals=self.take(arr["eigvals"], rows),
+            eigvecs=self.take(arr["eigvecs"], rows),
+            n=int(rows.shape[0]),
+            d=self.d,
+        )
 
     def client_rows(self, Z: Any) -> Any:
         """Client values (n, d) in original coordinates -> this space's representation."""
@@ -223,7 +247,7 @@ class _StepSpace(_Space):
         super().__init__(fed, method, be)
         self.finite_sum = hasattr(fed, "batched_grads")
         # FiniteSumFederation folds a factor into its residuals and takes a shared (d,) point; others may not
-        kind: Any = type(fed)                                 # batched_grads is a method of the class
+        kind: Any = type(fed)  # batched_grads is a method of the class
         self._folds_factor = self.finite_sum and _takes_factor(kind)
         self.all_rows = _index(be, np.arange(self.n))
         if self.finite_sum:
@@ -235,19 +259,19 @@ class _StepSpace(_Space):
             self.A = arr["A"] * self.scale[:, None, None]
             self.c = arr["c"]
             self._quad = (arr["eigvals"] * self.scale[:, None], arr["eigvecs"], self.c)
-        self.batch: Any = None          # the run's mini-batch size (finite sums)
+        self.batch: Any = None  # the run's mini-batch size (finite sums)
         self.rng: Any = None
-        self.rounds = 0                 # the run's rounds (sizes one-off set-ups against their saving)
-        self._gram: Any = None          # least squares in sample space: A_iA_iᵀ, sc_i/m_i, per-op decisions
+        self.rounds = 0  # the run's rounds (sizes one-off set-ups against their saving)
+        self._gram: Any = None  # least squares in sample space: A_iA_iᵀ, sc_i/m_i, per-op decisions
         self._residual_weights: Any = None
         self._sample_space_ops: dict = {}
-        self._c_hat: Any = None         # V_iᵀc_i (the exact prox)
+        self._c_hat: Any = None  # V_iᵀc_i (the exact prox)
 
     def broadcast(self, x: Any, rows: Any) -> Any:
         m = int(rows.shape[0])
         if self.be.name != "numpy":
             return x[None, :].expand(m, self.d)
-        out = np.empty((m, self.d))                    # a plain copy: cheaper than broadcast_to's Python wrapper
+        out = np.empty((m, self.d))  # a plain copy: cheaper than broadcast_to's Python wrapper
         out[...] = x
         return out
 
@@ -270,7 +294,7 @@ class _StepSpace(_Space):
         if not self.unit_scale:
             factor = factor * self.take(self.scale, rows)[:, None]
         elif factor == 1.0 and len(Y.shape) == 2:
-            factor = None                                     # the plain gradient, as other callers compute it
+            factor = None  # the plain gradient, as other callers compute it
         # clients=None under full participation: no copy of the clients' data
         clients = None if rows is self.all_rows else idx_host
         if self._folds_factor:
@@ -281,8 +305,19 @@ class _StepSpace(_Space):
         g = self.fed.batched_grads(self.arrays, Y, batches, clients=clients)
         return g if factor is None else factor * g
 
-    def local_steps(self, op: LocalSteps, Y0: Any, anchor: Any, shift: Any, gamma: float, alpha: float,
-                    rows: Any, idx_host: np.ndarray, weights: tuple | None = None, at: Any = None) -> tuple[Any, Any]:
+    def local_steps(
+        self,
+        op: LocalSteps,
+        Y0: Any,
+        anchor: Any,
+        shift: Any,
+        gamma: float,
+        alpha: float,
+        rows: Any,
+        idx_host: np.ndarray,
+        weights: tuple | None = None,
+        at: Any = None,
+    ) -> tuple[Any, Any]:
         """K literal local steps. ``weights``: the message's θ_k (None: no message); ``at``: the server point
         when every row of ``Y0`` is that point (``Y0`` may then be None): the first gradient is one mat-vec.
 
@@ -293,8 +328,9 @@ class _StepSpace(_Space):
         graph: no in-place writes)."""
         K = op.steps
         if at is not None and not alpha and shift is None and self._sample_space(op):
-            return self.fed.sample_space_steps(self.arrays, at, K, gamma, weights, op.out is not None,
-                                               self._residual_weights, self._gram)
+            return self.fed.sample_space_steps(
+                self.arrays, at, K, gamma, weights, op.out is not None, self._residual_weights, self._gram
+            )
         moves = op.out is not None or K > 1
         uniform = weights is not None and all(t == weights[0] for t in weights)
         if gamma != 0 and moves:
@@ -305,7 +341,7 @@ class _StepSpace(_Space):
             c = 1.0
         inplace = self.be.name == "numpy"
         Y = at if at is not None else Y0
-        acc = None                                              # Σ (θ_k/c)·(c g_k), or Σ c g_k when θ is uniform
+        acc = None  # Σ (θ_k/c)·(c g_k), or Σ c g_k when θ is uniform
         for k in range(K):
             G = self.grad(Y, rows, idx_host, factor=c)
             if alpha:
@@ -329,8 +365,8 @@ class _StepSpace(_Space):
                 if inplace and Y is not at and Y is not Y0:
                     Y -= step
                 else:
-                    Y = Y - step                                # the first move: a new array (Y0 is the caller's)
-        if len(Y.shape) == 1:                                   # never moved (γ = 0): the broadcast start itself
+                    Y = Y - step  # the first move: a new array (Y0 is the caller's)
+        if len(Y.shape) == 1:  # never moved (γ = 0): the broadcast start itself
             Y = self.broadcast(at, rows) if Y0 is None else Y0
         msg = None
         if weights is not None:
@@ -342,13 +378,23 @@ class _StepSpace(_Space):
                 msg = acc
         return Y, msg
 
-    def message_mean(self, op: LocalSteps, at: Any, gamma: float, alpha: float, weights: tuple, w: Any, rows: Any,
-                     idx_host: np.ndarray) -> Any:
+    def message_mean(
+        self,
+        op: LocalSteps,
+        at: Any,
+        gamma: float,
+        alpha: float,
+        weights: tuple,
+        w: Any,
+        rows: Any,
+        idx_host: np.ndarray,
+    ) -> Any:
         """Σ_i w_i·(client i's message) of ``op``'s local steps from the server point ``at`` (every client):
         in the sample space one flat pass over the data for the sum, else the messages and :meth:`reduce`."""
         if not alpha and self._sample_space(op):
-            return self.fed.sample_space_steps(self.arrays, at, op.steps, gamma, weights, False,
-                                               self._residual_weights, self._gram, reduce=w)[1]
+            return self.fed.sample_space_steps(
+                self.arrays, at, op.steps, gamma, weights, False, self._residual_weights, self._gram, reduce=w
+            )[1]
         _, msg = self.local_steps(op, None, None, None, gamma, alpha, rows, idx_host, weights, at=at)
         return self.reduce(msg, w, rows)
 
@@ -361,23 +407,26 @@ class _StepSpace(_Space):
         if decided is not None:
             return decided
         use = self.finite_sum and self.batch is None and hasattr(self.fed, "sample_space_steps") and not self.fed.l2
-        if use and op.steps > 1:                           # one step is two passes over the data either way
+        if use and op.steps > 1:  # one step is two passes over the data either way
             m, d = (int(v) for v in self.arrays["a"].shape[1:])
             saving = self.rounds * (op.steps - 1) * (4.0 * m * d - 2.0 * m * m)
             use = saving > 2.0 * m * m * d
             if use and self._gram is None:
                 self._gram = self.fed.gram(self.arrays)
         if use and self._residual_weights is None:
-            self._residual_weights = self.fed.residual_weights(self.arrays,
-                                                               None if self.unit_scale else self.scale[:, None])
+            self._residual_weights = self.fed.residual_weights(
+                self.arrays, None if self.unit_scale else self.scale[:, None]
+            )
         self._sample_space_ops[id(op)] = use
         return use
 
     def _quadratic(self) -> tuple[Any, Any, Any]:
         if self._quad is None:
             if not hasattr(self.fed, "to_quadratic"):
-                raise ValueError(f"an exact prox needs quadratic clients; {type(self.fed).__name__} has none: "
-                                 "give the method a local solver (solver='gd', steps=...)")
+                raise ValueError(
+                    f"an exact prox needs quadratic clients; {type(self.fed).__name__} has none: "
+                    "give the method a local solver (solver='gd', steps=...)"
+                )
             arr = self.fed.to_quadratic().on(self.be)
             self._quad = (arr["eigvals"] * self.scale[:, None], arr["eigvecs"], arr["c"])
         return self._quad
@@ -387,7 +436,7 @@ class _StepSpace(_Space):
         be = self.be
         Vr, lr = self.take(V, rows), self.take(lam, rows)
         vh = _rotate_in(be, Vr, V_in)
-        if self._c_hat is None:                          # the clients' centres in their bases: once per run
+        if self._c_hat is None:  # the clients' centres in their bases: once per run
             self._c_hat = _rotate_in(be, V, c)
         yh = (vh + s * lr * self.take(self._c_hat, rows)) / (1 + s * lr)
         return be.matmul(Vr, yh[..., None])[..., 0]
@@ -400,8 +449,12 @@ class _StepSpace(_Space):
         if self.batch is not None:
             from fedtheory.problems.finite_sum import sample_batches
 
-            batches = np.stack([sample_batches(self.rng, self.fed.counts, int(self.batch), idx_host)
-                                for _ in range(prog.batches_per_round(True))])
+            batches = np.stack(
+                [
+                    sample_batches(self.rng, self.fed.counts, int(self.batch), idx_host)
+                    for _ in range(prog.batches_per_round(True))
+                ]
+            )
         return prog.finite_sum_messages(self.arrays, y, idx_host, batches, self.be)
 
     def smoothness(self) -> float:
@@ -419,8 +472,10 @@ class _OracleSpace(_StepSpace):
         if be.name != "numpy":
             raise ValueError("client oracles (and test-stopped local solvers) run on the numpy backend")
         if method.weighting != "uniform-view":
-            raise ValueError(f"method {method.name!r} weighs clients by p; client oracles serve the uniform view "
-                             "n p_i f_i with weights 1/n (weighting='uniform-view'): run it on the federation")
+            raise ValueError(
+                f"method {method.name!r} weighs clients by p; client oracles serve the uniform view "
+                "n p_i f_i with weights 1/n (weighting='uniform-view'): run it on the federation"
+            )
         self.fed, self.be = oracles, be
         self.n, self.d = int(oracles.n), int(oracles.d)
         self.p_agg = np.full(self.n, 1.0 / self.n)
@@ -436,7 +491,7 @@ class _OracleSpace(_StepSpace):
         self._sample_space_ops: dict = {}
 
     def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False, factor: float = 1.0) -> Any:
-        if Y.ndim == 1:                                # every client at the same point (local steps' first)
+        if Y.ndim == 1:  # every client at the same point (local steps' first)
             Y = np.broadcast_to(Y, (int(idx_host.shape[0]), self.d))
         g = self.fed.grads(Y, idx_host)
         return g if factor == 1.0 else factor * g
@@ -444,8 +499,9 @@ class _OracleSpace(_StepSpace):
     def prox_exact(self, V_in: Any, s: float, rows: Any) -> Any:
         X = self.fed.prox(V_in, np.zeros_like(V_in), 1.0 / s, self.all_rows[rows])
         if X is None:
-            raise ValueError(f"an exact prox needs a closed form; {type(self.fed).__name__} has none: give the "
-                             "method a local solver")
+            raise ValueError(
+                f"an exact prox needs a closed form; {type(self.fed).__name__} has none: give the method a local solver"
+            )
         return X
 
     def program_message(self, op: ClientProgram, y: Any, rows: Any, idx_host: np.ndarray) -> Any:
@@ -492,26 +548,51 @@ class _SpectralSpace(_Space):
         cached = self._coefficients.get(key) if key is not None else None
         if cached is None:
             r = gamma * (lam + alpha)
-            cached = (gamma * geometric_sum(r, K, self.be) if want_point else None,
-                      theta.polynomial_s(r, self.be) if want_msg else None)
+            cached = (
+                gamma * geometric_sum(r, K, self.be) if want_point else None,
+                theta.polynomial_s(r, self.be) if want_msg else None,
+            )
             if key is not None:
                 self._coefficients[key] = cached
         Y = Y0 - cached[0] * g1 if want_point else None
         msg = cached[1] * g1 if want_msg else None
         return Y, msg
 
-    def local_steps(self, op: LocalSteps, Y0: Any, anchor: Any, shift: Any, gamma: float, alpha: float,
-                    rows: Any, idx_host: np.ndarray, weights: tuple | None = None) -> tuple[Any, Any]:
+    def local_steps(
+        self,
+        op: LocalSteps,
+        Y0: Any,
+        anchor: Any,
+        shift: Any,
+        gamma: float,
+        alpha: float,
+        rows: Any,
+        idx_host: np.ndarray,
+        weights: tuple | None = None,
+    ) -> tuple[Any, Any]:
         key = (id(op), gamma, alpha) if rows is self.all_rows else None
-        return self.closed_steps(Y0, self.take(self.lam, rows), self.take(self.ch, rows), anchor, shift, gamma, alpha,
-                                 op.steps, op.weights(), op.out is not None, op.message is not None, key)
+        return self.closed_steps(
+            Y0,
+            self.take(self.lam, rows),
+            self.take(self.ch, rows),
+            anchor,
+            shift,
+            gamma,
+            alpha,
+            op.steps,
+            op.weights(),
+            op.out is not None,
+            op.message is not None,
+            key,
+        )
 
     def program_message(self, op: ClientProgram, y: Any, rows: Any, idx_host: np.ndarray) -> Any:
         # B_i = the program's message operator (built once per run), message B_i(y − c_i) in client i's basis
         key = id(op)
         if key not in self._programs:
-            self._programs[key] = op.program.quadratic_operators(self.quadratic_rows(self.arrays, self.all_rows),
-                                                                 self.be)
+            self._programs[key] = op.program.quadratic_operators(
+                self.quadratic_rows(self.arrays, self.all_rows), self.be
+            )
         B = self.take(self._programs[key], rows)
         msg = self.be.matmul(B, (y[None, :] - self.take(self.arrays["c"], rows))[..., None])[..., 0]
         return _rotate_in(self.be, self.take(self.V, rows), msg)
@@ -528,6 +609,7 @@ class _SpectralSpace(_Space):
 # the interpreter
 # --------------------------------------------------------------------------------------------
 
+
 def _is_quadratic(fed: Any) -> bool:
     return hasattr(fed, "eigvecs") and hasattr(fed, "A") and not hasattr(fed, "batched_grads")
 
@@ -540,8 +622,9 @@ def _rotations_per_round(method: Method) -> int:
     for op in method.round:
         if isinstance(op, Aggregate):
             aggs += 1
-        elif not isinstance(op, (Scalars, ServerMap)) and not (isinstance(op, Combine)
-                                                                and method.scope(op.out) == "server"):
+        elif not isinstance(op, (Scalars, ServerMap)) and not (
+            isinstance(op, Combine) and method.scope(op.out) == "server"
+        ):
             reads.update(v for v in op.reads if method.scope(v) == "server")
     return len(reads) + aggs + (1 if method.scope(method.output) == "client" else 0)
 
@@ -559,9 +642,15 @@ def _literal_flops(method: Method, grad_flops: float, d: int, later_step_flops: 
         elif isinstance(op, Gradient):
             total += grad_flops
         elif isinstance(op, LocalSteps):
-            in_sample_space = (later_step_flops is not None and op.anchor is None and op.shift is None
-                               and method.scope(op.start) == "server")
-            later = min(grad_flops, later_step_flops) if in_sample_space and later_step_flops is not None else grad_flops
+            in_sample_space = (
+                later_step_flops is not None
+                and op.anchor is None
+                and op.shift is None
+                and method.scope(op.start) == "server"
+            )
+            later = (
+                min(grad_flops, later_step_flops) if in_sample_space and later_step_flops is not None else grad_flops
+            )
             total += grad_flops + (op.steps - 1) * later
         elif isinstance(op, ClientProgram):
             total += int(op.program.local_steps) * grad_flops
@@ -572,8 +661,15 @@ def _spectral_capable(federation: Any) -> bool:
     return _is_quadratic(federation) or hasattr(federation, "to_quadratic")
 
 
-def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto", *, batch_size: int | None = None,
-                clients_per_round: int | None = None) -> str:
+def choose_path(
+    method: Method,
+    federation: Any,
+    rounds: int,
+    path: str = "auto",
+    *,
+    batch_size: int | None = None,
+    clients_per_round: int | None = None,
+) -> str:
     """The path a run takes, by a cost model in flops (both paths are exact).
 
     The literal path costs rounds × participants × local work × one local gradient (2d² on a quadratic
@@ -596,13 +692,16 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
         raise ValueError(f"path must be one of {PATHS}, got {path!r}")
     if method.step_only:
         if path == "spectral":
-            raise ValueError(f"method {method.name!r} has a test-stopped local solver or a scalar update that reads "
-                             "the state: it runs on the step path only")
+            raise ValueError(
+                f"method {method.name!r} has a test-stopped local solver or a scalar update that reads "
+                "the state: it runs on the step path only"
+            )
         return "step"
     if path == "spectral":
         if not _spectral_capable(federation):
-            raise ValueError(f"the spectral path needs quadratic (or least-squares) clients, got "
-                             f"{type(federation).__name__}")
+            raise ValueError(
+                f"the spectral path needs quadratic (or least-squares) clients, got {type(federation).__name__}"
+            )
         if batch_size is not None:
             raise ValueError("the spectral path uses full local gradients: batch_size must be None")
         return "spectral"
@@ -615,21 +714,35 @@ def choose_path(method: Method, federation: Any, rounds: int, path: str = "auto"
         literal = rounds * part * _literal_flops(method, grad_flops, d)
     else:
         m = float(np.mean(federation.counts))
-        grad_flops, setup = 4.0 * m * d, n * (2.0 * m * d * d + 10.0 * d ** 3)
+        grad_flops, setup = 4.0 * m * d, n * (2.0 * m * d * d + 10.0 * d**3)
         literal = rounds * part * _literal_flops(method, grad_flops, d)
         if hasattr(federation, "sample_space_steps") and not federation.l2 and clients_per_round is None:
             # local steps in the sample space: 2m² flops a step after the first, the Gram matrices once
-            literal = min(literal, n * 2.0 * m * m * d + rounds * n * _literal_flops(method, grad_flops, d,
-                                                                                       2.0 * m * m))
+            literal = min(
+                literal, n * 2.0 * m * m * d + rounds * n * _literal_flops(method, grad_flops, d, 2.0 * m * m)
+            )
     spectral = setup + rounds * part * _rotations_per_round(method) * 2.0 * d * d
     return "spectral" if spectral < literal else "step"
 
 
-def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str = "auto", backend: Any = "numpy",
-             device: Any = None, seed: Any = None, batch_size: int | None = None,
-             clients_per_round: int | None = None, client_sampling: str = "without_replacement",
-             state: dict | None = None, scalars: dict | None = None, trace: bool = False,
-             until: Any = None) -> History:
+def simulate(
+    method: Method,
+    federation: Any,
+    x0: Any,
+    rounds: int,
+    *,
+    path: str = "auto",
+    backend: Any = "numpy",
+    device: Any = None,
+    seed: Any = None,
+    batch_size: int | None = None,
+    clients_per_round: int | None = None,
+    client_sampling: str = "without_replacement",
+    state: dict | None = None,
+    scalars: dict | None = None,
+    trace: bool = False,
+    until: Any = None,
+) -> History:
     """Run ``rounds`` rounds of ``method`` on ``federation`` from ``x0`` (see :func:`fedtheory.methods.run`).
 
     ``federation`` may also be :class:`~fedtheory.problems.clients.ClientOracles` (the uniform view; step path,
@@ -645,22 +758,29 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     from fedtheory.backends import get_backend
 
     if not isinstance(method, Method):
-        raise ValueError(f"method must be a fedtheory.methods.Method (see fedtheory.methods.get), "
-                         f"got {type(method).__name__}")
+        raise ValueError(
+            f"method must be a fedtheory.methods.Method (see fedtheory.methods.get), got {type(method).__name__}"
+        )
     if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
         raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
     rounds = int(rounds)
     from fedtheory.problems.clients import ClientOracles, client_oracles
 
     given_oracles = isinstance(federation, ClientOracles)
-    if not given_oracles and not (hasattr(federation, "p") and (hasattr(federation, "batched_grads")
-                                                                or _is_quadratic(federation))):
-        raise ValueError(f"federation must be a QuadraticFederation, a FiniteSumFederation or ClientOracles, "
-                         f"got {type(federation).__name__}")
+    if not given_oracles and not (
+        hasattr(federation, "p") and (hasattr(federation, "batched_grads") or _is_quadratic(federation))
+    ):
+        raise ValueError(
+            f"federation must be a QuadraticFederation, a FiniteSumFederation or ClientOracles, "
+            f"got {type(federation).__name__}"
+        )
     if given_oracles and path == "spectral":
         raise ValueError("client oracles run on the step path only")
-    chosen = "step" if given_oracles else choose_path(method, federation, rounds, path, batch_size=batch_size,
-                                                      clients_per_round=clients_per_round)
+    chosen = (
+        "step"
+        if given_oracles
+        else choose_path(method, federation, rounds, path, batch_size=batch_size, clients_per_round=clients_per_round)
+    )
     be = get_backend(backend, device=device)
     space: _Space
     if given_oracles or any(isinstance(op, Prox) and op.solver.kind == "local" for op in method.round):
@@ -673,8 +793,10 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     n, d = space.n, space.d
     if batch_size is not None:
         if not getattr(space, "finite_sum", False):
-            raise ValueError("batch_size needs clients that hold samples (a FiniteSumFederation); "
-                             "a QuadraticFederation is full-batch")
+            raise ValueError(
+                "batch_size needs clients that hold samples (a FiniteSumFederation); "
+                "a QuadraticFederation is full-batch"
+            )
         from fedtheory.problems.finite_sum import check_batch_size
 
         check_batch_size(int(batch_size), federation.counts)
@@ -682,11 +804,15 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     sampler = ClientSampler(clients_per_round, client_sampling)
     if sampler.M is not None:
         if not method.sampling:
-            raise ValueError(f"method {method.name!r} is defined for full participation only "
-                             f"(clients_per_round must be None, got {clients_per_round})")
+            raise ValueError(
+                f"method {method.name!r} is defined for full participation only "
+                f"(clients_per_round must be None, got {clients_per_round})"
+            )
         if method.client and sampler.scheme != "without_replacement":
-            raise ValueError(f"method {method.name!r} keeps client state: sample clients without replacement "
-                             "(client_sampling='without_replacement')")
+            raise ValueError(
+                f"method {method.name!r} keeps client state: sample clients without replacement "
+                "(client_sampling='without_replacement')"
+            )
         if sampler.scheme == "without_replacement" and sampler.M > n:
             raise ValueError(f"clients_per_round M={sampler.M} exceeds the n={n} clients")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -703,8 +829,10 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     if given is not None:
         missing = [v for v in method.server + method.client if v not in given]
         if missing or set(given) - set(method.server + method.client):
-            raise ValueError(f"state must give exactly the state variables {list(method.server + method.client)} "
-                             f"of {method.name!r}, got {sorted(given)}")
+            raise ValueError(
+                f"state must give exactly the state variables {list(method.server + method.client)} "
+                f"of {method.name!r}, got {sorted(given)}"
+            )
     for v in method.server:
         if given is None:
             state[v] = method.initial_value(v, x0, be, n)
@@ -721,7 +849,9 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
                 raise ValueError(f"state[{v!r}] must have shape ({n}, {d}), got {tuple(z.shape)}")
             state[v] = space.client_rows(z)
     if scalars is not None and set(scalars) != set(method.scalars):
-        raise ValueError(f"scalars must give exactly the method's scalars {sorted(method.scalars)}, got {sorted(scalars)}")
+        raise ValueError(
+            f"scalars must give exactly the method's scalars {sorted(method.scalars)}, got {sorted(scalars)}"
+        )
     scalars = dict(method.scalars if scalars is None else scalars)
     p_all = be.asarray(space.p_agg)
 
@@ -739,7 +869,7 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
     ops = _compile_round(method, space, sampled=sampler.M is not None)
     # client state a round writes (the same every round: every client-scope operation runs unconditionally)
     written = [v for v in method.client if any(v in _writes(op) for op in method.round)]
-    if sampler.M is None:                              # full participation: the same clients and weights every round
+    if sampler.M is None:  # full participation: the same clients and weights every round
         frame.idx_host, frame.rows = np.arange(n), space.all_rows
         frame.w = frame.w_sum = be.asarray(space.p_agg)
     frame.scalars, frame.rng = scalars, rng
@@ -757,8 +887,8 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
             frame.rows = _index(be, idx_host)
             frame.w = be.asarray(w_host)
             frame.w_sum = be.asarray(space.p_agg[idx_host])
-        frame.local = {}                               # client values of this round's sampled rows
-        frame.solves = {}                              # this round's test-stopped local solves (for the trace)
+        frame.local = {}  # client values of this round's sampled rows
+        frame.solves = {}  # this round's test-stopped local solves (for the trace)
         for run_op in ops:
             run_op(frame)
         for v in written:
@@ -769,19 +899,33 @@ def simulate(method: Method, federation: Any, x0: Any, rounds: int, *, path: str
         xs.append(output(env))
         calls.append(calls[-1] + work * int(frame.idx_host.shape[0]))
         if rounds_trace is not None:
-            rounds_trace.append({"clients": np.asarray(frame.idx_host), "prox": frame.solves,
-                                 "server": {v: _to_numpy(env[v]) for v in method.server},
-                                 "scalars": {k: float(v) for k, v in scalars.items()}})
+            rounds_trace.append(
+                {
+                    "clients": np.asarray(frame.idx_host),
+                    "prox": frame.solves,
+                    "server": {v: _to_numpy(env[v]) for v in method.server},
+                    "scalars": {k: float(v) for k, v in scalars.items()},
+                }
+            )
     state = {v: env[v] for v in method.server + method.client}
     X = be.stack(xs)
     t = np.arange(len(xs), dtype=np.int64)
     final = {v: state[v] for v in method.server}
     for v in method.client:
         final[v] = be.matmul(space.V, state[v][..., None])[..., 0] if isinstance(space, _SpectralSpace) else state[v]
-    return History(x=X, comm_rounds=t, oracle_calls=np.asarray(calls, dtype=np.int64), state=final,
-                   scalars={k: float(v) for k, v in scalars.items() if k in method.scalars}, method=method,
-                   path=chosen, backend=be.name, device=None if be.device is None else str(be.device),
-                   federation=federation, trace=rounds_trace)
+    return History(
+        x=X,
+        comm_rounds=t,
+        oracle_calls=np.asarray(calls, dtype=np.int64),
+        state=final,
+        scalars={k: float(v) for k, v in scalars.items() if k in method.scalars},
+        method=method,
+        path=chosen,
+        backend=be.name,
+        device=None if be.device is None else str(be.device),
+        federation=federation,
+        trace=rounds_trace,
+    )
 
 
 class _Frame:
@@ -836,6 +980,7 @@ def _compile_round(method: Method, space: Any, sampled: bool) -> list:
                 if value is None:
                     value = fr.local[key] = space.broadcast(fr.env[var], fr.rows)
                 return value
+
             return read_broadcast
 
         def read_client(fr: _Frame) -> Any:
@@ -843,6 +988,7 @@ def _compile_round(method: Method, space: Any, sampled: bool) -> list:
             if value is None:
                 value = fr.local[var] = fr.env[var][fr.rows] if sampled else fr.env[var]
             return value
+
         return read_client
 
     def wrote(var: str) -> None:
@@ -853,7 +999,7 @@ def _compile_round(method: Method, space: Any, sampled: bool) -> list:
     i = 0
     while i < len(ops):
         fused = _compile_message_mean(ops, i, method, space, sampled)
-        taken = ops[i:i + 2] if fused is not None else ops[i:i + 1]
+        taken = ops[i : i + 2] if fused is not None else ops[i : i + 1]
         compiled.append(fused if fused is not None else _compile_op(ops[i], method, space, sampled, reader))
         for op in taken:
             for var in _writes(op):
@@ -871,10 +1017,19 @@ def _compile_message_mean(ops: list, i: int, method: Method, space: Any, sampled
     if i + 1 >= len(ops) or sampled or not isinstance(space, _StepSpace) or isinstance(space, _OracleSpace):
         return None
     op, agg = ops[i], ops[i + 1]
-    if not (isinstance(op, LocalSteps) and isinstance(agg, Aggregate) and op.out is None and op.message is not None
-            and agg.var == op.message and op.anchor is None and op.shift is None
-            and method.scope(op.start) == "server" and op.message not in method.client
-            and op.message != method.output and hasattr(space.fed, "sample_space_steps")):
+    if not (
+        isinstance(op, LocalSteps)
+        and isinstance(agg, Aggregate)
+        and op.out is None
+        and op.message is not None
+        and agg.var == op.message
+        and op.anchor is None
+        and op.shift is None
+        and method.scope(op.start) == "server"
+        and op.message not in method.client
+        and op.message != method.output
+        and hasattr(space.fed, "sample_space_steps")
+    ):
         return None
     if any(op.message in other.reads for j, other in enumerate(ops) if j not in (i, i + 1)):
         return None
@@ -884,8 +1039,10 @@ def _compile_message_mean(ops: list, i: int, method: Method, space: Any, sampled
 
     def local_steps_message_mean(fr: _Frame) -> None:
         w = fr.w if mean else fr.w_sum
-        fr.env[out] = space.message_mean(op, fr.env[start], gamma(fr.scalars), alpha(fr.scalars), weights, w,
-                                         fr.rows, fr.idx_host)
+        fr.env[out] = space.message_mean(
+            op, fr.env[start], gamma(fr.scalars), alpha(fr.scalars), weights, w, fr.rows, fr.idx_host
+        )
+
     return local_steps_message_mean
 
 
@@ -910,18 +1067,21 @@ def _compile_op(op: Any, method: Method, space: Any, sampled: bool, reader: Call
             def combine_client(fr: _Frame) -> None:
                 cs = fixed if fixed is not None else [f(fr.scalars) for f in coefs]
                 fr.local[out] = _linear_combination([r(fr) for r in reads], cs)
+
             return combine_client
         names = [v for v, _ in op.terms]
 
         def combine_server(fr: _Frame) -> None:
             cs = fixed if fixed is not None else [f(fr.scalars) for f in coefs]
             fr.env[out] = _linear_combination([fr.env[v] for v in names], cs)
+
         return combine_server
     if isinstance(op, Gradient):
         at, out, full = reader(op.at), op.out, op.full
 
         def gradient(fr: _Frame) -> None:
             fr.local[out] = space.grad(at(fr), fr.rows, fr.idx_host, full)
+
         return gradient
     if isinstance(op, LocalSteps):
         gamma, alpha = _coef_reader(op.gamma), _coef_reader(op.alpha)
@@ -935,6 +1095,7 @@ def _compile_op(op: Any, method: Method, space: Any, sampled: bool, reader: Call
             if literal and method.scope(var) == "server":
                 return lambda fr: fr.env[var]
             return reader(var)
+
         anchor, shift, start = vector_or_rows(op.anchor), vector_or_rows(op.shift), reader(op.start)
         # the literal path's θ_k as host floats (the spectral path reads Θ itself: K may be 10⁶ there)
         weights = tuple(float(t) for t in op.weights().weights) if op.message is not None and literal else None
@@ -946,15 +1107,27 @@ def _compile_op(op: Any, method: Method, space: Any, sampled: bool, reader: Call
             a = anchor(fr) if anchor is not None else None
             s = shift(fr) if shift is not None else None
             if shared:
-                Y, msg = space.local_steps(op, None, a, s, gamma(fr.scalars), alpha(fr.scalars), fr.rows,
-                                           fr.idx_host, weights, at=fr.env[start_name])
+                Y, msg = space.local_steps(
+                    op,
+                    None,
+                    a,
+                    s,
+                    gamma(fr.scalars),
+                    alpha(fr.scalars),
+                    fr.rows,
+                    fr.idx_host,
+                    weights,
+                    at=fr.env[start_name],
+                )
             else:
-                Y, msg = space.local_steps(op, start(fr), a, s, gamma(fr.scalars), alpha(fr.scalars), fr.rows,
-                                           fr.idx_host, weights)
+                Y, msg = space.local_steps(
+                    op, start(fr), a, s, gamma(fr.scalars), alpha(fr.scalars), fr.rows, fr.idx_host, weights
+                )
             if op.out is not None:
                 fr.local[op.out] = Y
             if op.message is not None:
                 fr.local[op.message] = msg
+
         return local_steps
     if isinstance(op, Prox):
         step, centre = _coef_reader(op.step), reader(op.center)
@@ -962,21 +1135,33 @@ def _compile_op(op: Any, method: Method, space: Any, sampled: bool, reader: Call
         start = reader(op.start) if op.start is not None else centre
         out = op.out
         if op.solver.kind == "local":
+
             def prox_local(fr: _Frame) -> None:
-                fr.local[out], fr.solves[out] = _local_prox(space, op.solver, centre(fr),
-                                                            linear(fr) if linear is not None else None,
-                                                            step(fr.scalars), fr.idx_host, fr.round, fr.rng)
+                fr.local[out], fr.solves[out] = _local_prox(
+                    space,
+                    op.solver,
+                    centre(fr),
+                    linear(fr) if linear is not None else None,
+                    step(fr.scalars),
+                    fr.idx_host,
+                    fr.round,
+                    fr.rng,
+                )
+
             return prox_local
 
         def shifted(fr: _Frame, s: float) -> Any:
             # prox_{s f_i}(centre + s ℓ_i): the linear term moves the centre (a cold start stays at the centre)
             return centre(fr) if linear is None else centre(fr) + s * linear(fr)
+
         if op.solver.kind == "exact":
+
             def prox_exact(fr: _Frame) -> None:
                 s = step(fr.scalars)
                 fr.local[out] = space.prox_exact(shifted(fr, s), s, fr.rows)
+
             return prox_exact
-        smoothness: list = []                          # the clients' L, computed on first use
+        smoothness: list = []  # the clients' L, computed on first use
 
         def prox_inexact(fr: _Frame) -> None:
             s = step(fr.scalars)
@@ -987,47 +1172,67 @@ def _compile_op(op: Any, method: Method, space: Any, sampled: bool, reader: Call
             else:
                 eta = float(op.solver.step_size)
             # gradient descent on s f_i(y) + ½‖y − v‖²: local steps with f scaled by s, α = 1, anchor v
-            fr.local[out] = _inexact_prox(space, start(fr), shifted(fr, s), s, eta, op.solver.step_count, fr.rows,
-                                          fr.idx_host)
+            fr.local[out] = _inexact_prox(
+                space, start(fr), shifted(fr, s), s, eta, op.solver.step_count, fr.rows, fr.idx_host
+            )
+
         return prox_inexact
     if isinstance(op, Aggregate):
         var, out, mean = reader(op.var), op.out, op.mode == "mean"
 
         def aggregate(fr: _Frame) -> None:
             fr.env[out] = space.reduce(var(fr), fr.w if mean else fr.w_sum, fr.rows)
+
         return aggregate
     if isinstance(op, ClientProgram):
         at, out = op.at, op.out
 
         def client_program(fr: _Frame) -> None:
             fr.local[out] = space.program_message(op, fr.env[at], fr.rows, fr.idx_host)
+
         return client_program
     if isinstance(op, Scalars):
-        if op.adaptive:                                # host arrays of what the update reads
+        if op.adaptive:  # host arrays of what the update reads
             reads = [(v, method.scope(v) == "server", reader(v)) for v in op.reads]
 
             def update_scalars_adaptive(fr: _Frame) -> None:
                 values = {v: _to_numpy(fr.env[v] if on_server else read(fr)) for v, on_server, read in reads}
                 fr.scalars.update(op.fn(fr.scalars, values))
+
             return update_scalars_adaptive
 
         def update_scalars(fr: _Frame) -> None:
             fr.scalars.update(op.fn(fr.scalars))
+
         return update_scalars
     if isinstance(op, ServerMap):
+
         def server_map(fr: _Frame) -> None:
             outs = op.fn(space.be, fr.scalars, *[fr.env[v] for v in op.inputs])
             for name, val in zip(op.outs, outs):
                 fr.env[name] = val
+
         return server_map
-    raise ValueError(f"unknown operation {type(op).__name__}")   # Method's validation lets none through
+    raise ValueError(f"unknown operation {type(op).__name__}")  # Method's validation lets none through
 
 
-def _inexact_prox(space: Any, start: Any, centre: Any, s: float, eta: float, steps: int, rows: Any,
-                  idx_host: np.ndarray) -> Any:
+def _inexact_prox(
+    space: Any, start: Any, centre: Any, s: float, eta: float, steps: int, rows: Any, idx_host: np.ndarray
+) -> Any:
     if isinstance(space, _SpectralSpace):
-        Y, _ = space.closed_steps(start, s * space.take(space.lam, rows), space.take(space.ch, rows), centre, None, eta, 1.0, steps,
-                                  Theta.uniform(steps), True, False)
+        Y, _ = space.closed_steps(
+            start,
+            s * space.take(space.lam, rows),
+            space.take(space.ch, rows),
+            centre,
+            None,
+            eta,
+            1.0,
+            steps,
+            Theta.uniform(steps),
+            True,
+            False,
+        )
         return Y
     Y = start
     for _ in range(steps):
@@ -1035,8 +1240,9 @@ def _inexact_prox(space: Any, start: Any, centre: Any, s: float, eta: float, ste
     return Y
 
 
-def _local_prox(space: Any, solver: Any, centre: Any, linear: Any, s: float, idx_host: np.ndarray, r: int,
-                rng: Any) -> tuple[Any, dict]:
+def _local_prox(
+    space: Any, solver: Any, centre: Any, linear: Any, s: float, idx_host: np.ndarray, r: int, rng: Any
+) -> tuple[Any, dict]:
     """A test-stopped local solve of F_i(y) = f̃_i(y) − ⟨ℓ_i, y⟩ + λ/2‖y − c_i‖², λ = 1/s (0 for s = ∞), by the
     solver of ``ProxSolver("local", ...)`` on the clients' oracles: its point and its record for the trace."""
     from fedtheory.algorithms.local_solvers import Subproblem

@@ -20,6 +20,7 @@ Everything here is plain ``torch.nn`` in float64, seeded; per-sample gradients u
 >>> tuple(conv_net(side=8, filters=4, hidden=12, seed=0)(torch.zeros(3, 64, dtype=torch.float64)).shape)
 (3, 10)
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -31,10 +32,9 @@ from torch.func import functional_call, grad, vmap
 
 from fedtheory.models.networks import ACTIVATIONS, init_weights, mlp
 
-__all__ = ["activation_mlp", "conv_net", "train_classifier", "flat_parameters", "gradient_slices",
-           "appendix_c_ranks"]
+__all__ = ["activation_mlp", "conv_net", "train_classifier", "flat_parameters", "gradient_slices", "appendix_c_ranks"]
 
-_ACTIVATIONS = ("sigmoid", "relu")     # the paper's two
+_ACTIVATIONS = ("sigmoid", "relu")  # the paper's two
 
 
 def _activation(name: str) -> type:
@@ -43,8 +43,9 @@ def _activation(name: str) -> type:
     return ACTIVATIONS[name]
 
 
-def activation_mlp(in_features: int, hidden: Sequence[int], out_features: int, *, activation: str = "sigmoid",
-                   seed: int | None = 0) -> nn.Module:
+def activation_mlp(
+    in_features: int, hidden: Sequence[int], out_features: int, *, activation: str = "sigmoid", seed: int | None = 0
+) -> nn.Module:
     """Fully connected in → hidden... → out (logits), the activation between layers, Glorot-uniform weights
     and zero biases (Keras' defaults, as in the paper): :func:`fedtheory.models.networks.mlp`.
 
@@ -64,8 +65,16 @@ class _Image(nn.Module):
         return x.reshape(x.shape[0], self.channels, self.side, self.side)
 
 
-def conv_net(*, side: int = 8, channels: int = 1, filters: int = 40, hidden: int = 150, classes: int = 10,
-             activation: str = "sigmoid", seed: int | None = 0) -> nn.Module:
+def conv_net(
+    *,
+    side: int = 8,
+    channels: int = 1,
+    filters: int = 40,
+    hidden: int = 150,
+    classes: int = 10,
+    activation: str = "sigmoid",
+    seed: int | None = 0,
+) -> nn.Module:
     """Appendix C's CIFAR-10 architecture on side×side images: conv3×3(filters, same) – act – conv3×3
     (filters, same) – act – maxpool 2×2 – dense(hidden) – act – dense(classes); input rows of
     channels·side² values.
@@ -76,10 +85,14 @@ def conv_net(*, side: int = 8, channels: int = 1, filters: int = 40, hidden: int
     act = _activation(activation)
     net = nn.Sequential(
         _Image(side, channels),
-        nn.Conv2d(channels, filters, 3, padding=1), act(),
-        nn.Conv2d(filters, filters, 3, padding=1), act(),
-        nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(filters * (side // 2) ** 2, hidden), act(),
+        nn.Conv2d(channels, filters, 3, padding=1),
+        act(),
+        nn.Conv2d(filters, filters, 3, padding=1),
+        act(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(filters * (side // 2) ** 2, hidden),
+        act(),
         nn.Linear(hidden, classes),
     )
     return init_weights(net, seed, "glorot")
@@ -90,8 +103,17 @@ def flat_parameters(module: nn.Module) -> torch.Tensor:
     return torch.nn.utils.parameters_to_vector(module.parameters()).detach().clone()
 
 
-def train_classifier(module: nn.Module, X: Any, y: Any, *, optimizer: str = "adam", lr: float = 1e-3,
-                     batch_size: int = 200, epochs: int = 25, seed: int = 0) -> dict:
+def train_classifier(
+    module: nn.Module,
+    X: Any,
+    y: Any,
+    *,
+    optimizer: str = "adam",
+    lr: float = 1e-3,
+    batch_size: int = 200,
+    epochs: int = 25,
+    seed: int = 0,
+) -> dict:
     """Minimize the mean softmax cross-entropy with Adam or RMSprop (shuffled mini-batches, seeded).
 
     Returns ``{"train_loss": [...per epoch], "train_accuracy": float}``; the module is trained in place.
@@ -115,7 +137,7 @@ def train_classifier(module: nn.Module, X: Any, y: Any, *, optimizer: str = "ada
         perm = torch.randperm(Xt.shape[0], generator=gen)
         total = 0.0
         for start in range(0, Xt.shape[0], int(batch_size)):
-            idx = perm[start:start + int(batch_size)]
+            idx = perm[start : start + int(batch_size)]
             opt.zero_grad()
             loss = nn.functional.cross_entropy(module(Xt[idx]), yt[idx])
             loss.backward()
@@ -130,7 +152,7 @@ def train_classifier(module: nn.Module, X: Any, y: Any, *, optimizer: str = "ada
 def _param_dict(module: nn.Module, flat: torch.Tensor) -> dict:
     out, start = {}, 0
     for name, prm in module.named_parameters():
-        out[name] = flat[start:start + prm.numel()].reshape(prm.shape)
+        out[name] = flat[start : start + prm.numel()].reshape(prm.shape)
         start += prm.numel()
     return out
 
@@ -155,13 +177,22 @@ def gradient_slices(module: nn.Module, thetas: torch.Tensor, X: Any, y: Any, coo
         return nn.functional.cross_entropy(out, label[None])
 
     per_sample = vmap(grad(sample_loss), in_dims=(None, 0, 0))
-    cols = [per_sample(theta, Xt, yt)[:, cidx] for theta in thetas]            # each (k_x, n_coords)
+    cols = [per_sample(theta, Xt, yt)[:, cidx] for theta in thetas]  # each (k_x, n_coords)
     return torch.stack(cols, dim=2).permute(1, 0, 2).detach().cpu().numpy()
 
 
-def appendix_c_ranks(module: nn.Module, X_test: Any, y_test: Any, *, k: int, n_coords: int = 500,
-                     threshold: float = 0.005, all_weights: bool = False, energy: float = 0.9,
-                     rng: np.random.Generator) -> dict:
+def appendix_c_ranks(
+    module: nn.Module,
+    X_test: Any,
+    y_test: Any,
+    *,
+    k: int,
+    n_coords: int = 500,
+    threshold: float = 0.005,
+    all_weights: bool = False,
+    energy: float = 0.9,
+    rng: np.random.Generator,
+) -> dict:
     """Appendix C's procedure at the module's current (trained) weights θ*.
 
     Draws k test samples (uniformly, without replacement) and k perturbations (75); keeps coordinates
@@ -192,8 +223,14 @@ def appendix_c_ranks(module: nn.Module, X_test: Any, y_test: Any, *, k: int, n_c
     slices = gradient_slices(module, thetas, X_test[rows], y_test[rows], coords)
     ranks = np.asarray(approximate_rank(slices, energy=energy))
     nonzero = ranks > 0
-    return {"ranks": ranks[nonzero].tolist(), "zero_slices": int((~nonzero).sum()), "coords": coords.tolist(),
-            "p": int(p), "eligible": int(eligible.size), "test_rows": rows.tolist()}
+    return {
+        "ranks": ranks[nonzero].tolist(),
+        "zero_slices": int((~nonzero).sum()),
+        "coords": coords.tolist(),
+        "p": int(p),
+        "eligible": int(eligible.size),
+        "test_rows": rows.tolist(),
+    }
 
 
 class NetworkLoss:

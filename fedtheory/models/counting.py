@@ -20,6 +20,7 @@ usual profilers' convolution/linear counts).
 >>> c.params == 4 * 3 * (8 + 16), c.macs == 10 * 10 * 3 * 4 * (8 + 16)
 (True, True)
 """
+
 from __future__ import annotations
 
 # the docstring examples build torch modules (tests/test_docstrings.py skips them without torch)
@@ -30,8 +31,16 @@ from typing import Any, Sequence
 
 import sympy as sp
 
-__all__ = ["SYMBOLS", "TABLE_1", "table_1_value", "Count", "count", "count_by_group", "pufferfish_conv",
-           "balanced_smaller_condition"]
+__all__ = [
+    "SYMBOLS",
+    "TABLE_1",
+    "table_1_value",
+    "Count",
+    "count",
+    "count_by_group",
+    "pufferfish_conv",
+    "balanced_smaller_condition",
+]
 
 SYMBOLS = sp.symbols("m n k r H W", positive=True, integer=True)
 _m, _n, _k, _r, _H, _W = SYMBOLS
@@ -40,9 +49,9 @@ _m, _n, _k, _r, _H, _W = SYMBOLS
 TABLE_1 = {
     "vanilla_fc": {"params": _m * _n, "macs": _m * _n, "big_o": True},
     "factorized_fc": {"params": _r * (_m + _n), "macs": _r * (_m + _n), "big_o": True},
-    "vanilla_conv": {"params": _m * _n * _k ** 2, "macs": _m * _n * _k ** 2 * _H * _W, "big_o": True},
+    "vanilla_conv": {"params": _m * _n * _k**2, "macs": _m * _n * _k**2 * _H * _W, "big_o": True},
     "factorized_conv": {"params": _r * _k * (_m + _n), "macs": _r * _k * _H * _W * (_m + _n), "big_o": False},
-    "pufferfish_conv": {"params": _r * (_m * _k ** 2 + _n), "macs": _r * _H * _W * (_m * _k ** 2 + _n), "big_o": False},
+    "pufferfish_conv": {"params": _r * (_m * _k**2 + _n), "macs": _r * _H * _W * (_m * _k**2 + _n), "big_o": False},
 }
 
 
@@ -110,8 +119,14 @@ def count(module: Any, input_shape: Sequence[int], *, elementwise: bool = False)
             macs = 2 * int(output[0].numel())
         else:
             macs = int(output[0].numel())
-        layers.append({"name": names[mod], "type": type(mod).__name__, "macs": macs,
-                       "params": int(sum(p.numel() for p in mod.parameters(recurse=False)))})
+        layers.append(
+            {
+                "name": names[mod],
+                "type": type(mod).__name__,
+                "macs": macs,
+                "params": int(sum(p.numel() for p in mod.parameters(recurse=False))),
+            }
+        )
 
     names = {mod: name for name, mod in module.named_modules()}
     kinds = (nn.Conv2d, nn.Linear) + ((nn.modules.batchnorm._BatchNorm, nn.ReLU) if elementwise else ())
@@ -130,8 +145,9 @@ def count(module: Any, input_shape: Sequence[int], *, elementwise: bool = False)
     return Count(params=params, macs=int(sum(layer["macs"] for layer in layers)), layers=layers)
 
 
-def count_by_group(module: Any, input_shape: Sequence[int], groups: Sequence[str], *,
-                   elementwise: bool = False) -> dict[str, dict[str, int]]:
+def count_by_group(
+    module: Any, input_shape: Sequence[int], groups: Sequence[str], *, elementwise: bool = False
+) -> dict[str, dict[str, int]]:
     """Parameters and MACs per top-level child named in ``groups`` (e.g. conv1, layer1–4, fc: Figure 7).
 
     ``macs`` follows ``elementwise`` (see :func:`count`); ``macs_weights`` always counts the convolutions and linear
@@ -171,5 +187,6 @@ def pufferfish_conv(m: int, n: int, k: int, rank: int, *, stride: int = 1, paddi
     """
     from torch import nn
 
-    return nn.Sequential(nn.Conv2d(m, rank, k, stride=stride, padding=padding, bias=False),
-                         nn.Conv2d(rank, n, 1, bias=False))
+    return nn.Sequential(
+        nn.Conv2d(m, rank, k, stride=stride, padding=padding, bias=False), nn.Conv2d(rank, n, 1, bias=False)
+    )

@@ -9,6 +9,7 @@ importing torch (a tensor exists only once torch is loaded). The concept, its eq
 >>> np.round(recover(U, V), 12).tolist()
 [[3.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
 """
+
 from __future__ import annotations
 
 import math
@@ -17,8 +18,18 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["RANK_CONVENTIONS", "layer_rank", "factorize", "recover", "eckart_young_error", "pad_factors", "padded_average",
-           "unroll_conv", "roll_conv", "conv_factor_weights"]
+__all__ = [
+    "RANK_CONVENTIONS",
+    "layer_rank",
+    "factorize",
+    "recover",
+    "eckart_young_error",
+    "pad_factors",
+    "padded_average",
+    "unroll_conv",
+    "roll_conv",
+    "conv_factor_weights",
+]
 
 #: how a rank ratio γ becomes a rank: ``"channels"`` r = ⌊γ·c_out⌋ for a convolution (Tables 5/6:
 #: conv_u(c, c·r, 3, 1); this reproduces the model sizes of Tables 2, 3, 7, 8), ``"matrix"``
@@ -27,7 +38,9 @@ __all__ = ["RANK_CONVENTIONS", "layer_rank", "factorize", "recover", "eckart_you
 RANK_CONVENTIONS = ("channels", "matrix")
 
 
-def layer_rank(m: int, n: int, ratio: float, *, k: int = 1, convention: str = "channels", out: int | None = None) -> int:
+def layer_rank(
+    m: int, n: int, ratio: float, *, k: int = 1, convention: str = "channels", out: int | None = None
+) -> int:
     """The rank r ≥ 1 of a layer with m inputs, n outputs, k×k filters at rank ratio γ = ``ratio``.
 
     ``convention`` (see :data:`RANK_CONVENTIONS`): ``"channels"`` gives ⌊γ·out⌋ for a k×k convolution
@@ -95,8 +108,11 @@ def factorize(W: Any, rank: int) -> tuple[Any, Any]:
     keep = min(rank, s.shape[-1])
     root = s[..., :keep] ** 0.5
     U = Ufull[..., :, :keep] * root[..., None, :]
-    V = Vh[..., :keep, :].transpose(-1, -2) * root[..., None, :] if _is_torch(W) else \
-        np.swapaxes(Vh[..., :keep, :], -1, -2) * root[..., None, :]
+    V = (
+        Vh[..., :keep, :].transpose(-1, -2) * root[..., None, :]
+        if _is_torch(W)
+        else np.swapaxes(Vh[..., :keep, :], -1, -2) * root[..., None, :]
+    )
     if keep < rank:
         U, V = pad_factors(U, V, rank)
     return U, V
@@ -122,9 +138,9 @@ def eckart_young_error(W: Any, rank: int, *, norm: str = "fro") -> float:
     (2.23606797749979, 2.0)
     """
     s = np.linalg.svd(np.asarray(W, dtype=np.float64), compute_uv=False)
-    tail = s[int(rank):]
+    tail = s[int(rank) :]
     if norm == "fro":
-        return float(np.sqrt(np.sum(tail ** 2)))
+        return float(np.sqrt(np.sum(tail**2)))
     if norm == "spectral":
         return float(tail[0]) if tail.size else 0.0
     raise ValueError(f"norm must be 'fro' or 'spectral', got {norm!r}")
@@ -188,6 +204,7 @@ def padded_average(factors: Sequence[tuple[Any, Any]], weights: Sequence[float] 
 # convolutions: unrolling (m, n, k, k) to (mk, nk) and the two convolutions of the factors
 # ---------------------------------------------------------------------------------------------
 
+
 def unroll_conv(weight: Any) -> Any:
     """A convolution weight (n, m, k, k) (torch layout) as the matrix W ∈ R^{mk×nk} of Section 2.2,
     W[(i, a), (o, b)] = weight[o, i, a, b]: rows = (input channel, filter row), columns = (output
@@ -230,8 +247,10 @@ def conv_factor_weights(U: Any, V: Any, m: int, n: int, k: int) -> tuple[Any, An
     """
     r = int(U.shape[-1])
     if tuple(U.shape) != (m * k, r) or tuple(V.shape) != (n * k, r):
-        raise ValueError(f"factors must be (mk, r) = ({m * k}, {r}) and (nk, r) = ({n * k}, {r}), "
-                         f"got {tuple(U.shape)} and {tuple(V.shape)}")
+        raise ValueError(
+            f"factors must be (mk, r) = ({m * k}, {r}) and (nk, r) = ({n * k}, {r}), "
+            f"got {tuple(U.shape)} and {tuple(V.shape)}"
+        )
     if _is_torch(U):
         cu = U.reshape(m, k, r).permute(2, 0, 1).unsqueeze(-1).contiguous()
         cv = V.reshape(n, k, r).permute(0, 2, 1).unsqueeze(2).contiguous()

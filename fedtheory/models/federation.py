@@ -23,6 +23,7 @@ Networks must be free of state that training mutates (no batch norm running stat
 >>> bool(h.loss[-1] < 0.6 * h.loss[0])
 True
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -47,12 +48,22 @@ class TorchModelFederation:
     is used when the run is on torch).
     """
 
-    def __init__(self, module: nn.Module, features: Sequence[Any], targets: Sequence[Any], p: Any = None, *,
-                 loss: str = "cross_entropy", l2: float = 0.0) -> None:
+    def __init__(
+        self,
+        module: nn.Module,
+        features: Sequence[Any],
+        targets: Sequence[Any],
+        p: Any = None,
+        *,
+        loss: str = "cross_entropy",
+        l2: float = 0.0,
+    ) -> None:
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
         if len(features) == 0 or len(features) != len(targets):
-            raise ValueError(f"features and targets must list the same number n >= 1 of clients, got {len(features)} and {len(targets)}")
+            raise ValueError(
+                f"features and targets must list the same number n >= 1 of clients, got {len(features)} and {len(targets)}"
+            )
         self.module = module.double()
         self.loss_name = loss
         self.l2 = float(l2)
@@ -62,7 +73,9 @@ class TorchModelFederation:
         targs = [np.asarray(t) for t in targets]
         for i, (f, t) in enumerate(zip(feats, targs)):
             if f.shape[0] < 1 or t.shape[0] != f.shape[0]:
-                raise ValueError(f"client {i}: needs m_i >= 1 samples and one target per sample, got {f.shape[0]} and {t.shape[0]}")
+                raise ValueError(
+                    f"client {i}: needs m_i >= 1 samples and one target per sample, got {f.shape[0]} and {t.shape[0]}"
+                )
             if f.shape[1:] != feats[0].shape[1:]:
                 raise ValueError(f"client {i}: sample shape {f.shape[1:]} differs from client 0's {feats[0].shape[1:]}")
         self.counts = np.array([f.shape[0] for f in feats], dtype=np.int64)
@@ -107,15 +120,21 @@ class TorchModelFederation:
 
         be = get_backend(backend, device=device)
         dev = torch.device("cpu") if be.name == "numpy" else torch.device(be.device)
-        return {"a": torch.as_tensor(self._a, device=dev), "y": torch.as_tensor(self._y, device=dev),
-                "mask": torch.as_tensor(self._mask, device=dev),
-                "counts": torch.as_tensor(self.counts.astype(np.float64), device=dev),
-                "p": torch.as_tensor(self.p, device=dev), "backend": be, "problem": self, "device": dev}
+        return {
+            "a": torch.as_tensor(self._a, device=dev),
+            "y": torch.as_tensor(self._y, device=dev),
+            "mask": torch.as_tensor(self._mask, device=dev),
+            "counts": torch.as_tensor(self.counts.astype(np.float64), device=dev),
+            "p": torch.as_tensor(self.p, device=dev),
+            "backend": be,
+            "problem": self,
+            "device": dev,
+        }
 
     def _params(self, flat: torch.Tensor) -> dict:
         out, start = {}, 0
         for name, shape, size in zip(self._names, self._shapes, self._sizes):
-            out[name] = flat[start:start + size].reshape(shape)
+            out[name] = flat[start : start + size].reshape(shape)
             start += size
         return out
 

@@ -31,12 +31,23 @@ True
 >>> Up.shape, bool(np.array_equal(recover(Up, Vp), recover(U, V)))
 ((6, 3), True)
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from fedtheory.models.factorization import (RANK_CONVENTIONS, conv_factor_weights, eckart_young_error, factorize,
-                                            layer_rank, pad_factors, padded_average, recover, roll_conv, unroll_conv)
+from fedtheory.models.factorization import (
+    RANK_CONVENTIONS,
+    conv_factor_weights,
+    eckart_young_error,
+    factorize,
+    layer_rank,
+    pad_factors,
+    padded_average,
+    recover,
+    roll_conv,
+    unroll_conv,
+)
 
 __all__ = [
     "RANK_CONVENTIONS",

@@ -8,6 +8,7 @@ import LowRankConv2d``), which imports this module on first use of one of them.
 >>> tuple(factorized_layer(torch.nn.Linear(6, 4), rank=2).u.weight.shape)
 (2, 6)
 """
+
 from __future__ import annotations
 
 # the examples build torch modules (tests/test_docstrings.py skips them without torch)
@@ -19,8 +20,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from fedtheory.models.factorization import (_is_torch, conv_factor_weights, factorize, layer_rank, recover,
-                                            roll_conv, unroll_conv)
+from fedtheory.models.factorization import (
+    _is_torch,
+    conv_factor_weights,
+    factorize,
+    layer_rank,
+    recover,
+    roll_conv,
+    unroll_conv,
+)
 
 __all__ = ["LowRankLinear", "LowRankConv2d", "factorized_layer", "recovered_weight"]
 
@@ -57,6 +65,7 @@ class LowRankLinear(nn.Module):
             self.u.weight.copy_(torch.as_tensor(np.asarray(U) if not _is_torch(U) else U).t())
             self.v.weight.copy_(torch.as_tensor(np.asarray(V) if not _is_torch(V) else V))
 
+
 class LowRankConv2d(nn.Module):
     """A factorized k×k convolution (Section 2.2): ``conv_u``, a k×1 convolution m → r (stride and
     padding along the height), then ``conv_v``, a 1×k convolution r → n (stride and padding along
@@ -72,8 +81,17 @@ class LowRankConv2d(nn.Module):
     True
     """
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, rank: int, *, stride: int = 1,
-                 padding: int = 0, bias: bool = True) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int,
+        rank: int,
+        *,
+        stride: int = 1,
+        padding: int = 0,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         if rank < 1:
             raise ValueError(f"rank must be >= 1, got {rank}")
@@ -102,8 +120,9 @@ class LowRankConv2d(nn.Module):
             self.conv_v.weight.copy_(torch.as_tensor(cv))
 
 
-def factorized_layer(layer: Any, ratio: float | None = None, *, rank: int | None = None,
-                     convention: str = "channels") -> Any:
+def factorized_layer(
+    layer: Any, ratio: float | None = None, *, rank: int | None = None, convention: str = "channels"
+) -> Any:
     """A :class:`LowRankLinear`/:class:`LowRankConv2d` replacing a dense ``nn.Linear``/``nn.Conv2d``,
     spectrally initialized (truncated SVD of its matrix, eq. (18)); the bias is copied.
 
@@ -119,9 +138,16 @@ def factorized_layer(layer: Any, ratio: float | None = None, *, rank: int | None
         m, n, k = layer.in_features, layer.out_features, 1
         W = layer.weight.detach().t()
     elif isinstance(layer, nn.Conv2d):
-        if layer.groups != 1 or layer.dilation != (1, 1) or layer.kernel_size[0] != layer.kernel_size[1] \
-                or layer.stride[0] != layer.stride[1] or layer.padding[0] != layer.padding[1]:
-            raise ValueError("only square, ungrouped, undilated convolutions with equal strides/paddings are factorized")
+        if (
+            layer.groups != 1
+            or layer.dilation != (1, 1)
+            or layer.kernel_size[0] != layer.kernel_size[1]
+            or layer.stride[0] != layer.stride[1]
+            or layer.padding[0] != layer.padding[1]
+        ):
+            raise ValueError(
+                "only square, ungrouped, undilated convolutions with equal strides/paddings are factorized"
+            )
         m, n, k = layer.in_channels, layer.out_channels, layer.kernel_size[0]
         W = unroll_conv(layer.weight.detach())
     else:
@@ -142,7 +168,7 @@ def factorized_layer(layer: Any, ratio: float | None = None, *, rank: int | None
     if bias:
         with torch.no_grad():
             target = low.v.bias if isinstance(low, LowRankLinear) else low.conv_v.bias
-            assert target is not None and layer.bias is not None          # both made with a bias (bias above)
+            assert target is not None and layer.bias is not None  # both made with a bias (bias above)
             target.copy_(layer.bias)
     return low
 

@@ -11,6 +11,7 @@ convolutional network. Every builder takes a ``seed`` so the initial weights are
 >>> tuple(cnn(torch.zeros(2, 64, dtype=torch.float64)).shape)
 (2, 10)
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -44,7 +45,7 @@ def init_weights(module: nn.Module, seed: int | None, scheme: str = "torch") -> 
             fan_in, fan_out = w.shape[1] * receptive, w.shape[0] * receptive
             with torch.no_grad():
                 if scheme == "torch":
-                    bound = 1.0 / fan_in ** 0.5
+                    bound = 1.0 / fan_in**0.5
                     w.uniform_(-bound, bound, generator=gen)
                     if layer.bias is not None:
                         layer.bias.uniform_(-bound, bound, generator=gen)
@@ -59,8 +60,15 @@ def init_weights(module: nn.Module, seed: int | None, scheme: str = "torch") -> 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid}
 
 
-def mlp(in_features: int, hidden: Sequence[int], out_features: int, *, activation: str = "relu",
-        seed: int | None = 0, init: str = "torch") -> nn.Module:
+def mlp(
+    in_features: int,
+    hidden: Sequence[int],
+    out_features: int,
+    *,
+    activation: str = "relu",
+    seed: int | None = 0,
+    init: str = "torch",
+) -> nn.Module:
     """Fully connected network in → hidden... → out with ``activation`` (relu, tanh, sigmoid) between
     layers; weights from :func:`init_weights` (``init``: ``"torch"`` or ``"glorot"``).
 
@@ -90,7 +98,9 @@ class _Image(nn.Module):
         return x.reshape(x.shape[0], 1, self.side, self.side)
 
 
-def digits_cnn(channels: Sequence[int] = (8, 16), classes: int = 10, *, side: int = 8, seed: int | None = 0) -> nn.Module:
+def digits_cnn(
+    channels: Sequence[int] = (8, 16), classes: int = 10, *, side: int = 8, seed: int | None = 0
+) -> nn.Module:
     """Conv(3×3)-ReLU-MaxPool twice, then a linear classifier; input rows of side² pixels.
 
     >>> count_parameters(digits_cnn(seed=0))
@@ -99,9 +109,14 @@ def digits_cnn(channels: Sequence[int] = (8, 16), classes: int = 10, *, side: in
     c1, c2 = map(int, channels)
     net = nn.Sequential(
         _Image(side),
-        nn.Conv2d(1, c1, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(c2 * (side // 4) ** 2, classes),
+        nn.Conv2d(1, c1, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(c1, c2, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(c2 * (side // 4) ** 2, classes),
     )
     return init_weights(net, seed)
 

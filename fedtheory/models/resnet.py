@@ -24,6 +24,7 @@ Three variants:
 >>> count_parameters(hybrid_resnet18(10, ratio=0.125))            # Table 2: 1.24M
 1236042
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -33,8 +34,22 @@ from torch import nn
 
 from fedtheory.models.low_rank import LowRankConv2d, layer_rank
 
-__all__ = ["BLOCKS", "PAPER_RHO", "BasicBlock", "Bottleneck", "ResNet", "resnet", "resnet18", "resnet34", "resnet50",
-           "hybrid_resnet", "hybrid_resnet18", "hybrid_resnet34", "slim_channels", "STAGES"]
+__all__ = [
+    "BLOCKS",
+    "PAPER_RHO",
+    "BasicBlock",
+    "Bottleneck",
+    "ResNet",
+    "resnet",
+    "resnet18",
+    "resnet34",
+    "resnet50",
+    "hybrid_resnet",
+    "hybrid_resnet18",
+    "hybrid_resnet34",
+    "slim_channels",
+    "STAGES",
+]
 
 BLOCKS = {18: (2, 2, 2, 2), 34: (3, 4, 6, 3)}
 STAGES = ("conv1", "layer1", "layer2", "layer3", "layer4", "fc")
@@ -66,7 +81,9 @@ class BasicBlock(nn.Module):
 
     expansion = 1
 
-    def __init__(self, in_planes: int, planes: int, stride: int = 1, ranks: Sequence[int | None] = (None, None)) -> None:
+    def __init__(
+        self, in_planes: int, planes: int, stride: int = 1, ranks: Sequence[int | None] = (None, None)
+    ) -> None:
         super().__init__()
         self.conv1 = _conv3x3(in_planes, planes, stride, ranks[0])
         self.bn1 = nn.BatchNorm2d(planes)
@@ -76,7 +93,9 @@ class BasicBlock(nn.Module):
         self.relu2 = nn.ReLU()  # modules (not torch.relu) so element-wise operation counts can see them
         self.shortcut = nn.Sequential()
         if stride != 1 or in_planes != planes:
-            self.shortcut = nn.Sequential(nn.Conv2d(in_planes, planes, 1, stride=stride, bias=False), nn.BatchNorm2d(planes))
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(in_planes, planes, 1, stride=stride, bias=False), nn.BatchNorm2d(planes)
+            )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.relu1(self.bn1(self.conv1(x)))
@@ -176,8 +195,9 @@ def resnet34(num_classes: int = 100, *, width: float = 1.0) -> ResNet:
     return resnet(34, num_classes, width=width)
 
 
-def hybrid_resnet(depth: int, num_classes: int, *, ratio: float, rho: int | None = None,
-                  convention: str = "channels") -> ResNet:
+def hybrid_resnet(
+    depth: int, num_classes: int, *, ratio: float, rho: int | None = None, convention: str = "channels"
+) -> ResNet:
     """FedHM's [ρ, L, γ] hybrid ResNet: main-path 3×3 convolutions ρ+1, …, L factorized at rank ratio γ.
 
     ``rho`` defaults to :data:`PAPER_RHO` (3 for ResNet-18, 15 for ResNet-34); ``convention`` is
@@ -218,8 +238,12 @@ def resnet50(num_classes: int = 1000) -> ResNet:
     >>> count_parameters(resnet50())
     25557032
     """
-    stem = nn.Sequential(nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
-                         nn.MaxPool2d(3, stride=2, padding=1))
+    stem = nn.Sequential(
+        nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False),
+        nn.BatchNorm2d(64),
+        nn.ReLU(),
+        nn.MaxPool2d(3, stride=2, padding=1),
+    )
     in_planes, layers = 64, []
     for stage, (planes, count) in enumerate(zip((64, 128, 256, 512), (3, 4, 6, 3))):
         stage_blocks = []

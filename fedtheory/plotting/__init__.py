@@ -11,9 +11,20 @@ series); :func:`run_figures` writes each figure's JSON and the PNG drawn from th
 >>> figure_1.data(FigureContext(seed=0))["panels"][0]["series"][0]["type"]
 'line'
 """
+
 from fedtheory.plotting.engine import figure_document, redraw, run_figures, write_figure
 from fedtheory.plotting.render import render_json
 from fedtheory.plotting.spec import Figure, FigureContext, figure, panel, series
 
-__all__ = ["Figure", "FigureContext", "figure", "series", "panel", "render_json", "run_figures",
-           "write_figure", "figure_document", "redraw"]
+__all__ = [
+    "Figure",
+    "FigureContext",
+    "figure",
+    "series",
+    "panel",
+    "render_json",
+    "run_figures",
+    "write_figure",
+    "figure_document",
+    "redraw",
+]

@@ -20,6 +20,7 @@ anyone can inspect. :func:`run_figures` does this for many figures through
 >>> json.load(open(os.path.join(out, entry["json"])))["panels"][0]["series"][0]["y"]
 [1.0, 4.0]
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -48,6 +49,7 @@ __all__ = ["figure_document", "write_figure", "run_figures", "redraw", "dumps_fi
 # JSON: plain types, strict (no NaN/Infinity tokens), readable
 # --------------------------------------------------------------------------------------------
 
+
 def _plain(obj: Any, *, nonfinite: str) -> Any:
     """numpy and containers -> plain JSON types. ``nonfinite``: "null" (plotted data: a gap) or
     "str" (parameters: keep 'inf' readable), since strict JSON has no inf/nan."""
@@ -75,9 +77,14 @@ def _plain_panels(panels: Any, fid: str) -> list:
         series_list = p.get("series")
         if isinstance(series_list, (list, tuple)):
             q["series"] = [
-                {k: (_plain(v, nonfinite="null") if k in ("x", "y") else _plain(v, nonfinite="str"))
-                 for k, v in s.items()} if isinstance(s, Mapping) else s
-                for s in series_list]
+                {
+                    k: (_plain(v, nonfinite="null") if k in ("x", "y") else _plain(v, nonfinite="str"))
+                    for k, v in s.items()
+                }
+                if isinstance(s, Mapping)
+                else s
+                for s in series_list
+            ]
         else:
             q["series"] = series_list
         out.append(q)
@@ -140,7 +147,7 @@ def _pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:              # somebody else's live process
+    except PermissionError:  # somebody else's live process
         return True
     return True
 
@@ -157,7 +164,7 @@ def _remove_stale_stages(path: Path) -> None:
     (False, True)
     """
     for stage in path.parent.glob(f".{path.name}.*.staged"):
-        parts = stage.name[len(path.name) + 2:].split(".")
+        parts = stage.name[len(path.name) + 2 :].split(".")
         if len(parts) == 3 and parts[0].isdigit() and not _pid_alive(int(parts[0])):
             try:
                 stage.unlink()
@@ -176,7 +183,7 @@ def _write_pair(json_path: Path, text: str, png_path: Path) -> None:
     staged: list[Path] = []
     try:
         stage_json = json_path.with_name(f".{json_path.name}.{os.getpid()}.{os.urandom(4).hex()}.staged")
-        staged.append(stage_json)          # before it exists: a signal between the write and here leaves nothing
+        staged.append(stage_json)  # before it exists: a signal between the write and here leaves nothing
         with atomic_writer(stage_json) as fh:
             fh.write(text + "\n")
         with open(stage_json, encoding="utf-8") as fh:
@@ -204,6 +211,7 @@ def _validate(instance: Any, name: str) -> None:
 # --------------------------------------------------------------------------------------------
 # One figure
 # --------------------------------------------------------------------------------------------
+
 
 def figure_document(fig: Figure, ctx: FigureContext) -> dict:
     """The full figure JSON document of ``fig`` computed under ``ctx``, validated.
@@ -240,8 +248,15 @@ def figure_document(fig: Figure, ctx: FigureContext) -> dict:
     return doc
 
 
-def write_figure(fig: Figure, *, out_dir: str | os.PathLike, seed: int, tier: str = "fast",
-                 backend: str = "numpy", device: str | None = None) -> dict:
+def write_figure(
+    fig: Figure,
+    *,
+    out_dir: str | os.PathLike,
+    seed: int,
+    tier: str = "fast",
+    backend: str = "numpy",
+    device: str | None = None,
+) -> dict:
     """Compute ``fig`` and write ``out_dir/<paper>/<slug>.json`` then ``.png``; return its manifest entry.
 
     ``seed`` is the figure's own seed (:func:`run_figures` derives it from the run's seed and the
@@ -266,8 +281,12 @@ def write_figure(fig: Figure, *, out_dir: str | os.PathLike, seed: int, tier: st
     rel_png = Path(fig.paper) / f"{fig.slug}.png"
     doc = figure_document(fig, FigureContext(seed=seed, tier=tier, backend=backend, device=device))
     _write_pair(out / rel_json, dumps_figure_json(doc), out / rel_png)
-    return {"id": fig.id, "png": rel_png.as_posix(), "json": rel_json.as_posix(),
-            "seconds": round(time.perf_counter() - start, 4)}
+    return {
+        "id": fig.id,
+        "png": rel_png.as_posix(),
+        "json": rel_json.as_posix(),
+        "seconds": round(time.perf_counter() - start, 4),
+    }
 
 
 def redraw(json_path: str | os.PathLike, png_path: str | os.PathLike | None = None) -> Path:
@@ -294,6 +313,7 @@ def redraw(json_path: str | os.PathLike, png_path: str | os.PathLike | None = No
 # Many figures
 # --------------------------------------------------------------------------------------------
 
+
 def _load_figure(source: str, fid: str) -> Figure:
     # fedtheory.content caches loaded modules per process, so a worker running several figures
     # of one content file executes it once.
@@ -308,8 +328,14 @@ def _load_figure(source: str, fid: str) -> Figure:
 def _run_point(point: dict) -> dict:
     """Worker: reload the figure from its content file by path and write it (Figures are not pickled)."""
     fig = _load_figure(point["source"], point["id"])
-    return write_figure(fig, out_dir=point["out_dir"], seed=point["seed"], tier=point["tier"],
-                        backend=point.get("backend", "numpy"), device=point.get("device"))
+    return write_figure(
+        fig,
+        out_dir=point["out_dir"],
+        seed=point["seed"],
+        tier=point["tier"],
+        backend=point.get("backend", "numpy"),
+        device=point.get("device"),
+    )
 
 
 def _merge_manifest(path: Path, out: Path, new: list[dict]) -> list[dict]:
@@ -325,9 +351,14 @@ def _merge_manifest(path: Path, out: Path, new: list[dict]) -> list[dict]:
     if not isinstance(old, list):
         old = []
     fresh = {e["id"] for e in new}
-    kept = [e for e in old if isinstance(e, dict) and e.get("id") not in fresh
-            and all(isinstance(e.get(k), str) and (out / e[k]).is_file() for k in ("png", "json"))
-            and isinstance(e.get("seconds"), (int, float))]
+    kept = [
+        e
+        for e in old
+        if isinstance(e, dict)
+        and e.get("id") not in fresh
+        and all(isinstance(e.get(k), str) and (out / e[k]).is_file() for k in ("png", "json"))
+        and isinstance(e.get("seconds"), (int, float))
+    ]
     return sorted(kept + list(new), key=lambda e: e["id"])
 
 
@@ -341,9 +372,18 @@ def _selected(figures: Iterable[Figure], tier: str) -> list[Figure]:
     return figs
 
 
-def run_figures(figures: Iterable[Figure], *, out_dir: str | os.PathLike = "out/figures", tier: str = "fast",
-                seed: int = 0, workers: int = 1, scheduler: str | None = None, progress: bool = True,
-                backend: str = "numpy", device: str | None = None) -> list[dict]:
+def run_figures(
+    figures: Iterable[Figure],
+    *,
+    out_dir: str | os.PathLike = "out/figures",
+    tier: str = "fast",
+    seed: int = 0,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+    backend: str = "numpy",
+    device: str | None = None,
+) -> list[dict]:
     """Write every figure of ``figures`` (JSON + PNG) under ``out_dir`` and ``out_dir/manifest.json``.
 
     Tier ``fast`` runs the fast figures and skips ``full`` ones; ``full`` runs both. Each figure
@@ -386,13 +426,23 @@ def run_figures(figures: Iterable[Figure], *, out_dir: str | os.PathLike = "out/
         results[entry["id"]] = entry
         if bar is not None:
             bar[0].advance(bar[1])
-        elif progress:   # a log (CI, a pipe): one line per finished figure instead of silence
+        elif progress:  # a log (CI, a pipe): one line per finished figure instead of silence
             print(f"[{len(results)}/{len(figs)}] {entry['id']} ({entry['seconds']:.1f}s)", file=sys.stderr, flush=True)
 
     try:
         if from_files:
-            points = [{"source": os.path.abspath(cast(str, f.source)), "id": f.id, "seed": seeds[f.id], "tier": tier,
-                       "out_dir": out_abs, "backend": backend, "device": device} for f in from_files]
+            points = [
+                {
+                    "source": os.path.abspath(cast(str, f.source)),
+                    "id": f.id,
+                    "seed": seeds[f.id],
+                    "tier": tier,
+                    "out_dir": out_abs,
+                    "backend": backend,
+                    "device": device,
+                }
+                for f in from_files
+            ]
             map_grid(_run_point, points, workers=workers, scheduler=scheduler, progress=tick)
         for f in in_memory:
             tick(None, write_figure(f, out_dir=out_abs, seed=seeds[f.id], tier=tier, backend=backend, device=device))
@@ -456,8 +506,9 @@ def _progress_bar(total: int):
     console = Console(stderr=True)
     if not console.is_terminal:
         return None
-    prog = Progress(TextColumn("figures"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=True)
+    prog = Progress(
+        TextColumn("figures"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True
+    )
     task = prog.add_task("figures", total=total)
     prog.start()
     return prog, task

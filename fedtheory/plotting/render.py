@@ -16,6 +16,7 @@ no timestamp metadata, so the same JSON gives byte-identical PNGs on the same ma
 >>> open(png, "rb").read(8) == b"\\x89PNG\\r\\n\\x1a\\n"
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -71,8 +72,10 @@ def check_series(s: Any, where: str = "series") -> None:
         raise ValueError(f"{where} {s['label']!r}: y must hold numbers")
     if kind == "hist":
         if len(x) != len(y) + 1:
-            raise ValueError(f"{where} {s['label']!r}: hist needs len(x) (bin edges) == len(y) (counts) + 1, "
-                             f"got {len(x)} and {len(y)}")
+            raise ValueError(
+                f"{where} {s['label']!r}: hist needs len(x) (bin edges) == len(y) (counts) + 1, "
+                f"got {len(x)} and {len(y)}"
+            )
     elif len(x) != len(y):
         raise ValueError(f"{where} {s['label']!r}: x and y lengths differ ({len(x)} != {len(y)})")
 
@@ -171,8 +174,15 @@ def _draw_panel(ax: Any, p: dict, styles: list[tuple[str, str]]) -> None:
             counts = _floats(s["y"])
             # A zero baseline is invisible on a log axis; draw bare steps there instead.
             baseline = None if p.get("yscale") == "log" else 0.0
-            ax.stairs(counts, _floats(s["x"]), label=label, color=color, baseline=baseline,
-                      fill=baseline is not None, alpha=0.6 if baseline is not None else 1.0)
+            ax.stairs(
+                counts,
+                _floats(s["x"]),
+                label=label,
+                color=color,
+                baseline=baseline,
+                fill=baseline is not None,
+                alpha=0.6 if baseline is not None else 1.0,
+            )
         else:
             bars.append((s, color))
     if bars:
@@ -249,8 +259,8 @@ def draw(data: dict) -> Any:
     ncols = min(len(panels), MAX_COLUMNS)
     nrows = math.ceil(len(panels) / ncols)
     width, height = PANEL_SIZE[0] * ncols, PANEL_SIZE[1] * nrows
-    footer = _footer(data, wrap=max(40, int(width * 14)))   # ~14 characters per inch at the footer's font size
-    line_in = 0.18   # inches per line of 9-point text
+    footer = _footer(data, wrap=max(40, int(width * 14)))  # ~14 characters per inch at the footer's font size
+    line_in = 0.18  # inches per line of 9-point text
     heights = [0.1 + line_in * (text.count("\n") + 1) for text, _ in footer]
     note_in = (0.1 + sum(heights)) if footer else 0.0
     height += note_in
@@ -259,15 +269,15 @@ def draw(data: dict) -> Any:
     FigureCanvasAgg(fig)
     bottom = note_in / height
     engine = fig.get_layout_engine()
-    assert isinstance(engine, ConstrainedLayoutEngine)         # layout="constrained" above
+    assert isinstance(engine, ConstrainedLayoutEngine)  # layout="constrained" above
     engine.set(rect=(0.0, bottom, 1.0, 1.0 - bottom))
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for ax, p, styles in zip(axes, panels, series_styles(panels)):
         _draw_panel(ax, p, styles)
-    for ax in axes[len(panels):]:
+    for ax in axes[len(panels) :]:
         ax.set_visible(False)
     fig.suptitle(str(data.get("id", "")))
-    top = note_in - 0.1   # inches above the bottom edge where the footer starts
+    top = note_in - 0.1  # inches above the bottom edge where the footer starts
     for (text, style), h in zip(footer, heights):
         fig.text(0.01, top / height, text, ha="left", va="top", fontsize=9, **style)
         top -= h

@@ -14,6 +14,7 @@ draws the PNG from that JSON alone.
 >>> figure_1.data(FigureContext(seed=0))["panels"][0]["series"][0]["y"]
 [0.0, 1.0, 4.0]
 """
+
 from __future__ import annotations
 
 import re
@@ -57,14 +58,21 @@ def series(label: str, x: Sequence[Any], y: Sequence[Any], type: str = "line", p
     return {"label": label, "type": type, "params": dict(params or {}), "x": x, "y": y}
 
 
-def panel(title: str, xlabel: str, ylabel: str, series_list: list[dict], xscale: str = "linear",
-          yscale: str = "linear") -> dict:
+def panel(
+    title: str, xlabel: str, ylabel: str, series_list: list[dict], xscale: str = "linear", yscale: str = "linear"
+) -> dict:
     """One panel (axes) of a figure."""
     for scale in (xscale, yscale):
         if scale not in ("linear", "log", "symlog"):
             raise ValueError(f"axis scale must be linear, log or symlog, got {scale!r}")
-    return {"title": title, "xlabel": xlabel, "ylabel": ylabel, "xscale": xscale, "yscale": yscale,
-            "series": list(series_list)}
+    return {
+        "title": title,
+        "xlabel": xlabel,
+        "ylabel": ylabel,
+        "xscale": xscale,
+        "yscale": yscale,
+        "series": list(series_list),
+    }
 
 
 @dataclass
@@ -103,8 +111,9 @@ class Figure:
         return out
 
 
-def figure(*, id: str, caption: str, tier: str = "fast", substitute: str | None = None,
-           requires: tuple | list = ()) -> Callable[[Callable[[FigureContext], dict]], Figure]:
+def figure(
+    *, id: str, caption: str, tier: str = "fast", substitute: str | None = None, requires: tuple | list = ()
+) -> Callable[[Callable[[FigureContext], dict]], Figure]:
     """Decorator turning a data function into a :class:`Figure`.
 
     ``requires``: optional capabilities (``"torch"``, ``"cuda"``, ``"dask"``) the data function needs; where

@@ -6,8 +6,15 @@
 >>> LeastSquaresFederation.random(2, 10, 3, seed=0).d
 3
 """
+
 from fedtheory.problems.finite_sum import FiniteSumFederation, LeastSquaresFederation, LogisticFederation
 from fedtheory.problems.quadratic import FederationArrays, QuadraticFederation, make_quadratic
 
-__all__ = ["FederationArrays", "QuadraticFederation", "make_quadratic", "FiniteSumFederation",
-           "LeastSquaresFederation", "LogisticFederation"]
+__all__ = [
+    "FederationArrays",
+    "QuadraticFederation",
+    "make_quadratic",
+    "FiniteSumFederation",
+    "LeastSquaresFederation",
+    "LogisticFederation",
+]

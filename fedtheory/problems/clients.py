@@ -33,6 +33,7 @@ True
 >>> bool(abs(orc.loss(x) - q.loss(x)) < 1e-12), bool(np.allclose(orc.x_star(), q.x_star()))
 (True, True)
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -60,8 +61,13 @@ class ClientOracles:
     name = "clients"
 
     def _clients(self, clients: Any, k: int) -> np.ndarray:
-        if isinstance(clients, np.ndarray) and clients.dtype == np.int64 and clients.ndim == 1 and clients.size == k \
-                and (k == 0 or (clients.min() >= 0 and clients.max() < self.n)):
+        if (
+            isinstance(clients, np.ndarray)
+            and clients.dtype == np.int64
+            and clients.ndim == 1
+            and clients.size == k
+            and (k == 0 or (clients.min() >= 0 and clients.max() < self.n))
+        ):
             return clients  # the hot path: an already valid index array
         if clients is None:
             if k != self.n:
@@ -87,7 +93,9 @@ class ClientOracles:
     def grads(self, X: Any, clients: Any = None) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def stochastic_grads(self, X: Any, clients: Any, rng: np.random.Generator, batch_size: int | None = None) -> np.ndarray:
+    def stochastic_grads(
+        self, X: Any, clients: Any, rng: np.random.Generator, batch_size: int | None = None
+    ) -> np.ndarray:
         """Unbiased stochastic gradients; the base adds N(0, noise²/d·I) to the exact ones."""
         X = _rows(X, self.d)
         G = self.grads(X, clients)
@@ -136,6 +144,7 @@ class ClientOracles:
 # quadratics
 # --------------------------------------------------------------------------------------------
 
+
 class QuadraticOracles(ClientOracles):
     r"""Rescaled quadratic clients :math:`\tilde f_i(x) = \frac{n p_i}2 (x-c_i)^\top A_i (x-c_i)`.
 
@@ -173,8 +182,9 @@ class QuadraticOracles(ClientOracles):
         """The rescaled clients as a :class:`~fedtheory.problems.quadratic.QuadraticFederation` with p = 1/n."""
         from fedtheory.problems.quadratic import QuadraticFederation
 
-        return QuadraticFederation(A=self.A, c=self.c, p=np.full(self.n, 1.0 / self.n), eigvals=self.eigvals,
-                                   eigvecs=self.eigvecs)
+        return QuadraticFederation(
+            A=self.A, c=self.c, p=np.full(self.n, 1.0 / self.n), eigvals=self.eigvals, eigvecs=self.eigvecs
+        )
 
     def grads(self, X: Any, clients: Any = None) -> np.ndarray:
         X = _rows(X, self.d)
@@ -195,7 +205,7 @@ class QuadraticOracles(ClientOracles):
 
     def losses(self, X: Any) -> np.ndarray:
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-        R = X[:, None, :] - self.c[None]                       # (T, n, d)
+        R = X[:, None, :] - self.c[None]  # (T, n, d)
         AR = np.einsum("nij,tnj->tni", self.A, R)
         return 0.5 * np.einsum("tni,tni->t", R, AR) / self.n
 
@@ -295,6 +305,7 @@ class DiagonalQuadraticOracles(ClientOracles):
 # finite sums (logistic, least squares, polyhedron, torch networks)
 # --------------------------------------------------------------------------------------------
 
+
 class FiniteSumOracles(ClientOracles):
     """Rescaled clients of any finite-sum federation (``batched_grads``, ``counts``, ``p``, ``on``).
 
@@ -338,7 +349,9 @@ class FiniteSumOracles(ClientOracles):
         G = np.asarray(self.problem.batched_grads(self.arrays, X, None, clients=idx), dtype=np.float64)
         return G * self.scale[idx, None]
 
-    def stochastic_grads(self, X: Any, clients: Any, rng: np.random.Generator, batch_size: int | None = None) -> np.ndarray:
+    def stochastic_grads(
+        self, X: Any, clients: Any, rng: np.random.Generator, batch_size: int | None = None
+    ) -> np.ndarray:
         """Mini-batch gradients: B samples per row drawn without replacement from that client's data."""
         X = _rows(X, self.d)
         idx = self._clients(clients, X.shape[0])
@@ -401,5 +414,7 @@ def client_oracles(problem: Any, **kw: Any) -> ClientOracles:
             except AttributeError:  # pragma: no cover - a federation with __slots__
                 pass
         return cached
-    raise ValueError(f"no client oracles for {type(problem).__name__}: give a QuadraticFederation, a finite-sum "
-                     f"federation or ClientOracles")
+    raise ValueError(
+        f"no client oracles for {type(problem).__name__}: give a QuadraticFederation, a finite-sum "
+        f"federation or ClientOracles"
+    )

@@ -25,6 +25,7 @@ finite-sum federation on which the one LocalUpdate driver runs FedAve.
 >>> loss.grads(X, np.zeros((1, 2)))[:, 0].tolist()
 [[-2.0, 0.0], [0.0, 1.0]]
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -97,7 +98,9 @@ class DataSmoothLoss:
 
     def gradient(self, X: Any, theta: Any) -> np.ndarray:
         """∇F(θ) (numpy)."""
-        return np.asarray(self.grads(np.asarray(X, dtype=np.float64), np.asarray(theta, dtype=np.float64)[None]))[:, 0].mean(axis=0)
+        return np.asarray(self.grads(np.asarray(X, dtype=np.float64), np.asarray(theta, dtype=np.float64)[None]))[
+            :, 0
+        ].mean(axis=0)
 
     def hessian(self, X: Any, theta: Any) -> np.ndarray:
         """∇²F(θ) (numpy)."""
@@ -190,7 +193,7 @@ class SoftLogisticLoss(DataSmoothLoss):
 
     def _value(self, be, u, y):
         # y log(1 + e^{−u}) + (1 − y) log(1 + e^{u}), each softplus written without overflow
-        sp_pos = np.maximum(u, 0) + np.log1p(np.exp(-np.abs(u)))        # log(1 + e^{u})
+        sp_pos = np.maximum(u, 0) + np.log1p(np.exp(-np.abs(u)))  # log(1 + e^{u})
         return y * (sp_pos - u) + (1 - y) * sp_pos
 
     def _curvature(self, u, y):
@@ -204,5 +207,7 @@ class SoftLogisticLoss(DataSmoothLoss):
 
         rows = [np.asarray(r, dtype=np.float64) for r in client_rows]
         if not all(np.all(np.isin(r[:, -1], (0.0, 1.0))) for r in rows):
-            raise ValueError("LogisticFederation needs hard labels y in {0, 1}; soft labels have no finite-sum federation here")
+            raise ValueError(
+                "LogisticFederation needs hard labels y in {0, 1}; soft labels have no finite-sum federation here"
+            )
         return LogisticFederation([r[:, :-1] for r in rows], [2 * r[:, -1] - 1 for r in rows], l2=self.reg)

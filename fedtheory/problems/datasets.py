@@ -19,14 +19,22 @@ is strongly non-IID). :func:`federate` turns (features, labels, parts) into a fi
 >>> fed.n, fed.d
 (5, 30)
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-__all__ = ["DATASETS", "SUBSTITUTES", "load_dataset", "substitute_sentence", "partition_iid", "partition_dirichlet",
-           "federate"]
+__all__ = [
+    "DATASETS",
+    "SUBSTITUTES",
+    "load_dataset",
+    "substitute_sentence",
+    "partition_iid",
+    "partition_dirichlet",
+    "federate",
+]
 
 DATASETS = ("digits", "breast_cancer", "iris", "wine", "ijcnn1_like")
 
@@ -71,11 +79,23 @@ def load_dataset(name: str, *, standardize: bool = True, seed: Any = 0) -> tuple
     from sklearn import datasets as skd
 
     if key == "ijcnn1_like":
-        X, y = skd.make_classification(n_samples=5000, n_features=22, n_informative=12, n_redundant=4,
-                                       weights=[0.903], flip_y=0.01, class_sep=1.0, random_state=_seed_int(seed))
+        X, y = skd.make_classification(
+            n_samples=5000,
+            n_features=22,
+            n_informative=12,
+            n_redundant=4,
+            weights=[0.903],
+            flip_y=0.01,
+            class_sep=1.0,
+            random_state=_seed_int(seed),
+        )
     else:
-        loader = {"digits": skd.load_digits, "breast_cancer": skd.load_breast_cancer, "iris": skd.load_iris,
-                  "wine": skd.load_wine}[key]
+        loader = {
+            "digits": skd.load_digits,
+            "breast_cancer": skd.load_breast_cancer,
+            "iris": skd.load_iris,
+            "wine": skd.load_wine,
+        }[key]
         bunch = loader()
         X, y = bunch.data, bunch.target
     X = np.asarray(X, dtype=np.float64)
@@ -100,9 +120,17 @@ def substitute_sentence(paper_data: str, used: str, detail: str = "") -> str:
     >>> substitute_sentence("FEMNIST", "digits", "split across 20 clients by Dirichlet(0.3)")
     "Substitute data: the paper used FEMNIST; this figure uses scikit-learn's bundled digits (split across 20 clients by Dirichlet(0.3)), so the numbers are not the paper's."
     """
-    what = "scikit-learn's bundled digits" if used == "digits" else (
-        "scikit-learn's bundled breast-cancer data" if used == "breast_cancer" else
-        "a make_classification set shaped like ijcnn1" if used == "ijcnn1_like" else used)
+    what = (
+        "scikit-learn's bundled digits"
+        if used == "digits"
+        else (
+            "scikit-learn's bundled breast-cancer data"
+            if used == "breast_cancer"
+            else "a make_classification set shaped like ijcnn1"
+            if used == "ijcnn1_like"
+            else used
+        )
+    )
     extra = f" ({detail})" if detail else ""
     return f"Substitute data: the paper used {paper_data}; this figure uses {what}{extra}, so the numbers are not the paper's."
 
@@ -119,8 +147,9 @@ def partition_iid(n_samples: int, n_clients: int, seed: Any = None) -> list[np.n
     return [np.sort(p) for p in np.array_split(perm, n_clients)]
 
 
-def partition_dirichlet(labels: Any, n_clients: int, alpha: float, *, seed: Any = None,
-                        min_size: int = 2, max_tries: int = 1000) -> list[np.ndarray]:
+def partition_dirichlet(
+    labels: Any, n_clients: int, alpha: float, *, seed: Any = None, min_size: int = 2, max_tries: int = 1000
+) -> list[np.ndarray]:
     """Non-IID split: for each class, client shares ~ Dirichlet(α·1); redrawn until every client has
     ``min_size`` samples (the usual recipe of Hsu et al. 2019). Seeded; every sample goes to one client.
 
@@ -146,8 +175,10 @@ def partition_dirichlet(labels: Any, n_clients: int, alpha: float, *, seed: Any 
                 parts[i].extend(chunk.tolist())
         if min(len(p) for p in parts) >= min_size:
             return [np.sort(np.asarray(p, dtype=np.int64)) for p in parts]
-    raise ValueError(f"no Dirichlet({alpha}) split gave every one of {n_clients} clients {min_size} samples "
-                     f"in {max_tries} draws; raise alpha or lower n_clients")
+    raise ValueError(
+        f"no Dirichlet({alpha}) split gave every one of {n_clients} clients {min_size} samples "
+        f"in {max_tries} draws; raise alpha or lower n_clients"
+    )
 
 
 def federate(X: Any, y: Any, parts: list, *, model: str = "logistic", l2: float = 0.0, positive_class: Any = None):
@@ -169,7 +200,9 @@ def federate(X: Any, y: Any, parts: list, *, model: str = "logistic", l2: float 
         values = np.unique(y)
         if positive_class is None:
             if values.size != 2:
-                raise ValueError(f"logistic federation needs binary labels (or positive_class=...), got {values.size} classes")
+                raise ValueError(
+                    f"logistic federation needs binary labels (or positive_class=...), got {values.size} classes"
+                )
             positive_class = values.max()
         signs = np.where(y == positive_class, 1.0, -1.0)
         return LogisticFederation([X[p] for p in parts], [signs[p] for p in parts], l2=l2)

@@ -28,6 +28,7 @@ clients are rescaled to :math:`n p_i f_i`, see :mod:`fedtheory.problems.clients`
 >>> Delta_s(q, 4) < 1e-12, bool(Delta_s(q, 1) > 0)
 (True, True)
 """
+
 from __future__ import annotations
 
 import itertools
@@ -36,9 +37,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["uniform_hessians", "delta_A", "delta_B", "delta_s", "Delta_s", "delta_tilde", "zeta_sq",
-           "gradient_variance", "sampling_factor", "sigma_s_sq", "local_sod", "local_ed", "estimate_along",
-           "subsets"]
+__all__ = [
+    "uniform_hessians",
+    "delta_A",
+    "delta_B",
+    "delta_s",
+    "Delta_s",
+    "delta_tilde",
+    "zeta_sq",
+    "gradient_variance",
+    "sampling_factor",
+    "sigma_s_sq",
+    "local_sod",
+    "local_ed",
+    "estimate_along",
+    "subsets",
+]
 
 MAX_SUBSETS = 20_000
 
@@ -59,8 +73,10 @@ def uniform_hessians(problem: Any) -> np.ndarray:
     A = getattr(problem, "A", None)
     p = getattr(problem, "p", None)
     if A is None or p is None:
-        raise ValueError(f"exact dissimilarities need a quadratic federation; got {type(problem).__name__} "
-                         f"(use estimate_along for other problems)")
+        raise ValueError(
+            f"exact dissimilarities need a quadratic federation; got {type(problem).__name__} "
+            f"(use estimate_along for other problems)"
+        )
     A = np.asarray(A, dtype=np.float64)
     return A * (A.shape[0] * np.asarray(p, dtype=np.float64))[:, None, None]
 
@@ -101,7 +117,7 @@ def delta_A(problem: Any) -> float:
     1.0
     """
     diag = _diagonal(problem)
-    if diag is not None:   # diagonal Hessians: the matrices commute, so λ_max is a max over coordinates
+    if diag is not None:  # diagonal Hessians: the matrices commute, so λ_max is a max over coordinates
         return float(np.sqrt(np.max(np.mean((diag - diag.mean(axis=0)) ** 2, axis=0))))
     return _uniform_federation(problem).delta_A()
 
@@ -141,7 +157,7 @@ def delta_s(problem: Any, s: int, limit: int = MAX_SUBSETS) -> float:
     A = uniform_hessians(problem)
     n = A.shape[0]
     S = subsets(n, s, limit)
-    AS = A[S]                                                   # (m, s, d, d)
+    AS = A[S]  # (m, s, d, d)
     D = AS - AS.mean(axis=1, keepdims=True)
     top = _top_eig_of_squares(D)
     return float(math.sqrt(max(float(top.max()), 0.0)))
@@ -287,5 +303,8 @@ def estimate_along(oracles: Any, points: Any) -> dict:
     P = np.atleast_2d(np.asarray(points, dtype=np.float64))
     ratios = [local_sod(orc, P[k + 1], P[k]) for k in range(P.shape[0] - 1)]
     ratios = [r for r in ratios if math.isfinite(r)]
-    return {"delta_A": max(ratios) if ratios else math.nan,
-            "zeta_sq": max(gradient_variance(orc, p) for p in P), "points": int(P.shape[0])}
+    return {
+        "delta_A": max(ratios) if ratios else math.nan,
+        "zeta_sq": max(gradient_variance(orc, p) for p in P),
+        "points": int(P.shape[0]),
+    }

@@ -35,6 +35,7 @@ True
 >>> bool(np.linalg.norm(fed.grad(fed.x_star())) < 1e-12)
 True
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -61,7 +62,9 @@ def check_batch_size(B: int, counts: np.ndarray) -> None:
         raise ValueError(f"batch size B must satisfy 1 <= B <= min_i m_i = {m}, got B={B}")
 
 
-def sample_batches(rng: np.random.Generator, counts: np.ndarray, B: int, clients: np.ndarray | None = None) -> np.ndarray:
+def sample_batches(
+    rng: np.random.Generator, counts: np.ndarray, B: int, clients: np.ndarray | None = None
+) -> np.ndarray:
     """For each client (or each of ``clients``), B distinct sample indices drawn uniformly from range(m_i).
 
     One vectorized draw: the B smallest of m_i uniform keys are a uniform B-subset (keys of padded
@@ -82,7 +85,7 @@ def sample_batches(rng: np.random.Generator, counts: np.ndarray, B: int, clients
 
 #: client data up to this size take batched BLAS mat-vecs in :meth:`FiniteSumFederation.batched_grads`, larger
 #: data einsum (measured single-threaded: BLAS 2x faster at 8 MB, einsum 1.3x faster at 80 MB)
-BLAS_MAX_BYTES = 16 * 2 ** 20
+BLAS_MAX_BYTES = 16 * 2**20
 
 
 class FiniteSumFederation:
@@ -101,16 +104,20 @@ class FiniteSumFederation:
         feats = [np.asarray(f, dtype=np.float64) for f in features]
         targs = [np.asarray(t, dtype=np.float64).ravel() for t in targets]
         if len(feats) == 0 or len(feats) != len(targs):
-            raise ValueError(f"features and targets must list the same number n >= 1 of clients, got {len(feats)} and {len(targs)}")
+            raise ValueError(
+                f"features and targets must list the same number n >= 1 of clients, got {len(feats)} and {len(targs)}"
+            )
         d = feats[0].shape[-1] if feats[0].ndim == 2 else None
         for i, (f, t) in enumerate(zip(feats, targs)):
             if f.ndim != 2 or f.shape[1] != d:
                 raise ValueError(f"client {i}: features must have shape (m_i, {d}), got {f.shape}")
             if f.shape[0] < 1 or t.shape[0] != f.shape[0]:
-                raise ValueError(f"client {i}: needs m_i >= 1 samples and one target per sample, got {f.shape[0]} and {t.shape[0]}")
+                raise ValueError(
+                    f"client {i}: needs m_i >= 1 samples and one target per sample, got {f.shape[0]} and {t.shape[0]}"
+                )
             if not (np.all(np.isfinite(f)) and np.all(np.isfinite(t))):
                 raise ValueError(f"client {i}: features and targets must be finite")
-        assert d is not None                              # every client's features were checked (m_i, d) above
+        assert d is not None  # every client's features were checked (m_i, d) above
         l2 = float(l2)
         if not (np.isfinite(l2) and l2 >= 0):
             raise ValueError(f"l2 regularization must be >= 0, got {l2}")
@@ -133,7 +140,7 @@ class FiniteSumFederation:
         _check_weights(p, n, type(self).__name__)
         self.p = p
         self.l2 = l2
-        self._dense = bool(self.counts.min() == m_max)      # no padding: the mask is all ones
+        self._dense = bool(self.counts.min() == m_max)  # no padding: the mask is all ones
         self._blas = self.a.nbytes <= BLAS_MAX_BYTES
         self._x_star: np.ndarray | None = None
         self._quadratic: Any = None
@@ -167,12 +174,17 @@ class FiniteSumFederation:
         from fedtheory.backends import get_backend
 
         be = get_backend(backend, device=device)
-        return {"a": be.asarray(self.a), "y": be.asarray(self.y), "mask": be.asarray(self.mask),
-                "counts": be.asarray(self.counts.astype(np.float64)), "p": be.asarray(self.p), "backend": be,
-                "problem": self}
+        return {
+            "a": be.asarray(self.a),
+            "y": be.asarray(self.y),
+            "mask": be.asarray(self.mask),
+            "counts": be.asarray(self.counts.astype(np.float64)),
+            "p": be.asarray(self.p),
+            "backend": be,
+            "problem": self,
+        }
 
-    def batched_grads(self, arrays: dict, X: Any, idx: Any = None, clients: Any = None, *,
-                      factor: Any = None) -> Any:
+    def batched_grads(self, arrays: dict, X: Any, idx: Any = None, clients: Any = None, *, factor: Any = None) -> Any:
         """Gradients of the clients' (mini-batch) losses at their own points: (k, d).
 
         ``X`` (k, d): one point per row, for the clients ``clients`` (an int index array, default all
@@ -217,7 +229,7 @@ class FiniteSumFederation:
         else:
             rows = _index(be, np.arange(self.n) if clients is None else np.asarray(clients))
             ii = _index(be, idx)
-            ab, yb = a[rows[:, None], ii], y[rows[:, None], ii]     # (k, B, d), (k, B): only the batch is copied
+            ab, yb = a[rows[:, None], ii], y[rows[:, None], ii]  # (k, B, d), (k, B): only the batch is copied
             u = be.matmul(ab, X[..., None])[..., 0]
             r = self._residual(be, u, yb)
             if factor is None:
@@ -242,7 +254,7 @@ class FiniteSumFederation:
         step = max(1, chunk_elems // max(1, a.shape[0] * a.shape[1]))
         losses, norms = [], []
         for start in range(0, T, step):
-            Xc = X[start:start + step]
+            Xc = X[start : start + step]
             u = be.einsum("nmd,td->tnm", a, Xc)
             per = self._sample_loss(be, u, y[None]) * mask[None]
             li = be.einsum("tnm->tn", per) / counts[None]
@@ -310,8 +322,10 @@ class FiniteSumFederation:
                 try:
                     step = np.linalg.solve(H, g)
                 except np.linalg.LinAlgError:
-                    raise ValueError(f"{type(self).__name__}: the Hessian is singular, so F has no unique minimizer "
-                                     f"(add l2 > 0 or more samples than the dimension)") from None
+                    raise ValueError(
+                        f"{type(self).__name__}: the Hessian is singular, so F has no unique minimizer "
+                        f"(add l2 > 0 or more samples than the dimension)"
+                    ) from None
                 t, f0 = 1.0, self.loss(x)
                 while self.loss(x - t * step) > f0 - 0.25 * t * float(g @ step) and t > 1e-12:
                     t *= 0.5
@@ -381,9 +395,18 @@ class LeastSquaresFederation(FiniteSumFederation):
         w = 1.0 / arrays["counts"][:, None] if scale is None else scale / arrays["counts"][:, None]
         return w if self._dense else w * arrays["mask"]
 
-    def sample_space_steps(self, arrays: dict, x: Any, steps: int, gamma: float, weights: tuple | None,
-                           want_point: bool, coef: Any = None, gram: Any = None,
-                           reduce: Any = None) -> tuple[Any, Any]:
+    def sample_space_steps(
+        self,
+        arrays: dict,
+        x: Any,
+        steps: int,
+        gamma: float,
+        weights: tuple | None,
+        want_point: bool,
+        coef: Any = None,
+        gram: Any = None,
+        reduce: Any = None,
+    ) -> tuple[Any, Any]:
         r"""K full-batch local gradient steps y ← y − γ sc_i∇f_i(y) from the same point x on every client,
         run in each client's sample space (λ = 0): with u = A_i y and r_k = (sc_i/m_i)(u_k − y_i),
         u_{k+1} = u_k − γ(A_iA_iᵀ)r_k, y_K = x − γA_iᵀΣ_k r_k and the message Σ_k θ_k∇f_i(y_k) = A_iᵀΣ_k θ_k r_k.
@@ -407,8 +430,9 @@ class LeastSquaresFederation(FiniteSumFederation):
         if self.l2:
             raise ValueError("sample_space_steps needs l2 = 0 (a ridge term moves y outside the samples' span)")
         if reduce is not None and want_point:
-            raise ValueError("sample_space_steps: reduce (the weighted sum of the messages) returns no point; "
-                             "pass want_point=False")
+            raise ValueError(
+                "sample_space_steps: reduce (the weighted sum of the messages) returns no point; pass want_point=False"
+            )
         be = arrays["backend"]
         if be.name != "numpy":
             extra = [v for v in (coef, gram, reduce) if v is not None]
@@ -420,9 +444,17 @@ class LeastSquaresFederation(FiniteSumFederation):
 
                 views = dict(arrays, backend=get_backend("numpy"), a=host[0], y=host[1], mask=host[2], counts=host[3])
                 it = iter(host[5:])
-                Y, msg = self.sample_space_steps(views, host[4], steps, gamma, weights, want_point,
-                                                 None if coef is None else next(it), None if gram is None else next(it),
-                                                 None if reduce is None else next(it))
+                Y, msg = self.sample_space_steps(
+                    views,
+                    host[4],
+                    steps,
+                    gamma,
+                    weights,
+                    want_point,
+                    None if coef is None else next(it),
+                    None if gram is None else next(it),
+                    None if reduce is None else next(it),
+                )
                 return (None if Y is None else be.asarray(Y)), (None if msg is None else be.asarray(msg))
         a, y = arrays["a"], arrays["y"]
         n, m, d = a.shape
@@ -430,7 +462,7 @@ class LeastSquaresFederation(FiniteSumFederation):
         inplace = be.name == "numpy"
         u = be.matmul(a.reshape(n * m, d), x).reshape(n, m)
         uniform = weights is not None and all(t == weights[0] for t in weights)
-        r_sum = r_msg = None                              # Σ_k r_k (the point), Σ_k θ_k r_k (the message)
+        r_sum = r_msg = None  # Σ_k r_k (the point), Σ_k θ_k r_k (the message)
         for k in range(steps):
             r = (u - y) * inv
             last = k + 1 == steps
@@ -440,13 +472,14 @@ class LeastSquaresFederation(FiniteSumFederation):
                 term = weights[k] * r
                 r_msg = term if r_msg is None else (r_msg.__iadd__(term) if inplace else r_msg + term)
             if not last and gamma != 0:
-                du = be.matmul(r[:, None, :], gram)[:, 0, :]        # rᵀ(A_iA_iᵀ): symmetric, a row form
+                du = be.matmul(r[:, None, :], gram)[:, 0, :]  # rᵀ(A_iA_iᵀ): symmetric, a row form
                 if inplace:
                     u -= gamma * du
                 else:
                     u = u - gamma * du
-        def transposed(r: Any) -> Any:                     # A_iᵀr_i, as batched_grads chooses (BLAS or one sweep)
-            if reduce is not None:                          # Σ_i w_i A_iᵀr_i: one pass over all the samples
+
+        def transposed(r: Any) -> Any:  # A_iᵀr_i, as batched_grads chooses (BLAS or one sweep)
+            if reduce is not None:  # Σ_i w_i A_iᵀr_i: one pass over all the samples
                 return be.matmul((r * reduce[:, None]).reshape(n * m), a.reshape(n * m, d))
             return be.matmul(r[:, None, :], a)[:, 0, :] if self._blas else be.einsum("km,kmd->kd", r, a)
 
@@ -471,7 +504,7 @@ class LeastSquaresFederation(FiniteSumFederation):
         """
         w = self.mask / self.counts[:, None]
         Aw = self.a * w[:, :, None]
-        A = np.matmul(np.swapaxes(Aw, 1, 2), self.a)           # batched GEMM
+        A = np.matmul(np.swapaxes(Aw, 1, 2), self.a)  # batched GEMM
         b = np.matmul(np.swapaxes(Aw, 1, 2), self.y[:, :, None])[..., 0]
         return 0.5 * (A + np.swapaxes(A, 1, 2)) + self.l2 * np.eye(self.d), b
 
@@ -490,7 +523,7 @@ class LeastSquaresFederation(FiniteSumFederation):
         """
         from fedtheory.problems.quadratic import QuadraticFederation
 
-        if self._quadratic is not None:            # the data do not change: built once per federation
+        if self._quadratic is not None:  # the data do not change: built once per federation
             return self._quadratic
         A, b = self.moments()
         lam, V = np.linalg.eigh(A)
@@ -502,8 +535,17 @@ class LeastSquaresFederation(FiniteSumFederation):
         return self._quadratic
 
     @classmethod
-    def random(cls, n: int, m: Any, d: int, *, noise: float = 0.5, heterogeneity: float = 1.0, l2: float = 0.0,
-               seed: Any = None) -> "LeastSquaresFederation":
+    def random(
+        cls,
+        n: int,
+        m: Any,
+        d: int,
+        *,
+        noise: float = 0.5,
+        heterogeneity: float = 1.0,
+        l2: float = 0.0,
+        seed: Any = None,
+    ) -> "LeastSquaresFederation":
         """Gaussian features, y = aᵀ(x₀ + h_i) + noise, client shifts h_i ~ N(0, heterogeneity²·I/d). Seeded.
 
         >>> LeastSquaresFederation.random(2, 5, 3, seed=0).counts.tolist()
@@ -551,8 +593,9 @@ class LogisticFederation(FiniteSumFederation):
         return s * (1 - s)
 
     @classmethod
-    def random(cls, n: int, m: Any, d: int, *, heterogeneity: float = 1.0, l2: float = 1e-2,
-               seed: Any = None) -> "LogisticFederation":
+    def random(
+        cls, n: int, m: Any, d: int, *, heterogeneity: float = 1.0, l2: float = 1e-2, seed: Any = None
+    ) -> "LogisticFederation":
         """Gaussian features with client-shifted means; labels from a noisy linear model. Seeded.
 
         >>> LogisticFederation.random(3, 8, 2, seed=0).n

@@ -33,6 +33,7 @@ True
 >>> fed.M, fed.N, fed.weights.tolist()
 (2, 8, [0.375, 0.625])
 """
+
 from __future__ import annotations
 
 import itertools
@@ -42,10 +43,29 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 __all__ = [
-    "Kernel", "GaussianKernel", "PolynomialKernel", "LinearKernel", "MonomialKernel", "RandomFeatureKernel",
-    "SobolevKernel", "ReluNTKKernel", "PrecomputedKernel", "as_points", "normalized_gram",
-    "RKHSFunction", "KernelExpansion", "FeatureFunction", "MercerSeries", "ZeroFunction",
-    "rkhs_inner", "rkhs_norm", "empirical_norm", "KernelFederation", "KERNEL_FAMILIES", "random_kernel_federation", "gram_federation",
+    "Kernel",
+    "GaussianKernel",
+    "PolynomialKernel",
+    "LinearKernel",
+    "MonomialKernel",
+    "RandomFeatureKernel",
+    "SobolevKernel",
+    "ReluNTKKernel",
+    "PrecomputedKernel",
+    "as_points",
+    "normalized_gram",
+    "RKHSFunction",
+    "KernelExpansion",
+    "FeatureFunction",
+    "MercerSeries",
+    "ZeroFunction",
+    "rkhs_inner",
+    "rkhs_norm",
+    "empirical_norm",
+    "KernelFederation",
+    "KERNEL_FAMILIES",
+    "random_kernel_federation",
+    "gram_federation",
 ]
 
 
@@ -70,6 +90,7 @@ def as_points(X: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # kernels
 # --------------------------------------------------------------------------------------------
+
 
 class Kernel:
     """A positive semidefinite kernel k: 𝒳 × 𝒳 → ℝ.
@@ -106,7 +127,7 @@ class Kernel:
         [1.0, 1.0]
         """
         X = as_points(X)
-        return np.array([self._gram(X[i:i + 1], X[i:i + 1])[0, 0] for i in range(X.shape[0])])
+        return np.array([self._gram(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(X.shape[0])])
 
     def features(self, X: Any) -> np.ndarray:
         """ϕ(X) (n, rank) for a finite-rank kernel."""
@@ -140,7 +161,7 @@ class GaussianKernel(Kernel):
         self.bandwidth = float(bandwidth)
 
     def _gram(self, X, Z):
-        return np.exp(-_sqdist(X, Z) / (2 * self.bandwidth ** 2))
+        return np.exp(-_sqdist(X, Z) / (2 * self.bandwidth**2))
 
     def diag(self, X):
         return np.ones(as_points(X).shape[0])
@@ -261,7 +282,12 @@ class RandomFeatureKernel(Kernel):
 
     def __init__(self, input_dim: int, n_features: int, bandwidth: float = 1.0, seed: int = 0) -> None:
         rng = np.random.default_rng(seed)
-        self.input_dim, self.n_features, self.bandwidth, self.seed = int(input_dim), int(n_features), float(bandwidth), int(seed)
+        self.input_dim, self.n_features, self.bandwidth, self.seed = (
+            int(input_dim),
+            int(n_features),
+            float(bandwidth),
+            int(seed),
+        )
         self.rank = self.n_features
         self._W = rng.normal(size=(self.n_features, self.input_dim)) / self.bandwidth
         self._b = rng.uniform(0, 2 * np.pi, size=self.n_features)
@@ -373,7 +399,9 @@ class PrecomputedKernel(Kernel):
         G = 0.5 * (G + G.T)
         w = np.linalg.eigvalsh(G)
         if w[0] < -1e-10 * max(float(np.abs(w).max()), 1e-300):
-            raise ValueError(f"PrecomputedKernel needs a positive semidefinite Gram matrix (smallest eigenvalue {w[0]:.3g})")
+            raise ValueError(
+                f"PrecomputedKernel needs a positive semidefinite Gram matrix (smallest eigenvalue {w[0]:.3g})"
+            )
         self._G = G
         self.rank = int(np.sum(w > 1e-12 * max(float(w[-1]), 1e-300)))
 
@@ -403,6 +431,7 @@ def normalized_gram(kernel: Kernel, X: Any) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # RKHS elements
 # --------------------------------------------------------------------------------------------
+
 
 class RKHSFunction:
     """An element f of ℋ with exact values f(X), ‖f‖_ℋ² and inner products.
@@ -461,8 +490,10 @@ class KernelExpansion(RKHSFunction):
         self.centers = as_points(centers)
         self.coef = np.asarray(coef, dtype=np.float64).ravel()
         if self.coef.shape[0] != self.centers.shape[0]:
-            raise ValueError(f"KernelExpansion needs one coefficient per center, got {self.coef.shape[0]} and "
-                             f"{self.centers.shape[0]}")
+            raise ValueError(
+                f"KernelExpansion needs one coefficient per center, got {self.coef.shape[0]} and "
+                f"{self.centers.shape[0]}"
+            )
 
     def values(self, X):
         return self.kernel(X, self.centers) @ self.coef
@@ -518,7 +549,7 @@ class MercerSeries(RKHSFunction):
         return self.kernel.mercer_eigenfunctions(X, self.beta.size) @ self.beta
 
     def norm_sq(self):
-        return float((self.beta ** 2 / self.kernel.mercer_eigenvalues(self.beta.size)).sum())
+        return float((self.beta**2 / self.kernel.mercer_eigenvalues(self.beta.size)).sum())
 
     def l2_norm_sq(self) -> float:
         """‖f‖²_{L²(P)} under the Mercer law (uniform on [0, 1] for the Sobolev kernel)."""
@@ -568,6 +599,7 @@ def empirical_norm(values: Any) -> float:
 # federated kernel-regression data
 # --------------------------------------------------------------------------------------------
 
+
 class KernelFederation:
     """M clients with covariates **x**_i (n_i points) and responses y_i, under one kernel (Section 2).
 
@@ -582,18 +614,29 @@ class KernelFederation:
     eigendecompositions, padded to (M, n_max, n_max) with zero rows/columns).
     """
 
-    def __init__(self, kernel: Kernel, covariates: Sequence[Any], responses: Sequence[Any], *,
-                 truths: Any = None, noise_sd: Any = None) -> None:
+    def __init__(
+        self,
+        kernel: Kernel,
+        covariates: Sequence[Any],
+        responses: Sequence[Any],
+        *,
+        truths: Any = None,
+        noise_sd: Any = None,
+    ) -> None:
         if not isinstance(kernel, Kernel):
             raise ValueError(f"kernel must be a Kernel, got {type(kernel).__name__}")
         xs = [as_points(c) for c in covariates]
         ys = [np.asarray(r, dtype=np.float64).ravel() for r in responses]
         if not xs or len(xs) != len(ys):
-            raise ValueError(f"covariates and responses must list the same number M >= 1 of clients, got {len(xs)} and {len(ys)}")
+            raise ValueError(
+                f"covariates and responses must list the same number M >= 1 of clients, got {len(xs)} and {len(ys)}"
+            )
         p = xs[0].shape[1]
         for i, (a, b) in enumerate(zip(xs, ys)):
             if a.shape[0] < 1 or a.shape[0] != b.shape[0]:
-                raise ValueError(f"client {i}: needs n_i >= 1 points and one response per point, got {a.shape[0]} and {b.shape[0]}")
+                raise ValueError(
+                    f"client {i}: needs n_i >= 1 points and one response per point, got {a.shape[0]} and {b.shape[0]}"
+                )
             if a.shape[1] != p:
                 raise ValueError(f"client {i}: covariates of dimension {a.shape[1]}, others have {p}")
             if not np.all(np.isfinite(b)):
@@ -699,16 +742,24 @@ class KernelFederation:
         y = np.asarray(y, dtype=np.float64).ravel()
         if y.shape[0] != self.N:
             raise ValueError(f"with_responses needs N = {self.N} responses, got {y.shape[0]}")
-        new = KernelFederation(self.kernel, self.xs, [y[s] for s in self.slices], truths=self.truths,
-                               noise_sd=self.noise_sd)
+        new = KernelFederation(
+            self.kernel, self.xs, [y[s] for s in self.slices], truths=self.truths, noise_sd=self.noise_sd
+        )
         new._gram, new._spectra = self._gram, self._spectra
         return new
 
     # constructors -----------------------------------------------------------------------------
     @classmethod
-    def sample(cls, kernel: Kernel, counts: Sequence[int], *, truths: Any, noise_sd: Any = 0.0,
-               covariates: Callable[[np.random.Generator, int, int], np.ndarray] | None = None,
-               seed: Any = None) -> "KernelFederation":
+    def sample(
+        cls,
+        kernel: Kernel,
+        counts: Sequence[int],
+        *,
+        truths: Any,
+        noise_sd: Any = 0.0,
+        covariates: Callable[[np.random.Generator, int, int], np.ndarray] | None = None,
+        seed: Any = None,
+    ) -> "KernelFederation":
         """Draw covariates (``covariates(rng, client, n_i)``; default uniform on [0, 1]) and responses
         y_ij = f_i^*(x_ij) + σ_i g_ij with Gaussian g. Seeded.
 
@@ -760,8 +811,9 @@ def _random_kernel(rng: np.random.Generator, family: str, p: int) -> tuple[Kerne
     raise ValueError(f"unknown kernel family {family!r} (choose from {KERNEL_FAMILIES})")
 
 
-def gram_federation(gram: Any, counts: Sequence[int], responses: Any = None, *, truths: Any = None,
-                    noise_sd: Any = None) -> KernelFederation:
+def gram_federation(
+    gram: Any, counts: Sequence[int], responses: Any = None, *, truths: Any = None, noise_sd: Any = None
+) -> KernelFederation:
     """A federation on a :class:`PrecomputedKernel`: the first N = Σ n_i indices are the data, in client order.
 
     Indices past N are extra points (for truths and comparators outside the data's span).
@@ -776,13 +828,26 @@ def gram_federation(gram: Any, counts: Sequence[int], responses: Any = None, *, 
     offsets = np.concatenate([[0], np.cumsum(counts)])
     y = np.zeros(N) if responses is None else np.asarray(responses, dtype=np.float64).ravel()
     xs = [np.arange(offsets[i], offsets[i + 1], dtype=np.float64) for i in range(len(counts))]
-    return KernelFederation(PrecomputedKernel(gram), xs, [y[offsets[i]:offsets[i + 1]] for i in range(len(counts))],
-                            truths=truths, noise_sd=noise_sd)
+    return KernelFederation(
+        PrecomputedKernel(gram),
+        xs,
+        [y[offsets[i] : offsets[i + 1]] for i in range(len(counts))],
+        truths=truths,
+        noise_sd=noise_sd,
+    )
 
 
-def random_kernel_federation(rng: np.random.Generator, *, family: str | None = None, M: int | None = None,
-                             n_range: tuple[int, int] = (1, 12), p: int | None = None, extra: int = 3,
-                             heterogeneity: float | None = None, noise: tuple[float, float] = (0.0, 1.0)) -> KernelFederation:
+def random_kernel_federation(
+    rng: np.random.Generator,
+    *,
+    family: str | None = None,
+    M: int | None = None,
+    n_range: tuple[int, int] = (1, 12),
+    p: int | None = None,
+    extra: int = 3,
+    heterogeneity: float | None = None,
+    noise: tuple[float, float] = (0.0, 1.0),
+) -> KernelFederation:
     """A random instance of the paper's setting: unbalanced clients, covariate shift, heterogeneous f_i^* and σ_i.
 
     ``family`` (default random) from :data:`KERNEL_FAMILIES` (``"gram"``: a random PSD Gram matrix of
@@ -821,7 +886,9 @@ def random_kernel_federation(rng: np.random.Generator, *, family: str | None = N
     truths = []
     for i in range(M):
         allc = np.concatenate([centers, xs[i]], axis=0) if xs[i].shape[0] else centers
-        coef = np.concatenate([base, np.zeros(xs[i].shape[0])]) + heterogeneity * rng.normal(size=allc.shape[0]) / np.sqrt(allc.shape[0])
+        coef = np.concatenate([base, np.zeros(xs[i].shape[0])]) + heterogeneity * rng.normal(
+            size=allc.shape[0]
+        ) / np.sqrt(allc.shape[0])
         truths.append(KernelExpansion(kernel, allc, coef))
     ys = [truths[i].values(xs[i]) + sd[i] * rng.normal(size=xs[i].shape[0]) for i in range(M)]
     return KernelFederation(kernel, xs, ys, truths=truths, noise_sd=sd)

@@ -24,6 +24,7 @@ LocalUpdate driver (FedAvg, FedProx, GD) and the DANE-type drivers run on it unc
 >>> bool(np.allclose(fed.grad(fed.x_star()), 0))
 True
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -72,8 +73,9 @@ class PolyhedronFederation(FiniteSumFederation):
         return super().x_star()
 
 
-def make_polyhedron(N: int = 1000, d: int = 100, n: int = 10, *, R: float = 5.0, slack: float = 1.0, l2: float = 0.0,
-                    seed: Any = 0) -> PolyhedronFederation:
+def make_polyhedron(
+    N: int = 1000, d: int = 100, n: int = 10, *, R: float = 5.0, slack: float = 1.0, l2: float = 0.0, seed: Any = 0
+) -> PolyhedronFederation:
     r"""A random feasible polyhedron {x : Ax ≤ b} with N constraints in R^d split evenly over n clients.
 
     a_j ~ U[−1, 1]^d; x* = 0.95 R g/‖g‖ with g Gaussian; b = Ax* + s, s_j ~ U[0, ``slack``]. The paper's
@@ -89,8 +91,10 @@ def make_polyhedron(N: int = 1000, d: int = 100, n: int = 10, *, R: float = 5.0,
     """
     N, d, n = int(N), int(d), int(n)
     if d < 1 or not (1 <= n <= N):
-        raise ValueError(f"make_polyhedron needs 1 <= n <= N (each client holds at least one constraint), got n={n}, N={N}")
-    if not (0 < R < np.inf and 0 <= slack < np.inf):   # NaN fails both; inf would plant a NaN point
+        raise ValueError(
+            f"make_polyhedron needs 1 <= n <= N (each client holds at least one constraint), got n={n}, N={N}"
+        )
+    if not (0 < R < np.inf and 0 <= slack < np.inf):  # NaN fails both; inf would plant a NaN point
         raise ValueError(f"make_polyhedron needs finite R > 0 and slack >= 0, got R={R}, slack={slack}")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     A = rng.uniform(-1.0, 1.0, size=(N, d))

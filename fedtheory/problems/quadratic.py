@@ -21,6 +21,7 @@ hits a target to ~1e-13 relative.
 >>> float(np.linalg.norm(q.grad(q.x_star()))) < 1e-12
 True
 """
+
 from __future__ import annotations
 
 import json
@@ -39,6 +40,7 @@ _EPS = float(np.finfo(np.float64).eps)
 # --------------------------------------------------------------------------------------------
 # shared numerics
 # --------------------------------------------------------------------------------------------
+
 
 def _symmetrize(A: np.ndarray) -> np.ndarray:
     return 0.5 * (A + np.swapaxes(A, -1, -2))
@@ -105,6 +107,7 @@ class FederationArrays(dict):
 # the federation
 # --------------------------------------------------------------------------------------------
 
+
 @dataclass(eq=False)
 class QuadraticFederation:
     r"""n quadratic clients :math:`f_i(x) = \tfrac12 (x - c_i)^\top A_i (x - c_i)` with weights p.
@@ -159,16 +162,19 @@ class QuadraticFederation:
             w = _float_array(self.eigvals, "eigvals")
             V = _float_array(self.eigvecs, "eigvecs")
             if w.shape != (n, d) or V.shape != (n, d, d):
-                raise ValueError(f"eigvals/eigvecs must have shapes ({n}, {d}) and ({n}, {d}, {d}), "
-                                 f"got {w.shape} and {V.shape}")
+                raise ValueError(
+                    f"eigvals/eigvecs must have shapes ({n}, {d}) and ({n}, {d}, {d}), got {w.shape} and {V.shape}"
+                )
             if np.any(np.diff(w, axis=1) < 0):
                 raise ValueError("eigvals must be ascending along each client's row")
             # A stale or foreign decomposition would silently make every spectral driver wrong.
             resid = float(np.abs(np.einsum("nij,njk->nik", self.A, V) - V * w[:, None, :]).max())
             ortho = float(np.abs(np.einsum("nji,njk->nik", V, V) - np.eye(d)).max())
             if resid > 1e-9 * scale * max(d, 1) or ortho > 1e-9 * max(d, 1):
-                raise ValueError(f"eigvals/eigvecs do not decompose A (max |A V - V diag(w)| = {resid:.3g}, "
-                                 f"max |V^T V - I| = {ortho:.3g})")
+                raise ValueError(
+                    f"eigvals/eigvecs do not decompose A (max |A V - V diag(w)| = {resid:.3g}, "
+                    f"max |V^T V - I| = {ortho:.3g})"
+                )
         self.eigvals, self.eigvecs = w, V
 
     # constructors -----------------------------------------------------------------------------
@@ -240,8 +246,7 @@ class QuadraticFederation:
         missing = [k for k in ("A", "c", "p") if k not in data]
         if missing:
             raise ValueError(f"from_json: missing key(s) {', '.join(missing)}")
-        return cls(A=data["A"], c=data["c"], p=data["p"], eigvals=data.get("eigvals"),
-                   eigvecs=data.get("eigvecs"))
+        return cls(A=data["A"], c=data["c"], p=data["p"], eigvals=data.get("eigvals"), eigvecs=data.get("eigvecs"))
 
     # constants --------------------------------------------------------------------------------
     @property
@@ -315,10 +320,10 @@ class QuadraticFederation:
         A = self.A
         norms = np.linalg.norm(A.reshape(self.n, -1), axis=1)
         for i in range(self.n - 1):
-            Aj = A[i + 1:]
+            Aj = A[i + 1 :]
             K = A[i] @ Aj - Aj @ A[i]
             k = np.linalg.norm(K.reshape(K.shape[0], -1), axis=1)
-            if np.any(k > tol * norms[i] * norms[i + 1:]):
+            if np.any(k > tol * norms[i] * norms[i + 1 :]):
                 return False
         return True
 
@@ -381,27 +386,32 @@ class QuadraticFederation:
         from fedtheory.backends import get_backend
 
         be = get_backend(backend, device=device)
-        return FederationArrays(A=be.asarray(self.A), c=be.asarray(self.c), p=be.asarray(self.p),
-                                eigvals=be.asarray(self.eigvals), eigvecs=be.asarray(self.eigvecs), backend=be)
+        return FederationArrays(
+            A=be.asarray(self.A),
+            c=be.asarray(self.c),
+            p=be.asarray(self.p),
+            eigvals=be.asarray(self.eigvals),
+            eigvecs=be.asarray(self.eigvecs),
+            backend=be,
+        )
 
     # dunder -----------------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
         """Exact equality of A, c and p (the decomposition follows from A)."""
         if not isinstance(other, QuadraticFederation):
             return NotImplemented
-        return (np.array_equal(self.A, other.A) and np.array_equal(self.c, other.c)
-                and np.array_equal(self.p, other.p))
+        return np.array_equal(self.A, other.A) and np.array_equal(self.c, other.c) and np.array_equal(self.p, other.p)
 
     __hash__ = None  # type: ignore[assignment]  # mutable arrays: unhashable, as Python spells it
 
     def __repr__(self) -> str:
-        return (f"QuadraticFederation(n={self.n}, d={self.d}, mu={self.mu!r}, L={self.L!r}, "
-                f"C={self.C!r})")
+        return f"QuadraticFederation(n={self.n}, d={self.d}, mu={self.mu!r}, L={self.L!r}, C={self.C!r})"
 
 
 # --------------------------------------------------------------------------------------------
 # the generator
 # --------------------------------------------------------------------------------------------
+
 
 def _random_rotations(rng: np.random.Generator, m: int, d: int) -> np.ndarray:
     """m Haar-distributed rotations in SO(d): QR of Gaussians, signs fixed, one column flipped if det < 0."""
@@ -455,8 +465,13 @@ def _rotation_path(P: np.ndarray, Q: np.ndarray, th: np.ndarray, s: float) -> np
     sn = np.sin(s * th)
     d = P.shape[-2]
     Pt, Qt = np.swapaxes(P, -1, -2), np.swapaxes(Q, -1, -2)
-    return (np.eye(d) + (P * cm1[..., None, :]) @ Pt + (Q * cm1[..., None, :]) @ Qt
-            + (Q * sn[..., None, :]) @ Pt - (P * sn[..., None, :]) @ Qt)
+    return (
+        np.eye(d)
+        + (P * cm1[..., None, :]) @ Pt
+        + (Q * cm1[..., None, :]) @ Qt
+        + (Q * sn[..., None, :]) @ Pt
+        - (P * sn[..., None, :]) @ Qt
+    )
 
 
 def _finish(lam: np.ndarray, U: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -473,9 +488,18 @@ def _check_real(name: str, value: Any) -> float:
     return float(value)
 
 
-def make_quadratic(n: int, d: int, *, mu: float, L: float, C: float = 1.0, weights: Any = "uniform",
-                   commuting: bool = False, delta_A: float | None = None,
-                   seed: int | np.random.Generator | None = 0) -> QuadraticFederation:
+def make_quadratic(
+    n: int,
+    d: int,
+    *,
+    mu: float,
+    L: float,
+    C: float = 1.0,
+    weights: Any = "uniform",
+    commuting: bool = False,
+    delta_A: float | None = None,
+    seed: int | np.random.Generator | None = 0,
+) -> QuadraticFederation:
     r"""A random federated quadratic whose constants are exactly μ, L, C (and δ_A when asked).
 
     - Spectra: client i's eigenvalues are μ, L and d − 2 interior values uniform in [μ, L], so every
@@ -519,14 +543,17 @@ def make_quadratic(n: int, d: int, *, mu: float, L: float, C: float = 1.0, weigh
     n, d = int(n), int(d)
     mu, L, C = _check_real("mu", mu), _check_real("L", L), _check_real("C", C)
     if not 0 < mu <= L:
-        raise ValueError(f"make_quadratic needs 0 < mu <= L (strong convexity mu, smoothness L), "
-                         f"got mu={mu!r}, L={L!r}")
+        raise ValueError(
+            f"make_quadratic needs 0 < mu <= L (strong convexity mu, smoothness L), got mu={mu!r}, L={L!r}"
+        )
     if C < 0:
         raise ValueError(f"make_quadratic needs C >= 0 (radius of the ball of client optima), got C={C!r}")
     if d == 1 and mu < L:
-        raise ValueError(f"make_quadratic: with d=1 a client has one eigenvalue and cannot attain both "
-                         f"mu={mu!r} and L={L!r}; every client attaining both needs d >= 2 or mu == L "
-                         f"(use QuadraticFederation.from_matrices for scalar clients)")
+        raise ValueError(
+            f"make_quadratic: with d=1 a client has one eigenvalue and cannot attain both "
+            f"mu={mu!r} and L={L!r}; every client attaining both needs d >= 2 or mu == L "
+            f"(use QuadraticFederation.from_matrices for scalar clients)"
+        )
     target = None
     if delta_A is not None:
         target = _check_real("delta_A", delta_A)
@@ -534,8 +561,10 @@ def make_quadratic(n: int, d: int, *, mu: float, L: float, C: float = 1.0, weigh
         if target < 0:
             raise ValueError(f"make_quadratic needs delta_A >= 0, got delta_A={target!r}")
         if target > bound:
-            raise ValueError(f"make_quadratic needs delta_A <= (L - mu)/2 = {bound!r} (no federation with spectra "
-                             f"in [mu, L] exceeds it), got delta_A={target!r} with mu={mu!r}, L={L!r}")
+            raise ValueError(
+                f"make_quadratic needs delta_A <= (L - mu)/2 = {bound!r} (no federation with spectra "
+                f"in [mu, L] exceeds it), got delta_A={target!r} with mu={mu!r}, L={L!r}"
+            )
     if not isinstance(commuting, (bool, np.bool_)):
         raise ValueError(f"commuting must be True or False, got {commuting!r}")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -611,12 +640,16 @@ def _solve_for_delta(delta, target: float, *, n: int, d: int, mu: float, L: floa
         # target 0 (or below float64's resolution of the homogeneous instance): all clients equal
         return 0.0
     if n == 1:
-        raise ValueError(f"make_quadratic cannot reach delta_A={target!r} with n=1: the single client is the "
-                         f"mean, so delta_A = 0 is the only attainable value")
+        raise ValueError(
+            f"make_quadratic cannot reach delta_A={target!r} with n=1: the single client is the "
+            f"mean, so delta_A = 0 is the only attainable value"
+        )
     if commuting and d == 2:
-        raise ValueError(f"make_quadratic cannot reach delta_A={target!r} with commuting=True and d=2: every client "
-                         f"is U diag(mu, L) U^T with the shared U, so delta_A = 0 is the only attainable value "
-                         f"(use commuting=False or d >= 3)")
+        raise ValueError(
+            f"make_quadratic cannot reach delta_A={target!r} with commuting=True and d=2: every client "
+            f"is U diag(mu, L) U^T with the shared U, so delta_A = 0 is the only attainable value "
+            f"(use commuting=False or d >= 3)"
+        )
     s_prev, best = 0.0, d0
     values = []
     for s in _S_GRID:
@@ -634,18 +667,19 @@ def _solve_for_delta(delta, target: float, *, n: int, d: int, mu: float, L: floa
     on_grid = np.asarray([d0] + values)
     for k in np.argsort(on_grid)[::-1][:3]:
         lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
-        res = minimize_scalar(lambda t: -delta(t), bounds=(lo, hi), method="bounded",
-                              options={"xatol": 1e-13})
+        res = minimize_scalar(lambda t: -delta(t), bounds=(lo, hi), method="bounded", options={"xatol": 1e-13})
         s_peak, peak = float(res.x), -float(res.fun)
         best = max(best, peak)
         if peak >= target:
             return _brent(delta, target, float(lo), s_peak)
         if peak >= target * (1 - 1e-14):
             return s_peak  # a flat maximum equal to the target up to rounding
-    raise ValueError(f"make_quadratic cannot reach delta_A={target!r} for n={n}, d={d}, mu={mu!r}, L={L!r}, "
-                     f"commuting={commuting}: its construction reaches at most about {best:.6g} with this seed "
-                     f"(every federation has delta_A <= (L - mu)/2 = {(L - mu) / 2:.6g}); try "
-                     f"{'commuting=False, ' if commuting else ''}more clients or another seed")
+    raise ValueError(
+        f"make_quadratic cannot reach delta_A={target!r} for n={n}, d={d}, mu={mu!r}, L={L!r}, "
+        f"commuting={commuting}: its construction reaches at most about {best:.6g} with this seed "
+        f"(every federation has delta_A <= (L - mu)/2 = {(L - mu) / 2:.6g}); try "
+        f"{'commuting=False, ' if commuting else ''}more clients or another seed"
+    )
 
 
 def _brent(delta, target: float, lo: float, hi: float) -> float:

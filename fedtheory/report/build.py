@@ -23,6 +23,7 @@ existing ``OUT`` is replaced only when it is empty or an earlier report.
 >>> sorted(p.name for p in out.iterdir())
 ['.fedtheory-report', 'check.json', 'index.html', 'paper-a.html']
 """
+
 from __future__ import annotations
 
 import json
@@ -64,9 +65,16 @@ def check_destination(out: Path | str, option: str = "--out") -> None:
     _probe_directory(out.absolute().parent, f"cannot write the report to {out} ({option})")
 
 
-def build_report(data: dict, out: Path | str, *, figures: Path | str | None = None, baseline: dict | None = None,
-                 baseline_name: str = "baseline", source: Path | str | None = None,
-                 baseline_source: Path | str | None = None) -> Path:
+def build_report(
+    data: dict,
+    out: Path | str,
+    *,
+    figures: Path | str | None = None,
+    baseline: dict | None = None,
+    baseline_name: str = "baseline",
+    source: Path | str | None = None,
+    baseline_source: Path | str | None = None,
+) -> Path:
     """Write the site for check JSON ``data`` to ``out`` atomically; return ``out``.
 
     ``figures`` is a ``fedtheory figures --out`` directory; ``baseline`` an earlier check JSON whose
@@ -106,8 +114,9 @@ def build_report(data: dict, out: Path | str, *, figures: Path | str | None = No
                 target = tmp / fig[f"href_{key}"]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(fig[key], target)
-        (tmp / MARKER).write_text("a site written by fedtheory report; replaced whole on the next build\n",
-                                  encoding="utf-8")
+        (tmp / MARKER).write_text(
+            "a site written by fedtheory report; replaced whole on the next build\n", encoding="utf-8"
+        )
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; a report is for reading
         _swap_into_place(tmp, out)
     except OSError as exc:
@@ -144,8 +153,9 @@ def _swap_into_place(tmp: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def build_report_files(check: Path | str, out: Path | str, *, figures: Path | str | None = None,
-                       baseline: Path | str | None = None) -> Path:
+def build_report_files(
+    check: Path | str, out: Path | str, *, figures: Path | str | None = None, baseline: Path | str | None = None
+) -> Path:
     """``fedtheory report CHECK.json [--figures DIR] [--baseline OLD.json] --out DIR``: read the files, build the site.
 
     >>> import tempfile, pathlib
@@ -158,5 +168,12 @@ def build_report_files(check: Path | str, out: Path | str, *, figures: Path | st
     """
     data = load_check(check)
     old = load_check(baseline, "baseline JSON") if baseline is not None else None
-    return build_report(data, out, figures=figures, baseline=old, baseline_name=Path(baseline).name if baseline else "",
-                        source=check, baseline_source=baseline)
+    return build_report(
+        data,
+        out,
+        figures=figures,
+        baseline=old,
+        baseline_name=Path(baseline).name if baseline else "",
+        source=check,
+        baseline_source=baseline,
+    )

@@ -7,6 +7,7 @@
 >>> p.parse_args(["--baseline", "old.json", "--report", "site"]).report
 'site'
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,11 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
     >>> p.parse_args([]).baseline is None
     True
     """
-    check.add_argument("--baseline", metavar="OLD.json",
-                       help="an earlier check JSON: print what changed at the end (the exit code is unchanged)")
+    check.add_argument(
+        "--baseline",
+        metavar="OLD.json",
+        help="an earlier check JSON: print what changed at the end (the exit code is unchanged)",
+    )
     check.add_argument("--report", metavar="DIR", help="write the report site (fedtheory report) to DIR after the run")
 
 
@@ -97,6 +101,12 @@ def after_check(args: argparse.Namespace, data: dict, baseline: dict | None, con
     if args.report is not None:
         from fedtheory.report.build import build_report
 
-        out = build_report(data, args.report, baseline=baseline, baseline_name=Path(args.baseline).name
-                           if args.baseline else "", source=args.json, baseline_source=args.baseline)
+        out = build_report(
+            data,
+            args.report,
+            baseline=baseline,
+            baseline_name=Path(args.baseline).name if args.baseline else "",
+            source=args.json,
+            baseline_source=args.baseline,
+        )
         console.print(f"report: {out / 'index.html'}", highlight=False, markup=False, soft_wrap=True)

@@ -9,6 +9,7 @@ builds. Fields other branches of the contract add (negative controls, readings, 
 >>> papers(data), statuses(data)[:3]
 (['a'], ['verified', 'refuted', 'vacuous'])
 """
+
 from __future__ import annotations
 
 import json
@@ -155,14 +156,23 @@ def controlled_share(data: dict, paper: str) -> dict | None:
 
     summary = ((data.get("summary") or {}).get("controls") or {}).get(paper)
     if isinstance(summary, dict):
-        return {"verified": summary.get("verified"), "controlled": summary.get("controlled"),
-                "share": summary.get("share"), "exceptions": list(summary.get("exceptions") or []), "source": "summary"}
+        return {
+            "verified": summary.get("verified"),
+            "controlled": summary.get("controlled"),
+            "share": summary.get("share"),
+            "exceptions": list(summary.get("exceptions") or []),
+            "source": "summary",
+        }
     records = [r for r in data.get("claims", []) if paper_of(r) == paper]
-    if not any("controlled" in r or (r.get("evidence") or {}).get("controls") or (r.get("evidence") or {}).get("proof")
-               for r in records):
+    if not any(
+        "controlled" in r or (r.get("evidence") or {}).get("controls") or (r.get("evidence") or {}).get("proof")
+        for r in records
+    ):
         return None
-    flagged = [dict(r, controlled=r["controlled"] if isinstance(r.get("controlled"), bool) else is_controlled(r))
-               for r in records]
+    flagged = [
+        dict(r, controlled=r["controlled"] if isinstance(r.get("controlled"), bool) else is_controlled(r))
+        for r in records
+    ]
     share = control_shares(flagged).get(paper)
     return None if share is None else {**share, "source": "records"}
 
@@ -198,8 +208,10 @@ def run_inventory(claims: list) -> dict:
             continue
         inventory = load_inventory(home)
         if inventory is not None:
-            out[claim.paper] = {str(label): entry if isinstance(entry, str) else [str(i) for i in entry]
-                                for label, entry in inventory.items()}
+            out[claim.paper] = {
+                str(label): entry if isinstance(entry, str) else [str(i) for i in entry]
+                for label, entry in inventory.items()
+            }
     return out
 
 
@@ -226,7 +238,7 @@ def paper_metadata(paper: Any) -> dict | None:
         found = re.search(r"\s*\(?arXiv:\s*([\w./-]+?)\)?\s*$", paper.strip())
         if found is None:
             return {"citation": paper.strip()}
-        return {"citation": paper.strip()[:found.start()].rstrip(" ,;"), "arxiv": found.group(1)}
+        return {"citation": paper.strip()[: found.start()].rstrip(" ,;"), "arxiv": found.group(1)}
     return None
 
 
@@ -253,7 +265,7 @@ def run_papers(claims: list) -> dict:
     for claim in claims:
         if claim.paper in out or not claim.source:
             continue
-        home = paper_home(content_folder(claim.source), claim.paper)   # the same file as the inventory's
+        home = paper_home(content_folder(claim.source), claim.paper)  # the same file as the inventory's
         meta = paper_metadata(getattr(load_module(home), "PAPER", None)) if home is not None else None
         if meta is not None:
             out[claim.paper] = meta
@@ -294,7 +306,15 @@ def load_figures(directory: Path | str) -> list[dict]:
             figure = json.loads(data_json.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot read figure data {data_json}: {exc}") from exc
-        out.append({"id": entry["id"], "paper": entry["id"].split("/", 1)[0], "png": png, "json": data_json,
-                    "caption": str(figure.get("caption") or ""), "substitute": figure.get("substitute"),
-                    "seconds": entry.get("seconds")})
+        out.append(
+            {
+                "id": entry["id"],
+                "paper": entry["id"].split("/", 1)[0],
+                "png": png,
+                "json": data_json,
+                "caption": str(figure.get("caption") or ""),
+                "substitute": figure.get("substitute"),
+                "seconds": entry.get("seconds"),
+            }
+        )
     return out

@@ -19,6 +19,7 @@ claim's tolerance, read from the new run's ``evidence.tolerance``:
 >>> d["added"], d["removed"], [m["id"] for m in d["moved"]]
 (['a/l-3'], ['a/l-2'], ['a/l-1'])
 """
+
 from __future__ import annotations
 
 import math
@@ -82,8 +83,14 @@ def diff_runs(old: dict, new: dict) -> dict:
     """
     old_by = {r["id"]: r for r in old.get("claims", [])}
     new_by = {r["id"]: r for r in new.get("claims", [])}
-    out: dict = {"added": [i for i in new_by if i not in old_by], "removed": [i for i in old_by if i not in new_by],
-                 "status": [], "moved": [], "uncompared": [], "compared": 0}
+    out: dict = {
+        "added": [i for i in new_by if i not in old_by],
+        "removed": [i for i in old_by if i not in new_by],
+        "status": [],
+        "moved": [],
+        "uncompared": [],
+        "compared": 0,
+    }
     for cid, n in new_by.items():
         o = old_by.get(cid)
         if o is None:
@@ -141,8 +148,10 @@ def render_diff(diff: dict, console: Any, baseline: str = "baseline", limit: int
         return
     console.print(f"{head}:", highlight=False, markup=False, soft_wrap=True)
     lines = [f"  status {s['id']}: {s['old']} -> {s['new']} (expect {s['expect']})" for s in diff["status"]]
-    lines += [f"  moved {m['id']}: {m['key']} {m['old']:.6g} -> {m['new']:.6g} (tolerance {m['threshold']:.3g})"
-              for m in diff["moved"]]
+    lines += [
+        f"  moved {m['id']}: {m['key']} {m['old']:.6g} -> {m['new']:.6g} (tolerance {m['threshold']:.3g})"
+        for m in diff["moved"]
+    ]
     for kind in ("added", "removed"):
         # a run of one paper against a run of all of them removes hundreds: name a few, count the rest
         ids = diff[kind]
@@ -160,12 +169,23 @@ def _print_uncompared(diff: dict, console: Any, limit: int) -> None:
     unjudged = diff["uncompared"]
     if not unjudged:
         return
-    console.print(f"{len(unjudged)} key values changed without a numeric tolerance to judge them:",
-                  highlight=False, markup=False, soft_wrap=True)
+    console.print(
+        f"{len(unjudged)} key values changed without a numeric tolerance to judge them:",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
     for u in unjudged[:limit]:
-        console.print(f"  changed {u['id']}: {u['key']} {fmt(u['old'])} -> {fmt(u['new'])} "
-                      f"(no numeric tolerance)", highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"  changed {u['id']}: {u['key']} {fmt(u['old'])} -> {fmt(u['new'])} (no numeric tolerance)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     if len(unjudged) > limit:
-        console.print(f"  ... {len(unjudged) - limit} more (fedtheory report --baseline lists them all)",
-                      highlight=False, markup=False, soft_wrap=True)
-
+        console.print(
+            f"  ... {len(unjudged) - limit} more (fedtheory report --baseline lists them all)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )

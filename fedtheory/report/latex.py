@@ -12,6 +12,7 @@ statements it could not typeset.
 >>> '<code class="tex" title="not typeset">$x^{$</code>' in html
 True
 """
+
 from __future__ import annotations
 
 import functools
@@ -30,8 +31,10 @@ _MATH = re.compile(
 _RAW_MACRO = re.compile(r">\\[A-Za-z]+")
 # Standard LaTeX latex2mathml lacks, rewritten to what it knows: \arg as LaTeX defines it, and \textsc
 # as upright text (the words survive; only the small capitals are lost).
-_REWRITES = ((re.compile(r"\\arg(?![A-Za-z])"), r"\\operatorname{arg}"),
-             (re.compile(r"\\textsc(?![A-Za-z])"), r"\\textrm"))
+_REWRITES = (
+    (re.compile(r"\\arg(?![A-Za-z])"), r"\\operatorname{arg}"),
+    (re.compile(r"\\textsc(?![A-Za-z])"), r"\\textrm"),
+)
 # An unmatched opening delimiter left in the prose: the statement's math is broken there.
 _STRAY = re.compile(r"(?<!\\)\$|\\\(|\\\[")
 
@@ -48,7 +51,7 @@ def split_math(text: str) -> list[tuple[str, str, bool]]:
     pos = 0
     for m in _MATH.finditer(text):
         if m.start() > pos:
-            pieces.append(("text", text[pos:m.start()], False))
+            pieces.append(("text", text[pos : m.start()], False))
         kind = m.lastgroup
         pieces.append(("math", m.group(kind), kind in ("dd", "db")))
         pos = m.end()
@@ -108,8 +111,10 @@ def typeset(text: str) -> tuple[str, int]:
             stray = _STRAY.search(content)
             if stray:  # an opening delimiter without its closing one: show the rest as source
                 failed += 1
-                out.append(_text(content[:stray.start()]))
-                out.append(f'<code class="tex" title="not typeset">{_html.escape(content[stray.start():], quote=False)}</code>')
+                out.append(_text(content[: stray.start()]))
+                out.append(
+                    f'<code class="tex" title="not typeset">{_html.escape(content[stray.start() :], quote=False)}</code>'
+                )
             else:
                 out.append(_text(content))
             continue

@@ -10,6 +10,7 @@ site holds are the figures (PNG beside their data JSON) and the JSON the site wa
 >>> sorted(pages), "<math" in pages["paper-a.html"]
 (['index.html', 'paper-a.html'], True)
 """
+
 from __future__ import annotations
 
 import html
@@ -76,9 +77,16 @@ def passed(record: dict) -> bool:
 
 
 #: the badge colour of each verdict (style.py): a refutation is never drawn in the colour of a verification
-VERDICT_CLASSES = {"verified": "v-verified", "refuted": "v-refuted", "vacuous": "v-vacuous",
-                   "not-reproduced": "v-unsettled", "reading-dependent": "v-unsettled", "inconclusive": "v-unsettled",
-                   "skipped": "v-skipped", "error": "v-error"}
+VERDICT_CLASSES = {
+    "verified": "v-verified",
+    "refuted": "v-refuted",
+    "vacuous": "v-vacuous",
+    "not-reproduced": "v-unsettled",
+    "reading-dependent": "v-unsettled",
+    "inconclusive": "v-unsettled",
+    "skipped": "v-skipped",
+    "error": "v-error",
+}
 
 
 def status_badge(record: dict) -> str:
@@ -95,7 +103,7 @@ def status_badge(record: dict) -> str:
     expect = record.get("expect")
     if status == expect:
         mark = ("pass", "as expected")
-    elif passed(record):   # skipped for a missing optional capability: counted as passed, and said so
+    elif passed(record):  # skipped for a missing optional capability: counted as passed, and said so
         mark = ("skip-status", "passes: skipped, a requirement is missing here")
     elif expect:
         mark = ("fail", f"not as expected: expected {expect}")
@@ -117,8 +125,7 @@ def measured_value(value: Any) -> str:
     if len(text) <= MAX_VALUE_CHARS:
         return esc(text)
     count = f"{len(value)} values" if isinstance(value, (list, dict)) else f"{len(text)} characters"
-    return (f"<details><summary>{esc(count)}: {esc(text[:60])}…</summary>"
-            f"<pre><code>{esc(text)}</code></pre></details>")
+    return f"<details><summary>{esc(count)}: {esc(text[:60])}…</summary><pre><code>{esc(text)}</code></pre></details>"
 
 
 def page(title: str, body: str, nav: str = "") -> str:
@@ -138,8 +145,13 @@ def page(title: str, body: str, nav: str = "") -> str:
     )
 
 
-def table(headers: list[str], rows: list[list[str]], caption: str | None = None, numeric: set[int] = frozenset(),
-          row_headers: bool = True) -> str:
+def table(
+    headers: list[str],
+    rows: list[list[str]],
+    caption: str | None = None,
+    numeric: set[int] = frozenset(),
+    row_headers: bool = True,
+) -> str:
     """An HTML table of already-escaped cells; the first cell of each row is a row header.
 
     >>> table(["a", "b"], [["1", "2"]])
@@ -187,8 +199,10 @@ def pretty_json(value: Any, indent: int = 0, width: int = 100) -> str:
         return flat
     pad = " " * (indent + 1)
     if isinstance(value, dict):
-        items = [f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {pretty_json(v, indent + 1, width).lstrip()}"
-                 for k, v in value.items()]
+        items = [
+            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {pretty_json(v, indent + 1, width).lstrip()}"
+            for k, v in value.items()
+        ]
         return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
     items = [pad + pretty_json(v, indent + 1, width).lstrip() for v in value]
     return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
@@ -208,6 +222,7 @@ def json_block(value: Any) -> str:
 
 # ---------------------------------------------------------------- statistics
 
+
 def paper_stats(data: dict, paper: str, typeset_failures: dict[str, int]) -> dict:
     """Counts of one paper's records: by status, by expect, failed, seconds, statements not typeset.
 
@@ -222,10 +237,14 @@ def paper_stats(data: dict, paper: str, typeset_failures: dict[str, int]) -> dic
         by_status[r["status"]] = by_status.get(r["status"], 0) + 1
         if r.get("expect") is not None:
             by_expect[r["expect"]] = by_expect.get(r["expect"], 0) + 1
-    return {"claims": len(records), "status": by_status, "expect": by_expect,
-            "failed": sum(1 for r in records if not passed(r)),
-            "seconds": float(sum(float(r.get("seconds") or 0.0) for r in records)),
-            "untypeset": sum(1 for r in records if typeset_failures.get(r["id"], 0))}
+    return {
+        "claims": len(records),
+        "status": by_status,
+        "expect": by_expect,
+        "failed": sum(1 for r in records if not passed(r)),
+        "seconds": float(sum(float(r.get("seconds") or 0.0) for r in records)),
+        "untypeset": sum(1 for r in records if typeset_failures.get(r["id"], 0)),
+    }
 
 
 def share_text(share: dict | None) -> str:
@@ -242,38 +261,71 @@ def share_text(share: dict | None) -> str:
 
 # ---------------------------------------------------------------- the index
 
+
 def _diff_section(diff: dict, baseline_name: str, known: set[str]) -> str:
     def link(cid: str) -> str:
         return claim_link(cid) if cid in known else f"<code>{esc(cid)}</code>"
 
-    parts = ['<section aria-labelledby="changes">\n<h2 id="changes">Changes since the baseline</h2>',
-             f"<p>Baseline: <a href=\"baseline.json\">{esc(baseline_name)}</a>; {diff['compared']} claims are in both runs. "
-             + ("Nothing changed." if not has_changes(diff) else
-                f"{len(diff['status'])} changed status, {len(diff['moved'])} moved beyond tolerance, "
-                f"{len(diff['added'])} added, {len(diff['removed'])} removed.")
-             + (f" {len(diff['uncompared'])} key values changed with no numeric tolerance to judge them (listed below)."
-                if diff["uncompared"] else "") + "</p>"]
+    parts = [
+        '<section aria-labelledby="changes">\n<h2 id="changes">Changes since the baseline</h2>',
+        f"<p>Baseline: <a href=\"baseline.json\">{esc(baseline_name)}</a>; {diff['compared']} claims are in both runs. "
+        + (
+            "Nothing changed."
+            if not has_changes(diff)
+            else f"{len(diff['status'])} changed status, {len(diff['moved'])} moved beyond tolerance, "
+            f"{len(diff['added'])} added, {len(diff['removed'])} removed."
+        )
+        + (
+            f" {len(diff['uncompared'])} key values changed with no numeric tolerance to judge them (listed below)."
+            if diff["uncompared"]
+            else ""
+        )
+        + "</p>",
+    ]
     if diff["status"]:
         rows = [[link(s["id"]), esc(s["old"]), esc(s["new"]), esc(s.get("expect") or "")] for s in diff["status"]]
         parts.append(table(["Claim", "Before", "Now", "Expected"], rows, caption="Status changed"))
     if diff["moved"]:
-        rows = [[link(m["id"]), f"<code>{esc(m['key'])}</code>", esc(fmt(m["old"])), esc(fmt(m["new"])),
-                 esc(f"{m['threshold']:.3g}")] for m in diff["moved"]]
-        parts.append(table(["Claim", "Key value", "Before", "Now", "Allowed move"], rows,
-                           caption="Key measured value moved by more than its tolerance", numeric={2, 3, 4}))
+        rows = [
+            [
+                link(m["id"]),
+                f"<code>{esc(m['key'])}</code>",
+                esc(fmt(m["old"])),
+                esc(fmt(m["new"])),
+                esc(f"{m['threshold']:.3g}"),
+            ]
+            for m in diff["moved"]
+        ]
+        parts.append(
+            table(
+                ["Claim", "Key value", "Before", "Now", "Allowed move"],
+                rows,
+                caption="Key measured value moved by more than its tolerance",
+                numeric={2, 3, 4},
+            )
+        )
     for key, title in (("added", "Added"), ("removed", "Removed")):
         if diff[key]:
             items = "".join(f"<li>{link(c) if key == 'added' else f'<code>{esc(c)}</code>'}</li>" for c in diff[key])
             # a long list (one paper's run against all papers' baseline) stays folded
             fold = "" if len(diff[key]) <= 20 else " (folded: show it)"
-            parts.append(f"<details{'' if fold else ' open'}><summary>{title}: {len(diff[key])} claims{fold}</summary>"
-                         f"\n<ul>{items}</ul></details>")
+            parts.append(
+                f"<details{'' if fold else ' open'}><summary>{title}: {len(diff[key])} claims{fold}</summary>"
+                f"\n<ul>{items}</ul></details>"
+            )
     if diff["uncompared"]:
-        rows = [[link(u["id"]), f"<code>{esc(u['key'])}</code>", measured_value(u["old"]), measured_value(u["new"])]
-                for u in diff["uncompared"]]
-        parts.append(table(["Claim", "Key value", "Before", "Now"], rows, numeric={2, 3},
-                           caption="Key value changed, with no numeric tolerance to judge the change "
-                                   "(not counted as moved)"))
+        rows = [
+            [link(u["id"]), f"<code>{esc(u['key'])}</code>", measured_value(u["old"]), measured_value(u["new"])]
+            for u in diff["uncompared"]
+        ]
+        parts.append(
+            table(
+                ["Claim", "Key value", "Before", "Now"],
+                rows,
+                numeric={2, 3},
+                caption="Key value changed, with no numeric tolerance to judge the change (not counted as moved)",
+            )
+        )
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -287,22 +339,35 @@ def content_line(content: dict) -> str:
     'not a git checkout · digest abababababab · 1 files'
     """
     rev = content.get("revision")
-    where = (f"revision {rev[:12]} ({'clean' if content.get('clean') else 'uncommitted changes'})" if rev
-             else "not a git checkout")
+    where = (
+        f"revision {rev[:12]} ({'clean' if content.get('clean') else 'uncommitted changes'})"
+        if rev
+        else "not a git checkout"
+    )
     return f"{where} · digest {str(content.get('digest', ''))[:12]} · {content.get('files', 0)} files"
 
 
 def _environment_section(env: dict) -> str:
-    rows = [(k, esc(fmt(env[k]))) for k in ("python", "platform", "backend", "device", "seed", "blas_threads") if k in env]
-    rows += [(k, esc(fmt(v))) for k, v in env.items()
-             if k not in ("python", "platform", "backend", "device", "seed", "blas_threads", "packages", "content")]
+    rows = [
+        (k, esc(fmt(env[k]))) for k in ("python", "platform", "backend", "device", "seed", "blas_threads") if k in env
+    ]
+    rows += [
+        (k, esc(fmt(v)))
+        for k, v in env.items()
+        if k not in ("python", "platform", "backend", "device", "seed", "blas_threads", "packages", "content")
+    ]
     if isinstance(env.get("content"), dict):
         rows.append(("claim code", esc(content_line(env["content"]))))
     packages = env.get("packages") or {}
     out = ['<section aria-labelledby="environment">\n<h2 id="environment">Environment</h2>', field_table(rows, "Run")]
     if packages:
-        out.append(table(["Package", "Version"], [[esc(k), esc(v if v is not None else "not installed")]
-                                                 for k, v in packages.items()], caption="Packages"))
+        out.append(
+            table(
+                ["Package", "Version"],
+                [[esc(k), esc(v if v is not None else "not installed")] for k, v in packages.items()],
+                caption="Packages",
+            )
+        )
     return "\n".join(out) + "\n</section>"
 
 
@@ -318,10 +383,21 @@ def _findings(data: dict) -> str:
         out.append(table(["Finding", "Count"], rows, caption="Counted by the run", numeric={1}))
     claims = [r for r in data.get("claims", []) if r.get("status") in FINDING_STATUSES or r.get("typo")]
     if claims:
-        rows = [[claim_link(r["id"]), status_badge(r) + (' <span class="flag">typo</span>' if r.get("typo") else ""),
-                 esc(r.get("title", ""))] for r in claims]
-        out.append(table(["Claim", "Status", "Title"], rows,
-                         caption="Claims refuted, vacuous, not reproduced, reading-dependent or marking a typo"))
+        rows = [
+            [
+                claim_link(r["id"]),
+                status_badge(r) + (' <span class="flag">typo</span>' if r.get("typo") else ""),
+                esc(r.get("title", "")),
+            ]
+            for r in claims
+        ]
+        out.append(
+            table(
+                ["Claim", "Status", "Title"],
+                rows,
+                caption="Claims refuted, vacuous, not reproduced, reading-dependent or marking a typo",
+            )
+        )
     if not out:
         return ""
     return '<section aria-labelledby="findings">\n<h2 id="findings">Findings</h2>\n' + "\n".join(out) + "\n</section>"
@@ -341,42 +417,67 @@ def render_index(data: dict, stats: dict[str, dict], diff: dict | None, baseline
     failed = [r for r in records if not passed(r)]
     seconds = summary.get("seconds")
     verdict = "PASSED" if not failed else "FAILED"
-    body = ["<h1>fedtheory check report</h1>",
-            f'<p class="verdict {"pass" if not failed else "fail"}">{verdict}: {len(records)} claims, '
-            f"{len(failed)} not as expected"
-            + (f", wall time {float(seconds):.1f} s" if isinstance(seconds, (int, float)) else "")
-            + f" (seed {esc(env.get('seed', '?'))}).</p>",
-            '<p>Built from <a href="check.json">check.json</a>. Each paper\'s page lists every claim with its statement, '
-            "verdict, evidence, counterexample and figures.</p>"]
+    body = [
+        "<h1>fedtheory check report</h1>",
+        f'<p class="verdict {"pass" if not failed else "fail"}">{verdict}: {len(records)} claims, '
+        f"{len(failed)} not as expected"
+        + (f", wall time {float(seconds):.1f} s" if isinstance(seconds, (int, float)) else "")
+        + f" (seed {esc(env.get('seed', '?'))}).</p>",
+        '<p>Built from <a href="check.json">check.json</a>. Each paper\'s page lists every claim with its statement, '
+        "verdict, evidence, counterexample and figures.</p>",
+    ]
     if diff is not None:
         body.append(_diff_section(diff, baseline_name, {r["id"] for r in records}))
     used = [s for s in statuses(data) if any(st["status"].get(s) for st in stats.values())]
-    expects = list(EXPECTS[:3]) + [e for e in dict.fromkeys(e for st in stats.values() for e in st["expect"])
-                                   if e not in EXPECTS[:3] and any(st["expect"].get(e) for st in stats.values())]
-    headers = (["Paper", "Claims"] + [esc(s) for s in used] + [f"Expect {esc(e)}" for e in expects]
-               + ["Not as expected", "Controlled share", "Claim seconds (sum)", "Statements not typeset"])
+    expects = list(EXPECTS[:3]) + [
+        e
+        for e in dict.fromkeys(e for st in stats.values() for e in st["expect"])
+        if e not in EXPECTS[:3] and any(st["expect"].get(e) for st in stats.values())
+    ]
+    headers = (
+        ["Paper", "Claims"]
+        + [esc(s) for s in used]
+        + [f"Expect {esc(e)}" for e in expects]
+        + ["Not as expected", "Controlled share", "Claim seconds (sum)", "Statements not typeset"]
+    )
     rows = []
     for paper, st in stats.items():
         share = share_text(controlled_share(data, paper))
-        rows.append([f'<a href="{esc(paper_file(paper))}">{esc(paper)}</a>', str(st["claims"])]
-                    + [str(st["status"].get(s, 0)) for s in used]
-                    + [str(st["expect"].get(e, 0)) for e in expects]
-                    + [f'<span class="{"fail" if st["failed"] else "pass"}">{st["failed"]}</span>', esc(share),
-                       f"{st['seconds']:.1f}", str(st["untypeset"])])
+        rows.append(
+            [f'<a href="{esc(paper_file(paper))}">{esc(paper)}</a>', str(st["claims"])]
+            + [str(st["status"].get(s, 0)) for s in used]
+            + [str(st["expect"].get(e, 0)) for e in expects]
+            + [
+                f'<span class="{"fail" if st["failed"] else "pass"}">{st["failed"]}</span>',
+                esc(share),
+                f"{st['seconds']:.1f}",
+                str(st["untypeset"]),
+            ]
+        )
     numeric = set(range(1, len(headers))) - {len(headers) - 3}
-    body.append('<section aria-labelledby="papers">\n<h2 id="papers">Papers</h2>\n<div class="scroll">'
-                + table(headers, rows, caption=f"Claims by status and expectation (seed {esc(env.get('seed', '?'))}); "
-                        "claim seconds add up each claim's own time, so with several workers they exceed the wall time",
-                        numeric=numeric) + "</div>\n</section>")
+    body.append(
+        '<section aria-labelledby="papers">\n<h2 id="papers">Papers</h2>\n<div class="scroll">'
+        + table(
+            headers,
+            rows,
+            caption=f"Claims by status and expectation (seed {esc(env.get('seed', '?'))}); "
+            "claim seconds add up each claim's own time, so with several workers they exceed the wall time",
+            numeric=numeric,
+        )
+        + "</div>\n</section>"
+    )
     if failed:
         items = "".join(f"<li>{claim_link(r['id'])}: {status_badge(r)}</li>" for r in failed)
-        body.append(f'<section aria-labelledby="failed">\n<h2 id="failed">Not as expected</h2>\n<ul>{items}</ul>\n</section>')
+        body.append(
+            f'<section aria-labelledby="failed">\n<h2 id="failed">Not as expected</h2>\n<ul>{items}</ul>\n</section>'
+        )
     body.append(_findings(data))
     body.append(_environment_section(env))
     return page("fedtheory check report", "\n".join(b for b in body if b))
 
 
 # ---------------------------------------------------------------- a paper's page
+
 
 def _inventory_section(inventory: dict, by_id: dict[str, dict]) -> str:
     rows = []
@@ -389,34 +490,52 @@ def _inventory_section(inventory: dict, by_id: dict[str, dict]) -> str:
         present = [c for c in entry if c in by_id]
         covered += bool(present)
         absent += not present
-        items = "".join(f"<li>{claim_link(c, same_page=True)} {status_badge(by_id[c])}</li>" if c in by_id else
-                        f'<li><code>{esc(c)}</code> <span class="muted">not in this run</span></li>' for c in entry)
+        items = "".join(
+            f"<li>{claim_link(c, same_page=True)} {status_badge(by_id[c])}</li>"
+            if c in by_id
+            else f'<li><code>{esc(c)}</code> <span class="muted">not in this run</span></li>'
+            for c in entry
+        )
         rows.append([esc(label), f'<ul class="plain">{items}</ul>'])
-    head = (f"<p>{len(inventory)} numbered labels: {covered} covered by claims in this run, "
-            f"{absent} covered only by claims not in this run, "
-            f"<span class=\"gap\">{gaps} without a claim</span> (the reason is given).</p>")
-    return ('<section aria-labelledby="inventory">\n<h2 id="inventory">Inventory</h2>\n' + head + "\n"
-            + table(["Label", "Claims covering it, with their status in this run"], rows,
-                    caption="Every numbered label of the paper") + "\n</section>")
+    head = (
+        f"<p>{len(inventory)} numbered labels: {covered} covered by claims in this run, "
+        f"{absent} covered only by claims not in this run, "
+        f"<span class=\"gap\">{gaps} without a claim</span> (the reason is given).</p>"
+    )
+    return (
+        '<section aria-labelledby="inventory">\n<h2 id="inventory">Inventory</h2>\n'
+        + head
+        + "\n"
+        + table(
+            ["Label", "Claims covering it, with their status in this run"],
+            rows,
+            caption="Every numbered label of the paper",
+        )
+        + "\n</section>"
+    )
 
 
 def _figures_section(figures: list[dict] | None, records: list[dict]) -> str:
     out = ['<section aria-labelledby="figures">\n<h2 id="figures">Figures</h2>']
     if figures is None:
-        out.append("<p class=\"muted\">No figures were given (build with <code>--figures DIR</code> from "
-                   "<code>fedtheory figures --out DIR</code>).</p>")
+        out.append(
+            "<p class=\"muted\">No figures were given (build with <code>--figures DIR</code> from "
+            "<code>fedtheory figures --out DIR</code>).</p>"
+        )
     elif not figures:
         out.append('<p class="muted">The figures directory holds no figure of this paper.</p>')
     figures = figures or []
     for fig in figures:
         about = [r["id"] for r in records if r["id"].startswith(fig["id"] + "/") or r["id"] == fig["id"]]
         caption = esc(fig["caption"])
-        sub = (f'<br><strong>Substitute:</strong> {esc(fig["substitute"])}' if fig.get("substitute") else "")
+        sub = f'<br><strong>Substitute:</strong> {esc(fig["substitute"])}' if fig.get("substitute") else ""
         claims = ("<br>Claims about it: " + ", ".join(claim_link(c, same_page=True) for c in about)) if about else ""
-        out.append(f'<figure id="f-{esc(fig["id"])}">\n<img src="{esc(fig["href_png"])}" '
-                   f'alt="{esc(fig["id"])}: {caption}" loading="lazy">\n'
-                   f"<figcaption><strong>{esc(fig['id'])}.</strong> {caption}{sub}<br>"
-                   f'Data: <a href="{esc(fig["href_json"])}">{esc(fig["href_json"])}</a>{claims}</figcaption>\n</figure>')
+        out.append(
+            f'<figure id="f-{esc(fig["id"])}">\n<img src="{esc(fig["href_png"])}" '
+            f'alt="{esc(fig["id"])}: {caption}" loading="lazy">\n'
+            f"<figcaption><strong>{esc(fig['id'])}.</strong> {caption}{sub}<br>"
+            f'Data: <a href="{esc(fig["href_json"])}">{esc(fig["href_json"])}</a>{claims}</figcaption>\n</figure>'
+        )
     return "\n".join(out) + "\n</section>"
 
 
@@ -430,8 +549,13 @@ def _checks_table(items: list, with_fired: bool) -> str:
             rows.append([esc(fmt(item))] + [""] * (len(headers) - 1))
             continue
         measured = item.get("measured")
-        measured_text = ("<br>".join(f"<code>{esc(k)}</code> = {measured_value(v)}" for k, v in measured.items())
-                         if isinstance(measured, dict) else measured_value(measured) if measured is not None else "")
+        measured_text = (
+            "<br>".join(f"<code>{esc(k)}</code> = {measured_value(v)}" for k, v in measured.items())
+            if isinstance(measured, dict)
+            else measured_value(measured)
+            if measured is not None
+            else ""
+        )
         params = item.get("params")
         description = esc(item.get("description", "")) + (f"<br><code>{esc(fmt(params))}</code>" if params else "")
         row = [esc(item.get("name", "")), description, esc(item.get("status", ""))]
@@ -464,8 +588,11 @@ def tolerance_text(evidence: dict) -> str:
     if evidence.get("proof"):
         return "none needed: exact proof"
     measured = evidence.get("measured") or {}
-    named = [(k, v) for k, v in measured.items() if isinstance(k, str) and any(
-        w in k.lower() for w in ("tol", "margin", "slack", "threshold"))]
+    named = [
+        (k, v)
+        for k, v in measured.items()
+        if isinstance(k, str) and any(w in k.lower() for w in ("tol", "margin", "slack", "threshold"))
+    ]
     return "; ".join(f"{k} {fmt(v)}" for k, v in named) + " (measured)" if named else ""
 
 
@@ -475,9 +602,11 @@ def _tolerance(evidence: dict, status: str | None) -> str:
         return f"<p>Tolerance: {esc(text)}</p>"
     if status in ("refuted", "not-reproduced", "reading-dependent"):
         # a refutation should say by how much the statement had to fail; this check does not
-        return ('<p class="gap">Tolerance: this check records none, so its refutation rests on the measured values '
-                "above as they stand (the notes say when a replay in exact or high-precision arithmetic confirms "
-                "it).</p>")
+        return (
+            '<p class="gap">Tolerance: this check records none, so its refutation rests on the measured values '
+            "above as they stand (the notes say when a replay in exact or high-precision arithmetic confirms "
+            "it).</p>"
+        )
     return '<p class="muted">Tolerance: the check records none.</p>'
 
 
@@ -498,9 +627,11 @@ def replay_command(record: dict) -> tuple[str, str]:
     if not source or {"paper_checks", "verify"} & set(source.split("/")[:-1]):
         return command, "from any directory (from its project root for your own content)"
     top = source.split("/", 1)[0] if "/" in source else "."
-    return (f"fedtheory check {shell_quote(source) if not _shell_safe(source) else source} "
-            f"--claim {shell_quote(record['id'])}",
-            f"from the directory holding {top}/" if top != "." else "from the directory holding that file")
+    return (
+        f"fedtheory check {shell_quote(source) if not _shell_safe(source) else source} "
+        f"--claim {shell_quote(record['id'])}",
+        f"from the directory holding {top}/" if top != "." else "from the directory holding that file",
+    )
 
 
 def _shell_safe(text: str) -> bool:
@@ -519,10 +650,14 @@ def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
     cid = record["id"]
     status = record.get("status")
     cls = "skipped" if status == "skipped" and passed(record) else ("" if passed(record) else "fail")
-    fields = [("Reference", esc(record.get("ref", ""))), ("Status", status_badge(record)),
-              ("Kind", esc(record.get("kind", ""))), ("Tier", esc(record.get("tier", ""))),
-              ("Seed", esc(fmt(ev.get("seed")))),
-              ("Seconds (this claim)", esc(f"{float(record.get('seconds') or 0.0):.3g}"))]
+    fields = [
+        ("Reference", esc(record.get("ref", ""))),
+        ("Status", status_badge(record)),
+        ("Kind", esc(record.get("kind", ""))),
+        ("Tier", esc(record.get("tier", ""))),
+        ("Seed", esc(fmt(ev.get("seed")))),
+        ("Seconds (this claim)", esc(f"{float(record.get('seconds') or 0.0):.3g}")),
+    ]
     if record.get("requires"):
         fields.append(("Requires", esc(", ".join(record["requires"]))))
     flags = []
@@ -532,12 +667,20 @@ def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
         flags.append(f'<span class="flag">checked on substitute data: {esc(record["substitute"])}</span>')
     controlled = record.get("controlled")
     if isinstance(controlled, bool) and status == "verified":  # controls run only on a verified check
-        fields.append(("Controlled", "yes" if controlled else "no"
-                       + (f" ({esc(record['control_exempt'])})" if record.get("control_exempt") else "")))
+        fields.append(
+            (
+                "Controlled",
+                "yes"
+                if controlled
+                else "no" + (f" ({esc(record['control_exempt'])})" if record.get("control_exempt") else ""),
+            )
+        )
     elif record.get("control_exempt") and status == "verified":
         fields.append(("Control exempt", esc(record["control_exempt"])))
-    out = [f'<article class="claim {cls}" id="{esc(claim_anchor(cid))}" aria-labelledby="h-{esc(cid)}">',
-           f'<h3 id="h-{esc(cid)}">{esc(cid)}</h3>']
+    out = [
+        f'<article class="claim {cls}" id="{esc(claim_anchor(cid))}" aria-labelledby="h-{esc(cid)}">',
+        f'<h3 id="h-{esc(cid)}">{esc(cid)}</h3>',
+    ]
     out.append(f'<p class="title">{esc(record.get("title", ""))}</p>')
     if flags:
         out.append("<p>" + "".join(flags) + "</p>")
@@ -545,15 +688,21 @@ def render_claim(record: dict, statement_html: str, failed_spans: int) -> str:
     out.append("<h4>Statement</h4>")
     out.append(f'<div class="statement">{statement_html}</div>')
     if failed_spans:
-        out.append(f'<p class="gap">{failed_spans} math span{"s" if failed_spans > 1 else ""} could not be typeset; '
-                   "shown as LaTeX source.</p>")
-    out.append(f"<details><summary>LaTeX source</summary><pre><code>{esc(record.get('statement', ''))}</code></pre></details>")
+        out.append(
+            f'<p class="gap">{failed_spans} math span{"s" if failed_spans > 1 else ""} could not be typeset; '
+            "shown as LaTeX source.</p>"
+        )
+    out.append(
+        f"<details><summary>LaTeX source</summary><pre><code>{esc(record.get('statement', ''))}</code></pre></details>"
+    )
     out.append("<h4>Evidence</h4>")
     measured = ev.get("measured") or {}
     key, _ = key_value(record)
     if measured:
-        rows = [[f"<code>{esc(k)}</code>" + (" <span class=\"muted\">(key)</span>" if k == key else ""),
-                 measured_value(v)] for k, v in measured.items()]
+        rows = [
+            [f"<code>{esc(k)}</code>" + (" <span class=\"muted\">(key)</span>" if k == key else ""), measured_value(v)]
+            for k, v in measured.items()
+        ]
         out.append(table(["Measured", "Value"], rows, numeric={1}))
     else:
         out.append('<p class="muted">Nothing measured.</p>')
@@ -613,8 +762,9 @@ def paper_heading(paper: str, meta: Any) -> list[str]:
     return [f"<h1>{esc(meta.get('title') or meta.get('citation'))}</h1>", f'<p class="byline">{" · ".join(parts)}</p>']
 
 
-def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tuple[str, int]],
-                 figures: list[dict] | None) -> str:
+def render_paper(
+    data: dict, paper: str, stats: dict, statements: dict[str, tuple[str, int]], figures: list[dict] | None
+) -> str:
     """The page of one paper: summary, inventory, every claim of the paper in the run, then its figures.
 
     >>> data = {"claims": [{"id": "a/l-1", "status": "verified", "expect": "verified", "statement": "$x$"}],
@@ -630,27 +780,47 @@ def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tupl
     counts = ", ".join(f"{n} {esc(s)}" for s, n in stats["status"].items() if n)
     share = controlled_share(data, paper)
     body = paper_heading(paper, (data.get("papers") or {}).get(paper))
-    body += [f"<p>{stats['claims']} claims ({counts or 'none'}); "
-            f'<span class="{"fail" if stats["failed"] else "pass"}">{stats["failed"]} not as expected</span>; '
-            f"claim seconds {stats['seconds']:.1f} (sum over its claims); seed {esc(env.get('seed', '?'))}; controlled share {esc(share_text(share))}"
-            + (f"; {stats['untypeset']} statements not fully typeset" if stats["untypeset"] else "") + ".</p>"]
+    body += [
+        f"<p>{stats['claims']} claims ({counts or 'none'}); "
+        f'<span class="{"fail" if stats["failed"] else "pass"}">{stats["failed"]} not as expected</span>; '
+        f"claim seconds {stats['seconds']:.1f} (sum over its claims); seed {esc(env.get('seed', '?'))}; controlled share {esc(share_text(share))}"
+        + (f"; {stats['untypeset']} statements not fully typeset" if stats["untypeset"] else "")
+        + ".</p>"
+    ]
     toc = ['<li><a href="#claims">Claims</a></li>', '<li><a href="#figures">Figures</a></li>']
     if inventory is not None:
         toc.insert(0, '<li><a href="#inventory">Inventory</a></li>')
     body.append(f'<nav aria-label="contents"><ul>{"".join(toc)}</ul></nav>')
     if share and share.get("exceptions"):
-        items = "".join(f"<li>{claim_link(e.get('id', ''), True)}: {esc(e.get('reason', ''))}</li>"
-                        for e in share["exceptions"])
-        body.append(f"<details><summary>Verified claims without a fired negative control "
-                    f"({len(share['exceptions'])})</summary><ul>{items}</ul></details>")
+        items = "".join(
+            f"<li>{claim_link(e.get('id', ''), True)}: {esc(e.get('reason', ''))}</li>" for e in share["exceptions"]
+        )
+        body.append(
+            f"<details><summary>Verified claims without a fired negative control "
+            f"({len(share['exceptions'])})</summary><ul>{items}</ul></details>"
+        )
     if inventory is not None:
         body.append(_inventory_section(inventory, by_id))
-    rows = [[claim_link(r["id"], True), esc(r.get("ref", "")), status_badge(r), _key_value_cell(r),
-             esc(tolerance_text(r.get("evidence") or {})), esc(fmt(float(r.get("seconds") or 0.0)))]
-            for r in records]
-    body.append('<section aria-labelledby="claims">\n<h2 id="claims">Claims</h2>\n'
-                + table(["Claim", "Reference", "Status", "Key value", "Tolerance", "Seconds"], rows,
-                        caption=f"All {len(records)} claims of {esc(paper)} in this run", numeric={5}))
+    rows = [
+        [
+            claim_link(r["id"], True),
+            esc(r.get("ref", "")),
+            status_badge(r),
+            _key_value_cell(r),
+            esc(tolerance_text(r.get("evidence") or {})),
+            esc(fmt(float(r.get("seconds") or 0.0))),
+        ]
+        for r in records
+    ]
+    body.append(
+        '<section aria-labelledby="claims">\n<h2 id="claims">Claims</h2>\n'
+        + table(
+            ["Claim", "Reference", "Status", "Key value", "Tolerance", "Seconds"],
+            rows,
+            caption=f"All {len(records)} claims of {esc(paper)} in this run",
+            numeric={5},
+        )
+    )
     for r in records:
         html_, failed = statements[r["id"]]
         body.append(render_claim(r, html_, failed))
@@ -661,8 +831,9 @@ def render_paper(data: dict, paper: str, stats: dict, statements: dict[str, tupl
     return page(f"{paper}: fedtheory check report", "\n".join(body), nav=nav)
 
 
-def render_pages(data: dict, figures: list[dict] | None = None, diff: dict | None = None,
-                 baseline_name: str = "baseline") -> dict[str, str]:
+def render_pages(
+    data: dict, figures: list[dict] | None = None, diff: dict | None = None, baseline_name: str = "baseline"
+) -> dict[str, str]:
     """``{file name: HTML}`` for the whole site; figures (None: none given) are dicts with ``href_png``/``href_json``.
 
     Each statement is typeset once.
@@ -675,6 +846,7 @@ def render_pages(data: dict, figures: list[dict] | None = None, diff: dict | Non
     stats = {p: paper_stats(data, p, failures) for p in papers(data)}
     pages = {"index.html": render_index(data, stats, diff, baseline_name)}
     for p in papers(data):
-        pages[paper_file(p)] = render_paper(data, p, stats[p], statements,
-                                            None if figures is None else [f for f in figures if f["paper"] == p])
+        pages[paper_file(p)] = render_paper(
+            data, p, stats[p], statements, None if figures is None else [f for f in figures if f["paper"] == p]
+        )
     return pages

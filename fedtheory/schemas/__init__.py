@@ -7,6 +7,7 @@
 >>> sorted(load_schema("figure")["required"])[:3]
 ['caption', 'environment', 'id']
 """
+
 from __future__ import annotations
 
 import functools
@@ -46,4 +47,6 @@ def validate(instance, name: str) -> None:
     import jsonschema
 
     schema = load_schema(name)
-    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(instance)
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).validate(
+        instance
+    )

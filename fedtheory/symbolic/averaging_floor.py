@@ -36,6 +36,7 @@ Proof (each algebraic step is checked by :func:`proof_steps`):
 >>> all(proof_steps().values())
 True
 """
+
 from __future__ import annotations
 
 import math
@@ -94,22 +95,27 @@ def proof_steps() -> dict[str, bool]:
     A1, A2, P, Q, c1, c2, z = sp.symbols("A1 A2 P Q c1 c2 z", commutative=False)
     p = sp.Symbol("p", positive=True)
     S = p * A1 + (1 - p) * A2
-    step1 = sp.expand(S * (p * c1 + (1 - p) * c2) - (p * A1 * c1 + (1 - p) * A2 * c2)
-                      - p * (1 - p) * (A2 - A1) * (c1 - c2))
+    step1 = sp.expand(
+        S * (p * c1 + (1 - p) * c2) - (p * A1 * c1 + (1 - p) * A2 * c2) - p * (1 - p) * (A2 - A1) * (c1 - c2)
+    )
     # y = (P − Q)z, v = ((1 − p)P + pQ)z solve S y = (A_2 − A_1) v
     step2 = sp.expand(S * (P - Q) * z - (A2 - A1) * ((1 - p) * P + p * Q) * z).subs({A1 * P: 1, A2 * Q: 1})
     a, b, s, w = sp.symbols("a b s w", real=True)
-    step4 = sp.expand((1 - p) * a ** 2 + p * b ** 2 - ((1 - p) * a + p * b) ** 2 - p * (1 - p) * (a - b) ** 2)
-    root = sp.sqrt(1 - s ** 2)
-    step6 = sp.expand((root + s * w) ** 2 + (w * root - s) ** 2 - (root ** 2 + s ** 2) * (1 + w ** 2))
+    step4 = sp.expand((1 - p) * a**2 + p * b**2 - ((1 - p) * a + p * b) ** 2 - p * (1 - p) * (a - b) ** 2)
+    root = sp.sqrt(1 - s**2)
+    step6 = sp.expand((root + s * w) ** 2 + (w * root - s) ** 2 - (root**2 + s**2) * (1 + w**2))
     # κ = 1 + e with e > 0, so that √((κ+1)²/(κ−1)² − 1) simplifies without |κ − 1|
     e = sp.Symbol("e", positive=True)
     kap = 1 + e
     t = (kap + 1) / (kap - 1)
-    step7 = sp.simplify(1 / sp.sqrt(t ** 2 - 1) - (kap - 1) / (2 * sp.sqrt(kap)))
-    return {"1 fixed-point difference": step1 == 0, "2 change of variables": sp.expand(step2) == 0,
-            "4 weighted parallelogram": step4 == 0, "6 Lagrange identity": sp.simplify(step6) == 0,
-            "7 closed form": step7 == 0}
+    step7 = sp.simplify(1 / sp.sqrt(t**2 - 1) - (kap - 1) / (2 * sp.sqrt(kap)))
+    return {
+        "1 fixed-point difference": step1 == 0,
+        "2 change of variables": sp.expand(step2) == 0,
+        "4 weighted parallelogram": step4 == 0,
+        "6 Lagrange identity": sp.simplify(step6) == 0,
+        "7 closed form": step7 == 0,
+    }
 
 
 def _reflection(z: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -147,20 +153,22 @@ def worst_instance(mu: float, L: float, C: float = 1.0, d: int = 2, p: float = 0
     if isinstance(d, bool) or int(d) != d or d < 2:
         raise ValueError(f"the attaining instance needs d >= 2 (in d = 1 the worst case is smaller), got d={d!r}")
     if not attained(mu, L, p):
-        raise ValueError(f"(★) is not attained: |1 - 2p|·sqrt(kappa) <= (kappa - 1)·sqrt(p(1 - p)) violated at "
-                         f"p={p!r}, kappa={L / mu!r}")
+        raise ValueError(
+            f"(★) is not attained: |1 - 2p|·sqrt(kappa) <= (kappa - 1)·sqrt(p(1 - p)) violated at "
+            f"p={p!r}, kappa={L / mu!r}"
+        )
     d = int(d)
     lo, hi = 1.0 / L, 1.0 / mu
     c, r = (lo + hi) / 2, (hi - lo) / 2
     zv, ev = np.eye(d)[0], np.eye(d)[1]
-    if r == 0:                                   # μ = L: every client has the same curvature, the floor is 0
+    if r == 0:  # μ = L: every client has the same curvature, the floor is 0
         a = b = zv
     else:
         t = c / r
         sigma = 1.0 / t
-        eta = math.sqrt(1.0 - sigma ** 2) / math.sqrt(p * (1 - p))
-        hz = -(1 - 2 * p) * eta ** 2 * t / 2
-        h = hz * zv + math.sqrt(max(eta ** 2 - hz ** 2, 0.0)) * ev
+        eta = math.sqrt(1.0 - sigma**2) / math.sqrt(p * (1 - p))
+        hz = -(1 - 2 * p) * eta**2 * t / 2
+        h = hz * zv + math.sqrt(max(eta**2 - hz**2, 0.0)) * ev
         a, b = -sigma * zv + p * h, -sigma * zv - (1 - p) * h
     Pm = c * np.eye(d) + r * _reflection(zv, a)
     Qm = c * np.eye(d) + r * _reflection(zv, b)

@@ -18,13 +18,37 @@ Proximal-Point Methods for Federated Optimization* (arXiv:2407.07084), as sympy 
 >>> sp.limit(corollary_18(), mu, 0)
 D**2*delta_A/eps
 """
+
 from __future__ import annotations
 
 import sympy as sp
 
-__all__ = ["delta_A", "delta_B", "delta_s", "Delta_s", "sigma_s", "mu", "L", "D", "eps", "n", "lam", "R",
-           "corollary_18", "corollary_25", "theorem_1_bound", "theorem_6_bounds", "theorem_5_rounds", "theorem_7_rounds",
-           "corollary_3_steps", "remark_19_steps", "TABLE_1", "TABLE_1_PROVENANCE", "order", "same_order"]
+__all__ = [
+    "delta_A",
+    "delta_B",
+    "delta_s",
+    "Delta_s",
+    "sigma_s",
+    "mu",
+    "L",
+    "D",
+    "eps",
+    "n",
+    "lam",
+    "R",
+    "corollary_18",
+    "corollary_25",
+    "theorem_1_bound",
+    "theorem_6_bounds",
+    "theorem_5_rounds",
+    "theorem_7_rounds",
+    "corollary_3_steps",
+    "remark_19_steps",
+    "TABLE_1",
+    "TABLE_1_PROVENANCE",
+    "order",
+    "same_order",
+]
 
 delta_A, delta_B, delta_s, Delta_s = sp.symbols("delta_A delta_B delta_s Delta_s", positive=True)
 sigma_s, mu, L, D, eps, n, lam, R = sp.symbols("sigma_s mu L D epsilon n lambda R", positive=True)
@@ -37,7 +61,7 @@ def theorem_1_bound(lam_: sp.Expr = 2 * delta_A) -> sp.Expr:
     >>> sp.limit(theorem_1_bound(), mu, 0)
     D**2*delta_A/R
     """
-    return mu * D ** 2 / (2 * ((1 + mu / lam_) ** R - 1))
+    return mu * D**2 / (2 * ((1 + mu / lam_) ** R - 1))
 
 
 def corollary_18(lam_: sp.Expr = 2 * delta_A) -> sp.Expr:
@@ -46,7 +70,7 @@ def corollary_18(lam_: sp.Expr = 2 * delta_A) -> sp.Expr:
     >>> corollary_18().subs({delta_A: 1, mu: 1, D: 1, eps: sp.Rational(1, 2)})
     3*log(2)
     """
-    return (1 + lam_ / mu) * sp.log(1 + mu * D ** 2 / (2 * eps))
+    return (1 + lam_ / mu) * sp.log(1 + mu * D**2 / (2 * eps))
 
 
 def theorem_6_bounds(lam_: sp.Expr = 2 * delta_A) -> tuple[sp.Expr, sp.Expr]:
@@ -57,7 +81,7 @@ def theorem_6_bounds(lam_: sp.Expr = 2 * delta_A) -> tuple[sp.Expr, sp.Expr]:
     4*D**2*delta_A/R**2
     """
     q = sp.sqrt(mu / (4 * lam_))
-    return 2 * mu * D ** 2 / ((1 + q) ** R - (1 - q) ** R) ** 2, 2 * lam_ * D ** 2 / R ** 2
+    return 2 * mu * D**2 / ((1 + q) ** R - (1 - q) ** R) ** 2, 2 * lam_ * D**2 / R**2
 
 
 def corollary_25(lam_: sp.Expr = 2 * delta_A) -> sp.Expr:
@@ -66,7 +90,7 @@ def corollary_25(lam_: sp.Expr = 2 * delta_A) -> sp.Expr:
     >>> sp.simplify(sp.limit(corollary_25(), mu, 0))
     4*D*sqrt(delta_A)/sqrt(eps)
     """
-    return (1 + 2 * sp.sqrt(lam_ / mu)) * sp.log(1 + sp.sqrt(2 * mu * D ** 2 / eps))
+    return (1 + 2 * sp.sqrt(lam_ / mu)) * sp.log(1 + sp.sqrt(2 * mu * D**2 / eps))
 
 
 def theorem_5_rounds() -> sp.Expr:
@@ -76,15 +100,17 @@ def theorem_5_rounds() -> sp.Expr:
     >>> sp.limit(theorem_5_rounds(), mu, 0)
     D**2*(Delta_s + delta_s + sigma_s**2/eps)/eps
     """
-    return (1 + (delta_s + Delta_s) / mu + sigma_s ** 2 / (mu * eps)) * sp.log(1 + mu * D ** 2 / eps)
+    return (1 + (delta_s + Delta_s) / mu + sigma_s**2 / (mu * eps)) * sp.log(1 + mu * D**2 / eps)
 
 
 def theorem_7_rounds() -> tuple[sp.Expr, sp.Expr]:
     r"""Theorem 7's orders (rebuilt): (μ > 0) :math:`\sqrt{\tilde\delta_s/\mu}\ln(\cdot) + \sigma_s^2/(\mu\varepsilon)`,
     (μ = 0) :math:`\sqrt{\tilde\delta_s D^2/\varepsilon} + \sigma_s^2D^2/\varepsilon^2`."""
     dt = delta_s + Delta_s
-    return (sp.sqrt(dt / mu) * sp.log(1 + mu * D ** 2 / eps) + sigma_s ** 2 / (mu * eps),
-            sp.sqrt(dt * D ** 2 / eps) + sigma_s ** 2 * D ** 2 / eps ** 2)
+    return (
+        sp.sqrt(dt / mu) * sp.log(1 + mu * D**2 / eps) + sigma_s**2 / (mu * eps),
+        sp.sqrt(dt * D**2 / eps) + sigma_s**2 * D**2 / eps**2,
+    )
 
 
 def corollary_3_steps(lam_: sp.Expr = 2 * delta_A) -> sp.Expr:
@@ -116,36 +142,82 @@ def remark_19_steps(lam_: sp.Expr = 2 * delta_A) -> tuple[sp.Expr, sp.Expr]:
 _log_eps = sp.log(1 / eps)
 #: rows of Table 1: (general-convex rounds, local grads/round, strongly-convex rounds, local grads/round, guarantee)
 TABLE_1: dict[str, dict] = {
-    "Scaffnew": {"gc_rounds": None, "gc_local": None, "sc_rounds": sp.sqrt(L / mu) * _log_eps,
-                 "sc_local": sp.sqrt(L / mu), "guarantee": "in expectation"},
-    "SONATA": {"gc_rounds": None, "gc_local": None, "sc_rounds": delta_B / mu * _log_eps, "sc_local": None,
-               "guarantee": "deterministic"},
-    "DANE": {"gc_rounds": delta_A * D ** 2 / eps, "gc_local": sp.sqrt(L / delta_A) * sp.log(1 / eps),
-             "sc_rounds": delta_A / mu * _log_eps, "sc_local": sp.sqrt(L / delta_A) * sp.log(1 / eps),
-             "guarantee": "deterministic"},
-    "FedRed": {"gc_rounds": delta_A * D ** 2 / eps, "gc_local": L / delta_A, "sc_rounds": delta_A / mu * _log_eps,
-               "sc_local": L / delta_A, "guarantee": "in expectation"},
-    "S-DANE": {"gc_rounds": delta_A * D ** 2 / eps, "gc_local": sp.sqrt(L / delta_A),
-               "sc_rounds": delta_A / mu * sp.log(1 + mu * D ** 2 / eps), "sc_local": sp.sqrt(L / delta_A),
-               "guarantee": "deterministic"},
-    "Inexact Acc-SONATA": {"gc_rounds": None, "gc_local": None, "sc_rounds": sp.sqrt(delta_B / mu) * _log_eps,
-                           "sc_local": None, "guarantee": "deterministic"},
-    "Acc-Extragradient": {"gc_rounds": sp.sqrt(delta_B * D ** 2 / eps), "gc_local": sp.sqrt(L / delta_B),
-                          "sc_rounds": sp.sqrt(delta_B / mu) * _log_eps, "sc_local": sp.sqrt(L / delta_B),
-                          "guarantee": "deterministic"},
-    "Catalyzed SVRP": {"gc_rounds": None, "gc_local": None,
-                       "sc_rounds": (n + n ** sp.Rational(3, 4) * sp.sqrt(delta_B / mu)) * _log_eps,
-                       "sc_local": None, "guarantee": "in expectation"},
-    "AccSVRS": {"gc_rounds": None, "gc_local": None,
-                "sc_rounds": (n + n ** sp.Rational(3, 4) * sp.sqrt(delta_A / mu)) * _log_eps, "sc_local": None,
-                "guarantee": "in expectation"},
-    "Acc-S-DANE": {"gc_rounds": sp.sqrt(delta_A * D ** 2 / eps), "gc_local": sp.sqrt(L / delta_A),
-                   "sc_rounds": sp.sqrt(delta_A / mu) * sp.log(1 + mu * D ** 2 / eps), "sc_local": sp.sqrt(L / delta_A),
-                   "guarantee": "deterministic"},
+    "Scaffnew": {
+        "gc_rounds": None,
+        "gc_local": None,
+        "sc_rounds": sp.sqrt(L / mu) * _log_eps,
+        "sc_local": sp.sqrt(L / mu),
+        "guarantee": "in expectation",
+    },
+    "SONATA": {
+        "gc_rounds": None,
+        "gc_local": None,
+        "sc_rounds": delta_B / mu * _log_eps,
+        "sc_local": None,
+        "guarantee": "deterministic",
+    },
+    "DANE": {
+        "gc_rounds": delta_A * D**2 / eps,
+        "gc_local": sp.sqrt(L / delta_A) * sp.log(1 / eps),
+        "sc_rounds": delta_A / mu * _log_eps,
+        "sc_local": sp.sqrt(L / delta_A) * sp.log(1 / eps),
+        "guarantee": "deterministic",
+    },
+    "FedRed": {
+        "gc_rounds": delta_A * D**2 / eps,
+        "gc_local": L / delta_A,
+        "sc_rounds": delta_A / mu * _log_eps,
+        "sc_local": L / delta_A,
+        "guarantee": "in expectation",
+    },
+    "S-DANE": {
+        "gc_rounds": delta_A * D**2 / eps,
+        "gc_local": sp.sqrt(L / delta_A),
+        "sc_rounds": delta_A / mu * sp.log(1 + mu * D**2 / eps),
+        "sc_local": sp.sqrt(L / delta_A),
+        "guarantee": "deterministic",
+    },
+    "Inexact Acc-SONATA": {
+        "gc_rounds": None,
+        "gc_local": None,
+        "sc_rounds": sp.sqrt(delta_B / mu) * _log_eps,
+        "sc_local": None,
+        "guarantee": "deterministic",
+    },
+    "Acc-Extragradient": {
+        "gc_rounds": sp.sqrt(delta_B * D**2 / eps),
+        "gc_local": sp.sqrt(L / delta_B),
+        "sc_rounds": sp.sqrt(delta_B / mu) * _log_eps,
+        "sc_local": sp.sqrt(L / delta_B),
+        "guarantee": "deterministic",
+    },
+    "Catalyzed SVRP": {
+        "gc_rounds": None,
+        "gc_local": None,
+        "sc_rounds": (n + n ** sp.Rational(3, 4) * sp.sqrt(delta_B / mu)) * _log_eps,
+        "sc_local": None,
+        "guarantee": "in expectation",
+    },
+    "AccSVRS": {
+        "gc_rounds": None,
+        "gc_local": None,
+        "sc_rounds": (n + n ** sp.Rational(3, 4) * sp.sqrt(delta_A / mu)) * _log_eps,
+        "sc_local": None,
+        "guarantee": "in expectation",
+    },
+    "Acc-S-DANE": {
+        "gc_rounds": sp.sqrt(delta_A * D**2 / eps),
+        "gc_local": sp.sqrt(L / delta_A),
+        "sc_rounds": sp.sqrt(delta_A / mu) * sp.log(1 + mu * D**2 / eps),
+        "sc_local": sp.sqrt(L / delta_A),
+        "guarantee": "deterministic",
+    },
 }
 TABLE_1_PROVENANCE = {
-    **{k: "rebuilt from the cited work (the converted table lost its body); not a statement of this paper"
-       for k in TABLE_1},
+    **{
+        k: "rebuilt from the cited work (the converted table lost its body); not a statement of this paper"
+        for k in TABLE_1
+    },
     "S-DANE": "this paper's Theorem 1 / Corollaries 3 and 18",
     "Acc-S-DANE": "this paper's Theorem 6 / Corollaries 3 and 25",
 }
@@ -160,7 +232,7 @@ def order(expr: sp.Expr, var: sp.Symbol, point: sp.Expr = 0) -> sp.Expr:
     lead = sp.limit(sp.log(expr) / sp.log(var), var, point) if point in (0, sp.oo) else None
     if lead is None or not lead.is_finite:
         raise ValueError(f"cannot read the order of {expr} as {var} -> {point}")
-    power = var ** lead
+    power = var**lead
     rest = sp.limit(expr / power, var, point)
     if rest.is_finite and rest != 0:
         return power

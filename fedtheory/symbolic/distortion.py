@@ -18,6 +18,7 @@ expanding a residual to zero.
 >>> sp.expand(msg[0] - surrogate_gradient(sp.Matrix([[a]]), sp.Matrix([c]), sp.Matrix([x]), al, g, th)[0])
 0
 """
+
 from __future__ import annotations
 
 import itertools
@@ -208,6 +209,7 @@ def kappa_bound_uniform_expr(mu, L, alpha, gamma, K) -> sp.Expr:
     >>> sp.nsimplify(kappa_bound_uniform_expr(1, 4, 0, sp.Rational(1, 5), 2))     # 4·1.2 / 1.8
     8/3
     """
+
     def phi_closed(lam):
         s = gamma * (lam + alpha)
         return (1 - (1 - s) ** K) / gamma * lam / (lam + alpha)
@@ -231,8 +233,10 @@ def latex_surrogate() -> str:
     >>> latex_surrogate().startswith(r"\tilde f")
     True
     """
-    return (r"\tilde f(x,\alpha,\gamma,\Theta) = \mathbb{E}_{i\sim\mathcal P}\left[\tfrac12\left\|(Q_i(\alpha,\gamma,\Theta)A_i)^{1/2}"
-            r"(x-c_i)\right\|^2\right]")
+    return (
+        r"\tilde f(x,\alpha,\gamma,\Theta) = \mathbb{E}_{i\sim\mathcal P}\left[\tfrac12\left\|(Q_i(\alpha,\gamma,\Theta)A_i)^{1/2}"
+        r"(x-c_i)\right\|^2\right]"
+    )
 
 
 def latex_kappa() -> str:
@@ -241,8 +245,10 @@ def latex_kappa() -> str:
     >>> r"\lambda_{\max}" in latex_kappa()
     True
     """
-    return (r"\kappa(\alpha,\gamma,\Theta) = \frac{\mathbb{E}_i[\lambda_{\max}(Q_i(\alpha,\gamma,\Theta)A_i)]}"
-            r"{\mathbb{E}_i[\lambda_{\min}(Q_i(\alpha,\gamma,\Theta)A_i)]}")
+    return (
+        r"\kappa(\alpha,\gamma,\Theta) = \frac{\mathbb{E}_i[\lambda_{\max}(Q_i(\alpha,\gamma,\Theta)A_i)]}"
+        r"{\mathbb{E}_i[\lambda_{\min}(Q_i(\alpha,\gamma,\Theta)A_i)]}"
+    )
 
 
 def latex_phi_psi() -> tuple[str, str]:
@@ -253,5 +259,7 @@ def latex_phi_psi() -> tuple[str, str]:
     (True, True)
     """
     lam, alpha, gamma, K = sp.symbols("lambda alpha gamma K")
-    return (r"\phi(\lambda,\alpha,\gamma,K) = " + sp.latex(phi_expr(lam, alpha, gamma, K)),
-            r"\psi(\lambda,\alpha,\gamma,K) = " + sp.latex(psi_expr(lam, alpha, gamma, K)))
+    return (
+        r"\phi(\lambda,\alpha,\gamma,K) = " + sp.latex(phi_expr(lam, alpha, gamma, K)),
+        r"\psi(\lambda,\alpha,\gamma,K) = " + sp.latex(psi_expr(lam, alpha, gamma, K)),
+    )

@@ -33,6 +33,7 @@ ValueError: Theorem 2 hypothesis eta > (2*alpha + 2)*d violated: eta=3, alpha=1,
 >>> fedlrgd_complexity(r=3, s=4, S=5, phi=10, m=2)          # r² + rs + rS + φmr
 96
 """
+
 from __future__ import annotations
 
 import functools
@@ -45,22 +46,59 @@ import numpy as np
 import sympy as sp
 
 __all__ = [
-    "Epoch", "federated_oracle_complexity", "expected_epoch_time", "epoch_time_order",
-    "fedlrgd_epochs", "fedave_epochs", "fedlrgd_complexity", "fedave_complexity", "SYMBOLS",
-    "theorem2_log_rank_exprs", "theorem2_iterations_expr", "FedLRGDSetting",
-    "lemma3_T0", "lemma3_bound", "lemma3_terms", "FedAveProgram", "lemma4_h", "lemma4_bounds",
+    "Epoch",
+    "federated_oracle_complexity",
+    "expected_epoch_time",
+    "epoch_time_order",
+    "fedlrgd_epochs",
+    "fedave_epochs",
+    "fedlrgd_complexity",
+    "fedave_complexity",
+    "SYMBOLS",
+    "theorem2_log_rank_exprs",
+    "theorem2_iterations_expr",
+    "FedLRGDSetting",
+    "lemma3_T0",
+    "lemma3_bound",
+    "lemma3_terms",
+    "FedAveProgram",
+    "lemma4_h",
+    "lemma4_bounds",
     "Proposition1Regime",
 ]
 
 #: the symbols of the paper's complexity expressions (all positive)
-SYMBOLS = {name: sp.Symbol(name, positive=True) for name in (
-    "b", "T", "m", "tau", "phi", "r", "s", "S", "d", "p", "eta", "alpha", "L1", "mu", "L2", "B",
-    "epsilon", "gap", "C", "varepsilon")}
+SYMBOLS = {
+    name: sp.Symbol(name, positive=True)
+    for name in (
+        "b",
+        "T",
+        "m",
+        "tau",
+        "phi",
+        "r",
+        "s",
+        "S",
+        "d",
+        "p",
+        "eta",
+        "alpha",
+        "L1",
+        "mu",
+        "L2",
+        "B",
+        "epsilon",
+        "gap",
+        "C",
+        "varepsilon",
+    )
+}
 
 
 # --------------------------------------------------------------------------------------------
 # Definition 1 and the epoch types of eqs. (21)-(26)
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Epoch:
@@ -82,8 +120,10 @@ class Epoch:
         if self.by not in ("clients", "server", "none"):
             raise ValueError(f"Epoch.by must be 'clients', 'server' or 'none', got {self.by!r}")
         if self.by == "server" and self.communicates:
-            raise ValueError("an epoch where the server computes has no client communication in the paper's family "
-                             "(Types A, B, C of Section II-D3)")
+            raise ValueError(
+                "an epoch where the server computes has no client communication in the paper's family "
+                "(Types A, B, C of Section II-D3)"
+            )
 
     @property
     def kind(self) -> str:
@@ -140,8 +180,11 @@ def epoch_time_order(kind: str, b: Any, tau_m: Any, phi: Any) -> Any:
     >>> epoch_time_order("A", 3, 10, 2.0)
     23.0
     """
-    return {"A": lambda: b + phi * tau_m, "B": lambda: b, "C": lambda: phi * tau_m}[kind]() \
-        if kind in ("A", "B", "C") else expected_epoch_time(kind, b, tau_m, phi)
+    return (
+        {"A": lambda: b + phi * tau_m, "B": lambda: b, "C": lambda: phi * tau_m}[kind]()
+        if kind in ("A", "B", "C")
+        else expected_epoch_time(kind, b, tau_m, phi)
+    )
 
 
 def fedlrgd_epochs(r: Any, s: Any, S: Any) -> list[Epoch]:
@@ -216,6 +259,7 @@ def fedave_complexity(b: Any, T: Any, phi: Any, tau: Any, m: Any) -> Any:
 # Theorem 2 in log space
 # --------------------------------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=None)
 def _theorem2_pieces() -> dict:
     """Theorem 2's pieces as sympy expressions, derived on first use (not at import: about a second)."""
@@ -224,9 +268,15 @@ def _theorem2_pieces() -> dict:
     kappa = L1 / mu
     X = gap + sp.Rational(9, 2) * (B + 3) ** 4 * p / mu
     log_r1 = 1 + sp.log(d) / 2 + d * sp.log(2) + d * sp.log(eta + d)
-    log_r2 = (d * sp.log(L2) + d * sp.log(eta) + eta * (d + 1) + eta / 2 * sp.log(d)
-              + eta * d * sp.log(2 * eta + 2 * d) - eta * d * sp.log(eta - 1)
-              + d / 2 * sp.log(kappa * X / ((kappa - 1) * eps))) / (eta - (2 * alpha + 2) * d)
+    log_r2 = (
+        d * sp.log(L2)
+        + d * sp.log(eta)
+        + eta * (d + 1)
+        + eta / 2 * sp.log(d)
+        + eta * d * sp.log(2 * eta + 2 * d)
+        - eta * d * sp.log(eta - 1)
+        + d / 2 * sp.log(kappa * X / ((kappa - 1) * eps))
+    ) / (eta - (2 * alpha + 2) * d)
     S_real = sp.log(X / eps) / sp.log(kappa / (kappa - 1))
     return {"kappa": kappa, "X": X, "log_r1": log_r1, "log_r2": log_r2, "S_real": S_real}
 
@@ -275,9 +325,9 @@ def _theorem2_compiled(what: str, module: str):
     """Theorem 2's ``"log_rank"`` (both terms of (47)) or ``"iterations"`` ((48) before the ceiling), in log ε,
     compiled for ``module`` (``"numpy"`` or ``"mpmath"``) on first use."""
     pieces = _theorem2_pieces()
-    expr = ((pieces["log_r1"], _in_log_eps(pieces["log_r2"])) if what == "log_rank" else
-            _in_log_eps(pieces["S_real"]))
+    expr = (pieces["log_r1"], _in_log_eps(pieces["log_r2"])) if what == "log_rank" else _in_log_eps(pieces["S_real"])
     return sp.lambdify(_T2_LOG_ARGS, expr, module)
+
 
 _LN10 = math.log(10.0)
 
@@ -328,8 +378,21 @@ class FedLRGDSetting:
         return math.log(self.epsilon) if self.epsilon > 0 else -math.inf
 
     def _values(self) -> tuple:
-        return tuple(float(v) for v in (self.d, self.p, self.eta, self.alpha, self.L1, self.mu, self.L2, self.B,
-                                        self.log_eps, self.initial_gap))
+        return tuple(
+            float(v)
+            for v in (
+                self.d,
+                self.p,
+                self.eta,
+                self.alpha,
+                self.L1,
+                self.mu,
+                self.L2,
+                self.B,
+                self.log_eps,
+                self.initial_gap,
+            )
+        )
 
     def check(self) -> "FedLRGDSetting":
         """Raise ValueError naming the first violated hypothesis (with the values); return self."""
@@ -346,12 +409,18 @@ class FedLRGDSetting:
         if not (self.mu > 0):
             raise ValueError(f"Section II-B hypothesis mu > 0 (strong convexity) violated: mu={_fmt(self.mu)}")
         if not (self.L1 >= self.mu):
-            raise ValueError(f"Section II-B hypothesis kappa = L1/mu >= 1 violated: L1={_fmt(self.L1)}, mu={_fmt(self.mu)}")
+            raise ValueError(
+                f"Section II-B hypothesis kappa = L1/mu >= 1 violated: L1={_fmt(self.L1)}, mu={_fmt(self.mu)}"
+            )
         if not (self.L1 > self.mu):
-            raise ValueError(f"eqs. (47)-(48) need kappa = L1/mu > 1 (they divide by kappa - 1): L1={_fmt(self.L1)}, "
-                             f"mu={_fmt(self.mu)}")
+            raise ValueError(
+                f"eqs. (47)-(48) need kappa = L1/mu > 1 (they divide by kappa - 1): L1={_fmt(self.L1)}, "
+                f"mu={_fmt(self.mu)}"
+            )
         if not (self.alpha >= 1):
-            raise ValueError(f"Section II-B hypothesis alpha >= 1 (conditioning exponent) violated: alpha={_fmt(self.alpha)}")
+            raise ValueError(
+                f"Section II-B hypothesis alpha >= 1 (conditioning exponent) violated: alpha={_fmt(self.alpha)}"
+            )
         if not (self.B > 0):
             raise ValueError(f"Section II-B hypothesis B > 0 (boundedness) violated: B={_fmt(self.B)}")
         if not (self.initial_gap >= 0):
@@ -361,13 +430,17 @@ class FedLRGDSetting:
         if self.tau != 1:
             raise ValueError(f"Theorem 2 hypothesis tau = 1 violated: tau={_fmt(self.tau)}")
         if not (self.eta > (2 * self.alpha + 2) * self.d):
-            raise ValueError(f"Theorem 2 hypothesis eta > (2*alpha + 2)*d violated: eta={_fmt(self.eta)}, "
-                             f"alpha={_fmt(self.alpha)}, d={self.d}")
+            raise ValueError(
+                f"Theorem 2 hypothesis eta > (2*alpha + 2)*d violated: eta={_fmt(self.eta)}, "
+                f"alpha={_fmt(self.alpha)}, d={self.d}"
+            )
         cap = 9 * (self.B + 3) ** 4 * self.p / (8 * self.mu)
         if not (math.isfinite(self.log_eps) and self.log_eps <= math.log(cap)):
             eps = f"exp({self.log_eps:g})" if self.log_epsilon is not None else _fmt(self.epsilon)
-            raise ValueError(f"Theorem 2 hypothesis 0 < epsilon <= 9(B+3)^4 p/(8 mu) violated: epsilon={eps}, "
-                             f"9(B+3)^4 p/(8 mu)={_fmt(cap)}")
+            raise ValueError(
+                f"Theorem 2 hypothesis 0 < epsilon <= 9(B+3)^4 p/(8 mu) violated: epsilon={eps}, "
+                f"9(B+3)^4 p/(8 mu)={_fmt(cap)}"
+            )
         return self
 
     # --- eq. (47) ---------------------------------------------------------------------------
@@ -439,8 +512,12 @@ def log_rank_vectorized(**params: Any) -> tuple[np.ndarray, np.ndarray]:
     >>> b.shape
     (2,)
     """
-    values = [np.log(np.asarray(params["epsilon"], dtype=np.float64)) if s is SYMBOLS["epsilon"]
-              else np.asarray(params[str(s)], dtype=np.float64) for s in _T2_ARGS]
+    values = [
+        np.log(np.asarray(params["epsilon"], dtype=np.float64))
+        if s is SYMBOLS["epsilon"]
+        else np.asarray(params[str(s)], dtype=np.float64)
+        for s in _T2_ARGS
+    ]
     a, b = _theorem2_compiled("log_rank", "numpy")(*values)
     return np.broadcast_to(np.asarray(a, dtype=float), np.broadcast(*values).shape), np.asarray(b, dtype=float)
 
@@ -452,6 +529,7 @@ __all__.append("log_rank_vectorized")
 # Lemma 3 and Theorem 3
 # --------------------------------------------------------------------------------------------
 
+
 def lemma3_T0(kappa: float, tau: float, m: int, mu: float, b: float) -> float:
     r""":math:`T_0=4\max\{\kappa,\,4+32\kappa^2(1-\tau)/(\tau(m-1)),\,4m/(\mu^2b)\}` of Lemma 3
     (the middle term is 16 when τ = 1; m ≥ 2 when τ < 1).
@@ -461,8 +539,8 @@ def lemma3_T0(kappa: float, tau: float, m: int, mu: float, b: float) -> float:
     """
     if tau < 1 and m < 2:
         raise ValueError(f"Lemma 3's T0 divides by m - 1 when tau < 1: m={m}, tau={tau}")
-    middle = 4.0 if tau == 1 else 4 + 32 * kappa ** 2 * (1 - tau) / (tau * (m - 1))
-    return 4 * max(kappa, middle, 4 * m / (mu ** 2 * b))
+    middle = 4.0 if tau == 1 else 4 + 32 * kappa**2 * (1 - tau) / (tau * (m - 1))
+    return 4 * max(kappa, middle, 4 * m / (mu**2 * b))
 
 
 def lemma3_terms(*, L1: Any, mu: Any, sigma2: Any, tau: Any, m: Any, b: Any, T: Any, T0: Any, dist0: Any) -> list:
@@ -478,8 +556,8 @@ def lemma3_terms(*, L1: Any, mu: Any, sigma2: Any, tau: Any, m: Any, b: Any, T: 
     return [
         L1 * (T0 * b + 1) ** 2 / (2 * (T * b + 1) ** 2) * dist0,
         8 * kappa * sigma2 / (mu * m) * (1 + one_minus_tau_term) * b / (T * b + 1),
-        8 * e * L1 * kappa ** 2 * sigma2 / m * (b - 1) ** 2 / (T * b + 1),
-        128 * e * kappa ** 3 * sigma2 / mu * (1 + small) * (b - 1) / (T * b + 1) ** 2,
+        8 * e * L1 * kappa**2 * sigma2 / m * (b - 1) ** 2 / (T * b + 1),
+        128 * e * kappa**3 * sigma2 / mu * (1 + small) * (b - 1) / (T * b + 1) ** 2,
     ]
 
 
@@ -500,10 +578,10 @@ def lemma4_h(t: Any) -> Any:
     0.5
     """
     if isinstance(t, sp.Basic):
-        return sp.sin(sp.asin(1 - t ** 2) / 3 + 2 * sp.pi / 3)
+        return sp.sin(sp.asin(1 - t**2) / 3 + 2 * sp.pi / 3)
     if isinstance(t, mpmath.mpf):
-        return mpmath.sin(mpmath.asin(1 - t ** 2) / 3 + 2 * mpmath.pi / 3)
-    return math.sin(math.asin(1 - t ** 2) / 3 + 2 * math.pi / 3)
+        return mpmath.sin(mpmath.asin(1 - t**2) / 3 + 2 * mpmath.pi / 3)
+    return math.sin(math.asin(1 - t**2) / 3 + 2 * math.pi / 3)
 
 
 def lemma4_bounds(t: Any) -> tuple[Any, Any]:
@@ -517,7 +595,7 @@ def lemma4_bounds(t: Any) -> tuple[Any, Any]:
     half = sp.Rational(1, 2) if isinstance(t, sp.Basic) else 0.5
     five_ninths = sp.Rational(5, 9) if isinstance(t, sp.Basic) else 5 / 9
     base = half + t / sqrt6
-    return base - five_ninths * t ** 2, base + five_ninths * t ** 2
+    return base - five_ninths * t**2, base + five_ninths * t**2
 
 
 @dataclass(frozen=True)
@@ -557,11 +635,15 @@ class FedAveProgram:
             raise ValueError(f"Theorem 3 hypothesis tau in (0, 1] violated: tau={_fmt(self.tau)}")
         if theorem:
             if self.varepsilon > 1:
-                raise ValueError(f"Theorem 3's proof needs varepsilon = epsilon/p in (0, 1]: varepsilon={_fmt(self.varepsilon)}")
-            need = 40 / (self.C ** 0.25 * self.tau)
+                raise ValueError(
+                    f"Theorem 3's proof needs varepsilon = epsilon/p in (0, 1]: varepsilon={_fmt(self.varepsilon)}"
+                )
+            need = 40 / (self.C**0.25 * self.tau)
             if self.phi < need:
-                raise ValueError(f"Theorem 3's proof hypothesis (88) phi >= 40/(C^(1/4) tau) violated: phi={_fmt(self.phi)}, "
-                                 f"40/(C^(1/4) tau)={_fmt(need)}")
+                raise ValueError(
+                    f"Theorem 3's proof hypothesis (88) phi >= 40/(C^(1/4) tau) violated: phi={_fmt(self.phi)}, "
+                    f"40/(C^(1/4) tau)={_fmt(need)}"
+                )
         return self
 
     @property
@@ -580,7 +662,7 @@ class FedAveProgram:
         """Eq. (80): the least T meeting the constraint with equality, for b > 0 (vectorized)."""
         b = np.asarray(b, dtype=np.float64)
         u = b * self.C / (2 * self.m * self.varepsilon)
-        return u + np.sqrt(u * u + self.C * self.m ** 2 / (self.varepsilon * b * b))
+        return u + np.sqrt(u * u + self.C * self.m**2 / (self.varepsilon * b * b))
 
     def objective(self, b: Any) -> Any:
         """T(b)(b + C3): the program's value at b with the optimal T (vectorized)."""
@@ -593,7 +675,7 @@ class FedAveProgram:
 
     def t_squared(self) -> float:
         """t² = 54 C2/(C1 C3²), Lemma 4's variable (≤ 1 exactly when Lemma 4 applies)."""
-        return 54 * self.C2 / (self.C1 * self.C3 ** 2)
+        return 54 * self.C2 / (self.C1 * self.C3**2)
 
     def b_star(self) -> float:
         """The positive root of 2C1b³ + C1C3b² − C2C3 = 0 (86).
@@ -613,10 +695,12 @@ class FedAveProgram:
     def b_star_viete_mp(self, dps: int = 60) -> mpmath.mpf:
         """Viète's root exactly as the proof writes it, in ``dps``-digit arithmetic (needs t ≤ 1)."""
         with mpmath.workdps(dps):
-            C1, C2, C3 = (mpmath.mpf(self.C) / (2 * mpmath.mpf(self.m) * mpmath.mpf(self.varepsilon)),
-                          mpmath.mpf(self.m) * mpmath.sqrt(mpmath.mpf(self.C) / mpmath.mpf(self.varepsilon)),
-                          mpmath.mpf(self.phi) * mpmath.mpf(self.tau) * mpmath.mpf(self.m))
-            w = 1 - 54 * C2 / (C1 * C3 ** 2)
+            C1, C2, C3 = (
+                mpmath.mpf(self.C) / (2 * mpmath.mpf(self.m) * mpmath.mpf(self.varepsilon)),
+                mpmath.mpf(self.m) * mpmath.sqrt(mpmath.mpf(self.C) / mpmath.mpf(self.varepsilon)),
+                mpmath.mpf(self.phi) * mpmath.mpf(self.tau) * mpmath.mpf(self.m),
+            )
+            w = 1 - 54 * C2 / (C1 * C3**2)
             if w < -1:
                 raise ValueError("Viète's trigonometric root needs t <= 1 (54 C2 <= 2 C1 C3^2)")
             return C3 / 3 * (mpmath.sin(mpmath.asin(w) / 3 + 2 * mpmath.pi / 3) - mpmath.mpf(1) / 2)
@@ -635,9 +719,11 @@ class FedAveProgram:
 
         self.check(theorem=False)
         b0 = self.b_star()
-        res = scipy.optimize.minimize_scalar(lambda u: math.log(float(self.objective(math.exp(u)))),
-                                             bracket=(math.log(b0) - 3, math.log(b0), math.log(b0) + 3),
-                                             tol=1e-12)
+        res = scipy.optimize.minimize_scalar(
+            lambda u: math.log(float(self.objective(math.exp(u)))),
+            bracket=(math.log(b0) - 3, math.log(b0), math.log(b0) + 3),
+            tol=1e-12,
+        )
         b = math.exp(res.x)
         return float(self.objective(b)), b, float(self.T_of_b(b))
 
@@ -656,6 +742,7 @@ class FedAveProgram:
 # --------------------------------------------------------------------------------------------
 # Proposition 1: the comparison regime
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Proposition1Regime:
@@ -706,18 +793,33 @@ class Proposition1Regime:
         if not (self.c2 > self.c1 >= 2 / self.xi):
             raise ValueError(f"Proposition 1 needs c2 > c1 >= 2/xi: c1={self.c1}, c2={self.c2}, 2/xi={2 / self.xi:g}")
         if not 0 <= self.eta_slack <= self.c2 - self.c1:
-            raise ValueError(f"eta must lie in [(c1+2a+2)d, (c2+2a+2)d]: eta_slack={self.eta_slack} not in [0, c2 - c1]")
+            raise ValueError(
+                f"eta must lie in [(c1+2a+2)d, (c2+2a+2)d]: eta_slack={self.eta_slack} not in [0, c2 - c1]"
+            )
         return self
 
     def setting(self, log_n: float) -> FedLRGDSetting:
         """Theorem 2's parameters at n = e^{log_n} samples (m and s are not needed for r and S)."""
         if not math.isfinite(log_n):
             raise ValueError(f"log n must be finite, got {log_n!r}")
-        d = max(1, int(math.floor(self.c3 * log_n ** self.lam))) if log_n > 0 else 1
+        d = max(1, int(math.floor(self.c3 * log_n**self.lam))) if log_n > 0 else 1
         eta = (self.c1 + self.eta_slack + 2 * self.alpha + 2) * d
-        return FedLRGDSetting(d=d, p=self.p, eta=eta, alpha=self.alpha, L1=self.L1, mu=self.mu, L2=self.L2,
-                              B=self.B, epsilon=0.0, log_epsilon=-self.beta * log_n, initial_gap=self.gap_per_p * self.p,
-                              m=1, s=self.s, phi=self.phi)
+        return FedLRGDSetting(
+            d=d,
+            p=self.p,
+            eta=eta,
+            alpha=self.alpha,
+            L1=self.L1,
+            mu=self.mu,
+            L2=self.L2,
+            B=self.B,
+            epsilon=0.0,
+            log_epsilon=-self.beta * log_n,
+            initial_gap=self.gap_per_p * self.p,
+            m=1,
+            s=self.s,
+            phi=self.phi,
+        )
 
     def instance(self, log10_m: float) -> dict:
         """All parameters at m = 10^log10_m clients, with log10 Γ(FedLRGD) and FedAve's log10 Γ₊."""
@@ -731,15 +833,24 @@ class Proposition1Regime:
             lr = st.log_rank()
         S = st.iterations()
         log_phi = math.log(self.phi)
-        log_gamma_lrgd = float(np.logaddexp.reduce([2 * lr, lr + math.log(self.s), lr + math.log(S),
-                                                    log_phi + log_m + lr]))
+        log_gamma_lrgd = float(
+            np.logaddexp.reduce([2 * lr, lr + math.log(self.s), lr + math.log(S), log_phi + log_m + lr])
+        )
         log_p_over_eps = math.log(self.p) + self.beta * log_n
         core = log_phi + math.log(self.tau) + log_m + 0.75 * (math.log(self.C) + log_p_over_eps)
-        return {"log10_m": float(log10_m), "consistent": True, "log10_n": log_n / _LN10, "d": st.d, "eta": st.eta,
-                "log10_epsilon": -self.beta * log_n / _LN10, "log10_r": lr / _LN10, "S": S,
-                "log10_gamma_fedlrgd": log_gamma_lrgd / _LN10,
-                "log10_gamma_fedave_lower": (core + math.log(0.75)) / _LN10,
-                "log10_gamma_fedave_upper": (core + math.log(8.0)) / _LN10}
+        return {
+            "log10_m": float(log10_m),
+            "consistent": True,
+            "log10_n": log_n / _LN10,
+            "d": st.d,
+            "eta": st.eta,
+            "log10_epsilon": -self.beta * log_n / _LN10,
+            "log10_r": lr / _LN10,
+            "S": S,
+            "log10_gamma_fedlrgd": log_gamma_lrgd / _LN10,
+            "log10_gamma_fedave_lower": (core + math.log(0.75)) / _LN10,
+            "log10_gamma_fedave_upper": (core + math.log(8.0)) / _LN10,
+        }
 
     def sample_size(self, log_m: float) -> float | None:
         """log n solving n = ms + r(n), or None when there is none below e^{1e250} (Theorem 2's r then exceeds

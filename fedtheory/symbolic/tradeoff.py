@@ -18,6 +18,7 @@ when the paper's identity holds, so a claim proves it by expanding the residual:
 >>> lemma7_residual(2) == sp.zeros(2, 1)
 True
 """
+
 from __future__ import annotations
 
 import sympy as sp
@@ -90,9 +91,9 @@ def maml_theta_symbolic(K: int, gamma, alpha) -> list:
     [0, 0, 1]
     """
     m = sp.Symbol("m")
-    p = m ** int(K) + gamma * alpha * sum(m ** j for j in range(int(K)))
-    poly = sp.Poly(sp.expand(p ** 2), m)
-    return [poly.coeff_monomial(m ** k) for k in range(2 * int(K) + 1)]
+    p = m ** int(K) + gamma * alpha * sum(m**j for j in range(int(K)))
+    poly = sp.Poly(sp.expand(p**2), m)
+    return [poly.coeff_monomial(m**k) for k in range(2 * int(K) + 1)]
 
 
 def maml_theorem2_residual(d: int, K: int, alpha=None) -> sp.Matrix:
@@ -122,7 +123,7 @@ def _zero_in_powers(expr: sp.Expr, base: sp.Symbol) -> sp.Expr:
     name base^K, simplify. sympy does not cancel base^(K−1) against base^K on its own; with base^K a
     fresh symbol Z the expression is rational in the remaining symbols and cancels exactly."""
     Z = sp.Symbol("Z")
-    e = sp.expand_power_exp(sp.expand(expr)).subs(base ** _K, Z)
+    e = sp.expand_power_exp(sp.expand(expr)).subs(base**_K, Z)
     return sp.simplify(sp.together(e))
 
 
@@ -142,9 +143,9 @@ def phi_closed_form_residual() -> sp.Expr:
     xi, lam = _in_xi(None)
     k = sp.Symbol("k", integer=True, positive=True)
     total = sp.piecewise_fold(sp.summation(xi ** (k - 1), (k, 1, _K)))
-    if isinstance(total, sp.Piecewise):                                # keep the ξ ≠ 1 branch
+    if isinstance(total, sp.Piecewise):  # keep the ξ ≠ 1 branch
         total = [expr for expr, cond in total.args if cond != sp.Eq(xi, 1)][0]
-    return _zero_in_powers(total * lam - (1 - xi ** _K) / _gamma * lam / (lam + _alpha), xi)
+    return _zero_in_powers(total * lam - (1 - xi**_K) / _gamma * lam / (lam + _alpha), xi)
 
 
 def phi_derivative_residual() -> sp.Expr:
@@ -156,9 +157,9 @@ def phi_derivative_residual() -> sp.Expr:
     0
     """
     xi, lam = _in_xi(None)
-    g = (1 - xi ** _K) / _gamma * lam / (lam + _alpha)
+    g = (1 - xi**_K) / _gamma * lam / (lam + _alpha)
     lhs = _gamma * (lam + _alpha) * (-_gamma) * sp.diff(g, xi)
-    rhs = _K * lam * _gamma * xi ** (_K - 1) + (1 - xi ** _K) * _alpha / (lam + _alpha)
+    rhs = _K * lam * _gamma * xi ** (_K - 1) + (1 - xi**_K) * _alpha / (lam + _alpha)
     return _zero_in_powers(lhs - rhs, xi)
 
 
@@ -204,9 +205,11 @@ def momentum_ordering_factors() -> tuple[sp.Expr, sp.Expr]:
     (0, 0)
     """
     s = sp.Symbol("s", positive=True)
-    k = s ** 2
-    return (sp.expand((k + 1) ** 2 - (3 * k + 1) - k * (k - 1)),
-            sp.expand((3 * k + 1) - (s + 1) ** 2 - 2 * s * (s - 1)))
+    k = s**2
+    return (
+        sp.expand((k + 1) ** 2 - (3 * k + 1) - k * (k - 1)),
+        sp.expand((3 * k + 1) - (s + 1) ** 2 - 2 * s * (s - 1)),
+    )
 
 
 def two_point_mad_residual() -> tuple[sp.Expr, sp.Expr]:
@@ -221,9 +224,10 @@ def two_point_mad_residual() -> tuple[sp.Expr, sp.Expr]:
     """
     a, b, p = sp.symbols("a b p", positive=True)
     mean = (1 - p) * a + p * b
-    D = (1 - p) * (mean - a) + p * (b - mean)            # a ≤ E[Y] ≤ b
-    return sp.simplify(D - 2 * (1 - p) * p * (b - a)), sp.simplify(2 * (1 - p) * p * (b - a)
-                                                                  - 2 * (b - mean) * (mean - a) / (b - a))
+    D = (1 - p) * (mean - a) + p * (b - mean)  # a ≤ E[Y] ≤ b
+    return sp.simplify(D - 2 * (1 - p) * p * (b - a)), sp.simplify(
+        2 * (1 - p) * p * (b - a) - 2 * (b - mean) * (mean - a) / (b - a)
+    )
 
 
 def lemma12_maximum_residual() -> tuple[sp.Expr, sp.Expr]:
@@ -249,8 +253,8 @@ def lemma5_last_step_factor() -> sp.Expr:
     >>> lemma5_last_step_factor()
     0
     """
-    ra, rb = sp.symbols("r_a r_b", positive=True)        # √a, √b
-    a, b = ra ** 2, rb ** 2
+    ra, rb = sp.symbols("r_a r_b", positive=True)  # √a, √b
+    a, b = ra**2, rb**2
     diff = 8 * (rb - ra) / (rb + ra) - 2 * (b - a) / b
     factored = 2 * (rb - ra) * (4 * b - (rb + ra) ** 2) / (b * (rb + ra))
     return sp.simplify(diff - factored)

@@ -2,6 +2,7 @@
 instances where every constant of Assumptions 1–5 is computable, Algorithm 2's sequences and the terms of Theorems 2–3.
 See the package's __init__ for the constants.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ EPS = float(np.finfo(np.float64).eps)
 # --------------------------------------------------------------------------------------------
 # the problem family and Algorithm 2's sequences
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Instance:
@@ -45,10 +47,24 @@ class Instance:
         return [min(layer.m, layer.n) for layer in self.layout.layers]
 
 
-def make_instance(rng: np.random.Generator, *, P: int = 3, shapes=((3, 4),), samples: int = 5, E: int = 3, rounds: int = 4,
-                  ratios=(1.0, 0.5), levels=None, scale: float = 0.6, w_scale: float = 0.4, heterogeneity: float = 1.0,
-                  batch: int | None = 1, eta_fraction: float = 0.5, eta: float | None = None,
-                  init_rank: int | None = None) -> Instance:
+def make_instance(
+    rng: np.random.Generator,
+    *,
+    P: int = 3,
+    shapes=((3, 4),),
+    samples: int = 5,
+    E: int = 3,
+    rounds: int = 4,
+    ratios=(1.0, 0.5),
+    levels=None,
+    scale: float = 0.6,
+    w_scale: float = 0.4,
+    heterogeneity: float = 1.0,
+    batch: int | None = 1,
+    eta_fraction: float = 0.5,
+    eta: float | None = None,
+    init_rank: int | None = None,
+) -> Instance:
     """A random instance; η = ``eta_fraction``/L_∇g with L_∇g for κ_UV from a pilot run (rerun smaller if the run
     leaves the ball that η was chosen for), unless ``eta`` is given. ``init_rank``: w₀'s matrices truncated to this rank."""
     layers, offset = [], 1
@@ -74,13 +90,32 @@ def make_instance(rng: np.random.Generator, *, P: int = 3, shapes=((3, 4),), sam
     if init_rank is not None:
         for layer in layout.layers:
             Uf, sv, Vh = np.linalg.svd(layer.to_matrix(x0), full_matrices=False)
-            sv[int(init_rank):] = 0.0
-            x0[layer.offset:layer.offset + layer.size] = layer.from_matrix((Uf * sv) @ Vh)
-    params = {"P": P, "shapes": [list(s) for s in shapes], "samples": list(map(int, counts)), "E": E, "rounds": rounds,
-              "ratios": list(ratios), "levels": levels.tolist(), "scale": scale, "w_scale": w_scale, "batch": batch,
-              "heterogeneity": heterogeneity, "init_rank": init_rank}
-    inst = Instance(fed, layout, FedHM(tuple(ratios), E, 1.0, convention="matrix", dense_full_rank=False), levels, x0, rounds,
-                    batch, params)
+            sv[int(init_rank) :] = 0.0
+            x0[layer.offset : layer.offset + layer.size] = layer.from_matrix((Uf * sv) @ Vh)
+    params = {
+        "P": P,
+        "shapes": [list(s) for s in shapes],
+        "samples": list(map(int, counts)),
+        "E": E,
+        "rounds": rounds,
+        "ratios": list(ratios),
+        "levels": levels.tolist(),
+        "scale": scale,
+        "w_scale": w_scale,
+        "batch": batch,
+        "heterogeneity": heterogeneity,
+        "init_rank": init_rank,
+    }
+    inst = Instance(
+        fed,
+        layout,
+        FedHM(tuple(ratios), E, 1.0, convention="matrix", dense_full_rank=False),
+        levels,
+        x0,
+        rounds,
+        batch,
+        params,
+    )
     if eta is not None:
         inst.algo = FedHM(tuple(ratios), E, float(eta), convention="matrix", dense_full_rank=False)
         inst.params["eta"] = float(eta)
@@ -109,7 +144,7 @@ class Constants:
     f_low: float = 0.0
 
     def scale(self, kappa_uv: float) -> float:
-        return max(1.0, 2.0 * kappa_uv ** 2)
+        return max(1.0, 2.0 * kappa_uv**2)
 
     def kappa_g(self, kappa_uv: float) -> float:
         return self.scale(kappa_uv) * self.kappa_f
@@ -125,19 +160,19 @@ def constants(inst: Instance) -> Constants:
     fed = inst.fed
     L, kap, lf = 0.0, 0.0, 0.0
     for p in range(fed.n):
-        a = fed.a[p, :fed.counts[p]]
+        a = fed.a[p, : fed.counts[p]]
         L = max(L, float(np.linalg.eigvalsh(a.T @ a / a.shape[0])[-1]) / 4)
         norms = np.linalg.norm(a, axis=1)
-        kap = max(kap, float(np.mean(norms ** 2)))
+        kap = max(kap, float(np.mean(norms**2)))
         lf = max(lf, float(np.mean(norms)))
     return Constants(L_grad_f=L, kappa_f=kap, M_f=kap if inst.batch is not None else 0.0, L_f=lf)
 
 
 def sample_grads(fed: LogisticFederation, p: int, w: np.ndarray) -> np.ndarray:
     """(m_p, d): ∇F_p(w; j) = −y_j σ(−y_j a_jᵀw) a_j for every sample j of client p."""
-    a, y = fed.a[p, :fed.counts[p]], fed.y[p, :fed.counts[p]]
+    a, y = fed.a[p, : fed.counts[p]], fed.y[p, : fed.counts[p]]
     u = y * (a @ w)
-    coef = -y * np.exp(-np.logaddexp(0.0, u))   # −y σ(−u), stable
+    coef = -y * np.exp(-np.logaddexp(0.0, u))  # −y σ(−u), stable
     return coef[:, None] * a
 
 
@@ -156,10 +191,10 @@ class Sequences:
     inst: Instance
     T: int
     E: int
-    h_eval: np.ndarray            # (T, P, dim): y_{p,t} at t ∈ ℰ, h_{p,t} otherwise (where G_{p,t} is taken)
-    G: np.ndarray                 # (T, P, dim)
-    h_state: dict                 # t = 1..T → (P, dim): h_{p,t} (before the server step when t ∈ ℰ)
-    server: np.ndarray            # (rounds+1, d): w_{kE}
+    h_eval: np.ndarray  # (T, P, dim): y_{p,t} at t ∈ ℰ, h_{p,t} otherwise (where G_{p,t} is taken)
+    G: np.ndarray  # (T, P, dim)
+    h_state: dict  # t = 1..T → (P, dim): h_{p,t} (before the server step when t ∈ ℰ)
+    server: np.ndarray  # (rounds+1, d): w_{kE}
     kappa_uv: float
 
     @property
@@ -205,8 +240,18 @@ def _embed(h: np.ndarray, src: FactorSpace, dst: FactorSpace) -> np.ndarray:
 
 def sequences(inst: Instance, seed: int) -> Sequences:
     """Run Algorithm 2 once (seeded) and collect its sequences."""
-    hist = run_fedhm(inst.fed, inst.layout, inst.algo, inst.x0, inst.rounds, levels=inst.levels, batch_size=inst.batch,
-                     seed=seed, trace=True, evaluate=False)
+    hist = run_fedhm(
+        inst.fed,
+        inst.layout,
+        inst.algo,
+        inst.x0,
+        inst.rounds,
+        levels=inst.levels,
+        batch_size=inst.batch,
+        seed=seed,
+        trace=True,
+        evaluate=False,
+    )
     tr = hist.trace
     src, dst = tr["space"], inst.space
     h_eval = _embed(tr["h"], src, dst)
@@ -243,16 +288,24 @@ def moments(inst: Instance, p: int, h: np.ndarray) -> tuple[np.ndarray, float, f
     """(E ∇G_p, E‖∇G_p‖², Var) over client p's samples at h (batch size 1; exact)."""
     gs = factor_sample_grads(inst, p, h)
     mean = gs.mean(axis=0)
-    second = float(np.mean(np.sum(gs ** 2, axis=1)))
+    second = float(np.mean(np.sum(gs**2, axis=1)))
     return mean, second, second - float(mean @ mean)
 
 
 def _random_instance(rng, fast: bool = True, **overrides) -> Instance:
     shapes = ((3, 4),) if rng.uniform() < 0.5 else ((3, 4), (2, 3))
-    kw = dict(P=int(rng.integers(2, 4)), shapes=shapes, samples=int(rng.integers(3, 6)), E=int(rng.integers(2, 4)),
-              rounds=int(rng.integers(2, 4)) if fast else int(rng.integers(3, 7)), scale=float(rng.uniform(0.3, 1.2)),
-              w_scale=float(rng.uniform(0.2, 1.0)), ratios=((1.0, 0.5) if rng.uniform() < 0.7 else (0.5,)),
-              heterogeneity=float(rng.uniform(0, 2)), eta_fraction=float(rng.uniform(0.2, 1.0)))
+    kw = dict(
+        P=int(rng.integers(2, 4)),
+        shapes=shapes,
+        samples=int(rng.integers(3, 6)),
+        E=int(rng.integers(2, 4)),
+        rounds=int(rng.integers(2, 4)) if fast else int(rng.integers(3, 7)),
+        scale=float(rng.uniform(0.3, 1.2)),
+        w_scale=float(rng.uniform(0.2, 1.0)),
+        ratios=((1.0, 0.5) if rng.uniform() < 0.7 else (0.5,)),
+        heterogeneity=float(rng.uniform(0, 2)),
+        eta_fraction=float(rng.uniform(0.2, 1.0)),
+    )
     kw.update(overrides)
     return make_instance(rng, **kw)
 
@@ -260,6 +313,7 @@ def _random_instance(rng, fast: bool = True, **overrides) -> Instance:
 # --------------------------------------------------------------------------------------------
 # the terms of Theorems 2 and 3 on runs
 # --------------------------------------------------------------------------------------------
+
 
 def sqrt_sigma_gap(inst: Instance, w: np.ndarray) -> tuple[float, float, list]:
     """At a server model w (an aggregation step): per layer ‖(avg_p √Σ_r(p))² − Σ‖²_F (Assumption 5's first
@@ -284,11 +338,11 @@ def sqrt_sigma_gap(inst: Instance, w: np.ndarray) -> tuple[float, float, list]:
 class RunTerms:
     """Per run: the left side of Theorems 2–3 and the random quantities on their right sides."""
 
-    lhs: float                      # (1/T) Σ_t ‖∇g(ĥ_t)‖²
-    jump: float                     # Σ_{t∈ℰ} [g(ȳ_t) − g(h̄_t)]
-    drift: float                    # Σ_{t∈ℰ} Σ_p ‖ȳ_t − y_{p,t}‖²
-    sigma1: list                    # per t ∈ ℰ: max over layers of Assumption 5's first quantity
-    sigma2: list                    # per t ∈ ℰ: max over layers, p of the second
+    lhs: float  # (1/T) Σ_t ‖∇g(ĥ_t)‖²
+    jump: float  # Σ_{t∈ℰ} [g(ȳ_t) − g(h̄_t)]
+    drift: float  # Σ_{t∈ℰ} Σ_p ‖ȳ_t − y_{p,t}‖²
+    sigma1: list  # per t ∈ ℰ: max over layers of Assumption 5's first quantity
+    sigma2: list  # per t ∈ ℰ: max over layers, p of the second
     kappa_uv: float
     f0: float
 
@@ -313,8 +367,13 @@ def theorem_2_rhs(inst: Instance, c: Constants, kappa_uv: float, f0: float, jump
     """Eq. (22) with T = rounds·E, the expectations replaced by the given (mean) values."""
     eta, E, P, T = inst.algo.lr, inst.algo.local_steps, inst.P, inst.rounds * inst.algo.local_steps
     L, kg, Mg = c.L_g(kappa_uv), c.kappa_g(kappa_uv), c.M_g(kappa_uv)
-    return (2 / (T * eta) * (f0 - c.f_low) + 6 * eta ** 2 * L ** 2 * kg * E ** 2 + eta * L * Mg / P
-            + 2 / (T * eta) * jump + 3 * L ** 2 * E / (T * P) * drift)
+    return (
+        2 / (T * eta) * (f0 - c.f_low)
+        + 6 * eta**2 * L**2 * kg * E**2
+        + eta * L * Mg / P
+        + 2 / (T * eta) * jump
+        + 3 * L**2 * E / (T * P) * drift
+    )
 
 
 def theorem_3_rhs(inst: Instance, c: Constants, kappa_uv: float, f0: float, k_sigma1: float, k_sigma2: float) -> float:
@@ -322,9 +381,13 @@ def theorem_3_rhs(inst: Instance, c: Constants, kappa_uv: float, f0: float, k_si
     eta, E, P, T = inst.algo.lr, inst.algo.local_steps, inst.P, inst.rounds * inst.algo.local_steps
     L, kg, Mg, Lf = c.L_g(kappa_uv), c.kappa_g(kappa_uv), c.M_g(kappa_uv), c.L_f
     nl = len(inst.layout.layers)
-    return (2 / (T * eta) * (f0 - c.f_low) + 2 * Lf * nl * k_sigma1 / (E * eta)
-            + 6 * eta * kg * E * (eta * L ** 2 * E + 2 * Lf * kappa_uv ** 2) + eta * L * Mg / P
-            + 6 * nl * k_sigma2 * (L ** 2 + 2 * Lf * kappa_uv ** 2 / (E * eta)))
+    return (
+        2 / (T * eta) * (f0 - c.f_low)
+        + 2 * Lf * nl * k_sigma1 / (E * eta)
+        + 6 * eta * kg * E * (eta * L**2 * E + 2 * Lf * kappa_uv**2)
+        + eta * L * Mg / P
+        + 6 * nl * k_sigma2 * (L**2 + 2 * Lf * kappa_uv**2 / (E * eta))
+    )
 
 
 def _ball_point(rng, inst: Instance, kappa: float) -> np.ndarray:
@@ -345,9 +408,17 @@ def _project_ball(h: np.ndarray, space: FactorSpace, kappa: float, fractions) ->
 
 
 def _theory_instance(rng, ctx, **kw) -> Instance:
-    base = dict(P=int(rng.integers(2, 4)), samples=int(rng.integers(3, 5)), E=int(rng.integers(2, 4)), rounds=3,
-                ratios=(1.0, 0.5) if rng.uniform() < 0.6 else (0.5, 0.34), scale=float(rng.uniform(0.4, 1.0)),
-                w_scale=float(rng.uniform(0.3, 1.0)), heterogeneity=float(rng.uniform(0.5, 2)), eta_fraction=float(rng.uniform(0.3, 1)))
+    base = dict(
+        P=int(rng.integers(2, 4)),
+        samples=int(rng.integers(3, 5)),
+        E=int(rng.integers(2, 4)),
+        rounds=3,
+        ratios=(1.0, 0.5) if rng.uniform() < 0.6 else (0.5, 0.34),
+        scale=float(rng.uniform(0.4, 1.0)),
+        w_scale=float(rng.uniform(0.3, 1.0)),
+        heterogeneity=float(rng.uniform(0.5, 2)),
+        eta_fraction=float(rng.uniform(0.3, 1)),
+    )
     base.update(kw)
     return _random_instance(rng, **base)
 
@@ -367,5 +438,3 @@ def theory_instances_with_runs(rng, ctx, instances: int, runs: int, **instance_k
         c = constants(inst)
         seqs = [sequences(inst, seed=s) for s in range(runs)]
         yield inst, c, seqs, max(s.kappa_uv for s in seqs)
-
-

@@ -1,6 +1,7 @@
 """Helpers shared by fedhm's size sections (not content: no claims): the results tables' data, and the ResNets of
 Tables 5–6 counted from their description alone (the independent reference for every size claim).
 """
+
 from __future__ import annotations
 
 import functools
@@ -14,6 +15,7 @@ from fedtheory.content import load_module
 EPS = float(np.finfo(np.float64).eps)
 HERE = Path(__file__).resolve().parent
 
+
 def _on_meta(build, *args, **kwargs):
     """``build(*args, **kwargs)`` on torch's meta device: the network's modules and shapes, no weights in memory
     (what the size and architecture checks count)."""
@@ -25,6 +27,7 @@ def _on_meta(build, *args, **kwargs):
 
 def _tables():
     return load_module(HERE / "results_tables.py")
+
 
 # --------------------------------------------------------------------------------------------
 # Independent reference counts: the ResNets of Tables 5–6 counted from their description alone
@@ -53,8 +56,10 @@ def _reference_resnet(depth: int, classes: int, side: int = 32, *, channels=_STA
     output, 1 per ReLU output) of the CIFAR ResNet-``depth`` on a ``side``×``side`` input. ``rank(index, m, n)``: the
     rank of the index-th main-path 3×3 convolution (the stem is 1) or None for a dense one."""
     rank = rank or (lambda index, m, n: None)
-    groups = {g: {"params": 0, "macs_weights": 0, "elementwise": 0} for g in ("conv1", "layer1", "layer2", "layer3",
-                                                                             "layer4", "fc")}
+    groups = {
+        g: {"params": 0, "macs_weights": 0, "elementwise": 0}
+        for g in ("conv1", "layer1", "layer2", "layer3", "layer4", "fc")
+    }
 
     def add(group, params=0, macs=0, ops=0):
         groups[group]["params"] += params
@@ -63,7 +68,7 @@ def _reference_resnet(depth: int, classes: int, side: int = 32, *, channels=_STA
 
     c0 = channels[0]
     p, mac, h, w = _conv3x3_reference(3, c0, 1, side, side, rank(1, 3, c0))
-    add("conv1", p + 2 * c0, mac, 3 * c0 * h * w)          # batch norm (2 per output) and ReLU (1)
+    add("conv1", p + 2 * c0, mac, 3 * c0 * h * w)  # batch norm (2 per output) and ReLU (1)
     index, cin = 1, c0
     for stage, (c, blocks) in enumerate(zip(channels, _BLOCKS[depth])):
         group = f"layer{stage + 1}"
@@ -72,8 +77,8 @@ def _reference_resnet(depth: int, classes: int, side: int = 32, *, channels=_STA
             p1, m1, ho, wo = _conv3x3_reference(cin, c, stride, h, w, rank(index + 1, cin, c))
             p2, m2, _, _ = _conv3x3_reference(c, c, 1, ho, wo, rank(index + 2, c, c))
             out = c * ho * wo
-            add(group, p1 + p2 + 4 * c, m1 + m2, 2 * out + out + 2 * out + out)   # bn1, relu1, bn2, relu2
-            if stride != 1 or cin != c:                      # 1×1 projection shortcut with its batch norm
+            add(group, p1 + p2 + 4 * c, m1 + m2, 2 * out + out + 2 * out + out)  # bn1, relu1, bn2, relu2
+            if stride != 1 or cin != c:  # 1×1 projection shortcut with its batch norm
                 add(group, cin * c + 2 * c, cin * c * ho * wo, 2 * out)
             index, cin, h, w = index + 2, c, ho, wo
     add("fc", cin * classes + classes, cin * classes)
@@ -109,8 +114,15 @@ def _slim(c: int, s: float) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def _counted(kind: str, depth: int, classes: int, value: float, rho: int | None = None, convention: str = "channels",
-             side: int = 32) -> dict:
+def _counted(
+    kind: str,
+    depth: int,
+    classes: int,
+    value: float,
+    rho: int | None = None,
+    convention: str = "channels",
+    side: int = 32,
+) -> dict:
     """Build the torch model, count it (torch parameters; ``counting.count`` for parameters and weight MACs, also with
     element-wise operations) and return the counts after checking them against :func:`_reference_resnet`.
 
@@ -131,30 +143,43 @@ def _counted(kind: str, depth: int, classes: int, value: float, rho: int | None 
             net = hybrid_resnet(depth, classes, ratio=value, rho=rho, convention=convention)
         else:
             net = resnet(depth, classes)
-            for name, mod in [(n, m) for n, m in net.named_modules()
-                              if isinstance(m, torch.nn.Conv2d) and m.kernel_size == (3, 3)]:
+            for name, mod in [
+                (n, m) for n, m in net.named_modules() if isinstance(m, torch.nn.Conv2d) and m.kernel_size == (3, 3)
+            ]:
                 parent = net.get_submodule(name.rsplit(".", 1)[0]) if "." in name else net
-                setattr(parent, name.rsplit(".", 1)[-1], LowRankConv2d(mod.in_channels, mod.out_channels, 3, int(value),
-                                                                       stride=mod.stride[0], padding=1, bias=False))
+                setattr(
+                    parent,
+                    name.rsplit(".", 1)[-1],
+                    LowRankConv2d(
+                        mod.in_channels, mod.out_channels, 3, int(value), stride=mod.stride[0], padding=1, bias=False
+                    ),
+                )
     counted = {"torch_params": int(sum(p.numel() for p in net.parameters()))}
-    c = count(net, (3, side, side), elementwise=True)     # one forward pass; the weight MACs are its conv/linear layers
-    counted.update(params=c.params, macs_weights=sum(layer["macs"] for layer in c.layers if layer["type"] in ("Conv2d", "Linear")),
-                   macs_elementwise=c.macs)
+    c = count(net, (3, side, side), elementwise=True)  # one forward pass; the weight MACs are its conv/linear layers
+    counted.update(
+        params=c.params,
+        macs_weights=sum(layer["macs"] for layer in c.layers if layer["type"] in ("Conv2d", "Linear")),
+        macs_elementwise=c.macs,
+    )
     channels = [_slim(ch, value) for ch in _STAGE_CHANNELS] if kind == "width" else _STAGE_CHANNELS
     ref = _reference_resnet(depth, classes, side, channels=channels, rank=_reference_rank(kind, value, rho, convention))
-    reference = {"torch_params": _reference_total(ref), "params": _reference_total(ref),
-                 "macs_weights": _reference_total(ref, "macs_weights"),
-                 "macs_elementwise": _reference_total(ref, "macs_elementwise")}
+    reference = {
+        "torch_params": _reference_total(ref),
+        "params": _reference_total(ref),
+        "macs_weights": _reference_total(ref, "macs_weights"),
+        "macs_elementwise": _reference_total(ref, "macs_elementwise"),
+    }
     if counted != reference:
-        raise RuntimeError(f"the model/counting code disagrees with the closed-form count of Tables 1, 5–6 for "
-                           f"{kind} ResNet-{depth} ({classes} classes, value {value}, rho {rho}): counted {counted}, "
-                           f"reference {reference}")
+        raise RuntimeError(
+            f"the model/counting code disagrees with the closed-form count of Tables 1, 5–6 for "
+            f"{kind} ResNet-{depth} ({classes} classes, value {value}, rho {rho}): counted {counted}, "
+            f"reference {reference}"
+        )
     return counted
 
 
-def _param_count(kind: str, depth: int, classes: int, value: float, rho: int | None = None,
-                 convention: str = "channels") -> int:
+def _param_count(
+    kind: str, depth: int, classes: int, value: float, rho: int | None = None, convention: str = "channels"
+) -> int:
     """Parameters of a size claim's model, counted on the torch model and checked against the reference."""
     return _counted(kind, depth, classes, value, rho, convention)["params"]
-
-

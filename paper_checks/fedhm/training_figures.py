@@ -8,6 +8,7 @@ every claim declares ``substitute=SUBSTITUTE`` and a failure is ``not-reproduced
 Each claim calls the figure's data function with the seed ``fedtheory figures`` uses by default
 (``derive_seed(0, figure id)``), so it checks exactly the plotted data; the runs are cached within a process.
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,11 +21,13 @@ from fedtheory.claims.core import Control, claim, derive_seed
 from fedtheory.claims.figures import decide_per_row
 
 HERE = Path(__file__).resolve().parent
-EARLY = 5   # rounds before this one are the start-up transient (every model near chance)
+EARLY = 5  # rounds before this one are the start-up transient (every model near chance)
 #: the gap between these runs and the paper's (a failure here is not-reproduced, no evidence against the paper)
-SUBSTITUTE = ("scikit-learn's 8×8 digits over 20 heterogeneous clients and a 64-64-64-64-10 ReLU network trained at CPU scale "
-              "(plain SGD, two seeds, tens of rounds) instead of CIFAR-10/100 and Tiny-ImageNet with ResNet-18/34 trained "
-              "for 60–160 rounds")
+SUBSTITUTE = (
+    "scikit-learn's 8×8 digits over 20 heterogeneous clients and a 64-64-64-64-10 ReLU network trained at CPU scale "
+    "(plain SGD, two seeds, tens of rounds) instead of CIFAR-10/100 and Tiny-ImageNet with ResNet-18/34 trained "
+    "for 60–160 rounds"
+)
 #: what every claim here declares: a full-tier simulation on the substitute, with torch
 ON_SUBSTITUTE = {"kind": "simulation", "tier": "full", "requires": ("torch",), "substitute": SUBSTITUTE}
 
@@ -32,8 +35,9 @@ ON_SUBSTITUTE = {"kind": "simulation", "tier": "full", "requires": ("torch",), "
 @functools.lru_cache(maxsize=None)
 def figure_data(figure_id: str) -> dict:
     """The training figure's data (computed once per process: each costs minutes of network training)."""
-    return claim_figures.figure_data(HERE.parents[1] / "figures" / "fedhm_training.py", figure_id,
-                                     seed=derive_seed(0, figure_id), tier="full")
+    return claim_figures.figure_data(
+        HERE.parents[1] / "figures" / "fedhm_training.py", figure_id, seed=derive_seed(0, figure_id), tier="full"
+    )
 
 
 def _curves(panel: dict) -> dict:
@@ -45,8 +49,8 @@ def _curves(panel: dict) -> dict:
     ref="Figure 2 (Section 4.3)",
     title="FedHM's smallest model converges faster than FedAvg's and consistently outperforms it (substitute)",
     statement=r"Section 4.3 on Figure 2: ``FedHM achieves faster convergence than the baselines, with the smallest model of FedHM "
-              r"consistently outperforming FedAvg'' — on the substitute, in both the IID and the non-IID split, FedHM's smallest "
-              r"model is at least as accurate as FedAvg's at every round from the fifth on.",
+    r"consistently outperforming FedAvg'' — on the substitute, in both the IID and the non-IID split, FedHM's smallest "
+    r"model is at least as accurate as FedAvg's at every round from the fifth on.",
     expect="not-reproduced",
     **ON_SUBSTITUTE,
 )
@@ -56,15 +60,26 @@ def figure_2_fedhm_vs_fedavg(ctx):
     for p in data["panels"]:
         c = _curves(p)
         gap = c["FedHM"][EARLY:] - c["FedAvg"][EARLY:]
-        rows[p["title"]] = {"rounds_fedhm_below_fedavg": int(np.sum(gap < 0)), "of_rounds": int(gap.size),
-                            "mean_accuracy_fedhm": float(c["FedHM"].mean()), "mean_accuracy_fedavg": float(c["FedAvg"].mean()),
-                            "final_fedhm": float(c["FedHM"][-1]), "final_fedavg": float(c["FedAvg"][-1])}
+        rows[p["title"]] = {
+            "rounds_fedhm_below_fedavg": int(np.sum(gap < 0)),
+            "of_rounds": int(gap.size),
+            "mean_accuracy_fedhm": float(c["FedHM"].mean()),
+            "mean_accuracy_fedavg": float(c["FedAvg"].mean()),
+            "final_fedhm": float(c["FedHM"][-1]),
+            "final_fedavg": float(c["FedAvg"][-1]),
+        }
         ok &= bool(np.all(gap >= 0))
-    return decide_per_row(ctx, ok, rows, key="per_setting", tolerance="every round from the fifth, means of two seeds",
-                          notes="Not reproduced on the substitute: the γ = 1/8 truncation of the server model starts near chance "
-                                "and catches up only late, while FedAvg trains its slimmed network directly. Same step size, "
-                                "batch and local steps for every method, plain SGD; the paper's ResNets, momentum and 160 rounds "
-                                "are out of reach on a CPU.")
+    return decide_per_row(
+        ctx,
+        ok,
+        rows,
+        key="per_setting",
+        tolerance="every round from the fifth, means of two seeds",
+        notes="Not reproduced on the substitute: the γ = 1/8 truncation of the server model starts near chance "
+        "and catches up only late, while FedAvg trains its slimmed network directly. Same step size, "
+        "batch and local steps for every method, plain SGD; the paper's ResNets, momentum and 160 rounds "
+        "are out of reach on a CPU.",
+    )
 
 
 @claim(
@@ -72,12 +87,18 @@ def figure_2_fedhm_vs_fedavg(ctx):
     ref="Figure 2 (Section 4.3)",
     title="HeteroFL's smallest model converges slower than FedAvg (substitute)",
     statement=r"Section 4.3 on Figure 2: ``Split-Mix and HeteroFL converges slower than FedAvg, since both ... aim to improve the "
-              r"performance of the server model'' — on the substitute, HeteroFL's smallest model has a lower mean accuracy over "
-              r"the rounds (area under the curve) than FedAvg's, in both splits (Split-Mix is not reproduced).",
+    r"performance of the server model'' — on the substitute, HeteroFL's smallest model has a lower mean accuracy over "
+    r"the rounds (area under the curve) than FedAvg's, in both splits (Split-Mix is not reproduced).",
     **ON_SUBSTITUTE,
-    controls=[Control("roles-swapped", "FedAvg's curve in HeteroFL's place and HeteroFL's in FedAvg's ('FedAvg is slower "
-                      "than HeteroFL'): false a priori wherever the statement holds, and a comparison that read one curve "
-                      "twice or ignored which is which would not see it", {"swap": True})],
+    controls=[
+        Control(
+            "roles-swapped",
+            "FedAvg's curve in HeteroFL's place and HeteroFL's in FedAvg's ('FedAvg is slower "
+            "than HeteroFL'): false a priori wherever the statement holds, and a comparison that read one curve "
+            "twice or ignored which is which would not see it",
+            {"swap": True},
+        )
+    ],
 )
 def figure_2_heterofl_vs_fedavg(ctx):
     data = figure_data("fedhm/figure-2")
@@ -85,12 +106,21 @@ def figure_2_heterofl_vs_fedavg(ctx):
     rows, ok = {}, True
     for p in data["panels"]:
         c = _curves(p)
-        rows[p["title"]] = {"mean_accuracy_heterofl": float(c[slower].mean()), "mean_accuracy_baseline": float(c[baseline].mean())}
+        rows[p["title"]] = {
+            "mean_accuracy_heterofl": float(c[slower].mean()),
+            "mean_accuracy_baseline": float(c[baseline].mean()),
+        }
         ok &= c[slower].mean() < c[baseline].mean()
-    return decide_per_row(ctx, ok, rows, key="per_setting", tolerance="strict comparison of the mean accuracy over all rounds",
-                          notes="Reproduced on the substitute: HeteroFL's smallest network, trained by every client as the core of "
-                                "the wider ones and averaged with them, learns more slowly than FedAvg's, trained alone by everyone "
-                                "(mean accuracies over the 41 evaluated rounds reported).")
+    return decide_per_row(
+        ctx,
+        ok,
+        rows,
+        key="per_setting",
+        tolerance="strict comparison of the mean accuracy over all rounds",
+        notes="Reproduced on the substitute: HeteroFL's smallest network, trained by every client as the core of "
+        "the wider ones and averaged with them, learns more slowly than FedAvg's, trained alone by everyone "
+        "(mean accuracies over the 41 evaluated rounds reported).",
+    )
 
 
 @claim(
@@ -98,8 +128,8 @@ def figure_2_heterofl_vs_fedavg(ctx):
     ref="Figure 3 (Section 4.3)",
     title="FedHM's low-rank models need less communication and reach accuracy comparable to the original (substitute)",
     statement=r"Section 4.3 on Figure 3: ``compared to original model, FedHM requires much lower communication cost and achieves "
-              r"comparable Top-1 test accuracy'' — on the substitute, every low-rank model smaller than the original sends fewer "
-              r"parameters per round and ends within 2 points of the original's final accuracy (mean of the last five rounds).",
+    r"comparable Top-1 test accuracy'' — on the substitute, every low-rank model smaller than the original sends fewer "
+    r"parameters per round and ends within 2 points of the original's final accuracy (mean of the last five rounds).",
     expect="not-reproduced",
     **ON_SUBSTITUTE,
 )
@@ -113,13 +143,21 @@ def figure_3_claim(ctx):
             if s is orig or s["params"]["params"] >= orig["params"]["params"]:
                 continue
             gap = float(np.mean(s["y"][-5:])) - base
-            rows[f"{p['title']} {s['label']}"] = {"params_ratio": s["params"]["params"] / orig["params"]["params"],
-                                                   "final_minus_original": gap}
+            rows[f"{p['title']} {s['label']}"] = {
+                "params_ratio": s["params"]["params"] / orig["params"]["params"],
+                "final_minus_original": gap,
+            }
             ok &= gap >= -0.02
-    return decide_per_row(ctx, ok, rows, key="per_model", tolerance="'comparable' = within 2 points of the original's final accuracy",
-                          notes="Partly reproduced on the substitute: γ = 1/4 (69% of the parameters) ends one to three points below "
-                                "the original, γ = 1/8 (53%) about four points below (measured values above). γ = 1/2 compresses "
-                                "nothing on a square fully connected layer and is left out (same size as the original).")
+    return decide_per_row(
+        ctx,
+        ok,
+        rows,
+        key="per_model",
+        tolerance="'comparable' = within 2 points of the original's final accuracy",
+        notes="Partly reproduced on the substitute: γ = 1/4 (69% of the parameters) ends one to three points below "
+        "the original, γ = 1/8 (53%) about four points below (measured values above). γ = 1/2 compresses "
+        "nothing on a square fully connected layer and is left out (same size as the original).",
+    )
 
 
 @claim(
@@ -127,8 +165,8 @@ def figure_3_claim(ctx):
     ref="Figure 4 (Section 4.3)",
     title="To reach a target accuracy FedHM needs less communication and less client computation than the original (substitute)",
     statement=r"Section 4.3 on Figure 4: to reach a target accuracy, ``FedHM reduces the communication cost'' and ``the original "
-              r"model requires ... more computation cost than FedHM'' — on the substitute, in both splits some rank ratio "
-              r"$\gamma<1$ reaches the target with less communication and less computation than the original network.",
+    r"model requires ... more computation cost than FedHM'' — on the substitute, in both splits some rank ratio "
+    r"$\gamma<1$ reaches the target with less communication and less computation than the original network.",
     expect="not-reproduced",
     **ON_SUBSTITUTE,
 )
@@ -139,16 +177,25 @@ def figure_4_claim(ctx):
     for sc, sp in zip(comm, comp):
         labels = sc["x"]
         c, m = np.asarray(sc["y"], float), np.asarray(sp["y"], float)
-        reductions = {lab: {"communication": float(c[0] / c[i]), "computation": float(m[0] / m[i])}
-                      for i, lab in enumerate(labels) if i > 0 and np.isfinite(c[i]) and np.isfinite(c[0])}
+        reductions = {
+            lab: {"communication": float(c[0] / c[i]), "computation": float(m[0] / m[i])}
+            for i, lab in enumerate(labels)
+            if i > 0 and np.isfinite(c[i]) and np.isfinite(c[0])
+        }
         best = [lab for lab, r in reductions.items() if r["communication"] > 1 and r["computation"] > 1]
         rows[sc["label"]] = {"reductions_vs_original": reductions, "gammas_cheaper_on_both": best}
         ok &= bool(best)
-    return decide_per_row(ctx, ok, rows, key="per_setting", tolerance="strict: reduction factors > 1",
-                          notes="Costs by Section 4.3's formulas at the first round whose (two-seed mean) accuracy reaches T = 90%. "
-                                "Not reproduced on the substitute: the low-rank networks send at most 1.9× fewer parameters per round "
-                                "(the dense first layer dominates a small network) and need more rounds, so every γ < 1 costs more "
-                                "than the original to reach T. The paper's 6–8× comes from 9× smaller ResNets at equal rounds.")
+    return decide_per_row(
+        ctx,
+        ok,
+        rows,
+        key="per_setting",
+        tolerance="strict: reduction factors > 1",
+        notes="Costs by Section 4.3's formulas at the first round whose (two-seed mean) accuracy reaches T = 90%. "
+        "Not reproduced on the substitute: the low-rank networks send at most 1.9× fewer parameters per round "
+        "(the dense first layer dominates a small network) and need more rounds, so every γ < 1 costs more "
+        "than the original to reach T. The paper's 6–8× comes from 9× smaller ResNets at equal rounds.",
+    )
 
 
 @claim(
@@ -156,8 +203,8 @@ def figure_4_claim(ctx):
     ref="Figure 8 (Appendix D.1)",
     title="Low-rank models outperform width-slimmed models of about the same size (substitute)",
     statement=r"Appendix D.1 on Figure 8: ``if not compressed severely (parameters ratio $\ge5\%$), low-rank models consistently "
-              r"outperform width slimming model with fewer parameters'' — on the substitute, each compressed low-rank model ends "
-              r"more accurate than the width-slimmed network paired with it (the smallest one at least as large).",
+    r"outperform width slimming model with fewer parameters'' — on the substitute, each compressed low-rank model ends "
+    r"more accurate than the width-slimmed network paired with it (the smallest one at least as large).",
     expect="not-reproduced",
     **ON_SUBSTITUTE,
 )
@@ -168,15 +215,21 @@ def figure_8_low_rank_vs_width(ctx):
         pairs = []
         for (pl, al), (pw, aw) in zip(f["low_rank"][1:], f["width"][1:]):
             if pl >= f["low_rank"][0][0]:
-                continue   # γ = 1/2 is not compressed on a square FC layer
+                continue  # γ = 1/2 is not compressed on a square FC layer
             pairs.append({"low_rank": [pl, al], "width": [pw, aw], "margin": al - aw})
             ok &= al > aw and pl <= pw
         rows[setting] = pairs
-    return decide_per_row(ctx, ok, rows, key="pairs", tolerance="strict, final accuracies (mean of the last five rounds, two seeds)",
-                          notes="Not reproduced on the substitute: the rank-16 hybrid (69% of the parameters) ties the width-slimmed "
-                                "network of its size (margins within a point, of either sign), and the rank-8 hybrid (53%) trails by "
-                                "three to four points in both splits: a rank-8 factorization of a 64-unit layer is a narrower "
-                                "bottleneck than 43 units, and factor training from a truncated random initialization starts slowly.")
+    return decide_per_row(
+        ctx,
+        ok,
+        rows,
+        key="pairs",
+        tolerance="strict, final accuracies (mean of the last five rounds, two seeds)",
+        notes="Not reproduced on the substitute: the rank-16 hybrid (69% of the parameters) ties the width-slimmed "
+        "network of its size (margins within a point, of either sign), and the rank-8 hybrid (53%) trails by "
+        "three to four points in both splits: a rank-8 factorization of a 64-unit layer is a narrower "
+        "bottleneck than 43 units, and factor training from a truncated random initialization starts slowly.",
+    )
 
 
 @claim(
@@ -184,11 +237,17 @@ def figure_8_low_rank_vs_width(ctx):
     ref="Figure 8 (Appendix D.1)",
     title="Factorizing every layer (no hybrid structure) makes the low-rank model drop sharply (substitute)",
     statement=r"Appendix D.1: ``when removing the hybrid network structure ... the performance of vanilla low-rank model will drop "
-              r"significantly, i.e., from over 90\% to below 80\% on CIFAR-10'' — on the substitute, the smallest hybrid model ends "
-              r"above 80% and the vanilla low-rank model (every layer factorized at the same γ) at least 10 points lower, in both splits.",
+    r"significantly, i.e., from over 90\% to below 80\% on CIFAR-10'' — on the substitute, the smallest hybrid model ends "
+    r"above 80% and the vanilla low-rank model (every layer factorized at the same γ) at least 10 points lower, in both splits.",
     **ON_SUBSTITUTE,
-    controls=[Control("hybrid-as-vanilla", "the smallest hybrid model's final accuracy in place of the vanilla one's: a model "
-                      "cannot end 10 points below itself", {"vanilla_is_hybrid": True})],
+    controls=[
+        Control(
+            "hybrid-as-vanilla",
+            "the smallest hybrid model's final accuracy in place of the vanilla one's: a model "
+            "cannot end 10 points below itself",
+            {"vanilla_is_hybrid": True},
+        )
+    ],
 )
 def figure_8_vanilla(ctx):
     data = figure_data("fedhm/figure-8")
@@ -198,6 +257,12 @@ def figure_8_vanilla(ctx):
         vanilla = hybrid if ctx.param("vanilla_is_hybrid", False) else f["vanilla"][1]
         rows[setting] = {"smallest_hybrid_final": hybrid, "vanilla_final": vanilla, "vanilla_params": f["vanilla"][0]}
         ok &= hybrid > 0.8 and vanilla <= hybrid - 0.10
-    return decide_per_row(ctx, ok, rows, key="per_setting", tolerance="hybrid > 80%, vanilla at least 10 points lower",
-                          notes="The substitute's thresholds follow the paper's CIFAR-10 numbers loosely (the paper: over 90% to below "
-                                "80%); the vanilla model factorizes the input and output layers too (rank ⌊γ·min(m, n)⌋ ≥ 1).")
+    return decide_per_row(
+        ctx,
+        ok,
+        rows,
+        key="per_setting",
+        tolerance="hybrid > 80%, vanilla at least 10 points lower",
+        notes="The substitute's thresholds follow the paper's CIFAR-10 numbers loosely (the paper: over 90% to below "
+        "80%); the vanilla model factorizes the input and output layers too (rank ⌊γ·min(m, n)⌋ ≥ 1).",
+    )

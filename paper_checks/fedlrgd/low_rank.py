@@ -1,5 +1,6 @@
 """Jadbabaie, Makur & Shah, *Federated Optimization of Smooth Loss Functions*: the low-rank part —
 Lemma 1, Theorem 1, Algorithm 1 and Appendix A's logistic example (inventory in ``fedlrgd.py``)."""
+
 from __future__ import annotations
 
 import math
@@ -19,12 +20,13 @@ EPS = float(np.finfo(np.float64).eps)
 # Lemma 1
 # --------------------------------------------------------------------------------------------
 
+
 def _grid_points(part: lr.L1GridPartition, rng, n_random: int) -> np.ndarray:
     """Random points plus every vertex of the partition's grid (the farthest points of each cell) and
     points just inside each cell's corners (so every cell's extreme corners are evaluated in that cell)."""
     n, d = part.cells_per_axis, part.d
     pts = [rng.uniform(size=(n_random, d))]
-    if n ** d <= 4096:
+    if n**d <= 4096:
         centers = part.centers
         for signs in np.array(np.meshgrid(*([[-1.0, 1.0]] * d), indexing="ij")).reshape(d, -1).T:
             pts.append(np.clip(centers + signs * (part.side / 2) * (1 - 1e-12), 0, 1))
@@ -61,8 +63,8 @@ def _distance_ratio(inst) -> float:
 def _distance_decode(z):
     d = 1 + int(abs(z[0]) * 10) % 2
     eta = 0.05 + 0.95 * (1 + math.sin(z[1])) / 2
-    q = 2.0 * (1 + int(abs(z[2]) * 7) % 8) / d          # q d/2 integer: cells of ℓ¹ radius exactly 1/q
-    theta = (1 + np.sin(np.asarray(z[3:3 + d]))) / 2
+    q = 2.0 * (1 + int(abs(z[2]) * 7) % 8) / d  # q d/2 integer: cells of ℓ¹ radius exactly 1/q
+    theta = (1 + np.sin(np.asarray(z[3 : 3 + d]))) / 2
     return {"d": d, "eta": eta, "q": q, "theta": theta}
 
 
@@ -71,12 +73,18 @@ def _distance_decode(z):
     ref="Lemma 1",
     title="Piecewise Taylor approximation on an ℓ¹ partition: sup|g − P_{q,l}| ≤ L2/(l! q^η)",
     statement=r"Let $g(\cdot;\vartheta):[0,1]^d\to\mathbb R$ be in the $(\eta,L_2)$-Hölder class (6) (ℓ¹ norm) for every $\vartheta$. "
-              r"For any $q>0$ and $\vartheta$, the piecewise polynomial $P_{q,l}(y;\vartheta)=\sum_{I\in\mathcal S_{d,q}}P_I(y;\vartheta)\mathbb 1\{y\in I\}$, "
-              r"$P_I$ the Taylor polynomial of degree $l=\lceil\eta\rceil-1$ at the center $z_I$ (49), satisfies "
-              r"$\sup_{y\in[0,1]^d}|g(y;\vartheta)-P_{q,l}(y;\vartheta)|\le L_2/(l!\,q^\eta)$.",
+    r"For any $q>0$ and $\vartheta$, the piecewise polynomial $P_{q,l}(y;\vartheta)=\sum_{I\in\mathcal S_{d,q}}P_I(y;\vartheta)\mathbb 1\{y\in I\}$, "
+    r"$P_I$ the Taylor polynomial of degree $l=\lceil\eta\rceil-1$ at the center $z_I$ (49), satisfies "
+    r"$\sup_{y\in[0,1]^d}|g(y;\vartheta)-P_{q,l}(y;\vartheta)|\le L_2/(l!\,q^\eta)$.",
     kind="probe",
-    controls=[Control("bound-0.999", "the bound scaled by 0.999: false, the distance kernel L2‖y − ϑ‖₁^η with ϑ at a cell "
-                      "centre attains L2/(l!q^η) at the cell's corners (η ≤ 1, l = 0)", {"bound_scale": 0.999})],
+    controls=[
+        Control(
+            "bound-0.999",
+            "the bound scaled by 0.999: false, the distance kernel L2‖y − ϑ‖₁^η with ϑ at a cell "
+            "centre attains L2/(l!q^η) at the cell's corners (η ≤ 1, l = 0)",
+            {"bound_scale": 0.999},
+        )
+    ],
 )
 def lemma_1(ctx):
     """Random Fourier-feature functions (exact derivatives, rigorous ℓ¹ Hölder constants), d ≤ 3, η ≤ 4;
@@ -88,35 +96,47 @@ def lemma_1(ctx):
         d = int(rng.integers(1, 4))
         eta = float(rng.uniform(0.05, 4.0))
         K = int(rng.integers(1, 5))
-        f = lr.FourierFeatures(c=rng.normal(size=K), omega=rng.normal(size=(K, d)) * float(rng.uniform(0.5, 6)),
-                               phase=rng.uniform(0, 2 * np.pi, size=K))
+        f = lr.FourierFeatures(
+            c=rng.normal(size=K),
+            omega=rng.normal(size=(K, d)) * float(rng.uniform(0.5, 6)),
+            phase=rng.uniform(0, 2 * np.pi, size=K),
+        )
         q = float(rng.uniform(0.5, 12.0 if d < 3 else 6.0))
         ratio, slack = _lemma1_fourier_ratio(f, eta, q, rng)
         worst_fourier = max(worst_fourier, ratio)
         worst_slack = max(worst_slack, slack)
     param = Custom(5, _distance_decode, sample=lambda r: r.uniform(-3, 3, size=5))
-    res = probe(_distance_ratio, param, seed=rng, n_random=40 if not ctx.full else 200, n_starts=4, maxiter=60,
-                target=1 + 1e-9)
+    res = probe(
+        _distance_ratio, param, seed=rng, n_random=40 if not ctx.full else 200, n_starts=4, maxiter=60, target=1 + 1e-9
+    )
     worst = max(worst_fourier, res.worst_value) / ctx.param("bound_scale", 1.0)
     ok = worst <= 1 + 1e-9 and res.n_failed == 0
     return ctx.decide(
         ok,
-        measured={"worst_ratio": worst, "fourier_worst_ratio": worst_fourier, "distance_kernel_worst_ratio": res.worst_value,
-                  "distance_kernel_at": res.worst_instance, "probe_evaluations": res.n_evaluations,
-                  "max_rounding_slack_over_bound": worst_slack},
-        tolerance={"fourier": "|g − P| reduced by 64·eps·(Σ|c_k|)(Σ_j ‖ω‖_∞^j/j!) (rounding of the sums) before dividing",
-                   "distance": "ratio ≤ 1 + 1e-9 (the kernel is evaluated directly; rounding ~1e-16)"},
+        measured={
+            "worst_ratio": worst,
+            "fourier_worst_ratio": worst_fourier,
+            "distance_kernel_worst_ratio": res.worst_value,
+            "distance_kernel_at": res.worst_instance,
+            "probe_evaluations": res.n_evaluations,
+            "max_rounding_slack_over_bound": worst_slack,
+        },
+        tolerance={
+            "fourier": "|g − P| reduced by 64·eps·(Σ|c_k|)(Σ_j ‖ω‖_∞^j/j!) (rounding of the sums) before dividing",
+            "distance": "ratio ≤ 1 + 1e-9 (the kernel is evaluated directly; rounding ~1e-16)",
+        },
         counterexample=None if ok else {"probe": res.to_json()},
         notes="Partition: a grid of cubes of ℓ¹ radius ≤ 1/q (cells per axis ⌈qd/2⌉), a valid S_{d,q} — Lemma 1 needs "
-              "only that every piece lies within ℓ¹ distance 1/q of its center (minimal for d = 1). Evaluated at random "
-              "points and at every cell's corners. The distance kernel with ϑ at a cell center attains the bound "
-              "(ratio 1): Lemma 1 is tight for l = 0.",
+        "only that every piece lies within ℓ¹ distance 1/q of its center (minimal for d = 1). Evaluated at random "
+        "points and at every cell's corners. The distance kernel with ϑ at a cell center attains the bound "
+        "(ratio 1): Lemma 1 is tight for l = 0.",
     )
 
 
 # --------------------------------------------------------------------------------------------
 # Theorem 1
 # --------------------------------------------------------------------------------------------
+
 
 def _theorem1_ratio(M: np.ndarray, d: int, eta: float, L2: float, r: int) -> float:
     err = lr.low_rank_error(M, r)
@@ -129,7 +149,9 @@ def _fourier_lvm(rng, n, k, d, eta):
     M = np.empty((n, k))
     L2 = 0.0
     for j in range(k):
-        f = lr.FourierFeatures(c=rng.normal(size=3), omega=rng.normal(size=(3, d)) * 3, phase=rng.uniform(0, 6.3, size=3))
+        f = lr.FourierFeatures(
+            c=rng.normal(size=3), omega=rng.normal(size=(3, d)) * 3, phase=rng.uniform(0, 6.3, size=3)
+        )
         M[:, j] = f.value(y)
         L2 = max(L2, f.holder_constant(eta))
     return M, L2
@@ -137,7 +159,7 @@ def _fourier_lvm(rng, n, k, d, eta):
 
 def _distance_probe_decode(z):
     eta = 0.05 + 0.95 * (1 + math.sin(z[0])) / 2
-    r = 6 + int(abs(z[1]) * 5) % 19                      # r ∈ [6, 24], 6 ≥ e·√1·2·1
+    r = 6 + int(abs(z[1]) * 5) % 19  # r ∈ [6, 24], 6 ≥ e·√1·2·1
     y = (1 + np.sin(z[2:26])) / 2
     th = (1 + np.sin(z[26:50])) / 2
     return {"eta": eta, "r": r, "y": y, "theta": th}
@@ -153,13 +175,13 @@ def _distance_probe_ratio(inst) -> float:
     ref="Theorem 1",
     title="Low-rank approximation of a Hölder latent variable model: (1/nk)‖M − M_r‖²_F ≤ C r^{−2η/d}",
     statement=r"Let $M_{ij}=g(y^{(i)},\vartheta^{(j)})$ (29) with $g(\cdot;\vartheta)$ in the $(\eta,L_2)$-Hölder class for all $\vartheta$, and "
-              r"$M_r$ its best rank-$r$ approximation (31). For any $r\ge e\sqrt d\,2^d(l+d)^d$ (and $r\le\min\{n,k\}$), "
-              r"$\frac1{nk}\|M-M_r\|_F^2\le\frac{L_2^2e^{2\eta/d}d^{\eta/d}4^\eta(l+d)^{2\eta}}{(l!)^2}\left(\frac1r\right)^{2\eta/d}$, "
-              r"$l=\lceil\eta\rceil-1$; the proof uses $\operatorname{rank}(N)\le d!\binom{l+d}{d}(q+1)^d$ (51) and "
-              r"$d!\binom{l+d}{d}\le e\sqrt d(l+d)^d$ (52).",
+    r"$M_r$ its best rank-$r$ approximation (31). For any $r\ge e\sqrt d\,2^d(l+d)^d$ (and $r\le\min\{n,k\}$), "
+    r"$\frac1{nk}\|M-M_r\|_F^2\le\frac{L_2^2e^{2\eta/d}d^{\eta/d}4^\eta(l+d)^{2\eta}}{(l!)^2}\left(\frac1r\right)^{2\eta/d}$, "
+    r"$l=\lceil\eta\rceil-1$; the proof uses $\operatorname{rank}(N)\le d!\binom{l+d}{d}(q+1)^d$ (51) and "
+    r"$d!\binom{l+d}{d}\le e\sqrt d(l+d)^d$ (52).",
     kind="probe",
     control_exempt="the bound is loose by the proof's factors 4^η e^{2η/d} on every instance (no attaining instance is "
-                   "known), so no tightened constant is known false a priori",
+    "known), so no tightened constant is known false a priori",
 )
 def theorem_1(ctx):
     """Random latent variable models (distance kernels, Fourier features; d ∈ {1, 2}), every admissible r;
@@ -190,9 +212,15 @@ def _theorem_1(ctx):
             ratio = float(np.sum(sv2[r:]) / M.size) / math.exp(lr.theorem1_log_bound(d, eta, L2, r))
             rows.append(ratio)
             worst = max(worst, ratio)
-    res = probe(_distance_probe_ratio, Custom(50, _distance_probe_decode, sample=lambda r: r.uniform(-3, 3, size=50)),
-                seed=rng, n_random=32 if not ctx.full else 200, n_starts=2 if not ctx.full else 8,
-                maxiter=150 if not ctx.full else 600, target=1.0)
+    res = probe(
+        _distance_probe_ratio,
+        Custom(50, _distance_probe_decode, sample=lambda r: r.uniform(-3, 3, size=50)),
+        seed=rng,
+        n_random=32 if not ctx.full else 200,
+        n_starts=2 if not ctx.full else 8,
+        maxiter=150 if not ctx.full else 600,
+        target=1.0,
+    )
     worst = max(worst, res.worst_value)
     # (52) exactly: d!·C(l+d, d) ≤ e√d (l+d)^d, integers against a 40-digit right side
     bad52 = []
@@ -208,9 +236,16 @@ def _theorem_1(ctx):
         q = float(rng.uniform(2, 8))
         part = lr.L1GridPartition(1, q)
         y = np.sort(rng.uniform(size=150))[:, None]
-        N = np.stack([lr.piecewise_taylor(lambda z, f=f: f.derivatives(z, l), part, l, y)
-                      for f in (lr.FourierFeatures(rng.normal(size=2), rng.normal(size=(2, 1)) * 4, rng.uniform(0, 6, 2))
-                                for _ in range(60))], axis=1)
+        N = np.stack(
+            [
+                lr.piecewise_taylor(lambda z, f=f: f.derivatives(z, l), part, l, y)
+                for f in (
+                    lr.FourierFeatures(rng.normal(size=2), rng.normal(size=(2, 1)) * 4, rng.uniform(0, 6, 2))
+                    for _ in range(60)
+                )
+            ],
+            axis=1,
+        )
         sv = np.linalg.svd(N, compute_uv=False)
         numerical_rank = int((sv > sv[0] * 1e-10).sum())
         rank51.append((numerical_rank, part.n_cells * (l + 1), lr.rank_bound_51(1, l, q)))
@@ -218,16 +253,21 @@ def _theorem_1(ctx):
     ok = worst <= 1.0 and not bad52 and ok51 and res.n_failed == 0
     return ctx.decide(
         ok,
-        measured={"worst_ratio": worst, "random_median_ratio": float(np.median(rows)), "probe_worst": res.worst_value,
-                  "probe_evaluations": res.n_evaluations, "eq52_violations": bad52,
-                  "eq51_rank_vs_cells_vs_bound": rank51},
+        measured={
+            "worst_ratio": worst,
+            "random_median_ratio": float(np.median(rows)),
+            "probe_worst": res.worst_value,
+            "probe_evaluations": res.n_evaluations,
+            "eq52_violations": bad52,
+            "eq51_rank_vs_cells_vs_bound": rank51,
+        },
         tolerance="ratio ≤ 1 (SVD tail sums are accurate to ~1e-15·‖M‖²_F, orders below the bound)",
         counterexample=None if ok else {"probe": res.to_json(), "eq52": bad52, "eq51": rank51},
         notes="Ratio = (1/nk)‖M − M_r‖²_F / bound, M_r by SVD (Eckart–Young–Mirsky). Models: L2‖y − ϑ‖₁^η "
-              "(η ≤ 1, L2 = 1 exact) and 3-term Fourier features with per-column rigorous ℓ¹ Hölder constants (the "
-              "theorem only sees the sampled ϑ_j). The probe moves 24 samples and 24 latent parameters of a "
-              "distance kernel (d = 1) and r ∈ [6, 24]. The bound holds with a wide margin everywhere: it is loose "
-              "by the factors 4^η e^{2η/d} of the proof.",
+        "(η ≤ 1, L2 = 1 exact) and 3-term Fourier features with per-column rigorous ℓ¹ Hölder constants (the "
+        "theorem only sees the sampled ϑ_j). The probe moves 24 samples and 24 latent parameters of a "
+        "distance kernel (d = 1) and r ∈ [6, 24]. The bound holds with a wide margin everywhere: it is loose "
+        "by the factors 4^η e^{2η/d} of the proof.",
     )
 
 
@@ -235,19 +275,26 @@ def _theorem_1(ctx):
 # Algorithm 1
 # --------------------------------------------------------------------------------------------
 
+
 @claim(
     id="fedlrgd/algorithm-1/weights",
     ref="Algorithm 1",
     title="Algorithm 1's weights: (35) = Σ_j (38), (37) holds, (41) = (33); exact GD when the gradient kernel has rank r (ridge)",
     statement=r"In Algorithm 1 each client computes $(v^{(i,c)})^\top=\big(\sum_{j=1}^s[g_i(x^{(c,j)};\vartheta^{(1)})\cdots g_i(x^{(c,j)};\vartheta^{(r)})]\big)(G^{(i)})^{-1}$ (35), "
-              r"which equals $\sum_jw^{(i,c)}_{j,\cdot}$ (39) for the weights of (38), so that (37) "
-              r"$[g_i(x^{(c,j)};\vartheta^{(k)})]_k=[w^{(i,c)}_{j,k}]_kG^{(i)}$ holds and the server's "
-              r"$\widehat{\nabla F}_i(\theta)=\frac1n\sum_kg_i(x^{(0,k)};\theta)(1+\sum_cv^{(i,c)}_k)$ (41) equals the right side of (33). "
-              r"When every $g_i(\cdot;\theta)$ lies in an $r$-dimensional space of functions of $\theta$ spanned by the rows at the server "
-              r"(e.g. ridge regression, rank $p+1$), (36) is exact, $\widehat{\nabla F}=\nabla_\theta F$ and (42) is gradient descent.",
+    r"which equals $\sum_jw^{(i,c)}_{j,\cdot}$ (39) for the weights of (38), so that (37) "
+    r"$[g_i(x^{(c,j)};\vartheta^{(k)})]_k=[w^{(i,c)}_{j,k}]_kG^{(i)}$ holds and the server's "
+    r"$\widehat{\nabla F}_i(\theta)=\frac1n\sum_kg_i(x^{(0,k)};\theta)(1+\sum_cv^{(i,c)}_k)$ (41) equals the right side of (33). "
+    r"When every $g_i(\cdot;\theta)$ lies in an $r$-dimensional space of functions of $\theta$ spanned by the rows at the server "
+    r"(e.g. ridge regression, rank $p+1$), (36) is exact, $\widehat{\nabla F}=\nabla_\theta F$ and (42) is gradient descent.",
     kind="numeric",
-    controls=[Control("gd-one-step-ahead", "FedLRGD's iterates on ridge (r = p + 1) against gradient descent's one step "
-                      "ahead: false, the iterates move at every step (ridge is strongly convex, θ_0 ≠ θ*)", {"gd_shift": 1})],
+    controls=[
+        Control(
+            "gd-one-step-ahead",
+            "FedLRGD's iterates on ridge (r = p + 1) against gradient descent's one step "
+            "ahead: false, the iterates move at every step (ridge is strongly convex, θ_0 ≠ θ*)",
+            {"gd_shift": 1},
+        )
+    ],
 )
 def algorithm_1_weights(ctx):
     """Reference loops over clients and samples against the batched implementation; ridge exactness."""
@@ -270,17 +317,24 @@ def algorithm_1_weights(ctx):
         # reference: per client, per sample, w_j = row_j G^{-1} (38), v = Σ_j w_j (39)
         for c in range(m):
             for i in range(p):
-                Gi = np.array([[loss.grads(server[j:j + 1], th[kk:kk + 1])[0, 0, i] for kk in range(r)] for j in range(r)])
-                w = [np.array([loss.grads(clients[c, j:j + 1], th[kk:kk + 1])[0, 0, i] for kk in range(r)]) @ np.linalg.inv(Gi)
-                     for j in range(s)]
+                Gi = np.array(
+                    [[loss.grads(server[j : j + 1], th[kk : kk + 1])[0, 0, i] for kk in range(r)] for j in range(r)]
+                )
+                w = [
+                    np.array([loss.grads(clients[c, j : j + 1], th[kk : kk + 1])[0, 0, i] for kk in range(r)])
+                    @ np.linalg.inv(Gi)
+                    for j in range(s)
+                ]
                 ref = np.sum(w, axis=0)
                 rel = np.linalg.norm(ref - v[c, i]) / max(np.linalg.norm(ref), 1e-300)
                 worst_rel = max(worst_rel, rel)
                 tol_rel = max(tol_rel, 1e3 * cond * EPS)
                 # (37): the rows are reproduced by w G
                 for j in range(s):
-                    row = np.array([loss.grads(clients[c, j:j + 1], th[kk:kk + 1])[0, 0, i] for kk in range(r)])
-                    worst_rel = max(worst_rel, np.linalg.norm(w[j] @ Gi - row) / (np.linalg.norm(row) * cond + 1e-300) / 1e3)
+                    row = np.array([loss.grads(clients[c, j : j + 1], th[kk : kk + 1])[0, 0, i] for kk in range(r)])
+                    worst_rel = max(
+                        worst_rel, np.linalg.norm(w[j] @ Gi - row) / (np.linalg.norm(row) * cond + 1e-300) / 1e3
+                    )
         # (41) vs (33) at a random θ
         theta = rng.normal(size=p)
         n = m * s + r
@@ -300,28 +354,34 @@ def algorithm_1_weights(ctx):
     for _ in range(40):
         theta = theta - loss.gradient(allrows, theta) / L1
         gd.append(theta)
-    k = int(ctx.param("gd_shift", 0))       # a control compares with gradient descent one step ahead
+    k = int(ctx.param("gd_shift", 0))  # a control compares with gradient descent one step ahead
     gd_arr = np.asarray(gd)
-    gd_gap = float(np.max(np.abs(gd_arr[k:] - np.asarray(run.theta)[:len(gd_arr) - k])) / np.max(np.abs(gd)))
+    gd_gap = float(np.max(np.abs(gd_arr[k:] - np.asarray(run.theta)[: len(gd_arr) - k])) / np.max(np.abs(gd)))
     ridge_tol = 1e3 * float(run.g_condition.max()) * EPS * 40
     ok = worst_rel <= tol_rel and gd_gap <= ridge_tol and float(run.grad_error.max() / run.grad_norm.max()) <= ridge_tol
     return ctx.decide(
         ok,
-        measured={"worst_relative_mismatch": worst_rel, "ridge_fedlrgd_vs_gd_max_relative_gap": gd_gap,
-                  "ridge_max_gradient_error_over_norm": float(run.grad_error.max() / run.grad_norm.max()),
-                  "ridge_G_condition": float(run.g_condition.max())},
-        tolerance={"weights": "1e3·cond(G)·eps (solving with G^{(i)} amplifies rounding by its condition number)",
-                   "ridge": "1e3·cond(G)·eps·S (S = 40 iterations)"},
+        measured={
+            "worst_relative_mismatch": worst_rel,
+            "ridge_fedlrgd_vs_gd_max_relative_gap": gd_gap,
+            "ridge_max_gradient_error_over_norm": float(run.grad_error.max() / run.grad_norm.max()),
+            "ridge_G_condition": float(run.g_condition.max()),
+        },
+        tolerance={
+            "weights": "1e3·cond(G)·eps (solving with G^{(i)} amplifies rounding by its condition number)",
+            "ridge": "1e3·cond(G)·eps·S (S = 40 iterations)",
+        },
         notes="The reference recomputes every partial derivative one sample at a time and inverts each G^{(i)} explicitly; "
-              "the implementation solves one batched (p, r, r) system for all clients. Ridge: g_i(x;θ) = a_i(aᵀθ − y) + λθ_i "
-              "spans {θ_1..θ_p, 1} as a function of θ, so with r = p + 1 generic server samples (36) is an identity. "
-              "Server parameters ϑ^(k) i.i.d. N(0, 1) (the paper: 'arbitrary').",
+        "the implementation solves one batched (p, r, r) system for all clients. Ridge: g_i(x;θ) = a_i(aᵀθ − y) + λθ_i "
+        "spans {θ_1..θ_p, 1} as a function of θ, so with r = p + 1 generic server samples (36) is an identity. "
+        "Server parameters ϑ^(k) i.i.d. N(0, 1) (the paper: 'arbitrary').",
     )
 
 
 # --------------------------------------------------------------------------------------------
 # Appendix A: logistic regression with soft labels
 # --------------------------------------------------------------------------------------------
+
 
 def _sig(t):
     return 0.5 * (1 + np.tanh(0.5 * t))
@@ -347,8 +407,15 @@ def _holder_violation(inst) -> float:
 
 def _holder_decode(z, dm1=3):
     u = (1 + np.sin(z)) / 2
-    return {"x1": u[0:dm1], "x2": u[dm1:2 * dm1], "y1": float(u[2 * dm1]), "y2": float(u[2 * dm1 + 1]),
-            "th": 2 * u[2 * dm1 + 2:3 * dm1 + 2] - 1, "i": int(abs(z[-2]) * 10) % dm1, "j": int(abs(z[-1]) * 10) % (dm1 + 1)}
+    return {
+        "x1": u[0:dm1],
+        "x2": u[dm1 : 2 * dm1],
+        "y1": float(u[2 * dm1]),
+        "y2": float(u[2 * dm1 + 1]),
+        "th": 2 * u[2 * dm1 + 2 : 3 * dm1 + 2] - 1,
+        "i": int(abs(z[-2]) * 10) % dm1,
+        "j": int(abs(z[-1]) * 10) % (dm1 + 1),
+    }
 
 
 @claim(
@@ -356,12 +423,17 @@ def _holder_decode(z, dm1=3):
     ref="Appendix A",
     title="Appendix A: soft-label logistic loss is ((d−1)/2 + μ)-smooth, μ-strongly convex and (2, 1)-Hölder in the data",
     statement=r"For $f_{\mathsf{ent}}(x,y;\theta)=y\log(1+e^{-\theta^\top x})+(1-y)\log(1+e^{\theta^\top x})+\frac\mu2\|\theta\|_2^2$ (66) with "
-              r"$(x,y)\in[0,1]^{d-1}\times[0,1]$ and $\theta\in[-1,1]^{d-1}$: $\nabla_\theta f$ is $L_1=\frac{d-1}2+\mu$ Lipschitz (68), "
-              r"$f$ is $\mu$-strongly convex, the derivatives (69) hold, and each $g_i(\cdot;\vartheta)$ is in the $(2,1)$-Hölder class: "
-              r"$|\nabla^s_{x,y}g_i(x^{(1)},y_1)-\nabla^s_{x,y}g_i(x^{(2)},y_2)|\le\|(x^{(1)},y_1)-(x^{(2)},y_2)\|_1$ for $|s|=1$ (70)–(72).",
+    r"$(x,y)\in[0,1]^{d-1}\times[0,1]$ and $\theta\in[-1,1]^{d-1}$: $\nabla_\theta f$ is $L_1=\frac{d-1}2+\mu$ Lipschitz (68), "
+    r"$f$ is $\mu$-strongly convex, the derivatives (69) hold, and each $g_i(\cdot;\vartheta)$ is in the $(2,1)$-Hölder class: "
+    r"$|\nabla^s_{x,y}g_i(x^{(1)},y_1)-\nabla^s_{x,y}g_i(x^{(2)},y_2)|\le\|(x^{(1)},y_1)-(x^{(2)},y_2)\|_1$ for $|s|=1$ (70)–(72).",
     kind="probe",
-    controls=[Control("holder-0.999", "Hölder constant 0.999 instead of 1: false, s = e_i with Δx = 0 gives the ratio "
-                      "|Δy|/|Δy| = 1 exactly", {"holder_constant": 0.999})],
+    controls=[
+        Control(
+            "holder-0.999",
+            "Hölder constant 0.999 instead of 1: false, s = e_i with Δx = 0 gives the ratio |Δy|/|Δy| = 1 exactly",
+            {"holder_constant": 0.999},
+        )
+    ],
     requires=("torch",),
 )
 def section_a_logistic(ctx):
@@ -378,12 +450,18 @@ def section_a_logistic(ctx):
         x = torch.tensor(rng.uniform(size=dm1), dtype=torch.float64, requires_grad=True)
         y = torch.tensor(float(rng.uniform()), dtype=torch.float64, requires_grad=True)
         th = torch.tensor(rng.uniform(-1, 1, size=dm1), dtype=torch.float64, requires_grad=True)
-        f = y * torch.nn.functional.softplus(-(th @ x)) + (1 - y) * torch.nn.functional.softplus(th @ x) + mu / 2 * (th @ th)
+        f = (
+            y * torch.nn.functional.softplus(-(th @ x))
+            + (1 - y) * torch.nn.functional.softplus(th @ x)
+            + mu / 2 * (th @ th)
+        )
         (gth,) = torch.autograd.grad(f, th, create_graph=True)
         for i in range(dm1):
             gx, gy = torch.autograd.grad(gth[i], (x, y), retain_graph=True)
             auto = np.r_[gx.detach().numpy(), gy.detach().numpy()]
-            closed = np.array([_dg(x.detach().numpy(), float(y.detach()), th.detach().numpy(), i, j) for j in range(dm1 + 1)])
+            closed = np.array(
+                [_dg(x.detach().numpy(), float(y.detach()), th.detach().numpy(), i, j) for j in range(dm1 + 1)]
+            )
             worst_deriv = max(worst_deriv, float(np.max(np.abs(auto - closed))))
     # (68) and strong convexity: Hessian σ'(t)xxᵀ + μI over the box
     hess_min, bound_ratio = np.inf, 0.0
@@ -400,24 +478,47 @@ def section_a_logistic(ctx):
     for _ in range(4000):
         inst = _holder_decode(rng.uniform(-4, 4, size=3 * 3 + 4))
         worst_random = max(worst_random, _holder_violation(inst))
-    res = probe(_holder_violation, Custom(13, _holder_decode, sample=lambda r: r.uniform(-4, 4, size=13)), seed=rng,
-                n_random=64, n_starts=6, maxiter=200, target=1 + 1e-9)
+    res = probe(
+        _holder_violation,
+        Custom(13, _holder_decode, sample=lambda r: r.uniform(-4, 4, size=13)),
+        seed=rng,
+        n_random=64,
+        n_starts=6,
+        maxiter=200,
+        target=1 + 1e-9,
+    )
     worst_holder = max(worst_random, res.worst_value)
     x0 = rng.uniform(size=3)
-    tight = _holder_violation({"x1": x0, "x2": x0, "y1": 0.9, "y2": 0.1, "th": rng.uniform(-1, 1, size=3), "i": 1, "j": 1})
+    tight = _holder_violation(
+        {"x1": x0, "x2": x0, "y1": 0.9, "y2": 0.1, "th": rng.uniform(-1, 1, size=3), "i": 1, "j": 1}
+    )
     holder_const = ctx.param("holder_constant", 1.0)
     worst_holder, tight = worst_holder / holder_const, tight / holder_const
-    ok = (worst_deriv <= 1e-12 and bound_ratio <= 1 and hess_min >= 1 - 1e-10 and max(worst_holder, tight) <= 1 + 1e-9
-          and res.n_failed == 0)
+    ok = (
+        worst_deriv <= 1e-12
+        and bound_ratio <= 1
+        and hess_min >= 1 - 1e-10
+        and max(worst_holder, tight) <= 1 + 1e-9
+        and res.n_failed == 0
+    )
     return ctx.decide(
         ok,
-        measured={"worst_ratio": worst_holder, "holder_probe": res.worst_value, "tight_instance_ratio": tight, "max_hessian_over_L1": bound_ratio,
-                  "min_hessian_over_mu": hess_min, "closed_form_vs_autograd": worst_deriv},
-        tolerance={"derivatives": "1e-12 absolute (float64 autograd vs closed form, values ≤ 2)",
-                   "holder": "1 + 1e-9", "hessian": "eigvalsh relative rounding ~1e-15"},
+        measured={
+            "worst_ratio": worst_holder,
+            "holder_probe": res.worst_value,
+            "tight_instance_ratio": tight,
+            "max_hessian_over_L1": bound_ratio,
+            "min_hessian_over_mu": hess_min,
+            "closed_form_vs_autograd": worst_deriv,
+        },
+        tolerance={
+            "derivatives": "1e-12 absolute (float64 autograd vs closed form, values ≤ 2)",
+            "holder": "1 + 1e-9",
+            "hessian": "eigvalsh relative rounding ~1e-15",
+        },
         counterexample=None if ok else {"probe": res.to_json()},
         notes="μ = 0.1, d − 1 ∈ [1, 7] for the Hessian, d − 1 = 3 for the Hölder probe (x, y, ϑ, i, j searched). The "
-              "Hölder constant 1 is attained (s = e_i, Δx = 0: |Δy|/|Δy|). L1 = (d−1)/2 + μ is valid but loose by 2: the "
-              "Hessian is σ'(θᵀx)xxᵀ + μI ⪯ ((d−1)/4 + μ)I (the measured max ratio reflects it). These constants hold on the "
-              "compact box θ ∈ [−1,1]^{d−1} only; on R^p boundedness (9) fails (see fedlrgd/theorem-2/hypotheses).",
+        "Hölder constant 1 is attained (s = e_i, Δx = 0: |Δy|/|Δy|). L1 = (d−1)/2 + μ is valid but loose by 2: the "
+        "Hessian is σ'(θᵀx)xxᵀ + μI ⪯ ((d−1)/4 + μ)I (the measured max ratio reflects it). These constants hold on the "
+        "compact box θ ∈ [−1,1]^{d−1} only; on R^p boundedness (9) fails (see fedlrgd/theorem-2/hypotheses).",
     )

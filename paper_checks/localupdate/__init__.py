@@ -44,6 +44,7 @@ Findings (refuted claims, each with a stored counterexample replayed in high pre
 * Lemma 3 as printed compares with κ(α,γ,Θ_K), a typo for Θ_{1:K}: the literal reading is false (a typo claim,
   ``localupdate/lemma-3/as-printed-typo``), the intended one holds (``localupdate/lemma-3``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -51,9 +52,13 @@ from pathlib import Path
 from fedtheory.claims.core import Claim as _Claim
 from fedtheory.content import discover, load_module, module_claims
 
-PAPER = {"key": "localupdate", "arxiv": "2103.05032", "venue": "AISTATS 2021",
-         "title": "Convergence and Accuracy Trade-Offs in Federated Learning and Meta-Learning",
-         "authors": "Zachary Charles, Jakub Konečný"}
+PAPER = {
+    "key": "localupdate",
+    "arxiv": "2103.05032",
+    "venue": "AISTATS 2021",
+    "title": "Convergence and Accuracy Trade-Offs in Federated Learning and Meta-Learning",
+    "authors": "Zachary Charles, Jakub Konečný",
+}
 HERE = Path(__file__).resolve().parent
 
 PAPER_LABELS = (
@@ -75,16 +80,23 @@ def _figure_claim_ids(n: int) -> list[str]:
     return sorted(c for c in _ALL_IDS if c.startswith(f"localupdate/figure-{n}/"))
 
 
-_ALL_IDS: list[str] = []   # filled at the end of the module from the claims defined here
+_ALL_IDS: list[str] = []  # filled at the end of the module from the claims defined here
 
 
 def _build_inventory() -> dict:
     inv: dict[str, list[str] | str] = {
         "Assumption 1": "hypothesis, not a statement: every instance is generated with μI ⪯ A_i ⪯ LI, both extremes attained",
         "Assumption 2": "hypothesis, not a statement: every instance is generated with ‖c_i‖ ≤ C, the bound attained",
-        "Algorithm 1": ["localupdate/section-4.2/deterministic-is-serveropt-on-surrogate", "localupdate/theorem-1/monte-carlo",
-                        "localupdate/section-a/fedavg-is-localupdate"],
-        "Algorithm 2": ["localupdate/theorem-1", "localupdate/theorem-1/minibatch-exact", "localupdate/theorem-1/monte-carlo"],
+        "Algorithm 1": [
+            "localupdate/section-4.2/deterministic-is-serveropt-on-surrogate",
+            "localupdate/theorem-1/monte-carlo",
+            "localupdate/section-a/fedavg-is-localupdate",
+        ],
+        "Algorithm 2": [
+            "localupdate/theorem-1",
+            "localupdate/theorem-1/minibatch-exact",
+            "localupdate/theorem-1/monte-carlo",
+        ],
         "Table 3": "hyperparameters of the paper's neural-network experiments (FEMNIST, CIFAR-100, Shakespeare); not a statement",
     }
     by_ref: dict[str, list[str]] = {}
@@ -114,17 +126,27 @@ def _build_inventory() -> dict:
 
 #: certified replacements for the failing floor bounds (certified_floor.py)
 _CERTIFIED_CLAIMS = {
-    "Lemma 5": ["localupdate/lemma-5/certified", "localupdate/lemma-5/certified-fast-grid",
-                "localupdate/lemma-5/certified-fedprox", "localupdate/lemma-5/certified-grid",
-                "localupdate/lemma-5/certified-limit", "localupdate/lemma-5/corrected",
-                "localupdate/lemma-5/corrected-limit",
-                "localupdate/section-4.3/smooth-floor-larger",
-                # the law of the certified floor (floor_law.py)
-                "localupdate/floor-law/reduction", "localupdate/floor-law/limits",
-                "localupdate/floor-law/certified", "localupdate/floor-law/small-step",
-                "localupdate/floor-law/grid"],
-    "Theorem 4": ["localupdate/lemma-5/certified", "localupdate/lemma-5/certified-fast-grid",
-                  "localupdate/lemma-5/corrected"],
+    "Lemma 5": [
+        "localupdate/lemma-5/certified",
+        "localupdate/lemma-5/certified-fast-grid",
+        "localupdate/lemma-5/certified-fedprox",
+        "localupdate/lemma-5/certified-grid",
+        "localupdate/lemma-5/certified-limit",
+        "localupdate/lemma-5/corrected",
+        "localupdate/lemma-5/corrected-limit",
+        "localupdate/section-4.3/smooth-floor-larger",
+        # the law of the certified floor (floor_law.py)
+        "localupdate/floor-law/reduction",
+        "localupdate/floor-law/limits",
+        "localupdate/floor-law/certified",
+        "localupdate/floor-law/small-step",
+        "localupdate/floor-law/grid",
+    ],
+    "Theorem 4": [
+        "localupdate/lemma-5/certified",
+        "localupdate/lemma-5/certified-fast-grid",
+        "localupdate/lemma-5/corrected",
+    ],
     "Corollary 1": ["localupdate/corollary-1/certified"],
     "Theorem 5": ["localupdate/theorem-5/certified-d1"],
 }
@@ -160,8 +182,13 @@ _SECTION_HOME = {
 _CLAIMS: list[_Claim] = [c for section in discover([str(HERE)], ()) for c in module_claims(load_module(section))]
 _CERTIFIED_IDS = {i for ids in _CERTIFIED_CLAIMS.values() for i in ids}
 _ALL_IDS.extend(c.id for c in _CLAIMS)
-_homeless = [c.id for c in _CLAIMS if (c.ref.startswith("Section") or c.ref.startswith("Appendix"))
-             and c.id not in _SECTION_HOME and c.id not in _CERTIFIED_IDS]
+_homeless = [
+    c.id
+    for c in _CLAIMS
+    if (c.ref.startswith("Section") or c.ref.startswith("Appendix"))
+    and c.id not in _SECTION_HOME
+    and c.id not in _CERTIFIED_IDS
+]
 if _homeless:
     raise RuntimeError(f"section claims without an inventory label: {_homeless}")
 INVENTORY: dict[str, list[str] | str] = _build_inventory()

@@ -1,6 +1,7 @@
 """Helpers shared by the sections of localupdate (not content: no claims): random and probed instances,
 the symbolic proofs' names, high-precision minimizers, and access to figures/localupdate.py's data.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,7 +17,7 @@ from fedtheory.claims.figures import figure_data, load_figure
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 
 EPS = float(np.finfo(np.float64).eps)
-_FEV = {False: {"maxfev": 120}, True: {"maxfev": 2000}}   # Nelder–Mead evaluations per probe start
+_FEV = {False: {"maxfev": 120}, True: {"maxfev": 2000}}  # Nelder–Mead evaluations per probe start
 MOMENTA = {"no-momentum": "gd", "nesterov": "nesterov", "heavy-ball": "heavy_ball"}
 HERE = Path(__file__).resolve().parent
 FIGURES = HERE.parents[1] / "figures" / "localupdate.py"
@@ -25,6 +26,7 @@ FIGURES = HERE.parents[1] / "figures" / "localupdate.py"
 # shared helpers
 # --------------------------------------------------------------------------------------------
 
+
 def _random_instance(rng, *, aligned: bool = False, n_max: int = 4, d_max: int = 5, K_max: int = 30):
     """A random federated quadratic (d ≥ 2, unequal weights) and LocalUpdate hyperparameters in Lemma 1's regime.
 
@@ -32,8 +34,9 @@ def _random_instance(rng, *, aligned: bool = False, n_max: int = 4, d_max: int =
     """
     n, d = int(rng.integers(1, n_max + 1)), int(rng.integers(2, d_max + 1))
     L = float(10 ** rng.uniform(0.2, 3))
-    problem = make_quadratic(n, d, mu=1.0, L=L, C=float(rng.uniform(0.5, 5)), weights="random",
-                             commuting=aligned, seed=rng)
+    problem = make_quadratic(
+        n, d, mu=1.0, L=L, C=float(rng.uniform(0.5, 5)), weights="random", commuting=aligned, seed=rng
+    )
     kind = rng.choice(["uniform", "last", "general"])
     K = int(rng.integers(1, K_max))
     theta = {"uniform": Theta.uniform, "last": Theta.last}.get(kind, lambda k: Theta(rng.exponential(size=k) + 0.01))(K)
@@ -55,18 +58,45 @@ def _instance_json(problem, theta, alpha, gamma, **extra) -> dict:
 
 
 def _instance_from_json(cex: dict):
-    return (QuadraticFederation.from_json(cex["problem"]), Theta.from_json(cex["theta"]),
-            float(cex["alpha"]), float(cex["gamma"]))
+    return (
+        QuadraticFederation.from_json(cex["problem"]),
+        Theta.from_json(cex["theta"]),
+        float(cex["alpha"]),
+        float(cex["gamma"]),
+    )
 
 
-def _probe_instances(violation, rng, ctx, *, n=3, d=3, target=None, starts=(), commuting=False, K=8, L=(10 ** 0.2, 1e3),
-                     n_random=(24, 160), n_starts=(2, 8), maxiter=(40, 300), maxfev=(100, 1500)):
+def _probe_instances(
+    violation,
+    rng,
+    ctx,
+    *,
+    n=3,
+    d=3,
+    target=None,
+    starts=(),
+    commuting=False,
+    K=8,
+    L=(10**0.2, 1e3),
+    n_random=(24, 160),
+    n_starts=(2, 8),
+    maxiter=(40, 300),
+    maxfev=(100, 1500),
+):
     """A probe over :func:`quadratic_instance_param` with fast/full budgets (evaluations capped per start: the
     parameterization has ~40 reals, so Nelder–Mead's simplex and shrink steps would otherwise dominate)."""
     full = ctx.full
-    return probe(violation, quadratic_instance_param(n=n, d=d, commuting=commuting, K=K, L=L), seed=rng,
-                 n_random=n_random[full], n_starts=n_starts[full], maxiter=maxiter[full], target=target,
-                 starts=starts, options={"maxfev": maxfev[full]})
+    return probe(
+        violation,
+        quadratic_instance_param(n=n, d=d, commuting=commuting, K=K, L=L),
+        seed=rng,
+        n_random=n_random[full],
+        n_starts=n_starts[full],
+        maxiter=maxiter[full],
+        target=target,
+        starts=starts,
+        options={"maxfev": maxfev[full]},
+    )
 
 
 def _attaining(evaluate, instance, *, neutral: float) -> float:
@@ -85,33 +115,37 @@ def _attaining(evaluate, instance, *, neutral: float) -> float:
 #: the exact symbolic proofs behind the symbolic claims (each counts as its claim's control)
 _PROOFS = {
     "client_loss": "sympy: ∇(f_i − ½‖A_i^{1/2}(x − c_i)‖²) ≡ 0 for three symbolic examples (generic symmetric B_z, "
-                   "symbolic c_z)",
+    "symbolic c_z)",
     "theorem_1": "sympy: Lemma 7's step (generic symmetric 3×3 A), QA = (QA)ᵀ, and the direct expansion of E[Σθ_k "
-                 "g_k] (d = 2, K ≤ 3 or 5, symbolic θ) expand to zero",
+    "g_k] (d = 2, K ≤ 3 or 5, symbolic θ) expand to zero",
     "theorem_1_minibatch_exact": "sympy Rational: the exact expectation over every batch path and client draw equals "
-                                 "∇f̃_i (zero residual)",
+    "∇f̃_i (zero residual)",
     "lemma_7": "sympy: the step residual (generic symmetric 3×3 A) and E[g_k] − (I − γA)^{k−1}A(x_1 − c) (k ≤ 3, "
-               "exact enumeration) are zero",
+    "exact enumeration) are zero",
     "theorem_2": "sympy: f(X_{K+1}(x)) differentiated through the inner steps minus ∇f̃(Θ_{2K+1}) is zero (d = 1, K "
-                 "≤ 4; generic symmetric 2×2, K ≤ 2 or 3)",
+    "≤ 4; generic symmetric 2×2, K ≤ 2 or 3)",
     "maml_proximal": "sympy: the proximal MAML gradient minus ∇f̃(Θ') is zero (symbolic α; d = 1, K ≤ 3; d = 2, K ≤ 2)",
     "maml_minibatch": "sympy Rational: the exact expected MAML message has a Jacobian G with GA − AG ≠ 0, so G ≠ "
-                      "Q(A)A for every Θ",
+    "Q(A)A for every Θ",
     "lemma_3_derivative": "sympy: eq. (33) and the derivative identity hold for symbolic K (zero residuals)",
     "lemma_4_derivative": "sympy: ψ′(λ) − ζ^{K−2}(1 − γ(Kλ + α)) simplifies to zero for symbolic K",
     "lemma_11": "sympy Rational: ∇f̃ vanishes exactly at E[Q_iA_i]^{-1}E[Q_iA_ic_i] (two clients, d = 2)",
     "heavy_ball_symmetry": "sympy: ρ_HB(κ) = g(κ) and Δ(κ) = g(κ₀/κ) with g(r) = (√r − 1)/(√r + 1) (zero residuals), "
-                           "so (ρ, Δ) ↦ (Δ, ρ) is κ ↦ κ₀/κ",
+    "so (ρ, Δ) ↦ (Δ, ρ) is κ ↦ κ₀/κ",
     "fig2_order": "sympy: (κ+1)² − (3κ+1) = κ(κ−1) and (3κ+1) − (√κ+1)² = 2√κ(√κ−1), so ρ_HB < ρ_N < ρ_GD for every "
-                  "κ > 1",
+    "κ > 1",
 }
 
 
 #: Table 1's (and Appendix A's) negative control: the same comparison with one local step too many on the
 #: driver's side (an off-by-one in K, which changes every iterate: one more gradient, or mini-batch draw, per client)
-_TABLE1_CONTROL = one_step_too_many("the driver (the last weight repeated), against the literal K-step reference,",
-                                    "K(Θ) local steps", {"extra_step": True}, name="extra-local-step",
-                                    consequence="one more gradient, or mini-batch draw, per client")
+_TABLE1_CONTROL = one_step_too_many(
+    "the driver (the last weight repeated), against the literal K-step reference,",
+    "K(Θ) local steps",
+    {"extra_step": True},
+    name="extra-local-step",
+    consequence="one more gradient, or mini-batch draw, per client",
+)
 
 
 def _proved_if(ctx, proof: str, ok: bool, **kw):
@@ -156,8 +190,15 @@ def _mp_minimizers(problem, alpha, gamma, theta: Theta, dps: int = 60) -> dict:
         x_tilde = mpmath.lu_solve(Hq, bq)
         x_star = mpmath.lu_solve(H, b_vec)
         C = max(mpmath.norm(mpmath.matrix(ci.tolist())) for ci in problem.c)
-        return {"x_tilde": x_tilde, "x_star": x_star, "dist": mpmath.norm(x_tilde - x_star),
-                "a": min(q_eigs), "b": max(q_eigs), "C": C, "Hq": Hq}
+        return {
+            "x_tilde": x_tilde,
+            "x_star": x_star,
+            "dist": mpmath.norm(x_tilde - x_star),
+            "a": min(q_eigs),
+            "b": max(q_eigs),
+            "C": C,
+            "Hq": Hq,
+        }
 
 
 def _figure(n: int):
@@ -167,4 +208,3 @@ def _figure(n: int):
 
 def _figure_data(n: int, seed: int = 0) -> dict:
     return figure_data(FIGURES, f"figure_{n}", seed)
-

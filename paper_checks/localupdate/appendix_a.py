@@ -1,6 +1,7 @@
 """Charles & Konečný, arXiv:2103.05032, Appendix A and Table 1: FedAvg, model-delta and the special cases of
 LocalUpdate, run on the driver against literal implementations.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,13 +15,14 @@ from fedtheory.problems.quadratic import make_quadratic
 
 from ._common import _TABLE1_CONTROL
 
+
 @claim(
     id="localupdate/section-a/fedavg-is-localupdate",
     ref="Appendix A",
     title="FedAvg (local SGD with model averaging) is LocalUpdate with Θ_{1:K}, server GD with η = γ",
     statement=r"With $M$ sampled clients each taking $K$ mini-batch SGD steps of rate $\gamma$ and $x_{t+1}=\frac1M\sum_{i\in I_t}x_t^i$: "
-              r"$x_{t+1}=x_t-\gamma\frac1M\sum_{i\in I_t}\sum_kg_k^i$, i.e. LocalUpdate with $\Theta_{1:K}$ and ServerOpt = GD, $\eta=\gamma$ "
-              r"(FedProx alike with $\alpha>0$).",
+    r"$x_{t+1}=x_t-\gamma\frac1M\sum_{i\in I_t}\sum_kg_k^i$, i.e. LocalUpdate with $\Theta_{1:K}$ and ServerOpt = GD, $\eta=\gamma$ "
+    r"(FedProx alike with $\alpha>0$).",
     kind="simulation",
     controls=[_TABLE1_CONTROL],
 )
@@ -34,9 +36,13 @@ def fedavg_is_localupdate(ctx):
         h = run_local_update(fed, algo, np.zeros(4), T, batch_size=B, clients_per_round=M, seed=seed).to_numpy()
         ref = _model_averaging_reference(fed, np.zeros(4), T, K, gamma, alpha, B, M, seed)
         worst = max(worst, float(np.abs(h.x - ref).max() / max(np.abs(ref).max(), 1)))
-    return ctx.decide(worst <= 1e-12, measured={"max_relative_iterate_gap": worst}, tolerance={"relative": 1e-12},
-                      notes="Reference: clients' models averaged (Appendix A), the same seeded client and batch draws "
-                            "as the driver (clients i.i.d. from P, then K batches per client).")
+    return ctx.decide(
+        worst <= 1e-12,
+        measured={"max_relative_iterate_gap": worst},
+        tolerance={"relative": 1e-12},
+        notes="Reference: clients' models averaged (Appendix A), the same seeded client and batch draws "
+        "as the driver (clients i.i.d. from P, then K batches per client).",
+    )
 
 
 def _ls_batch_grad(fed, i, S, x):
@@ -80,20 +86,32 @@ def _model_averaging_reference(fed, x0, T, K, gamma, alpha, B, M, seed):
     ref="Appendix A",
     title="Model-delta averaging uses the product ηγ; at γ = 0 it makes no progress, LocalUpdate does",
     statement=r"With $x_{t+1}=x_t-\frac\eta M\sum_{i\in I_t}(x_t-x_t^i)$: $x_{t+1}=x_t-\frac{\eta\gamma}M\sum_i\sum_kg_k^i$ "
-              r"(LocalUpdate with server rate $\eta\gamma$), so at $\gamma=0$, $x_{t+1}=x_t$, while LocalUpdate with $\gamma=0$ "
-              r"and $\eta>0$ (FedSGD) moves.",
+    r"(LocalUpdate with server rate $\eta\gamma$), so at $\gamma=0$, $x_{t+1}=x_t$, while LocalUpdate with $\gamma=0$ "
+    r"and $\eta>0$ (FedSGD) moves.",
     kind="simulation",
-    controls=[Control("server-rate-eta", "model-delta averaging equated with LocalUpdate at server rate η instead of "
-                                         "ηγ: false a priori for γ ≠ 1 (the local steps carry the factor γ)",
-                                         {"server_rate": "eta"})],
+    controls=[
+        Control(
+            "server-rate-eta",
+            "model-delta averaging equated with LocalUpdate at server rate η instead of "
+            "ηγ: false a priori for γ ≠ 1 (the local steps carry the factor γ)",
+            {"server_rate": "eta"},
+        )
+    ],
 )
 def model_delta(ctx):
     seed = int(ctx.rng.integers(2**31))
     fed = LeastSquaresFederation.random(4, 12, 3, seed=seed)
     K, gamma, eta, B, M, T = 4, 0.04, 2.5, 4, 2, 15
     server_lr = eta * gamma if ctx.param("server_rate", "eta*gamma") == "eta*gamma" else eta
-    h = run_local_update(fed, LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=server_lr)), np.ones(3), T,
-                         batch_size=B, clients_per_round=M, seed=seed).to_numpy()
+    h = run_local_update(
+        fed,
+        LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=server_lr)),
+        np.ones(3),
+        T,
+        batch_size=B,
+        clients_per_round=M,
+        seed=seed,
+    ).to_numpy()
     rng = np.random.default_rng(seed)
     x = np.ones(3)
     xs = [x.copy()]
@@ -108,36 +126,51 @@ def model_delta(ctx):
         x = x - eta * delta
         xs.append(x.copy())
     gap = float(np.abs(h.x - np.array(xs)).max())
-    frozen = run_local_update(fed, LocalUpdate(Theta.uniform(K), 0.0, 0.0, ServerOpt("gd", lr=eta * 0.0 + 1e-300)),
-                              np.ones(3), 3, seed=seed).to_numpy()
-    moves = run_local_update(fed, LocalUpdate(Theta.uniform(K), 0.0, 0.0, ServerOpt("gd", lr=0.1)), np.ones(3), 3,
-                             seed=seed).to_numpy()
+    frozen = run_local_update(
+        fed, LocalUpdate(Theta.uniform(K), 0.0, 0.0, ServerOpt("gd", lr=eta * 0.0 + 1e-300)), np.ones(3), 3, seed=seed
+    ).to_numpy()
+    moves = run_local_update(
+        fed, LocalUpdate(Theta.uniform(K), 0.0, 0.0, ServerOpt("gd", lr=0.1)), np.ones(3), 3, seed=seed
+    ).to_numpy()
     ok = gap <= 1e-12 and np.abs(frozen.x[-1] - 1).max() < 1e-250 and np.abs(moves.x[-1] - 1).max() > 1e-3
-    return ctx.decide(ok, measured={"model_delta_vs_localupdate_eta_gamma": gap,
-                                    "localupdate_gamma0_moves_by": float(np.abs(moves.x[-1] - 1).max())},
-                      tolerance={"iterates": 1e-12},
-                      notes="Model-delta at γ = 0 is LocalUpdate with server rate ηγ = 0 (represented by a 1e-300 step, "
-                            "ServerOpt needs lr > 0): x stays put; decoupled LocalUpdate (η independent of γ) is FedSGD.")
+    return ctx.decide(
+        ok,
+        measured={
+            "model_delta_vs_localupdate_eta_gamma": gap,
+            "localupdate_gamma0_moves_by": float(np.abs(moves.x[-1] - 1).max()),
+        },
+        tolerance={"iterates": 1e-12},
+        notes="Model-delta at γ = 0 is LocalUpdate with server rate ηγ = 0 (represented by a 1e-300 step, "
+        "ServerOpt needs lr > 0): x stays put; decoupled LocalUpdate (η independent of γ) is FedSGD.",
+    )
 
 
 # ============================================================================================
 # Table 1: special cases of LocalUpdate, run on the driver against literal implementations
 # ============================================================================================
 
+
 def _table1_run(fed, algo, x0, T, *, B, M, seed, scheme="with_replacement", extra_step: bool = False):
     """The driver's iterates; ``extra_step`` (a negative control) appends one local step to Θ (an off-by-one in K)."""
     if extra_step:
-        algo = LocalUpdate(Theta(np.r_[algo.theta.weights, algo.theta.weights[-1]]), algo.alpha, algo.gamma, algo.server)
-    return run_local_update(fed, algo, x0, T, batch_size=B, clients_per_round=M, client_sampling=scheme,
-                            seed=seed).to_numpy().x
-
+        algo = LocalUpdate(
+            Theta(np.r_[algo.theta.weights, algo.theta.weights[-1]]), algo.alpha, algo.gamma, algo.server
+        )
+    return (
+        run_local_update(fed, algo, x0, T, batch_size=B, clients_per_round=M, client_sampling=scheme, seed=seed)
+        .to_numpy()
+        .x
+    )
 
 
 def _table1_decide(ctx, gap, what, notes=""):
-    return ctx.decide(gap <= 1e-12, measured={"max_relative_iterate_gap": gap}, tolerance={"relative": 1e-12,
-                      "why": "same float64 operations up to summation order"},
-                      notes=f"Reference: {what}, written literally in this claim; the same seeded client and batch draws "
-                            f"as the driver (clients, then each step's mini-batch). " + notes)
+    return ctx.decide(
+        gap <= 1e-12,
+        measured={"max_relative_iterate_gap": gap},
+        tolerance={"relative": 1e-12, "why": "same float64 operations up to summation order"},
+        notes=f"Reference: {what}, written literally in this claim; the same seeded client and batch draws "
+        f"as the driver (clients, then each step's mini-batch). " + notes,
+    )
 
 
 def _rel_gap(a, b):
@@ -149,16 +182,28 @@ def _table1_fed(ctx, n):
     return LeastSquaresFederation.random(n, [9 + 2 * i for i in range(n)], 3, seed=seed), seed
 
 
-@claim(id="localupdate/table-1/minibatch-sgd", ref="Table 1",
-       title="Mini-batch SGD = LocalUpdate with Θ_1, |P| = 1, α = 0, γ = 0",
-       statement=r"Table 1: with one client, $\Theta=\Theta_1$, $\alpha=0$, $\gamma=0$ and ServerOpt = GD, LocalUpdate is "
-                 r"mini-batch SGD $x_{t+1}=x_t-\eta\frac1B\sum_{z\in S_t}\nabla f(x_t;z)$.",
-       kind="simulation", controls=[_TABLE1_CONTROL])
+@claim(
+    id="localupdate/table-1/minibatch-sgd",
+    ref="Table 1",
+    title="Mini-batch SGD = LocalUpdate with Θ_1, |P| = 1, α = 0, γ = 0",
+    statement=r"Table 1: with one client, $\Theta=\Theta_1$, $\alpha=0$, $\gamma=0$ and ServerOpt = GD, LocalUpdate is "
+    r"mini-batch SGD $x_{t+1}=x_t-\eta\frac1B\sum_{z\in S_t}\nabla f(x_t;z)$.",
+    kind="simulation",
+    controls=[_TABLE1_CONTROL],
+)
 def table1_sgd(ctx):
     fed, seed = _table1_fed(ctx, 1)
     eta, B, T = 0.05, 4, 25
-    xs = _table1_run(fed, LocalUpdate(Theta.uniform(1), 0.0, 0.0, ServerOpt("gd", lr=eta)), np.zeros(3), T,
-                     B=B, M=None, seed=seed, extra_step=ctx.param("extra_step", False))
+    xs = _table1_run(
+        fed,
+        LocalUpdate(Theta.uniform(1), 0.0, 0.0, ServerOpt("gd", lr=eta)),
+        np.zeros(3),
+        T,
+        B=B,
+        M=None,
+        seed=seed,
+        extra_step=ctx.param("extra_step", False),
+    )
     rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
     for _ in range(T):
         _, batches = _draws(rng, fed, None, B, 1)
@@ -167,16 +212,28 @@ def table1_sgd(ctx):
     return _table1_decide(ctx, _rel_gap(xs, ref), "SGD on the client's mini-batches")
 
 
-@claim(id="localupdate/table-1/lookahead", ref="Table 1",
-       title="Lookahead = LocalUpdate with Θ_{1:K}, |P| = 1, α = 0, γ > 0",
-       statement=r"Table 1 (Zhang et al., 2019): $K$ fast SGD steps of rate $\gamma$ from the slow weights $\phi$, then "
-                 r"$\phi\leftarrow\phi+a(\theta_K-\phi)$ — LocalUpdate with one client, $\Theta_{1:K}$, server GD with $\eta=a\gamma$.",
-       kind="simulation", controls=[_TABLE1_CONTROL])
+@claim(
+    id="localupdate/table-1/lookahead",
+    ref="Table 1",
+    title="Lookahead = LocalUpdate with Θ_{1:K}, |P| = 1, α = 0, γ > 0",
+    statement=r"Table 1 (Zhang et al., 2019): $K$ fast SGD steps of rate $\gamma$ from the slow weights $\phi$, then "
+    r"$\phi\leftarrow\phi+a(\theta_K-\phi)$ — LocalUpdate with one client, $\Theta_{1:K}$, server GD with $\eta=a\gamma$.",
+    kind="simulation",
+    controls=[_TABLE1_CONTROL],
+)
 def table1_lookahead(ctx):
     fed, seed = _table1_fed(ctx, 1)
     K, gamma, a, B, T = 5, 0.05, 0.5, 3, 20
-    xs = _table1_run(fed, LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=a * gamma)), np.zeros(3), T,
-                     B=B, M=None, seed=seed, extra_step=ctx.param("extra_step", False))
+    xs = _table1_run(
+        fed,
+        LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=a * gamma)),
+        np.zeros(3),
+        T,
+        B=B,
+        M=None,
+        seed=seed,
+        extra_step=ctx.param("extra_step", False),
+    )
     rng, phi_w, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
     for _ in range(T):
         _, batches = _draws(rng, fed, None, B, K)
@@ -188,16 +245,28 @@ def table1_lookahead(ctx):
     return _table1_decide(ctx, _rel_gap(xs, ref), "Lookahead's fast/slow weights")
 
 
-@claim(id="localupdate/table-1/fedsgd", ref="Table 1",
-       title="FedSGD = LocalUpdate with Θ_{1:K}, α = 0, γ = 0",
-       statement=r"Table 1: with $\gamma=0$ every local gradient is taken at $x_t$, so each client sends $\sum_{k\le K}g_k(x_t)$: "
-                 r"FedSGD (McMahan et al., 2017) with $K$ mini-batches per client.",
-       kind="simulation", controls=[_TABLE1_CONTROL])
+@claim(
+    id="localupdate/table-1/fedsgd",
+    ref="Table 1",
+    title="FedSGD = LocalUpdate with Θ_{1:K}, α = 0, γ = 0",
+    statement=r"Table 1: with $\gamma=0$ every local gradient is taken at $x_t$, so each client sends $\sum_{k\le K}g_k(x_t)$: "
+    r"FedSGD (McMahan et al., 2017) with $K$ mini-batches per client.",
+    kind="simulation",
+    controls=[_TABLE1_CONTROL],
+)
 def table1_fedsgd(ctx):
     fed, seed = _table1_fed(ctx, 5)
     K, eta, B, M, T = 3, 0.02, 3, 3, 20
-    xs = _table1_run(fed, LocalUpdate(Theta.uniform(K), 0.0, 0.0, ServerOpt("gd", lr=eta)), np.zeros(3), T,
-                     B=B, M=M, seed=seed, extra_step=ctx.param("extra_step", False))
+    xs = _table1_run(
+        fed,
+        LocalUpdate(Theta.uniform(K), 0.0, 0.0, ServerOpt("gd", lr=eta)),
+        np.zeros(3),
+        T,
+        B=B,
+        M=M,
+        seed=seed,
+        extra_step=ctx.param("extra_step", False),
+    )
     rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
     for _ in range(T):
         idx, batches = _draws(rng, fed, M, B, K)
@@ -207,17 +276,30 @@ def table1_fedsgd(ctx):
     return _table1_decide(ctx, _rel_gap(xs, ref), "FedSGD: K mini-batch gradients at the server point per client")
 
 
-@claim(id="localupdate/table-1/fedavg-reptile", ref="Table 1",
-       title="FedAvg / Reptile = LocalUpdate with Θ_{1:K}, α = 0, γ > 0",
-       statement=r"Table 1: Reptile (Nichol et al., 2018) — each task runs $K$ SGD steps to $\tilde\phi_i$ and "
-                 r"$x\leftarrow x+\epsilon\frac1M\sum_i(\tilde\phi_i-x)$ — is LocalUpdate with $\Theta_{1:K}$, server GD $\eta=\epsilon\gamma$ "
-                 r"($\epsilon=1$: FedAvg, Appendix A).",
-       kind="simulation", controls=[_TABLE1_CONTROL])
+@claim(
+    id="localupdate/table-1/fedavg-reptile",
+    ref="Table 1",
+    title="FedAvg / Reptile = LocalUpdate with Θ_{1:K}, α = 0, γ > 0",
+    statement=r"Table 1: Reptile (Nichol et al., 2018) — each task runs $K$ SGD steps to $\tilde\phi_i$ and "
+    r"$x\leftarrow x+\epsilon\frac1M\sum_i(\tilde\phi_i-x)$ — is LocalUpdate with $\Theta_{1:K}$, server GD $\eta=\epsilon\gamma$ "
+    r"($\epsilon=1$: FedAvg, Appendix A).",
+    kind="simulation",
+    controls=[_TABLE1_CONTROL],
+)
 def table1_reptile(ctx):
     fed, seed = _table1_fed(ctx, 5)
     K, gamma, eps_meta, B, M, T = 4, 0.05, 0.7, 3, 2, 20
-    xs = _table1_run(fed, LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=eps_meta * gamma)), np.zeros(3),
-                     T, B=B, M=M, seed=seed, scheme="without_replacement", extra_step=ctx.param("extra_step", False))
+    xs = _table1_run(
+        fed,
+        LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=eps_meta * gamma)),
+        np.zeros(3),
+        T,
+        B=B,
+        M=M,
+        seed=seed,
+        scheme="without_replacement",
+        extra_step=ctx.param("extra_step", False),
+    )
     rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
     for _ in range(T):
         idx, batches = _draws(rng, fed, M, B, K, scheme="without_replacement")
@@ -229,34 +311,62 @@ def table1_reptile(ctx):
             step += (fed.n * fed.p[i] / M) * (phi_i - x)
         x = x + eps_meta * step
         ref.append(x.copy())
-    return _table1_decide(ctx, _rel_gap(xs, ref), "Reptile's meta-step on the tasks' adapted weights",
-                          "Clients sampled without replacement, weighted n·p_i/M (unbiased; the paper's experiments).")
+    return _table1_decide(
+        ctx,
+        _rel_gap(xs, ref),
+        "Reptile's meta-step on the tasks' adapted weights",
+        "Clients sampled without replacement, weighted n·p_i/M (unbiased; the paper's experiments).",
+    )
 
 
-@claim(id="localupdate/table-1/fedprox", ref="Table 1",
-       title="FedProx / MetaMinibatchProx = LocalUpdate with Θ_{1:K}, α > 0, γ > 0",
-       statement=r"Table 1: clients take $K$ SGD steps on $f_i(\cdot)+\frac\alpha2\|\cdot-x_t\|^2$ and the server averages the "
-                 r"models — LocalUpdate with $\Theta_{1:K}$, $\alpha>0$, server GD $\eta=\gamma$.",
-       kind="simulation", controls=[_TABLE1_CONTROL])
+@claim(
+    id="localupdate/table-1/fedprox",
+    ref="Table 1",
+    title="FedProx / MetaMinibatchProx = LocalUpdate with Θ_{1:K}, α > 0, γ > 0",
+    statement=r"Table 1: clients take $K$ SGD steps on $f_i(\cdot)+\frac\alpha2\|\cdot-x_t\|^2$ and the server averages the "
+    r"models — LocalUpdate with $\Theta_{1:K}$, $\alpha>0$, server GD $\eta=\gamma$.",
+    kind="simulation",
+    controls=[_TABLE1_CONTROL],
+)
 def table1_fedprox(ctx):
     fed, seed = _table1_fed(ctx, 5)
     K, gamma, alpha, B, M, T = 5, 0.05, 1.3, 3, 3, 20
-    xs = _table1_run(fed, LocalUpdate(Theta.uniform(K), alpha, gamma, ServerOpt("gd", lr=gamma)), np.zeros(3), T,
-                     B=B, M=M, seed=seed, extra_step=ctx.param("extra_step", False))
+    xs = _table1_run(
+        fed,
+        LocalUpdate(Theta.uniform(K), alpha, gamma, ServerOpt("gd", lr=gamma)),
+        np.zeros(3),
+        T,
+        B=B,
+        M=M,
+        seed=seed,
+        extra_step=ctx.param("extra_step", False),
+    )
     ref = _model_averaging_reference(fed, np.zeros(3), T, K, gamma, alpha, B, M, seed)
     return _table1_decide(ctx, _rel_gap(xs, ref), "proximal local SGD with model averaging")
 
 
-@claim(id="localupdate/table-1/fomaml", ref="Table 1",
-       title="FOMAML = LocalUpdate with Θ_K, α = 0, γ > 0",
-       statement=r"Table 1: first-order MAML — adapt with $K-1$ SGD steps, send the (first-order) gradient at the adapted point, "
-                 r"meta-step with rate $\beta$ — is LocalUpdate with $\Theta_K$, server GD $\eta=\beta$.",
-       kind="simulation", controls=[_TABLE1_CONTROL])
+@claim(
+    id="localupdate/table-1/fomaml",
+    ref="Table 1",
+    title="FOMAML = LocalUpdate with Θ_K, α = 0, γ > 0",
+    statement=r"Table 1: first-order MAML — adapt with $K-1$ SGD steps, send the (first-order) gradient at the adapted point, "
+    r"meta-step with rate $\beta$ — is LocalUpdate with $\Theta_K$, server GD $\eta=\beta$.",
+    kind="simulation",
+    controls=[_TABLE1_CONTROL],
+)
 def table1_fomaml(ctx):
     fed, seed = _table1_fed(ctx, 5)
     K, gamma, beta, B, M, T = 4, 0.05, 0.1, 3, 3, 20
-    xs = _table1_run(fed, LocalUpdate(Theta.last(K), 0.0, gamma, ServerOpt("gd", lr=beta)), np.zeros(3), T,
-                     B=B, M=M, seed=seed, extra_step=ctx.param("extra_step", False))
+    xs = _table1_run(
+        fed,
+        LocalUpdate(Theta.last(K), 0.0, gamma, ServerOpt("gd", lr=beta)),
+        np.zeros(3),
+        T,
+        B=B,
+        M=M,
+        seed=seed,
+        extra_step=ctx.param("extra_step", False),
+    )
     rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
     for _ in range(T):
         idx, batches = _draws(rng, fed, M, B, K)
@@ -271,10 +381,14 @@ def table1_fomaml(ctx):
     return _table1_decide(ctx, _rel_gap(xs, ref), "FOMAML's adapted-point gradient")
 
 
-@claim(id="localupdate/table-1/maml", ref="Table 1",
-       title="MAML = LocalUpdate with Θ_{2K+1}, α = 0, on quadratics (full batch; Theorem 2)",
-       statement=r"Table 1: MAML with $K$ full-batch inner steps on quadratic clients is LocalUpdate with $\Theta_{2K+1}$, $\alpha=0$.",
-       kind="simulation", controls=[_TABLE1_CONTROL])
+@claim(
+    id="localupdate/table-1/maml",
+    ref="Table 1",
+    title="MAML = LocalUpdate with Θ_{2K+1}, α = 0, on quadratics (full batch; Theorem 2)",
+    statement=r"Table 1: MAML with $K$ full-batch inner steps on quadratic clients is LocalUpdate with $\Theta_{2K+1}$, $\alpha=0$.",
+    kind="simulation",
+    controls=[_TABLE1_CONTROL],
+)
 def table1_maml(ctx):
     """Three runs, iterate for iterate: the driver with MAML clients (exact Jacobians through the inner steps, stepwise
     path), the driver with LocalUpdate(Θ_{2K+1}), and MAML written here with dense Jacobian products."""
@@ -284,8 +398,17 @@ def table1_maml(ctx):
     server = ServerOpt("gd", lr=beta)
     a = run_local_update(problem, MAML(K, gamma, server), np.zeros(4), T, path="stepwise").to_numpy().x
     # control: Θ_{2K+2} (an off-by-one in K) in place of Θ_{2K+1}
-    b = run_local_update(problem, LocalUpdate(Theta.last(2 * K + 1 + ctx.param("extra_step", False)), 0.0, gamma,
-                                              server), np.zeros(4), T, path="stepwise").to_numpy().x
+    b = (
+        run_local_update(
+            problem,
+            LocalUpdate(Theta.last(2 * K + 1 + ctx.param("extra_step", False)), 0.0, gamma, server),
+            np.zeros(4),
+            T,
+            path="stepwise",
+        )
+        .to_numpy()
+        .x
+    )
     x, ref = np.zeros(4), [np.zeros(4)]
     for _ in range(T):
         g = np.zeros(4)
@@ -298,7 +421,9 @@ def table1_maml(ctx):
         x = x - beta * g
         ref.append(x.copy())
     gap = max(_rel_gap(a, ref), _rel_gap(b, ref))
-    return _table1_decide(ctx, gap, "MAML by dense forward Jacobians J = Π(I − γA_i)",
-                          "The driver's MAML uses the reverse recursion (numpy) or torch autograd (torch backend).")
-
-
+    return _table1_decide(
+        ctx,
+        gap,
+        "MAML by dense forward Jacobians J = Π(I − γA_i)",
+        "The driver's MAML uses the reverse recursion (numpy) or torch autograd (torch backend).",
+    )

@@ -1,6 +1,7 @@
 """Charles & Konečný, arXiv:2103.05032, Section 4.1: Lemma 1 (and Lemmas 8–10), Lemmas 2–4, 6 and 11 —
 the surrogate's condition number κ(α, γ, Θ).
 """
+
 from __future__ import annotations
 
 import math
@@ -10,8 +11,15 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.algorithms.surrogate import (
-    distortion_eigenvalues, kappa, kappa_bound_last, kappa_bound_uniform, phi, psi, surrogate_grad,
-    surrogate_hessian, surrogate_minimizer,
+    distortion_eigenvalues,
+    kappa,
+    kappa_bound_last,
+    kappa_bound_uniform,
+    phi,
+    psi,
+    surrogate_grad,
+    surrogate_hessian,
+    surrogate_minimizer,
 )
 from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import Box, Custom, NonnegWeights, Product, quadratic_instance_param
@@ -22,13 +30,24 @@ from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 from fedtheory.symbolic import distortion as sym, tradeoff as symt
 
 from ._common import (
-    EPS, _FEV, _PROOFS, _aligned_instance, _attaining, _instance_from_json, _instance_json, _mp_distortion,
-    _mp_matrix, _probe_instances, _proved_if, _random_instance,
+    EPS,
+    _FEV,
+    _PROOFS,
+    _aligned_instance,
+    _attaining,
+    _instance_from_json,
+    _instance_json,
+    _mp_distortion,
+    _mp_matrix,
+    _probe_instances,
+    _proved_if,
+    _random_instance,
 )
 
 # ============================================================================================
 # Section 4.1: Lemma 1 (and Lemmas 8–10), Lemmas 2–4, condition numbers
 # ============================================================================================
+
 
 def _lemma1_min_q(lam, alpha, gamma, theta: Theta, dps: int = 50) -> mpmath.mpf:
     """min_j Σ_k θ_k (1 − γ(λ_j + α))^{k−1} in high precision (no under/overflow, exact signs)."""
@@ -37,7 +56,7 @@ def _lemma1_min_q(lam, alpha, gamma, theta: Theta, dps: int = 50) -> mpmath.mpf:
         for lj in np.ravel(lam):
             m = 1 - mpmath.mpf(gamma) * (mpmath.mpf(float(lj)) + mpmath.mpf(alpha))
             if theta.kind == "uniform":
-                values.append(mpmath.mpf(theta.K) if m == 1 else (1 - m ** theta.K) / (1 - m))
+                values.append(mpmath.mpf(theta.K) if m == 1 else (1 - m**theta.K) / (1 - m))
             elif theta.kind == "last":
                 values.append(m ** (theta.K - 1))
             else:
@@ -55,15 +74,20 @@ _LEMMA1_NEAR_ZERO_Q = {"theta": [1e-6, 1.0], "alpha": 0.0, "gamma": (1 - 1e-9) /
     ref="Lemma 1",
     title="γ < 1/(L+α) makes every distortion matrix positive definite and f̃ strongly convex",
     statement=r"Under Assumption 1, if $\gamma<(L+\alpha)^{-1}$ then for all $i$, $Q_i(\alpha,\gamma,\Theta)\succ0$ and "
-              r"$\tilde f(x,\alpha,\gamma,\Theta)$ is strongly convex (any $\alpha\ge0$, $\gamma\ge0$, $\Theta\ge0$ with finite non-zero support).",
+    r"$\tilde f(x,\alpha,\gamma,\Theta)$ is strongly convex (any $\alpha\ge0$, $\gamma\ge0$, $\Theta\ge0$ with finite non-zero support).",
     kind="probe",
-    controls=[Control('q-floor-1e-3', "Q_i ⪰ 10⁻³·w(Θ)·I claimed (a uniform positive floor): false, since min q/w "
-                                      "→ 0 as γ → 1/(L+α) with Θ = (θ₁, θ₂), θ₁ → 0 (q(L) = θ₁ + θ₂(1 − γ(L+α))); "
-                                      "the check evaluates such an instance (θ₁ = 10⁻⁶, γ(L+α) = 1 − 10⁻⁹) on every "
-                                      "run, where min q/w ≈ 1.0e-6 < 10⁻³, so the control fires by construction at "
-                                      "any seed (plain random sampling off; without that instance only the probe's "
-                                      "optimizer crosses, ≈ 2e-5).",
-                                      {'q_floor': 0.001, 'plain_sampling': False})],
+    controls=[
+        Control(
+            'q-floor-1e-3',
+            "Q_i ⪰ 10⁻³·w(Θ)·I claimed (a uniform positive floor): false, since min q/w "
+            "→ 0 as γ → 1/(L+α) with Θ = (θ₁, θ₂), θ₁ → 0 (q(L) = θ₁ + θ₂(1 − γ(L+α))); "
+            "the check evaluates such an instance (θ₁ = 10⁻⁶, γ(L+α) = 1 − 10⁻⁹) on every "
+            "run, where min q/w ≈ 1.0e-6 < 10⁻³, so the control fires by construction at "
+            "any seed (plain random sampling off; without that instance only the probe's "
+            "optimizer crosses, ≈ 2e-5).",
+            {'q_floor': 0.001, 'plain_sampling': False},
+        )
+    ],
 )
 def lemma_1(ctx):
     """Random sampling and an adversarial probe over (Θ, α, γ, spectra, rotations, weights).
@@ -73,7 +97,7 @@ def lemma_1(ctx):
     """
     rng = ctx.rng
     n_samples = (400 if ctx.full else 100) if ctx.param("plain_sampling", True) else 0
-    floor = ctx.param("q_floor", 0.0)          # a control's claimed lower bound on min q / w(Θ)
+    floor = ctx.param("q_floor", 0.0)  # a control's claimed lower bound on min q / w(Θ)
     worst_min_q = mpmath.inf
     worst_hessian_ratio = np.inf
     for _ in range(n_samples):
@@ -82,8 +106,11 @@ def lemma_1(ctx):
         L = mu * float(10 ** rng.uniform(0, 3))
         kind = rng.choice(["uniform", "last", "general"])
         K = int(10 ** rng.uniform(0, 6)) if kind != "general" else int(rng.integers(1, 40))
-        theta = {"uniform": lambda: Theta.uniform(K), "last": lambda: Theta.last(K),
-                 "general": lambda: Theta(rng.exponential(size=K) * (rng.uniform(size=K) < 0.5) + np.eye(K)[-1])}[kind]()
+        theta = {
+            "uniform": lambda: Theta.uniform(K),
+            "last": lambda: Theta.last(K),
+            "general": lambda: Theta(rng.exponential(size=K) * (rng.uniform(size=K) < 0.5) + np.eye(K)[-1]),
+        }[kind]()
         alpha = float(rng.choice([0.0, 10 ** rng.uniform(-3, 1)]))
         gamma = (1 - float(10 ** rng.uniform(-12, 0))) / (L + alpha)  # often within 1e-12 of the bound
         problem = make_quadratic(int(rng.integers(1, 5)), d, mu=mu, L=L, weights="random", seed=rng)
@@ -99,40 +126,64 @@ def lemma_1(ctx):
         if lb > 1e3 * resolution:
             worst_hessian_ratio = min(worst_hessian_ratio, (ev[0] + resolution) / lb)
         if min_q <= floor * theta.w:
-            return ctx.refuted(measured={"min_q": float(min_q)},
-                               counterexample={"problem": problem.to_json(), "alpha": alpha, "gamma": gamma,
-                                               "theta": theta.weights.tolist()})
+            return ctx.refuted(
+                measured={"min_q": float(min_q)},
+                counterexample={
+                    "problem": problem.to_json(),
+                    "alpha": alpha,
+                    "gamma": gamma,
+                    "theta": theta.weights.tolist(),
+                },
+            )
 
     def violation(inst):
         th = Theta(inst["theta"])
         return -float(_lemma1_min_q(np.asarray(inst["lam"]), inst["alpha"], inst["gamma"], th, dps=30)) / th.w
 
     def decode(z):
-        raw = Product(theta=NonnegWeights(8), alpha=Box(0.0, 10.0), frac=Box(0.0, 1.0, open_hi=True),
-                      lam=Custom(4, lambda u: np.sort(1 + 99 * (1 + np.sin(u)) / 2))).decode(z)
+        raw = Product(
+            theta=NonnegWeights(8),
+            alpha=Box(0.0, 10.0),
+            frac=Box(0.0, 1.0, open_hi=True),
+            lam=Custom(4, lambda u: np.sort(1 + 99 * (1 + np.sin(u)) / 2)),
+        ).decode(z)
         lam = raw["lam"]
         lam[0], lam[-1] = 1.0, 100.0  # μ = 1 and L = 100 attained
         return {"theta": raw["theta"], "alpha": raw["alpha"], "gamma": raw["frac"] / (100.0 + raw["alpha"]), "lam": lam}
 
     param = Custom(14, decode, sample=lambda r: r.normal(size=14) * 2)
-    result = probe(violation, param, seed=rng, n_random=48 if not ctx.full else 256, n_starts=4 if not ctx.full else 8,
-                   maxiter=60 if not ctx.full else 300, target=0.0, options=_FEV[ctx.full])
+    result = probe(
+        violation,
+        param,
+        seed=rng,
+        n_random=48 if not ctx.full else 256,
+        n_starts=4 if not ctx.full else 8,
+        maxiter=60 if not ctx.full else 300,
+        target=0.0,
+        options=_FEV[ctx.full],
+    )
     probe_worst = -result.worst_value
     near_zero = -_attaining(violation, _LEMMA1_NEAR_ZERO_Q, neutral=-np.inf)
     ok = worst_min_q > floor and probe_worst > floor and near_zero > floor and worst_hessian_ratio >= 1
     return ctx.decide(
         ok,
-        measured={"random_min_q_over_w": mpmath.nstr(worst_min_q, 6), "probe_min_q_over_w": probe_worst,
-                  "near_attaining_instance_min_q_over_w": near_zero,
-                  "min_hessian_eig_over_weyl_bound": float(worst_hessian_ratio), "probe_evaluations": result.n_evaluations,
-                  **_probe_phases(result)},
-        tolerance={"sign": "decided in 50-digit arithmetic (30 in the probe), strict > 0",
-                   "hessian": "λ_min(∇²f̃) + 16·d·eps·‖∇²f̃‖ ≥ Weyl bound Σp_i min_j q(λ_ij)λ_ij where that bound "
-                              "exceeds 10³× the eigvalsh resolution"},
+        measured={
+            "random_min_q_over_w": mpmath.nstr(worst_min_q, 6),
+            "probe_min_q_over_w": probe_worst,
+            "near_attaining_instance_min_q_over_w": near_zero,
+            "min_hessian_eig_over_weyl_bound": float(worst_hessian_ratio),
+            "probe_evaluations": result.n_evaluations,
+            **_probe_phases(result),
+        },
+        tolerance={
+            "sign": "decided in 50-digit arithmetic (30 in the probe), strict > 0",
+            "hessian": "λ_min(∇²f̃) + 16·d·eps·‖∇²f̃‖ ≥ Weyl bound Σp_i min_j q(λ_ij)λ_ij where that bound "
+            "exceeds 10³× the eigvalsh resolution",
+        },
         counterexample=None if ok else {"probe": result.to_json()},
         notes="Q_i is diagonal in A_i's eigenbasis with entries q(λ)=Σθ_k m^{k−1}, m=1−γ(λ+α)∈(0,1] under the hypothesis. "
-              "K log-uniform up to 10⁶ for Θ_{1:K} and Θ_K; γ within 1e-12 of 1/(L+α). At γ = 1/(L+α) the conclusion "
-              "fails (Θ_2: q(L) = 0), so the strict hypothesis is needed.",
+        "K log-uniform up to 10⁶ for Θ_{1:K} and Θ_K; γ within 1e-12 of 1/(L+α). At γ = 1/(L+α) the conclusion "
+        "fails (Θ_2: q(L) = 0), so the strict hypothesis is needed.",
     )
 
 
@@ -146,15 +197,20 @@ _LEMMA8_ALIGNED = (np.array([np.diag([1.0, 2.0, 5.0]), np.diag([-1.0, 0.0, 3.0])
     ref="Lemma 8",
     title="E[λ_min(B)] I ⪯ E[B] ⪯ E[λ_max(B)] I for random symmetric B",
     statement=r"For a random symmetric $B\in\mathbb R^{d\times d}$ with finite $\mathbb E[B]$, "
-              r"$\tau_1 I\preceq\mathbb E[B]\preceq\tau_2I$ with $\tau_1=\mathbb E[\lambda_{\min}(B)]$, $\tau_2=\mathbb E[\lambda_{\max}(B)]$.",
+    r"$\tau_1 I\preceq\mathbb E[B]\preceq\tau_2I$ with $\tau_1=\mathbb E[\lambda_{\min}(B)]$, $\tau_2=\mathbb E[\lambda_{\max}(B)]$.",
     kind="probe",
-    controls=[Control('bound-tightened-0.015', "E[B] ⪯ (τ₂ − 0.015(τ₂ − τ₁))I claimed: false, since commuting B's "
-                                               "with aligned top eigenvectors attain λ_max(E B) = τ₂; the check "
-                                               "evaluates such a pair on every run, where the violation is 0 > "
-                                               "−0.015, so the control fires by construction at any seed (plain "
-                                               "random sampling off; without that pair only the probe's optimizer "
-                                               "crosses, ≈ −0.010).",
-                                               {'margin': 0.015, 'plain_sampling': False})],
+    controls=[
+        Control(
+            'bound-tightened-0.015',
+            "E[B] ⪯ (τ₂ − 0.015(τ₂ − τ₁))I claimed: false, since commuting B's "
+            "with aligned top eigenvectors attain λ_max(E B) = τ₂; the check "
+            "evaluates such a pair on every run, where the violation is 0 > "
+            "−0.015, so the control fires by construction at any seed (plain "
+            "random sampling off; without that pair only the probe's optimizer "
+            "crosses, ≈ −0.010).",
+            {'margin': 0.015, 'plain_sampling': False},
+        )
+    ],
 )
 def lemma_8(ctx):
     """Discrete distributions of symmetric (indefinite) matrices, unequal weights, d ∈ 2..6; random and probe
@@ -171,7 +227,7 @@ def lemma_8(ctx):
     def decode(z):
         n, d = 4, 3
         S = z[: n * d * d].reshape(n, d, d)
-        Bs = (S + np.swapaxes(S, 1, 2)) * np.exp(z[n * d * d: n * d * d + n])[:, None, None]
+        Bs = (S + np.swapaxes(S, 1, 2)) * np.exp(z[n * d * d : n * d * d + n])[:, None, None]
         w = np.exp(z[-n:] - z[-n:].max())
         return Bs, w / w.sum()
 
@@ -180,16 +236,30 @@ def lemma_8(ctx):
         n, d = int(rng.integers(1, 6)), int(rng.integers(2, 7))
         S = rng.normal(size=(n, d, d)) * np.exp(rng.normal(size=(n, 1, 1)) * 2)
         worst = max(worst, violation((S + np.swapaxes(S, 1, 2), rng.dirichlet(np.ones(n) * 0.5) + 1e-12)))
-    result = probe(violation, Custom(4 * 9 + 4 + 4, decode), seed=rng, n_random=32, n_starts=2 if not ctx.full else 6,
-                   maxiter=80 if not ctx.full else 400, options=_FEV[ctx.full])
+    result = probe(
+        violation,
+        Custom(4 * 9 + 4 + 4, decode),
+        seed=rng,
+        n_random=32,
+        n_starts=2 if not ctx.full else 6,
+        maxiter=80 if not ctx.full else 400,
+        options=_FEV[ctx.full],
+    )
     attained = _attaining(violation, _LEMMA8_ALIGNED, neutral=-np.inf)
     worst = max(worst, result.worst_value, attained)
-    tol = 64 * EPS - ctx.param("margin", 0.0)       # a control's tightened bound
-    return ctx.decide(worst <= tol, measured={"worst_violation_relative": worst, "probe_worst": result.worst_value,
-                                              "attaining_instance_violation": attained, **_probe_phases(result)},
-                      tolerance={"relative": tol, "why": "eigvalsh backward error ~d·eps·‖B‖ on each side"},
-                      notes="vᵀE[B]v = E[vᵀBv] ∈ [E λ_min, E λ_max] for unit v (Rayleigh). Zero violation is attained "
-                            "by commuting B's with aligned eigenvectors, so the bound is tight.")
+    tol = 64 * EPS - ctx.param("margin", 0.0)  # a control's tightened bound
+    return ctx.decide(
+        worst <= tol,
+        measured={
+            "worst_violation_relative": worst,
+            "probe_worst": result.worst_value,
+            "attaining_instance_violation": attained,
+            **_probe_phases(result),
+        },
+        tolerance={"relative": tol, "why": "eigvalsh backward error ~d·eps·‖B‖ on each side"},
+        notes="vᵀE[B]v = E[vᵀBv] ∈ [E λ_min, E λ_max] for unit v (Rayleigh). Zero violation is attained "
+        "by commuting B's with aligned eigenvectors, so the bound is tight.",
+    )
 
 
 @claim(
@@ -197,11 +267,17 @@ def lemma_8(ctx):
     ref="Lemma 9",
     title="Spectra of Q_i and Q_iA_i: q(λ) and q(λ)λ at each eigenvalue λ of A_i, same multiplicities",
     statement=r"For each eigenvalue $\lambda$ of $A_i$, $Q_i(\alpha,\gamma,\Theta)$ has the eigenvalue "
-              r"$\sum_k\theta_k(1-\gamma(\lambda+\alpha))^{k-1}$ (29) and $Q_iA_i$ the eigenvalue "
-              r"$\sum_k\theta_k(1-\gamma(\lambda+\alpha))^{k-1}\lambda$ (30), with the multiplicity of $\lambda$.",
+    r"$\sum_k\theta_k(1-\gamma(\lambda+\alpha))^{k-1}$ (29) and $Q_iA_i$ the eigenvalue "
+    r"$\sum_k\theta_k(1-\gamma(\lambda+\alpha))^{k-1}\lambda$ (30), with the multiplicity of $\lambda$.",
     kind="numeric",
-    controls=[Control("exponent-k", "(29) with exponents k in place of k − 1: Σθ_k(1 − γ(λ + α))^k, off by a factor "
-                                    "1 − γ(λ + α) ≠ 1 (γ > 0): false a priori", {"exponent_shift": True})],
+    controls=[
+        Control(
+            "exponent-k",
+            "(29) with exponents k in place of k − 1: Σθ_k(1 − γ(λ + α))^k, off by a factor "
+            "1 − γ(λ + α) ≠ 1 (γ > 0): false a priori",
+            {"exponent_shift": True},
+        )
+    ],
 )
 def lemma_9(ctx):
     """Dense Q by explicit matrix powers (independent of the spectral code) vs the formula, with repeated eigenvalues,
@@ -211,7 +287,7 @@ def lemma_9(ctx):
     for _ in range(60 if not ctx.full else 400):
         d = int(rng.integers(2, 7))
         lam = rng.uniform(0.5, 5, size=d)
-        lam[: int(rng.integers(1, d))] = lam[0]                  # a repeated eigenvalue
+        lam[: int(rng.integers(1, d))] = lam[0]  # a repeated eigenvalue
         U, _ = np.linalg.qr(rng.normal(size=(d, d)))
         A = (U * lam) @ U.T
         K = int(rng.integers(1, 12))
@@ -229,10 +305,16 @@ def lemma_9(ctx):
             worst = max(worst, float(np.max(np.abs(got - np.sort(expected))) / scale))
         worst = max(worst, float(np.abs(Q @ U - U * q).max() / (np.abs(q).max() * K)))
     tol = 1e-10
-    return ctx.decide(worst <= tol, measured={"worst_relative_error": worst}, tolerance={"relative": tol,
-                      "why": "eigvals of a non-normal product Q·A perturbs eigenvalues by ~sqrt(eps)·‖·‖ at worst; "
-                             "observed errors are ~1e-14"},
-                      notes="Multiplicities: sorted spectra compared entrywise, with repeated λ planted.")
+    return ctx.decide(
+        worst <= tol,
+        measured={"worst_relative_error": worst},
+        tolerance={
+            "relative": tol,
+            "why": "eigvals of a non-normal product Q·A perturbs eigenvalues by ~sqrt(eps)·‖·‖ at worst; "
+            "observed errors are ~1e-14",
+        },
+        notes="Multiplicities: sorted spectra compared entrywise, with repeated λ planted.",
+    )
 
 
 @claim(
@@ -240,15 +322,20 @@ def lemma_9(ctx):
     ref="Lemma 10",
     title="f̃ is L̃-smooth and μ̃-strongly convex with L̃ = E λ_max(Q_iA_i), μ̃ = E λ_min(Q_iA_i)",
     statement=r"If $\gamma<(L+\alpha)^{-1}$, $\tilde f$ is $\tilde L$-smooth and $\tilde\mu$-strongly convex with "
-              r"$\tilde L=\mathbb E_i[\lambda_{\max}(Q_iA_i)]$ (31), $\tilde\mu=\mathbb E_i[\lambda_{\min}(Q_iA_i)]$ (32).",
+    r"$\tilde L=\mathbb E_i[\lambda_{\max}(Q_iA_i)]$ (31), $\tilde\mu=\mathbb E_i[\lambda_{\min}(Q_iA_i)]$ (32).",
     kind="probe",
-    controls=[Control('slack-tightened-1e-3', "L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative "
-                                              "margin 10⁻³: false, since aligned clients (a shared eigenbasis, "
-                                              "each attaining μ and L on the same eigenvectors) have λ_max(∇²f̃) = "
-                                              "L̃; the check evaluates one aligned instance on every run, where the "
-                                              "slack is 0 > −10⁻³, so the control fires by construction at any "
-                                              "seed (plain random sampling off).",
-                                              {'margin': 0.001, 'plain_sampling': False})],
+    controls=[
+        Control(
+            'slack-tightened-1e-3',
+            "L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative "
+            "margin 10⁻³: false, since aligned clients (a shared eigenbasis, "
+            "each attaining μ and L on the same eigenvectors) have λ_max(∇²f̃) = "
+            "L̃; the check evaluates one aligned instance on every run, where the "
+            "slack is 0 > −10⁻³, so the control fires by construction at any "
+            "seed (plain random sampling off).",
+            {'margin': 0.001, 'plain_sampling': False},
+        )
+    ],
 )
 def lemma_10(ctx):
     rng = ctx.rng
@@ -260,14 +347,21 @@ def lemma_10(ctx):
     # rounding), so a bound tightened by any margin fails here by construction, whatever the seed
     attained = _attaining(lambda inst: _hessian_slack(*inst), _aligned_instance(), neutral=-np.inf)
     worst = max(worst, result.worst_value, attained)
-    tol = 64 * EPS - ctx.param("margin", 0.0)       # a control's tightened bound
-    return ctx.decide(worst <= tol, measured={"worst_normalized_slack": worst, "probe_worst": result.worst_value,
-                                              "attaining_instance_slack": attained,
-                                              "probe_evaluations": result.n_evaluations, **_probe_phases(result)},
-                      tolerance={"normalized": tol, "why": "eigvalsh is backward stable: each eigenvalue is off by ≤ c·d·eps·‖H‖"},
-                      notes="Slack max(λ_max(∇²f̃) − L̃, μ̃ − λ_min(∇²f̃))/L̃ ≤ 0 by Lemma 8 applied to Q_iA_i; normalized "
-                            "by ‖∇²f̃‖ ≤ L̃ because μ̃ can be ~1e-12·L̃ (Θ_K with γ near 1/(L+α)), where a ratio would "
-                            "measure rounding, not the lemma.")
+    tol = 64 * EPS - ctx.param("margin", 0.0)  # a control's tightened bound
+    return ctx.decide(
+        worst <= tol,
+        measured={
+            "worst_normalized_slack": worst,
+            "probe_worst": result.worst_value,
+            "attaining_instance_slack": attained,
+            "probe_evaluations": result.n_evaluations,
+            **_probe_phases(result),
+        },
+        tolerance={"normalized": tol, "why": "eigvalsh is backward stable: each eigenvalue is off by ≤ c·d·eps·‖H‖"},
+        notes="Slack max(λ_max(∇²f̃) − L̃, μ̃ − λ_min(∇²f̃))/L̃ ≤ 0 by Lemma 8 applied to Q_iA_i; normalized "
+        "by ‖∇²f̃‖ ≤ L̃ because μ̃ can be ~1e-12·L̃ (Θ_K with γ near 1/(L+α)), where a ratio would "
+        "measure rounding, not the lemma.",
+    )
 
 
 def _hessian_slack(problem, theta, alpha, gamma) -> float:
@@ -282,15 +376,20 @@ def _hessian_slack(problem, theta, alpha, gamma) -> float:
     ref="Lemma 2",
     title="cond(f̃) ≤ κ(α, γ, Θ) of eq. (9)",
     statement=r"If $\gamma<(L+\alpha)^{-1}$, then $\operatorname{cond}(\tilde f)\le\kappa(\alpha,\gamma,\Theta)="
-              r"\mathbb E_i[\lambda_{\max}(Q_iA_i)]/\mathbb E_i[\lambda_{\min}(Q_iA_i)]$.",
+    r"\mathbb E_i[\lambda_{\max}(Q_iA_i)]/\mathbb E_i[\lambda_{\min}(Q_iA_i)]$.",
     kind="probe",
-    controls=[Control('slack-tightened-4e-4', "L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative "
-                                              "margin 4·10⁻⁴ (a cond(f̃) bound below κ): false, since aligned "
-                                              "clients attain κ; the check evaluates one aligned (attaining) "
-                                              "instance on every run, where the slack is 0 > −4·10⁻⁴, so the "
-                                              "control fires by construction at any seed (plain random sampling "
-                                              "off, as the probe alone need not get that close).",
-                                              {'margin': 0.0004, 'plain_sampling': False})],
+    controls=[
+        Control(
+            'slack-tightened-4e-4',
+            "L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative "
+            "margin 4·10⁻⁴ (a cond(f̃) bound below κ): false, since aligned "
+            "clients attain κ; the check evaluates one aligned (attaining) "
+            "instance on every run, where the slack is 0 > −4·10⁻⁴, so the "
+            "control fires by construction at any seed (plain random sampling "
+            "off, as the probe alone need not get that close).",
+            {'margin': 0.0004, 'plain_sampling': False},
+        )
+    ],
 )
 def lemma_2(ctx):
     rng = ctx.rng
@@ -314,15 +413,22 @@ def lemma_2(ctx):
     # rounding), so a bound tightened by any margin fails here by construction, whatever the seed
     attained = _attaining(lambda inst: _hessian_slack(*inst), _aligned_instance(), neutral=-np.inf)
     worst = max(worst, result.worst_value, attained)
-    tol = 64 * EPS - ctx.param("margin", 0.0)       # a control's tightened bound
-    return ctx.decide(worst <= tol, measured={"worst_normalized_slack": worst, "probe_worst": result.worst_value,
-                                              "attaining_instance_slack": attained, **_probe_phases(result),
-                                              "cond_over_kappa_max_where_cond_le_1e6": _nanmax_or_none(ratios),
-                                              "aligned_cond_over_kappa_max": _nanmax_or_none(tight)},
-                      tolerance={"normalized": tol, "why": "eigvalsh backward error ≤ c·d·eps·‖∇²f̃‖"},
-                      notes="cond(f̃) ≤ L̃/μ̃ = κ because μ̃ ≤ λ_min and λ_max ≤ L̃ (checked as a normalized slack, since "
-                            "μ̃ can be ~1e-12·L̃ where float64 cannot resolve cond itself). Aligned instances attain κ "
-                            "(ratio 1 to rounding where cond ≤ 10⁶): the bound is tight.")
+    tol = 64 * EPS - ctx.param("margin", 0.0)  # a control's tightened bound
+    return ctx.decide(
+        worst <= tol,
+        measured={
+            "worst_normalized_slack": worst,
+            "probe_worst": result.worst_value,
+            "attaining_instance_slack": attained,
+            **_probe_phases(result),
+            "cond_over_kappa_max_where_cond_le_1e6": _nanmax_or_none(ratios),
+            "aligned_cond_over_kappa_max": _nanmax_or_none(tight),
+        },
+        tolerance={"normalized": tol, "why": "eigvalsh backward error ≤ c·d·eps·‖∇²f̃‖"},
+        notes="cond(f̃) ≤ L̃/μ̃ = κ because μ̃ ≤ λ_min and λ_max ≤ L̃ (checked as a normalized slack, since "
+        "μ̃ can be ~1e-12·L̃ where float64 cannot resolve cond itself). Aligned instances attain κ "
+        "(ratio 1 to rounding where cond ≤ 10⁶): the bound is tight.",
+    )
 
 
 def _nanmax_or_none(values) -> float | None:
@@ -393,26 +499,38 @@ def _lemma34_claim(last: bool):
             if trial % 2 == 0:
                 aligned_tight = max(aligned_tight, r[2])
         param = _lemma34_param(last)
-        parts = list(ctx.param("parts", (0, 1, 2)))      # a control may check the smoothness part alone
-        result = probe(lambda inst: max(np.asarray(check_fn(*inst))[parts]), param, seed=rng, n_random=24 if not ctx.full else 160,
-                       n_starts=2 if not ctx.full else 8, maxiter=40 if not ctx.full else 300, options=_FEV[ctx.full])
+        parts = list(ctx.param("parts", (0, 1, 2)))  # a control may check the smoothness part alone
+        result = probe(
+            lambda inst: max(np.asarray(check_fn(*inst))[parts]),
+            param,
+            seed=rng,
+            n_random=24 if not ctx.full else 160,
+            n_starts=2 if not ctx.full else 8,
+            maxiter=40 if not ctx.full else 300,
+            options=_FEV[ctx.full],
+        )
         # an attaining instance, every run: one client A = diag(L, μ) is aligned with itself, so λ_max(∇²f̃) is
         # exactly φ(L) (ψ(L)) and λ_min exactly φ(μ) (ψ(μ)): every ratio is 1 and a tightened bound fails here
         attained = np.array(_attaining(lambda inst: check_fn(*inst), _lemma34_attaining(last), neutral=(0.0,) * 3))
         worst = np.maximum(worst, attained)
         worst_all = max(float(worst.max()), result.worst_value)
-        tol = (1 + 1e-9) * (1 - ctx.param("margin", 0.0))        # a control's tightened bound
+        tol = (1 + 1e-9) * (1 - ctx.param("margin", 0.0))  # a control's tightened bound
         return ctx.decide(
             worst_all <= tol,
-            measured={f"lambda_max_over_{name}_L": float(worst[0]), f"{name}_mu_over_lambda_min": float(worst[1]),
-                      "kappa_over_bound": float(worst[2]), "aligned_kappa_over_bound_max": aligned_tight,
-                      "attaining_instance_ratios": attained.tolist(),
-                      "probe_worst": result.worst_value, "probe_evaluations": result.n_evaluations,
-                      **_probe_phases(result)},
+            measured={
+                f"lambda_max_over_{name}_L": float(worst[0]),
+                f"{name}_mu_over_lambda_min": float(worst[1]),
+                "kappa_over_bound": float(worst[2]),
+                "aligned_kappa_over_bound_max": aligned_tight,
+                "attaining_instance_ratios": attained.tolist(),
+                "probe_worst": result.worst_value,
+                "probe_evaluations": result.n_evaluations,
+                **_probe_phases(result),
+            },
             tolerance={"ratio": tol, "why": "eigvalsh and log-space closed forms, cond(∇²f̃) ≤ 10³·K: ≲ 1e-10 relative"},
             notes=f"K up to 10⁵ (random) and 10⁴ (probe); aligned instances attain the bound (tightness is the "
-                  f"separate '/tightness' claim). {fn} is increasing in λ on [μ, L] under the hypothesis (the "
-                  f"'/derivative' claim).",
+            f"separate '/tightness' claim). {fn} is increasing in λ on [μ, L] under the hypothesis (the "
+            f"'/derivative' claim).",
         )
 
     return check
@@ -423,16 +541,21 @@ lemma_3 = claim(
     ref="Lemma 3",
     title="Θ_{1:K}: f̃ is φ(L)-smooth, φ(μ)-strongly convex and κ(α,γ,Θ_{1:K}) ≤ φ(L)/φ(μ)",
     statement=r"If $\gamma<(L+\alpha)^{-1}$, $\tilde f(x,\alpha,\gamma,\Theta_{1:K})$ is $\phi(L,\alpha,\gamma,K)$-smooth, "
-              r"$\phi(\mu,\alpha,\gamma,K)$-strongly convex, and $\kappa(\alpha,\gamma,\Theta_{1:K})\le\phi(L,\alpha,\gamma,K)/"
-              r"\phi(\mu,\alpha,\gamma,K)$ (11), $\phi(\lambda,\alpha,\gamma,K)=\sum_{k=1}^K(1-\gamma(\lambda+\alpha))^{k-1}\lambda$ (10).",
+    r"$\phi(\mu,\alpha,\gamma,K)$-strongly convex, and $\kappa(\alpha,\gamma,\Theta_{1:K})\le\phi(L,\alpha,\gamma,K)/"
+    r"\phi(\mu,\alpha,\gamma,K)$ (11), $\phi(\lambda,\alpha,\gamma,K)=\sum_{k=1}^K(1-\gamma(\lambda+\alpha))^{k-1}\lambda$ (10).",
     kind="probe",
-    controls=[Control('smoothness-tightened', "f̃ claimed (1 − 0.008)·φ(L)-smooth: false, since aligned clients "
-                                              "(one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = φ(L) "
-                                              "exactly (Appendix B.3); the check evaluates one such instance on every "
-                                              "run, where the ratio is 1 > 0.992, so the control fires by "
-                                              "construction at any seed (plain random sampling off; without it only "
-                                              "the probe's optimizer crosses, ≈ 0.998).",
-                                              {'margin': 0.008, 'parts': [0], 'plain_sampling': False})],
+    controls=[
+        Control(
+            'smoothness-tightened',
+            "f̃ claimed (1 − 0.008)·φ(L)-smooth: false, since aligned clients "
+            "(one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = φ(L) "
+            "exactly (Appendix B.3); the check evaluates one such instance on every "
+            "run, where the ratio is 1 > 0.992, so the control fires by "
+            "construction at any seed (plain random sampling off; without it only "
+            "the probe's optimizer crosses, ≈ 0.998).",
+            {'margin': 0.008, 'parts': [0], 'plain_sampling': False},
+        )
+    ],
 )(_lemma34_claim(last=False))
 
 lemma_4 = claim(
@@ -440,16 +563,21 @@ lemma_4 = claim(
     ref="Lemma 4",
     title="Θ_K: f̃ is ψ(L)-smooth, ψ(μ)-strongly convex and κ(α,γ,Θ_K) ≤ ((1−γ(L+α))/(1−γ(μ+α)))^{K−1} L/μ",
     statement=r"If $\gamma<(KL+\alpha)^{-1}$, $\tilde f(x,\alpha,\gamma,\Theta_K)$ is $\psi(L,\alpha,\gamma,K)$-smooth, "
-              r"$\psi(\mu,\alpha,\gamma,K)$-strongly convex and $\kappa(\alpha,\gamma,\Theta_K)\le\left(\frac{1-\gamma(L+\alpha)}"
-              r"{1-\gamma(\mu+\alpha)}\right)^{K-1}\frac L\mu$ (13), $\psi(\lambda,\alpha,\gamma,K)=(1-\gamma(\lambda+\alpha))^{K-1}\lambda$ (12).",
+    r"$\psi(\mu,\alpha,\gamma,K)$-strongly convex and $\kappa(\alpha,\gamma,\Theta_K)\le\left(\frac{1-\gamma(L+\alpha)}"
+    r"{1-\gamma(\mu+\alpha)}\right)^{K-1}\frac L\mu$ (13), $\psi(\lambda,\alpha,\gamma,K)=(1-\gamma(\lambda+\alpha))^{K-1}\lambda$ (12).",
     kind="probe",
-    controls=[Control('smoothness-tightened', "f̃ claimed (1 − 0.008)·ψ(L)-smooth: false, since aligned clients "
-                                              "(one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = ψ(L) "
-                                              "exactly (Appendix B.3); the check evaluates one such instance on every "
-                                              "run, where the ratio is 1 > 0.992, so the control fires by "
-                                              "construction at any seed (plain random sampling off; without it only "
-                                              "the probe's optimizer crosses, ≈ 0.998).",
-                                              {'margin': 0.008, 'parts': [0], 'plain_sampling': False})],
+    controls=[
+        Control(
+            'smoothness-tightened',
+            "f̃ claimed (1 − 0.008)·ψ(L)-smooth: false, since aligned clients "
+            "(one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = ψ(L) "
+            "exactly (Appendix B.3); the check evaluates one such instance on every "
+            "run, where the ratio is 1 > 0.992, so the control fires by "
+            "construction at any seed (plain random sampling off; without it only "
+            "the probe's optimizer crosses, ≈ 0.998).",
+            {'margin': 0.008, 'parts': [0], 'plain_sampling': False},
+        )
+    ],
 )(_lemma34_claim(last=True))
 
 
@@ -458,7 +586,7 @@ lemma_4 = claim(
     ref="Lemma 3",
     title="Lemma 3 as printed (typo): cond(f̃(Θ_{1:K})) ≤ κ(α, γ, Θ_K) — Θ_K is a typo for Θ_{1:K}",
     statement=r"As printed: if $\gamma<(L+\alpha)^{-1}$, $\operatorname{cond}(\tilde f(x,\alpha,\gamma,\Theta_{1:K}))\le"
-              r"\kappa(\alpha,\gamma,\Theta_K)$. The intended reading ($\Theta_{1:K}$ on both sides) is localupdate/lemma-3.",
+    r"\kappa(\alpha,\gamma,\Theta_K)$. The intended reading ($\Theta_{1:K}$ on both sides) is localupdate/lemma-3.",
     kind="numeric",
     expect="refuted",
     typo=True,
@@ -471,10 +599,14 @@ def lemma_3_as_printed(ctx):
     kap_last = kappa(problem, alpha, gamma, Theta.last(K))[0]
     ratio = (ev[-1] / ev[0]) / kap_last
     cex = _instance_json(problem, Theta.uniform(K), alpha, gamma, K=K)
-    return ctx.decide(ratio <= 1, measured={"cond_over_kappa_theta_K": float(ratio)}, counterexample=cex,
-                      notes="A typo, not an error: the proof derives κ(α,γ,Θ_{1:K}) ≤ φ(L)/φ(μ) (verified in "
-                            "localupdate/lemma-3). Since (ξ_L/ξ_μ)^{k−1} is decreasing in k, φ(L)/φ(μ) > ψ(L)/ψ(μ) "
-                            "whenever K ≥ 2, γ > 0, L > μ.")
+    return ctx.decide(
+        ratio <= 1,
+        measured={"cond_over_kappa_theta_K": float(ratio)},
+        counterexample=cex,
+        notes="A typo, not an error: the proof derives κ(α,γ,Θ_{1:K}) ≤ φ(L)/φ(μ) (verified in "
+        "localupdate/lemma-3). Since (ξ_L/ξ_μ)^{k−1} is decreasing in k, φ(L)/φ(μ) > ψ(L)/ψ(μ) "
+        "whenever K ≥ 2, γ > 0, L > μ.",
+    )
 
 
 @lemma_3_as_printed.replayer
@@ -484,6 +616,7 @@ def _(cex, ctx):
     problem, _, alpha, gamma = _instance_from_json(cex)
     K = int(cex["K"])
     with mpmath.workdps(50):
+
         def hessian(theta):
             H = mpmath.zeros(problem.d, problem.d)
             q_lam = []
@@ -501,21 +634,35 @@ def _(cex, ctx):
         p = [mpmath.mpf(float(v)) for v in problem.p]
         kap_last = sum(pi * hi for pi, (hi, _) in zip(p, q_lam)) / sum(pi * lo for pi, (_, lo) in zip(p, q_lam))
         ratio = (max(ev) / min(ev)) / kap_last
-    return ctx.decide(ratio <= 1, measured={"cond_over_kappa_theta_K_50_digits": float(ratio)},
-                      notes="replayed in 50-digit arithmetic from the stored matrices (Q by explicit matrix powers)")
+    return ctx.decide(
+        ratio <= 1,
+        measured={"cond_over_kappa_theta_K_50_digits": float(ratio)},
+        notes="replayed in 50-digit arithmetic from the stored matrices (Q by explicit matrix powers)",
+    )
 
 
 def _tightness_claim(last: bool, control: Control):
     """Lemma 3's (``last``: Lemma 4's) tightness claim: Appendix B.3's instance attains the bound."""
-    lemma, symbol, fn, weights, limit_tex = (4, "ψ", r"\psi", r"\Theta_K", "KL") if last else \
-        (3, "φ", r"\phi", r"\Theta_{1:K}", "L")
+    lemma, symbol, fn, weights, limit_tex = (
+        (4, "ψ", r"\psi", r"\Theta_K", "KL") if last else (3, "φ", r"\phi", r"\Theta_{1:K}", "L")
+    )
 
-    @claim(id=f"localupdate/lemma-{lemma}/tightness", ref=f"Lemma {lemma}",
-           title=f"Lemma {lemma} is tight: A = diag(L, μ) attains cond(f̃) = {symbol}(L)/{symbol}(μ) (Appendix B.3)",
-           statement=r"For one client with $A=\operatorname{diag}(L,\mu)$, $c=0$ and $\gamma<(" + limit_tex
-                     + r"+\alpha)^{-1}$: $\operatorname{cond}(\tilde f(\alpha,\gamma," + weights + "))="
-                     + fn + r"(L,\alpha,\gamma,K)/" + fn + r"(\mu,\alpha,\gamma,K)$.",
-           kind="numeric", controls=[control])
+    @claim(
+        id=f"localupdate/lemma-{lemma}/tightness",
+        ref=f"Lemma {lemma}",
+        title=f"Lemma {lemma} is tight: A = diag(L, μ) attains cond(f̃) = {symbol}(L)/{symbol}(μ) (Appendix B.3)",
+        statement=r"For one client with $A=\operatorname{diag}(L,\mu)$, $c=0$ and $\gamma<("
+        + limit_tex
+        + r"+\alpha)^{-1}$: $\operatorname{cond}(\tilde f(\alpha,\gamma,"
+        + weights
+        + "))="
+        + fn
+        + r"(L,\alpha,\gamma,K)/"
+        + fn
+        + r"(\mu,\alpha,\gamma,K)$.",
+        kind="numeric",
+        controls=[control],
+    )
     def check(ctx):
         rng = ctx.rng
         worst = 0.0
@@ -531,52 +678,88 @@ def _tightness_claim(last: bool, control: Control):
             # controls: Lemma 3's bound at K + 1; for Θ_K, Lemma 3's bound φ(L)/φ(μ) in place of ψ(L)/ψ(μ)
             Kb = K + ctx.param("k_offset", 0)
             last_bound = last and not ctx.param("uniform_bound", False)
-            bound = kappa_bound_last(1.0, L, alpha, gamma, Kb) if last_bound else kappa_bound_uniform(1.0, L, alpha, gamma, Kb)
+            bound = (
+                kappa_bound_last(1.0, L, alpha, gamma, Kb)
+                if last_bound
+                else kappa_bound_uniform(1.0, L, alpha, gamma, Kb)
+            )
             worst = max(worst, abs((ev[-1] / ev[0]) / bound - 1))
         tol = 1e-12
-        return ctx.decide(worst <= tol, measured={"max_relative_gap": worst}, tolerance={"relative": tol},
-                          notes="Appendix B.3's instance: one client, one example, B_z = diag(L, μ), c_z = 0 (μ = 1). "
-                                "The printed ratios 'φ(L)/φ(L)' and 'ψ(L)/ψ(L)' are typos for φ(L)/φ(μ), ψ(L)/ψ(μ).")
+        return ctx.decide(
+            worst <= tol,
+            measured={"max_relative_gap": worst},
+            tolerance={"relative": tol},
+            notes="Appendix B.3's instance: one client, one example, B_z = diag(L, μ), c_z = 0 (μ = 1). "
+            "The printed ratios 'φ(L)/φ(L)' and 'ψ(L)/ψ(L)' are typos for φ(L)/φ(μ), ψ(L)/ψ(μ).",
+        )
+
     return check
 
 
-lemma_3_tightness = _tightness_claim(False, Control(
-    "bound-at-k-plus-1", "cond(f̃) at K equated with the bound at K + 1: false a priori, the bound is strictly "
-                         "decreasing in K for γ > 0 (the proofs of Lemmas 3 and 4)", {"k_offset": 1}))
-lemma_4_tightness = _tightness_claim(True, Control(
-    "lemma-3-bound", "cond(f̃(Θ_K)) equated with Lemma 3's φ(L)/φ(μ): false a priori for K ≥ 2, γ > 0, L > μ (φ(L)/φ(μ) "
-                     "> ψ(L)/ψ(μ), as for the typo of Lemma 3)", {"uniform_bound": True}))
+lemma_3_tightness = _tightness_claim(
+    False,
+    Control(
+        "bound-at-k-plus-1",
+        "cond(f̃) at K equated with the bound at K + 1: false a priori, the bound is strictly "
+        "decreasing in K for γ > 0 (the proofs of Lemmas 3 and 4)",
+        {"k_offset": 1},
+    ),
+)
+lemma_4_tightness = _tightness_claim(
+    True,
+    Control(
+        "lemma-3-bound",
+        "cond(f̃(Θ_K)) equated with Lemma 3's φ(L)/φ(μ): false a priori for K ≥ 2, γ > 0, L > μ (φ(L)/φ(μ) "
+        "> ψ(L)/ψ(μ), as for the typo of Lemma 3)",
+        {"uniform_bound": True},
+    ),
+)
 
 
 def _derivative_claim(lemma: int, title: str, statement: str, residuals: dict, notes: str):
     """Lemma 3's (4's) symbolic claim: every exact residual in ``residuals`` (measured name -> its sympy function)
     vanishes, which proves it (symbolic K)."""
-    @claim(id=f"localupdate/lemma-{lemma}/derivative", ref=f"Lemma {lemma}", title=title, statement=statement,
-           kind="symbolic")
+
+    @claim(
+        id=f"localupdate/lemma-{lemma}/derivative",
+        ref=f"Lemma {lemma}",
+        title=title,
+        statement=statement,
+        kind="symbolic",
+    )
     def check(ctx):
         r = {name: residual() for name, residual in residuals.items()}
-        return _proved_if(ctx, _PROOFS[f"lemma_{lemma}_derivative"], all(v == 0 for v in r.values()),
-                          measured={name: str(v) for name, v in r.items()}, tolerance="exact (sympy, symbolic K)",
-                          notes=notes)
+        return _proved_if(
+            ctx,
+            _PROOFS[f"lemma_{lemma}_derivative"],
+            all(v == 0 for v in r.values()),
+            measured={name: str(v) for name, v in r.items()},
+            tolerance="exact (sympy, symbolic K)",
+            notes=notes,
+        )
 
     return check
 
 
 lemma_3_derivative = _derivative_claim(
-    3, "Eq. (33) and the derivative identity in Lemma 3's proof (symbolic K); φ increasing on [μ, L]",
+    3,
+    "Eq. (33) and the derivative identity in Lemma 3's proof (symbolic K); φ increasing on [μ, L]",
     r"For $\gamma(L+\alpha)<1$: $\phi(\lambda,\alpha,\gamma,K)=\frac{1-(1-\gamma(\lambda+\alpha))^K}{\gamma}"
     r"\frac{\lambda}{\lambda+\alpha}$ (33) and $\gamma(\lambda+\alpha)g'(\lambda)=K\lambda\gamma\xi^{K-1}+(1-\xi^K)"
     r"\frac{\alpha}{\lambda+\alpha}\ge0$, $\xi=1-\gamma(\lambda+\alpha)$.",
     {"eq33_residual": symt.phi_closed_form_residual, "derivative_residual": symt.phi_derivative_residual},
-    "With ξ ∈ [0, 1) both terms of the right-hand side are ≥ 0, so g' ≥ 0 on [μ, L].")
+    "With ξ ∈ [0, 1) both terms of the right-hand side are ≥ 0, so g' ≥ 0 on [μ, L].",
+)
 
 lemma_4_derivative = _derivative_claim(
-    4, "ψ'(λ) = ζ^{K−2}(1 − γ(Kλ + α)) (symbolic K): ψ increasing on [μ, L] iff γ ≤ 1/(KL + α)",
+    4,
+    "ψ'(λ) = ζ^{K−2}(1 − γ(Kλ + α)) (symbolic K): ψ increasing on [μ, L] iff γ ≤ 1/(KL + α)",
     r"For $h(\lambda)=\psi(\lambda,\alpha,\gamma,K)$ and $\zeta=1-\gamma(\lambda+\alpha)$: "
     r"$h'(\lambda)=\zeta^{K-2}(1-\gamma(K\lambda+\alpha))$, so $h'\ge0$ on $[\mu,L]$ when $\gamma<(KL+\alpha)^{-1}$.",
     {"derivative_residual": symt.psi_derivative_residual},
     "For γ > 1/(KL + α) the factor 1 − γ(Kλ + α) changes sign inside [μ, L], so ψ has an interior maximum (see "
-    "localupdate/section-4.1/theta-k-beyond-threshold).")
+    "localupdate/section-4.1/theta-k-beyond-threshold).",
+)
 
 
 @claim(
@@ -584,13 +767,19 @@ lemma_4_derivative = _derivative_claim(
     ref="Lemma 6",
     title="cond(Q_i) ≤ κ₀/κ(α, γ, Θ) for Θ_{1:K} (γ < 1/(L+α)) and Θ_K (γ < 1/(KL+α))",
     statement=r"If (I) $\gamma<(L+\alpha)^{-1}$, $\Theta=\Theta_{1:K}$ or (II) $\gamma<(KL+\alpha)^{-1}$, $\Theta=\Theta_K$, "
-              r"then for all $i$, $\operatorname{cond}(Q_i(\alpha,\gamma,\Theta))\le\kappa_0\kappa(\alpha,\gamma,\Theta)^{-1}$, "
-              r"$\kappa_0=L/\mu$.",
+    r"then for all $i$, $\operatorname{cond}(Q_i(\alpha,\gamma,\Theta))\le\kappa_0\kappa(\alpha,\gamma,\Theta)^{-1}$, "
+    r"$\kappa_0=L/\mu$.",
     kind="probe",
-    controls=[Control("bound-tightened-1pc", "cond(Q_i) ≤ 0.99·κ₀/κ claimed: false a priori, with K = 1 (or γ → 0) "
-                                             "Q_i = w(Θ)I and κ = κ₀, so both sides are 1 (the check's random "
-                                             "spectra reach it; no instance class only the optimizer reaches is "
-                                             "known here)", {"margin": 0.01})],
+    controls=[
+        Control(
+            "bound-tightened-1pc",
+            "cond(Q_i) ≤ 0.99·κ₀/κ claimed: false a priori, with K = 1 (or γ → 0) "
+            "Q_i = w(Θ)I and κ = κ₀, so both sides are 1 (the check's random "
+            "spectra reach it; no instance class only the optimizer reaches is "
+            "known here)",
+            {"margin": 0.01},
+        )
+    ],
 )
 def lemma_6(ctx):
     """Both readings of κ: eq. (9) and the bounds (11)/(13) (the stronger statement, used by Theorem 4). Ratio
@@ -605,16 +794,26 @@ def lemma_6(ctx):
             lam, p, alpha, gamma, K, mu, L = _spectra_batch(rng, 3000 if not ctx.full else 30000, last)
             r9, rb = _lemma6_ratios(lam, p, alpha, gamma, K, mu, L, last)
             worst[f"{tag}_eq9"], worst[f"{tag}_bound"] = float(r9.max()), float(rb.max())
-        res = probe(lambda inst: float(max(x.max() for x in _lemma6_ratios(*inst, last))), _spectra_param(last),
-                    seed=rng, n_random=64, n_starts=3 if not ctx.full else 10, maxiter=200 if not ctx.full else 2000,
-                    options=_FEV[ctx.full])
+        res = probe(
+            lambda inst: float(max(x.max() for x in _lemma6_ratios(*inst, last))),
+            _spectra_param(last),
+            seed=rng,
+            n_random=64,
+            n_starts=3 if not ctx.full else 10,
+            maxiter=200 if not ctx.full else 2000,
+            options=_FEV[ctx.full],
+        )
         worst[f"{tag}_probe"] = res.worst_value
         phases[tag] = _probe_phases(res)
     top = max(worst.values())
-    tol = (1 + 1e-9) * (1 - ctx.param("margin", 0.0))        # a control's tightened bound
-    return ctx.decide(top <= tol, measured={**worst, "probe_phases": phases}, tolerance={"ratio": tol, "why": "log-space closed forms, ≲ 1e-12"},
-                      notes="Tight (ratio 1) when every client attains μ and L. The proof's displays have an index typo "
-                            "(exponent K−1 for k−1); the statement holds.")
+    tol = (1 + 1e-9) * (1 - ctx.param("margin", 0.0))  # a control's tightened bound
+    return ctx.decide(
+        top <= tol,
+        measured={**worst, "probe_phases": phases},
+        tolerance={"ratio": tol, "why": "log-space closed forms, ≲ 1e-12"},
+        notes="Tight (ratio 1) when every client attains μ and L. The proof's displays have an index typo "
+        "(exponent K−1 for k−1); the statement holds.",
+    )
 
 
 def _log_q(lam, alpha, gamma, K, last):
@@ -624,12 +823,13 @@ def _log_q(lam, alpha, gamma, K, last):
     if last:
         return (Kb - 1) * np.log1p(-s)
     from fedtheory.algorithms.theta import geometric_sum
+
     return np.log(geometric_sum(s, Kb))
 
 
 def _lemma6_ratios(lam, p, alpha, gamma, K, mu, L, last):
     """(cond(Q_i)·κ(9)/κ₀, cond(Q_i)·κ_bound/κ₀) maximized over clients; lam (B, n, d), p (B, n), others (B,)."""
-    lq = _log_q(lam, alpha[:, None], gamma[:, None], K[:, None], last)          # (B, n, d)
+    lq = _log_q(lam, alpha[:, None], gamma[:, None], K[:, None], last)  # (B, n, d)
     log_cond_q = (lq.max(axis=2) - lq.min(axis=2)).max(axis=1)
     lqa = lq + np.log(lam)
     L_t = np.sum(p * np.exp(lqa.max(axis=2) - lqa.max()), axis=1)
@@ -639,8 +839,12 @@ def _lemma6_ratios(lam, p, alpha, gamma, K, mu, L, last):
         log_kb = (K - 1) * (np.log1p(-gamma * (L + alpha)) - np.log1p(-gamma * (mu + alpha))) + np.log(L / mu)
     else:
         from fedtheory.algorithms.theta import geometric_sum
-        log_kb = np.log(L / mu) + np.log(geometric_sum(gamma * (L + alpha), K.astype(float))) \
+
+        log_kb = (
+            np.log(L / mu)
+            + np.log(geometric_sum(gamma * (L + alpha), K.astype(float)))
             - np.log(geometric_sum(gamma * (mu + alpha), K.astype(float)))
+        )
     log_k0 = np.log(L / mu)
     return np.exp(log_cond_q + log_k9 - log_k0), np.exp(log_cond_q + log_kb - log_k0)
 
@@ -660,11 +864,12 @@ def _spectra_batch(rng, B, last, n=3, d=4):
 
 def _spectra_param(last, n=3, d=4) -> Custom:
     """One spectra instance (batch of 1) from z, inside the hypotheses by construction."""
+
     def decode(z):
         L = np.array([10 ** (0.05 + 3.45 * (1 + math.sin(z[0])) / 2)])
-        lam = (1 + (L[0] - 1) * (1 + np.sin(z[1:1 + n * d])) / 2).reshape(1, n, d)
+        lam = (1 + (L[0] - 1) * (1 + np.sin(z[1 : 1 + n * d])) / 2).reshape(1, n, d)
         lam[0, 0, 0], lam[0, -1, -1] = 1.0, L[0]
-        w = np.exp(np.clip(z[1 + n * d:1 + n * d + n], -30, 30))
+        w = np.exp(np.clip(z[1 + n * d : 1 + n * d + n], -30, 30))
         p = (w / w.sum())[None]
         alpha = np.array([0.0 if z[-3] < 0 else 10 ** (3 * math.sin(z[-3]))])
         K = np.array([int(round(10 ** (5 * (1 + math.sin(z[-2])) / 2)))])
@@ -707,9 +912,11 @@ def lemma_11(ctx):
         scale = np.linalg.norm(H_n, 2) * (np.linalg.norm(x_lib) + np.abs(problem.c).max())
         worst = max(worst, float(np.linalg.norm(g) / scale))
     tol = 1e3 * 8 * EPS
-    return _proved_if(ctx, _PROOFS["lemma_11"], exact_ok and worst <= tol, measured={"exact_gradient_at_formula": str(grad.T.tolist()),
-                                                           "float_worst_relative_gradient": worst},
-                      tolerance={"float_relative": tol, "why": "backward error of a d×d solve, cond ≤ 10³"},
-                      notes="f̃ is a strongly convex quadratic under Lemma 1, so its unique stationary point is the minimizer.")
-
-
+    return _proved_if(
+        ctx,
+        _PROOFS["lemma_11"],
+        exact_ok and worst <= tol,
+        measured={"exact_gradient_at_formula": str(grad.T.tolist()), "float_worst_relative_gradient": worst},
+        tolerance={"float_relative": tol, "why": "backward error of a d×d solve, cond ≤ 10³"},
+        notes="f̃ is a strongly convex quadratic under Lemma 1, so its unique stationary point is the minimizer.",
+    )

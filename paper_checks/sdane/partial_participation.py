@@ -14,6 +14,7 @@ Because ζ² (a supremum over all x) is infinite for quadratics with different H
 the variance at the points the proof uses (v^r, y^r; the maximum over the visited points) — a stronger
 statement that implies the paper's — and, separately, shared-Hessian instances where ζ² is exact.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,15 @@ from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.clients import QuadraticOracles, client_oracles
-from fedtheory.problems.dissimilarity import (Delta_s, delta_s, gradient_variance, sampling_factor, subsets,
-                                              uniform_hessians, zeta_sq)
+from fedtheory.problems.dissimilarity import (
+    Delta_s,
+    delta_s,
+    gradient_variance,
+    sampling_factor,
+    subsets,
+    uniform_hessians,
+    zeta_sq,
+)
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 
 H = load_module(Path(__file__).with_name("definitions_and_lemmas.py"))
@@ -38,18 +46,23 @@ H = load_module(Path(__file__).with_name("definitions_and_lemmas.py"))
 
 def _no_known_attaining(bound: str) -> str:
     """Why a rebuilt expected-value bound declares no tightened control: ``bound`` has no known attaining instance."""
-    return (f"{bound}: no instance attaining the bound is known (exact expectations on quadratics stay below it, and the "
-            "rebuilt constants are sufficient, not known tight), so no tightened variant is known false a priori")
+    return (
+        f"{bound}: no instance attaining the bound is known (exact expectations on quadratics stay below it, and the "
+        "rebuilt constants are sufficient, not known tight), so no tightened variant is known false a priori"
+    )
 
 
 def _shared_hessian_federation(rng, n, d):
     A0 = make_quadratic(1, d, mu=float(10 ** rng.uniform(-2, 0)), L=float(10 ** rng.uniform(0.5, 1.5)), seed=rng).A[0]
-    return QuadraticFederation(A=np.broadcast_to(A0, (n, d, d)).copy(), c=rng.normal(size=(n, d)) * 2, p=np.full(n, 1 / n))
+    return QuadraticFederation(
+        A=np.broadcast_to(A0, (n, d, d)).copy(), c=rng.normal(size=(n, d)) * 2, p=np.full(n, 1 / n)
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Lemma 15
 # --------------------------------------------------------------------------------------------
+
 
 def lemma_15_ratio(q, s, xbar, gamma, exact_zeta=False):
     """max over every choice x(S) of E_S[f(x) − f_S(x) − (Δ_s+γ)/2‖x − x̄‖²], over σ_s²/(2γ).
@@ -67,33 +80,49 @@ def lemma_15_ratio(q, s, xbar, gamma, exact_zeta=False):
     total = 0.0
     Ss = subsets(n, s)
     for S in Ss:
-        gh = gbar - G[S].mean(0)                                   # ∇h^S(x̄)
+        gh = gbar - G[S].mean(0)  # ∇h^S(x̄)
         Hh = A.mean(0) - A[S].mean(0)
         M = (Ds + gamma) * np.eye(d) - 0.5 * (Hh + Hh.T)
-        total += 0.5 * gh @ np.linalg.solve(M, gh)                  # E_S h^S(x̄) = 0 is added exactly below
-    hS = np.array([orc.loss(xbar) - float(np.mean(orc.client_losses(np.broadcast_to(xbar, (s, d)).copy(), S))) for S in Ss])
+        total += 0.5 * gh @ np.linalg.solve(M, gh)  # E_S h^S(x̄) = 0 is added exactly below
+    hS = np.array(
+        [orc.loss(xbar) - float(np.mean(orc.client_losses(np.broadcast_to(xbar, (s, d)).copy(), S))) for S in Ss]
+    )
     lhs = total / len(Ss) + float(hS.mean())
     z2 = zeta_sq(q) if exact_zeta else gradient_variance(orc, xbar)
     rhs = sampling_factor(n, s) * z2 / (2 * gamma)
     return lhs, rhs
 
 
-@claim(id="sdane/lemma-15", ref="Lemma 15", kind="probe",
-       title="Lemma 15: E_S[f(x) − f_S(x)] ≤ E_S[(Δ_s+γ)/2‖x − x̄‖²] + σ_s²/(2γ) for the worst x(S)",
-       statement=r"Suppose $f_1..f_n$ satisfy $\Delta_s$-ED and $\zeta^2$-BGV; $S$ uniform in $\binom{[n]}s$; $\bar x$ fixed and "
-                 r"$x$ a deterministic function of $S$. For any $\gamma>0$: $\mathbb E_S[f(x)-f_S(x)]\le\mathbb E_S[\frac{\Delta_s+\gamma}2"
-                 r"\|x-\bar x\|^2]+\frac{\sigma_s^2}{2\gamma}$, $\sigma_s^2=\frac{n-s}{s(n-1)}\zeta^2$ (B.13). (Rebuilt.)",
-       controls=[tightened_bound(0.999, "(B.13)'s right side", "the worst x(S) on shared-Hessian quadratics (Δ_s = 0, "
-                                 "E_S‖∇h^S(x̄)‖²/(2γ) = σ_s²/(2γ) exactly, Lemma 14)", {"rhs_scale": 0.999},
-                                 name="rhs-0.999")])
+@claim(
+    id="sdane/lemma-15",
+    ref="Lemma 15",
+    kind="probe",
+    title="Lemma 15: E_S[f(x) − f_S(x)] ≤ E_S[(Δ_s+γ)/2‖x − x̄‖²] + σ_s²/(2γ) for the worst x(S)",
+    statement=r"Suppose $f_1..f_n$ satisfy $\Delta_s$-ED and $\zeta^2$-BGV; $S$ uniform in $\binom{[n]}s$; $\bar x$ fixed and "
+    r"$x$ a deterministic function of $S$. For any $\gamma>0$: $\mathbb E_S[f(x)-f_S(x)]\le\mathbb E_S[\frac{\Delta_s+\gamma}2"
+    r"\|x-\bar x\|^2]+\frac{\sigma_s^2}{2\gamma}$, $\sigma_s^2=\frac{n-s}{s(n-1)}\zeta^2$ (B.13). (Rebuilt.)",
+    controls=[
+        tightened_bound(
+            0.999,
+            "(B.13)'s right side",
+            "the worst x(S) on shared-Hessian quadratics (Δ_s = 0, E_S‖∇h^S(x̄)‖²/(2γ) = σ_s²/(2γ) exactly, Lemma 14)",
+            {"rhs_scale": 0.999},
+            name="rhs-0.999",
+        )
+    ],
+)
 def lemma_15(ctx):
     rng = ctx.rng
     worst, cases, tight = -np.inf, 0, 0.0
     for trial in range(30 if not ctx.full else 200):
         shared = trial % 3 == 0
         n = int(rng.integers(2, 6))
-        q = _shared_hessian_federation(rng, n, int(rng.integers(2, 5))) if shared else H.random_federation(rng, n=n, target=False)
-        for s in range(1, n):   # s = n: h^S ≡ 0 and σ_n = 0, both sides vanish
+        q = (
+            _shared_hessian_federation(rng, n, int(rng.integers(2, 5)))
+            if shared
+            else H.random_federation(rng, n=n, target=False)
+        )
+        for s in range(1, n):  # s = n: h^S ≡ 0 and σ_n = 0, both sides vanish
             xbar = rng.normal(size=q.d) * 3
             gamma = float(10 ** rng.uniform(-2, 2))
             lhs, rhs = lemma_15_ratio(q, s, xbar, gamma, exact_zeta=shared)
@@ -109,35 +138,56 @@ def lemma_15(ctx):
         return lhs / rhs if rhs > 0 else -1.0
 
     from fedtheory.certify.params import IntRange
-    P = Product(inst=quadratic_instance_param(n=4, d=3, mu=1.0, L=(2.0, 100.0), K=1), xbar=Ball(3, 5.0),
-                s=IntRange(1, 3), gamma=Box(1e-2, 1e2, log=True))
-    res = probe(violation, P, seed=rng, n_random=40 if not ctx.full else 300, n_starts=2 if not ctx.full else 8,
-                maxiter=50 if not ctx.full else 300, target=1 + 1e-9)
+
+    P = Product(
+        inst=quadratic_instance_param(n=4, d=3, mu=1.0, L=(2.0, 100.0), K=1),
+        xbar=Ball(3, 5.0),
+        s=IntRange(1, 3),
+        gamma=Box(1e-2, 1e2, log=True),
+    )
+    res = probe(
+        violation,
+        P,
+        seed=rng,
+        n_random=40 if not ctx.full else 300,
+        n_starts=2 if not ctx.full else 8,
+        maxiter=50 if not ctx.full else 300,
+        target=1 + 1e-9,
+    )
     worst = max(worst, res.worst_value)
     ok = worst <= 1 + 1e-9
-    return ctx.decide(ok, measured={"worst_lhs_over_rhs": worst, "probe_worst": res.worst_value, "cases": cases,
-                                    "shared_hessian_max_abs_ratio_minus_1": tight},
-                      tolerance={"relative": 1e-9},
-                      counterexample=None if ok else {"probe": res.to_json()},
-                      notes="The left side is maximized over every deterministic choice x(S) in closed form (the concave "
-                            "maximization of h^S(x) − (Δ_s+γ)/2‖x − x̄‖²), so each case is the lemma's worst case; Δ_s exact "
-                            "(max over subsets). ζ² is the exact sup for shared-Hessian instances (1 in 3) and the variance at "
-                            "x̄ otherwise (heterogeneous Hessians have ζ² = ∞; the proof only uses the variance at x̄, and the "
-                            "checked form implies the paper's). Confirms the rebuilt (B.13), including σ_s²'s factor "
-                            "(n − s)/(s(n − 1)) (Lemma 14). Found: the lemma is tight (ratio 1 to rounding) for shared-Hessian "
-                            "quadratics, where Δ_s = 0 and the gradient variance is the same at every point.")
+    return ctx.decide(
+        ok,
+        measured={
+            "worst_lhs_over_rhs": worst,
+            "probe_worst": res.worst_value,
+            "cases": cases,
+            "shared_hessian_max_abs_ratio_minus_1": tight,
+        },
+        tolerance={"relative": 1e-9},
+        counterexample=None if ok else {"probe": res.to_json()},
+        notes="The left side is maximized over every deterministic choice x(S) in closed form (the concave "
+        "maximization of h^S(x) − (Δ_s+γ)/2‖x − x̄‖²), so each case is the lemma's worst case; Δ_s exact "
+        "(max over subsets). ζ² is the exact sup for shared-Hessian instances (1 in 3) and the variance at "
+        "x̄ otherwise (heterogeneous Hessians have ζ² = ∞; the proof only uses the variance at x̄, and the "
+        "checked form implies the paper's). Confirms the rebuilt (B.13), including σ_s²'s factor "
+        "(n − s)/(s(n − 1)) (Lemma 14). Found: the lemma is tight (ratio 1 to rounding) for shared-Hessian "
+        "quadratics, where Δ_s = 0 and the gradient variance is the same at every point.",
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Theorems 5 and 7: exact expectations over client sampling
 # --------------------------------------------------------------------------------------------
 
-THEOREM_5 = (r"Consider Algorithm 1 with $s\in[n]$, $f_i$ $\mu$-convex with $\delta_s$-SOD, $\Delta_s$-ED, $\zeta^2$-BGV, "
-             r"and (9): $\sum_{i\in S_r}\|\nabla F_{i,r}(x_{i,r+1})\|^2\le\frac{\lambda^2}4\sum_{i\in S_r}\|x_{i,r+1}-v^r\|^2$. "
-             r"Rebuilt: for any $\gamma>0$ and $\lambda\ge\frac43(\tilde\delta_s+\gamma)$, "
-             r"$\mathbb E[f(\bar x^R)]-f^\star+\frac\mu2\mathbb E\|v^R-x^\star\|^2\le\frac{\mu D^2}{2[(1+\mu/\lambda)^R-1]}"
-             r"+\frac{\sigma_s^2}{2\gamma}$; with $\gamma=\sigma_s^2/\varepsilon$ this gives $\mathbb E f(\bar x^R)-f^\star\le\varepsilon$ after "
-             r"$R=O((1+\frac{\tilde\delta_s}\mu+\frac{\sigma_s^2}{\mu\varepsilon})\log(1+\frac{\mu D^2}\varepsilon))$ rounds.")
+THEOREM_5 = (
+    r"Consider Algorithm 1 with $s\in[n]$, $f_i$ $\mu$-convex with $\delta_s$-SOD, $\Delta_s$-ED, $\zeta^2$-BGV, "
+    r"and (9): $\sum_{i\in S_r}\|\nabla F_{i,r}(x_{i,r+1})\|^2\le\frac{\lambda^2}4\sum_{i\in S_r}\|x_{i,r+1}-v^r\|^2$. "
+    r"Rebuilt: for any $\gamma>0$ and $\lambda\ge\frac43(\tilde\delta_s+\gamma)$, "
+    r"$\mathbb E[f(\bar x^R)]-f^\star+\frac\mu2\mathbb E\|v^R-x^\star\|^2\le\frac{\mu D^2}{2[(1+\mu/\lambda)^R-1]}"
+    r"+\frac{\sigma_s^2}{2\gamma}$; with $\gamma=\sigma_s^2/\varepsilon$ this gives $\mathbb E f(\bar x^R)-f^\star\le\varepsilon$ after "
+    r"$R=O((1+\frac{\tilde\delta_s}\mu+\frac{\sigma_s^2}{\mu\varepsilon})\log(1+\frac{\mu D^2}\varepsilon))$ rounds."
+)
 
 
 def _expected_sdane(orc, x0, R, s, lam, mu, solver, test):
@@ -147,7 +197,7 @@ def _expected_sdane(orc, x0, R, s, lam, mu, solver, test):
     p = 1 + mu / lam
     w = p ** np.arange(1, R + 1)
     w = w / w.sum()
-    states = [(x0.copy(), np.zeros_like(x0), 1.0, 0)]          # (v, running weighted sum of x, probability, failures)
+    states = [(x0.copy(), np.zeros_like(x0), 1.0, 0)]  # (v, running weighted sum of x, probability, failures)
     max_var = 0.0
     for r in range(R):
         nxt = []
@@ -173,7 +223,7 @@ def _near_attaining_partial(accelerated: bool, one_step: bool = False) -> float:
 
     q, x0 = H.near_attaining_federation(100.0 if accelerated or one_step else 0.5)
     orc = client_oracles(q)
-    D2 = float(np.sum(x0 ** 2))
+    D2 = float(np.sum(x0**2))
     dt, gamma = delta_s(q, 2) + Delta_s(q, 2), 1e-3
     if one_step:
         lam = 4 / 3 * (dt + gamma)
@@ -188,11 +238,21 @@ def _near_attaining_partial(accelerated: bool, one_step: bool = False) -> float:
     return (Ef + orc.mu / 2 * Ed) / H.cx_bound(1, lam, orc.mu, D2)
 
 
-@claim(id="sdane/theorem-5/expectation", ref="Theorem 5", kind="simulation", statement=THEOREM_5,
-       controls=[Control("bound-0.45", "the bound scaled by 0.45: false, the two-client instance of "
-                         "_near_attaining_partial (s = n, δ_A = 1/2, exact solves) reaches ≈ 1/2 of it after one round",
-                         {"bound_scale": 0.45})],
-       title="Theorem 5 in exact expectation over all client-sampling paths (R rounds)")
+@claim(
+    id="sdane/theorem-5/expectation",
+    ref="Theorem 5",
+    kind="simulation",
+    statement=THEOREM_5,
+    controls=[
+        Control(
+            "bound-0.45",
+            "the bound scaled by 0.45: false, the two-client instance of "
+            "_near_attaining_partial (s = n, δ_A = 1/2, exact solves) reaches ≈ 1/2 of it after one round",
+            {"bound_scale": 0.45},
+        )
+    ],
+    title="Theorem 5 in exact expectation over all client-sampling paths (R rounds)",
+)
 def theorem_5_expectation(ctx):
     rng = ctx.rng
     worst, runs, fails = -np.inf, 0, 0
@@ -219,17 +279,24 @@ def theorem_5_expectation(ctx):
     near = _near_attaining_partial(False)
     worst = max(worst, near) / ctx.param("bound_scale", 1.0)
     ok = worst <= 1 and fails == 0
-    return ctx.decide(ok, measured={"worst_expectation_over_bound": worst, "instances": runs, "paths_failing_test": fails,
-                                    "near_attaining_instance_ratio": near},
-                      notes="Includes a known instance near the bound (_near_attaining_partial, s = n; the control's basis). "
-                            "n = 4, s ∈ {1, 2, 3}, R = 3 rounds: every one of C(4, s)³ sampling paths is run (the worst "
-                            "admissible local answers, on the boundary of (9); GD stopped by (9) too in the full tier), and E[f(x̄^R) − f*] + μ/2 E‖v^R − x*‖² is compared with "
-                            "μD²/(2[(1+μ/λ)^R−1]) + σ_s²/(2γ), for λ = (4/3)(δ̃_s + γ) (the smallest admissible) and 2(δ̃_s + γ). "
-                            "ζ² exact for shared-Hessian instances; otherwise the maximum gradient variance over the visited "
-                            "v^r (the proof applies Lemma 15 at x̄ = v^r). Derivation of the rebuilt bound: Lemma 17 at x = x*, "
-                            "add h^S(x^{r+1}) and bound it by Lemma 15 at x̄ = v^r with ‖x^{r+1} − v^r‖² ≤ (1/s)Σ‖x_i − v^r‖²; "
-                            "the leftover −(λ − δ_s − Δ_s − γ)/2·U + λ/8·U ≤ 0 iff λ ≥ (4/3)(δ̃_s + γ); Lemma 12 with the "
-                            "additive σ_s²/(2γλ). Confirms the rebuilt Theorem 5.")
+    return ctx.decide(
+        ok,
+        measured={
+            "worst_expectation_over_bound": worst,
+            "instances": runs,
+            "paths_failing_test": fails,
+            "near_attaining_instance_ratio": near,
+        },
+        notes="Includes a known instance near the bound (_near_attaining_partial, s = n; the control's basis). "
+        "n = 4, s ∈ {1, 2, 3}, R = 3 rounds: every one of C(4, s)³ sampling paths is run (the worst "
+        "admissible local answers, on the boundary of (9); GD stopped by (9) too in the full tier), and E[f(x̄^R) − f*] + μ/2 E‖v^R − x*‖² is compared with "
+        "μD²/(2[(1+μ/λ)^R−1]) + σ_s²/(2γ), for λ = (4/3)(δ̃_s + γ) (the smallest admissible) and 2(δ̃_s + γ). "
+        "ζ² exact for shared-Hessian instances; otherwise the maximum gradient variance over the visited "
+        "v^r (the proof applies Lemma 15 at x̄ = v^r). Derivation of the rebuilt bound: Lemma 17 at x = x*, "
+        "add h^S(x^{r+1}) and bound it by Lemma 15 at x̄ = v^r with ‖x^{r+1} − v^r‖² ≤ (1/s)Σ‖x_i − v^r‖²; "
+        "the leftover −(λ − δ_s − Δ_s − γ)/2·U + λ/8·U ≤ 0 iff λ ≥ (4/3)(δ̃_s + γ); Lemma 12 with the "
+        "additive σ_s²/(2γλ). Confirms the rebuilt Theorem 5.",
+    )
 
 
 def _one_step_sdane(orc, v, s, lam, mu, solver, test, r=0):
@@ -244,11 +311,21 @@ def _one_step_sdane(orc, v, s, lam, mu, solver, test, r=0):
     return tot / len(Ss), fails
 
 
-@claim(id="sdane/theorem-5/one-step", ref="Theorem 5", kind="probe", statement=THEOREM_5,
-       controls=[Control("recurrence-0.99", "the recurrence's right side scaled by 0.99: false, the two-client instance "
-                         "of _near_attaining_partial (s = n, δ_A = 100, exact solves) reaches 0.99994 of it",
-                         {"bound_scale": 0.99})],
-       title="Theorem 5's one-round recurrence, exact over S_r, at every round of sampled runs and under adversarial answers")
+@claim(
+    id="sdane/theorem-5/one-step",
+    ref="Theorem 5",
+    kind="probe",
+    statement=THEOREM_5,
+    controls=[
+        Control(
+            "recurrence-0.99",
+            "the recurrence's right side scaled by 0.99: false, the two-client instance "
+            "of _near_attaining_partial (s = n, δ_A = 100, exact solves) reaches 0.99994 of it",
+            {"bound_scale": 0.99},
+        )
+    ],
+    title="Theorem 5's one-round recurrence, exact over S_r, at every round of sampled runs and under adversarial answers",
+)
 def theorem_5_one_step(ctx):
     rng = ctx.rng
     worst, rounds, fails = -np.inf, 0, 0
@@ -266,7 +343,9 @@ def theorem_5_one_step(ctx):
             for r in range(h.rounds):
                 v = h.v[r]
                 lhs, f = _one_step_sdane(orc, v, s, lam, orc.mu, solver, StabilizedTest(), r)
-                rhs = lam / 2 * float(np.sum((v - xs) ** 2)) + sampling_factor(q.n, s) * gradient_variance(orc, v) / (2 * gamma)
+                rhs = lam / 2 * float(np.sum((v - xs) ** 2)) + sampling_factor(q.n, s) * gradient_variance(orc, v) / (
+                    2 * gamma
+                )
                 slack = H.float_slack(orc, x0, r + 1)
                 if rhs > 1e6 * slack:
                     worst = max(worst, (lhs - slack) / rhs)
@@ -280,38 +359,64 @@ def theorem_5_one_step(ctx):
         dt = delta_s(problem, s) + Delta_s(problem, s)
         gamma = float(inst["gf"]) * max(dt, 1e-2)
         lam = 4 / 3 * (dt + gamma)
-        lhs, _ = _one_step_sdane(orc, v, s, lam, orc.mu, Boundary(weights=tuple(w), frac=inst["frac"]), StabilizedTest())
-        rhs = lam / 2 * float(np.sum((v - orc.x_star()) ** 2)) + sampling_factor(problem.n, s) * gradient_variance(orc, v) / (2 * gamma)
+        lhs, _ = _one_step_sdane(
+            orc, v, s, lam, orc.mu, Boundary(weights=tuple(w), frac=inst["frac"]), StabilizedTest()
+        )
+        rhs = lam / 2 * float(np.sum((v - orc.x_star()) ** 2)) + sampling_factor(problem.n, s) * gradient_variance(
+            orc, v
+        ) / (2 * gamma)
         return lhs / rhs
 
-    P = Product(inst=quadratic_instance_param(n=4, d=3, mu=1.0, L=(2.0, 100.0), K=1), x0=Ball(3, 5.0),
-                w=Box(-1.0, 1.0, shape=3), frac=Box(0.5, 1.0), gf=Box(0.1, 10.0, log=True))
-    res = probe(violation, P, seed=rng, n_random=16 if not ctx.full else 100, n_starts=2 if not ctx.full else 4,
-                maxiter=25 if not ctx.full else 150, target=1.0)
+    P = Product(
+        inst=quadratic_instance_param(n=4, d=3, mu=1.0, L=(2.0, 100.0), K=1),
+        x0=Ball(3, 5.0),
+        w=Box(-1.0, 1.0, shape=3),
+        frac=Box(0.5, 1.0),
+        gf=Box(0.1, 10.0, log=True),
+    )
+    res = probe(
+        violation,
+        P,
+        seed=rng,
+        n_random=16 if not ctx.full else 100,
+        n_starts=2 if not ctx.full else 4,
+        maxiter=25 if not ctx.full else 150,
+        target=1.0,
+    )
     near = _near_attaining_partial(False, one_step=True)
     worst = max(worst, res.worst_value, near) / ctx.param("bound_scale", 1.0)
     ok = worst <= 1 and fails == 0
-    return ctx.decide(ok, measured={"near_attaining_instance_ratio": near, "worst_ratio": worst, "probe_worst": res.worst_value, "rounds": rounds,
-                                    "rounds_failing_test": fails},
-                      counterexample=None if ok else {"probe": res.to_json()},
-                      notes="The recurrence the theorem telescopes: E_S[f(x^{r+1}) − f* + (λ+μ)/2‖v^{r+1} − x*‖²] ≤ "
-                            "λ/2‖v^r − x*‖² + σ_s²(v^r)/(2γ), computed exactly over all C(n, s) subsets from each v^r of "
-                            "sampled runs (GD and boundary-of-test answers), λ = (4/3)(δ̃_s + γ), plus a probe over instances, "
-                            "v and the answers. Confirms the rebuild's derivation step by step.")
+    return ctx.decide(
+        ok,
+        measured={
+            "near_attaining_instance_ratio": near,
+            "worst_ratio": worst,
+            "probe_worst": res.worst_value,
+            "rounds": rounds,
+            "rounds_failing_test": fails,
+        },
+        counterexample=None if ok else {"probe": res.to_json()},
+        notes="The recurrence the theorem telescopes: E_S[f(x^{r+1}) − f* + (λ+μ)/2‖v^{r+1} − x*‖²] ≤ "
+        "λ/2‖v^r − x*‖² + σ_s²(v^r)/(2γ), computed exactly over all C(n, s) subsets from each v^r of "
+        "sampled runs (GD and boundary-of-test answers), λ = (4/3)(δ̃_s + γ), plus a probe over instances, "
+        "v and the answers. Confirms the rebuild's derivation step by step.",
+    )
 
 
-THEOREM_7 = (r"Consider Algorithm 2 with $s\in[n]$, $f_i$ $\mu$-convex with $\delta_s$-SOD, $\Delta_s$-ED, $\zeta^2$-BGV and the "
-             r"accuracy condition with $y^r$. Rebuilt: for any $\gamma>0$, $\lambda\ge\frac43(\tilde\delta_s+\gamma)$: "
-             r"$A_R(\mathbb E f(x^R)-f^\star)+\frac{B_R}2\mathbb E\|v^R-x^\star\|^2\le\frac{D^2}2+\frac{\sigma_s^2}{2\gamma}\sum_{r=1}^RA_r$, "
-             r"so $\mathbb Ef(x^R)-f^\star\le\frac{D^2}{2A_R}+\frac{R\sigma_s^2}{2\gamma}$; with $\lambda=\Theta(\tilde\delta_s+R\sigma_s^2/\varepsilon)$: "
-             r"$R=\tilde O(\sqrt{\tilde\delta_s/\mu}+\frac{\sigma_s^2}{\mu\varepsilon})$ ($\mu>0$), "
-             r"$O(\sqrt{\tilde\delta_sD^2/\varepsilon}+\frac{\sigma_s^2D^2}{\varepsilon^2})$ ($\mu=0$).")
+THEOREM_7 = (
+    r"Consider Algorithm 2 with $s\in[n]$, $f_i$ $\mu$-convex with $\delta_s$-SOD, $\Delta_s$-ED, $\zeta^2$-BGV and the "
+    r"accuracy condition with $y^r$. Rebuilt: for any $\gamma>0$, $\lambda\ge\frac43(\tilde\delta_s+\gamma)$: "
+    r"$A_R(\mathbb E f(x^R)-f^\star)+\frac{B_R}2\mathbb E\|v^R-x^\star\|^2\le\frac{D^2}2+\frac{\sigma_s^2}{2\gamma}\sum_{r=1}^RA_r$, "
+    r"so $\mathbb Ef(x^R)-f^\star\le\frac{D^2}{2A_R}+\frac{R\sigma_s^2}{2\gamma}$; with $\lambda=\Theta(\tilde\delta_s+R\sigma_s^2/\varepsilon)$: "
+    r"$R=\tilde O(\sqrt{\tilde\delta_s/\mu}+\frac{\sigma_s^2}{\mu\varepsilon})$ ($\mu>0$), "
+    r"$O(\sqrt{\tilde\delta_sD^2/\varepsilon}+\frac{\sigma_s^2D^2}{\varepsilon^2})$ ($\mu=0$)."
+)
 
 
 def _expected_acc(orc, x0, R, s, lam, mu, solver, test):
     xs = orc.x_star()
     Ss = subsets(orc.n, s)
-    states = [(x0.copy(), x0.copy(), 0.0, 1.0, 1.0, 0)]      # (x, v, A, B, probability, failures)
+    states = [(x0.copy(), x0.copy(), 0.0, 1.0, 1.0, 0)]  # (x, v, A, B, probability, failures)
     max_var = 0.0
     for r in range(R):
         nxt = []
@@ -336,11 +441,21 @@ def _expected_acc(orc, x0, R, s, lam, mu, solver, test):
     return Ef, Ed, A_R, states[0][3], sum(As[1:]), max_var, sum(st[-1] for st in states)
 
 
-@claim(id="sdane/theorem-7", ref="Theorem 7", kind="probe", statement=THEOREM_7,
-       controls=[Control("potential-0.99", "the potential bound scaled by 0.99: false, the two-client instance of "
-                         "_near_attaining_partial (s = n, δ_A = 100, exact solves) reaches 0.99994 of it after one round",
-                         {"bound_scale": 0.99})],
-       title="Theorem 7 in exact expectation over all client-sampling paths")
+@claim(
+    id="sdane/theorem-7",
+    ref="Theorem 7",
+    kind="probe",
+    statement=THEOREM_7,
+    controls=[
+        Control(
+            "potential-0.99",
+            "the potential bound scaled by 0.99: false, the two-client instance of "
+            "_near_attaining_partial (s = n, δ_A = 100, exact solves) reaches 0.99994 of it after one round",
+            {"bound_scale": 0.99},
+        )
+    ],
+    title="Theorem 7 in exact expectation over all client-sampling paths",
+)
 def theorem_7(ctx):
     rng = ctx.rng
     worst, runs, fails = -np.inf, 0, 0
@@ -361,6 +476,7 @@ def theorem_7(ctx):
             worst = max(worst, (A_R * Ef + B_R / 2 * Ed) / (D2 / 2 + noise * sumA))
             fails += f
             runs += 1
+
     # the one-round recurrence exactly over S_r, probed over instances, centres, A_r and the local answers
     def violation(inst):
         (problem, *_), x, v, w = inst["inst"], inst["x0"], inst["v"], inst["w"]
@@ -375,43 +491,69 @@ def theorem_7(ctx):
         tot = 0.0
         Ss = subsets(problem.n, s)
         for S in Ss:
-            xn, vn, A1, B1, y, _ = acc_sdane_step(orc, x, v, A, B, S, lam, orc.mu,
-                                                  Boundary(weights=tuple(w), frac=inst["frac"]), StabilizedTest())
+            xn, vn, A1, B1, y, _ = acc_sdane_step(
+                orc, x, v, A, B, S, lam, orc.mu, Boundary(weights=tuple(w), frac=inst["frac"]), StabilizedTest()
+            )
             tot += A1 * orc.gaps(xn[None])[0] + B1 / 2 * float(np.sum((vn - xs) ** 2))
         noise = sampling_factor(problem.n, s) * gradient_variance(orc, y) / (2 * gamma)
         rhs = A * orc.gaps(x[None])[0] + B / 2 * float(np.sum((v - xs) ** 2)) + A1 * noise
         return tot / len(Ss) / rhs
 
-    P = Product(inst=quadratic_instance_param(n=4, d=3, mu=1.0, L=(2.0, 100.0), K=1), x0=Ball(3, 5.0), v=Ball(3, 5.0),
-                w=Box(-1.0, 1.0, shape=3), frac=Box(0.5, 1.0), gf=Box(0.1, 10.0, log=True), A=Box(0.0, 50.0))
-    res = probe(violation, P, seed=rng, n_random=16 if not ctx.full else 100, n_starts=2 if not ctx.full else 4,
-                maxiter=25 if not ctx.full else 150, target=1.0)
+    P = Product(
+        inst=quadratic_instance_param(n=4, d=3, mu=1.0, L=(2.0, 100.0), K=1),
+        x0=Ball(3, 5.0),
+        v=Ball(3, 5.0),
+        w=Box(-1.0, 1.0, shape=3),
+        frac=Box(0.5, 1.0),
+        gf=Box(0.1, 10.0, log=True),
+        A=Box(0.0, 50.0),
+    )
+    res = probe(
+        violation,
+        P,
+        seed=rng,
+        n_random=16 if not ctx.full else 100,
+        n_starts=2 if not ctx.full else 4,
+        maxiter=25 if not ctx.full else 150,
+        target=1.0,
+    )
     near = _near_attaining_partial(True)
     worst = max(worst, near) / ctx.param("bound_scale", 1.0)
     ok = worst <= 1 and fails == 0 and res.worst_value <= 1
-    return ctx.decide(ok, measured={"worst_expectation_over_bound": worst, "near_attaining_instance_ratio": near, "instances": runs, "paths_failing_test": fails,
-                                    "probe_worst_one_round_ratio": res.worst_value, "probe_evaluations": res.n_evaluations},
-                      counterexample=None if ok else {"probe": res.to_json()},
-                      notes="Includes a known instance near the bound (_near_attaining_partial, s = n; the control's basis). "
-                            "Probe: the one-round recurrence E_S[A_{r+1}(f(x^{r+1}) − f*) + B_{r+1}/2‖v^{r+1} − x*‖²] ≤ "
-                            "A_r(f(x^r) − f*) + B_r/2‖v^r − x*‖² + A_{r+1}σ_s²(y^r)/(2γ), exact over S_r, searched over "
-                            "instances, x^r, v^r, A_r and boundary-of-test answers. "
-                            "n = 4, s ∈ {1, 2, 3}, R = 3, every sampling path run with boundary-of-test answers (and GD in "
-                            "the full tier); A_R E[f(x^R) − f*] + B_R/2 E‖v^R − x*‖² "
-                            "against D²/2 + σ_s²/(2γ)Σ_{r≤R}A_r with λ = (4/3)(δ̃_s + γ). Derivation: Lemma 24 at x = x*, add "
-                            "A_{r+1}h^S(x^{r+1}) − A_rh^S(x^r) (E_S h^S(x^r) = 0 since x^r does not depend on S_r) and bound "
-                            "the first by Lemma 15 at x̄ = y^r; sum over r (Σ_r A_r ≤ R·A_R gives the rebuild's Rσ_s²/(2γ)). "
-                            "ζ² as in Theorem 5 (exact or the max variance at the visited y^r). Confirms the rebuilt Theorem 7.")
+    return ctx.decide(
+        ok,
+        measured={
+            "worst_expectation_over_bound": worst,
+            "near_attaining_instance_ratio": near,
+            "instances": runs,
+            "paths_failing_test": fails,
+            "probe_worst_one_round_ratio": res.worst_value,
+            "probe_evaluations": res.n_evaluations,
+        },
+        counterexample=None if ok else {"probe": res.to_json()},
+        notes="Includes a known instance near the bound (_near_attaining_partial, s = n; the control's basis). "
+        "Probe: the one-round recurrence E_S[A_{r+1}(f(x^{r+1}) − f*) + B_{r+1}/2‖v^{r+1} − x*‖²] ≤ "
+        "A_r(f(x^r) − f*) + B_r/2‖v^r − x*‖² + A_{r+1}σ_s²(y^r)/(2γ), exact over S_r, searched over "
+        "instances, x^r, v^r, A_r and boundary-of-test answers. "
+        "n = 4, s ∈ {1, 2, 3}, R = 3, every sampling path run with boundary-of-test answers (and GD in "
+        "the full tier); A_R E[f(x^R) − f*] + B_R/2 E‖v^R − x*‖² "
+        "against D²/2 + σ_s²/(2γ)Σ_{r≤R}A_r with λ = (4/3)(δ̃_s + γ). Derivation: Lemma 24 at x = x*, add "
+        "A_{r+1}h^S(x^{r+1}) − A_rh^S(x^r) (E_S h^S(x^r) = 0 since x^r does not depend on S_r) and bound "
+        "the first by Lemma 15 at x̄ = y^r; sum over r (Σ_r A_r ≤ R·A_R gives the rebuild's Rσ_s²/(2γ)). "
+        "ζ² as in Theorem 5 (exact or the max variance at the visited y^r). Confirms the rebuilt Theorem 7.",
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Lemma 23, Corollaries 22/27, Theorems 21/26: stochastic local solvers
 # --------------------------------------------------------------------------------------------
 
-LEMMA_23 = (r"Let $F$ be $\mu$-convex and $L$-smooth; SGD $x_{k+1}=x_k-\eta g_k$ with $\mathbb E g_k=\nabla F(x_k)$, "
-            r"$\mathbb E\|g_k-\nabla F(x_k)\|^2\le\sigma^2$, $\eta\le\frac1{2L}$. Then for all $K\ge1$: "
-            r"$\mathbb E[F(\bar x_K)-F^\star]+\frac\mu2\mathbb E\|x_K-x^\star\|^2\le\frac{\mu\|x_0-x^\star\|^2}{2[(1-\eta\mu)^{-K}-1]}+\eta\sigma^2$, "
-            r"$\bar x_K=\sum_{k=1}^Kq^kx_k/\sum_{k=1}^Kq^k$, $q=(1-\eta\mu)^{-1}$ (C.8). (Rebuilt.)")
+LEMMA_23 = (
+    r"Let $F$ be $\mu$-convex and $L$-smooth; SGD $x_{k+1}=x_k-\eta g_k$ with $\mathbb E g_k=\nabla F(x_k)$, "
+    r"$\mathbb E\|g_k-\nabla F(x_k)\|^2\le\sigma^2$, $\eta\le\frac1{2L}$. Then for all $K\ge1$: "
+    r"$\mathbb E[F(\bar x_K)-F^\star]+\frac\mu2\mathbb E\|x_K-x^\star\|^2\le\frac{\mu\|x_0-x^\star\|^2}{2[(1-\eta\mu)^{-K}-1]}+\eta\sigma^2$, "
+    r"$\bar x_K=\sum_{k=1}^Kq^kx_k/\sum_{k=1}^Kq^k$, $q=(1-\eta\mu)^{-1}$ (C.8). (Rebuilt.)"
+)
 
 
 def _lemma23_ratio(Hm, b, x0, eta, K, var):
@@ -426,10 +568,16 @@ def _lemma23_ratio(Hm, b, x0, eta, K, var):
     return (EF + mu / 2 * Ed) / bound
 
 
-@claim(id="sdane/lemma-23", ref="Lemma 23", kind="probe", statement=LEMMA_23,
-       control_exempt=_no_known_attaining("Lemma 23's SGD bound (its noise term ησ² is ~4× the stationary value on "
-                                          "1-D quadratics)"),
-       title="Lemma 23 (SGD with constant step) in exact expectation on quadratics with Gaussian noise")
+@claim(
+    id="sdane/lemma-23",
+    ref="Lemma 23",
+    kind="probe",
+    statement=LEMMA_23,
+    control_exempt=_no_known_attaining(
+        "Lemma 23's SGD bound (its noise term ησ² is ~4× the stationary value on 1-D quadratics)"
+    ),
+    title="Lemma 23 (SGD with constant step) in exact expectation on quadratics with Gaussian noise",
+)
 def lemma_23(ctx):
     rng = ctx.rng
     worst, beyond = -np.inf, -np.inf
@@ -450,32 +598,56 @@ def lemma_23(ctx):
         lam = np.array([1.0, float(inst["mid"]) * (Lh - 1) + 1, Lh])
         U = inst["U"]
         Hm = (U * lam) @ U.T
-        return _lemma23_ratio(0.5 * (Hm + Hm.T), np.asarray(inst["b"]), np.asarray(inst["x0"]),
-                              float(inst["eta"]) / (2 * Lh), int(inst["K"]), float(inst["var"]))
+        return _lemma23_ratio(
+            0.5 * (Hm + Hm.T),
+            np.asarray(inst["b"]),
+            np.asarray(inst["x0"]),
+            float(inst["eta"]) / (2 * Lh),
+            int(inst["K"]),
+            float(inst["var"]),
+        )
 
     from fedtheory.certify.params import IntRange, Rotation
-    P = Product(L=Box(1.0, 100.0, log=True), mid=Box(0.0, 1.0), U=Rotation(3), b=Ball(3, 3.0), x0=Ball(3, 5.0),
-                eta=Box(0.0, 1.0, open_lo=True), K=IntRange(1, 60), var=Box(1e-3, 10.0, log=True))
-    res = probe(violation, P, seed=rng, n_random=60 if not ctx.full else 400, n_starts=2 if not ctx.full else 8,
-                maxiter=60 if not ctx.full else 300, target=1.0)
+
+    P = Product(
+        L=Box(1.0, 100.0, log=True),
+        mid=Box(0.0, 1.0),
+        U=Rotation(3),
+        b=Ball(3, 3.0),
+        x0=Ball(3, 5.0),
+        eta=Box(0.0, 1.0, open_lo=True),
+        K=IntRange(1, 60),
+        var=Box(1e-3, 10.0, log=True),
+    )
+    res = probe(
+        violation,
+        P,
+        seed=rng,
+        n_random=60 if not ctx.full else 400,
+        n_starts=2 if not ctx.full else 8,
+        maxiter=60 if not ctx.full else 300,
+        target=1.0,
+    )
     worst = max(worst, res.worst_value)
     ok = worst <= 1 + 1e-12
-    return ctx.decide(ok, measured={"worst_ratio": worst, "probe_worst": res.worst_value,
-                                    "worst_ratio_eta_up_to_1_over_L": beyond},
-                      tolerance={"relative": 1e-12},
-                      counterexample=None if ok else {"probe": res.to_json()},
-                      notes="F(x) = ½xᵀHx − bᵀx (spectrum in [μ, L]) with g = ∇F + ξ, ξ ~ N(0, σ²/d·I): the iterates are "
-                            "Gaussian, so E[F(x̄_K) − F*] and E‖x_K − x*‖² are exact. Derivation of the rebuilt (C.8): smoothness "
-                            "at x_{k+1} and μ-convexity give E[F(x_{k+1}) − F*] + ‖x_{k+1} − x*‖²/(2η) ≤ (1−ημ)‖x_k − x*‖²/(2η) "
-                            "+ ησ²(1+Lη)/2, then Lemma 12 with q = 1/(1−ημ). Confirms the rebuild; the derivation only needs "
-                            "η ≤ 1/L (checked too: worst ratio reported), so η ≤ 1/(2L) is sufficient but not necessary.")
+    return ctx.decide(
+        ok,
+        measured={"worst_ratio": worst, "probe_worst": res.worst_value, "worst_ratio_eta_up_to_1_over_L": beyond},
+        tolerance={"relative": 1e-12},
+        counterexample=None if ok else {"probe": res.to_json()},
+        notes="F(x) = ½xᵀHx − bᵀx (spectrum in [μ, L]) with g = ∇F + ξ, ξ ~ N(0, σ²/d·I): the iterates are "
+        "Gaussian, so E[F(x̄_K) − F*] and E‖x_K − x*‖² are exact. Derivation of the rebuilt (C.8): smoothness "
+        "at x_{k+1} and μ-convexity give E[F(x_{k+1}) − F*] + ‖x_{k+1} − x*‖²/(2η) ≤ (1−ημ)‖x_k − x*‖²/(2η) "
+        "+ ησ²(1+Lη)/2, then Lemma 12 with q = 1/(1−ημ). Confirms the rebuild; the derivation only needs "
+        "η ≤ 1/L (checked too: worst ratio reported), so η ≤ 1/(2L) is sufficient but not necessary.",
+    )
 
 
 def sgd_local_plan(L_t: float, mu_t: float, lam: float, var: float, e_r: float, batch: int = 1) -> tuple[float, int]:
     r"""Corollary 22 (rebuilt): step η = min(1/(2L̃), 2b·e_r/(5L̃σ²)) and K = ⌈ln(1 + 10L̃μ̃/λ²)/(−ln(1 − ημ̃))⌉ so that
     mini-batch SGD's weighted average meets E‖∇F_i‖² ≤ λ²/10‖x_i* − c‖² + (4/5)e_r, which implies (C.6) with e_r."""
     eta = min(1 / (2 * L_t), 2 * batch * e_r / (5 * L_t * var)) if var > 0 else 1 / (2 * L_t)
-    K = math.ceil(math.log1p(10 * L_t * mu_t / lam ** 2) / -math.log1p(-eta * mu_t))
+    K = math.ceil(math.log1p(10 * L_t * mu_t / lam**2) / -math.log1p(-eta * mu_t))
     return eta, max(K, 1)
 
 
@@ -499,8 +671,17 @@ def stochastic_round(orc, center, S, lam, var, e_r):
         gF = Hm @ m - b
         EgF = float(gF @ gF + np.trace(Hm @ P @ Hm))
         Edist = float(np.sum((m - center) ** 2) + np.trace(P))
-        out.append({"m": m, "P": P, "EgF": EgF, "Edist": Edist, "eta": eta, "K": K,
-                    "R": float(np.linalg.norm(np.linalg.solve(Hm, b) - center))})
+        out.append(
+            {
+                "m": m,
+                "P": P,
+                "EgF": EgF,
+                "Edist": Edist,
+                "eta": eta,
+                "K": K,
+                "R": float(np.linalg.norm(np.linalg.solve(Hm, b) - center)),
+            }
+        )
     return out
 
 
@@ -510,7 +691,7 @@ def _expected_step_sdane(orc, v, S, lam, mu, moments):
     xs = orc.x_star()
     Abar = orc.A.mean(0)
     m = np.mean([mo["m"] for mo in moments], axis=0)
-    P = sum(mo["P"] for mo in moments) / s ** 2
+    P = sum(mo["P"] for mo in moments) / s**2
     Ef = 0.5 * (m - xs) @ Abar @ (m - xs) + 0.5 * np.trace(Abar @ P)
     # v⁺ = (λv + μx̄ − ḡ)/(λ+μ), ḡ = mean(A_i x_i − b_i): affine in each x_i with matrix (μI − A_i)/(s(λ+μ))
     gbar_mean = np.mean([orc.A[i] @ mo["m"] - orc.A[i] @ orc.c[i] for i, mo in zip(S, moments)], axis=0)
@@ -520,10 +701,12 @@ def _expected_step_sdane(orc, v, S, lam, mu, moments):
     return float(Ef), Ed, v_mean
 
 
-THEOREM_21 = (r"Theorem 5 with stochastic local solvers: if for every $r$, $\frac1s\sum_{i\in S_r}\mathbb E_\xi\|\nabla F_{i,r}(x_{i,r+1})\|^2"
-              r"\le\frac{\lambda^2}4\frac1s\sum_{i\in S_r}\mathbb E_\xi\|x_{i,r+1}-v^r\|^2+e_r$ (C.6), with independent local "
-              r"randomness, then (rebuilt) $\mathbb E[f(\bar x^R)]-f^\star+\frac\mu2\mathbb E\|v^R-x^\star\|^2\le\frac{\mu D^2}{2[(1+\mu/\lambda)^R-1]}"
-              r"+\frac{\sigma_s^2}{2\gamma}+\frac{\sum_{r<R}p^re_r}{2\lambda\sum_{r<R}p^r}$, $p=1+\mu/\lambda$, $\lambda\ge\frac43(\tilde\delta_s+\gamma)$.")
+THEOREM_21 = (
+    r"Theorem 5 with stochastic local solvers: if for every $r$, $\frac1s\sum_{i\in S_r}\mathbb E_\xi\|\nabla F_{i,r}(x_{i,r+1})\|^2"
+    r"\le\frac{\lambda^2}4\frac1s\sum_{i\in S_r}\mathbb E_\xi\|x_{i,r+1}-v^r\|^2+e_r$ (C.6), with independent local "
+    r"randomness, then (rebuilt) $\mathbb E[f(\bar x^R)]-f^\star+\frac\mu2\mathbb E\|v^R-x^\star\|^2\le\frac{\mu D^2}{2[(1+\mu/\lambda)^R-1]}"
+    r"+\frac{\sigma_s^2}{2\gamma}+\frac{\sum_{r<R}p^re_r}{2\lambda\sum_{r<R}p^r}$, $p=1+\mu/\lambda$, $\lambda\ge\frac43(\tilde\delta_s+\gamma)$."
+)
 
 
 def _stochastic_checks(ctx, accelerated: bool):
@@ -556,7 +739,7 @@ def _stochastic_checks(ctx, accelerated: bool):
                 mom = stochastic_round(orc, center, S, lam, var, e_r)
                 Kmax = max(Kmax, max(mo["K"] for mo in mom))
                 lhs = np.mean([mo["EgF"] for mo in mom])
-                rhs = lam ** 2 / 4 * np.mean([mo["Edist"] for mo in mom]) + e_r
+                rhs = lam**2 / 4 * np.mean([mo["Edist"] for mo in mom]) + e_r
                 worst_c6 = max(worst_c6, lhs / rhs)
                 if accelerated:
                     Ef, Ed, _ = _expected_acc_step(orc, x, v, A, B, a, S, lam, mu, mom)
@@ -589,8 +772,16 @@ def _stochastic_checks(ctx, accelerated: bool):
 def _decide_stochastic(ctx, accelerated: bool, notes: str):
     """Theorems 21 and 26: (C.6) and the one-round recurrence hold (ratios ≤ 1) on every instance."""
     c6, step, rounds, Kmax = _stochastic_checks(ctx, accelerated)
-    return ctx.decide(c6 <= 1 and step <= 1, measured={"worst_C6_lhs_over_rhs": c6, "worst_recurrence_ratio": step,
-                                                      "rounds": rounds, "max_local_steps": Kmax}, notes=notes)
+    return ctx.decide(
+        c6 <= 1 and step <= 1,
+        measured={
+            "worst_C6_lhs_over_rhs": c6,
+            "worst_recurrence_ratio": step,
+            "rounds": rounds,
+            "max_local_steps": Kmax,
+        },
+        notes=notes,
+    )
 
 
 def _expected_acc_step(orc, x, v, A, B, a, S, lam, mu, moments):
@@ -598,7 +789,7 @@ def _expected_acc_step(orc, x, v, A, B, a, S, lam, mu, moments):
     xs = orc.x_star()
     Abar = orc.A.mean(0)
     m = np.mean([mo["m"] for mo in moments], axis=0)
-    P = sum(mo["P"] for mo in moments) / s ** 2
+    P = sum(mo["P"] for mo in moments) / s**2
     Ef = 0.5 * (m - xs) @ Abar @ (m - xs) + 0.5 * np.trace(Abar @ P)
     gbar_mean = np.mean([orc.A[i] @ mo["m"] - orc.A[i] @ orc.c[i] for i, mo in zip(S, moments)], axis=0)
     B1 = B + mu * a
@@ -607,36 +798,53 @@ def _expected_acc_step(orc, x, v, A, B, a, S, lam, mu, moments):
     return float(Ef), float(np.sum((v_mean - xs) ** 2) + np.trace(cov)), v_mean
 
 
-@claim(id="sdane/theorem-21", ref="Theorem 21", kind="simulation", statement=THEOREM_21,
-       control_exempt=_no_known_attaining("Theorem 21's recurrence with additive e_r (rebuilt)"),
-       title="Theorem 21: with Corollary 22's SGD, (C.6) and the one-round recurrence hold in exact expectation")
+@claim(
+    id="sdane/theorem-21",
+    ref="Theorem 21",
+    kind="simulation",
+    statement=THEOREM_21,
+    control_exempt=_no_known_attaining("Theorem 21's recurrence with additive e_r (rebuilt)"),
+    title="Theorem 21: with Corollary 22's SGD, (C.6) and the one-round recurrence hold in exact expectation",
+)
 def theorem_21(ctx):
-    return _decide_stochastic(ctx, accelerated=False,
-                              notes="Quadratic clients with additive Gaussian gradient noise (E‖ξ‖² = σ²), n = 4, s ∈ {2, 3, 4}, "
-                                    "λ = (4/3)(δ̃_s + γ); every client runs Corollary 22's mini-batch SGD (η, K of sgd_local_plan). "
-                                    "Exact over the noise (Gaussian moments) and over S_r (all subsets): (C.6) with additive e_r holds, "
-                                    "and E[f(x^{r+1}) − f* + (λ+μ)/2‖v^{r+1} − x*‖²] ≤ λ/2‖v^r − x*‖² + σ_s²(v^r)/(2γ) + e_r/(2λ); "
-                                    "Lemma 12 (verified) telescopes it into the rebuilt bound. The rebuild leaves (C.6)'s additive e_r "
-                                    "uncertain; without it, SGD with a constant step cannot meet (C.6) as x_i* − v^r → 0, so the "
-                                    "additive form is the one kept (it matches the rebuild's Corollary 22 shape).")
+    return _decide_stochastic(
+        ctx,
+        accelerated=False,
+        notes="Quadratic clients with additive Gaussian gradient noise (E‖ξ‖² = σ²), n = 4, s ∈ {2, 3, 4}, "
+        "λ = (4/3)(δ̃_s + γ); every client runs Corollary 22's mini-batch SGD (η, K of sgd_local_plan). "
+        "Exact over the noise (Gaussian moments) and over S_r (all subsets): (C.6) with additive e_r holds, "
+        "and E[f(x^{r+1}) − f* + (λ+μ)/2‖v^{r+1} − x*‖²] ≤ λ/2‖v^r − x*‖² + σ_s²(v^r)/(2γ) + e_r/(2λ); "
+        "Lemma 12 (verified) telescopes it into the rebuilt bound. The rebuild leaves (C.6)'s additive e_r "
+        "uncertain; without it, SGD with a constant step cannot meet (C.6) as x_i* − v^r → 0, so the "
+        "additive form is the one kept (it matches the rebuild's Corollary 22 shape).",
+    )
 
 
-@claim(id="sdane/theorem-26", ref="Theorem 26", kind="simulation",
-       control_exempt=_no_known_attaining("Theorem 26's recurrence with additive e_r (rebuilt)"),
-       statement=r"Theorem 7 with stochastic local solvers: under (C.6) with $y^r$ and additive $e_r$ (rebuilt), "
-                 r"$A_R(\mathbb Ef(x^R)-f^\star)+\frac{B_R}2\mathbb E\|v^R-x^\star\|^2\le\frac{D^2}2+\sum_{r=1}^RA_r(\frac{\sigma_s^2}{2\gamma}+\frac{e_{r-1}}{2\lambda})$.",
-       title="Theorem 26: Acc-S-DANE with Corollary 27's SGD, (C.6) and the one-round recurrence in exact expectation")
+@claim(
+    id="sdane/theorem-26",
+    ref="Theorem 26",
+    kind="simulation",
+    control_exempt=_no_known_attaining("Theorem 26's recurrence with additive e_r (rebuilt)"),
+    statement=r"Theorem 7 with stochastic local solvers: under (C.6) with $y^r$ and additive $e_r$ (rebuilt), "
+    r"$A_R(\mathbb Ef(x^R)-f^\star)+\frac{B_R}2\mathbb E\|v^R-x^\star\|^2\le\frac{D^2}2+\sum_{r=1}^RA_r(\frac{\sigma_s^2}{2\gamma}+\frac{e_{r-1}}{2\lambda})$.",
+    title="Theorem 26: Acc-S-DANE with Corollary 27's SGD, (C.6) and the one-round recurrence in exact expectation",
+)
 def theorem_26(ctx):
-    return _decide_stochastic(ctx, accelerated=True,
-                              notes="As sdane/theorem-21 for Algorithm 2 (centre y^r): E[A_{r+1}(f(x^{r+1}) − f*) + B_{r+1}/2‖v^{r+1} − x*‖²] "
-                                    "≤ A_r(f(x^r) − f*) + B_r/2‖v^r − x*‖² + A_{r+1}(σ_s²(y^r)/(2γ) + e_r/(2λ)) exactly over the noise and "
-                                    "S_r. Confirms the rebuilt Theorem 26 (additive e_r as in Theorem 21).")
+    return _decide_stochastic(
+        ctx,
+        accelerated=True,
+        notes="As sdane/theorem-21 for Algorithm 2 (centre y^r): E[A_{r+1}(f(x^{r+1}) − f*) + B_{r+1}/2‖v^{r+1} − x*‖²] "
+        "≤ A_r(f(x^r) − f*) + B_r/2‖v^r − x*‖² + A_{r+1}(σ_s²(y^r)/(2γ) + e_r/(2λ)) exactly over the noise and "
+        "S_r. Confirms the rebuilt Theorem 26 (additive e_r as in Theorem 21).",
+    )
 
 
-COROLLARY_22 = (r"Under Theorem 21, each $f_i$ $L$-smooth, mini-batch gradients with variance $\sigma^2/b$, SGD with a certain step "
-                r"$\eta$ meets (C.6) after (rebuilt) $K=\lceil\ln(1+10\tilde L\tilde\mu/\lambda^2)/(-\ln(1-\eta\tilde\mu))\rceil"
-                r"=O\big((\frac{\tilde L}{\tilde\mu}+\frac{\tilde L\sigma^2}{\tilde\mu be_r})\log(1+\frac{\tilde L\tilde\mu}{\lambda^2})\big)$ "
-                r"mini-batch calls, $\tilde L=L+\lambda$, $\tilde\mu=\mu+\lambda$, $\eta=\min(\frac1{2\tilde L},\frac{2be_r}{5\tilde L\sigma^2})$.")
+COROLLARY_22 = (
+    r"Under Theorem 21, each $f_i$ $L$-smooth, mini-batch gradients with variance $\sigma^2/b$, SGD with a certain step "
+    r"$\eta$ meets (C.6) after (rebuilt) $K=\lceil\ln(1+10\tilde L\tilde\mu/\lambda^2)/(-\ln(1-\eta\tilde\mu))\rceil"
+    r"=O\big((\frac{\tilde L}{\tilde\mu}+\frac{\tilde L\sigma^2}{\tilde\mu be_r})\log(1+\frac{\tilde L\tilde\mu}{\lambda^2})\big)$ "
+    r"mini-batch calls, $\tilde L=L+\lambda$, $\tilde\mu=\mu+\lambda$, $\eta=\min(\frac1{2\tilde L},\frac{2be_r}{5\tilde L\sigma^2})$."
+)
 
 
 def _corollary_22_check(ctx, accelerated: bool, notes: str):
@@ -655,32 +863,50 @@ def _corollary_22_check(ctx, accelerated: bool, notes: str):
         S = np.arange(q.n)
         mom = stochastic_round(orc, center, S, lam, var, e_r)
         lhs = np.mean([mo["EgF"] for mo in mom])
-        rhs = lam ** 2 / 4 * np.mean([mo["Edist"] for mo in mom]) + e_r
+        rhs = lam**2 / 4 * np.mean([mo["Edist"] for mo in mom]) + e_r
         worst = max(worst, lhs / rhs)
         for mo in mom:
-            worst_c7 = max(worst_c7, mo["EgF"] / (lam ** 2 / 10 * mo["R"] ** 2 + 0.8 * e_r))
+            worst_c7 = max(worst_c7, mo["EgF"] / (lam**2 / 10 * mo["R"] ** 2 + 0.8 * e_r))
         count += 1
-    return ctx.decide(worst <= 1 and worst_c7 <= 1, measured={"worst_C6_ratio": worst, "worst_C7_ratio": worst_c7,
-                                                              "instances": count}, notes=notes)
+    return ctx.decide(
+        worst <= 1 and worst_c7 <= 1,
+        measured={"worst_C6_ratio": worst, "worst_C7_ratio": worst_c7, "instances": count},
+        notes=notes,
+    )
 
 
-@claim(id="sdane/corollary-22", ref="Corollary 22", kind="numeric", statement=COROLLARY_22,
-       control_exempt=_no_known_attaining("Corollary 22's SGD plan (constants ours)"),
-       title="Corollary 22: the rebuilt SGD step and step count meet (C.6), exactly in expectation")
+@claim(
+    id="sdane/corollary-22",
+    ref="Corollary 22",
+    kind="numeric",
+    statement=COROLLARY_22,
+    control_exempt=_no_known_attaining("Corollary 22's SGD plan (constants ours)"),
+    title="Corollary 22: the rebuilt SGD step and step count meet (C.6), exactly in expectation",
+)
 def corollary_22(ctx):
-    return _corollary_22_check(ctx, accelerated=False,
-                               notes="Derivation (rebuilt, constants ours): ‖x_i − v‖² ≥ ‖x_i* − v‖²/2 − ‖∇F_i‖²/λ² makes "
-                                     "E‖∇F_i‖² ≤ λ²/10‖x_i* − v‖² + (4/5)e_r (C.7) sufficient for (C.6); Lemma 23 with 2L̃(F − F*) ≥ ‖∇F‖² "
-                                     "gives (C.7) for the stated η and K. Checked exactly (Gaussian moments) for random centres near and "
-                                     "far from the optimum. Confirms the rebuilt corollary; the paper's own constants are unknown.")
+    return _corollary_22_check(
+        ctx,
+        accelerated=False,
+        notes="Derivation (rebuilt, constants ours): ‖x_i − v‖² ≥ ‖x_i* − v‖²/2 − ‖∇F_i‖²/λ² makes "
+        "E‖∇F_i‖² ≤ λ²/10‖x_i* − v‖² + (4/5)e_r (C.7) sufficient for (C.6); Lemma 23 with 2L̃(F − F*) ≥ ‖∇F‖² "
+        "gives (C.7) for the stated η and K. Checked exactly (Gaussian moments) for random centres near and "
+        "far from the optimum. Confirms the rebuilt corollary; the paper's own constants are unknown.",
+    )
 
 
-@claim(id="sdane/corollary-27", ref="Corollary 27", kind="numeric",
-       control_exempt=_no_known_attaining("Corollary 27's SGD plan (constants ours)"),
-       statement=r"Corollary 22 for Algorithm 2 (Theorem 26): the same mini-batch SGD plan meets (C.6) with centre $y^r$ "
-                 r"(``the proof is the same as the one for Corollary 22'').",
-       title="Corollary 27: Corollary 22's SGD plan meets (C.6) at Acc-S-DANE's centres")
+@claim(
+    id="sdane/corollary-27",
+    ref="Corollary 27",
+    kind="numeric",
+    control_exempt=_no_known_attaining("Corollary 27's SGD plan (constants ours)"),
+    statement=r"Corollary 22 for Algorithm 2 (Theorem 26): the same mini-batch SGD plan meets (C.6) with centre $y^r$ "
+    r"(``the proof is the same as the one for Corollary 22'').",
+    title="Corollary 27: Corollary 22's SGD plan meets (C.6) at Acc-S-DANE's centres",
+)
 def corollary_27(ctx):
-    return _corollary_22_check(ctx, accelerated=True,
-                               notes="The local subproblem only sees its centre, so Corollary 22's argument applies verbatim with y^r; "
-                                     "checked exactly as there. Confirms the rebuild.")
+    return _corollary_22_check(
+        ctx,
+        accelerated=True,
+        notes="The local subproblem only sees its centre, so Corollary 22's argument applies verbatim with y^r; "
+        "checked exactly as there. Confirms the rebuild.",
+    )
