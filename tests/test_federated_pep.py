@@ -304,3 +304,32 @@ def test_cli_certify_commuting(tmp_path, capsys):
         ["explore", "certify", "fedavg", "--mu", "1", "--L", "100", "--K", "10", "--gamma", "0.005", "--free-weights"]
     )
     assert rc == 2 and "--commuting" in capsys.readouterr().err
+
+
+def test_four_client_floor_within_30_seconds_and_its_probe_only_samples_once_the_gap_is_closed():
+    # issue 22: certificates for n = 4, K <= 5 within 30 s (the probe's local search alone took ~100 s here, 97 %
+    # of the run, after the extreme-spectrum family had already attained the SDP's value)
+    c = fp.certify_local_update(1.0, 10.0, 5, 0.05, clients=4, measure="floor")
+    assert c.status == "certified" and c.lower <= c.value and c.gap <= 1e-4 * c.value
+    assert c.details["probe_search"].startswith("skipped")
+    assert c.seconds < 30, c.seconds
+
+
+def test_floor_without_probe_starts_keeps_the_family_lower_bound():
+    c = fp.certify_local_update(1.0, 10.0, 3, 0.05, measure="floor", probe_starts=0)
+    assert c.status == "certified" and c.lower == c.details["extreme_spectrum_lower"] > 0
+    assert "probe_search" not in c.details
+
+
+def test_floor_probe_still_searches_when_the_family_does_not_close_the_gap(monkeypatch):
+    # the control of the test above: without the family's value the local search runs as before
+    from fedtheory.certify import lower_bounds
+
+    real = lower_bounds.local_update_lower_bounds
+
+    def no_family(measure, **kw):
+        return [(lab, None, None, {"error": "removed"}) for lab, *_ in real(measure, **kw)]
+
+    monkeypatch.setattr(lower_bounds, "local_update_lower_bounds", no_family)
+    c = fp.certify_local_update(1.0, 10.0, 3, 0.05, measure="floor", probe_starts=1)
+    assert "probe_search" not in c.details and c.lower > 0

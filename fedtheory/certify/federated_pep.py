@@ -882,7 +882,9 @@ def _instance(z, n, d, mu, L):
     return lam, V, A, np.array(c), k
 
 
-def _probe_floor(mu, L, gamma, th, alpha, p, het, d, starts, seed):
+def _probe_floor(mu, L, gamma, th, alpha, p, het, d, starts, seed, search=True):
+    # search=False: the structured and random samples only, no local search (a cross-check of an upper bound
+    # whose gap another lower bound has already closed)
     from fedtheory.algorithms.surrogate import minimizer_distance
     from fedtheory.certify.params import Custom
     from fedtheory.certify.probe import probe
@@ -917,10 +919,10 @@ def _probe_floor(mu, L, gamma, th, alpha, p, het, d, starts, seed):
         Custom(size, decode),
         seed=seed,
         n_random=16 * starts,
-        n_starts=starts,
+        n_starts=starts if search else 0,
         maxiter=400,
         method="L-BFGS-B",
-        starts=[z for _, z in cands[:starts]],
+        starts=[z for _, z in cands[:starts]] if search else (),
     )
     return res.worst_instance, res.worst_value
 
@@ -1307,7 +1309,16 @@ def certify_local_update(
     notes = []
     details: dict = {}
 
-    # ---- upper bound (the floor's probe runs first: its value scales the spectral program)
+    # ---- the floor's extreme-spectrum family (cheap): it scales the spectral program and, when it attains the
+    # SDP's value, spares the probe's local search
+    family = []
+    if measure == "floor":
+        family = local_update_lower_bounds(
+            "floor", mu=mu, L=L, K=K, gamma=gamma, theta=th, alpha=alpha, p=pp, C=C, zeta=zeta
+        )
+    family_value = family[0][1] if family and family[0][1] and family[0][1] > 0 else None
+
+    # ---- upper bound
     hint = None
     solver = ""
     upper = None
@@ -1316,8 +1327,13 @@ def certify_local_update(
     try:
         if engine == "spectral":
             if measure == "floor":
-                hint = _probe_floor(mu, L, gamma, th, alpha, pp, het, d, probe_starts, seed)
-                sq, solver, npieces = _spectral_floor(mu, L, gamma, th, alpha, pp, het, pieces, hint[1])
+                if family_value or probe_starts <= 0:
+                    sq, solver, npieces = _spectral_floor(
+                        mu, L, gamma, th, alpha, pp, het, pieces, (family_value or 0.0) / scale
+                    )
+                else:
+                    hint = _probe_floor(mu, L, gamma, th, alpha, pp, het, d, probe_starts, seed)
+                    sq, solver, npieces = _spectral_floor(mu, L, gamma, th, alpha, pp, het, pieces, hint[1])
                 upper = None if sq is None else math.sqrt(max(sq, 0.0)) * scale
             elif measure == "rate":
                 sq, solver, npieces = _spectral_rate(mu, L, gamma, th, alpha, pp, eta, pieces)
@@ -1389,9 +1405,21 @@ def certify_local_update(
 
     # ---- lower bound
     lower, instance = None, None
-    if measure == "floor":
+    if measure == "floor" and hint is None and probe_starts <= 0:
+        notes.append("probe_starts = 0: no probe lower bound")
+    elif measure == "floor":
         if hint is None:
-            hint = _probe_floor(mu, L, gamma, th, alpha, pp, het, d, probe_starts, seed)
+            # the probe's local search can only raise a lower bound; once the extreme-spectrum family attains the
+            # SDP's value (within RTOL) it would cost 3-10x the solve for nothing, so it then only samples, as a
+            # cross-check of the upper bound
+            closed = upper is not None and family_value is not None and family_value >= upper * (1 - RTOL)
+            hint = _probe_floor(mu, L, gamma, th, alpha, pp, het, d, probe_starts, seed, search=not closed)
+            if closed:
+                details["probe_search"] = "skipped: the extreme-spectrum family closes the gap"
+                notes.append(
+                    "the extreme-spectrum family attains the SDP's value: the probe sampled (no local search) "
+                    "as a cross-check"
+                )
         prob, probed = hint
         replayed, settle, nrounds = _replay_floor(prob, mu, L, gamma, th, alpha, het)
         lower = replayed * scale
@@ -1470,7 +1498,7 @@ def certify_local_update(
     # error's and function value's exact start and centres on the instances found so far
     found = [i for i in (instance, (extracted or (None, None))[1]) if i and i.get("problem", {}).get("A")]
     starts = [i["problem"] for k, i in enumerate(found) if i not in found[:k]]
-    for label, v, inst, diag in local_update_lower_bounds(
+    for label, v, inst, diag in family or local_update_lower_bounds(
         measure,
         mu=mu,
         L=L,
