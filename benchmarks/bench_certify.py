@@ -43,7 +43,7 @@ def _timed(fn):
 def _raw_solve(pb) -> float:
     """PEPit's solve of a built PEP through the project's solver policy (:func:`fedtheory.certify.pep._solve_detail`:
     Clarabel, its retries and the SCS cross-check, which some of these SDPs need): the cost of the SDP itself."""
-    from fedtheory.certify.federated_pep import _WRAPPER
+    from fedtheory.certify.pep_clients import _WRAPPER
     from fedtheory.certify.pep import _solve_detail
 
     try:

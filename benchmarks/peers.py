@@ -525,7 +525,7 @@ def certificates(pepit_K: list[int], spectral_K: list[int], repeats: int) -> dic
         )
     # the methods-as-data certificate (fedtheory.methods.pep.certify: SDP, replayed worst case, probe) against a
     # raw solve of the same SDP, built by the same compiler
-    from fedtheory.certify.federated_pep import _WRAPPER
+    from fedtheory.certify.pep_clients import _WRAPPER
     from fedtheory.methods import pep as mpep
 
     out["methods_pep"] = []

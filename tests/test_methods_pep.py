@@ -282,7 +282,7 @@ def test_zeta_model_agrees_with_hand_written_pep():
     """
     import warnings
 
-    from fedtheory.certify.federated_pep import _WRAPPER, SDP_MARGIN
+    from fedtheory.certify.pep_clients import _WRAPPER, SDP_MARGIN
     from fedtheory.methods import get
     from fedtheory.methods.pep import _build
 
@@ -329,7 +329,7 @@ def test_zeta_model_agrees_with_hand_written_pep():
 
 
 def test_sod_class_agrees_with_the_literal_sdane_pep():
-    from fedtheory.certify.federated_pep import SDP_MARGIN
+    from fedtheory.certify.pep_clients import SDP_MARGIN
 
     c = certify(
         get("acc-sdane", lam=2.0, mu=0.0),

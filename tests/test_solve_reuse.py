@@ -24,7 +24,7 @@ def _retrying_pep():
 
 
 def test_retries_resolve_the_compiled_problem_and_match_a_rebuilt_solve():
-    from fedtheory.certify.federated_pep import _WRAPPER
+    from fedtheory.certify.pep_clients import _WRAPPER
     from fedtheory.certify.pep import CLARABEL_ATTEMPTS, SOLVER, _solve_detail
 
     pb = _retrying_pep()

@@ -21,11 +21,11 @@ def literal_local_update_pep(mu, L, K, gamma, alpha, p, het, measure, fc, eta, b
     with proximal weight α and message Σ_k g_k, server GD / heavy ball / Nesterov, units L = 1 (f_i/L, γL, α/L, ηL);
     the floor's fixed point imposed by eliminating the last client's last gradient (the compiler eliminates
     whichever atom has the largest coefficient: another basis of the same PEP). Only the class declaration
-    (:func:`fedtheory.certify.federated_pep.pep_federation`: leaves, x*, minimizers, heterogeneity) is shared.
+    (:func:`fedtheory.certify.pep_clients.pep_federation`: leaves, x*, minimizers, heterogeneity) is shared.
     Returns the unsolved PEP, whose value is the squared measure (function value: the measure in units of L)."""
     from PEPit import Expression, Point
 
-    from fedtheory.certify.federated_pep import pep_federation
+    from fedtheory.certify.pep_clients import pep_federation
 
     g_, a_, eta_ = gamma * L, alpha / L, (eta or 0.0) * L
     n = len(p)
@@ -76,7 +76,7 @@ def literal_local_update_pep(mu, L, K, gamma, alpha, p, het, measure, fc, eta, b
 def literal_value(mu, L, K, gamma, alpha, p, measure, fc, eta, beta, server, rounds, D, het="C"):
     """The literal PEP's certified value (Clarabel with the SCS cross-check, the reporting margin), and its
     solver."""
-    from fedtheory.certify.federated_pep import _WRAPPER, SDP_MARGIN
+    from fedtheory.certify.pep_clients import _WRAPPER, SDP_MARGIN
     from fedtheory.certify.pep import _solve_detail
 
     pb = literal_local_update_pep(
@@ -95,7 +95,7 @@ def literal_sdane(R, lam, mu, delta, c, accelerated):
     makes the gradients free and defines the points (another basis of the same PEP)."""
     from PEPit import Expression, Point
 
-    from fedtheory.certify.federated_pep import _WRAPPER, _register_wrapper
+    from fedtheory.certify.pep_clients import _WRAPPER, _register_wrapper
     from fedtheory.certify.pep import sdane_pep
 
     def defined_local_points(pb, f1, g, f2, center, gc, gS):

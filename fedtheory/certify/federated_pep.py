@@ -122,6 +122,13 @@ from fedtheory.certify.certificate import heterogeneity_scale as _het_scale
 from fedtheory.certify.certificate import quadratic_federation as _build
 from fedtheory.certify.certificate import replay_floor as _replay_floor
 from fedtheory.certify.certificate import theta_weights as _theta
+from fedtheory.certify.pep_clients import (
+    RTOL,
+    SDP_MARGIN,
+    _shrink,
+    _WRAPPER,
+    interpolated_quadratics,
+)
 
 __all__ = [
     "Certificate",
@@ -142,12 +149,6 @@ CLAIM_IDS = {
     "error": "localupdate/corollary-1/certified",
     "function-value": "verify/federated-pep/k1-drori-teboulle",
 }
-#: relative agreement of two SDP solutions, and of lower vs upper bound, for a value to count
-RTOL = 1e-4
-#: relative margin added to every SDP value before it is reported as an upper bound. Clarabel stops at a relative
-#: duality gap of 1e-8 in its own scaling; measured against replayed instances its values sit up to ~1e-6 below the
-#: true optimum (n = 3, κ₀ = 100, K = 10: 5e-7 on the root), so the margin is 1e-5 (upper ≥ lower on the grid)
-SDP_MARGIN = 1e-5
 #: margin on the numerically differentiated tangents, relative to max b on [μ, L]
 TANGENT_MARGIN = 1e-8
 
@@ -644,131 +645,6 @@ def _probe_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds,
 # PEPit engine
 # --------------------------------------------------------------------------------------------
 
-_WRAPPER = "fedtheory_cvxpy"
-
-
-def _register_wrapper() -> None:
-    from PEPit import PSDMatrix
-    from PEPit.wrappers import WRAPPERS
-    from PEPit.wrappers.cvxpy_wrapper import CvxpyWrapper
-
-    if _WRAPPER in WRAPPERS:
-        return
-
-    class _SymmetricLMIWrapper(CvxpyWrapper):
-        """PEPit's cvxpy wrapper with each LMI entry sent once (upper triangle, symmetrized)."""
-
-        def send_lmi_constraint_to_solver(self, psd_matrix):
-            import cvxpy as cp
-
-            self._list_of_constraints_sent_to_solver.append(psd_matrix)
-            M = cp.Variable(psd_matrix.shape, symmetric=True)
-            cons = [M >> 0]
-            n = psd_matrix.shape[0]
-            for i in range(n):
-                for j in range(i, n):
-                    ex = self._expression_to_solver(psd_matrix[i, j])
-                    if i != j:
-                        ex = 0.5 * (ex + self._expression_to_solver(psd_matrix[j, i]))
-                    cons.append(M[i, j] == ex)
-            self._list_of_solver_constraints += cons
-
-        def _recover_dual_values(self):
-            vals = [c.dual_value for c in self.prob.constraints]
-            out, k = [vals[0]], 1
-            for c in self._list_of_constraints_sent_to_solver:
-                out.append(vals[k])
-                k += 1
-                if isinstance(c, PSDMatrix):
-                    k += c.shape[0] * (c.shape[0] + 1) // 2
-            return out, vals[0]
-
-    WRAPPERS[_WRAPPER] = _SymmetricLMIWrapper
-
-
-def _quadratic_leaf_class():
-    import numpy as _np
-    from PEPit import Expression, PSDMatrix
-    from PEPit.functions import SmoothStronglyConvexQuadraticFunction
-
-    class _QuadraticLeaf(SmoothStronglyConvexQuadraticFunction):
-        """PEPit's quadratic class without the identically zero row of its stationary point in the LMI (a zero
-        row leaves the LMI without interior)."""
-
-        def add_class_constraints(self):
-            xs, _, fs = self.list_of_stationary_points[0]
-            pts = [t for t in self.list_of_points if t[0] is not xs]
-            for xi, gi, fi in pts:
-                self.list_of_class_constraints.append(fi - fs == 0.5 * (xi - xs) * gi)
-            for a in range(len(pts)):
-                for b in range(a + 1, len(pts)):
-                    self.list_of_class_constraints.append((pts[a][0] - xs) * pts[b][1] == (pts[b][0] - xs) * pts[a][1])
-            N = len(pts)
-            T = _np.empty((N, N), dtype=Expression)
-            for i, (xi, gi, _) in enumerate(pts):
-                for j, (xj, gj, _) in enumerate(pts):
-                    T[i, j] = (self.L + self.mu) * gi * (xj - xs) - gi * gj - self.mu * self.L * (xi - xs) * (xj - xs)
-            if N:
-                self.list_of_class_psd.append(PSDMatrix(matrix_of_expressions=T))
-
-    return _QuadraticLeaf
-
-
-def interpolated_quadratics(functions, minimizers, mu: float, L: float):
-    """The solved PEP's clients as quadratics: each table (points minus the client's minimizer, gradients) gets a
-    symmetric A_i with spectrum in [μ, L] through it (:func:`~fedtheory.certify.interpolation.quadratic_interpolant`).
-    Returns (minimizers c (n, d), eigenvalues (n, d) in units of the PEP's L times L, eigenvectors, A, the largest
-    interpolation residual relative to the table's gradients)."""
-    from fedtheory.certify.interpolation import quadratic_interpolant
-    from fedtheory.certify.pep import _data
-
-    cs = np.stack([np.asarray(c.eval(), dtype=np.float64) for c in minimizers])
-    lams: Any = []
-    vecs: Any = []
-    resid = 0.0
-    for f, c in zip(functions, cs):
-        X, G, _ = _data(f)
-        lam, V = quadratic_interpolant(X - c, G, mu / L, 1.0)
-        lams.append(lam * L)
-        vecs.append(V)
-        resid = max(resid, float(np.abs((X - c) @ (V * lam) @ V.T - G).max() / max(np.abs(G).max(), 1e-300)))
-    lams, vecs = np.array(lams), np.array(vecs)
-    return cs, lams, vecs, np.einsum("nij,nj,nkj->nik", vecs, lams, vecs), resid
-
-
-def pep_federation(p, mu: float, L: float, het: str, function_class: str):
-    """A PEPit problem holding n = len(p) clients of the class, in units L = 1 (f_i/L), with heterogeneity:
-    (pb, leaves, x* of Σ p_i f_i, each client's minimizer c_i, the centre o or None).
-
-    ``het="C"``: ‖c_i − o‖ ≤ 1 for a free centre o (lengths in units of C); ``"zeta"``: Σ p_i‖∇f_i(x*)‖² ≤ 1
-    (units of ζ). Shared by every federated PEP (LocalUpdate's here, any method's in
-    :mod:`fedtheory.methods.pep`).
-    """
-    from PEPit import PEP
-    from PEPit.functions import SmoothStronglyConvexFunction
-
-    _register_wrapper()
-    leaf = _quadratic_leaf_class() if function_class == "quadratic" else SmoothStronglyConvexFunction
-    pb = PEP()
-    fs = [pb.declare_function(leaf, mu=mu / L, L=1.0) for _ in range(len(p))]
-    F = float(p[0]) * fs[0]
-    for pi, f in zip(p[1:], fs[1:]):
-        F = F + float(pi) * f
-    xs = F.stationary_point()
-    cs = [f.stationary_point() for f in fs]
-    o = None
-    if het == "C":
-        o = pb.set_initial_point()
-        for c in cs:
-            pb.add_constraint((c - o) ** 2 <= 1.0)
-    else:
-        grads = [f.gradient(xs) for f in fs]
-        # units L = 1 divide every gradient by L: Σ p_i‖∇f_i(x*)‖² ≤ 1 reads ≤ 1/L² here
-        pb.add_constraint(
-            sum((float(pi) * g**2 for pi, g in zip(p[1:], grads[1:])), float(p[0]) * grads[0] ** 2) <= 1.0 / L**2
-        )
-    return pb, fs, xs, cs, o
-
 
 def _pepit_problem(mu, L, K, gamma, th, alpha, p, het, measure, function_class, eta, momentum, server, rounds, D):
     """LocalUpdate's federated PEP, compiled from its description (:func:`fedtheory.methods.library.local_update`)
@@ -993,12 +869,6 @@ def _smooth_floor_instance(pb, mu, L, gamma, th, alpha, p, het, scale):
         "floor": out["floor"] * scale,
     }
     return out["floor"] * scale, instance, diag
-
-
-def _shrink(size: float, start: float, D_units: float) -> float:
-    """The factor that brings a rebuilt worst case (heterogeneity ``size``, ‖x_0 − x*‖ = ``start``, in PEP units)
-    back into the class: heterogeneity ≤ 1 and ‖x_0 − x*‖ ≤ ``D_units`` both hold after scaling lengths by it."""
-    return min(1.0 / size, D_units / start) if start > 0 else 1.0 / size
 
 
 def _smooth_error_instance(

@@ -4,7 +4,7 @@ r"""The federated PEP compiled from a method's description: certified worst case
 its performance-estimation problem in PEPit, with no per-method code:
 
 - one PEPit leaf per client, in units L = 1 (leaf = f_i/L in F_{μ/L, 1}; ``"quadratic"``: PEPit's quadratic class without its zero row,
-  :func:`~fedtheory.certify.federated_pep._quadratic_leaf_class`; ``"smooth-strongly-convex"``:
+  :func:`~fedtheory.certify.pep_clients._quadratic_leaf_class`; ``"smooth-strongly-convex"``:
   :class:`~PEPit.functions.SmoothStronglyConvexFunction`); client i's gradient is L·sc_i·∇leaf_i with
   sc_i = 1, or n p_i under the DANE family's uniform view (client i runs on n p_i f_i, aggregated with 1/n);
 - :class:`~fedtheory.methods.ir.Gradient` → a gradient of the leaf; :class:`~fedtheory.methods.ir.LocalSteps`
@@ -70,7 +70,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.certify.federated_pep import RTOL, SDP_MARGIN, Certificate
+from fedtheory.certify.certificate import Certificate
+from fedtheory.certify.pep_clients import RTOL, SDP_MARGIN
 from fedtheory.methods.ir import Aggregate, Combine, Gradient, LocalSteps, Method, Prox, Scalars, ServerMap, coef_value
 
 __all__ = ["certify", "build_pep", "MEASURES", "CLASSES", "CLAIM_ID"]
@@ -361,7 +362,7 @@ class _Built:
 
 
 def _new_problem(n, p, mu, L, het, function_class):
-    from fedtheory.certify.federated_pep import pep_federation
+    from fedtheory.certify.pep_clients import pep_federation
 
     return pep_federation(p, mu, L, het, function_class)
 
@@ -633,7 +634,7 @@ def _build_sod(method, measure, oracle, out, n, p, mu, delta, D_units, closing=(
     gradient atoms go to f_1; client 2's are f_2's gradients, entered through g's: ∇g(x) = ½(∇f_1(x) − ∇f_2(x))."""
     from PEPit import Expression
 
-    from fedtheory.certify.federated_pep import _register_wrapper
+    from fedtheory.certify.pep_clients import _register_wrapper
     from fedtheory.certify.pep import close_sod_pair, sod_start
 
     from PEPit import PEP
@@ -711,8 +712,8 @@ def _affine_round(method, fed, d, n):
 
 def _extracted_lower(method, measure, built, n, p, w, mu, L, het, C_scale, rounds, D):
     """(lower, instance, diagnostics) from the solved quadratic PEP, replayed through fedtheory.methods.run."""
-    from fedtheory.certify.federated_pep import _build as build_fed
-    from fedtheory.certify.federated_pep import _shrink, interpolated_quadratics
+    from fedtheory.certify.certificate import quadratic_federation as build_fed
+    from fedtheory.certify.pep_clients import _shrink, interpolated_quadratics
     from fedtheory.methods import run
 
     cs, lams, vecs, A, resid = interpolated_quadratics(built.leaves, built.cs, mu, L)
@@ -847,7 +848,7 @@ def _extreme_floor_lower(m, mu, L, p, C, zeta, lower, instance, details, notes):
 
 def _het_scale_centre(prob, het):
     """Heterogeneity of an instance whose minimizers are not centred: the enclosing radius (C model) or ζ."""
-    from fedtheory.certify.federated_pep import _het_scale
+    from fedtheory.certify.certificate import heterogeneity_scale as _het_scale
     from fedtheory.certify.interpolation import enclosing_radius
 
     if het == "C":
@@ -1011,7 +1012,7 @@ def certify(
     extracted = None
     try:
         from fedtheory.certify.pep import _solve_detail
-        from fedtheory.certify.federated_pep import _WRAPPER
+        from fedtheory.certify.pep_clients import _WRAPPER
 
         if sod:  # no smoothness and no heterogeneity radius: true gradients (L = 1), ‖x_0 − x*‖ ≤ 1 then × D
             assert D is not None  # the δ-SOD class has the error measures only, which need D
@@ -1101,7 +1102,7 @@ def certify(
         details["sdp_value"] = upper
         upper *= 1 + SDP_MARGIN
     elif _local_update_hyper(m) is not None:
-        from fedtheory.certify.federated_pep import _theta
+        from fedtheory.certify.certificate import theta_weights as _theta
         from fedtheory.certify.lower_bounds import unsolved_reason
 
         h = _local_update_hyper(m)

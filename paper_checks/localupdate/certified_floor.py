@@ -158,7 +158,7 @@ def certified_floor(ctx):
         tolerance={
             "interval": [lo, hi],
             "gap": "≤ 10 % (acceptance), measured ~1e-6",
-            "sdp": "upper bound inflated by 1e-5 relative (fedtheory.certify.federated_pep.SDP_MARGIN)",
+            "sdp": "upper bound inflated by 1e-5 relative (fedtheory.certify.pep_clients.SDP_MARGIN)",
         },
         counterexample=None,
         notes="The attaining instance is in the certificate (c.instance); its floor is the "
