@@ -333,3 +333,14 @@ def test_floor_probe_still_searches_when_the_family_does_not_close_the_gap(monke
     monkeypatch.setattr(lower_bounds, "local_update_lower_bounds", no_family)
     c = fp.certify_local_update(1.0, 10.0, 3, 0.05, measure="floor", probe_starts=1)
     assert "probe_search" not in c.details and c.lower > 0
+
+
+def test_four_client_error_within_30_seconds_once_the_extraction_closes_the_gap():
+    # the error measure's probe (L-BFGS-B with finite differences in ~100 dimensions) took > 300 s at n = 4, K = 5
+    # after the PEP's extracted worst case had already attained the SDP's value
+    c = fp.certify_local_update(
+        1.0, 10.0, 5, 0.05, clients=4, measure="error", eta=1.0, rounds=2, D=1.0, engine="pepit"
+    )
+    assert c.status == "certified" and c.lower <= c.value and c.gap <= 1e-4 * c.value
+    assert c.details["probe_search"].startswith("skipped")
+    assert c.seconds < 30, c.seconds

@@ -613,7 +613,7 @@ def _spectral_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, roun
     return value, solver, len(pcs)
 
 
-def _probe_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds, D, d, starts, seed):
+def _probe_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds, D, d, starts, seed, search=True):
     """Concrete instances and starting points (‖x_0 − x*‖ = D, heterogeneity 1), the driver's ‖x_T − x*‖."""
     from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
     from fedtheory.certify.params import Custom
@@ -636,7 +636,13 @@ def _probe_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds,
 
     size = n * (d + d * d) + n * d + d
     res = probe(
-        val, Custom(size, decode), seed=seed, n_random=16 * starts, n_starts=starts, maxiter=300, method="L-BFGS-B"
+        val,
+        Custom(size, decode),
+        seed=seed,
+        n_random=16 * starts,
+        n_starts=starts if search else 0,  # search=False: sampling only (see the floor's _probe_floor)
+        maxiter=300,
+        method="L-BFGS-B",
     )
     return res.worst_instance, res.worst_value, srv
 
@@ -1319,9 +1325,33 @@ def certify_local_update(
         lower, instance = _replay_function_value(mu, L, K, gamma, th, alpha, pp, eta, momentum, server, rounds, D)
     else:
         assert rounds is not None and D is not None  # the error measures need both (_check)
+        # as for the floor: once the PEP's extracted worst case, replayed, attains the SDP's value the probe only
+        # samples, as a cross-check of the upper bound
+        closed = upper is not None and extracted is not None and (extracted[0] or 0.0) >= upper * (1 - RTOL)
         (prob, x0), probed, srv = _probe_error(
-            mu, L, gamma, th, alpha, pp, het, eta, momentum, server, rounds, D / scale, d, probe_starts, seed
+            mu,
+            L,
+            gamma,
+            th,
+            alpha,
+            pp,
+            het,
+            eta,
+            momentum,
+            server,
+            rounds,
+            D / scale,
+            d,
+            probe_starts,
+            seed,
+            search=not closed,
         )
+        if closed:
+            details["probe_search"] = "skipped: the PEP's extracted worst case closes the gap"
+            notes.append(
+                "the PEP's extracted worst case attains the SDP's value: the probe sampled (no local search) as a "
+                "cross-check"
+            )
         from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
 
         h = run_local_update(prob, LocalUpdate(th, alpha, gamma, srv), x0, rounds).to_numpy()
