@@ -1024,6 +1024,11 @@ def _closed_stdout() -> int:
     return BROKEN_PIPE_EXIT
 
 
+#: seconds a supervised run has to stop after SIGINT/SIGTERM before it is killed (a solver's native loop runs
+#: no Python signal handler)
+STOP_GRACE_SECONDS = 10
+
+
 def entry(argv: list[str] | None = None) -> int:
     """The console script: :func:`main` in a forked child, supervised (POSIX), so that a run can never end
     with a false exit code. A content file that calls ``os._exit(0)`` while being loaded, or a crash in C,
@@ -1061,14 +1066,27 @@ def entry(argv: list[str] | None = None) -> int:
         return code
     os.close(write_end)
 
+    escalated = []
+
     def forward(signum, frame):  # a terminal's Ctrl-C reaches the child twice: its handler acts on the first
         try:
             os.kill(pid, signum)
         except ProcessLookupError:
             pass
+        # a child inside native code (a solver's C loop) runs no Python signal handler until it returns: if it has
+        # not stopped after the grace period, it is killed, so that a signal always leaves nothing running
+        signal.alarm(STOP_GRACE_SECONDS)
+
+    def kill_child(signum, frame):
+        escalated.append(True)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     signal.signal(signal.SIGINT, forward)
     signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGALRM, kill_child)
     report = b""
     while True:
         try:
@@ -1085,8 +1103,16 @@ def entry(argv: list[str] | None = None) -> int:
             break
         except InterruptedError:
             continue
+    signal.alarm(0)
     if report.strip():
         return int(report)
+    if escalated:
+        print(
+            f"error: the run did not stop within {STOP_GRACE_SECONDS} s of the signal (inside native code) and was "
+            f"killed; nothing it ran counts as passed",
+            file=sys.stderr,
+        )
+        return 128 + signal.SIGTERM
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
         how = f"was killed by {signal.Signals(signum).name}"

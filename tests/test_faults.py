@@ -642,3 +642,37 @@ def test_a_content_file_that_hangs_while_loading_is_a_one_line_error(tmp_path):
     )
     one_error_line(proc, 2, "hangs.py", "loading took longer than 2 s")
     assert time.monotonic() - start_t < 30
+
+
+def test_sigterm_kills_a_run_stuck_in_native_code_after_the_grace_period(tmp_path):
+    # a solver's C loop runs no Python signal handler: the supervisor passed SIGTERM on and then waited for ever
+    # (found with `timeout 180 fedtheory explore certify ... --clients 4 --measure error`, still running after 11 min)
+    script = tmp_path / "stuck.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import signal, sys, time
+            from fedtheory import cli
+
+            def stuck(argv=None):  # SIGTERM blocked, as inside native code
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+                print("ready", flush=True)
+                time.sleep(120)
+                return 0
+
+            cli.main = stuck
+            cli.STOP_GRACE_SECONDS = 1
+            sys.exit(cli.entry())
+            """
+        )
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout.readline().strip() == "ready"
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - start < 30
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert "did not stop within 1 s of the signal" in err
