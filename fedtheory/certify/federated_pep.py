@@ -127,6 +127,7 @@ from fedtheory.certify.pep_clients import (
     SDP_MARGIN,
     _shrink,
     _WRAPPER,
+    gap_closed,
     interpolated_quadratics,
 )
 
@@ -1288,7 +1289,7 @@ def certify_local_update(
             # the probe's local search can only raise a lower bound; once the extreme-spectrum family attains the
             # SDP's value (within RTOL) it would cost 3-10x the solve for nothing, so it then only samples, as a
             # cross-check of the upper bound
-            closed = upper is not None and family_value is not None and family_value >= upper * (1 - RTOL)
+            closed = gap_closed(family_value, upper)
             hint = _probe_floor(mu, L, gamma, th, alpha, pp, het, d, probe_starts, seed, search=not closed)
             if closed:
                 details["probe_search"] = "skipped: the extreme-spectrum family closes the gap"
@@ -1327,7 +1328,7 @@ def certify_local_update(
         assert rounds is not None and D is not None  # the error measures need both (_check)
         # as for the floor: once the PEP's extracted worst case, replayed, attains the SDP's value the probe only
         # samples, as a cross-check of the upper bound
-        closed = upper is not None and extracted is not None and (extracted[0] or 0.0) >= upper * (1 - RTOL)
+        closed = gap_closed(extracted[0] if extracted is not None else None, upper)
         (prob, x0), probed, srv = _probe_error(
             mu,
             L,

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RTOL", "SDP_MARGIN", "pep_federation", "interpolated_quadratics"]
+__all__ = ["RTOL", "SDP_MARGIN", "gap_closed", "pep_federation", "interpolated_quadratics"]
 
 #: relative agreement of two SDP solutions, and of lower vs upper bound, for a value to count
 RTOL = 1e-4
@@ -23,6 +23,17 @@ RTOL = 1e-4
 #: duality gap of 1e-8 in its own scaling; measured against replayed instances its values sit up to ~1e-6 below the
 #: true optimum (n = 3, κ₀ = 100, K = 10: 5e-7 on the root), so the margin is 1e-5 (upper ≥ lower on the grid)
 SDP_MARGIN = 1e-5
+
+
+def gap_closed(lower: float | None, upper: float | None) -> bool:
+    """Whether a replayed lower bound attains an SDP's value within RTOL: the probe's local search can then no
+    longer raise the lower bound, only cross-check the upper one, which sampling does.
+
+    >>> gap_closed(0.99995, 1.0), gap_closed(0.9, 1.0), gap_closed(None, 1.0)
+    (True, False, False)
+    """
+    return upper is not None and lower is not None and lower >= upper * (1 - RTOL)
+
 
 _WRAPPER = "fedtheory_cvxpy"
 

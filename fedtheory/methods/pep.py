@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.certify.certificate import Certificate
-from fedtheory.certify.pep_clients import RTOL, SDP_MARGIN
+from fedtheory.certify.pep_clients import RTOL, SDP_MARGIN, gap_closed
 from fedtheory.methods.ir import Aggregate, Combine, Gradient, LocalSteps, Method, Prox, Scalars, ServerMap, coef_value
 
 __all__ = ["certify", "build_pep", "MEASURES", "CLASSES", "CLAIM_ID"]
@@ -1059,7 +1059,7 @@ def certify(
             notes.append("fedtheory.methods.probe is not available: no probe lower bound")
         else:
             starts = int(probe_starts)
-            if upper is not None and lower is not None and lower >= upper * (1 - RTOL):
+            if gap_closed(lower, upper):
                 # the PEP's own worst case, replayed, already attains the SDP's value: the probe can no longer
                 # raise the lower bound, only cross-check the upper one independently, which one start does
                 starts = min(starts, CLOSED_GAP_PROBE_STARTS)
