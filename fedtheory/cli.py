@@ -1066,6 +1066,7 @@ def entry(argv: list[str] | None = None) -> int:
         return code
     os.close(write_end)
 
+    forwarded: list[int] = []  # the signals passed on to the child, in order
     escalated = []
 
     def forward(signum, frame):  # a terminal's Ctrl-C reaches the child twice: its handler acts on the first
@@ -1073,6 +1074,7 @@ def entry(argv: list[str] | None = None) -> int:
             os.kill(pid, signum)
         except ProcessLookupError:
             pass
+        forwarded.append(signum)
         # a child inside native code (a solver's C loop) runs no Python signal handler until it returns: if it has
         # not stopped after the grace period, it is killed, so that a signal always leaves nothing running
         signal.alarm(STOP_GRACE_SECONDS)
@@ -1112,7 +1114,7 @@ def entry(argv: list[str] | None = None) -> int:
             f"killed; nothing it ran counts as passed",
             file=sys.stderr,
         )
-        return 128 + signal.SIGTERM
+        return 128 + forwarded[-1]  # 130 after SIGINT, 143 after SIGTERM: the signal the run was stopped by
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
         how = f"was killed by {signal.Signals(signum).name}"
