@@ -49,7 +49,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -107,6 +107,24 @@ def _check_lam(lam: Any) -> float:
     return lam
 
 
+def _check_mu(mu: Any) -> float:
+    mu = float(mu)
+    if not (math.isfinite(mu) and mu >= 0):
+        raise ValueError(f"mu must be finite and >= 0, got mu={mu!r}")
+    return mu
+
+
+class _RunOptions(NamedTuple):
+    """What every DANE-family runner passes through to :func:`_run` unchanged."""
+
+    solver: Any
+    test: Any
+    clients_per_round: int | None
+    seed: Any
+    record: bool
+    stop_gap: float | None
+
+
 def prox_round(
     oracles: Any,
     clients: Any,
@@ -137,17 +155,22 @@ def prox_round(
     GC = oracles.grads(C, clients) if G_center is None else np.asarray(G_center, dtype=np.float64)
     lin = GC - GC.mean(axis=0) if control_variate else np.zeros_like(GC)
     sub = Subproblem(oracles, clients, C, lin, lam, G_center=GC, r=r, rng=rng)
-    res = solver.solve(sub, test)
+    return _round_result(clients, solver.solve(sub, test), GC)
+
+
+def _round_result(clients: np.ndarray, res: Any, G_center: np.ndarray, rows: Any = slice(None)) -> RoundResult:
+    """A round's record from a local solver's result (the given ``rows`` of it); evals + 1: the gradient at the
+    centre, the message of step 3 of Algorithm 1."""
     return RoundResult(
-        clients=clients,
-        X=res.X,
-        G=res.G,
-        G_center=GC,
-        evals=res.evals + 1,
-        gradF_sq=res.gradF_sq,
-        dist_sq=res.dist_sq,
-        passed=res.passed,
-        at_resolution=res.at_resolution,
+        clients=clients[rows],
+        X=res.X[rows],
+        G=res.G[rows],
+        G_center=G_center[rows],
+        evals=res.evals[rows] + 1,
+        gradF_sq=res.gradF_sq[rows],
+        dist_sq=res.dist_sq[rows],
+        passed=res.passed[rows],
+        at_resolution=res.at_resolution[rows],
     )
 
 
@@ -415,19 +438,18 @@ def _run(
     problem: Any,
     x0: Any,
     rounds: Any,
+    options: _RunOptions,
     *,
-    clients_per_round: int | None,
-    seed: Any,
-    record: bool,
-    stop_gap: float | None,
     params: dict,
     lam_of_round: Any = None,
 ) -> ProxHistory:
     """Run a DANE-family :class:`~fedtheory.methods.ir.Method` (test-stopped local solver) through the one
     simulator, :func:`fedtheory.methods.simulate.simulate`, on the problem's client oracles, and read the
-    round-by-round record (centres, local solves, their tests) into a :class:`ProxHistory`."""
+    round-by-round record (centres, local solves, their tests) into a :class:`ProxHistory`. ``params``: the
+    method's own parameters; the local solver, its test and s are recorded after them for every method."""
     from fedtheory.methods.simulate import simulate
 
+    solver, test, clients_per_round, seed, record, stop_gap = options
     orc, x, rounds, rng = _prepare(problem, x0, rounds, seed)
     s = clients_per_round
     if s is not None and not (1 <= s <= orc.n):
@@ -450,20 +472,7 @@ def _run(
         solve = tr["prox"]["xi"]
         sub, res = solve["subproblem"], solve["result"]
         k = np.argsort(tr["clients"], kind="stable")  # rows by client index, as sample_clients sorts S_r
-        # evals + 1: the gradient at the centre, the message of step 3 of Algorithm 1
-        data.append(
-            RoundResult(
-                clients=tr["clients"][k],
-                X=res.X[k],
-                G=res.G[k],
-                G_center=sub.G_center[k],
-                evals=res.evals[k] + 1,
-                gradF_sq=res.gradF_sq[k],
-                dist_sq=res.dist_sq[k],
-                passed=res.passed[k],
-                at_resolution=res.at_resolution[k],
-            )
-        )
+        data.append(_round_result(tr["clients"], res, sub.G_center, rows=k))
         centers.append(sub.center[0])
         lams.append(tr["scalars"]["lam"] if lam_of_round == "scalar" else lam_of_round)
     xs = list(np.asarray(h.x))
@@ -472,6 +481,12 @@ def _run(
     if "A" in method.scalars:
         A = [method.scalars["A"]] + [tr["scalars"]["A"] for tr in h.trace]
         B = [method.scalars["B"]] + [tr["scalars"]["B"] for tr in h.trace]
+    params = {
+        **params,
+        "solver": getattr(solver, "name", type(solver).__name__),
+        "test": repr(test),
+        "clients_per_round": clients_per_round,
+    }
     return _history(name, xs, vs, centers, lams, data, orc, record, A=A, B=B, params=params)
 
 
@@ -504,24 +519,8 @@ def run_dane(
         raise ValueError(f"DANE needs a finite lambda >= 0 (0 is Scaffold with fixed local steps), got lam={lam!r}")
     solver = solver or GD()
     method = dane(lam, solver=solver, test=test, control_variate=control_variate)
-    return _run(
-        method,
-        "dane",
-        problem,
-        x0,
-        rounds,
-        clients_per_round=clients_per_round,
-        seed=seed,
-        record=record,
-        stop_gap=stop_gap,
-        lam_of_round=lam,
-        params={
-            "lam": lam,
-            "solver": getattr(solver, "name", type(solver).__name__),
-            "test": repr(test),
-            "clients_per_round": clients_per_round,
-        },
-    )
+    run = _RunOptions(solver, test, clients_per_round, seed, record, stop_gap)
+    return _run(method, "dane", problem, x0, rounds, run, lam_of_round=lam, params={"lam": lam})
 
 
 def run_sdane(
@@ -549,32 +548,22 @@ def run_sdane(
 
     adaptive = lam if isinstance(lam, AdaptiveLambda) else None
     lam_r = _check_lam(adaptive.lam0 if adaptive else lam)
-    mu = float(mu)
-    if not (math.isfinite(mu) and mu >= 0):
-        raise ValueError(f"mu must be finite and >= 0, got mu={mu!r}")
+    mu = _check_mu(mu)
     n = client_oracles(problem).n
     if adaptive is not None and clients_per_round not in (None, n):
         raise ValueError("adaptive lambda is defined for full participation (clients_per_round = n)")
     solver = solver or GD()
     method = sdane(adaptive or lam_r, mu, solver=solver, test=test)
+    run = _RunOptions(solver, test, clients_per_round, seed, record, stop_gap)
     return _run(
         method,
         "sdane",
         problem,
         x0,
         rounds,
-        clients_per_round=clients_per_round,
-        seed=seed,
-        record=record,
-        stop_gap=stop_gap,
+        run,
         lam_of_round="scalar" if adaptive else lam_r,
-        params={
-            "lam": repr(lam) if adaptive else lam_r,
-            "mu": mu,
-            "solver": getattr(solver, "name", type(solver).__name__),
-            "test": repr(test),
-            "clients_per_round": clients_per_round,
-        },
+        params={"lam": repr(lam) if adaptive else lam_r, "mu": mu},
     )
 
 
@@ -605,30 +594,11 @@ def run_acc_sdane(
     from fedtheory.methods.library import acc_sdane
 
     lam = _check_lam(lam)
-    mu = float(mu)
-    if not (math.isfinite(mu) and mu >= 0):
-        raise ValueError(f"mu must be finite and >= 0, got mu={mu!r}")
+    mu = _check_mu(mu)
     solver = solver or GD()
     method = acc_sdane(lam, mu, solver=solver, test=test)
-    return _run(
-        method,
-        "acc-sdane",
-        problem,
-        x0,
-        rounds,
-        clients_per_round=clients_per_round,
-        seed=seed,
-        record=record,
-        stop_gap=stop_gap,
-        lam_of_round=lam,
-        params={
-            "lam": lam,
-            "mu": mu,
-            "solver": getattr(solver, "name", type(solver).__name__),
-            "test": repr(test),
-            "clients_per_round": clients_per_round,
-        },
-    )
+    run = _RunOptions(solver, test, clients_per_round, seed, record, stop_gap)
+    return _run(method, "acc-sdane", problem, x0, rounds, run, lam_of_round=lam, params={"lam": lam, "mu": mu})
 
 
 def run_sdane_deep(

@@ -283,13 +283,14 @@ def run_fedave(
     per_round = None if M == n else M
     steps = np.array([step(k) if callable(step) else float(step) for k in range(int(T))])
     xs, calls = [x], 0
-    if not callable(step):
-        algo = LocalUpdate.fedavg(int(b), float(step))  # server GD with lr = γ: model averaging
-        h = run_local_update(
+
+    def fedavg_rounds(x_start: np.ndarray, rounds: int, lr: float):
+        # server GD with lr = γ: model averaging; the one rng runs on through every call
+        return run_local_update(
             federation,
-            algo,
-            x,
-            int(T),
+            LocalUpdate.fedavg(int(b), lr),
+            x_start,
+            rounds,
             batch_size=batch_size,
             clients_per_round=per_round,
             client_sampling="without_replacement",
@@ -297,23 +298,14 @@ def run_fedave(
             backend=backend,
             device=device,
         ).to_numpy()
+
+    if not callable(step):
+        h = fedavg_rounds(x, int(T), float(step))
         X = h.x
         calls = int(h.oracle_calls[-1])
     else:
         for k in range(int(T)):
-            algo = LocalUpdate.fedavg(int(b), float(steps[k]))
-            h = run_local_update(
-                federation,
-                algo,
-                xs[-1],
-                1,
-                batch_size=batch_size,
-                clients_per_round=per_round,
-                client_sampling="without_replacement",
-                seed=rng,
-                backend=backend,
-                device=device,
-            ).to_numpy()
+            h = fedavg_rounds(xs[-1], 1, float(steps[k]))
             xs.append(h.x[-1])
             calls += int(h.oracle_calls[-1])
         X = np.stack(xs)
