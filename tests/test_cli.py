@@ -74,16 +74,8 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> N
         (["figures", "no/such/dir"], ["path does not exist"]),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(repo, args, needles):
-    (repo / "figures").mkdir()
-    (repo / "figures" / "demo.py").write_text(
-        textwrap.dedent('''
-        from fedtheory.plotting.spec import figure
-        @figure(id="demo/figure-1", caption="c")
-        def figure_1(ctx):
-            return {"params": {}, "panels": []}
-    ''')
-    )
+def test_bad_input_is_one_line_and_exit_2(repo, args, needles, write_demo_figures):
+    write_demo_figures(repo / "figures", full_tier=False)
     assert_one_line_error(fedtheory(*args, cwd=repo), *needles)
 
 
@@ -230,21 +222,10 @@ def test_startup_does_not_import_heavy_libraries(repo):
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
 
 
-def test_figures_command_calls_the_engine(repo, monkeypatch, capsys):
+def test_figures_command_calls_the_engine(repo, monkeypatch, capsys, write_demo_figures):
     import fedtheory.plotting.engine as engine
 
-    (repo / "figures").mkdir()
-    (repo / "figures" / "demo.py").write_text(
-        textwrap.dedent('''
-        from fedtheory.plotting.spec import figure
-        @figure(id="demo/figure-1", caption="c")
-        def figure_1(ctx):
-            return {"params": {}, "panels": []}
-        @figure(id="demo/figure-2", caption="c", tier="full")
-        def figure_2(ctx):
-            return {"params": {}, "panels": []}
-    ''')
-    )
+    write_demo_figures(repo / "figures")
     calls = []
 
     def run_figures(figures, *, out_dir, tier, seed, workers, scheduler, progress):

@@ -340,20 +340,8 @@ def test_default_dirs_are_under_cwd(tmp_path, monkeypatch):
         load_figures()
 
 
-def test_figures_loading_and_selection(tmp_path):
-    path = tmp_path / "figures" / "demo.py"
-    path.parent.mkdir()
-    path.write_text(
-        textwrap.dedent('''
-        from fedtheory.plotting.spec import figure
-        @figure(id="demo/figure-1", caption="c")
-        def figure_1(ctx):
-            return {"params": {}, "panels": []}
-        @figure(id="demo/figure-2", caption="c", tier="full")
-        def figure_2(ctx):
-            return {"params": {}, "panels": []}
-    ''')
-    )
+def test_figures_loading_and_selection(tmp_path, write_demo_figures):
+    path = write_demo_figures(tmp_path / "figures")
     figs = load_figures([str(path)])
     assert [f.source for f in figs] == [str(path.resolve())] * 2
     assert [f.id for f in select_figures(figs)] == ["demo/figure-1"]
