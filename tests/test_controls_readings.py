@@ -112,16 +112,15 @@ def test_mixed_readings_are_reading_dependent():
     assert record["evidence"]["counterexample"]["reading"] == "mean"
 
 
+def _figure_claim(id: str, ref: str, **kw):
+    """The decorator of a simulation claim whose title and statement do not matter to the test."""
+    return claim(id=id, ref=ref, title="t", statement="s", kind="simulation", **kw)
+
+
 def test_a_failure_on_a_substitute_is_not_reproduced_never_refuted():
     sub = _bound_claim(expect="not-reproduced", substitute="digits instead of MNIST, 60 rounds instead of 500")
-    sub_false = claim(
-        id="demo/figure-2/gain",
-        ref="Figure 2",
-        title="t",
-        statement="s",
-        kind="simulation",
-        expect="not-reproduced",
-        substitute="digits instead of MNIST",
+    sub_false = _figure_claim(
+        "demo/figure-2/gain", "Figure 2", expect="not-reproduced", substitute="digits instead of MNIST"
     )(lambda ctx: ctx.refuted(measured={"gain": 0.5}))
     record = run_claim(sub_false)
     assert record["status"] == "not-reproduced" and record["passed"]
@@ -135,15 +134,7 @@ def test_a_substitute_claim_cannot_expect_refuted():
     import pytest
 
     with pytest.raises(ValueError, match="substitute"):
-        claim(
-            id="demo/figure-3/x",
-            ref="Figure 3",
-            title="t",
-            statement="s",
-            kind="simulation",
-            expect="refuted",
-            substitute="digits",
-        )(lambda ctx: ctx.refuted())
+        _figure_claim("demo/figure-3/x", "Figure 3", expect="refuted", substitute="digits")(lambda ctx: ctx.refuted())
 
 
 def test_typos_are_counted_apart_from_errors_in_the_summary():

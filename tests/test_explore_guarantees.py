@@ -48,32 +48,12 @@ REFUTED_FLOORS = (
 @pytest.mark.parametrize("klass", ["d1", "commuting", "general"])
 @pytest.mark.parametrize("momentum", ["gd", "heavy_ball", "nesterov"])
 def test_outputs_cite_only_verified_claims(expects, klass, momentum):
+    # one federation and its class for all three outputs
+    common = dict(mu=1.0, L=100.0, C=0.1, D=10.0, momentum=momentum, function_class=klass, clients=4)
     docs = [
-        tune(
-            "fedavg",
-            mu=1.0,
-            L=100.0,
-            C=0.1,
-            D=10.0,
-            rounds=50,
-            momentum=momentum,
-            function_class=klass,
-            clients=4,
-            lower_bound=False,
-        ).to_json(),
+        tune("fedavg", rounds=50, lower_bound=False, **common).to_json(),
         frontier(mu=1.0, L=100.0, points=30, gamma=0.001, server=momentum, function_class=klass, clients=4).to_json(),
-        compare(
-            ["gd", "fedavg", "fomaml", "s-dane"],
-            mu=1.0,
-            L=100.0,
-            C=0.1,
-            D=10.0,
-            eps=0.5,
-            delta_A=1.0,
-            momentum=momentum,
-            function_class=klass,
-            clients=4,
-        ).to_json(),
+        compare(["gd", "fedavg", "fomaml", "s-dane"], eps=0.5, delta_A=1.0, **common).to_json(),
     ]
     for doc in docs:
         cited = set(doc["claims"]) | {c for e in doc["entries"] for c in e["claims"]}
@@ -179,19 +159,7 @@ def test_cli_issue_example_and_class_flags(tmp_path):
         )
 
     out = run(
-        "tune",
-        "fedavg",
-        "--mu",
-        "1",
-        "--L",
-        "100",
-        "--C",
-        "0.1",
-        "--D",
-        "10",
-        "--rounds",
-        "50",
-        "--json",
+        *"tune fedavg --mu 1 --L 100 --C 0.1 --D 10 --rounds 50 --json".split(),
         str(tmp_path / "t.json"),
     )
     assert out.returncode == 0, out.stderr
@@ -214,23 +182,7 @@ def test_cli_issue_example_and_class_flags(tmp_path):
     )
     assert out.returncode == 2 and "number of clients" in out.stderr
     out = run(
-        "tune",
-        "fedavg",
-        "--mu",
-        "1",
-        "--L",
-        "100",
-        "--C",
-        "0.1",
-        "--D",
-        "10",
-        "--rounds",
-        "50",
-        "--class",
-        "commuting",
-        "--clients",
-        "8",
-        "--simulate",
+        *"tune fedavg --mu 1 --L 100 --C 0.1 --D 10 --rounds 50 --class commuting --clients 8 --simulate".split(),
     )
     assert out.returncode == 0, out.stderr
     out = run("frontier", "--mu", "1", "--L", "100", "--class", "flat")

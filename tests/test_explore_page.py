@@ -18,108 +18,23 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)")
 
+#: the page's inputs, in the order of the rows below
+FIELDS = ("theta", "server", "mu", "L", "alpha", "gamma", "K", "C", "D", "T", "fclass", "n")
+
+
+def _setting(*values) -> dict:
+    return dict(zip(FIELDS, values, strict=True))
+
+
 SETTINGS = [
-    dict(
-        theta="uniform", server="gd", mu=1.0, L=10.0, alpha=0.0, gamma=0.05, K=10, C=1.0, D=10.0, T=50, fclass="d1", n=3
-    ),
-    dict(
-        theta="uniform",
-        server="nesterov",
-        mu=0.01,
-        L=100.0,
-        alpha=3.0,
-        gamma=0.009,
-        K=1000,
-        C=0.3,
-        D=2.0,
-        T=7,
-        fclass="commuting",
-        n=17,
-    ),
-    dict(
-        theta="last",
-        server="heavy_ball",
-        mu=1.0,
-        L=50.0,
-        alpha=0.0,
-        gamma=0.001,
-        K=5,
-        C=2.0,
-        D=1.0,
-        T=100,
-        fclass="d1",
-        n=2,
-    ),
-    dict(
-        theta="last",
-        server="gd",
-        mu=2.0,
-        L=20.0,
-        alpha=1.0,
-        gamma=0.04,
-        K=40,
-        C=1.0,
-        D=5.0,
-        T=3,  # outside Lemma 4
-        fclass="general",
-        n=2,
-    ),
-    dict(
-        theta="maml",
-        server="nesterov",
-        mu=1.0,
-        L=1000.0,
-        alpha=0.0,
-        gamma=1e-4,
-        K=300,
-        C=0.5,
-        D=3.0,
-        T=20,
-        fclass="commuting",
-        n=4,
-    ),
-    dict(
-        theta="uniform",
-        server="heavy_ball",
-        mu=1.0,
-        L=1.0,
-        alpha=0.0,
-        gamma=0.5,
-        K=10**6,
-        C=1.0,
-        D=1.0,
-        T=0,
-        fclass="d1",
-        n=1,
-    ),
-    dict(
-        theta="maml",
-        server="gd",
-        mu=1.0,
-        L=10.0,
-        alpha=0.0,
-        gamma=0.0999,
-        K=10**6,
-        C=1.0,
-        D=1.0,
-        T=5,  # κ ≈ e^{600+}
-        fclass="d1",
-        n=1,
-    ),
-    dict(
-        theta="uniform",
-        server="gd",
-        mu=1.0,
-        L=100.0,
-        alpha=0.0,
-        gamma=0.001,
-        K=1,
-        C=1.0,
-        D=3.0,
-        T=9,
-        fclass="general",
-        n=5,
-    ),  # K = 1: valid in every class
+    _setting("uniform", "gd", 1.0, 10.0, 0.0, 0.05, 10, 1.0, 10.0, 50, "d1", 3),
+    _setting("uniform", "nesterov", 0.01, 100.0, 3.0, 0.009, 1000, 0.3, 2.0, 7, "commuting", 17),
+    _setting("last", "heavy_ball", 1.0, 50.0, 0.0, 0.001, 5, 2.0, 1.0, 100, "d1", 2),
+    _setting("last", "gd", 2.0, 20.0, 1.0, 0.04, 40, 1.0, 5.0, 3, "general", 2),  # T = 3: outside Lemma 4
+    _setting("maml", "nesterov", 1.0, 1000.0, 0.0, 1e-4, 300, 0.5, 3.0, 20, "commuting", 4),
+    _setting("uniform", "heavy_ball", 1.0, 1.0, 0.0, 0.5, 10**6, 1.0, 1.0, 0, "d1", 1),
+    _setting("maml", "gd", 1.0, 10.0, 0.0, 0.0999, 10**6, 1.0, 1.0, 5, "d1", 1),  # κ ≈ e^{600+}
+    _setting("uniform", "gd", 1.0, 100.0, 0.0, 0.001, 1, 1.0, 3.0, 9, "general", 5),  # K = 1: valid in every class
 ]
 
 
@@ -235,20 +150,7 @@ def test_moving_sliders_updates_the_results(page):
     assert int(page.evaluate("document.body.dataset.updates")) > int(before)
     rho_after = _displayed(page, "rho")
     assert rho_after < rho_before  # more local steps: faster (Section 4.2)
-    s = dict(
-        theta="uniform",
-        server="gd",
-        mu=1.0,
-        L=10.0,
-        alpha=0.0,
-        gamma=0.5 / 10.0,
-        K=1000,
-        C=1.0,
-        D=10.0,
-        T=50,
-        fclass="d1",
-        n=10,
-    )
+    s = _setting("uniform", "gd", 1.0, 10.0, 0.0, 0.5 / 10.0, 1000, 1.0, 10.0, 50, "d1", 10)
     py = python_values(s)
     for key in ("rho", "delta", "floor", "bound"):
         assert abs(_displayed(page, key) - py[key]) <= 1e-9 * max(1.0, abs(py[key]))

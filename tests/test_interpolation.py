@@ -283,9 +283,17 @@ def test_replay_class_check_catches_bad_interpolants(smooth_cert):
     assert bad.class_violation() > 100 * CLASS_RTOL
 
 
-def test_smooth_error_certificate_replays_an_explicit_instance():
+def _run_stored_instance(fed, inst):
+    """Local-update's own driver on a certificate's stored instance (method, start, rounds) over ``fed``."""
     from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
     from fedtheory.algorithms.theta import Theta
+
+    srv = ServerOpt(inst["server"]["kind"], lr=inst["server"]["lr"], momentum=inst["server"]["momentum"])
+    algo = LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"], srv)
+    return run_local_update(fed, algo, np.asarray(inst["x0"]), inst["rounds"]).to_numpy()
+
+
+def test_smooth_error_certificate_replays_an_explicit_instance():
     from fedtheory.certify.federated_pep import certify_local_update
     from fedtheory.certify.interpolation import heterogeneity
 
@@ -307,13 +315,7 @@ def test_smooth_error_certificate_replays_an_explicit_instance():
     inst = c.instance
     fed = InterpolatedFederation.from_json(inst["problem"])
     assert fed.class_violation(seed=3) <= CLASS_RTOL
-    srv = ServerOpt(inst["server"]["kind"], lr=inst["server"]["lr"], momentum=inst["server"]["momentum"])
-    h = run_local_update(
-        fed,
-        LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"], srv),
-        np.asarray(inst["x0"]),
-        inst["rounds"],
-    ).to_numpy()
+    h = _run_stored_instance(fed, inst)
     xs = fed.x_star()
     # in the hypotheses: heterogeneity ≤ C = 1 and ‖x_0 − x*‖ ≤ D = 1 (up to x*'s certified error)
     assert heterogeneity(fed)[0] <= 1.0 + 1e-9
@@ -400,8 +402,6 @@ def test_collinear_hull_follows_zero_curvature_directions():
 
 
 def test_smooth_function_value_and_rate_replay_the_pep_worst_case():
-    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
-    from fedtheory.algorithms.theta import Theta
     from fedtheory.certify.federated_pep import certify_local_update
 
     kw = dict(function_class="smooth-strongly-convex", probe_starts=1, seed=0)
@@ -410,13 +410,7 @@ def test_smooth_function_value_and_rate_replay_the_pep_worst_case():
     assert c.gap <= 1e-3 and c.lower > 1.5 * c.details["quadratic_lower"]  # far above the quadratic instance
     inst = c.instance
     fed = InterpolatedFederation.from_json(inst["problem"])
-    srv = ServerOpt(inst["server"]["kind"], lr=inst["server"]["lr"], momentum=inst["server"]["momentum"])
-    h = run_local_update(
-        fed,
-        LocalUpdate(Theta.from_json(inst["theta"]), inst["alpha"], inst["gamma"], srv),
-        np.asarray(inst["x0"]),
-        inst["rounds"],
-    ).to_numpy()
+    h = _run_stored_instance(fed, inst)
     assert abs(fed.loss(h.x[-1]) - fed.loss(fed.x_star()) - c.lower) <= 1e-9
     r = certify_local_update(1.0, 10.0, 2, 0.05, measure="rate", eta=0.1, **kw)
     # the rate's worst case is a quadratic direction: the explicit smooth instance ties the quadratic one

@@ -68,24 +68,12 @@ def test_scope_errors():
     ):
         _gd_method(round=(Aggregate("x", "x"),))
     with pytest.raises(ValueError, match=r"operation 1 \(Combine\) writes the server state 'x' from client scope"):
-        Method(
-            "t",
-            server=("x",),
-            client=("z",),
-            init={"x": "x0", "z": "x0"},
-            round=(Combine("x", (("z", 1.0),)),),
-            output="x",
-        )
+        _gd_method(client=("z",), init={"x": "x0", "z": "x0"}, round=(Combine("x", (("z", 1.0),)),))
     with pytest.raises(ValueError, match=r"operation 2 \(Gradient\) writes the server state 'x' from client scope"):
         _gd_method(round=(Gradient("g", at="x"), Gradient("x", at="x")))
     with pytest.raises(ValueError, match=r"operation 1 \(ServerMap\) reads client variables \['z'\]"):
-        Method(
-            "t",
-            server=("x",),
-            client=("z",),
-            init={"x": "x0", "z": "x0"},
-            round=(ServerMap(("x",), lambda be, s, z: (z,), ("z",)),),
-            output="x",
+        _gd_method(
+            client=("z",), init={"x": "x0", "z": "x0"}, round=(ServerMap(("x",), lambda be, s, z: (z,), ("z",)),)
         )
     with pytest.raises(ValueError, match=r"\['x'\] declared both server and client state"):
         Method("t", server=("x",), client=("x",), init={"x": "x0"}, round=(), output="x")
@@ -468,35 +456,23 @@ def test_state_start_continues_a_run(quad, path):
     assert np.max(np.abs(rest.x - whole.x[3:])) <= 1e-13 * np.max(np.abs(whole.x))
 
 
-def test_state_errors(quad):
-    with pytest.raises(
-        ValueError,
-        match=r"state must give exactly the state variables \['x', 'c', 'ci'\] of "
-        r"'scaffold', got \['x'\]",
-    ):
-        methods.run("scaffold", quad, np.zeros(3), 1, K=2, gamma=0.1, state={"x": np.zeros(3)})
-    with pytest.raises(ValueError, match=r"state\['ci'\] must have shape \(4, 3\), got \(3, 3\)"):
-        methods.run(
+@pytest.mark.parametrize(
+    "name, state, message",
+    [
+        (
             "scaffold",
-            quad,
-            np.zeros(3),
-            1,
-            K=2,
-            gamma=0.1,
-            state={"x": np.zeros(3), "c": np.zeros(3), "ci": np.zeros((3, 3))},
-        )
-    with pytest.raises(ValueError, match=r"state\['x'\] must have shape \(3,\), got \(2,\)"):
-        methods.run(
-            "scaffold",
-            quad,
-            np.zeros(3),
-            1,
-            K=2,
-            gamma=0.1,
-            state={"x": np.zeros(2), "c": np.zeros(3), "ci": np.zeros((4, 3))},
-        )
-    with pytest.raises(ValueError, match=r"state must give exactly"):
-        methods.run("fedavg", quad, np.zeros(3), 1, K=2, gamma=0.1, state={"x": np.zeros(3), "y": np.zeros(3)})
+            {"x": (3,)},
+            r"state must give exactly the state variables \['x', 'c', 'ci'\] of 'scaffold', got \['x'\]",
+        ),
+        ("scaffold", {"x": (3,), "c": (3,), "ci": (3, 3)}, r"state\['ci'\] must have shape \(4, 3\), got \(3, 3\)"),
+        ("scaffold", {"x": (2,), "c": (3,), "ci": (4, 3)}, r"state\['x'\] must have shape \(3,\), got \(2,\)"),
+        ("fedavg", {"x": (3,), "y": (3,)}, r"state must give exactly"),
+    ],
+)
+def test_state_errors(quad, name, state, message):
+    # the state is given by its arrays' shapes (4 clients, d = 3): zeros of those shapes
+    with pytest.raises(ValueError, match=message):
+        methods.run(name, quad, np.zeros(3), 1, K=2, gamma=0.1, state={k: np.zeros(v) for k, v in state.items()})
 
 
 def test_run_argument_errors(quad):
