@@ -78,21 +78,7 @@ def test_negative_control_a_halved_guarantee_is_a_failed_claim_found_by_an_adver
 
 def test_cli_dane_simulate_exit_codes(tmp_path, monkeypatch):
     argv = [
-        "explore",
-        "tune",
-        "s-dane",
-        "--mu",
-        "1",
-        "--L",
-        "40",
-        "--D",
-        "4",
-        "--delta-A",
-        "2",
-        "--eps",
-        "1e-3",
-        "--simulate",
-        "--json",
+        *"explore tune s-dane --mu 1 --L 40 --D 4 --delta-A 2 --eps 1e-3 --simulate --json".split(),
         str(tmp_path / "s.json"),
     ]
     assert main(argv) == 0

@@ -331,14 +331,7 @@ def test_instance_cli_with_registered_methods(tmp_path):
     out = _cli(
         "instance",
         str(tmp_path / "fed.npz"),
-        "--rounds",
-        "20",
-        "--methods",
-        "fedsplit,scaffold,sdane",
-        "--servers",
-        "gd",
-        "--simulate",
-        "--json",
+        *"--rounds 20 --methods fedsplit,scaffold,sdane --servers gd --simulate --json".split(),
         str(tmp_path / "out.json"),
     )
     assert out.returncode == 0, out.stderr

@@ -464,18 +464,7 @@ def test_frontier_points_are_bounded_with_the_memory_named(repo):
 def test_tune_rejects_targets_below_float_resolution(repo):
     one_error_line(
         cli(
-            "explore",
-            "tune",
-            "fedavg",
-            "--mu",
-            "1",
-            "--L",
-            "100",
-            "--D",
-            "10",
-            "--eps",
-            "1e-300",
-            "--simulate",
+            *"explore tune fedavg --mu 1 --L 100 --D 10 --eps 1e-300 --simulate".split(),
             cwd=repo,
             limit=60,
         ),
@@ -512,20 +501,7 @@ def test_tune_keeps_its_advice_where_simulate_can_confirm_it(repo):
     # tune ranks bounds below float64 resolution as equal, so an --eps near resolution still gets advice whose
     # every round simulate can check; "holds" is then printed only when no round was decided by rounding
     proc = cli(
-        "explore",
-        "tune",
-        "fedavg",
-        "--mu",
-        "1",
-        "--L",
-        "100",
-        "--D",
-        "10",
-        "--eps",
-        "3e-15",
-        "--simulate",
-        "--json",
-        "t.json",
+        *"explore tune fedavg --mu 1 --L 100 --D 10 --eps 3e-15 --simulate --json t.json".split(),
         cwd=repo,
         limit=120,
     )
