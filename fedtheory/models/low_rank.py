@@ -36,39 +36,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fedtheory.models.factorization import (
-    RANK_CONVENTIONS,
-    conv_factor_weights,
-    eckart_young_error,
-    factorize,
-    layer_rank,
-    pad_factors,
-    padded_average,
-    recover,
-    roll_conv,
-    unroll_conv,
-)
+from fedtheory.models import factorization
+from fedtheory.models.factorization import *  # noqa: F403 - re-exported: the list is factorization.__all__
 
-__all__ = [
-    "RANK_CONVENTIONS",
-    "layer_rank",
-    "factorize",
-    "recover",
-    "eckart_young_error",
-    "pad_factors",
-    "padded_average",
-    "unroll_conv",
-    "roll_conv",
-    "conv_factor_weights",
-    # loaded from fedtheory.models.low_rank_layers on first use (module __getattr__), so torch is imported only then
-    "LowRankLinear",  # noqa: F822
-    "LowRankConv2d",  # noqa: F822
-    "factorized_layer",  # noqa: F822
-    "recovered_weight",  # noqa: F822
-]
-
-#: the torch layers and the functions that build or read them (fedtheory.models.low_rank_layers, loaded on first use)
+#: the torch layers and the functions that build or read them (fedtheory.models.low_rank_layers, loaded on first use
+#: through the module __getattr__, so torch is imported only then)
 _LAYER_NAMES = ("LowRankLinear", "LowRankConv2d", "factorized_layer", "recovered_weight")
+
+__all__ = [*factorization.__all__, *_LAYER_NAMES]
 
 
 def __getattr__(name: str) -> Any:
