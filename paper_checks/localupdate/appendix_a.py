@@ -204,14 +204,18 @@ def _table1_fed(ctx, n):
     return LeastSquaresFederation.random(n, [9 + 2 * i for i in range(n)], 3, seed=seed), seed
 
 
-@claim(
-    id="localupdate/table-1/minibatch-sgd",
-    ref="Table 1",
-    title="Mini-batch SGD = LocalUpdate with Θ_1, |P| = 1, α = 0, γ = 0",
-    statement=r"Table 1: with one client, $\Theta=\Theta_1$, $\alpha=0$, $\gamma=0$ and ServerOpt = GD, LocalUpdate is "
+def _table1_claim(claim_id, title, statement):
+    """A row of Table 1: a simulation against a literal reference, controlled by one extra local step."""
+    return claim(
+        id=claim_id, ref="Table 1", title=title, statement=statement, kind="simulation", controls=[_TABLE1_CONTROL]
+    )
+
+
+@_table1_claim(
+    "localupdate/table-1/minibatch-sgd",
+    "Mini-batch SGD = LocalUpdate with Θ_1, |P| = 1, α = 0, γ = 0",
+    r"Table 1: with one client, $\Theta=\Theta_1$, $\alpha=0$, $\gamma=0$ and ServerOpt = GD, LocalUpdate is "
     r"mini-batch SGD $x_{t+1}=x_t-\eta\frac1B\sum_{z\in S_t}\nabla f(x_t;z)$.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_sgd(ctx):
     eta, B, T = 0.05, 4, 25
@@ -223,14 +227,11 @@ def table1_sgd(ctx):
     return _table1_check(ctx, 1, algo, T, B=B, M=None, n_batches=1, step=sgd, what="SGD on the client's mini-batches")
 
 
-@claim(
-    id="localupdate/table-1/lookahead",
-    ref="Table 1",
-    title="Lookahead = LocalUpdate with Θ_{1:K}, |P| = 1, α = 0, γ > 0",
-    statement=r"Table 1 (Zhang et al., 2019): $K$ fast SGD steps of rate $\gamma$ from the slow weights $\phi$, then "
+@_table1_claim(
+    "localupdate/table-1/lookahead",
+    "Lookahead = LocalUpdate with Θ_{1:K}, |P| = 1, α = 0, γ > 0",
+    r"Table 1 (Zhang et al., 2019): $K$ fast SGD steps of rate $\gamma$ from the slow weights $\phi$, then "
     r"$\phi\leftarrow\phi+a(\theta_K-\phi)$ — LocalUpdate with one client, $\Theta_{1:K}$, server GD with $\eta=a\gamma$.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_lookahead(ctx):
     K, gamma, a, B, T = 5, 0.05, 0.5, 3, 20
@@ -244,14 +245,11 @@ def table1_lookahead(ctx):
     )
 
 
-@claim(
-    id="localupdate/table-1/fedsgd",
-    ref="Table 1",
-    title="FedSGD = LocalUpdate with Θ_{1:K}, α = 0, γ = 0",
-    statement=r"Table 1: with $\gamma=0$ every local gradient is taken at $x_t$, so each client sends $\sum_{k\le K}g_k(x_t)$: "
+@_table1_claim(
+    "localupdate/table-1/fedsgd",
+    "FedSGD = LocalUpdate with Θ_{1:K}, α = 0, γ = 0",
+    r"Table 1: with $\gamma=0$ every local gradient is taken at $x_t$, so each client sends $\sum_{k\le K}g_k(x_t)$: "
     r"FedSGD (McMahan et al., 2017) with $K$ mini-batches per client.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_fedsgd(ctx):
     K, eta, B, M, T = 3, 0.02, 3, 3, 20
@@ -268,15 +266,12 @@ def table1_fedsgd(ctx):
     return _table1_check(ctx, 5, algo, T, B=B, M=M, n_batches=K, step=fedsgd, what=what)
 
 
-@claim(
-    id="localupdate/table-1/fedavg-reptile",
-    ref="Table 1",
-    title="FedAvg / Reptile = LocalUpdate with Θ_{1:K}, α = 0, γ > 0",
-    statement=r"Table 1: Reptile (Nichol et al., 2018) — each task runs $K$ SGD steps to $\tilde\phi_i$ and "
+@_table1_claim(
+    "localupdate/table-1/fedavg-reptile",
+    "FedAvg / Reptile = LocalUpdate with Θ_{1:K}, α = 0, γ > 0",
+    r"Table 1: Reptile (Nichol et al., 2018) — each task runs $K$ SGD steps to $\tilde\phi_i$ and "
     r"$x\leftarrow x+\epsilon\frac1M\sum_i(\tilde\phi_i-x)$ — is LocalUpdate with $\Theta_{1:K}$, server GD $\eta=\epsilon\gamma$ "
     r"($\epsilon=1$: FedAvg, Appendix A).",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_reptile(ctx):
     K, gamma, eps_meta, B, M, T = 4, 0.05, 0.7, 3, 2, 20
@@ -305,14 +300,11 @@ def table1_reptile(ctx):
     )
 
 
-@claim(
-    id="localupdate/table-1/fedprox",
-    ref="Table 1",
-    title="FedProx / MetaMinibatchProx = LocalUpdate with Θ_{1:K}, α > 0, γ > 0",
-    statement=r"Table 1: clients take $K$ SGD steps on $f_i(\cdot)+\frac\alpha2\|\cdot-x_t\|^2$ and the server averages the "
+@_table1_claim(
+    "localupdate/table-1/fedprox",
+    "FedProx / MetaMinibatchProx = LocalUpdate with Θ_{1:K}, α > 0, γ > 0",
+    r"Table 1: clients take $K$ SGD steps on $f_i(\cdot)+\frac\alpha2\|\cdot-x_t\|^2$ and the server averages the "
     r"models — LocalUpdate with $\Theta_{1:K}$, $\alpha>0$, server GD $\eta=\gamma$.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_fedprox(ctx):
     K, gamma, alpha, B, M, T = 5, 0.05, 1.3, 3, 3, 20
@@ -330,14 +322,11 @@ def table1_fedprox(ctx):
     )
 
 
-@claim(
-    id="localupdate/table-1/fomaml",
-    ref="Table 1",
-    title="FOMAML = LocalUpdate with Θ_K, α = 0, γ > 0",
-    statement=r"Table 1: first-order MAML — adapt with $K-1$ SGD steps, send the (first-order) gradient at the adapted point, "
+@_table1_claim(
+    "localupdate/table-1/fomaml",
+    "FOMAML = LocalUpdate with Θ_K, α = 0, γ > 0",
+    r"Table 1: first-order MAML — adapt with $K-1$ SGD steps, send the (first-order) gradient at the adapted point, "
     r"meta-step with rate $\beta$ — is LocalUpdate with $\Theta_K$, server GD $\eta=\beta$.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_fomaml(ctx):
     K, gamma, beta, B, M, T = 4, 0.05, 0.1, 3, 3, 20
@@ -355,13 +344,10 @@ def table1_fomaml(ctx):
     return _table1_check(ctx, 5, algo, T, B=B, M=M, n_batches=K, step=fomaml, what="FOMAML's adapted-point gradient")
 
 
-@claim(
-    id="localupdate/table-1/maml",
-    ref="Table 1",
-    title="MAML = LocalUpdate with Θ_{2K+1}, α = 0, on quadratics (full batch; Theorem 2)",
-    statement=r"Table 1: MAML with $K$ full-batch inner steps on quadratic clients is LocalUpdate with $\Theta_{2K+1}$, $\alpha=0$.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
+@_table1_claim(
+    "localupdate/table-1/maml",
+    "MAML = LocalUpdate with Θ_{2K+1}, α = 0, on quadratics (full batch; Theorem 2)",
+    r"Table 1: MAML with $K$ full-batch inner steps on quadratic clients is LocalUpdate with $\Theta_{2K+1}$, $\alpha=0$.",
 )
 def table1_maml(ctx):
     """Three runs, iterate for iterate: the driver with MAML clients (exact Jacobians through the inner steps, stepwise
