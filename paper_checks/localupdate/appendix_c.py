@@ -21,6 +21,7 @@ from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import Custom
 from fedtheory.certify.probe import probe
 from fedtheory.claims.probing import probe_by_tier
+from fedtheory.claims.controls import tightened_past_attaining
 from fedtheory.claims.core import Control, Reading, claim
 from fedtheory.claims.probing import probe_phases as _probe_phases
 from fedtheory.symbolic import tradeoff as symt
@@ -97,15 +98,14 @@ def _worst_with_equality_case(ctx, sampled_worst, ratio, equality_case):
     r"with equality iff $X$ is supported on $\{a,b\}$.",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'bound-tightened-2pc',
-            "D(X) ≤ 0.98·2(b − EX)(EX − a)/(b − a) claimed: false, since equality "
-            "holds for every X supported on {a, b} (proved exactly in this claim); "
-            "the check evaluates one such X (P(X = b) = ¾) on every run, where the "
-            "ratio is 1 > 0.98, so the control fires by construction at any seed "
-            "(plain random sampling off; without it only the probe's optimizer "
-            "crosses, ≈ 0.9996).",
-            {'margin': 0.02, 'plain_sampling': False},
+            'D(X) ≤ 0.98·2(b − EX)(EX − a)/(b − a) claimed',
+            'equality holds for every X supported on {a, b} (proved exactly in this claim)',
+            'one such X (P(X = b) = ¾)',
+            'the ratio is 1 > 0.98',
+            {'margin': 0.02},
+            "without it only the probe's optimizer crosses, ≈ 0.9996",
         )
     ],
 )
@@ -163,14 +163,14 @@ def theorem_5(ctx):
     r"with probability $1/2$ each.",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'bound-tightened-5pc',
-            "D(X) ≤ 0.95·(b − a)/2 claimed: false, since X = a, b with probability "
-            "½ each attains (b − a)/2 (proved exactly in this claim); the check "
-            "evaluates that X on every run, where the ratio is 1 > 0.95, so the "
-            "control fires by construction at any seed (plain random sampling off; "
-            "without it only the probe's optimizer crosses, ≈ 0.9985).",
-            {'margin': 0.05, 'plain_sampling': False},
+            'D(X) ≤ 0.95·(b − a)/2 claimed',
+            'X = a, b with probability ½ each attains (b − a)/2 (proved exactly in this claim)',
+            'that X',
+            'the ratio is 1 > 0.95',
+            {'margin': 0.05},
+            "without it only the probe's optimizer crosses, ≈ 0.9985",
         )
     ],
 )
@@ -262,16 +262,14 @@ _LEMMA12_NEAR_TIGHT = (np.array([4.0, 1.0]), np.array([1.0, -1.0]), np.array([0.
     r"$|x^*(\alpha,\gamma,\Theta)-x^*|\le2C\frac{\sqrt b-\sqrt a}{\sqrt b+\sqrt a}$.",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'bound-tightened-10pc',
-            "|x*(α,γ,Θ) − x*| ≤ 0.9·2C(√b − √a)/(√b + √a) claimed: false, since "
-            "the ratio tends to 1 as K → ∞, p → 1 (Appendix C.2; "
-            "localupdate/lemma-12/tightness reaches 1 − 3e-6); the check evaluates "
-            "Appendix C.2's instance at p = 0.99, K = 200 on every run, where the "
-            "ratio is ≈ 0.9975 > 0.9, so the control fires by construction at any "
-            "seed (plain random sampling off; without it only the probe's "
-            "optimizer crosses, ≈ 0.997).",
-            {'margin': 0.1, 'plain_sampling': False},
+            '|x*(α,γ,Θ) − x*| ≤ 0.9·2C(√b − √a)/(√b + √a) claimed',
+            'the ratio tends to 1 as K → ∞, p → 1 (Appendix C.2; localupdate/lemma-12/tightness reaches 1 − 3e-6)',
+            "Appendix C.2's instance at p = 0.99, K = 200",
+            'the ratio is ≈ 0.9975 > 0.9',
+            {'margin': 0.1},
+            "without it only the probe's optimizer crosses, ≈ 0.997",
         )
     ],
 )
@@ -553,12 +551,13 @@ _LEMMA13_READINGS = [
     kind="probe",
     readings=_LEMMA13_READINGS,
     controls=[
-        Control(
-            "upper-end-lowered-1e-6",
-            "the interval's upper end lowered to b − 10⁻⁶(b − a): false, since b is attained (X_i = bI for every i "
-            "gives f(X|Y) = bI); the check evaluates that end instance on every run, where the violation is 10⁻⁶ > "
-            "the 10⁻⁹ tolerance, so the control fires by construction at any seed (plain random sampling off).",
-            {"shrink": 1e-6, "plain_sampling": False},
+        tightened_past_attaining(
+            'upper-end-lowered-1e-6',
+            "the interval's upper end lowered to b − 10⁻⁶(b − a)",
+            'b is attained (X_i = bI for every i gives f(X|Y) = bI)',
+            'that end instance',
+            'the violation is 10⁻⁶ > the 10⁻⁹ tolerance',
+            {'shrink': 1e-06},
         )
     ],
 )

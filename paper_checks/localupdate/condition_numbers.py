@@ -24,6 +24,7 @@ from fedtheory.algorithms.surrogate import (
 from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import Box, Custom, NonnegWeights, Product, quadratic_instance_param
 from fedtheory.claims.probing import probe_by_tier
+from fedtheory.claims.controls import tightened_past_attaining
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.probing import probe_phases as _probe_phases
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
@@ -77,15 +78,14 @@ _LEMMA1_NEAR_ZERO_Q = {"theta": [1e-6, 1.0], "alpha": 0.0, "gamma": (1 - 1e-9) /
     r"$\tilde f(x,\alpha,\gamma,\Theta)$ is strongly convex (any $\alpha\ge0$, $\gamma\ge0$, $\Theta\ge0$ with finite non-zero support).",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'q-floor-1e-3',
-            "Q_i ⪰ 10⁻³·w(Θ)·I claimed (a uniform positive floor): false, since min q/w "
-            "→ 0 as γ → 1/(L+α) with Θ = (θ₁, θ₂), θ₁ → 0 (q(L) = θ₁ + θ₂(1 − γ(L+α))); "
-            "the check evaluates such an instance (θ₁ = 10⁻⁶, γ(L+α) = 1 − 10⁻⁹) on every "
-            "run, where min q/w ≈ 1.0e-6 < 10⁻³, so the control fires by construction at "
-            "any seed (plain random sampling off; without that instance only the probe's "
-            "optimizer crosses, ≈ 2e-5).",
-            {'q_floor': 0.001, 'plain_sampling': False},
+            'Q_i ⪰ 10⁻³·w(Θ)·I claimed (a uniform positive floor)',
+            'min q/w → 0 as γ → 1/(L+α) with Θ = (θ₁, θ₂), θ₁ → 0 (q(L) = θ₁ + θ₂(1 − γ(L+α)))',
+            'such an instance (θ₁ = 10⁻⁶, γ(L+α) = 1 − 10⁻⁹)',
+            'min q/w ≈ 1.0e-6 < 10⁻³',
+            {'q_floor': 0.001},
+            "without that instance only the probe's optimizer crosses, ≈ 2e-5",
         )
     ],
 )
@@ -201,15 +201,14 @@ _LEMMA8_ALIGNED = (np.array([np.diag([1.0, 2.0, 5.0]), np.diag([-1.0, 0.0, 3.0])
     r"$\tau_1 I\preceq\mathbb E[B]\preceq\tau_2I$ with $\tau_1=\mathbb E[\lambda_{\min}(B)]$, $\tau_2=\mathbb E[\lambda_{\max}(B)]$.",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'bound-tightened-0.015',
-            "E[B] ⪯ (τ₂ − 0.015(τ₂ − τ₁))I claimed: false, since commuting B's "
-            "with aligned top eigenvectors attain λ_max(E B) = τ₂; the check "
-            "evaluates such a pair on every run, where the violation is 0 > "
-            "−0.015, so the control fires by construction at any seed (plain "
-            "random sampling off; without that pair only the probe's optimizer "
-            "crosses, ≈ −0.010).",
-            {'margin': 0.015, 'plain_sampling': False},
+            'E[B] ⪯ (τ₂ − 0.015(τ₂ − τ₁))I claimed',
+            "commuting B's with aligned top eigenvectors attain λ_max(E B) = τ₂",
+            'such a pair',
+            'the violation is 0 > −0.015',
+            {'margin': 0.015},
+            "without that pair only the probe's optimizer crosses, ≈ −0.010",
         )
     ],
 )
@@ -327,15 +326,13 @@ def lemma_9(ctx):
     r"$\tilde L=\mathbb E_i[\lambda_{\max}(Q_iA_i)]$ (31), $\tilde\mu=\mathbb E_i[\lambda_{\min}(Q_iA_i)]$ (32).",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'slack-tightened-1e-3',
-            "L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative "
-            "margin 10⁻³: false, since aligned clients (a shared eigenbasis, "
-            "each attaining μ and L on the same eigenvectors) have λ_max(∇²f̃) = "
-            "L̃; the check evaluates one aligned instance on every run, where the "
-            "slack is 0 > −10⁻³, so the control fires by construction at any "
-            "seed (plain random sampling off).",
-            {'margin': 0.001, 'plain_sampling': False},
+            'L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative margin 10⁻³',
+            'aligned clients (a shared eigenbasis, each attaining μ and L on the same eigenvectors) have λ_max(∇²f̃) = L̃',
+            'one aligned instance',
+            'the slack is 0 > −10⁻³',
+            {'margin': 0.001},
         )
     ],
 )
@@ -393,15 +390,14 @@ def _decide_hessian_slack(ctx, sampled_worst, measured=None, *, why, notes):
     r"\mathbb E_i[\lambda_{\max}(Q_iA_i)]/\mathbb E_i[\lambda_{\min}(Q_iA_i)]$.",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'slack-tightened-4e-4',
-            "L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative "
-            "margin 4·10⁻⁴ (a cond(f̃) bound below κ): false, since aligned "
-            "clients attain κ; the check evaluates one aligned (attaining) "
-            "instance on every run, where the slack is 0 > −4·10⁻⁴, so the "
-            "control fires by construction at any seed (plain random sampling "
-            "off, as the probe alone need not get that close).",
-            {'margin': 0.0004, 'plain_sampling': False},
+            'L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative margin 4·10⁻⁴ (a cond(f̃) bound below κ)',
+            'aligned clients attain κ',
+            'one aligned (attaining) instance',
+            'the slack is 0 > −4·10⁻⁴',
+            {'margin': 0.0004},
+            'the probe alone need not get that close',
         )
     ],
 )
@@ -551,15 +547,14 @@ lemma_3 = claim(
     r"\phi(\mu,\alpha,\gamma,K)$ (11), $\phi(\lambda,\alpha,\gamma,K)=\sum_{k=1}^K(1-\gamma(\lambda+\alpha))^{k-1}\lambda$ (10).",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'smoothness-tightened',
-            "f̃ claimed (1 − 0.008)·φ(L)-smooth: false, since aligned clients "
-            "(one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = φ(L) "
-            "exactly (Appendix B.3); the check evaluates one such instance on every "
-            "run, where the ratio is 1 > 0.992, so the control fires by "
-            "construction at any seed (plain random sampling off; without it only "
-            "the probe's optimizer crosses, ≈ 0.998).",
-            {'margin': 0.008, 'parts': [0], 'plain_sampling': False},
+            'f̃ claimed (1 − 0.008)·φ(L)-smooth',
+            'aligned clients (one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = φ(L) exactly (Appendix B.3)',
+            'one such instance',
+            'the ratio is 1 > 0.992',
+            {'margin': 0.008, 'parts': [0]},
+            "without it only the probe's optimizer crosses, ≈ 0.998",
         )
     ],
 )(_lemma34_claim(last=False))
@@ -573,15 +568,14 @@ lemma_4 = claim(
     r"{1-\gamma(\mu+\alpha)}\right)^{K-1}\frac L\mu$ (13), $\psi(\lambda,\alpha,\gamma,K)=(1-\gamma(\lambda+\alpha))^{K-1}\lambda$ (12).",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'smoothness-tightened',
-            "f̃ claimed (1 − 0.008)·ψ(L)-smooth: false, since aligned clients "
-            "(one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = ψ(L) "
-            "exactly (Appendix B.3); the check evaluates one such instance on every "
-            "run, where the ratio is 1 > 0.992, so the control fires by "
-            "construction at any seed (plain random sampling off; without it only "
-            "the probe's optimizer crosses, ≈ 0.998).",
-            {'margin': 0.008, 'parts': [0], 'plain_sampling': False},
+            'f̃ claimed (1 − 0.008)·ψ(L)-smooth',
+            'aligned clients (one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = ψ(L) exactly (Appendix B.3)',
+            'one such instance',
+            'the ratio is 1 > 0.992',
+            {'margin': 0.008, 'parts': [0]},
+            "without it only the probe's optimizer crosses, ≈ 0.998",
         )
     ],
 )(_lemma34_claim(last=True))

@@ -18,7 +18,7 @@ from fedtheory.claims.core import Control
 from fedtheory.claims.probing import decide_with_probe, probe_by_tier
 from fedtheory.content import load_module
 from fedtheory.problems.clients import client_oracles
-from fedtheory.problems.dissimilarity import delta_A, uniform_hessians
+from fedtheory.problems.dissimilarity import delta_A, delta_s, uniform_hessians
 from fedtheory.problems.finite_sum import LogisticFederation
 
 H = load_module(Path(__file__).with_name("definitions_and_lemmas.py"))
@@ -133,3 +133,27 @@ def _decide_one_step_lemma(ctx, sampled_worst, violation, space, *, measured=Non
         tolerance={"relative": ONE_STEP_RTOL, **({"why": why} if why else {})},
         notes=notes,
     )
+
+
+def _worst_one_step_gap_over_runs(ctx, run, gap):
+    """Lemmas 17 and 24 on real runs of ``run`` (run_sdane or run_acc_sdane, clients sampled): 5 (full tier: 40)
+    random federations, s clients per round and λ = U(0.5, 3)·δ_s drawn, three local solvers (GD with K = 2, FGM,
+    answers up to 3× outside the accuracy test), 15 recorded rounds; at every round ``gap(orc, A, history, r, λ, x)``
+    (RHS − LHS, scale) at x = x* and at a random point. Returns the worst −gap/scale and the number of rounds."""
+    rng = ctx.rng
+    worst, rounds = -np.inf, 0
+    for _ in range(5 if not ctx.full else 40):
+        q = H.random_federation(rng, target=False)
+        orc = client_oracles(q)
+        A = uniform_hessians(q)
+        s = int(rng.integers(1, q.n + 1))
+        lam = float(rng.uniform(0.5, 3)) * max(delta_s(q, s), 1e-3)
+        x0 = rng.normal(size=q.d) * 3
+        for solver in (GD(K=2), FGM(), Boundary(weights=tuple(rng.normal(size=3)), frac=float(rng.uniform(0, 3)))):
+            h = run(q, x0, 15, lam=lam, mu=orc.mu, solver=solver, clients_per_round=s, seed=rng, record=True)
+            for r in range(h.rounds):
+                for x in (orc.x_star(), rng.normal(size=q.d) * 3):
+                    g, scale = gap(orc, A, h, r, lam, x)
+                    worst = max(worst, -g / scale)
+                rounds += 1
+    return worst, rounds

@@ -25,12 +25,12 @@ from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.probing import decide_by_probe
 from fedtheory.problems.clients import client_oracles
-from fedtheory.problems.dissimilarity import delta_A, delta_s, uniform_hessians
+from fedtheory.problems.dissimilarity import delta_A, uniform_hessians
 from fedtheory.symbolic import complexity as cx
 
 from ._full_participation import H, PEP_RTOL, DROP_CONTROL, _pep_tightness, _logistic_federation, _solvers
 from ._full_participation import _near_attaining_ratio, _subset_delta, _random_rate_parameters, _probed_step
-from ._full_participation import _decide_one_step_lemma
+from ._full_participation import _decide_one_step_lemma, _worst_one_step_gap_over_runs
 
 
 # --------------------------------------------------------------------------------------------
@@ -592,26 +592,10 @@ def lemma_17_gap(orc, A, S, v, X, lam, mu, x, delta_scale=1.0):
     title="Lemma 17 (C.1) at every round of real runs (full and partial participation) and for adversarial local points",
 )
 def lemma_17(ctx):
-    rng = ctx.rng
-    worst = -np.inf
-    rounds = 0
-    for _ in range(5 if not ctx.full else 40):
-        q = H.random_federation(rng, target=False)
-        orc = client_oracles(q)
-        A = uniform_hessians(q)
-        s = int(rng.integers(1, q.n + 1))
-        lam = float(rng.uniform(0.5, 3)) * max(delta_s(q, s), 1e-3)
-        x0 = rng.normal(size=q.d) * 3
-        for solver in (GD(K=2), FGM(), Boundary(weights=tuple(rng.normal(size=3)), frac=float(rng.uniform(0, 3)))):
-            h = run_sdane(q, x0, 15, lam=lam, mu=orc.mu, solver=solver, clients_per_round=s, seed=rng, record=True)
-            for r in range(h.rounds):
-                S = h.clients[r]
-                for x in (orc.x_star(), rng.normal(size=q.d) * 3):
-                    gap, scale = lemma_17_gap(
-                        orc, A, S, h.v[r], h.client_x[r], lam, orc.mu, x, ctx.param("delta_scale", 1.0)
-                    )
-                    worst = max(worst, -gap / scale)
-                rounds += 1
+    def gap(orc, A, h, r, lam, x):
+        return lemma_17_gap(orc, A, h.clients[r], h.v[r], h.client_x[r], lam, orc.mu, x, ctx.param("delta_scale", 1.0))
+
+    worst, rounds = _worst_one_step_gap_over_runs(ctx, run_sdane, gap)
 
     def violation(inst):
         orc, A, S, x0, X, lam = _probed_step(inst)
