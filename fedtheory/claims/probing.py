@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# probe_by_tier calls the name ``probe`` of this module, so a test can stop every such probe in one place
+from fedtheory.certify.probe import probe
+
 
 def probe_record(result) -> dict:
     """The standard measured record of a probe: its worst ratio, the best of its random phase alone (so a reader
@@ -97,8 +100,6 @@ def probe_by_tier(ctx, violation, space, *, seed, n_random, n_starts, maxiter, *
     >>> 0.9 < result.worst_value <= 1.0
     True
     """
-    from fedtheory.certify.probe import probe
-
     budgets = by_tier(ctx, n_random=n_random, n_starts=n_starts, maxiter=maxiter)
     return probe(violation, space, seed=seed, **budgets, **options)
 

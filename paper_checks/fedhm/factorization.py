@@ -136,37 +136,12 @@ def table_1_macs(ctx):
                 if row == "factorized_conv":
                     formula *= k ** (ctx.param("factorized_k_power", 1) - 1)
                 cases += 1
+                case = {"row": row, "m": m, "n": n, "k": k, "r": r, "H": H, "W": W, "stride": stride}
                 if row.endswith("fc") or same:
                     if counted != formula:
-                        exact_fail.append(
-                            {
-                                "row": row,
-                                "m": m,
-                                "n": n,
-                                "k": k,
-                                "r": r,
-                                "H": H,
-                                "W": W,
-                                "stride": stride,
-                                "counted": counted,
-                                "formula": formula,
-                            }
-                        )
+                        exact_fail.append({**case, "counted": counted, "formula": formula})
                 elif counted > formula:
-                    bound_fail.append(
-                        {
-                            "row": row,
-                            "m": m,
-                            "n": n,
-                            "k": k,
-                            "r": r,
-                            "H": H,
-                            "W": W,
-                            "stride": stride,
-                            "counted": counted,
-                            "formula": formula,
-                        }
-                    )
+                    bound_fail.append({**case, "counted": counted, "formula": formula})
                 if row == "factorized_conv" and stride > 1:
                     Ho = (H + 2 * p - k) // stride + 1
                     Wo = (W + 2 * p - k) // stride + 1
