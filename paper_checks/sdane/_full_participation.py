@@ -15,7 +15,7 @@ from fedtheory.algorithms.dane import run_acc_sdane, run_sdane
 from fedtheory.algorithms.local_solvers import FGM, GD, OGMG, Boundary, Exact, FastGradNorm, ProxLinearGD
 from fedtheory.certify import pep
 from fedtheory.claims.core import Control
-from fedtheory.claims.probing import decide_with_probe, probe_by_tier
+from fedtheory.claims.probing import decide_by_probe, decide_with_probe, probe_by_tier
 from fedtheory.content import load_module
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.dissimilarity import delta_A, delta_s, uniform_hessians
@@ -157,3 +157,45 @@ def _worst_one_step_gap_over_runs(ctx, run, gap):
                     worst = max(worst, -g / scale)
                 rounds += 1
     return worst, rounds
+
+
+def _decide_theorem_probe(ctx, violation, *, notes):
+    """Theorems 1 and 6 searched alike: n = 3, d = 3 federations and the worst admissible local answers
+    (``H.federation_param``), the theorem's ratio at most 1; failed evaluations are reported (one is never a pass)."""
+    res = probe_by_tier(
+        ctx,
+        violation,
+        H.federation_param(3, 3),
+        seed=ctx.rng,
+        n_random=(16, 100),
+        n_starts=(2, 4),
+        maxiter=(30, 150),
+        target=1.0,
+    )
+    return decide_by_probe(ctx, res, measured={"failed_evaluations": res.n_failed}, notes=notes)
+
+
+def _decide_pep(ctx, results, *, observed=None, why=None, notes):
+    """Theorems 1 and 6 certified alike by two-client PEPs (``results``, one per (R, μ)): every PEP value is at most
+    the bound (to the SDP's tolerance) and every extracted worst case is attained on the real driver (the
+    tightness that catches a dropped class constraint); ``observed`` are values reported beside the verdict."""
+    tight = _pep_tightness(results)
+    worst = max(r.ratio for r in results)
+    ok = worst <= 1 + PEP_RTOL and tight["worst_gap_upper_vs_replayed_lower"] <= pep.TIGHT_RTOL
+    return ctx.decide(
+        ok,
+        measured={
+            "worst_pep_over_bound": worst,
+            **{f"R{r.params['R']}_mu{r.params['mu']}": r.ratio for r in results},
+            **tight,
+            **(observed or {}),
+        },
+        tolerance={
+            "relative": PEP_RTOL,
+            **({"why": why} if why else {}),
+            "tightness": pep.TIGHT_RTOL,
+            "class": pep.CLASS_ATOL,
+            "test_6": pep.TEST_ATOL,
+        },
+        notes=notes,
+    )

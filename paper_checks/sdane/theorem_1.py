@@ -20,17 +20,16 @@ from fedtheory.algorithms.dane import run_dane, run_sdane
 from fedtheory.algorithms.local_solvers import FGM, GD, Boundary, DaneTest, FastGradNorm
 from fedtheory.certify import pep
 from fedtheory.certify.params import Ball, Box, Product, quadratic_instance_param
-from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
-from fedtheory.claims.probing import decide_by_probe
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.dissimilarity import delta_A, uniform_hessians
 from fedtheory.symbolic import complexity as cx
 
-from ._full_participation import H, PEP_RTOL, DROP_CONTROL, _pep_tightness, _logistic_federation, _solvers
+from ._full_participation import H, PEP_RTOL, DROP_CONTROL, _logistic_federation, _solvers
 from ._full_participation import _near_attaining_ratio, _subset_delta, _random_rate_parameters, _probed_step
 from ._full_participation import _decide_one_step_lemma, _worst_one_step_gap_over_runs
+from ._full_participation import _decide_theorem_probe, _decide_pep
 
 
 # --------------------------------------------------------------------------------------------
@@ -153,14 +152,9 @@ def _theorem1_violation(inst, R=15):
     title="Theorem 1 under an adversarial search over instances and worst admissible local answers",
 )
 def theorem_1_probe(ctx):
-    P = H.federation_param(3, 3)
-    res = probe_by_tier(
-        ctx, _theorem1_violation, P, seed=ctx.rng, n_random=(16, 100), n_starts=(2, 4), maxiter=(30, 150), target=1.0
-    )
-    return decide_by_probe(
+    return _decide_theorem_probe(
         ctx,
-        res,
-        measured={"failed_evaluations": res.n_failed},
+        _theorem1_violation,
         notes="Searches n = 3, d = 3 federations (rotations, spectra in [1, L], L ∈ [2, 300], unequal "
         "weights), x0 in a ball, and the local answers: each client returns x_i* + t·u with t on "
         "the boundary of the test ‖∇F_i‖² = λ²/4‖x_i − v^r‖² (fraction ∈ [0.5, 1]) along u ∝ a·w "
@@ -181,8 +175,6 @@ def theorem_1_pep(ctx):
     cases = [(1, 0.0), (2, 0.0), (2, 0.5)] + ([(1, 0.5), (3, 0.0), (3, 0.5), (4, 0.0), (4, 0.5)] if ctx.full else [])
     drop = ctx.param("drop", None)
     results = [pep.two_client_sdane(R, 2.0, mu, 1.0, drop=drop) for R, mu in cases]
-    tight = _pep_tightness(results)
-    worst = max(r.ratio for r in results)
     extra = {}
     if ctx.full:
 
@@ -197,22 +189,11 @@ def theorem_1_pep(ctx):
         # the accuracy constant: the derivation's λ(λ − δ)/λ² = 1/2 at λ = 2δ is exactly tight; above it the bound fails
         extra["accuracy_constant_1/2_ratio_R2"] = observed(2, 2.0, 0.0, 1.0, c=0.5)
         extra["accuracy_constant_0.6_ratio_R2"] = observed(2, 2.0, 0.0, 1.0, c=0.6)
-    ok = worst <= 1 + PEP_RTOL and tight["worst_gap_upper_vs_replayed_lower"] <= pep.TIGHT_RTOL
-    return ctx.decide(
-        ok,
-        measured={
-            "worst_pep_over_bound": worst,
-            **{f"R{r.params['R']}_mu{r.params['mu']}": r.ratio for r in results},
-            **tight,
-            **extra,
-        },
-        tolerance={
-            "relative": PEP_RTOL,
-            "why": "SDP solved by Clarabel to ~1e-8; 1e-5 allowed",
-            "tightness": pep.TIGHT_RTOL,
-            "class": pep.CLASS_ATOL,
-            "test_6": pep.TEST_ATOL,
-        },
+    return _decide_pep(
+        ctx,
+        results,
+        observed=extra,
+        why="SDP solved by Clarabel to ~1e-8; 1e-5 allowed",
         notes="Tightness: each worst case is extracted (the SDP's primal solution as points, gradients and "
         "values), replayed on the real S-DANE driver (run_sdane; the clients answer from the table, "
         "the local solver returns the extracted points, (6) is re-checked), and its data pass the "

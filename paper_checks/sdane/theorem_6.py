@@ -14,18 +14,17 @@ from fedtheory.algorithms.dane import acc_coefficient, run_acc_sdane
 from fedtheory.algorithms.local_solvers import FGM, GD, Boundary, FastGradNorm
 from fedtheory.certify import pep
 from fedtheory.certify.params import Ball, Box, Product, quadratic_instance_param
-from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
-from fedtheory.claims.probing import decide_by_probe
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.dissimilarity import delta_A
 from fedtheory.problems.finite_sum import LogisticFederation
 from fedtheory.symbolic import complexity as cx
 
-from ._full_participation import H, PEP_RTOL, DROP_CONTROL, _pep_tightness, _logistic_federation, _solvers
+from ._full_participation import H, PEP_RTOL, DROP_CONTROL, _logistic_federation, _solvers
 from ._full_participation import _near_attaining_ratio, _subset_delta, _random_rate_parameters, _probed_step
 from ._full_participation import _decide_one_step_lemma, _worst_one_step_gap_over_runs
+from ._full_participation import _decide_theorem_probe, _decide_pep
 
 
 # --------------------------------------------------------------------------------------------
@@ -158,19 +157,9 @@ def theorem_6_probe(ctx):
         h = run_acc_sdane(problem, x0, 15, lam=lam, mu=orc.mu, solver=Boundary(weights=tuple(w), frac=frac))
         return float(H.acc_ratios(orc, h, x0, orc.mu).max())
 
-    res = probe_by_tier(
+    return _decide_theorem_probe(
         ctx,
         violation,
-        H.federation_param(3, 3),
-        seed=ctx.rng,
-        n_random=(16, 100),
-        n_starts=(2, 4),
-        maxiter=(30, 150),
-        target=1.0,
-    )
-    return decide_by_probe(
-        ctx,
-        res,
         notes="As sdane/theorem-1/probe, for Algorithm 2's potential A_R(f(x^R) − f*) + "
         "B_R/2‖v^R − x*‖² ≤ D²/2. Confirms the rebuilt Theorem 6.",
     )
@@ -188,17 +177,9 @@ def theorem_6_pep(ctx):
     cases = [(1, 0.0), (2, 0.0), (2, 0.5)] + ([(3, 0.0), (3, 0.5)] if ctx.full else [])
     drop = ctx.param("drop", None)
     results = [pep.two_client_sdane(R, 2.0, mu, 1.0, accelerated=True, drop=drop) for R, mu in cases]
-    worst = max(r.ratio for r in results)
-    tight = _pep_tightness(results)
-    ok = worst <= 1 + PEP_RTOL and tight["worst_gap_upper_vs_replayed_lower"] <= pep.TIGHT_RTOL
-    return ctx.decide(
-        ok,
-        measured={
-            "worst_pep_over_bound": worst,
-            **{f"R{r.params['R']}_mu{r.params['mu']}": r.ratio for r in results},
-            **tight,
-        },
-        tolerance={"relative": PEP_RTOL, "tightness": pep.TIGHT_RTOL, "class": pep.CLASS_ATOL, "test_6": pep.TEST_ATOL},
+    return _decide_pep(
+        ctx,
+        results,
         notes="Tightness as sdane/theorem-1/pep, replayed on run_acc_sdane. As sdane/theorem-1/pep for Algorithm 2: PEP value of f(x^R) − f* + μ/2‖v^R − x*‖² against "
         "D²/(2A_R) with Algorithm 2's exact A_R (δ = 1, λ = 2). Certifies the rebuilt Theorem 6 for n = 2.",
     )
