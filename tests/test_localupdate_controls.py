@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from fedtheory.certify.probe import probe as real_probe
+from fedtheory.claims import probing
 from fedtheory.claims.core import CheckContext, derive_seed
 from fedtheory.content import discover, load_module, module_claims
 
@@ -65,6 +66,8 @@ def _stop_the_optimizer(sections, monkeypatch):
     for m in sections:
         if hasattr(m, "probe"):
             monkeypatch.setattr(m, "probe", stopped_probe)
+    # the sections' probes sized by tier go through fedtheory.claims.probing.probe_by_tier, which calls this name
+    monkeypatch.setattr(probing, "probe", stopped_probe)
 
 
 def _remove_the_fixed_instance(sections, monkeypatch):

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from fedtheory.certify.probe import probe as real_probe
+from fedtheory.claims import probing
 from fedtheory.claims.core import CheckContext, derive_seed
 from fedtheory.content import load_module, module_claims
 
@@ -48,7 +49,7 @@ def test_nonparam_control_fires_at_its_attaining_instance_without_the_search(mon
         kw["n_random"] = 2
         return random_only(violation, param, **kw)
 
-    monkeypatch.setattr(module, "probe", stopped_probe)
+    monkeypatch.setattr(probing, "probe", stopped_probe)  # the module's search calls probing.probe_by_tier
     real = module.random_instance
 
     def far_draws(rng, **kw):  # the checks' random draws (they name a kernel family) see only a far instance

@@ -704,6 +704,12 @@ _ROUNDED_DOWN = Control(
 )
 
 
+def _decide_between(ctx, points):
+    """Every look-up between tabulated ratios bounds its fresh certificate (see :func:`_between_rows`)."""
+    ok, rows = _between_rows(ctx, points)
+    return ctx.decide(ok, measured={"rows": rows}, tolerance={"lower": 1e-5, "upper": ENGINE_RTOL})
+
+
 @claim(
     id="verify/certificate-crosscheck/explorer-between-ratios",
     ref="consistency",
@@ -715,8 +721,7 @@ _ROUNDED_DOWN = Control(
     controls=[_ROUNDED_DOWN],
 )
 def explorer_between_ratios(ctx):
-    ok, rows = _between_rows(ctx, BETWEEN)
-    return ctx.decide(ok, measured={"rows": rows}, tolerance={"lower": 1e-5, "upper": ENGINE_RTOL})
+    return _decide_between(ctx, BETWEEN)
 
 
 @claim(
@@ -730,8 +735,7 @@ def explorer_between_ratios(ctx):
     controls=[_ROUNDED_DOWN],
 )
 def explorer_between_ratios_grid(ctx):
-    ok, rows = _between_rows(ctx, BETWEEN_FULL)
-    return ctx.decide(ok, measured={"rows": rows}, tolerance={"lower": 1e-5, "upper": ENGINE_RTOL})
+    return _decide_between(ctx, BETWEEN_FULL)
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 
 from fedtheory.algorithms.surrogate import lemma5_bound, minimizer_distance
 from fedtheory.certify.params import quadratic_instance_param
-from fedtheory.certify.probe import probe
+from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.core import Control, claim
 
 EPS = float(np.finfo(np.float64).eps)
@@ -51,13 +51,14 @@ def commuting_floor(ctx):
     scale = ctx.param("scale", 1.0)
     worst, where, evals = 0.0, None, 0
     for n, d in ((2, 2), (3, 3), (5, 2)):
-        res = probe(
+        res = probe_by_tier(
+            ctx,
             lambda inst: _commuting_ratio(inst, scale),
             quadratic_instance_param(n=n, d=d, commuting=True, K=6, L=(2.0, 1e3)),
             seed=rng,
-            n_random=64 if not ctx.full else 600,
-            n_starts=3 if not ctx.full else 10,
-            maxiter=80 if not ctx.full else 600,
+            n_random=(64, 600),
+            n_starts=(3, 10),
+            maxiter=(80, 600),
             options={"maxfev": 150 if not ctx.full else 2000},
         )
         evals += res.n_evaluations

@@ -84,6 +84,36 @@ def _claim_and_variant(
     return first, second
 
 
+def _claim_and_full_tier(check, *, args: tuple, full_args: tuple, full_title: str, **declared):
+    """:func:`_claim_and_variant` with a ``full``-tier variant: the same check on more instances
+    (``full_args``)."""
+    return _claim_and_variant(
+        check,
+        args=args,
+        variant="full",
+        variant_tier="full",
+        variant_args=full_args,
+        variant_title=full_title,
+        **declared,
+    )
+
+
+def _claim_and_torch(check, *, statement: str, args: tuple, torch_args: tuple, torch_title: str, **declared):
+    """:func:`_claim_and_variant` with a ``torch`` variant (needs torch): the same comparison on torch tensors;
+    ``statement`` has a ``{torch}`` slot, empty for numpy and :data:`_ON_TORCH` for the variant."""
+    return _claim_and_variant(
+        check,
+        statement=statement.format(torch=""),
+        args=args,
+        variant="torch",
+        variant_requires=("torch",),
+        variant_args=torch_args,
+        variant_title=torch_title,
+        variant_statement=statement.format(torch=_ON_TORCH),
+        **declared,
+    )
+
+
 def _decide_reference_match(ctx, worst: dict, worst_case, *, notes: str, failures=(), tolerance_extra=None, **measured):
     """The verdict of a comparison with a reference (a loop written here, or an older driver): verified when the
     worst relative difference of every setting (``worst``: setting -> difference) is at most RTOL and ``failures``
@@ -285,7 +315,7 @@ _FEDSPLIT_CONTROL = Control(
 )
 
 
-fedsplit_fixed_point, fedsplit_fixed_point_full = _claim_and_variant(
+fedsplit_fixed_point, fedsplit_fixed_point_full = _claim_and_full_tier(
     _fedsplit_fixed_point_check,
     id="verify/methods/fedsplit-fixed-point",
     ref="Pathak & Wainwright, arXiv:2005.05238, Proposition 1 (fixed points of FedSplit)",
@@ -294,10 +324,8 @@ fedsplit_fixed_point, fedsplit_fixed_point_full = _claim_and_variant(
     kind="simulation",
     controls=[_FEDSPLIT_CONTROL],
     args=(6, (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)),
-    variant="full",
-    variant_tier="full",
-    variant_args=(30, tuple(10.0 ** np.arange(-4.0, 3.5, 0.5))),
-    variant_title="FedSplit's fixed point is x* for every s > 0 (more instances, finer s grid)",
+    full_args=(30, tuple(10.0 ** np.arange(-4.0, 3.5, 0.5))),
+    full_title="FedSplit's fixed point is x* for every s > 0 (more instances, finer s grid)",
 )
 
 
@@ -414,7 +442,7 @@ _SCAFFOLD_CONTROL = Control(
 )
 
 
-scaffold_fixed_point, scaffold_fixed_point_full = _claim_and_variant(
+scaffold_fixed_point, scaffold_fixed_point_full = _claim_and_full_tier(
     _scaffold_fixed_point_check,
     id="verify/methods/scaffold-fixed-point",
     ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1 (SCAFFOLD removes client drift)",
@@ -423,10 +451,8 @@ scaffold_fixed_point, scaffold_fixed_point_full = _claim_and_variant(
     kind="simulation",
     controls=[_SCAFFOLD_CONTROL],
     args=(6,),
-    variant="full",
-    variant_tier="full",
-    variant_args=(30,),
-    variant_title="SCAFFOLD's fixed point is x* (more instances)",
+    full_args=(30,),
+    full_title="SCAFFOLD's fixed point is x* (more instances)",
 )
 
 
@@ -571,20 +597,17 @@ _FEDSPLIT_LOOP_CONTROL = Control(
 )
 
 
-fedsplit_independent_loop, fedsplit_independent_loop_torch = _claim_and_variant(
+fedsplit_independent_loop, fedsplit_independent_loop_torch = _claim_and_torch(
     _fedsplit_loop_check,
     id="verify/methods/fedsplit-independent-loop",
     ref="Pathak & Wainwright, arXiv:2005.05238, Algorithm 1",
     title="FedSplit's simulator (step and spectral paths) equals a loop written from the definition",
-    statement=_FEDSPLIT_LOOP_STATEMENT.format(torch=""),
+    statement=_FEDSPLIT_LOOP_STATEMENT,
     kind="simulation",
     controls=[_FEDSPLIT_LOOP_CONTROL],
     args=(("numpy",), (5, 12)),
-    variant="torch",
-    variant_requires=("torch",),
-    variant_args=(("torch",), (3, 8)),
-    variant_title="FedSplit's simulator on torch (cpu) equals a loop written from the definition",
-    variant_statement=_FEDSPLIT_LOOP_STATEMENT.format(torch=_ON_TORCH),
+    torch_args=(("torch",), (3, 8)),
+    torch_title="FedSplit's simulator on torch (cpu) equals a loop written from the definition",
 )
 
 
@@ -696,20 +719,17 @@ _SCAFFOLD_LOOP_CONTROL = Control(
 )
 
 
-scaffold_independent_loop, scaffold_independent_loop_torch = _claim_and_variant(
+scaffold_independent_loop, scaffold_independent_loop_torch = _claim_and_torch(
     _scaffold_loop_check,
     id="verify/methods/scaffold-independent-loop",
     ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1",
     title="SCAFFOLD's simulator (step and spectral, options I/II, sampling) equals a per-client loop",
-    statement=_SCAFFOLD_LOOP_STATEMENT.format(torch=""),
+    statement=_SCAFFOLD_LOOP_STATEMENT,
     kind="simulation",
     controls=[_SCAFFOLD_LOOP_CONTROL],
     args=(("numpy",), (4, 10)),
-    variant="torch",
-    variant_requires=("torch",),
-    variant_args=(("torch",), (2, 6)),
-    variant_title="SCAFFOLD's simulator on torch (cpu) equals a per-client loop",
-    variant_statement=_SCAFFOLD_LOOP_STATEMENT.format(torch=_ON_TORCH),
+    torch_args=(("torch",), (2, 6)),
+    torch_title="SCAFFOLD's simulator on torch (cpu) equals a per-client loop",
 )
 
 
@@ -894,7 +914,7 @@ _GOLDEN_LU_CONTROL = Control(
 )
 
 
-golden_local_update, golden_local_update_full = _claim_and_variant(
+golden_local_update, golden_local_update_full = _claim_and_full_tier(
     _golden_local_update_check,
     id="verify/methods/golden-local-update",
     ref="Charles & Konečný, arXiv:2103.05032, Algorithms 1-2 (the LocalUpdate driver)",
@@ -903,10 +923,8 @@ golden_local_update, golden_local_update_full = _claim_and_variant(
     kind="simulation",
     controls=[_GOLDEN_LU_CONTROL],
     args=(3, 2),
-    variant="full",
-    variant_tier="full",
-    variant_args=(12, 8),
-    variant_title="methods.run('local-update') equals run_local_update (more instances)",
+    full_args=(12, 8),
+    full_title="methods.run('local-update') equals run_local_update (more instances)",
 )
 
 
@@ -1058,7 +1076,7 @@ _GOLDEN_DANE_CONTROL = Control(
 )
 
 
-golden_dane_family, golden_dane_family_full = _claim_and_variant(
+golden_dane_family, golden_dane_family_full = _claim_and_full_tier(
     _golden_dane_check,
     id="verify/methods/golden-dane-family",
     ref="Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4), Algorithms 1-2 (the DANE-family drivers)",
@@ -1068,10 +1086,8 @@ golden_dane_family, golden_dane_family_full = _claim_and_variant(
     kind="simulation",
     controls=[_GOLDEN_DANE_CONTROL],
     args=(4,),
-    variant="full",
-    variant_tier="full",
-    variant_args=(16,),
-    variant_title="methods.run of the DANE family equals the drivers (more instances)",
+    full_args=(16,),
+    full_title="methods.run of the DANE family equals the drivers (more instances)",
 )
 
 

@@ -75,3 +75,28 @@ def one_step_too_few(
     return Control(
         name, f"{run} run with one step fewer than {steps} (an off-by-one): {consequence}, false a priori", dict(params)
     )
+
+
+def tightened_past_attaining(
+    name: str, claimed: str, false_since: str, instance: str, reaches: str, params: dict, note: str | None = None
+) -> Control:
+    """The statement tightened (``claimed``) — false since ``false_since``: an instance attains the bound — where
+    the check evaluates that attaining ``instance`` on every run (it ``reaches`` past the tightened bound there), so
+    the control fires by construction at any seed. The plain random sampling is turned off (``plain_sampling:
+    False`` joins ``params``) so that the attaining instance decides, not luck; ``note`` may say what the probe's
+    optimizer reaches without it.
+
+    >>> c = tightened_past_attaining("bound-tightened-2pc", "D(X) ≤ 0.98·B claimed", "X on {a, b} attains B",
+    ...                              "one such X", "the ratio is 1 > 0.98", {"margin": 0.02},
+    ...                              "without it only the probe's optimizer crosses, ≈ 0.9996")
+    >>> c.params
+    {'margin': 0.02, 'plain_sampling': False}
+    >>> print(c.description)
+    D(X) ≤ 0.98·B claimed: false, since X on {a, b} attains B; the check evaluates one such X on every run, where the ratio is 1 > 0.98, so the control fires by construction at any seed (plain random sampling off; without it only the probe's optimizer crosses, ≈ 0.9996).
+    """
+    return Control(
+        name,
+        f"{claimed}: false, since {false_since}; the check evaluates {instance} on every run, where {reaches}, so the "
+        f"control fires by construction at any seed (plain random sampling off{'; ' + note if note else ''}).",
+        {**params, "plain_sampling": False},
+    )

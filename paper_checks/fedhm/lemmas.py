@@ -9,7 +9,7 @@ from itertools import product
 import numpy as np
 
 from fedtheory.certify.params import Custom
-from fedtheory.certify.probe import probe
+from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.core import Control, claim
 
 from ._problem import (
@@ -129,14 +129,8 @@ def lemma_1(ctx):
         chain = max((r["lhs"] - r["iii"]) / (r["lhs"] + r["iii"] + 1e-300) for r in rows)
         return max(chain, float(_state_second_moments(seq).max()) / kg - 1)
 
-    result = probe(
-        violation,
-        Custom(4, decode),
-        seed=rng,
-        n_random=10 if not ctx.full else 60,
-        n_starts=1 if not ctx.full else 4,
-        maxiter=10 if not ctx.full else 80,
-        target=1e-12,
+    result = probe_by_tier(
+        ctx, violation, Custom(4, decode), seed=rng, n_random=(10, 60), n_starts=(1, 4), maxiter=(10, 80), target=1e-12
     )
     tol = 1e-12
     ok = (

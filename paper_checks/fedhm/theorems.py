@@ -10,7 +10,7 @@ import sympy as sp
 
 from fedtheory.algorithms.fedhm import FactorizedLayer, FedHM, HybridLayout
 from fedtheory.certify.params import Custom
-from fedtheory.certify.probe import probe
+from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LogisticFederation
 
@@ -225,14 +225,8 @@ def _theorem_sim(ctx, which: int) -> dict:
             return r.lhs / theorem_2_rhs(inst, c, r.kappa_uv, r.f0, r.jump, r.drift)
         return r.lhs / theorem_3_rhs(inst, c, r.kappa_uv, r.f0, max(r.sigma1), max(r.sigma2))
 
-    result = probe(
-        violation,
-        Custom(6, decode),
-        seed=rng,
-        n_random=16 if not ctx.full else 96,
-        n_starts=1 if not ctx.full else 4,
-        maxiter=15 if not ctx.full else 150,
-        target=1.0,
+    result = probe_by_tier(
+        ctx, violation, Custom(6, decode), seed=rng, n_random=(16, 96), n_starts=(1, 4), maxiter=(15, 150), target=1.0
     )
     out["probe_worst_ratio"] = result.worst_value
     out["probe_evaluations"] = result.n_evaluations
@@ -327,6 +321,11 @@ def _stale(stored, fresh) -> bool:
     return stored.shape != fresh.shape or float(np.abs(stored - fresh).max()) > 1e-9 * (1 + float(np.abs(fresh).max()))
 
 
+def _stale_counterexample(ctx):
+    """A replay's verdict when the re-run driver no longer gives the stored models: nothing to decide."""
+    return ctx.inconclusive(notes="the re-run driver does not reproduce the stored models: the counterexample is stale")
+
+
 def _step_25_26_search(rng, want: str, tries: int):
     """A full-batch run where step (25) (summed over ℰ) or step (26) (at one t ∈ ℰ) fails."""
     for _ in range(tries):
@@ -416,9 +415,7 @@ def _(cex, ctx):
     # re-run Algorithm 2 on the stored data and w₀; the stored models are only compared
     inst, ys, hs, _ = _rerun_models(cex)
     if _stale(cex["w_ybar"], ys) or _stale(cex["w_hbar"], hs):
-        return ctx.inconclusive(
-            notes="the re-run driver does not reproduce the stored models: the counterexample is stale"
-        )
+        return _stale_counterexample(ctx)
     with mpmath.workdps(50):
         jump = mpmath.fsum(
             _mp_loss(cex["features"], cex["labels"], a) - _mp_loss(cex["features"], cex["labels"], b)
@@ -516,14 +513,8 @@ def theorem_3_step_26(ctx):
         )
         return max([sign * c for c, _ in _step_26_cosines(inst, 0)], default=-1.0)
 
-    result = probe(
-        violation,
-        Custom(5, decode),
-        seed=rng,
-        n_random=12 if not ctx.full else 80,
-        n_starts=1 if not ctx.full else 4,
-        maxiter=12 if not ctx.full else 120,
-        target=1e-3,
+    result = probe_by_tier(
+        ctx, violation, Custom(5, decode), seed=rng, n_random=(12, 80), n_starts=(1, 4), maxiter=(12, 120), target=1e-3
     )
     ok = best <= 1e-3 and result.worst_value <= 1e-3
     return ctx.decide(
@@ -551,9 +542,7 @@ def _(cex, ctx):
     _, ys, hs, ws = _rerun_models(cex)
     k = int(cex["round"])
     if _stale(cex["w_ybar"], ys[k]) or _stale(cex["w_t"], ws[k]) or _stale(cex["w_hbar"], hs[k]):
-        return ctx.inconclusive(
-            notes="the re-run driver does not reproduce the stored models: the counterexample is stale"
-        )
+        return _stale_counterexample(ctx)
     a = [Fraction(x) - Fraction(y) for x, y in zip(ys[k].tolist(), ws[k].tolist())]
     b = [Fraction(x) - Fraction(y) for x, y in zip(ws[k].tolist(), hs[k].tolist())]
     inner = sum(x * y for x, y in zip(a, b))

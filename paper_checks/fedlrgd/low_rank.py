@@ -11,6 +11,7 @@ import numpy as np
 from fedtheory.analysis import low_rank as lr
 from fedtheory.certify.params import Custom
 from fedtheory.certify.probe import probe
+from fedtheory.claims.probing import decide_with_probe, probe_by_tier
 from fedtheory.claims.core import Control, claim
 
 EPS = float(np.finfo(np.float64).eps)
@@ -106,26 +107,26 @@ def lemma_1(ctx):
         worst_fourier = max(worst_fourier, ratio)
         worst_slack = max(worst_slack, slack)
     param = Custom(5, _distance_decode, sample=lambda r: r.uniform(-3, 3, size=5))
-    res = probe(
-        _distance_ratio, param, seed=rng, n_random=40 if not ctx.full else 200, n_starts=4, maxiter=60, target=1 + 1e-9
+    res = probe_by_tier(
+        ctx, _distance_ratio, param, seed=rng, n_random=(40, 200), n_starts=4, maxiter=60, target=1 + 1e-9
     )
     worst = max(worst_fourier, res.worst_value) / ctx.param("bound_scale", 1.0)
     ok = worst <= 1 + 1e-9 and res.n_failed == 0
-    return ctx.decide(
+    return decide_with_probe(
+        ctx,
         ok,
-        measured={
+        res,
+        {
             "worst_ratio": worst,
             "fourier_worst_ratio": worst_fourier,
-            "distance_kernel_worst_ratio": res.worst_value,
             "distance_kernel_at": res.worst_instance,
-            "probe_evaluations": res.n_evaluations,
             "max_rounding_slack_over_bound": worst_slack,
         },
+        probe_name="distance_kernel_worst_ratio",
         tolerance={
             "fourier": "|g − P| reduced by 64·eps·(Σ|c_k|)(Σ_j ‖ω‖_∞^j/j!) (rounding of the sums) before dividing",
             "distance": "ratio ≤ 1 + 1e-9 (the kernel is evaluated directly; rounding ~1e-16)",
         },
-        counterexample=None if ok else {"probe": res.to_json()},
         notes="Partition: a grid of cubes of ℓ¹ radius ≤ 1/q (cells per axis ⌈qd/2⌉), a valid S_{d,q} — Lemma 1 needs "
         "only that every piece lies within ℓ¹ distance 1/q of its center (minimal for d = 1). Evaluated at random "
         "points and at every cell's corners. The distance kernel with ϑ at a cell center attains the bound "
@@ -212,13 +213,14 @@ def _theorem_1(ctx):
             ratio = float(np.sum(sv2[r:]) / M.size) / math.exp(lr.theorem1_log_bound(d, eta, L2, r))
             rows.append(ratio)
             worst = max(worst, ratio)
-    res = probe(
+    res = probe_by_tier(
+        ctx,
         _distance_probe_ratio,
         Custom(50, _distance_probe_decode, sample=lambda r: r.uniform(-3, 3, size=50)),
         seed=rng,
-        n_random=32 if not ctx.full else 200,
-        n_starts=2 if not ctx.full else 8,
-        maxiter=150 if not ctx.full else 600,
+        n_random=(32, 200),
+        n_starts=(2, 8),
+        maxiter=(150, 600),
         target=1.0,
     )
     worst = max(worst, res.worst_value)
@@ -501,22 +503,23 @@ def section_a_logistic(ctx):
         and max(worst_holder, tight) <= 1 + 1e-9
         and res.n_failed == 0
     )
-    return ctx.decide(
+    return decide_with_probe(
+        ctx,
         ok,
-        measured={
+        res,
+        {
             "worst_ratio": worst_holder,
-            "holder_probe": res.worst_value,
             "tight_instance_ratio": tight,
             "max_hessian_over_L1": bound_ratio,
             "min_hessian_over_mu": hess_min,
             "closed_form_vs_autograd": worst_deriv,
         },
+        probe_name="holder_probe",
         tolerance={
             "derivatives": "1e-12 absolute (float64 autograd vs closed form, values ≤ 2)",
             "holder": "1 + 1e-9",
             "hessian": "eigvalsh relative rounding ~1e-15",
         },
-        counterexample=None if ok else {"probe": res.to_json()},
         notes="μ = 0.1, d − 1 ∈ [1, 7] for the Hessian, d − 1 = 3 for the Hölder probe (x, y, ϑ, i, j searched). The "
         "Hölder constant 1 is attained (s = e_i, Δx = 0: |Δy|/|Δy|). L1 = (d−1)/2 + μ is valid but loose by 2: the "
         "Hessian is σ'(θᵀx)xxᵀ + μI ⪯ ((d−1)/4 + μ)I (the measured max ratio reflects it). These constants hold on the "

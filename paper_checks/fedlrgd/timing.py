@@ -24,7 +24,7 @@ import sympy as sp
 
 from fedtheory.analysis import timing_models as tm
 from fedtheory.certify.params import Box, Product
-from fedtheory.certify.probe import probe
+from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.core import Control, claim
 from fedtheory.symbolic import oracle_complexity as oc
 
@@ -302,12 +302,13 @@ def proposition_2(ctx):
 
     from fedtheory.certify.params import Custom
 
-    res = probe(
+    res = probe_by_tier(
+        ctx,
         _prop2_violation,
         Custom(2, decode, sample=lambda r: r.uniform(-3, 3, size=2)),
         seed=rng,
         n_random=64,
-        n_starts=4 if not ctx.full else 12,
+        n_starts=(4, 12),
         maxiter=80,
         target=1.0,
     )

@@ -23,7 +23,7 @@ from fedtheory.algorithms.surrogate import (
 from fedtheory.algorithms.theta import Theta
 from fedtheory.analysis.rates import suboptimality_delta, table2_rate, tuned_server
 from fedtheory.certify.params import Custom
-from fedtheory.certify.probe import probe
+from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.probing import probe_phases as _probe_phases
 from fedtheory.problems.quadratic import QuadraticFederation
@@ -93,13 +93,14 @@ def _search_lemma5(ctx, constant: float):
         if r > worst:
             worst, worst_inst = r, inst
     fam = _two_client_rotation_family()
-    res_fam = probe(
+    res_fam = probe_by_tier(
+        ctx,
         lambda inst: _lemma5_ratio(inst, constant),
         fam,
         seed=rng,
-        n_random=48 if not ctx.full else 400,
-        n_starts=3 if not ctx.full else 10,
-        maxiter=60 if not ctx.full else 400,
+        n_random=(48, 400),
+        n_starts=(3, 10),
+        maxiter=(60, 400),
         options=_FEV[ctx.full],
     )
     res_gen = _probe_instances(
@@ -271,13 +272,14 @@ def _search_commuting(ctx, constant: float):
                     best = (r, inst, f"random d={d}")
         # the fast tier spends most of its search on d = 2, where the 2C counterexamples are cheapest to reach
         first = d == 2
-        res = probe(
+        res = probe_by_tier(
+            ctx,
             ratio,
             fam,
             seed=rng,
-            n_random=(64 if first else 24) if not ctx.full else 256,
-            n_starts=(4 if first else 2) if not ctx.full else 10,
-            maxiter=(400 if first else 40) if not ctx.full else 500,
+            n_random=(64 if first else 24, 256),
+            n_starts=(4 if first else 2, 10),
+            maxiter=(400 if first else 40, 500),
             options={"maxfev": 500} if first and not ctx.full else _FEV[ctx.full],
         )
         if res.worst_value > best[0]:
@@ -374,6 +376,12 @@ def _theorem4_family() -> Custom:
     return Custom(9, decode)
 
 
+def _probe_theorem4(ctx, **budgets):
+    """Theorem 4's search over cases I and II (from ``ctx.rng``), for Theorem 4 itself and Corollary 1's runs;
+    ``budgets`` as :func:`fedtheory.claims.probing.by_tier` reads them."""
+    return probe_by_tier(ctx, _theorem4_ratio, _theorem4_family(), seed=ctx.rng, options=_FEV[ctx.full], **budgets)
+
+
 @claim(
     id="localupdate/theorem-4",
     ref="Theorem 4",
@@ -388,15 +396,7 @@ def theorem_4(ctx):
     """κ read as eq. (9) from the matrices (the most lenient reading: κ(9) ≤ the bounds (11)/(13), so the right-hand
     side is largest); cases I and II both searched."""
     rng = ctx.rng
-    res = probe(
-        _theorem4_ratio,
-        _theorem4_family(),
-        seed=rng,
-        n_random=48 if not ctx.full else 400,
-        n_starts=3 if not ctx.full else 10,
-        maxiter=60 if not ctx.full else 400,
-        options=_FEV[ctx.full],
-    )
+    res = _probe_theorem4(ctx, n_random=(48, 400), n_starts=(3, 10), maxiter=(60, 400))
     worst, inst = res.worst_value, res.worst_instance
     by_case = {}
     for kind in ("uniform", "last"):
@@ -462,15 +462,7 @@ def corollary_1(ctx):
     compared with the bound (κ of eq. 9, the lenient reading). Once ρ^T‖x_0 − x*(α,γ,Θ)‖ has decayed, x_T ≈ x*(α,γ,Θ)
     and the bound is Theorem 4's, which fails."""
     rng = ctx.rng
-    res = probe(
-        _theorem4_ratio,
-        _theorem4_family(),
-        seed=rng,
-        n_random=32 if not ctx.full else 200,
-        n_starts=2 if not ctx.full else 6,
-        maxiter=40 if not ctx.full else 300,
-        options=_FEV[ctx.full],
-    )
+    res = _probe_theorem4(ctx, n_random=(32, 200), n_starts=(2, 6), maxiter=(40, 300))
     problem, alpha, gamma, K, kind = res.worst_instance
     theta = Theta.last(K) if kind == "last" else Theta.uniform(K)
     kap, L_t, mu_t = kappa(problem, alpha, gamma, theta)

@@ -64,21 +64,39 @@ def _draws(rng, fed, M, B, n_batches, scheme="with_replacement"):
     return idx, batches
 
 
-def _model_averaging_reference(fed, x0, T, K, gamma, alpha, B, M, seed):
-    rng = np.random.default_rng(seed)
-    x = x0.copy()
+def _reference_iterates(fed, seed, x0, T, *, M, B, n_batches, step, scheme="with_replacement"):
+    """A literal reference's iterates x_0, …, x_T: each round draws the clients and ``n_batches`` mini-batches per
+    client in the driver's order (:func:`_draws`, from a generator seeded like the driver's), then
+    ``step(x, idx, batches)`` gives the next point. Only the draws are shared; each reference writes its own step."""
+    rng, x = np.random.default_rng(seed), np.array(x0, dtype=float)
     xs = [x.copy()]
     for _ in range(T):
-        idx, batches = _draws(rng, fed, M, B, K)
-        models = []
-        for j, i in enumerate(idx):
-            xi = x.copy()
-            for k in range(K):
-                xi = xi - gamma * (_ls_batch_grad(fed, i, batches[k][j], xi) + alpha * (xi - x))
-            models.append(xi)
-        x = np.mean(models, axis=0)
+        idx, batches = _draws(rng, fed, M, B, n_batches, scheme)
+        x = step(x, idx, batches)
         xs.append(x.copy())
     return np.array(xs)
+
+
+def _local_sgd(fed, i, j, x, batches, gamma, n_steps, alpha=0.0):
+    """Client ``i``'s (the ``j``-th sampled) model after ``n_steps`` mini-batch SGD steps of rate ``gamma`` from ``x``
+    on f_i + (α/2)‖· − x‖² (α = 0: plain local SGD)."""
+    xi = x.copy()
+    for k in range(n_steps):
+        xi = xi - gamma * (_ls_batch_grad(fed, i, batches[k][j], xi) + alpha * (xi - x))
+    return xi
+
+
+def _model_averaging_step(fed, K, gamma, alpha):
+    """FedAvg / FedProx written literally: the sampled clients' models after K local steps, averaged."""
+    return lambda x, idx, batches: np.mean(
+        [_local_sgd(fed, i, j, x, batches, gamma, K, alpha) for j, i in enumerate(idx)], axis=0
+    )
+
+
+def _model_averaging_reference(fed, x0, T, K, gamma, alpha, B, M, seed):
+    return _reference_iterates(
+        fed, seed, x0, T, M=M, B=B, n_batches=K, step=_model_averaging_step(fed, K, gamma, alpha)
+    )
 
 
 @claim(
@@ -112,19 +130,12 @@ def model_delta(ctx):
         clients_per_round=M,
         seed=seed,
     ).to_numpy()
-    rng = np.random.default_rng(seed)
-    x = np.ones(3)
-    xs = [x.copy()]
-    for _ in range(T):
-        idx, batches = _draws(rng, fed, M, B, K)
-        delta = np.zeros(3)
-        for j, i in enumerate(idx):
-            xi = x.copy()
-            for k in range(K):
-                xi = xi - gamma * _ls_batch_grad(fed, i, batches[k][j], xi)
-            delta += (x - xi) / M
-        x = x - eta * delta
-        xs.append(x.copy())
+
+    def model_delta_step(x, idx, batches):
+        delta = sum((x - _local_sgd(fed, i, j, x, batches, gamma, K)) / M for j, i in enumerate(idx))
+        return x - eta * delta
+
+    xs = _reference_iterates(fed, seed, np.ones(3), T, M=M, B=B, n_batches=K, step=model_delta_step)
     gap = float(np.abs(h.x - np.array(xs)).max())
     frozen = run_local_update(
         fed, LocalUpdate(Theta.uniform(K), 0.0, 0.0, ServerOpt("gd", lr=eta * 0.0 + 1e-300)), np.ones(3), 3, seed=seed
@@ -163,6 +174,17 @@ def _table1_run(fed, algo, x0, T, *, B, M, seed, scheme="with_replacement", extr
     )
 
 
+def _table1_check(ctx, n_clients, algo, T, *, B, M, n_batches, step, what, notes="", scheme="with_replacement"):
+    """One row of Table 1 on a random least-squares federation of ``n_clients`` in R³: the driver running ``algo``
+    (with the control's extra step when asked) against the literal reference whose round is ``step(fed)(x, idx,
+    batches)``, on the same seeded draws, iterate for iterate."""
+    fed, seed = _table1_fed(ctx, n_clients)
+    extra_step = ctx.param("extra_step", False)
+    xs = _table1_run(fed, algo, np.zeros(3), T, B=B, M=M, seed=seed, scheme=scheme, extra_step=extra_step)
+    ref = _reference_iterates(fed, seed, np.zeros(3), T, M=M, B=B, n_batches=n_batches, step=step(fed), scheme=scheme)
+    return _table1_decide(ctx, _rel_gap(xs, ref), what, notes)
+
+
 def _table1_decide(ctx, gap, what, notes=""):
     return ctx.decide(
         gap <= 1e-12,
@@ -182,212 +204,150 @@ def _table1_fed(ctx, n):
     return LeastSquaresFederation.random(n, [9 + 2 * i for i in range(n)], 3, seed=seed), seed
 
 
-@claim(
-    id="localupdate/table-1/minibatch-sgd",
-    ref="Table 1",
-    title="Mini-batch SGD = LocalUpdate with Θ_1, |P| = 1, α = 0, γ = 0",
-    statement=r"Table 1: with one client, $\Theta=\Theta_1$, $\alpha=0$, $\gamma=0$ and ServerOpt = GD, LocalUpdate is "
+def _table1_claim(claim_id, title, statement):
+    """A row of Table 1: a simulation against a literal reference, controlled by one extra local step."""
+    return claim(
+        id=claim_id, ref="Table 1", title=title, statement=statement, kind="simulation", controls=[_TABLE1_CONTROL]
+    )
+
+
+@_table1_claim(
+    "localupdate/table-1/minibatch-sgd",
+    "Mini-batch SGD = LocalUpdate with Θ_1, |P| = 1, α = 0, γ = 0",
+    r"Table 1: with one client, $\Theta=\Theta_1$, $\alpha=0$, $\gamma=0$ and ServerOpt = GD, LocalUpdate is "
     r"mini-batch SGD $x_{t+1}=x_t-\eta\frac1B\sum_{z\in S_t}\nabla f(x_t;z)$.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_sgd(ctx):
-    fed, seed = _table1_fed(ctx, 1)
     eta, B, T = 0.05, 4, 25
-    xs = _table1_run(
-        fed,
-        LocalUpdate(Theta.uniform(1), 0.0, 0.0, ServerOpt("gd", lr=eta)),
-        np.zeros(3),
-        T,
-        B=B,
-        M=None,
-        seed=seed,
-        extra_step=ctx.param("extra_step", False),
-    )
-    rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
-    for _ in range(T):
-        _, batches = _draws(rng, fed, None, B, 1)
-        x = x - eta * _ls_batch_grad(fed, 0, batches[0][0], x)
-        ref.append(x.copy())
-    return _table1_decide(ctx, _rel_gap(xs, ref), "SGD on the client's mini-batches")
+
+    def sgd(fed):
+        return lambda x, idx, batches: x - eta * _ls_batch_grad(fed, 0, batches[0][0], x)
+
+    algo = LocalUpdate(Theta.uniform(1), 0.0, 0.0, ServerOpt("gd", lr=eta))
+    return _table1_check(ctx, 1, algo, T, B=B, M=None, n_batches=1, step=sgd, what="SGD on the client's mini-batches")
 
 
-@claim(
-    id="localupdate/table-1/lookahead",
-    ref="Table 1",
-    title="Lookahead = LocalUpdate with Θ_{1:K}, |P| = 1, α = 0, γ > 0",
-    statement=r"Table 1 (Zhang et al., 2019): $K$ fast SGD steps of rate $\gamma$ from the slow weights $\phi$, then "
+@_table1_claim(
+    "localupdate/table-1/lookahead",
+    "Lookahead = LocalUpdate with Θ_{1:K}, |P| = 1, α = 0, γ > 0",
+    r"Table 1 (Zhang et al., 2019): $K$ fast SGD steps of rate $\gamma$ from the slow weights $\phi$, then "
     r"$\phi\leftarrow\phi+a(\theta_K-\phi)$ — LocalUpdate with one client, $\Theta_{1:K}$, server GD with $\eta=a\gamma$.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_lookahead(ctx):
-    fed, seed = _table1_fed(ctx, 1)
     K, gamma, a, B, T = 5, 0.05, 0.5, 3, 20
-    xs = _table1_run(
-        fed,
-        LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=a * gamma)),
-        np.zeros(3),
-        T,
-        B=B,
-        M=None,
-        seed=seed,
-        extra_step=ctx.param("extra_step", False),
+
+    def lookahead(fed):
+        return lambda phi_w, idx, batches: phi_w + a * (_local_sgd(fed, 0, 0, phi_w, batches, gamma, K) - phi_w)
+
+    algo = LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=a * gamma))
+    return _table1_check(
+        ctx, 1, algo, T, B=B, M=None, n_batches=K, step=lookahead, what="Lookahead's fast/slow weights"
     )
-    rng, phi_w, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
-    for _ in range(T):
-        _, batches = _draws(rng, fed, None, B, K)
-        fast = phi_w.copy()
-        for k in range(K):
-            fast = fast - gamma * _ls_batch_grad(fed, 0, batches[k][0], fast)
-        phi_w = phi_w + a * (fast - phi_w)
-        ref.append(phi_w.copy())
-    return _table1_decide(ctx, _rel_gap(xs, ref), "Lookahead's fast/slow weights")
 
 
-@claim(
-    id="localupdate/table-1/fedsgd",
-    ref="Table 1",
-    title="FedSGD = LocalUpdate with Θ_{1:K}, α = 0, γ = 0",
-    statement=r"Table 1: with $\gamma=0$ every local gradient is taken at $x_t$, so each client sends $\sum_{k\le K}g_k(x_t)$: "
+@_table1_claim(
+    "localupdate/table-1/fedsgd",
+    "FedSGD = LocalUpdate with Θ_{1:K}, α = 0, γ = 0",
+    r"Table 1: with $\gamma=0$ every local gradient is taken at $x_t$, so each client sends $\sum_{k\le K}g_k(x_t)$: "
     r"FedSGD (McMahan et al., 2017) with $K$ mini-batches per client.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_fedsgd(ctx):
-    fed, seed = _table1_fed(ctx, 5)
     K, eta, B, M, T = 3, 0.02, 3, 3, 20
-    xs = _table1_run(
-        fed,
-        LocalUpdate(Theta.uniform(K), 0.0, 0.0, ServerOpt("gd", lr=eta)),
-        np.zeros(3),
-        T,
-        B=B,
-        M=M,
-        seed=seed,
-        extra_step=ctx.param("extra_step", False),
-    )
-    rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
-    for _ in range(T):
-        idx, batches = _draws(rng, fed, M, B, K)
-        q = sum(sum(_ls_batch_grad(fed, i, batches[k][j], x) for k in range(K)) for j, i in enumerate(idx)) / M
-        x = x - eta * q
-        ref.append(x.copy())
-    return _table1_decide(ctx, _rel_gap(xs, ref), "FedSGD: K mini-batch gradients at the server point per client")
+
+    def fedsgd(fed):
+        def step(x, idx, batches):
+            q = sum(sum(_ls_batch_grad(fed, i, batches[k][j], x) for k in range(K)) for j, i in enumerate(idx)) / M
+            return x - eta * q
+
+        return step
+
+    algo = LocalUpdate(Theta.uniform(K), 0.0, 0.0, ServerOpt("gd", lr=eta))
+    what = "FedSGD: K mini-batch gradients at the server point per client"
+    return _table1_check(ctx, 5, algo, T, B=B, M=M, n_batches=K, step=fedsgd, what=what)
 
 
-@claim(
-    id="localupdate/table-1/fedavg-reptile",
-    ref="Table 1",
-    title="FedAvg / Reptile = LocalUpdate with Θ_{1:K}, α = 0, γ > 0",
-    statement=r"Table 1: Reptile (Nichol et al., 2018) — each task runs $K$ SGD steps to $\tilde\phi_i$ and "
+@_table1_claim(
+    "localupdate/table-1/fedavg-reptile",
+    "FedAvg / Reptile = LocalUpdate with Θ_{1:K}, α = 0, γ > 0",
+    r"Table 1: Reptile (Nichol et al., 2018) — each task runs $K$ SGD steps to $\tilde\phi_i$ and "
     r"$x\leftarrow x+\epsilon\frac1M\sum_i(\tilde\phi_i-x)$ — is LocalUpdate with $\Theta_{1:K}$, server GD $\eta=\epsilon\gamma$ "
     r"($\epsilon=1$: FedAvg, Appendix A).",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_reptile(ctx):
-    fed, seed = _table1_fed(ctx, 5)
     K, gamma, eps_meta, B, M, T = 4, 0.05, 0.7, 3, 2, 20
-    xs = _table1_run(
-        fed,
+
+    def reptile(fed):
+        def step(x, idx, batches):
+            meta = np.zeros(3)
+            for j, i in enumerate(idx):
+                meta += (fed.n * fed.p[i] / M) * (_local_sgd(fed, i, j, x, batches, gamma, K) - x)
+            return x + eps_meta * meta
+
+        return step
+
+    return _table1_check(
+        ctx,
+        5,
         LocalUpdate(Theta.uniform(K), 0.0, gamma, ServerOpt("gd", lr=eps_meta * gamma)),
-        np.zeros(3),
         T,
         B=B,
         M=M,
-        seed=seed,
+        n_batches=K,
+        step=reptile,
+        what="Reptile's meta-step on the tasks' adapted weights",
+        notes="Clients sampled without replacement, weighted n·p_i/M (unbiased; the paper's experiments).",
         scheme="without_replacement",
-        extra_step=ctx.param("extra_step", False),
-    )
-    rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
-    for _ in range(T):
-        idx, batches = _draws(rng, fed, M, B, K, scheme="without_replacement")
-        step = np.zeros(3)
-        for j, i in enumerate(idx):
-            phi_i = x.copy()
-            for k in range(K):
-                phi_i = phi_i - gamma * _ls_batch_grad(fed, i, batches[k][j], phi_i)
-            step += (fed.n * fed.p[i] / M) * (phi_i - x)
-        x = x + eps_meta * step
-        ref.append(x.copy())
-    return _table1_decide(
-        ctx,
-        _rel_gap(xs, ref),
-        "Reptile's meta-step on the tasks' adapted weights",
-        "Clients sampled without replacement, weighted n·p_i/M (unbiased; the paper's experiments).",
     )
 
 
-@claim(
-    id="localupdate/table-1/fedprox",
-    ref="Table 1",
-    title="FedProx / MetaMinibatchProx = LocalUpdate with Θ_{1:K}, α > 0, γ > 0",
-    statement=r"Table 1: clients take $K$ SGD steps on $f_i(\cdot)+\frac\alpha2\|\cdot-x_t\|^2$ and the server averages the "
+@_table1_claim(
+    "localupdate/table-1/fedprox",
+    "FedProx / MetaMinibatchProx = LocalUpdate with Θ_{1:K}, α > 0, γ > 0",
+    r"Table 1: clients take $K$ SGD steps on $f_i(\cdot)+\frac\alpha2\|\cdot-x_t\|^2$ and the server averages the "
     r"models — LocalUpdate with $\Theta_{1:K}$, $\alpha>0$, server GD $\eta=\gamma$.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_fedprox(ctx):
-    fed, seed = _table1_fed(ctx, 5)
     K, gamma, alpha, B, M, T = 5, 0.05, 1.3, 3, 3, 20
-    xs = _table1_run(
-        fed,
-        LocalUpdate(Theta.uniform(K), alpha, gamma, ServerOpt("gd", lr=gamma)),
-        np.zeros(3),
+    algo = LocalUpdate(Theta.uniform(K), alpha, gamma, ServerOpt("gd", lr=gamma))
+    return _table1_check(
+        ctx,
+        5,
+        algo,
         T,
         B=B,
         M=M,
-        seed=seed,
-        extra_step=ctx.param("extra_step", False),
+        n_batches=K,
+        step=lambda fed: _model_averaging_step(fed, K, gamma, alpha),
+        what="proximal local SGD with model averaging",
     )
-    ref = _model_averaging_reference(fed, np.zeros(3), T, K, gamma, alpha, B, M, seed)
-    return _table1_decide(ctx, _rel_gap(xs, ref), "proximal local SGD with model averaging")
 
 
-@claim(
-    id="localupdate/table-1/fomaml",
-    ref="Table 1",
-    title="FOMAML = LocalUpdate with Θ_K, α = 0, γ > 0",
-    statement=r"Table 1: first-order MAML — adapt with $K-1$ SGD steps, send the (first-order) gradient at the adapted point, "
+@_table1_claim(
+    "localupdate/table-1/fomaml",
+    "FOMAML = LocalUpdate with Θ_K, α = 0, γ > 0",
+    r"Table 1: first-order MAML — adapt with $K-1$ SGD steps, send the (first-order) gradient at the adapted point, "
     r"meta-step with rate $\beta$ — is LocalUpdate with $\Theta_K$, server GD $\eta=\beta$.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
 )
 def table1_fomaml(ctx):
-    fed, seed = _table1_fed(ctx, 5)
     K, gamma, beta, B, M, T = 4, 0.05, 0.1, 3, 3, 20
-    xs = _table1_run(
-        fed,
-        LocalUpdate(Theta.last(K), 0.0, gamma, ServerOpt("gd", lr=beta)),
-        np.zeros(3),
-        T,
-        B=B,
-        M=M,
-        seed=seed,
-        extra_step=ctx.param("extra_step", False),
-    )
-    rng, x, ref = np.random.default_rng(seed), np.zeros(3), [np.zeros(3)]
-    for _ in range(T):
-        idx, batches = _draws(rng, fed, M, B, K)
-        g = np.zeros(3)
-        for j, i in enumerate(idx):
-            phi_i = x.copy()
-            for k in range(K - 1):
-                phi_i = phi_i - gamma * _ls_batch_grad(fed, i, batches[k][j], phi_i)
-            g += _ls_batch_grad(fed, i, batches[K - 1][j], phi_i) / M
-        x = x - beta * g
-        ref.append(x.copy())
-    return _table1_decide(ctx, _rel_gap(xs, ref), "FOMAML's adapted-point gradient")
+
+    def fomaml(fed):
+        def step(x, idx, batches):
+            g = np.zeros(3)
+            for j, i in enumerate(idx):
+                g += _ls_batch_grad(fed, i, batches[K - 1][j], _local_sgd(fed, i, j, x, batches, gamma, K - 1)) / M
+            return x - beta * g
+
+        return step
+
+    algo = LocalUpdate(Theta.last(K), 0.0, gamma, ServerOpt("gd", lr=beta))
+    return _table1_check(ctx, 5, algo, T, B=B, M=M, n_batches=K, step=fomaml, what="FOMAML's adapted-point gradient")
 
 
-@claim(
-    id="localupdate/table-1/maml",
-    ref="Table 1",
-    title="MAML = LocalUpdate with Θ_{2K+1}, α = 0, on quadratics (full batch; Theorem 2)",
-    statement=r"Table 1: MAML with $K$ full-batch inner steps on quadratic clients is LocalUpdate with $\Theta_{2K+1}$, $\alpha=0$.",
-    kind="simulation",
-    controls=[_TABLE1_CONTROL],
+@_table1_claim(
+    "localupdate/table-1/maml",
+    "MAML = LocalUpdate with Θ_{2K+1}, α = 0, on quadratics (full batch; Theorem 2)",
+    r"Table 1: MAML with $K$ full-batch inner steps on quadratic clients is LocalUpdate with $\Theta_{2K+1}$, $\alpha=0$.",
 )
 def table1_maml(ctx):
     """Three runs, iterate for iterate: the driver with MAML clients (exact Jacobians through the inner steps, stepwise

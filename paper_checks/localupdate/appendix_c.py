@@ -20,6 +20,8 @@ from fedtheory.algorithms.surrogate import (
 from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import Custom
 from fedtheory.certify.probe import probe
+from fedtheory.claims.probing import probe_by_tier
+from fedtheory.claims.controls import tightened_past_attaining
 from fedtheory.claims.core import Control, Reading, claim
 from fedtheory.claims.probing import probe_phases as _probe_phases
 from fedtheory.symbolic import tradeoff as symt
@@ -68,6 +70,26 @@ _TWO_POINT = (np.array([0.0, 1.0]), np.array([0.25, 0.75]))
 _FAIR_TWO_POINT = (np.array([0.0, 1.0]), np.array([0.5, 0.5]))
 
 
+def _worst_with_equality_case(ctx, sampled_worst, ratio, equality_case):
+    """Theorem 5 and Corollary 2 searched alike: ``ratio`` (D(X) over the bound, on [0, 1]) probed over discrete
+    distributions (from ``ctx.rng``, after the samples) and evaluated at the equality case on every run (the basis of
+    the tightened-bound control). Returns the worst of samples, probe and equality case, and its measured record."""
+    res = probe_by_tier(
+        ctx,
+        ratio,
+        _mad_param(),
+        seed=ctx.rng,
+        n_random=64,
+        n_starts=(3, 10),
+        maxiter=(150, 800),
+        options=_FEV[ctx.full],
+    )
+    attained = _attaining(ratio, equality_case, neutral=0.0)
+    worst = max(sampled_worst, res.worst_value, attained)
+    record = {"worst_ratio": worst, "probe_worst": res.worst_value, **_probe_phases(res)}
+    return worst, {**record, "attaining_instance_ratio": attained}
+
+
 @claim(
     id="localupdate/theorem-5",
     ref="Theorem 5",
@@ -76,15 +98,14 @@ _FAIR_TWO_POINT = (np.array([0.0, 1.0]), np.array([0.5, 0.5]))
     r"with equality iff $X$ is supported on $\{a,b\}$.",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'bound-tightened-2pc',
-            "D(X) ≤ 0.98·2(b − EX)(EX − a)/(b − a) claimed: false, since equality "
-            "holds for every X supported on {a, b} (proved exactly in this claim); "
-            "the check evaluates one such X (P(X = b) = ¾) on every run, where the "
-            "ratio is 1 > 0.98, so the control fires by construction at any seed "
-            "(plain random sampling off; without it only the probe's optimizer "
-            "crosses, ≈ 0.9996).",
-            {'margin': 0.02, 'plain_sampling': False},
+            'D(X) ≤ 0.98·2(b − EX)(EX − a)/(b − a) claimed',
+            'equality holds for every X supported on {a, b} (proved exactly in this claim)',
+            'one such X (P(X = b) = ¾)',
+            'the ratio is 1 > 0.98',
+            {'margin': 0.02},
+            "without it only the probe's optimizer crosses, ≈ 0.9996",
         )
     ],
 )
@@ -101,17 +122,7 @@ def theorem_5(ctx):
     param = _mad_param()
     n_plain = (400 if not ctx.full else 4000) if ctx.param("plain_sampling", True) else 0
     worst = max((ratio(param.decode(rng.normal(size=param.size) * 2)) for _ in range(n_plain)), default=0.0)
-    res = probe(
-        ratio,
-        param,
-        seed=rng,
-        n_random=64,
-        n_starts=3 if not ctx.full else 10,
-        maxiter=150 if not ctx.full else 800,
-        options=_FEV[ctx.full],
-    )
-    attained = _attaining(ratio, _TWO_POINT, neutral=0.0)
-    worst = max(worst, res.worst_value, attained)
+    worst, record = _worst_with_equality_case(ctx, worst, ratio, _TWO_POINT)
     equality_ok = strict_ok = True
     min_gap = None
     for _ in range(60 if not ctx.full else 600):
@@ -132,10 +143,7 @@ def theorem_5(ctx):
     return ctx.decide(
         ok,
         measured={
-            "worst_ratio": worst,
-            "probe_worst": res.worst_value,
-            **_probe_phases(res),
-            "attaining_instance_ratio": attained,
+            **record,
             "two_point_equality_exact": equality_ok,
             "interior_mass_strict_exact": strict_ok,
             "min_relative_gap_with_interior_mass": float(min_gap),
@@ -155,14 +163,14 @@ def theorem_5(ctx):
     r"with probability $1/2$ each.",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'bound-tightened-5pc',
-            "D(X) ≤ 0.95·(b − a)/2 claimed: false, since X = a, b with probability "
-            "½ each attains (b − a)/2 (proved exactly in this claim); the check "
-            "evaluates that X on every run, where the ratio is 1 > 0.95, so the "
-            "control fires by construction at any seed (plain random sampling off; "
-            "without it only the probe's optimizer crosses, ≈ 0.9985).",
-            {'margin': 0.05, 'plain_sampling': False},
+            'D(X) ≤ 0.95·(b − a)/2 claimed',
+            'X = a, b with probability ½ each attains (b − a)/2 (proved exactly in this claim)',
+            'that X',
+            'the ratio is 1 > 0.95',
+            {'margin': 0.05},
+            "without it only the probe's optimizer crosses, ≈ 0.9985",
         )
     ],
 )
@@ -179,17 +187,7 @@ def corollary_2(ctx):
     def ratio(inst):
         return float(mean_absolute_deviation(*inst)) / 0.5
 
-    res = probe(
-        ratio,
-        _mad_param(),
-        seed=rng,
-        n_random=64,
-        n_starts=3 if not ctx.full else 10,
-        maxiter=150 if not ctx.full else 800,
-        options=_FEV[ctx.full],
-    )
-    attained = _attaining(ratio, _FAIR_TWO_POINT, neutral=0.0)
-    worst = max(worst, res.worst_value, attained)
+    worst, record = _worst_with_equality_case(ctx, worst, ratio, _FAIR_TWO_POINT)
     eq = _exact_mad([Fraction(0), Fraction(3)], [Fraction(1, 2)] * 2)[0] == Fraction(3, 2)
     strict = True
     for _ in range(60):
@@ -208,10 +206,7 @@ def corollary_2(ctx):
     return ctx.decide(
         ok,
         measured={
-            "worst_ratio": worst,
-            "probe_worst": res.worst_value,
-            **_probe_phases(res),
-            "attaining_instance_ratio": attained,
+            **record,
             "equality_case_exact": eq,
             "strict_otherwise_exact": strict,
         },
@@ -267,16 +262,14 @@ _LEMMA12_NEAR_TIGHT = (np.array([4.0, 1.0]), np.array([1.0, -1.0]), np.array([0.
     r"$|x^*(\alpha,\gamma,\Theta)-x^*|\le2C\frac{\sqrt b-\sqrt a}{\sqrt b+\sqrt a}$.",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'bound-tightened-10pc',
-            "|x*(α,γ,Θ) − x*| ≤ 0.9·2C(√b − √a)/(√b + √a) claimed: false, since "
-            "the ratio tends to 1 as K → ∞, p → 1 (Appendix C.2; "
-            "localupdate/lemma-12/tightness reaches 1 − 3e-6); the check evaluates "
-            "Appendix C.2's instance at p = 0.99, K = 200 on every run, where the "
-            "ratio is ≈ 0.9975 > 0.9, so the control fires by construction at any "
-            "seed (plain random sampling off; without it only the probe's "
-            "optimizer crosses, ≈ 0.997).",
-            {'margin': 0.1, 'plain_sampling': False},
+            '|x*(α,γ,Θ) − x*| ≤ 0.9·2C(√b − √a)/(√b + √a) claimed',
+            'the ratio tends to 1 as K → ∞, p → 1 (Appendix C.2; localupdate/lemma-12/tightness reaches 1 − 3e-6)',
+            "Appendix C.2's instance at p = 0.99, K = 200",
+            'the ratio is ≈ 0.9975 > 0.9',
+            {'margin': 0.1},
+            "without it only the probe's optimizer crosses, ≈ 0.997",
         )
     ],
 )
@@ -285,14 +278,8 @@ def lemma_12(ctx):
     param = Custom(1 + 3 * 3 + 3, _d1_instance)
     n_plain = (500 if not ctx.full else 5000) if ctx.param("plain_sampling", True) else 0
     worst = max((_lemma12_ratio(_d1_instance(rng.normal(size=param.size) * 2)) for _ in range(n_plain)), default=0.0)
-    res = probe(
-        _lemma12_ratio,
-        param,
-        seed=rng,
-        n_random=64,
-        n_starts=4 if not ctx.full else 12,
-        maxiter=120 if not ctx.full else 800,
-        options=_FEV[ctx.full],
+    res = probe_by_tier(
+        ctx, _lemma12_ratio, param, seed=rng, n_random=64, n_starts=(4, 12), maxiter=(120, 800), options=_FEV[ctx.full]
     )
     near = _attaining(_lemma12_ratio, _LEMMA12_NEAR_TIGHT, neutral=0.0)
     worst = max(worst, res.worst_value, near)
@@ -564,12 +551,13 @@ _LEMMA13_READINGS = [
     kind="probe",
     readings=_LEMMA13_READINGS,
     controls=[
-        Control(
-            "upper-end-lowered-1e-6",
-            "the interval's upper end lowered to b − 10⁻⁶(b − a): false, since b is attained (X_i = bI for every i "
-            "gives f(X|Y) = bI); the check evaluates that end instance on every run, where the violation is 10⁻⁶ > "
-            "the 10⁻⁹ tolerance, so the control fires by construction at any seed (plain random sampling off).",
-            {"shrink": 1e-6, "plain_sampling": False},
+        tightened_past_attaining(
+            'upper-end-lowered-1e-6',
+            "the interval's upper end lowered to b − 10⁻⁶(b − a)",
+            'b is attained (X_i = bI for every i gives f(X|Y) = bI)',
+            'that end instance',
+            'the violation is 10⁻⁶ > the 10⁻⁹ tolerance',
+            {'shrink': 1e-06},
         )
     ],
 )
@@ -597,13 +585,14 @@ def lemma_13(ctx):
                     0.5 * (X + np.swapaxes(X, 1, 2)), 0.5 * (Y + np.swapaxes(Y, 1, 2)), a, b, reading, shrink
                 ),
             )
-    res = probe(
+    res = probe_by_tier(
+        ctx,
         violation,
         Custom(_PAIRS_SIZE, lambda z: z),
         seed=rng,
         n_random=32,
-        n_starts=3 if not ctx.full else 8,
-        maxiter=100 if not ctx.full else 600,
+        n_starts=(3, 8),
+        maxiter=(100, 600),
         options=_FEV[ctx.full],
     )
     # the interval's ends are attained, every run: X_i = bI (or aI) for all i gives f(X|Y) = bI (aI) exactly, so
@@ -717,13 +706,14 @@ def theorem_6(ctx):
         return matrix_weighted_discrepancy(X, Y) / (2 * (b - a) / b)
 
     worst = max(ratio(rng.normal(size=_PAIRS_SIZE) * 2) for _ in range(100 if not ctx.full else 1000))
-    res = probe(
+    res = probe_by_tier(
+        ctx,
         ratio,
         Custom(_PAIRS_SIZE, lambda z: z),
         seed=rng,
         n_random=32,
-        n_starts=2 if not ctx.full else 8,
-        maxiter=80 if not ctx.full else 500,
+        n_starts=(2, 8),
+        maxiter=(80, 500),
         options=_FEV[ctx.full],
     )
     z = np.asarray(res.worst_z)

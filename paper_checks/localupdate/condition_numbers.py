@@ -23,7 +23,8 @@ from fedtheory.algorithms.surrogate import (
 )
 from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import Box, Custom, NonnegWeights, Product, quadratic_instance_param
-from fedtheory.certify.probe import probe
+from fedtheory.claims.probing import probe_by_tier
+from fedtheory.claims.controls import tightened_past_attaining
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.probing import probe_phases as _probe_phases
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
@@ -77,15 +78,14 @@ _LEMMA1_NEAR_ZERO_Q = {"theta": [1e-6, 1.0], "alpha": 0.0, "gamma": (1 - 1e-9) /
     r"$\tilde f(x,\alpha,\gamma,\Theta)$ is strongly convex (any $\alpha\ge0$, $\gamma\ge0$, $\Theta\ge0$ with finite non-zero support).",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'q-floor-1e-3',
-            "Q_i ⪰ 10⁻³·w(Θ)·I claimed (a uniform positive floor): false, since min q/w "
-            "→ 0 as γ → 1/(L+α) with Θ = (θ₁, θ₂), θ₁ → 0 (q(L) = θ₁ + θ₂(1 − γ(L+α))); "
-            "the check evaluates such an instance (θ₁ = 10⁻⁶, γ(L+α) = 1 − 10⁻⁹) on every "
-            "run, where min q/w ≈ 1.0e-6 < 10⁻³, so the control fires by construction at "
-            "any seed (plain random sampling off; without that instance only the probe's "
-            "optimizer crosses, ≈ 2e-5).",
-            {'q_floor': 0.001, 'plain_sampling': False},
+            'Q_i ⪰ 10⁻³·w(Θ)·I claimed (a uniform positive floor)',
+            'min q/w → 0 as γ → 1/(L+α) with Θ = (θ₁, θ₂), θ₁ → 0 (q(L) = θ₁ + θ₂(1 − γ(L+α)))',
+            'such an instance (θ₁ = 10⁻⁶, γ(L+α) = 1 − 10⁻⁹)',
+            'min q/w ≈ 1.0e-6 < 10⁻³',
+            {'q_floor': 0.001},
+            "without that instance only the probe's optimizer crosses, ≈ 2e-5",
         )
     ],
 )
@@ -152,13 +152,14 @@ def lemma_1(ctx):
         return {"theta": raw["theta"], "alpha": raw["alpha"], "gamma": raw["frac"] / (100.0 + raw["alpha"]), "lam": lam}
 
     param = Custom(14, decode, sample=lambda r: r.normal(size=14) * 2)
-    result = probe(
+    result = probe_by_tier(
+        ctx,
         violation,
         param,
         seed=rng,
-        n_random=48 if not ctx.full else 256,
-        n_starts=4 if not ctx.full else 8,
-        maxiter=60 if not ctx.full else 300,
+        n_random=(48, 256),
+        n_starts=(4, 8),
+        maxiter=(60, 300),
         target=0.0,
         options=_FEV[ctx.full],
     )
@@ -200,15 +201,14 @@ _LEMMA8_ALIGNED = (np.array([np.diag([1.0, 2.0, 5.0]), np.diag([-1.0, 0.0, 3.0])
     r"$\tau_1 I\preceq\mathbb E[B]\preceq\tau_2I$ with $\tau_1=\mathbb E[\lambda_{\min}(B)]$, $\tau_2=\mathbb E[\lambda_{\max}(B)]$.",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'bound-tightened-0.015',
-            "E[B] ⪯ (τ₂ − 0.015(τ₂ − τ₁))I claimed: false, since commuting B's "
-            "with aligned top eigenvectors attain λ_max(E B) = τ₂; the check "
-            "evaluates such a pair on every run, where the violation is 0 > "
-            "−0.015, so the control fires by construction at any seed (plain "
-            "random sampling off; without that pair only the probe's optimizer "
-            "crosses, ≈ −0.010).",
-            {'margin': 0.015, 'plain_sampling': False},
+            'E[B] ⪯ (τ₂ − 0.015(τ₂ − τ₁))I claimed',
+            "commuting B's with aligned top eigenvectors attain λ_max(E B) = τ₂",
+            'such a pair',
+            'the violation is 0 > −0.015',
+            {'margin': 0.015},
+            "without that pair only the probe's optimizer crosses, ≈ −0.010",
         )
     ],
 )
@@ -236,13 +236,14 @@ def lemma_8(ctx):
         n, d = int(rng.integers(1, 6)), int(rng.integers(2, 7))
         S = rng.normal(size=(n, d, d)) * np.exp(rng.normal(size=(n, 1, 1)) * 2)
         worst = max(worst, violation((S + np.swapaxes(S, 1, 2), rng.dirichlet(np.ones(n) * 0.5) + 1e-12)))
-    result = probe(
+    result = probe_by_tier(
+        ctx,
         violation,
         Custom(4 * 9 + 4 + 4, decode),
         seed=rng,
         n_random=32,
-        n_starts=2 if not ctx.full else 6,
-        maxiter=80 if not ctx.full else 400,
+        n_starts=(2, 6),
+        maxiter=(80, 400),
         options=_FEV[ctx.full],
     )
     attained = _attaining(violation, _LEMMA8_ALIGNED, neutral=-np.inf)
@@ -325,15 +326,13 @@ def lemma_9(ctx):
     r"$\tilde L=\mathbb E_i[\lambda_{\max}(Q_iA_i)]$ (31), $\tilde\mu=\mathbb E_i[\lambda_{\min}(Q_iA_i)]$ (32).",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'slack-tightened-1e-3',
-            "L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative "
-            "margin 10⁻³: false, since aligned clients (a shared eigenbasis, "
-            "each attaining μ and L on the same eigenvectors) have λ_max(∇²f̃) = "
-            "L̃; the check evaluates one aligned instance on every run, where the "
-            "slack is 0 > −10⁻³, so the control fires by construction at any "
-            "seed (plain random sampling off).",
-            {'margin': 0.001, 'plain_sampling': False},
+            'L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative margin 10⁻³',
+            'aligned clients (a shared eigenbasis, each attaining μ and L on the same eigenvectors) have λ_max(∇²f̃) = L̃',
+            'one aligned instance',
+            'the slack is 0 > −10⁻³',
+            {'margin': 0.001},
         )
     ],
 )
@@ -342,22 +341,10 @@ def lemma_10(ctx):
 
     n_plain = (60 if not ctx.full else 400) if ctx.param("plain_sampling", True) else 0
     worst = max((_hessian_slack(*_random_instance(rng)) for _ in range(n_plain)), default=-np.inf)
-    result = _probe_instances(lambda inst: _hessian_slack(*inst), rng, ctx)
-    # an attaining instance, every run: clients sharing one eigenbasis reach μ̃ and L̃ exactly (slack 0 to
-    # rounding), so a bound tightened by any margin fails here by construction, whatever the seed
-    attained = _attaining(lambda inst: _hessian_slack(*inst), _aligned_instance(), neutral=-np.inf)
-    worst = max(worst, result.worst_value, attained)
-    tol = 64 * EPS - ctx.param("margin", 0.0)  # a control's tightened bound
-    return ctx.decide(
-        worst <= tol,
-        measured={
-            "worst_normalized_slack": worst,
-            "probe_worst": result.worst_value,
-            "attaining_instance_slack": attained,
-            "probe_evaluations": result.n_evaluations,
-            **_probe_phases(result),
-        },
-        tolerance={"normalized": tol, "why": "eigvalsh is backward stable: each eigenvalue is off by ≤ c·d·eps·‖H‖"},
+    return _decide_hessian_slack(
+        ctx,
+        worst,
+        why="eigvalsh is backward stable: each eigenvalue is off by ≤ c·d·eps·‖H‖",
         notes="Slack max(λ_max(∇²f̃) − L̃, μ̃ − λ_min(∇²f̃))/L̃ ≤ 0 by Lemma 8 applied to Q_iA_i; normalized "
         "by ‖∇²f̃‖ ≤ L̃ because μ̃ can be ~1e-12·L̃ (Θ_K with γ near 1/(L+α)), where a ratio would "
         "measure rounding, not the lemma.",
@@ -371,6 +358,30 @@ def _hessian_slack(problem, theta, alpha, gamma) -> float:
     return max(ev[-1] - L_t, mu_t - ev[0]) / L_t
 
 
+def _decide_hessian_slack(ctx, sampled_worst, measured=None, *, why, notes):
+    """Lemmas 2 and 10 decided alike: the normalized slack of (31)–(32) over the samples, a probe (from
+    ``ctx.rng``, after the samples) and one attaining instance must stay at rounding (64·eps, less a control's
+    margin). The attaining instance runs every time: clients sharing one eigenbasis reach μ̃ and L̃ exactly (slack 0
+    to rounding), so a bound tightened by any margin fails there by construction, whatever the seed."""
+    result = _probe_instances(lambda inst: _hessian_slack(*inst), ctx.rng, ctx)
+    attained = _attaining(lambda inst: _hessian_slack(*inst), _aligned_instance(), neutral=-np.inf)
+    worst = max(sampled_worst, result.worst_value, attained)
+    tol = 64 * EPS - ctx.param("margin", 0.0)  # a control's tightened bound
+    return ctx.decide(
+        worst <= tol,
+        measured={
+            "worst_normalized_slack": worst,
+            "probe_worst": result.worst_value,
+            "attaining_instance_slack": attained,
+            "probe_evaluations": result.n_evaluations,
+            **_probe_phases(result),
+            **(measured or {}),
+        },
+        tolerance={"normalized": tol, "why": why},
+        notes=notes,
+    )
+
+
 @claim(
     id="localupdate/lemma-2",
     ref="Lemma 2",
@@ -379,15 +390,14 @@ def _hessian_slack(problem, theta, alpha, gamma) -> float:
     r"\mathbb E_i[\lambda_{\max}(Q_iA_i)]/\mathbb E_i[\lambda_{\min}(Q_iA_i)]$.",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'slack-tightened-4e-4',
-            "L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative "
-            "margin 4·10⁻⁴ (a cond(f̃) bound below κ): false, since aligned "
-            "clients attain κ; the check evaluates one aligned (attaining) "
-            "instance on every run, where the slack is 0 > −4·10⁻⁴, so the "
-            "control fires by construction at any seed (plain random sampling "
-            "off, as the probe alone need not get that close).",
-            {'margin': 0.0004, 'plain_sampling': False},
+            'L̃ and μ̃ claimed to bound the spectrum of ∇²f̃ with a relative margin 4·10⁻⁴ (a cond(f̃) bound below κ)',
+            'aligned clients attain κ',
+            'one aligned (attaining) instance',
+            'the slack is 0 > −4·10⁻⁴',
+            {'margin': 0.0004},
+            'the probe alone need not get that close',
         )
     ],
 )
@@ -408,23 +418,14 @@ def lemma_2(ctx):
         ratios.append(r)
         if trial % 2 == 0:
             tight.append(r)
-    result = _probe_instances(lambda inst: _hessian_slack(*inst), rng, ctx)
-    # an attaining instance, every run: clients sharing one eigenbasis reach μ̃ and L̃ exactly (slack 0 to
-    # rounding), so a bound tightened by any margin fails here by construction, whatever the seed
-    attained = _attaining(lambda inst: _hessian_slack(*inst), _aligned_instance(), neutral=-np.inf)
-    worst = max(worst, result.worst_value, attained)
-    tol = 64 * EPS - ctx.param("margin", 0.0)  # a control's tightened bound
-    return ctx.decide(
-        worst <= tol,
-        measured={
-            "worst_normalized_slack": worst,
-            "probe_worst": result.worst_value,
-            "attaining_instance_slack": attained,
-            **_probe_phases(result),
+    return _decide_hessian_slack(
+        ctx,
+        worst,
+        {
             "cond_over_kappa_max_where_cond_le_1e6": _nanmax_or_none(ratios),
             "aligned_cond_over_kappa_max": _nanmax_or_none(tight),
         },
-        tolerance={"normalized": tol, "why": "eigvalsh backward error ≤ c·d·eps·‖∇²f̃‖"},
+        why="eigvalsh backward error ≤ c·d·eps·‖∇²f̃‖",
         notes="cond(f̃) ≤ L̃/μ̃ = κ because μ̃ ≤ λ_min and λ_max ≤ L̃ (checked as a normalized slack, since "
         "μ̃ can be ~1e-12·L̃ where float64 cannot resolve cond itself). Aligned instances attain κ "
         "(ratio 1 to rounding where cond ≤ 10⁶): the bound is tight.",
@@ -500,13 +501,14 @@ def _lemma34_claim(last: bool):
                 aligned_tight = max(aligned_tight, r[2])
         param = _lemma34_param(last)
         parts = list(ctx.param("parts", (0, 1, 2)))  # a control may check the smoothness part alone
-        result = probe(
+        result = probe_by_tier(
+            ctx,
             lambda inst: max(np.asarray(check_fn(*inst))[parts]),
             param,
             seed=rng,
-            n_random=24 if not ctx.full else 160,
-            n_starts=2 if not ctx.full else 8,
-            maxiter=40 if not ctx.full else 300,
+            n_random=(24, 160),
+            n_starts=(2, 8),
+            maxiter=(40, 300),
             options=_FEV[ctx.full],
         )
         # an attaining instance, every run: one client A = diag(L, μ) is aligned with itself, so λ_max(∇²f̃) is
@@ -545,15 +547,14 @@ lemma_3 = claim(
     r"\phi(\mu,\alpha,\gamma,K)$ (11), $\phi(\lambda,\alpha,\gamma,K)=\sum_{k=1}^K(1-\gamma(\lambda+\alpha))^{k-1}\lambda$ (10).",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'smoothness-tightened',
-            "f̃ claimed (1 − 0.008)·φ(L)-smooth: false, since aligned clients "
-            "(one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = φ(L) "
-            "exactly (Appendix B.3); the check evaluates one such instance on every "
-            "run, where the ratio is 1 > 0.992, so the control fires by "
-            "construction at any seed (plain random sampling off; without it only "
-            "the probe's optimizer crosses, ≈ 0.998).",
-            {'margin': 0.008, 'parts': [0], 'plain_sampling': False},
+            'f̃ claimed (1 − 0.008)·φ(L)-smooth',
+            'aligned clients (one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = φ(L) exactly (Appendix B.3)',
+            'one such instance',
+            'the ratio is 1 > 0.992',
+            {'margin': 0.008, 'parts': [0]},
+            "without it only the probe's optimizer crosses, ≈ 0.998",
         )
     ],
 )(_lemma34_claim(last=False))
@@ -567,15 +568,14 @@ lemma_4 = claim(
     r"{1-\gamma(\mu+\alpha)}\right)^{K-1}\frac L\mu$ (13), $\psi(\lambda,\alpha,\gamma,K)=(1-\gamma(\lambda+\alpha))^{K-1}\lambda$ (12).",
     kind="probe",
     controls=[
-        Control(
+        tightened_past_attaining(
             'smoothness-tightened',
-            "f̃ claimed (1 − 0.008)·ψ(L)-smooth: false, since aligned clients "
-            "(one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = ψ(L) "
-            "exactly (Appendix B.3); the check evaluates one such instance on every "
-            "run, where the ratio is 1 > 0.992, so the control fires by "
-            "construction at any seed (plain random sampling off; without it only "
-            "the probe's optimizer crosses, ≈ 0.998).",
-            {'margin': 0.008, 'parts': [0], 'plain_sampling': False},
+            'f̃ claimed (1 − 0.008)·ψ(L)-smooth',
+            'aligned clients (one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = ψ(L) exactly (Appendix B.3)',
+            'one such instance',
+            'the ratio is 1 > 0.992',
+            {'margin': 0.008, 'parts': [0]},
+            "without it only the probe's optimizer crosses, ≈ 0.998",
         )
     ],
 )(_lemma34_claim(last=True))
@@ -794,13 +794,14 @@ def lemma_6(ctx):
             lam, p, alpha, gamma, K, mu, L = _spectra_batch(rng, 3000 if not ctx.full else 30000, last)
             r9, rb = _lemma6_ratios(lam, p, alpha, gamma, K, mu, L, last)
             worst[f"{tag}_eq9"], worst[f"{tag}_bound"] = float(r9.max()), float(rb.max())
-        res = probe(
+        res = probe_by_tier(
+            ctx,
             lambda inst: float(max(x.max() for x in _lemma6_ratios(*inst, last))),
             _spectra_param(last),
             seed=rng,
             n_random=64,
-            n_starts=3 if not ctx.full else 10,
-            maxiter=200 if not ctx.full else 2000,
+            n_starts=(3, 10),
+            maxiter=(200, 2000),
             options=_FEV[ctx.full],
         )
         worst[f"{tag}_probe"] = res.worst_value

@@ -24,7 +24,7 @@ from fedtheory.analysis.rates import (
     worst_case_contraction,
 )
 from fedtheory.claims.core import Control, claim
-from fedtheory.claims.probing import probe_phases as _probe_phases
+from fedtheory.claims.probing import decide_with_probe, probe_phases as _probe_phases
 from fedtheory.problems.quadratic import QuadraticFederation
 
 from ._common import (
@@ -134,18 +134,18 @@ def _table2_claim(slug: str, momentum: str):
         worst = max(worst, result.worst_value)
         tight_gap = float(min(abs(t) for t in tight)) if tight else 0.0
         ok = worst <= tol and tight_gap <= tol
-        return ctx.decide(
+        return decide_with_probe(
+            ctx,
             ok,
-            measured={
+            result,
+            {
                 "worst_radius_minus_rho": worst,
                 "worst_radius_over_rho": worst_ratio,
-                "probe_worst_radius_minus_rho": result.worst_value,
                 "aligned_instances_min_abs_gap": tight_gap,
-                "probe_evaluations": result.n_evaluations,
                 **_probe_phases(result),
             },
+            probe_name="probe_worst_radius_minus_rho",
             tolerance={"absolute": tol, "why": "sqrt(eigenvalue backward error) at a double root, d ≤ 5"},
-            counterexample=None if ok else {"probe": result.to_json()},
             notes="Spectral radius from the closed-form roots of each eigenvalue's characteristic polynomial; eigenvalues of "
             "∇²f̃ = Σp_iQ_iA_i. Aligned (commuting) instances attain μ̃, L̃ so the radius equals ρ there (tightness). "
             "Whether ρ also bounds ‖x_T − x̃*‖/‖x_0 − x̃*‖ with constant 1 is Theorem 3's claim.",

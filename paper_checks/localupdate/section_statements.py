@@ -23,7 +23,7 @@ from fedtheory.algorithms.surrogate import (
 from fedtheory.algorithms.theta import Theta
 from fedtheory.analysis.rates import suboptimality_delta, table2_rate, tuned_server
 from fedtheory.certify.params import Custom
-from fedtheory.certify.probe import probe
+from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.figures import distance_to_curve as _distance_to_curve
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
@@ -211,13 +211,14 @@ def kappa_uniform_le(ctx):
         return np.sum(p * np.exp(lq.max(axis=2)), axis=1) / np.sum(p * np.exp(lq.min(axis=2)), axis=1) / (L / mu)
 
     worst_eq9 = float(eq9((lam, p, alpha, gamma, K, mu, L)).max())
-    res = probe(
+    res = probe_by_tier(
+        ctx,
         lambda inst: float(eq9(inst)[0]),
         _spectra_param(False),
         seed=rng,
         n_random=64,
-        n_starts=3 if not ctx.full else 10,
-        maxiter=200 if not ctx.full else 2000,
+        n_starts=(3, 10),
+        maxiter=(200, 2000),
         options=_FEV[ctx.full],
     )
     worst = max(worst_bound, worst_eq9, res.worst_value)
@@ -316,13 +317,14 @@ def kappa_uniform_decreasing(ctx):
         k = kappa_bound_uniform(1.0, L, alpha, np.array([g1, g2, g1]), np.array([K, K, K + 1]))
         return max(k[1] / k[0], k[2] / k[0])
 
-    res = probe(
+    res = probe_by_tier(
+        ctx,
         viol,
         Custom(6, lambda z: z),
         seed=rng,
         n_random=64,
-        n_starts=3 if not ctx.full else 10,
-        maxiter=100 if not ctx.full else 600,
+        n_starts=(3, 10),
+        maxiter=(100, 600),
         options=_FEV[ctx.full],
     )
     worst = max(worst_K, worst_g, res.worst_value)

@@ -21,6 +21,7 @@ from fedtheory.analysis import kernel_bounds as kb
 from fedtheory.certify.params import Box, Choice, Custom, IntRange, Product
 from fedtheory.certify.probe import probe
 from fedtheory.claims.controls import one_step_too_many, tightened_bound
+from fedtheory.claims.probing import decide_with_probe
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.kernels import KERNEL_FAMILIES, KernelFederation, LinearKernel, gram_federation
@@ -460,20 +461,16 @@ def lemma_10(ctx):
         )
     tol = 1e-9
     ok = worst <= tol and worst_eig <= tol
-    return ctx.decide(
+    return decide_with_probe(
+        ctx,
         ok,
-        measured={
-            "worst_violation": worst,
-            "probe_worst": result.worst_value,
-            "probe_evaluations": result.n_evaluations,
-            "eigenvalue_correspondence_error": worst_eig,
-        },
+        result,
+        {"worst_violation": worst, "eigenvalue_correspondence_error": worst_eig},
         tolerance={
             "absolute": tol,
             "why": "eigenvalues of operators of norm ≤ 1 in an orthonormal basis (|Z|·eps), "
             "with margin for the basis (G's small eigenvalues)",
         },
-        counterexample=None if ok else {"probe": result.to_json()},
         notes="Operators on span{k_Z} in an orthonormal basis; FedProx reads s = 1.",
     )
 

@@ -32,7 +32,7 @@ from fedtheory.algorithms.kernel_federated import (
     run_kernel_federated,
 )
 from fedtheory.certify.params import Box, Custom, IntRange, Product
-from fedtheory.certify.probe import probe
+from fedtheory.claims.probing import decide_with_probe, probe_by_tier
 from fedtheory.claims.controls import one_step_too_many, tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.kernels import (
@@ -505,13 +505,14 @@ def _lemma2_check(ctx, kind: str, gamma_hi: float):
 
     frac = Box(0.0, gamma_hi, open_lo=True, open_hi=True) if kind == "fedavg" else Box(1e-3, gamma_hi, log=True)
     param = Product(G=gram_param(counts, rank=4), frac=frac, s=IntRange(1, 16 if kind == "fedavg" else 1))
-    result = probe(
+    result = probe_by_tier(
+        ctx,
         violation,
         param,
         seed=rng,
-        n_random=60 if not ctx.full else 300,
-        n_starts=3 if not ctx.full else 8,
-        maxiter=60 if not ctx.full else 300,
+        n_random=(60, 300),
+        n_starts=(3, 8),
+        maxiter=(60, 300),
         target=64 * 6 * EPS * 16,
     )
     worst = max(worst, result.worst_value)
@@ -543,16 +544,12 @@ def lemma_2(ctx):
     fed = KernelFederation(LinearKernel(), [[[1.0]]], [[0.0]])
     lo_bad, _, _ = _lemma2_extremes(fed, KernelAlgorithm.fedavg(1.5, 1))
     ok = worst <= tol
-    return ctx.decide(
+    return decide_with_probe(
+        ctx,
         ok,
-        measured={
-            "worst_violation": worst,
-            "probe_worst": result.worst_value,
-            "probe_evaluations": result.n_evaluations,
-            "gamma_1.5_s_1_min_eigenvalue": lo_bad,
-        },
+        result,
+        {"worst_violation": worst, "gamma_1.5_s_1_min_eigenvalue": lo_bad},
         tolerance={"absolute": tol, "why": "eigenvalue backward error (|Z|·eps·‖ℒ‖, |Z| ≤ 24) with margin"},
-        counterexample=None if ok else {"probe": result.to_json()},
         notes="Eigenvalues of ℒ on span{k_Z} in an orthonormal basis (ℒ is 1 on its orthogonal complement); "
         "I − ηK_xP by a non-symmetric eigensolver (its eigenvalues are real since P ≻ 0). Without γ < 1 the "
         "conclusion fails (γ = 1.5, s = 1 gives eigenvalue −0.5).",
@@ -578,15 +575,12 @@ def lemma_2_fedprox(ctx):
     worst, result = _lemma2_check(ctx, "fedprox", 1e3)
     tol = 64 * 16 * 24 * EPS
     ok = worst <= tol
-    return ctx.decide(
+    return decide_with_probe(
+        ctx,
         ok,
-        measured={
-            "worst_violation": worst,
-            "probe_worst": result.worst_value,
-            "probe_evaluations": result.n_evaluations,
-        },
+        result,
+        {"worst_violation": worst},
         tolerance={"absolute": tol, "why": "eigenvalue backward error with margin"},
-        counterexample=None if ok else {"probe": result.to_json()},
         notes="γ searched over [1e-3, 1e3] (log scale).",
     )
 
@@ -655,14 +649,8 @@ def lemma_3(ctx):
         frac=Box(0.0, 1.0, open_lo=True, open_hi=True),
         s=IntRange(1, 20),
     )
-    result = probe(
-        violation,
-        param,
-        seed=rng,
-        n_random=60 if not ctx.full else 300,
-        n_starts=3 if not ctx.full else 8,
-        maxiter=60 if not ctx.full else 300,
-        target=1 + 1e-9,
+    result = probe_by_tier(
+        ctx, violation, param, seed=rng, n_random=(60, 300), n_starts=(3, 8), maxiter=(60, 300), target=1 + 1e-9
     )
     worst = max(worst, result.worst_value)
     # tightness: one client with a rank-one 2×2 block has P-eigenvalues s and (1 − (1 − γ)^s)/γ: cond(P) = κ
@@ -674,20 +662,16 @@ def lemma_3(ctx):
     tight = float(pe[-1] / pe[0] / algo.kappa(0.7))
     tol = 1e-9
     ok = worst <= 1 + tol
-    return ctx.decide(
+    return decide_with_probe(
+        ctx,
         ok,
-        measured={
-            "worst_ratio": worst,
-            "probe_worst": result.worst_value,
-            "probe_evaluations": result.n_evaluations,
-            "tight_instance_cond_over_kappa": tight,
-        },
+        result,
+        {"worst_ratio": worst, "tight_instance_cond_over_kappa": tight},
         tolerance={
             "relative": tol,
             "absolute_eigenvalues": "64·N·eps·(‖K_xP‖ + s‖K_x‖)",
             "why": "cond(P) from well-separated eigenvalues (relative 1e-9); Λ_i, λ_i only to absolute accuracy",
         },
-        counterexample=None if ok else {"probe": result.to_json()},
         notes="Ratio > 1 would break (12) or (13). Λ_i from a non-symmetric eigensolver on K_xP (not the library's "
         "P^{1/2}K_xP^{1/2}). Tight: a client whose block has eigenvalues 0 and γ/η attains cond(P) = κ exactly.",
     )
@@ -763,33 +747,23 @@ def lemma_4(ctx):
         return _lemma4_ratio(inst["G"], n, inst["Pi"].reshape(m, n), inst["c"])[0]
 
     param = Product(G=gram_param((n,), extra=extra), Pi=Custom(m * n, lambda z: z), c=Custom(n + extra, lambda z: z))
-    result = probe(
-        violation,
-        param,
-        seed=rng,
-        n_random=80 if not ctx.full else 300,
-        n_starts=3 if not ctx.full else 8,
-        maxiter=80 if not ctx.full else 300,
-        target=1 + 1e-8,
+    result = probe_by_tier(
+        ctx, violation, param, seed=rng, n_random=(80, 300), n_starts=(3, 8), maxiter=(80, 300), target=1 + 1e-8
     )
     worst_ratio = max(worst_ratio, result.worst_value)
     tol_ratio, tol_gap = 1e-8, 1e-9
     worst_ratio /= ctx.param("constant", 1.0)
     ok = worst_ratio <= 1 + tol_ratio and worst_gap <= tol_gap
-    return ctx.decide(
+    return decide_with_probe(
+        ctx,
         ok,
-        measured={
-            "worst_ratio": worst_ratio,
-            "probe_worst": result.worst_value,
-            "worst_gap_36": worst_gap,
-            "probe_evaluations": result.n_evaluations,
-        },
+        result,
+        {"worst_ratio": worst_ratio, "worst_gap_36": worst_gap},
         tolerance={
             "ratio": 1 + tol_ratio,
             "gap_36_relative": tol_gap,
             "why": "pseudo-inverse of ΠK_xΠᵀ on eigenvalues above 1e-11·λ_max (relative error ~1e-8 there)",
         },
-        counterexample=None if ok else {"probe": result.to_json()},
         notes="(35) ⟺ (1/n)(Πf(x))ᵀ(ΠK_xΠᵀ)^+(Πf(x)) ≤ ‖f‖² with Πf(x) ∈ range(ΠK_xΠᵀ); f = c·k_Z with extra "
         "points beyond x, so f ranges outside span{k_x}. (36): the maximum over the unit ball is computed in "
         "orthonormal coordinates of span{k_Z}.",

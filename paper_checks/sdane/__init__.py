@@ -3,7 +3,11 @@ NeurIPS 2024) — every numbered statement as a claim (the statements are rebuil
 ``definitions_and_lemmas.py``), one module per part of the paper:
 
 * ``definitions_and_lemmas.py`` — the shared helpers, the definitions, Lemmas 9–14 and Table 1;
-* ``theorems.py``, ``algorithms.py``, ``local_solvers.py``, ``partial_participation.py``;
+* ``theorem_1.py`` — S-DANE with full participation (Sections 2–3): Theorem 1, Lemmas 16–17, Corollary 18,
+  Section 2.1's stabilized proximal-point method, Remark 2;
+* ``theorem_6.py`` — Acc-S-DANE with full participation (Section 4): Theorem 6, Lemma 24, Corollary 25, the
+  Stabilized Catalyst (their shared helpers in ``_full_participation.py``);
+* ``algorithms.py``, ``local_solvers.py``, ``partial_participation.py``;
 * ``figure_statements.py`` — the statements about the figures (data from figures/sdane.py).
 
 This ``__init__`` holds the paper's metadata (``PAPER``), its labels and the ``INVENTORY``; it defines no claims.

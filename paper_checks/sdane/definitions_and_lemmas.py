@@ -26,7 +26,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.certify.params import Ball, Box, Product, Spectrum, quadratic_instance_param
-from fedtheory.certify.probe import probe
+from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.controls import tightened_bound
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.clients import client_oracles
@@ -252,23 +252,18 @@ def definition_1_properties(ctx):
         return max(delta_s(problem, s) for s in range(2, n + 1)) / (ctx.param("convex_constant", 1.0) * orc.L)
 
     P = quadratic_instance_param(n=n, d=d, mu=1.0, L=(1.5, 100.0), K=1, weights="random")
-    conv = probe(
-        convex_violation,
-        P,
-        seed=rng,
-        n_random=40 if not ctx.full else 200,
-        n_starts=2 if not ctx.full else 6,
-        maxiter=60 if not ctx.full else 300,
-        target=1.0,
+    conv = probe_by_tier(
+        ctx, convex_violation, P, seed=rng, n_random=(40, 200), n_starts=(2, 6), maxiter=(60, 300), target=1.0
     )
     Pn = _nonconvex_spectrum_param(n, d)
-    nonc = probe(
+    nonc = probe_by_tier(
+        ctx,
         lambda inst: max(delta_s(inst[0], s) for s in range(2, n + 1)) / (2 * inst[1]),
         Pn,
         seed=rng,
-        n_random=40 if not ctx.full else 200,
-        n_starts=2 if not ctx.full else 6,
-        maxiter=60 if not ctx.full else 300,
+        n_random=(40, 200),
+        n_starts=(2, 6),
+        maxiter=(60, 300),
         target=1.0,
     )
     # sufficient Hessian condition on logistic clients: local SOD ratio between x, y ≤ max over the segment of
@@ -418,13 +413,14 @@ def definition_4(ctx):
             u = V[:, int(np.argmax(np.abs(w)))]
             worst_attain = max(worst_attain, abs(local_ed(orc, u, 0 * u, best) / Ds - 1))
     P = quadratic_instance_param(n=4, d=3, mu=1.0, L=(1.5, 100.0), K=1, weights="random")
-    res = probe(
+    res = probe_by_tier(
+        ctx,
         lambda inst: max(Delta_s(inst[0], s) for s in (1, 2, 3)) / client_oracles(inst[0]).L,
         P,
         seed=rng,
-        n_random=40 if not ctx.full else 200,
-        n_starts=2 if not ctx.full else 6,
-        maxiter=60 if not ctx.full else 300,
+        n_random=(40, 200),
+        n_starts=(2, 6),
+        maxiter=(60, 300),
         target=1.0,
     )
     ok = worst_over <= 1e-9 and worst_attain <= 1e-9 and res.worst_value <= 1
@@ -464,12 +460,13 @@ def delta_tilde_claim(ctx):
         q = random_federation(rng)
         worst_n = max(worst_n, abs(delta_tilde(q, q.n) / (ctx.param("delta_A_scale", 1.0) * delta_A(q)) - 1))
     P = quadratic_instance_param(n=4, d=3, mu=1.0, L=(1.5, 100.0), K=1, weights="random")
-    res = probe(
+    res = probe_by_tier(
+        ctx,
         lambda inst: delta_tilde(inst[0], 1) / client_oracles(inst[0]).L,
         P,
         seed=rng,
-        n_random=40 if not ctx.full else 200,
-        n_starts=2 if not ctx.full else 6,
+        n_random=(40, 200),
+        n_starts=(2, 6),
         maxiter=60,
         target=1.0,
     )
