@@ -40,10 +40,14 @@ def _shares(ranks) -> dict:
     }
 
 
-def _procedure_verdict(ctx, info: dict, replaced: str):
-    """Appendix C's verdict on one trained panel (Figures 1 and 2's fast checks): inconclusive when the network did
-    not reach test accuracy ``_TRAINED`` (the statement is about trained networks), else at least 90 % of the
-    slices of approximate rank ≤ 10."""
+def _procedure_verdict(ctx, net, adam: dict, replaced: str):
+    """Appendix C's procedure on one reduced panel (Figures 1 and 2's fast checks): ``net`` trained by Adam with
+    ``adam`` (lr, batch size, epochs) on the digits standing in for ``replaced``, k = 30 test samples, 200 slices;
+    inconclusive when the network did not reach test accuracy ``_TRAINED`` (the statement is about trained
+    networks), else verified when at least 90 % of the slices have approximate rank ≤ 10."""
+    info = _figures_module().appendix_c_panel(
+        net, "adam", adam, 30, False, ctx.rng, n_coords=200, min_test_accuracy=_TRAINED
+    )
     sh = _shares(info["ranks"])
     if info["test_accuracy"] < _TRAINED:
         return ctx.inconclusive(
@@ -158,19 +162,8 @@ _OBSERVED_ON_SUBSTITUTE = (
 def figure_1_procedure(ctx):
     from fedtheory.models.activation_networks import activation_mlp
 
-    fig = _figures_module()
     net = activation_mlp(64, [32], 10, activation="sigmoid", seed=ctx.seed % 1000)
-    info = fig.appendix_c_panel(
-        net,
-        "adam",
-        {"lr": 1e-3, "batch_size": 20, "epochs": 10},
-        30,
-        False,
-        ctx.rng,
-        n_coords=200,
-        min_test_accuracy=_TRAINED,
-    )
-    return _procedure_verdict(ctx, info, "MNIST")
+    return _procedure_verdict(ctx, net, {"lr": 1e-3, "batch_size": 20, "epochs": 10}, "MNIST")
 
 
 @claim(
@@ -207,19 +200,8 @@ figure_1_low_rank.replayer(_replay_panels)
 def figure_2_procedure(ctx):
     from fedtheory.models.activation_networks import conv_net
 
-    fig = _figures_module()
     net = conv_net(side=8, filters=8, hidden=32, activation="sigmoid", seed=ctx.seed % 1000)
-    info = fig.appendix_c_panel(
-        net,
-        "adam",
-        {"lr": 2e-2, "batch_size": 50, "epochs": 6},
-        30,
-        False,
-        ctx.rng,
-        n_coords=200,
-        min_test_accuracy=_TRAINED,
-    )
-    return _procedure_verdict(ctx, info, "CIFAR-10")
+    return _procedure_verdict(ctx, net, {"lr": 2e-2, "batch_size": 50, "epochs": 6}, "CIFAR-10")
 
 
 @claim(

@@ -10,22 +10,28 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.claims.core import claim
-from fedtheory.claims.figures import figure_data, load_figure
+from fedtheory.claims.figures import figure_data
 from fedtheory.content import load_module
-from fedtheory.plotting.spec import FigureContext
 
 H = load_module(Path(__file__).with_name("definitions_and_lemmas.py"))
 FIGURES = Path(__file__).resolve().parents[2] / "figures" / "sdane.py"
-
-
-def _figure(name):
-    return load_figure(FIGURES, name)
 
 
 def _figure_data(ctx, name):
     """The data of figure ``name`` as ``fedtheory figures`` plots it at the claim's seed and tier."""
     return figure_data(FIGURES, name, seed=ctx.seed, tier=ctx.tier)
 
+
+def _refuted_unless(ctx, ok: bool, measured: dict, counterexample: dict, verified_notes: str, refuted_notes: str):
+    """``verified`` (with ``verified_notes``) when ``ok``, else ``refuted`` with the replayable ``counterexample``
+    and ``refuted_notes`` (the finding): the check's and its replay's verdict."""
+    if ok:
+        return ctx.verified(measured=measured, notes=verified_notes)
+    return ctx.refuted(measured=measured, counterexample=counterexample, notes=refuted_notes)
+
+
+#: what a replay that no longer refutes says
+_NO_LONGER_REFUTES = "the stored configuration no longer refutes"
 
 #: why a statement read off one figure declares no control
 READ_OFF_ONE_FIGURE = (
@@ -134,7 +140,7 @@ def figure_3_full(ctx):
 
 def _sampling_speedups(seed, tier):
     """Acc-S-DANE's speed-up over S-DANE in rounds, per s, at the levels both reach (Figure 3's sampled panels)."""
-    data = _figure("figure_3").data(FigureContext(seed=seed, tier=tier))
+    data = figure_data(FIGURES, "figure_3", seed=seed, tier=tier)
     out = {}
     for k in range(1, len(data["panels"])):
         s = _series(data, k)
@@ -148,6 +154,13 @@ def _sampling_speedups(seed, tier):
             "speedup_at_deepest_common_level": speed[min(speed, key=lambda k: float(k))],
         }
     return out
+
+
+def _sampling_verdict(seed, tier):
+    """Whether the speed-up at s = 10 is the smallest (s = 80, 40, 10), and the measured record."""
+    out = _sampling_speedups(seed, tier)
+    sp = [v["speedup_at_deepest_common_level"] for v in out.values()]  # s = 80, 40, 10
+    return sp[-1] < min(sp[:-1]), {"by_s": out, "speedups_80_40_10": sp}
 
 
 CLIENT_SAMPLING_NOTES = (
@@ -174,30 +187,19 @@ CLIENT_SAMPLING_NOTES = (
     r"and s = 40.",
 )
 def figure_3_sampling(ctx):
-    out = _sampling_speedups(ctx.seed, "full")
-    sp = [v["speedup_at_deepest_common_level"] for v in out.values()]  # s = 80, 40, 10
-    measured = {"by_s": out, "speedups_80_40_10": sp}
-    if sp[-1] < min(sp[:-1]):
-        return ctx.verified(measured=measured, notes="the speed-up at s = 10 is the smallest")
-    return ctx.refuted(
-        measured=measured,
-        counterexample={"seed": ctx.seed, "tier": "full", "speedups_80_40_10": sp},
-        notes=CLIENT_SAMPLING_NOTES,
-    )
+    ok, measured = _sampling_verdict(ctx.seed, "full")
+    cex = {"seed": ctx.seed, "tier": "full", "speedups_80_40_10": measured["speedups_80_40_10"]}
+    return _refuted_unless(ctx, ok, measured, cex, "the speed-up at s = 10 is the smallest", CLIENT_SAMPLING_NOTES)
 
 
 @figure_3_sampling.replayer
 def _replay_figure_3_sampling(cex, ctx):
-    out = _sampling_speedups(int(cex["seed"]), cex["tier"])
-    sp = [v["speedup_at_deepest_common_level"] for v in out.values()]
-    measured = {"by_s": out, "speedups_80_40_10": sp}
-    if sp[-1] < min(sp[:-1]):
-        return ctx.verified(measured=measured, notes="the stored configuration no longer refutes")
-    return ctx.refuted(measured=measured, counterexample=cex, notes=CLIENT_SAMPLING_NOTES)
+    ok, measured = _sampling_verdict(int(cex["seed"]), cex["tier"])
+    return _refuted_unless(ctx, ok, measured, cex, _NO_LONGER_REFUTES, CLIENT_SAMPLING_NOTES)
 
 
 def _figure_4_verdict(seed):
-    data = _figure("figure_4").data(FigureContext(seed=seed, tier="full"))
+    data = figure_data(FIGURES, "figure_4", seed=seed, tier="full")
     acc = _series(data, 0)
     name = next(k for k in acc if k.startswith("S-DANE"))
     best = {k: float(np.max(y)) for k, (x, y) in acc.items()}
@@ -235,17 +237,14 @@ FIGURE_4_NOTES = (
 )
 def figure_4_text(ctx):
     ok, measured = _figure_4_verdict(ctx.seed)
-    if ok:
-        return ctx.verified(measured=measured, notes="S-DANE attains the highest accuracy first on the substitute")
-    return ctx.refuted(measured=measured, counterexample={"seed": ctx.seed}, notes=FIGURE_4_NOTES)
+    first = "S-DANE attains the highest accuracy first on the substitute"
+    return _refuted_unless(ctx, ok, measured, {"seed": ctx.seed}, first, FIGURE_4_NOTES)
 
 
 @figure_4_text.replayer
 def _replay_figure_4(cex, ctx):
     ok, measured = _figure_4_verdict(int(cex["seed"]))
-    if ok:
-        return ctx.verified(measured=measured, notes="the stored configuration no longer refutes")
-    return ctx.refuted(measured=measured, counterexample=cex, notes=FIGURE_4_NOTES)
+    return _refuted_unless(ctx, ok, measured, cex, _NO_LONGER_REFUTES, FIGURE_4_NOTES)
 
 
 #: gradient norms below this fraction of the largest initial ‖∇f(x⁰)‖ are rounding (1e3·eps): figure 5's check ranks
