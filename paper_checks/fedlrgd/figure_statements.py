@@ -141,6 +141,9 @@ def _replay_panels(cex, ctx):
     )
 
 
+#: what every claim here declares: a simulation that trains networks with torch (on the digits substitute)
+_TRAINED_ON_DIGITS = {"kind": "simulation", "requires": ("torch",)}
+
 #: why the figures' claims declare no control
 _OBSERVED_ON_SUBSTITUTE = (
     "an empirical observation about trained networks on a substitute (the share of low-rank "
@@ -154,10 +157,9 @@ _OBSERVED_ON_SUBSTITUTE = (
     title="Appendix C's procedure on a small trained perceptron (digits): approximate ranks of gradient slices ≪ k",
     statement=_STATEMENT_1
     + r" (Fast check: one reduced panel — 32 hidden units, 10 epochs (3 more at a time while test accuracy < 0.8), $k=30$, 200 slices.)",
-    kind="simulation",
+    **_TRAINED_ON_DIGITS,
     control_exempt=_OBSERVED_ON_SUBSTITUTE,
     substitute="scikit-learn's 8×8 digits instead of MNIST, a reduced perceptron (32 hidden units, 10 epochs)",
-    requires=("torch",),
 )
 def figure_1_procedure(ctx):
     from fedtheory.models.activation_networks import activation_mlp
@@ -171,11 +173,10 @@ def figure_1_procedure(ctx):
     ref="Figure 1",
     title="Figure 1 (all nine panels, digits substitute): gradient slices of trained perceptrons are approximately low rank",
     statement=_STATEMENT_1,
-    kind="simulation",
+    **_TRAINED_ON_DIGITS,
     control_exempt=_OBSERVED_ON_SUBSTITUTE,
     substitute="scikit-learn's 8×8 digits instead of MNIST",
     tier="full",
-    requires=("torch",),
 )
 def figure_1_low_rank(ctx):
     return _figure_claim_result(
@@ -192,10 +193,9 @@ figure_1_low_rank.replayer(_replay_panels)
     title="Appendix C's procedure on a small trained convolutional network (digits): approximate ranks ≪ k",
     statement=_STATEMENT_2
     + r" (Fast check: one reduced panel — 8 filters, 32 dense units, 6 epochs at rate 0.02 (3 more at a time while test accuracy < 0.8), $k=30$, 200 slices.)",
-    kind="simulation",
+    **_TRAINED_ON_DIGITS,
     control_exempt=_OBSERVED_ON_SUBSTITUTE,
     substitute="scikit-learn's 8×8 digits instead of CIFAR-10, a reduced convolutional network",
-    requires=("torch",),
 )
 def figure_2_procedure(ctx):
     from fedtheory.models.activation_networks import conv_net
@@ -209,11 +209,10 @@ def figure_2_procedure(ctx):
     ref="Figure 2",
     title="Figure 2 on the digits substitute: low rank reproduced for logistic CNNs, not for the ReLU panel (d)",
     statement=_STATEMENT_2,
-    kind="simulation",
+    **_TRAINED_ON_DIGITS,
     tier="full",
     expect="not-reproduced",
     substitute="scikit-learn's 8×8 digits instead of CIFAR-10, small convolutional networks trained on CPU",
-    requires=("torch",),
 )
 def figure_2_low_rank(ctx):
     return _figure_claim_result(

@@ -491,6 +491,17 @@ def fig4_near_zero(ctx):
     )
 
 
+def _noiseless_d5(word: str) -> Control:
+    """The control of "``word`` for d = 5" (seed-to-seed spread of the d = 5 frontiers): one seed's curve for every
+    seed."""
+    return Control(
+        "noiseless-d5",
+        "the d = 5 frontiers replaced by one seed's, repeated: a d = 5 curve known to have no seed-to-seed noise "
+        f"(spread 0), so '{word} for d = 5' is false a priori and the spread measure must read 0",
+        {"noiseless_d5": True},
+    )
+
+
 def _simulated_parts(d, panel_index=0):
     s = _series_by_label(d["panels"][panel_index])
     return s["FedAvg (Θ_{1:K})"], [s[k] for k in s if k.startswith("MAML")]
@@ -576,15 +587,7 @@ def fig5_away(ctx):
     statement=r"\"The MAML frontier is noisy for $d=5$ (as $\rho,\Delta$ depend on random eigenvalues of $A$), but stabilizes "
     r"for $d=100$.\"",
     kind="numeric",
-    controls=[
-        Control(
-            "noiseless-d5",
-            "the d = 5 frontiers replaced by one seed's, repeated: a d = 5 "
-            "curve known to have no seed-to-seed noise (spread 0), so 'noisy "
-            "for d = 5' is false a priori and the spread measure must read 0",
-            {"noiseless_d5": True},
-        )
-    ],
+    controls=[_noiseless_d5("noisy")],
 )
 def fig5_noise(ctx):
     curves = {5: [], 100: []}
@@ -718,15 +721,7 @@ def fig7_discrepancy(ctx):
     statement=r"\"Again, we see that when $d=5$, there is some noise in $(\rho,\Delta)$, which seems to approach some limiting "
     r"behavior for $d=100$.\"",
     kind="numeric",
-    controls=[
-        Control(
-            "noiseless-d5",
-            "the d = 5 frontiers replaced by one seed's, repeated: a d = 5 "
-            "curve known to have no seed-to-seed noise (spread 0), so 'noise "
-            "for d = 5' is false a priori and the spread measure must read 0",
-            {"noiseless_d5": True},
-        )
-    ],
+    controls=[_noiseless_d5("noise")],
 )
 def fig7_noise(ctx):
     spreads = {}
