@@ -258,7 +258,7 @@ ALPHA_TOLERANCE = (
 
 
 def _training_claim(
-    n: int, expect: str, *, finding: str, slug: str, title: str, statement: str, measurements, tolerance: str
+    n: int, expect: str, finding: str, *, slug: str, title: str, statement: str, measurements, tolerance: str
 ):
     """Figure n's (6 or 11) claim ``localupdate/figure-n/slug`` on the torch substitute's training runs:
     ``measurements(data)`` of the figure's data, judged against ``tolerance`` (a stored run is replayed)."""
@@ -271,6 +271,32 @@ def _training_claim(
         tolerance,
         FIG6_NOTES + finding,
         expect,
+    )
+
+
+def _momentum(n: int, expect: str, finding: str):
+    return _training_claim(
+        n,
+        expect,
+        finding,
+        slug="server-momentum-improves-convergence",
+        title="server momentum improves convergence (tuned learning rates)",
+        statement=MOMENTUM_STATEMENT,
+        measurements=momentum_measurements,
+        tolerance=MOMENTUM_TOLERANCE,
+    )
+
+
+def _alpha(n: int, expect: str, finding: str):
+    return _training_claim(
+        n,
+        expect,
+        finding,
+        slug="alpha-little-effect",
+        title="the proximal strength alpha has little to no effect when learning rates are tuned",
+        statement=ALPHA_STATEMENT,
+        measurements=alpha_measurements,
+        tolerance=ALPHA_TOLERANCE,
     )
 
 
@@ -486,27 +512,10 @@ ALPHA_FINDING = (
     "small alpha. "
 )
 
-#: Figures 6 and 11's two statements (Figure 11 repeats Figure 6's experiment at its own seed)
-MOMENTUM_CLAIM = dict(
-    finding=MOMENTUM_FINDING,
-    slug="server-momentum-improves-convergence",
-    title="server momentum improves convergence (tuned learning rates)",
-    statement=MOMENTUM_STATEMENT,
-    measurements=momentum_measurements,
-    tolerance=MOMENTUM_TOLERANCE,
-)
-ALPHA_CLAIM = dict(
-    finding=ALPHA_FINDING,
-    slug="alpha-little-effect",
-    title="the proximal strength alpha has little to no effect when learning rates are tuned",
-    statement=ALPHA_STATEMENT,
-    measurements=alpha_measurements,
-    tolerance=ALPHA_TOLERANCE,
-)
-figure_6_momentum = _training_claim(6, "not-reproduced", **MOMENTUM_CLAIM)
-figure_6_alpha = _training_claim(6, "not-reproduced", **ALPHA_CLAIM)
-figure_11_momentum = _training_claim(11, "not-reproduced", **MOMENTUM_CLAIM)
-figure_11_alpha = _training_claim(11, "not-reproduced", **ALPHA_CLAIM)
+figure_6_momentum = _momentum(6, "not-reproduced", MOMENTUM_FINDING)
+figure_6_alpha = _alpha(6, "not-reproduced", ALPHA_FINDING)
+figure_11_momentum = _momentum(11, "not-reproduced", MOMENTUM_FINDING)
+figure_11_alpha = _alpha(11, "not-reproduced", ALPHA_FINDING)
 
 figure_12_crossing = _fig_claim(
     "client-lr-changes-point-reached",
