@@ -50,6 +50,14 @@ def figure_7_counts() -> list[dict]:
     return out
 
 
+def _millions_per_group(counts: list, key: str, totals) -> list:
+    """One bar series per network: its count ``key`` per layer group, in millions, with ``totals(network)`` as the
+    series' params."""
+    return [
+        series(c["label"], FIGURE_7_LABELS, [v / 1e6 for v in c[key]], type="bar", params=totals(c)) for c in counts
+    ]
+
+
 @figure(
     requires=("torch",),
     id="fedhm/figure-7",
@@ -58,30 +66,16 @@ def figure_7_counts() -> list[dict]:
 )
 def figure_7(ctx):
     counts = figure_7_counts()
-    params_series = [
-        series(
-            c["label"],
-            FIGURE_7_LABELS,
-            [p / 1e6 for p in c["params"]],
-            type="bar",
-            params={"total_params": sum(c["params"])},
-        )
-        for c in counts
-    ]
-    macs_series = [
-        series(
-            c["label"],
-            FIGURE_7_LABELS,
-            [m / 1e6 for m in c["macs"]],
-            type="bar",
-            params={
-                "total_macs": sum(c["macs"]),
-                "macs_weights_only": c["macs_weights_only"],
-                "total_macs_weights_only": sum(c["macs_weights_only"]),
-            },
-        )
-        for c in counts
-    ]
+    params_series = _millions_per_group(counts, "params", lambda c: {"total_params": sum(c["params"])})
+    macs_series = _millions_per_group(
+        counts,
+        "macs",
+        lambda c: {
+            "total_macs": sum(c["macs"]),
+            "macs_weights_only": c["macs_weights_only"],
+            "total_macs_weights_only": sum(c["macs_weights_only"]),
+        },
+    )
     return {
         "params": {
             "networks": [{k: c[k] for k in ("label", "depth", "classes", "input")} for c in counts],

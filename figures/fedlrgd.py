@@ -448,6 +448,26 @@ def _hist_panel(label: str, info: dict, k: int) -> dict:
     )
 
 
+#: how Figures 1 and 2 sample the slices: non-trivial weights |θ*_q| ≥ threshold, that many per panel, and the
+#: energy share that defines the approximate rank (77)
+_SLICE_SAMPLING = {"threshold": 0.005, "coordinates_per_panel": 500, "energy": 0.9}
+
+
+def _rank_histograms(panel_fn, labels_and_k, seed: int, share_levels) -> tuple[list, dict]:
+    """The panels of a rank-histogram figure (panel i by ``panel_fn(i, seed, data)`` on the digits split, labelled
+    and with k as ``labels_and_k[i]``) and their summary: each panel's test accuracy and the share of its slices of
+    approximate rank ≤ each of ``share_levels``."""
+    data = digits_split()
+    panels, summary = [], {}
+    for i, (label, k) in enumerate(labels_and_k):
+        info = panel_fn(i, seed, data)
+        panels.append(_hist_panel(label, info, k))
+        ranks = np.asarray(info["ranks"])
+        summary[label] = {"test_accuracy": info["test_accuracy"]}
+        summary[label].update({f"share_le_{level}": float(np.mean(ranks <= level)) for level in share_levels})
+    return panels, summary
+
+
 def figure_1_panel(index: int, seed: int, data=None) -> dict:
     """Panel ``index`` of Figure 1 (trained and measured with its own generator seeded by (seed, index))."""
     from fedtheory.models.activation_networks import activation_mlp
@@ -482,22 +502,13 @@ def figure_2_panel(index: int, seed: int, data=None) -> dict:
     ),
 )
 def figure_1(ctx):
-    data = digits_split()
-    panels, summary = [], {}
-    for i, (label, hidden, k, act, opt, all_w) in enumerate(FIGURE_1_PANELS):
-        info = figure_1_panel(i, ctx.seed, data)
-        panels.append(_hist_panel(label, info, k))
-        summary[label] = {
-            "test_accuracy": info["test_accuracy"],
-            "share_le_10": float(np.mean(np.asarray(info["ranks"]) <= 10)),
-            "share_le_5": float(np.mean(np.asarray(info["ranks"]) <= 5)),
-        }
+    panels, summary = _rank_histograms(
+        figure_1_panel, [(spec[0], spec[2]) for spec in FIGURE_1_PANELS], ctx.seed, (10, 5)
+    )
     return {
         "params": {
             "training": FIGURE_1_TRAINING,
-            "threshold": 0.005,
-            "coordinates_per_panel": 500,
-            "energy": 0.9,
+            **_SLICE_SAMPLING,
             "perturbation": "θ* + (‖θ*‖₁/p) g, g ~ N(0, I) (75)",
             "panel_seeds": "(seed, panel index)",
             "summary": summary,
@@ -522,23 +533,14 @@ def figure_1(ctx):
     ),
 )
 def figure_2(ctx):
-    data = digits_split()
-    panels, summary = [], {}
-    for i, (label, k, act, opt) in enumerate(FIGURE_2_PANELS):
-        info = figure_2_panel(i, ctx.seed, data)
-        panels.append(_hist_panel(label, info, k))
-        summary[label] = {
-            "test_accuracy": info["test_accuracy"],
-            "share_le_6": float(np.mean(np.asarray(info["ranks"]) <= 6)),
-            "share_le_10": float(np.mean(np.asarray(info["ranks"]) <= 10)),
-        }
+    panels, summary = _rank_histograms(
+        figure_2_panel, [(spec[0], spec[1]) for spec in FIGURE_2_PANELS], ctx.seed, (6, 10)
+    )
     return {
         "params": {
             "network": FIGURE_2_NETWORK,
             "training": FIGURE_2_TRAINING,
-            "threshold": 0.005,
-            "coordinates_per_panel": 500,
-            "energy": 0.9,
+            **_SLICE_SAMPLING,
             "panel_seeds": "(seed, panel index)",
             "summary": summary,
         },

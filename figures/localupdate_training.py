@@ -474,6 +474,8 @@ def figure_13_data(ctx, *, config: dict | None = None, tasks: tuple | None = Non
     return _figure_12_13(ctx, {**FIGURE_13, **(config or {})}, tasks or tuple(TASKS.values()), tuned_eta=True)
 
 
+#: what every figure here declares: networks trained with torch, the full tier
+_TRAINED_ON_DIGITS = {"tier": "full", "requires": ("torch",)}
 _FIG6_SUB = substitute_sentence("FEMNIST", "digits", _sentence(FEMNIST) + "; 20 % of digits held out as the test set")
 _FIG12_SUB = substitute_sentence(
     "FEMNIST, CIFAR-100 and Shakespeare",
@@ -485,8 +487,7 @@ _FIG12_SUB = substitute_sentence(
 
 @figure(
     id="localupdate/figure-6",
-    tier="full",
-    requires=("torch",),
+    **_TRAINED_ON_DIGITS,
     substitute=_FIG6_SUB,
     caption="Test accuracy of LocalUpdate with Θ = Θ_{1:K} (K = 10 here, 50 in the paper) with tuned learning "
     "rates γ, η. (Left) Varying types of server momentum, α = 0. (Right) No momentum and varying α. "
@@ -499,8 +500,7 @@ def figure_6(ctx):
 
 @figure(
     id="localupdate/figure-11",
-    tier="full",
-    requires=("torch",),
+    **_TRAINED_ON_DIGITS,
     substitute=_FIG6_SUB,
     caption="Figure 6 re-plotted (Appendix E.3): test accuracy of LocalUpdate with tuned learning rates. "
     "(Left) Varying types of server momentum, α = 0. (Right) No momentum and varying α. Computed at "
@@ -514,8 +514,7 @@ def figure_11(ctx):
 
 @figure(
     id="localupdate/figure-12",
-    tier="full",
-    requires=("torch",),
+    **_TRAINED_ON_DIGITS,
     substitute=_FIG12_SUB,
     caption="Training loss of LocalUpdate with α = 0, Θ = Θ_{1:10}, varying client learning rate γ, and "
     "ServerOpt gradient descent with learning rate η = 0.01 and no momentum; diverged runs omitted. "
@@ -528,8 +527,7 @@ def figure_12(ctx):
 
 @figure(
     id="localupdate/figure-13",
-    tier="full",
-    requires=("torch",),
+    **_TRAINED_ON_DIGITS,
     substitute=_FIG12_SUB,
     caption="Training loss of LocalUpdate with α = 0, Θ = Θ_{1:10}, varying client learning rate γ, and "
     "ServerOpt gradient descent with tuned server learning rate η. Panels (a), (b), (c) stand in "

@@ -266,6 +266,17 @@ def heterogeneity_offsets(
     return g / max(float(np.linalg.norm(a - b)) for a in g for b in g)
 
 
+def _gain_panel(name: str, n_j: int, xlabel: str, curves: list, **scales):
+    """Panel (a), the data-scarce client's federation gains, or (b), the data-rich client's (``name``)."""
+    title = f"({'a' if name == 'scarce' else 'b'}) a data-{name} client (n_j = {n_j})"
+    return panel(title, xlabel, "federation gain", curves, **scales)
+
+
+def _gain_setup(M: int, d: int) -> dict:
+    """What Figures 4 and 5 share: M clients in R^d, half with n_j = 50 samples and half with 500, noise σ."""
+    return {"M": M, "d": d, "n": [50, 500], "sigma": SIGMA}
+
+
 def figure_4_data(seed: int = 0, scale: str = "paper", heterogeneity: str = "gaussian") -> dict:
     """Section 6.2: M = 20, d = 100, n_i = 50 (10 data-scarce clients) or 500 (10 data-rich), σ = 0.5, η = 0.1;
     θ_i^* = θ^* + Γh_i with h_i from :func:`heterogeneity_offsets` (``heterogeneity``)."""
@@ -315,22 +326,10 @@ def figure_4_data(seed: int = 0, scale: str = "paper", heterogeneity: str = "gau
                 params={"threshold": thr[name], "reference": True},
             )
         )
-        panels.append(
-            panel(
-                f"({'a' if name == 'scarce' else 'b'}) a data-{name} client (n_j = {ns[j]})",
-                "Γ",
-                "federation gain",
-                ser,
-                xscale="log",
-                yscale="log",
-            )
-        )
+        panels.append(_gain_panel(name, ns[j], "Γ", ser, xscale="log", yscale="log"))
     return {
         "params": {
-            "M": M,
-            "d": d,
-            "n": [50, 500],
-            "sigma": SIGMA,
+            **_gain_setup(M, d),
             "eta": ETA,
             "trials": cfg["trials"],
             "seed": seed,
@@ -371,21 +370,10 @@ def figure_5_data(seed: int = 0, scale: str = "paper") -> dict:
     panels = []
     for name, j in (("scarce", scarce), ("rich", rich)):
         ser = [series(_label(k, s), rs, gains[(k, s, j)], params={"kind": k, "s": s}) for k, s in ALGORITHMS]
-        panels.append(
-            panel(
-                f"({'a' if name == 'scarce' else 'b'}) a data-{name} client (n_j = {ns[j]})",
-                "subspace dimension r",
-                "federation gain",
-                ser,
-                yscale="log",
-            )
-        )
+        panels.append(_gain_panel(name, ns[j], "subspace dimension r", ser, yscale="log"))
     return {
         "params": {
-            "M": M,
-            "d": d,
-            "n": [50, 500],
-            "sigma": SIGMA,
+            **_gain_setup(M, d),
             "eta": "0.1 r/d",
             "trials": cfg["trials_r"],
             "seed": seed,

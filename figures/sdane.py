@@ -44,6 +44,17 @@ def _trace(h, label, x="rounds", metric="gap", params=None):
     return series(label, np.asarray(xs)[keep], np.asarray(ys)[keep], params=params or {})
 
 
+def _gap_per_round(title: str, runs: dict, params: dict | None = None):
+    """A panel of each run's f(x^r) − f* against communication rounds (log scale), labelled by the runs' keys."""
+    return panel(
+        title,
+        "communication rounds",
+        "f(x^r) − f*",
+        [_trace(h, k, params=params) for k, h in runs.items()],
+        yscale="log",
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # Figures 1 and 2: the quadratic
 # --------------------------------------------------------------------------------------------
@@ -148,15 +159,7 @@ def figure_2(ctx):
     panels, Ks = [], (10, 50)
     for K in Ks:
         orc, runs = _quadratic_runs(ctx.seed, rounds, fixed_K=K)
-        panels.append(
-            panel(
-                f"K = {K} local GD steps",
-                "communication rounds",
-                "f(x^r) − f*",
-                [_trace(h, k, params={"K": K}) for k, h in runs.items()],
-                yscale="log",
-            )
-        )
+        panels.append(_gap_per_round(f"K = {K} local GD steps", runs, {"K": K}))
     return {
         "params": _quadratic_params(
             orc, rounds, {"fixed_local_steps": list(Ks), "unspecified_by_paper": "the fixed number of local steps K"}
@@ -254,26 +257,10 @@ def figure_3(ctx):
     r_full, r_s = (100, 200) if full else (40, 30)
     lams = tuple(POLY["lam_sampled_grid"]) if full else (1.0,)
     orc, runs = _poly_full(ctx.seed, r_full)
-    panels = [
-        panel(
-            "n = 10, full participation",
-            "communication rounds",
-            "f(x^r) − f*",
-            [_trace(h, k) for k, h in runs.items()],
-            yscale="log",
-        )
-    ]
+    panels = [_gap_per_round("n = 10, full participation", runs)]
     _, sampled = _poly_sampled(ctx.seed, r_s, lams=lams)
     for s, rs in sampled.items():
-        panels.append(
-            panel(
-                f"n = 100, s = {s}",
-                "communication rounds",
-                "f(x^r) − f*",
-                [_trace(h, k, params={"s": s}) for k, h in rs.items()],
-                yscale="log",
-            )
-        )
+        panels.append(_gap_per_round(f"n = 100, s = {s}", rs, {"s": s}))
     return {
         "params": {
             **POLY,

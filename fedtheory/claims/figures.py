@@ -22,6 +22,7 @@ that once, so a claim reads as the paper's statement plus what is specific to it
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -89,6 +90,17 @@ def xy(series: dict) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(series["x"], dtype=float), np.asarray(series["y"], dtype=float)
 
 
+def series_xy(panel: dict, key: Callable[[dict], Any] | None = None) -> dict:
+    """A panel's series as float ``(x, y)`` arrays, by ``key(series)`` (default: the label) — the form a statement
+    about a figure's curves reads them in.
+
+    >>> p = {"series": [{"label": "GD", "x": [0, 1], "y": [1.0, 0.5], "params": {"s": 1}}]}
+    >>> sorted(series_xy(p)), series_xy(p, key=lambda s: s["params"]["s"])[1][1].tolist()
+    (['GD'], [1.0, 0.5])
+    """
+    return {(s["label"] if key is None else key(s)): xy(s) for s in panel["series"]}
+
+
 def distance_to_curve(px: np.ndarray, py: np.ndarray, cx: np.ndarray, cy: np.ndarray) -> np.ndarray:
     """Euclidean distance from each point (px, py) to the polyline (cx, cy) (segments between consecutive points):
     how far a plotted curve is from another, the usual reading of "nearly identical" or "lies on".
@@ -117,3 +129,32 @@ def decide_per_row(ctx, ok: bool, rows: dict, *, key: str = "per_setting", **kw)
     ('refuted', True)
     """
     return ctx.decide(ok, measured=rows, counterexample=None if ok else {key: rows}, **kw)
+
+
+def judge_each(items: Iterable[tuple[str, Any]], judge: Callable[[Any], tuple[bool, Any]]) -> tuple[bool, dict]:
+    """A statement evaluated on each named item (a figure's panels, its settings): ``judge(item)`` returns whether
+    the statement holds there and the row it measured; the result is whether it holds on every item and the rows by
+    name (every item is judged, so the record shows all of them, not only the first failure).
+
+    >>> judge_each([("IID", 0.1), ("Non-IID", -0.2)], lambda gap: (gap >= 0, {"gap": gap}))
+    (False, {'IID': {'gap': 0.1}, 'Non-IID': {'gap': -0.2}})
+    """
+    ok, rows = True, {}
+    for name, item in items:
+        holds, rows[name] = judge(item)
+        ok = ok and bool(holds)
+    return ok, rows
+
+
+def decide_each_panel(ctx, data: dict, judge: Callable[[dict], tuple[bool, Any]], **kw):
+    """The verdict of a statement that must hold on every panel of a figure's ``data``: :func:`judge_each` over the
+    panels by title, decided by :func:`decide_per_row` (``kw``: its key, tolerance and notes).
+
+    >>> from fedtheory.claims.core import CheckContext
+    >>> data = {"panels": [{"title": "IID", "series": [{"label": "a", "x": [0], "y": [2.0]}]}]}
+    >>> evidence = decide_each_panel(CheckContext(seed=0), data, lambda p: (p["series"][0]["y"][-1] > 1, {"y": 2.0}))
+    >>> evidence.status, evidence.measured
+    ('verified', {'IID': {'y': 2.0}})
+    """
+    ok, rows = judge_each(((p["title"], p) for p in data["panels"]), judge)
+    return decide_per_row(ctx, ok, rows, **kw)

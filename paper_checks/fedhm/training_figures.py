@@ -18,7 +18,7 @@ import numpy as np
 
 from fedtheory.claims import figures as claim_figures
 from fedtheory.claims.core import Control, claim, derive_seed
-from fedtheory.claims.figures import decide_per_row
+from fedtheory.claims.figures import decide_each_panel, decide_per_row, judge_each
 
 HERE = Path(__file__).resolve().parent
 EARLY = 5  # rounds before this one are the start-up transient (every model near chance)
@@ -55,12 +55,10 @@ def _curves(panel: dict) -> dict:
     **ON_SUBSTITUTE,
 )
 def figure_2_fedhm_vs_fedavg(ctx):
-    data = figure_data("fedhm/figure-2")
-    rows, ok = {}, True
-    for p in data["panels"]:
-        c = _curves(p)
+    def at_least_as_accurate(panel):
+        c = _curves(panel)
         gap = c["FedHM"][EARLY:] - c["FedAvg"][EARLY:]
-        rows[p["title"]] = {
+        return bool(np.all(gap >= 0)), {
             "rounds_fedhm_below_fedavg": int(np.sum(gap < 0)),
             "of_rounds": int(gap.size),
             "mean_accuracy_fedhm": float(c["FedHM"].mean()),
@@ -68,12 +66,11 @@ def figure_2_fedhm_vs_fedavg(ctx):
             "final_fedhm": float(c["FedHM"][-1]),
             "final_fedavg": float(c["FedAvg"][-1]),
         }
-        ok &= bool(np.all(gap >= 0))
-    return decide_per_row(
+
+    return decide_each_panel(
         ctx,
-        ok,
-        rows,
-        key="per_setting",
+        figure_data("fedhm/figure-2"),
+        at_least_as_accurate,
         tolerance="every round from the fifth, means of two seeds",
         notes="Not reproduced on the substitute: the γ = 1/8 truncation of the server model starts near chance "
         "and catches up only late, while FedAvg trains its slimmed network directly. Same step size, "
@@ -101,26 +98,34 @@ def figure_2_fedhm_vs_fedavg(ctx):
     ],
 )
 def figure_2_heterofl_vs_fedavg(ctx):
-    data = figure_data("fedhm/figure-2")
     slower, baseline = ("FedAvg", "HeteroFL") if ctx.param("swap", False) else ("HeteroFL", "FedAvg")
-    rows, ok = {}, True
-    for p in data["panels"]:
-        c = _curves(p)
-        rows[p["title"]] = {
+
+    def slower_on_average(panel):
+        c = _curves(panel)
+        return c[slower].mean() < c[baseline].mean(), {
             "mean_accuracy_heterofl": float(c[slower].mean()),
             "mean_accuracy_baseline": float(c[baseline].mean()),
         }
-        ok &= c[slower].mean() < c[baseline].mean()
-    return decide_per_row(
+
+    return decide_each_panel(
         ctx,
-        ok,
-        rows,
-        key="per_setting",
+        figure_data("fedhm/figure-2"),
+        slower_on_average,
         tolerance="strict comparison of the mean accuracy over all rounds",
         notes="Reproduced on the substitute: HeteroFL's smallest network, trained by every client as the core of "
         "the wider ones and averaged with them, learns more slowly than FedAvg's, trained alone by everyone "
         "(mean accuracies over the 41 evaluated rounds reported).",
     )
+
+
+def _smaller_than_original(data: dict):
+    """Each low-rank model of a panel with fewer parameters than the panel's original network, named
+    "<panel> <model>", with that original."""
+    for p in data["panels"]:
+        orig = next(s for s in p["series"] if s["label"].startswith("original"))
+        for s in p["series"]:
+            if s is not orig and s["params"]["params"] < orig["params"]["params"]:
+                yield f"{p['title']} {s['label']}", (s, orig)
 
 
 @claim(
@@ -134,20 +139,15 @@ def figure_2_heterofl_vs_fedavg(ctx):
     **ON_SUBSTITUTE,
 )
 def figure_3_claim(ctx):
-    data = figure_data("fedhm/figure-3")
-    rows, ok = {}, True
-    for p in data["panels"]:
-        orig = next(s for s in p["series"] if s["label"].startswith("original"))
-        base = float(np.mean(orig["y"][-5:]))
-        for s in p["series"]:
-            if s is orig or s["params"]["params"] >= orig["params"]["params"]:
-                continue
-            gap = float(np.mean(s["y"][-5:])) - base
-            rows[f"{p['title']} {s['label']}"] = {
-                "params_ratio": s["params"]["params"] / orig["params"]["params"],
-                "final_minus_original": gap,
-            }
-            ok &= gap >= -0.02
+    def comparable(pair):
+        s, orig = pair
+        gap = float(np.mean(s["y"][-5:])) - float(np.mean(orig["y"][-5:]))
+        return gap >= -0.02, {
+            "params_ratio": s["params"]["params"] / orig["params"]["params"],
+            "final_minus_original": gap,
+        }
+
+    ok, rows = judge_each(_smaller_than_original(figure_data("fedhm/figure-3")), comparable)
     return decide_per_row(
         ctx,
         ok,
@@ -173,18 +173,19 @@ def figure_3_claim(ctx):
 def figure_4_claim(ctx):
     data = figure_data("fedhm/figure-4")
     comm, comp = data["panels"][0]["series"], data["panels"][1]["series"]
-    rows, ok = {}, True
-    for sc, sp in zip(comm, comp):
-        labels = sc["x"]
+
+    def cheaper_on_both(costs):
+        sc, sp = costs
         c, m = np.asarray(sc["y"], float), np.asarray(sp["y"], float)
         reductions = {
             lab: {"communication": float(c[0] / c[i]), "computation": float(m[0] / m[i])}
-            for i, lab in enumerate(labels)
+            for i, lab in enumerate(sc["x"])
             if i > 0 and np.isfinite(c[i]) and np.isfinite(c[0])
         }
         best = [lab for lab, r in reductions.items() if r["communication"] > 1 and r["computation"] > 1]
-        rows[sc["label"]] = {"reductions_vs_original": reductions, "gammas_cheaper_on_both": best}
-        ok &= bool(best)
+        return bool(best), {"reductions_vs_original": reductions, "gammas_cheaper_on_both": best}
+
+    ok, rows = judge_each(((sc["label"], (sc, sp)) for sc, sp in zip(comm, comp)), cheaper_on_both)
     return decide_per_row(
         ctx,
         ok,
@@ -209,16 +210,16 @@ def figure_4_claim(ctx):
     **ON_SUBSTITUTE,
 )
 def figure_8_low_rank_vs_width(ctx):
-    data = figure_data("fedhm/figure-8")
-    rows, ok = {}, True
-    for setting, f in data["params"]["finals"].items():
-        pairs = []
+    def low_rank_ahead(f):
+        pairs, ok = [], True
         for (pl, al), (pw, aw) in zip(f["low_rank"][1:], f["width"][1:]):
             if pl >= f["low_rank"][0][0]:
                 continue  # γ = 1/2 is not compressed on a square FC layer
             pairs.append({"low_rank": [pl, al], "width": [pw, aw], "margin": al - aw})
             ok &= al > aw and pl <= pw
-        rows[setting] = pairs
+        return ok, pairs
+
+    ok, rows = judge_each(figure_data("fedhm/figure-8")["params"]["finals"].items(), low_rank_ahead)
     return decide_per_row(
         ctx,
         ok,
@@ -250,13 +251,16 @@ def figure_8_low_rank_vs_width(ctx):
     ],
 )
 def figure_8_vanilla(ctx):
-    data = figure_data("fedhm/figure-8")
-    rows, ok = {}, True
-    for setting, f in data["params"]["finals"].items():
+    def vanilla_drops(f):
         hybrid = f["low_rank"][-1][1]
         vanilla = hybrid if ctx.param("vanilla_is_hybrid", False) else f["vanilla"][1]
-        rows[setting] = {"smallest_hybrid_final": hybrid, "vanilla_final": vanilla, "vanilla_params": f["vanilla"][0]}
-        ok &= hybrid > 0.8 and vanilla <= hybrid - 0.10
+        return hybrid > 0.8 and vanilla <= hybrid - 0.10, {
+            "smallest_hybrid_final": hybrid,
+            "vanilla_final": vanilla,
+            "vanilla_params": f["vanilla"][0],
+        }
+
+    ok, rows = judge_each(figure_data("fedhm/figure-8")["params"]["finals"].items(), vanilla_drops)
     return decide_per_row(
         ctx,
         ok,

@@ -40,10 +40,14 @@ def _shares(ranks) -> dict:
     }
 
 
-def _procedure_verdict(ctx, info: dict, replaced: str):
-    """Appendix C's verdict on one trained panel (Figures 1 and 2's fast checks): inconclusive when the network did
-    not reach test accuracy ``_TRAINED`` (the statement is about trained networks), else at least 90 % of the
-    slices of approximate rank ≤ 10."""
+def _procedure_verdict(ctx, net, adam: dict, replaced: str):
+    """Appendix C's procedure on one reduced panel (Figures 1 and 2's fast checks): ``net`` trained by Adam with
+    ``adam`` (lr, batch size, epochs) on the digits standing in for ``replaced``, k = 30 test samples, 200 slices;
+    inconclusive when the network did not reach test accuracy ``_TRAINED`` (the statement is about trained
+    networks), else verified when at least 90 % of the slices have approximate rank ≤ 10."""
+    info = _figures_module().appendix_c_panel(
+        net, "adam", adam, 30, False, ctx.rng, n_coords=200, min_test_accuracy=_TRAINED
+    )
     sh = _shares(info["ranks"])
     if info["test_accuracy"] < _TRAINED:
         return ctx.inconclusive(
@@ -137,6 +141,9 @@ def _replay_panels(cex, ctx):
     )
 
 
+#: what every claim here declares: a simulation that trains networks with torch (on the digits substitute)
+_TRAINED_ON_DIGITS = {"kind": "simulation", "requires": ("torch",)}
+
 #: why the figures' claims declare no control
 _OBSERVED_ON_SUBSTITUTE = (
     "an empirical observation about trained networks on a substitute (the share of low-rank "
@@ -150,27 +157,15 @@ _OBSERVED_ON_SUBSTITUTE = (
     title="Appendix C's procedure on a small trained perceptron (digits): approximate ranks of gradient slices ≪ k",
     statement=_STATEMENT_1
     + r" (Fast check: one reduced panel — 32 hidden units, 10 epochs (3 more at a time while test accuracy < 0.8), $k=30$, 200 slices.)",
-    kind="simulation",
+    **_TRAINED_ON_DIGITS,
     control_exempt=_OBSERVED_ON_SUBSTITUTE,
     substitute="scikit-learn's 8×8 digits instead of MNIST, a reduced perceptron (32 hidden units, 10 epochs)",
-    requires=("torch",),
 )
 def figure_1_procedure(ctx):
     from fedtheory.models.activation_networks import activation_mlp
 
-    fig = _figures_module()
     net = activation_mlp(64, [32], 10, activation="sigmoid", seed=ctx.seed % 1000)
-    info = fig.appendix_c_panel(
-        net,
-        "adam",
-        {"lr": 1e-3, "batch_size": 20, "epochs": 10},
-        30,
-        False,
-        ctx.rng,
-        n_coords=200,
-        min_test_accuracy=_TRAINED,
-    )
-    return _procedure_verdict(ctx, info, "MNIST")
+    return _procedure_verdict(ctx, net, {"lr": 1e-3, "batch_size": 20, "epochs": 10}, "MNIST")
 
 
 @claim(
@@ -178,11 +173,10 @@ def figure_1_procedure(ctx):
     ref="Figure 1",
     title="Figure 1 (all nine panels, digits substitute): gradient slices of trained perceptrons are approximately low rank",
     statement=_STATEMENT_1,
-    kind="simulation",
+    **_TRAINED_ON_DIGITS,
     control_exempt=_OBSERVED_ON_SUBSTITUTE,
     substitute="scikit-learn's 8×8 digits instead of MNIST",
     tier="full",
-    requires=("torch",),
 )
 def figure_1_low_rank(ctx):
     return _figure_claim_result(
@@ -199,27 +193,15 @@ figure_1_low_rank.replayer(_replay_panels)
     title="Appendix C's procedure on a small trained convolutional network (digits): approximate ranks ≪ k",
     statement=_STATEMENT_2
     + r" (Fast check: one reduced panel — 8 filters, 32 dense units, 6 epochs at rate 0.02 (3 more at a time while test accuracy < 0.8), $k=30$, 200 slices.)",
-    kind="simulation",
+    **_TRAINED_ON_DIGITS,
     control_exempt=_OBSERVED_ON_SUBSTITUTE,
     substitute="scikit-learn's 8×8 digits instead of CIFAR-10, a reduced convolutional network",
-    requires=("torch",),
 )
 def figure_2_procedure(ctx):
     from fedtheory.models.activation_networks import conv_net
 
-    fig = _figures_module()
     net = conv_net(side=8, filters=8, hidden=32, activation="sigmoid", seed=ctx.seed % 1000)
-    info = fig.appendix_c_panel(
-        net,
-        "adam",
-        {"lr": 2e-2, "batch_size": 50, "epochs": 6},
-        30,
-        False,
-        ctx.rng,
-        n_coords=200,
-        min_test_accuracy=_TRAINED,
-    )
-    return _procedure_verdict(ctx, info, "CIFAR-10")
+    return _procedure_verdict(ctx, net, {"lr": 2e-2, "batch_size": 50, "epochs": 6}, "CIFAR-10")
 
 
 @claim(
@@ -227,11 +209,10 @@ def figure_2_procedure(ctx):
     ref="Figure 2",
     title="Figure 2 on the digits substitute: low rank reproduced for logistic CNNs, not for the ReLU panel (d)",
     statement=_STATEMENT_2,
-    kind="simulation",
+    **_TRAINED_ON_DIGITS,
     tier="full",
     expect="not-reproduced",
     substitute="scikit-learn's 8×8 digits instead of CIFAR-10, small convolutional networks trained on CPU",
-    requires=("torch",),
 )
 def figure_2_low_rank(ctx):
     return _figure_claim_result(

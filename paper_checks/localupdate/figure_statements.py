@@ -50,6 +50,14 @@ def _nonlinearity(x, y) -> float:
     return float(np.abs((x - x[i]) * n[0] + (y - y[i]) * n[1]).max() / length**2 * length)
 
 
+def _figure_1_paths(ctx, series: int):
+    """Figure 1's K-path (panel 0: K varied) and γ-path (panel 1: γ varied) for the L of ``series`` (0: L = 5,
+    1: L = 50; a control swaps it through the parameter "series"), as ``kx, ky, gx, gy``."""
+    panels = _figure_data(1, ctx.seed)["panels"]
+    which = ctx.param("series", series)
+    return (*_xy(panels[0]["series"][which]), *_xy(panels[1]["series"][which]))
+
+
 @claim(
     id="localupdate/figure-1/nearly-identical-for-l5",
     ref="Figure 1",
@@ -67,10 +75,7 @@ def _nonlinearity(x, y) -> float:
     ],
 )
 def fig1_identical(ctx):
-    d = _figure_data(1, ctx.seed)
-    which = ctx.param("series", 0)  # control: L = 50 (series 1)
-    kx, ky = _xy(d["panels"][0]["series"][which])
-    gx, gy = _xy(d["panels"][1]["series"][which])
+    kx, ky, gx, gy = _figure_1_paths(ctx, 0)  # control: L = 50 (series 1)
     gap = float(_distance_to_curve(gx, gy, kx, ky).max())
     overlap = float(_distance_to_curve(kx[kx >= gx.min()], ky[kx >= gx.min()], gx, gy).max())
     ok = max(gap, overlap) <= 0.01 and gx.min() <= 1e-3
@@ -103,10 +108,7 @@ def fig1_identical(ctx):
     ],
 )
 def fig1_l50(ctx):
-    d = _figure_data(1, ctx.seed)
-    which = ctx.param("series", 1)  # control: L = 5 (series 0)
-    kx, ky = _xy(d["panels"][0]["series"][which])
-    gx, gy = _xy(d["panels"][1]["series"][which])
+    kx, ky, gx, gy = _figure_1_paths(ctx, 1)  # control: L = 5 (series 0)
     similar = float(_distance_to_curve(gx, gy, kx, ky).max())
     ok = gx.min() >= 0.05 and kx.min() <= 1e-3 and similar <= 0.01 and kx.min() < gx.min() and kx.max() >= gx.max()
     return ctx.decide(
@@ -324,6 +326,18 @@ def _planted(series: dict, ctx, *, first: bool = False) -> dict:
     return dict(series, x=np.r_[x, point[0]], y=np.r_[y, point[1]])
 
 
+def _planted_point(within: str) -> Control:
+    """The control of a statement that compared curves lie within ``within`` of a reference curve: :func:`_planted`
+    puts a point at (1.5, 1.5) in each compared curve."""
+    return Control(
+        "planted-point",
+        "a point planted at (ρ, Δ) = (1.5, 1.5) in each compared curve (a planted departure): false a priori for the "
+        f"reading 'within {within} of the reference curve', which lies in [0, 1]² (ρ, Δ ∈ [0, 1]: "
+        "localupdate/section-5/rho-delta-in-unit-square), so it is ≥ 0.7 away",
+        {"planted": True},
+    )
+
+
 def _on_curve_and_range(sub, ref, tol=2e-3):
     sx, sy = _xy(sub)
     rx, ry = _xy(ref)
@@ -477,6 +491,17 @@ def fig4_near_zero(ctx):
     )
 
 
+def _noiseless_d5(word: str) -> Control:
+    """The control of "``word`` for d = 5" (seed-to-seed spread of the d = 5 frontiers): one seed's curve for every
+    seed."""
+    return Control(
+        "noiseless-d5",
+        "the d = 5 frontiers replaced by one seed's, repeated: a d = 5 curve known to have no seed-to-seed noise "
+        f"(spread 0), so '{word} for d = 5' is false a priori and the spread measure must read 0",
+        {"noiseless_d5": True},
+    )
+
+
 def _simulated_parts(d, panel_index=0):
     s = _series_by_label(d["panels"][panel_index])
     return s["FedAvg (Θ_{1:K})"], [s[k] for k in s if k.startswith("MAML")]
@@ -562,15 +587,7 @@ def fig5_away(ctx):
     statement=r"\"The MAML frontier is noisy for $d=5$ (as $\rho,\Delta$ depend on random eigenvalues of $A$), but stabilizes "
     r"for $d=100$.\"",
     kind="numeric",
-    controls=[
-        Control(
-            "noiseless-d5",
-            "the d = 5 frontiers replaced by one seed's, repeated: a d = 5 "
-            "curve known to have no seed-to-seed noise (spread 0), so 'noisy "
-            "for d = 5' is false a priori and the spread measure must read 0",
-            {"noiseless_d5": True},
-        )
-    ],
+    controls=[_noiseless_d5("noisy")],
 )
 def fig5_noise(ctx):
     curves = {5: [], 100: []}
@@ -704,15 +721,7 @@ def fig7_discrepancy(ctx):
     statement=r"\"Again, we see that when $d=5$, there is some noise in $(\rho,\Delta)$, which seems to approach some limiting "
     r"behavior for $d=100$.\"",
     kind="numeric",
-    controls=[
-        Control(
-            "noiseless-d5",
-            "the d = 5 frontiers replaced by one seed's, repeated: a d = 5 "
-            "curve known to have no seed-to-seed noise (spread 0), so 'noise "
-            "for d = 5' is false a priori and the spread measure must read 0",
-            {"noiseless_d5": True},
-        )
-    ],
+    controls=[_noiseless_d5("noise")],
 )
 def fig7_noise(ctx):
     spreads = {}
@@ -823,18 +832,7 @@ def fig8_concavity(ctx):
     r"fundamental shape [...] the only restriction on the shape of the curve seems to be coming from the fact that "
     r"larger $\alpha$ reduces the set of $\gamma$ satisfying $\gamma<(KL+\alpha)^{-1}$.\"",
     kind="numeric",
-    controls=[
-        Control(
-            "planted-point",
-            "a point planted at (ρ, Δ) = (1.5, 1.5) in each compared "
-            "curve (a planted departure): false a priori for the "
-            "reading 'within 2e-3 of the reference curve', which lies "
-            "in [0, 1]² (ρ, Δ ∈ [0, 1]: "
-            "localupdate/section-5/rho-delta-in-unit-square), so it is "
-            "≥ 0.7 away",
-            {"planted": True},
-        )
-    ],
+    controls=[_planted_point("2e-3")],
 )
 def fig9_extent(ctx):
     d = _figure_data(9, ctx.seed)
@@ -892,18 +890,7 @@ def fig10_fedavg(ctx):
     title="Figure 10: α does not change the simulated MAML curves by a meaningful amount",
     statement=r"\"[...] it does not seem to change the MAML curves by a meaningful amount.\"",
     kind="numeric",
-    controls=[
-        Control(
-            "planted-point",
-            "a point planted at (ρ, Δ) = (1.5, 1.5) in each compared "
-            "curve (a planted departure): false a priori for the "
-            "reading 'within 0.01 of the reference curve', which lies "
-            "in [0, 1]² (ρ, Δ ∈ [0, 1]: "
-            "localupdate/section-5/rho-delta-in-unit-square), so it is "
-            "≥ 0.7 away",
-            {"planted": True},
-        )
-    ],
+    controls=[_planted_point("0.01")],
 )
 def fig10_maml(ctx):
     d = _figure_data(10, ctx.seed)

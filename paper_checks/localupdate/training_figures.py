@@ -258,41 +258,24 @@ ALPHA_TOLERANCE = (
 
 
 def _training_claim(
-    fig_id: str,
-    n: int,
-    expect: str,
-    finding: str,
-    *,
-    slug: str,
-    title: str,
-    statement: str,
-    measurements,
-    tolerance: str,
+    n: int, expect: str, finding: str, *, slug: str, title: str, statement: str, measurements, tolerance: str
 ):
-    """Figure n's claim ``fig_id/slug`` on the torch substitute's training runs: ``measurements(data)`` of the
-    figure's data, judged against ``tolerance`` (a stored run is replayed)."""
-    check, replay = _figure_claim(
-        fig_id, lambda d, ctx: measurements(d), tolerance, FIG6_NOTES + finding + SUBSTITUTE_NOTE
+    """Figure n's (6 or 11) claim ``localupdate/figure-n/slug`` on the torch substitute's training runs:
+    ``measurements(data)`` of the figure's data, judged against ``tolerance`` (a stored run is replayed)."""
+    return _fig_claim(
+        slug,
+        n,
+        f"Figure {n}: {title}",
+        statement.format(n=n),
+        lambda d, ctx: measurements(d),
+        tolerance,
+        FIG6_NOTES + finding,
+        expect,
     )
-    c = claim(
-        id=f"{fig_id}/{slug}",
-        ref=f"Figure {n}",
-        title=f"Figure {n}: {title}",
-        statement=statement.format(n=n),
-        kind="simulation",
-        tier="full",
-        expect=expect,
-        requires=("torch",),
-        substitute=SUBSTITUTES[n],
-        control_exempt=TRAINING_CONTROL_EXEMPT if expect == "verified" else None,
-    )(check)
-    c.replayer(replay)
-    return c
 
 
-def _momentum(fig_id: str, n: int, expect: str, finding: str):
+def _momentum(n: int, expect: str, finding: str):
     return _training_claim(
-        fig_id,
         n,
         expect,
         finding,
@@ -304,9 +287,8 @@ def _momentum(fig_id: str, n: int, expect: str, finding: str):
     )
 
 
-def _alpha(fig_id: str, n: int, expect: str, finding: str):
+def _alpha(n: int, expect: str, finding: str):
     return _training_claim(
-        fig_id,
         n,
         expect,
         finding,
@@ -530,10 +512,10 @@ ALPHA_FINDING = (
     "small alpha. "
 )
 
-figure_6_momentum = _momentum("localupdate/figure-6", 6, "not-reproduced", MOMENTUM_FINDING)
-figure_6_alpha = _alpha("localupdate/figure-6", 6, "not-reproduced", ALPHA_FINDING)
-figure_11_momentum = _momentum("localupdate/figure-11", 11, "not-reproduced", MOMENTUM_FINDING)
-figure_11_alpha = _alpha("localupdate/figure-11", 11, "not-reproduced", ALPHA_FINDING)
+figure_6_momentum = _momentum(6, "not-reproduced", MOMENTUM_FINDING)
+figure_6_alpha = _alpha(6, "not-reproduced", ALPHA_FINDING)
+figure_11_momentum = _momentum(11, "not-reproduced", MOMENTUM_FINDING)
+figure_11_alpha = _alpha(11, "not-reproduced", ALPHA_FINDING)
 
 figure_12_crossing = _fig_claim(
     "client-lr-changes-point-reached",

@@ -18,6 +18,7 @@ Where a statement is quantitative ("≈ 7.5", "almost identical"), the tolerance
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -88,17 +89,27 @@ def _two_scales(
     gap: str,
     expect: str = "verified",
     expect_reduced: str | None = None,
+    record=None,
     **meta,
 ):
     """One statement checked twice: at the paper's scale (full tier, the plain id) and at a reduced scale (fast tier,
     ``<id>/reduced-scale``, ``substitute=gap``); ``fn(ctx, scale, seed)`` is the check and, with the stored scale
-    and seed, the replay (it recomputes the figure's data)."""
+    and seed, the replay (it recomputes the figure's data). Every verdict closes its measured record with the scale
+    (then ``record(ctx)``'s items) and carries the figure (``<paper>/figure-<n>`` of the id), scale and seed as its
+    counterexample, what the replay recomputes."""
     controls = meta.pop("controls", ())
     exempt = meta.pop("control_exempt", None)
+    figure = "/".join(id.split("/")[:2])
 
     def wrap(fn):
+        def at_scale(ctx, scale, seed):
+            evidence = fn(ctx, scale, seed)
+            evidence.measured = {**evidence.measured, "scale": scale, **(record(ctx) if record else {})}
+            evidence.counterexample = {"figure": figure, "scale": scale, "seed": seed}
+            return evidence
+
         def replay(cex, ctx):
-            return fn(ctx, cex["scale"], cex["seed"])
+            return at_scale(ctx, cex["scale"], cex["seed"])
 
         made = []
         for cid, scale, tier, exp, sub in (
@@ -107,7 +118,7 @@ def _two_scales(
         ):
 
             def check(ctx, _scale=scale):
-                return fn(ctx, _scale, FIG_SEED)
+                return at_scale(ctx, _scale, FIG_SEED)
 
             c = claim(id=cid, tier=tier, expect=exp, substitute=sub, controls=controls, control_exempt=exempt, **meta)(
                 check
@@ -119,8 +130,23 @@ def _two_scales(
     return wrap
 
 
-def _cex(ctx, figure: str, scale: str, seed: int, **extra) -> dict:
-    return {"figure": figure, "scale": scale, "seed": seed, **extra}
+def _scaling_record(ctx) -> dict:
+    return {"batch_scaling": ctx.param("batch_scaling", "batch")}
+
+
+#: a statement about Section 6.1's mini-batch runs (Figures 2–3), read under each mini-batch scaling (which its
+#: record names)
+_section_6_1 = functools.partial(
+    _two_scales,
+    paper_scale="paper",
+    reduced_scale="medium",
+    gap=_GAP_61,
+    record=_scaling_record,
+    kind="simulation",
+    readings=SCALINGS,
+)
+#: a statement about Figure 5 (the subspace model)
+_figure_5 = functools.partial(_two_scales, paper_scale="paper", reduced_scale="small", gap=_GAP_FIG5, kind="simulation")
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,17 +246,12 @@ _NOTES_SCALING = (
 )
 
 
-@_two_scales(
+@_section_6_1(
     id="nonparam/figure-2/s1-minibatch-not-stationary",
-    paper_scale="paper",
-    reduced_scale="medium",
-    gap=_GAP_61,
     ref="Figure 2, Section 6.1",
     title="With mini-batches, FedAvg s = 1's gradient magnitude rises significantly: it no longer reaches a stationary point",
     statement=r"For FedAvg $s=1$ with minibatch, its gradient magnitude rises up significantly and hence it can no longer reach the "
     r"stationary point.",
-    kind="simulation",
-    readings=SCALINGS,
     controls=[
         Control(
             "full-batch",
@@ -251,27 +272,17 @@ def figure_2_s1(ctx, scale, seed):
     ok = all(r >= 1e-4 for r in ratios.values()) and _final(full, ("fedavg", 1), "grad") / g0 <= 1e-10
     return ctx.decide(
         ok,
-        measured={
-            "final_relative_gradient_by_batch": ratios,
-            "scale": scale,
-            "batch_scaling": ctx.param("batch_scaling", "batch"),
-        },
+        measured={"final_relative_gradient_by_batch": ratios},
         tolerance={"rises": "≥ 1e-4 of the initial gradient (full batch: ≤ 1e-10)"},
-        counterexample=_cex(ctx, "nonparam/figure-2", scale, seed),
         notes="Mini-batches as Section 6.1 describes: a fixed partition per client, passed in order s times per round.",
     )
 
 
-@_two_scales(
+@_section_6_1(
     id="nonparam/figure-2/fedprox-tracks-s1",
-    paper_scale="paper",
-    reduced_scale="medium",
-    gap=_GAP_61,
     ref="Figure 2, Section 6.1",
     title="With mini-batches, FedProx's gradient magnitude mostly coincides with FedAvg s = 1's",
     statement=r"For FedProx with minibatch, its curve mostly coincides with that of FedAvg $s=1$.",
-    kind="simulation",
-    readings=SCALINGS,
     controls=[
         Control(
             "full-batch",
@@ -292,27 +303,17 @@ def figure_2_fedprox(ctx, scale, seed):
     ok = all(0.5 <= v <= 2 for v in ratios.values())
     return ctx.decide(
         ok,
-        measured={
-            "final_gradient_fedprox_over_fedavg_s1": ratios,
-            "scale": scale,
-            "batch_scaling": ctx.param("batch_scaling", "batch"),
-        },
+        measured={"final_gradient_fedprox_over_fedavg_s1": ratios},
         tolerance={"coincides": "final gradient magnitudes within a factor 2 (a log-scale plot over ~4 decades)"},
-        counterexample=_cex(ctx, "nonparam/figure-2", scale, seed),
     )
 
 
-@_two_scales(
+@_section_6_1(
     id="nonparam/figure-2/minibatch-stationarity",
-    paper_scale="paper",
-    reduced_scale="medium",
-    gap=_GAP_61,
     expect="reading-dependent",
     ref="Figure 2, Section 6.1",
     title="For FedAvg s = 5 and 10, the batch size's impact on the gradient magnitude is negligible",
     statement=r"As illustrated in Fig. 2, for $s=5$ and $s=10$ the impacts of different batch sizes on the gradient magnitude are negligible.",
-    kind="simulation",
-    readings=SCALINGS,
 )
 def figure_2_local_steps(ctx, scale, seed):
     full = _runs(ctx, scale, None, seed)
@@ -327,27 +328,19 @@ def figure_2_local_steps(ctx, scale, seed):
         measured={
             "final_gradient_minibatch_over_full": ratios,
             "worst_factor": worst,
-            "scale": scale,
-            "batch_scaling": ctx.param("batch_scaling", "batch"),
         },
         tolerance={"negligible": "within a factor 2 of the full-batch plateau"},
-        counterexample=_cex(ctx, "nonparam/figure-2", scale, seed),
         notes=_NOTES_SCALING,
     )
 
 
-@_two_scales(
+@_section_6_1(
     id="nonparam/figure-3/minibatch-estimation-error",
-    paper_scale="paper",
-    reduced_scale="medium",
-    gap=_GAP_61,
     expect="reading-dependent",
     ref="Figure 3, Section 6.1",
     title="Mini-batches have almost no effect on the estimation error: the final errors are almost identical",
     statement=r"The minibatch has almost no effect on the estimation error. The final estimation errors are almost identical in each of the "
     r"four figures in Fig. 3. The convergence speed of FedAvg $s=1$ only decreases a bit with minibatch.",
-    kind="simulation",
-    readings=SCALINGS,
 )
 def figure_3(ctx, scale, seed):
     full = _runs(ctx, scale, None, seed)
@@ -368,15 +361,12 @@ def figure_3(ctx, scale, seed):
             "final_errors": finals,
             "max_over_min_final_error": spread,
             "rounds_to_1.1x_final_fedavg_s1": speed,
-            "scale": scale,
-            "batch_scaling": ctx.param("batch_scaling", "batch"),
         },
         tolerance={
             "almost_identical": "max/min of the final errors ≤ 1.25",
             "speed": "FedAvg s = 1 with mini-batches needs between 1 and 1.5 times the rounds of full "
             "batch ('only decreases a bit')",
         },
-        counterexample=_cex(ctx, "nonparam/figure-3", scale, seed),
         notes=_NOTES_SCALING,
     )
 
@@ -593,18 +583,14 @@ def _fig5_data(seed: int, scale: str) -> dict:
     return _FIG5[(seed, scale)]
 
 
-@_two_scales(
+@_figure_5(
     id="nonparam/figure-5/gain-versus-subspace-dimension",
-    paper_scale="paper",
-    reduced_scale="small",
-    gap=_GAP_FIG5,
     ref="Figure 5, Section 6.3",
     title="Subspace model: gains nearly identical across algorithms, scarce ≈ rich up to r ≈ 27, a jump as r crosses d log d/M, and a "
     "rich client's gain falls as r → d",
     statement=r"For any fixed $r$ the federation gains of FedAvg $s=1,5,10$ and FedProx are almost identical; up to $r\approx27$ the curves of "
     r"the data-scarce and data-rich clients are roughly the same; both jump significantly as $M r$ reaches $d\log d$ ($r\approx16$ to "
     r"$23$); the data-rich client's gain first increases and then quickly decreases as $r$ approaches 100.",
-    kind="simulation",
     controls=[
         Control(
             "same-at-r-100",
@@ -640,7 +626,6 @@ def figure_5_qualitative(ctx, scale, seed):
             "jump_factor_r12_to_r27": jump,
             "peak_r": int(r[peak]),
             "gain_at_r_100_over_peak": float(falling[-1] / falling[peak]),
-            "scale": scale,
         },
         tolerance={
             "identical": "≤ 1.1",
@@ -648,7 +633,6 @@ def figure_5_qualitative(ctx, scale, seed):
             "jump": "≥ 100× between r ≤ 12 and r ∈ [27, 60]",
             "falls": "rich gain at r = 100 ≤ peak/10 with an interior peak",
         },
-        counterexample={"figure": "nonparam/figure-5", "scale": scale, "seed": seed},
         notes="The coupon-collector threshold d log d/M = 23 for M = 20, d = 100: with fewer coordinates covered by "
         "the union of the clients' subspaces, θ^* is not identifiable by the federation.",
     )
@@ -672,16 +656,12 @@ _NOTES_FIG5 = (
 )
 
 
-@_two_scales(
+@_figure_5(
     id="nonparam/figure-5/scarce-plateau",
-    paper_scale="paper",
-    reduced_scale="small",
-    gap=_GAP_FIG5,
     expect="reading-dependent",
     ref="Figure 5(a), Section 6.3",
     title="A data-scarce client's federation gain increases with r and then stabilizes around 107",
     statement=r"For a data scarce client, as $r$ increases, the federation gain first increases and then stabilizes around 107.",
-    kind="simulation",
     readings=NORMALISATIONS,
 )
 def figure_5_plateau(ctx, scale, seed):
@@ -693,9 +673,8 @@ def figure_5_plateau(ctx, scale, seed):
     ok = 107 / 2 <= plateau <= 107 * 2
     return ctx.decide(
         ok,
-        measured={"plateau": plateau, "max_over_min_for_r_ge_40": stable, "scale": scale},
+        measured={"plateau": plateau, "max_over_min_for_r_ge_40": stable},
         tolerance={"around": "within a factor 2 of 107"},
-        counterexample={"figure": "nonparam/figure-5", "scale": scale, "seed": seed},
         notes=_NOTES_FIG5,
     )
 

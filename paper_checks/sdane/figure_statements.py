@@ -10,16 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from fedtheory.claims.core import claim
-from fedtheory.claims.figures import figure_data, load_figure
+from fedtheory.claims.figures import figure_data
 from fedtheory.content import load_module
-from fedtheory.plotting.spec import FigureContext
 
 H = load_module(Path(__file__).with_name("definitions_and_lemmas.py"))
 FIGURES = Path(__file__).resolve().parents[2] / "figures" / "sdane.py"
-
-
-def _figure(name):
-    return load_figure(FIGURES, name)
 
 
 def _figure_data(ctx, name):
@@ -27,11 +22,24 @@ def _figure_data(ctx, name):
     return figure_data(FIGURES, name, seed=ctx.seed, tier=ctx.tier)
 
 
+def _refuted_unless(ctx, ok: bool, measured: dict, counterexample: dict, verified_notes: str, refuted_notes: str):
+    """``verified`` (with ``verified_notes``) when ``ok``, else ``refuted`` with the replayable ``counterexample``
+    and ``refuted_notes`` (the finding): the check's and its replay's verdict."""
+    if ok:
+        return ctx.verified(measured=measured, notes=verified_notes)
+    return ctx.refuted(measured=measured, counterexample=counterexample, notes=refuted_notes)
+
+
+#: what a replay that no longer refutes says
+_NO_LONGER_REFUTES = "the stored configuration no longer refutes"
+
 #: why a statement read off one figure declares no control
 READ_OFF_ONE_FIGURE = (
     "a comparison of methods read off one regenerated figure: the figure is the only evidence about "
     "these runs, so no variant of the statement is known false independently of this run"
 )
+#: what a claim whose statement is read off one regenerated figure declares
+READ_OFF_THE_FIGURE = {"kind": "simulation", "control_exempt": READ_OFF_ONE_FIGURE}
 
 
 def _series(data, panel_index):
@@ -47,8 +55,7 @@ def _first_x_below(xy, level):
 @claim(
     id="sdane/figure-1/text",
     ref="Figure 1",
-    kind="simulation",
-    control_exempt=READ_OFF_ONE_FIGURE,
+    **READ_OFF_THE_FIGURE,
     title="Figure 1: S-DANE converges as fast as DANE in rounds with far fewer local oracle calls; Acc-S-DANE is best in both",
     statement=r"``S-DANE converges as fast as DANE in terms of communication rounds, but with much fewer local gradient oracle "
     r"calls. Acc-S-DANE achieves the best performance among the three methods.''",
@@ -84,8 +91,7 @@ def figure_1_text(ctx):
 @claim(
     id="sdane/figure-2/text",
     ref="Figure 2",
-    kind="simulation",
-    control_exempt=READ_OFF_ONE_FIGURE,
+    **READ_OFF_THE_FIGURE,
     title="Figure 2: with the same fixed number of local steps, S-DANE is more efficient than DANE",
     statement=r"``We also test S-DANE and DANE with the same fixed number of local steps. [...] S-DANE is again more efficient.''",
 )
@@ -112,9 +118,8 @@ FIGURE_3_SUBSTITUTE = (
 @claim(
     id="sdane/figure-3/full-participation",
     ref="Figure 3",
-    kind="simulation",
     substitute=FIGURE_3_SUBSTITUTE,
-    control_exempt=READ_OFF_ONE_FIGURE,
+    **READ_OFF_THE_FIGURE,
     title="Figure 3 (n = 10, full participation): S-DANE and Acc-S-DANE are the best of all methods",
     statement=r"``Our proposed methods are consistently the best among all these algorithms'' (GD, DANE-GD, Scaffold, "
     r"Scaffnew, FedProx-GD, Acc-Extragradient; full participation, n = 10).",
@@ -134,7 +139,7 @@ def figure_3_full(ctx):
 
 def _sampling_speedups(seed, tier):
     """Acc-S-DANE's speed-up over S-DANE in rounds, per s, at the levels both reach (Figure 3's sampled panels)."""
-    data = _figure("figure_3").data(FigureContext(seed=seed, tier=tier))
+    data = figure_data(FIGURES, "figure_3", seed=seed, tier=tier)
     out = {}
     for k in range(1, len(data["panels"])):
         s = _series(data, k)
@@ -148,6 +153,13 @@ def _sampling_speedups(seed, tier):
             "speedup_at_deepest_common_level": speed[min(speed, key=lambda k: float(k))],
         }
     return out
+
+
+def _sampling_verdict(seed, tier):
+    """Whether the speed-up at s = 10 is the smallest (s = 80, 40, 10), and the measured record."""
+    out = _sampling_speedups(seed, tier)
+    sp = [v["speedup_at_deepest_common_level"] for v in out.values()]  # s = 80, 40, 10
+    return sp[-1] < min(sp[:-1]), {"by_s": out, "speedups_80_40_10": sp}
 
 
 CLIENT_SAMPLING_NOTES = (
@@ -174,30 +186,19 @@ CLIENT_SAMPLING_NOTES = (
     r"and s = 40.",
 )
 def figure_3_sampling(ctx):
-    out = _sampling_speedups(ctx.seed, "full")
-    sp = [v["speedup_at_deepest_common_level"] for v in out.values()]  # s = 80, 40, 10
-    measured = {"by_s": out, "speedups_80_40_10": sp}
-    if sp[-1] < min(sp[:-1]):
-        return ctx.verified(measured=measured, notes="the speed-up at s = 10 is the smallest")
-    return ctx.refuted(
-        measured=measured,
-        counterexample={"seed": ctx.seed, "tier": "full", "speedups_80_40_10": sp},
-        notes=CLIENT_SAMPLING_NOTES,
-    )
+    ok, measured = _sampling_verdict(ctx.seed, "full")
+    cex = {"seed": ctx.seed, "tier": "full", "speedups_80_40_10": measured["speedups_80_40_10"]}
+    return _refuted_unless(ctx, ok, measured, cex, "the speed-up at s = 10 is the smallest", CLIENT_SAMPLING_NOTES)
 
 
 @figure_3_sampling.replayer
 def _replay_figure_3_sampling(cex, ctx):
-    out = _sampling_speedups(int(cex["seed"]), cex["tier"])
-    sp = [v["speedup_at_deepest_common_level"] for v in out.values()]
-    measured = {"by_s": out, "speedups_80_40_10": sp}
-    if sp[-1] < min(sp[:-1]):
-        return ctx.verified(measured=measured, notes="the stored configuration no longer refutes")
-    return ctx.refuted(measured=measured, counterexample=cex, notes=CLIENT_SAMPLING_NOTES)
+    ok, measured = _sampling_verdict(int(cex["seed"]), cex["tier"])
+    return _refuted_unless(ctx, ok, measured, cex, _NO_LONGER_REFUTES, CLIENT_SAMPLING_NOTES)
 
 
 def _figure_4_verdict(seed):
-    data = _figure("figure_4").data(FigureContext(seed=seed, tier="full"))
+    data = figure_data(FIGURES, "figure_4", seed=seed, tier="full")
     acc = _series(data, 0)
     name = next(k for k in acc if k.startswith("S-DANE"))
     best = {k: float(np.max(y)) for k, (x, y) in acc.items()}
@@ -235,17 +236,14 @@ FIGURE_4_NOTES = (
 )
 def figure_4_text(ctx):
     ok, measured = _figure_4_verdict(ctx.seed)
-    if ok:
-        return ctx.verified(measured=measured, notes="S-DANE attains the highest accuracy first on the substitute")
-    return ctx.refuted(measured=measured, counterexample={"seed": ctx.seed}, notes=FIGURE_4_NOTES)
+    first = "S-DANE attains the highest accuracy first on the substitute"
+    return _refuted_unless(ctx, ok, measured, {"seed": ctx.seed}, first, FIGURE_4_NOTES)
 
 
 @figure_4_text.replayer
 def _replay_figure_4(cex, ctx):
     ok, measured = _figure_4_verdict(int(cex["seed"]))
-    if ok:
-        return ctx.verified(measured=measured, notes="the stored configuration no longer refutes")
-    return ctx.refuted(measured=measured, counterexample=cex, notes=FIGURE_4_NOTES)
+    return _refuted_unless(ctx, ok, measured, cex, _NO_LONGER_REFUTES, FIGURE_4_NOTES)
 
 
 #: gradient norms below this fraction of the largest initial ‖∇f(x⁰)‖ are rounding (1e3·eps): figure 5's check ranks
@@ -256,8 +254,7 @@ _GRAD_RESOLUTION = 1e3 * float(np.finfo(np.float64).eps)
 @claim(
     id="sdane/figure-5/text",
     ref="Figure 5",
-    kind="simulation",
-    control_exempt=READ_OFF_ONE_FIGURE,
+    **READ_OFF_THE_FIGURE,
     substitute="a make_classification set shaped like LIBSVM's ijcnn1 (22 features, ~9.7 % positives) instead of "
     "ijcnn1 itself",
     title="Figure 5 (substitute): S-DANE with adaptive λ converges faster than the best-tuned baselines",
