@@ -7,7 +7,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: how a self-comparison control describes itself (the eight that were replaced all did)
-SELF_COMPARISON = re.compile(r"self[- ]comparison|against itself|between equal numbers|compared with itself", re.I)
+SELF_COMPARISON = re.compile(
+    r"self[- ]comparison|against itself|between equal numbers|compared with itself|below itself|above itself", re.I
+)
 
 
 def test_no_control_compares_a_value_with_itself():
