@@ -219,3 +219,90 @@ def test_cpu_products_without_grad_run_on_numpy_blas_and_with_grad_on_torch(tb):
     np.testing.assert_allclose(g.detach().numpy(), nb.matmul(a, b), rtol=1e-13, atol=1e-14)
     g.sum().backward()
     np.testing.assert_allclose(ta.grad.numpy(), np.broadcast_to(b.sum(axis=2)[:, None, :], a.shape), rtol=1e-13)
+
+
+# --------------------------------------------------------------------------------------------
+# whole runs: the torch backend on the CPU computes on numpy, unless a gradient flows
+# --------------------------------------------------------------------------------------------
+
+
+def _runs():
+    from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
+    from fedtheory.problems.quadratic import make_quadratic
+
+    ls = LeastSquaresFederation.random(5, m=[6, 4, 6, 3, 6], d=9, seed=2)
+    return [
+        (ls, "fedavg", {"K": 1, "gamma": 0.05}, {}),
+        (ls, "fedavg", {"K": 4, "gamma": 0.05}, {"path": "step"}),
+        (ls, "scaffold", {"K": 3, "gamma": 0.05}, {"clients_per_round": 3, "seed": 1}),
+        (
+            LogisticFederation.random(4, m=10, d=3, seed=0),
+            "fedavg",
+            {"K": 2, "gamma": 0.3},
+            {"batch_size": 4, "seed": 2},
+        ),
+        (make_quadratic(4, 3, mu=1.0, L=5.0, seed=1), "local-update", {"K": 3, "gamma": 0.05, "server": "adam"}, {}),
+        (make_quadratic(4, 3, mu=1.0, L=5.0, seed=1), "fedavg", {"K": 50, "gamma": 0.05}, {"path": "spectral"}),
+    ]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_torch_runs_on_the_cpu_compute_on_numpy_and_return_tensors(tb, case, monkeypatch):
+    """Without autograd a CPU run is the numpy backend's run, bit for bit, as tensors; with the switch off
+    (HOST_RUNS) torch's own kernels run it and agree to rounding (what a GPU runs)."""
+    from fedtheory import methods
+    import fedtheory.methods.simulate  # noqa: F401 - the module (the package exports the function)
+
+    sim = sys.modules["fedtheory.methods.simulate"]
+
+    fed, name, hyper, kw = _runs()[case]
+    x0 = np.linspace(-0.5, 0.5, fed.d)
+    a = methods.run(name, fed, x0, 12, **kw, **hyper)
+    b = methods.run(name, fed, x0, 12, backend="torch", device="cpu", **kw, **hyper)
+    assert isinstance(b.x, torch.Tensor) and b.backend == "torch" and b.device == "cpu" and b.path == a.path
+    assert all(isinstance(v, torch.Tensor) for v in b.state.values()) and b.state.keys() == a.state.keys()
+    assert np.array_equal(b.x.numpy(), a.x) and np.array_equal(b.oracle_calls, a.oracle_calls)
+    assert all(np.array_equal(b.state[v].numpy(), a.state[v]) for v in a.state)
+    monkeypatch.setattr(sim, "HOST_RUNS", False)
+    c = methods.run(name, fed, x0, 12, backend="torch", device="cpu", **kw, **hyper)
+    assert isinstance(c.x, torch.Tensor) and c.path == a.path
+    np.testing.assert_allclose(c.x.numpy(), a.x, rtol=1e-12, atol=1e-14)
+
+
+def test_torch_runs_with_autograd_or_foreign_code_stay_in_torch(tb):
+    from fedtheory import methods
+    from fedtheory.methods import get
+    from fedtheory.methods.ir import Method, ServerMap
+    from fedtheory.methods.simulate import _runs_on_host
+    from fedtheory.problems.finite_sum import LeastSquaresFederation
+
+    fed = LeastSquaresFederation.random(4, m=5, d=6, seed=0)
+    method = get("fedavg", K=2, gamma=0.05)
+    x0 = torch.linspace(-0.5, 0.5, 6, dtype=torch.float64, requires_grad=True)
+    assert not _runs_on_host(tb, method, fed, x0, None)
+    h = methods.run(method, fed, x0, 5, backend="torch", device="cpu")
+    assert h.x.grad_fn is not None  # the run stayed in torch: it differentiates in x0
+    h.x[-1].sum().backward()
+    assert x0.grad is not None and float(x0.grad.abs().sum()) > 0
+    ref = methods.run(method, fed, x0.detach().numpy(), 5)
+    np.testing.assert_allclose(h.x.detach().numpy(), ref.x, rtol=1e-12, atol=1e-14)
+    assert _runs_on_host(tb, method, fed, x0.detach(), None)
+    assert not _runs_on_host(tb, method, fed, x0.detach(), {"x": x0})
+    assert not _runs_on_host(get_backend("numpy"), method, fed, np.zeros(6), None)
+
+    class UserFederation(LeastSquaresFederation):  # a gradient of its own: torch may be what it computes with
+        def batched_grads(self, arrays, X, idx=None, clients=None, *, factor=None):
+            return super().batched_grads(arrays, X, idx, clients, factor=factor)
+
+    user = UserFederation([fed.a[i] for i in range(4)], [fed.y[i] for i in range(4)])
+    assert not _runs_on_host(tb, method, user, np.zeros(6), None)
+    own_rule = ServerMap(("x",), lambda be, scalars, x, q: (x - 0.05 * q,), ("x", "qbar"))
+    user_method = Method(
+        name="user",
+        server=("x",),
+        client=(),
+        init={"x": "x0"},
+        round=method.round[:2] + (own_rule,),
+        output="x",
+    )
+    assert not _runs_on_host(tb, user_method, fed, np.zeros(6), None)

@@ -129,3 +129,71 @@ def test_fedavg_round_fuses_message_and_mean_and_keeps_the_iterates(K):
     h = methods.run(method, fed, np.zeros(15), T, path="step")
     x = _hand_fedavg(fed, K, T, gamma)
     assert np.max(np.abs(h.x[-1] - x)) <= 1e-12 * np.max(np.abs(x))
+
+
+@pytest.mark.parametrize("K, theta", [(1, 1.0), (1, 0.5), (4, 1.0), (4, 0.25)])
+@pytest.mark.parametrize("blocked", [False, True])
+def test_message_mean_kernel_is_the_weighted_sum_of_literal_messages(K, theta, blocked, monkeypatch):
+    """The run's kernel for FedAvg's fused round (in one piece, and in blocks of clients as for data beyond the
+    caches) against the literal steps' messages weighted by hand: ragged clients (padding), m < d, a per-client
+    scale, θ ≠ 1."""
+    from fedtheory.problems import finite_sum
+
+    if blocked:  # K = 1: blocks of 3 and 2 clients; K = 4 (the Gram rows count too): one client a block
+        monkeypatch.setattr(finite_sum, "MEAN_KERNEL_SINGLE_BYTES", 0)
+        monkeypatch.setattr(finite_sum, "MEAN_KERNEL_BLOCK_BYTES", 2 * 8 * 6 * (8 + 6) - 1)
+    fed = LeastSquaresFederation.random(5, m=[3, 6, 5, 2, 6], d=8, seed=4)
+    arr, x = fed.on("numpy"), np.linspace(-1.0, 1.0, 8)
+    scale = np.array([[0.5], [1.5], [1.0], [1.0], [2.0]])
+    w = np.array([0.1, 0.4, 0.2, 0.2, 0.1])
+    _, msg = _literal(fed, arr, x, K, 0.07, (theta,) * K, scale)
+    gram = fed.gram(arr) if K > 1 else None
+    kernel = fed.message_mean_kernel(arr, K, theta, w, fed.residual_weights(arr, scale), gram)
+    ref = w @ msg
+    for _ in range(2):  # a second call reuses the scaled Gram matrices
+        mean = kernel(x, 0.07)
+        assert mean.shape == (8,)
+        assert np.max(np.abs(mean - ref)) <= 1e-13 * np.max(np.abs(ref))
+    assert np.max(np.abs(kernel(x, 0.0) - w @ _literal(fed, arr, x, K, 0.0, (theta,) * K, scale)[1])) <= 1e-13 * np.max(
+        np.abs(ref)
+    )
+    with pytest.raises(ValueError, match="need the Gram matrices"):
+        fed.message_mean_kernel(arr, 2, 1.0, w)
+    with pytest.raises(ValueError, match="l2 = 0"):
+        LeastSquaresFederation.random(2, m=3, d=5, seed=0, l2=0.1).message_mean_kernel(arr, 1, 1.0, w[:2])
+
+
+@pytest.mark.parametrize("n, K", [(6, 1), (6, 3)])
+def test_fedavg_blocked_kernel_matches_the_hand_loop(n, K, monkeypatch):
+    """The whole run with the data in blocks (as at n = 1000, m = 50, d = 200): the hand loop's iterates."""
+    from fedtheory.problems import finite_sum
+
+    monkeypatch.setattr(finite_sum, "MEAN_KERNEL_SINGLE_BYTES", 0)
+    monkeypatch.setattr(finite_sum, "MEAN_KERNEL_BLOCK_BYTES", 3000)
+    fed = LeastSquaresFederation.random(n, m=7, d=12, seed=2)
+    T, gamma = 25, 0.5 / fed.smoothness()
+    h = methods.run("fedavg", fed, np.zeros(12), T, K=K, gamma=gamma, path="step")
+    x = _hand_fedavg(fed, K, T, gamma)
+    assert np.max(np.abs(h.x[-1] - x)) <= 1e-12 * np.max(np.abs(x))
+    assert h.oracle_calls.tolist() == [t * K * n for t in range(T + 1)]
+
+
+def test_a_run_that_draws_nothing_creates_no_generator_and_sampled_runs_still_reproduce(monkeypatch):
+    """No generator is seeded for a run without draws (its cost is a small run's round); runs that draw (sampled
+    clients, mini-batches) reproduce from their seed and count the sampled clients' oracle calls."""
+    fed = LeastSquaresFederation.random(6, m=8, d=5, seed=0)
+    with monkeypatch.context() as patch:
+
+        def refuse(seed=None):
+            raise AssertionError("a run without draws seeded a generator")
+
+        patch.setattr(np.random, "default_rng", refuse)
+        h = methods.run("fedavg", fed, np.zeros(5), 4, K=2, gamma=0.05, seed=3)
+        assert h.oracle_calls.tolist() == [0, 12, 24, 36, 48]
+        with pytest.raises(AssertionError, match="seeded a generator"):
+            methods.run("fedavg", fed, np.zeros(5), 4, K=2, gamma=0.05, clients_per_round=2, seed=3)
+    a = methods.run("fedavg", fed, np.zeros(5), 6, K=2, gamma=0.05, clients_per_round=3, batch_size=4, seed=7)
+    b = methods.run("fedavg", fed, np.zeros(5), 6, K=2, gamma=0.05, clients_per_round=3, batch_size=4, seed=7)
+    assert np.array_equal(a.x, b.x) and a.oracle_calls.tolist() == [t * 2 * 3 for t in range(7)]
+    c = methods.run("fedavg", fed, np.zeros(5), 6, K=2, gamma=0.05, clients_per_round=3, batch_size=4, seed=8)
+    assert not np.array_equal(a.x, c.x)

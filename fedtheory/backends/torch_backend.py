@@ -5,8 +5,9 @@ except by :meth:`TorchBackend.asarray` (data entering) and :meth:`TorchBackend.t
 so a whole run stays on the GPU and autograd can differentiate through it. One exception in where the
 arithmetic runs, not in what comes back: on the CPU, a matrix product or einsum of float64 tensors that no
 gradient flows through runs on numpy's BLAS through zero-copy views (:func:`_host_blas`), because torch's
-float64 mat-vecs are 1.1-2x slower than numpy's at the simulator's shapes (measured, see the function). This
-module imports torch; :func:`fedtheory.backends.get_backend` imports it only when the torch backend is asked for.
+float64 mat-vecs are 1.1-2x slower than numpy's at the simulator's shapes (measured, see the function). For the
+same reason :func:`fedtheory.methods.simulate.simulate` runs a whole CPU run that no gradient flows through on
+numpy and hands back tensors (``fedtheory.methods.simulate.HOST_RUNS``). This module imports torch; :func:`fedtheory.backends.get_backend` imports it only when the torch backend is asked for.
 
 >>> from fedtheory.backends import get_backend
 >>> be = get_backend("torch", device="cpu")

@@ -61,6 +61,9 @@ __all__ = ["History", "simulate", "PATHS", "choose_path"]
 PATHS = ("auto", "step", "spectral")
 #: local gradient evaluations per client per round from which "auto" prefers the spectral closed forms
 SPECTRAL_FROM_WORK = 8
+#: torch runs on the CPU without autograd compute on numpy and return tensors (:func:`_runs_on_host`); False runs
+#: them on torch's own kernels (the tests that check those kernels on a machine without a GPU switch it off)
+HOST_RUNS = True
 
 
 def _to_numpy(a: Any) -> Any:
@@ -193,10 +196,11 @@ class _Space:
         if method.weighting == "uniform-view":
             self.p_agg = np.full(self.n, 1.0 / self.n)
             self.scale_host = p * self.n
+            self.unit_scale = bool(np.all(self.scale_host == 1.0))
         else:
             self.p_agg, self.scale_host = p, np.ones(self.n)
+            self.unit_scale = True
         self.scale = be.asarray(self.scale_host)
-        self.unit_scale = bool(np.all(self.scale_host == 1.0))
 
     def _d(self) -> int:
         return int(self.fed.d)
@@ -265,6 +269,7 @@ class _StepSpace(_Space):
         self._gram: Any = None  # least squares in sample space: A_iA_iᵀ, sc_i/m_i, per-op decisions
         self._residual_weights: Any = None
         self._sample_space_ops: dict = {}
+        self._mean_kernels: dict = {}  # id(op) -> (the weights it was built for, message_mean_kernel or None)
         self._c_hat: Any = None  # V_iᵀc_i (the exact prox)
 
     def broadcast(self, x: Any, rows: Any) -> Any:
@@ -392,11 +397,44 @@ class _StepSpace(_Space):
         """Σ_i w_i·(client i's message) of ``op``'s local steps from the server point ``at`` (every client):
         in the sample space one flat pass over the data for the sum, else the messages and :meth:`reduce`."""
         if not alpha and self._sample_space(op):
+            kernel = self._mean_kernels.get(id(op))
+            if kernel is None or kernel[0] is not w:
+                kernel = self._mean_kernels[id(op)] = (w, self._message_mean_kernel(op, weights, w))
+            mean = None if kernel[1] is None else kernel[1](at, gamma)
+            if mean is not None:
+                return mean
             return self.fed.sample_space_steps(
                 self.arrays, at, op.steps, gamma, weights, False, self._residual_weights, self._gram, reduce=w
             )[1]
         _, msg = self.local_steps(op, None, None, None, gamma, alpha, rows, idx_host, weights, at=at)
         return self.reduce(msg, w, rows)
+
+    def _message_mean_kernel(self, op: LocalSteps, weights: tuple, w: Any) -> Callable | None:
+        """The run's kernel for the weighted sum of ``op``'s messages in the sample space (built once: the flat
+        data, the weighted residual weights, the scaled Gram matrices), or None when the steps' θ_k differ or the
+        arrays are not host arrays (a GPU, autograd: :meth:`sample_space_steps` runs them)."""
+        if len(set(weights)) != 1:
+            return None
+        host = self.be.host_views(self.arrays["a"], self.arrays["y"], self.arrays["mask"], self.arrays["counts"], w)
+        extra = [v for v in (self._residual_weights, self._gram) if v is not None]
+        host_extra = self.be.host_views(*extra) if extra else []
+        if host is None or host_extra is None:
+            return None
+        views = dict(self.arrays, a=host[0], y=host[1], mask=host[2], counts=host[3])
+        it = iter(host_extra)
+        coef = None if self._residual_weights is None else next(it)
+        gram = None if self._gram is None else next(it)
+        kernel = self.fed.message_mean_kernel(views, op.steps, weights[0], host[4], coef, gram)
+        if self.be.name == "numpy":
+            return kernel
+        be = self.be
+
+        def on_host(x: Any, gamma: float) -> Any:
+            # torch on the CPU: numpy's bits, as a tensor; None when a gradient flows through x (torch runs it)
+            host = be.host_views(x)
+            return None if host is None else be.asarray(kernel(host[0], gamma))
+
+        return on_host
 
     def _sample_space(self, op: LocalSteps) -> bool:
         """Whether least-squares clients with fewer samples m than dimensions d run ``op``'s full-batch steps
@@ -489,6 +527,7 @@ class _OracleSpace(_StepSpace):
         self.rounds = 0
         self._gram = self._residual_weights = self._c_hat = None
         self._sample_space_ops: dict = {}
+        self._mean_kernels: dict = {}
 
     def grad(self, Y: Any, rows: Any, idx_host: np.ndarray, full: bool = False, factor: float = 1.0) -> Any:
         if Y.ndim == 1:  # every client at the same point (local steps' first)
@@ -713,7 +752,7 @@ def choose_path(
         grad_flops, setup = 2.0 * d * d, 0.0
         literal = rounds * part * _literal_flops(method, grad_flops, d)
     else:
-        m = float(np.mean(federation.counts))
+        m = float(federation.counts.sum()) / n
         grad_flops, setup = 4.0 * m * d, n * (2.0 * m * d * d + 10.0 * d**3)
         literal = rounds * part * _literal_flops(method, grad_flops, d)
         if hasattr(federation, "sample_space_steps") and not federation.l2 and clients_per_round is None:
@@ -776,12 +815,31 @@ def simulate(
         )
     if given_oracles and path == "spectral":
         raise ValueError("client oracles run on the step path only")
+    be = get_backend(backend, device=device)
+    if not given_oracles and _runs_on_host(be, method, federation, x0, state):
+        # torch on the CPU with no gradient to follow: the run computes on numpy (the arrays are zero-copy views of
+        # one another) and returns tensors; torch's per-operation cost, 2-3x numpy's, no longer adds to every step
+        h = simulate(
+            method,
+            federation,
+            _to_numpy(x0),
+            rounds,
+            path=path,
+            seed=seed,
+            batch_size=batch_size,
+            clients_per_round=clients_per_round,
+            client_sampling=client_sampling,
+            state=None if state is None else {k: _to_numpy(v) for k, v in state.items()},
+            scalars=scalars,
+            trace=trace,
+            until=until,
+        )
+        return _as_tensors(h, be)
     chosen = (
         "step"
         if given_oracles
         else choose_path(method, federation, rounds, path, batch_size=batch_size, clients_per_round=clients_per_round)
     )
-    be = get_backend(backend, device=device)
     space: _Space
     if given_oracles or any(isinstance(op, Prox) and op.solver.kind == "local" for op in method.round):
         space = _OracleSpace(federation if given_oracles else client_oracles(federation), method, be)
@@ -815,7 +873,14 @@ def simulate(
             )
         if sampler.scheme == "without_replacement" and sampler.M > n:
             raise ValueError(f"clients_per_round M={sampler.M} exceeds the n={n} clients")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    # the run's draws (mini-batches, sampled clients, a local solver's): a generator only when something draws,
+    # as seeding one costs more than a small run's round
+    draws = (
+        batch_size is not None
+        or sampler.M is not None
+        or any(isinstance(op, Prox) and op.solver.kind == "local" for op in method.round)
+    )
+    rng = seed if isinstance(seed, np.random.Generator) or not draws else np.random.default_rng(seed)
     if hasattr(space, "rng"):
         space.rng = rng
         space.rounds = rounds
@@ -897,7 +962,8 @@ def simulate(
             else:
                 env[v] = _scatter(be, env[v], frame.rows, frame.local[v])
         xs.append(output(env))
-        calls.append(calls[-1] + work * int(frame.idx_host.shape[0]))
+        if sampler.M is not None:  # under full participation every round costs work·n (counted after the loop)
+            calls.append(calls[-1] + work * int(frame.idx_host.shape[0]))
         if rounds_trace is not None:
             rounds_trace.append(
                 {
@@ -916,7 +982,7 @@ def simulate(
     return History(
         x=X,
         comm_rounds=t,
-        oracle_calls=np.asarray(calls, dtype=np.int64),
+        oracle_calls=(np.asarray(calls, dtype=np.int64) if sampler.M is not None else t * (work * n)),
         state=final,
         scalars={k: float(v) for k, v in scalars.items() if k in method.scalars},
         method=method,
@@ -925,6 +991,58 @@ def simulate(
         device=None if be.device is None else str(be.device),
         federation=federation,
         trace=rounds_trace,
+    )
+
+
+def _runs_on_host(be: Any, method: Method, federation: Any, x0: Any, state: dict | None) -> bool:
+    """Whether a torch run may compute on numpy and return tensors (:func:`simulate`): the CPU, no tensor that
+    requires grad among the start and the state, a federation of :mod:`fedtheory.problems` (its numpy arrays and
+    gradients are the torch ones', computed by numpy's kernels) and the method's server rules and client programs
+    fedtheory's own (they compute through the backend they are handed; a user's may call torch itself).
+    A test-stopped local solver runs on client oracles, numpy only, and keeps its error on torch.
+
+    >>> from fedtheory.backends import get_backend
+    >>> from fedtheory.methods import get
+    >>> from fedtheory.problems.quadratic import make_quadratic
+    >>> q, m = make_quadratic(2, 2, mu=1.0, L=2.0, seed=0), get("fedavg", K=2, gamma=0.1)
+    >>> _runs_on_host(get_backend("numpy"), m, q, np.zeros(2), None)
+    False
+    """
+    if not HOST_RUNS or be.name != "torch" or str(be.device) != "cpu":
+        return False
+    values = [x0] + ([] if state is None else list(state.values()))
+    if any(bool(getattr(v, "requires_grad", False)) for v in values):
+        return False
+    kind = type(federation)
+    for name in ("on", "batched_grads", "_residual", "_sample_loss", "loss_and_grad_norm"):
+        fn = getattr(kind, name, None)
+        if fn is not None and not getattr(fn, "__module__", "").startswith("fedtheory.problems."):
+            return False
+    for op in method.round:
+        if isinstance(op, Prox) and op.solver.kind == "local":
+            return False
+        if isinstance(op, ServerMap) and not getattr(op.fn, "__module__", "").startswith("fedtheory."):
+            return False
+        if isinstance(op, ClientProgram) and not type(op.program).__module__.startswith("fedtheory."):
+            return False
+    return True
+
+
+def _as_tensors(h: History, be: Any) -> History:
+    """A numpy run's History as the torch backend's: the arrays as CPU tensors sharing their memory."""
+    import torch
+
+    def tensor(a: Any) -> Any:
+        a = np.asarray(a)
+        return torch.from_numpy(a if a.flags.writeable else a.copy())
+
+    return dataclasses.replace(
+        h,
+        x=tensor(h.x),
+        state={k: tensor(v) for k, v in h.state.items()},
+        backend=be.name,
+        device=str(be.device),
+        _cache={},
     )
 
 
