@@ -259,6 +259,17 @@ def test_register_a_method_defined_outside_the_repository(tmp_path, quad):
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.fixture(params=[True, False], ids=["host-runs", "torch-kernels"])
+def host_runs(request, monkeypatch):
+    """Both ways a CPU torch run can go: on numpy with tensors handed back (the default), and through torch's own
+    kernels (what a GPU runs), so the agreement tests test torch's kernels too on a CPU-only machine."""
+    import importlib
+
+    # the module, not the function fedtheory.methods.simulate that its package re-exports
+    monkeypatch.setattr(importlib.import_module("fedtheory.methods.simulate"), "HOST_RUNS", request.param)
+    return request.param
+
+
 @needs_torch
 @pytest.mark.parametrize(
     "name, hyper, kw",
@@ -271,7 +282,7 @@ def test_register_a_method_defined_outside_the_repository(tmp_path, quad):
         ("acc-sdane", {"lam": 3.0, "mu": 0.5}, {"clients_per_round": 3, "seed": 1}),
     ],
 )
-def test_numpy_and_torch_agree_on_quadratics(quad, name, hyper, kw):
+def test_numpy_and_torch_agree_on_quadratics(quad, name, hyper, kw, host_runs):
     import torch
 
     x0 = np.linspace(-1.0, 2.0, 3)
@@ -288,7 +299,7 @@ def test_numpy_and_torch_agree_on_quadratics(quad, name, hyper, kw):
 
 
 @needs_torch
-def test_numpy_and_torch_agree_on_finite_sums_with_mini_batches(logistic):
+def test_numpy_and_torch_agree_on_finite_sums_with_mini_batches(logistic, host_runs):
     kw = dict(K=3, gamma=0.3, batch_size=4, clients_per_round=3, seed=2)
     a = methods.run("scaffold", logistic, np.zeros(3), 15, **kw)
     b = methods.run("scaffold", logistic, np.zeros(3), 15, backend="torch", **kw).to_numpy()
