@@ -114,3 +114,26 @@ def test_clarabel_and_scs_agree_on_the_conic_data():
     v2, s2 = fp._scs_conic(P)
     assert s1 == "optimal" and s2 in ("optimal", "optimal_inaccurate")
     assert abs(v1 - v2) <= 1e-5 * abs(v1), (v1, v2)
+
+
+def test_spectral_error_bounds_the_exact_pep_value():
+    # n = 2, K = 2, T = 2, η = 0.1: the hand-written PEP's worst ‖x_T − x*‖ is 0.702947
+    # (verify/certificate-crosscheck/error-servers); the relaxation is an upper bound on it, and a tight one here
+    th = theta_weights("1:K", 2)
+    sq, solver, _ = fp._spectral_error(MU, L, 0.05, th, 0.0, np.array([0.5, 0.5]), "C", 0.1, None, "gd", 2, 1.0, 48)
+    assert sq is not None, solver
+    assert 0.702947 * (1 - 1e-5) <= np.sqrt(sq) <= 0.702947 * (1 + 1e-3), (np.sqrt(sq), solver)
+
+
+def test_four_client_spectral_error_within_30_cpu_seconds():
+    # issue 23: the spectral error program at n = 4, T = 2 ran > 10 min (cvxpy's canonicalization of ~3,000 PSD
+    # cones, then Clarabel's numerical errors on an objective ~1e5 and SCS's 100,000 iterations); written as conic
+    # data with round t scaled by the growth g^t it solves in ~11 s. Its value bounds the PEPit engine's exact SDP
+    # value for the same class (355.4519998 at η = 1, K = 5, γL = 1/2: tests/test_federated_pep.py's case).
+    th = theta_weights("1:K", 5)
+    start = time.process_time()
+    sq, solver, _ = fp._spectral_error(MU, L, 0.05, th, 0.0, np.full(4, 0.25), "C", 1.0, None, "gd", 2, 1.0, 48)
+    cpu = time.process_time() - start
+    assert sq is not None, solver
+    assert 355.4519998 * (1 - 1e-6) <= np.sqrt(sq) <= 355.4519998 * (1 + 1e-3), (np.sqrt(sq), solver)
+    assert cpu < 30.0, cpu

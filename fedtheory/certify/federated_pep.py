@@ -44,7 +44,8 @@ the tangents at both ends (b is checked concave or convex on each piece) and all
 one, and the fixed-point relation is eliminated at its largest coefficient (:func:`_spectral_floor`), so the
 program stays well scaled from γ → 0 (b almost linear) to Kγμ ≫ 1 (b almost constant). Every realizable configuration satisfies the relaxation, so
 its optimum is an **upper bound**; it tightens as pieces shrink (``pieces``). Tangent slopes are central
-differences, so each tangent is lifted by a margin 10⁻⁸·max b that dominates their error.
+differences, so each tangent is lifted by a margin 10⁻⁸·max b that dominates their error. The program is written
+straight into Clarabel's conic data (:class:`_SpectralPEP`; cvxpy's canonicalization of it cost 10-50× the solve).
 
 ``engine="pepit"`` (both classes; small K): LocalUpdate's PEP compiled from its description
 (:func:`fedtheory.methods.library.local_update`) by the one PEP builder, :func:`fedtheory.methods.pep.build_pep`:
@@ -183,7 +184,7 @@ def floor_d1(
 
 
 # --------------------------------------------------------------------------------------------
-# solver: Clarabel with retries, SCS cross-check (on our own cvxpy problems)
+# solver: Clarabel with retries, SCS cross-check (on our own cvxpy problems and the spectral engine's conic data)
 # --------------------------------------------------------------------------------------------
 
 
@@ -191,12 +192,29 @@ def _solve_cvxpy(prob, cross_check: bool = True, clarabel: tuple | None = None) 
     """(value or None, solver description, status) — ``None`` unless Clarabel is optimal, or SCS agrees with
     an inaccurate Clarabel to RTOL (then the larger value plus their gap; ``cross_check=False`` skips SCS).
     ``clarabel``: the outcome :func:`_clarabel_attempts` already had on this very problem (Clarabel is
-    deterministic on the same data, so running its attempts again would only repeat it)."""
-    value, status = _clarabel_attempts(prob) if clarabel is None else clarabel
+    deterministic on the same data, so running its attempts again would only repeat it). ``prob``: a cvxpy
+    problem, or a :class:`_SpectralPEP` (its conic data go to Clarabel and SCS directly)."""
+    conic = isinstance(prob, _SpectralPEP)
+    if clarabel is None:
+        clarabel = _clarabel_conic(prob) if conic else _clarabel_attempts(prob)
+    value, status = clarabel
     if status == "optimal":
         return value, "CLARABEL", "optimal"
     if not cross_check:
         return None, f"CLARABEL {status} ({value})", "unreliable"
+    other, other_status = _scs_conic(prob) if conic else _scs_cvxpy(prob)
+    if (
+        value is not None
+        and other is not None
+        and other_status in ("optimal", "optimal_inaccurate")
+        and abs(other - value) <= RTOL * max(abs(value), 1e-12)
+    ):
+        return max(value, other) + abs(value - other), "CLARABEL+SCS", "agree"
+    return None, f"CLARABEL {status} ({value}), SCS {other_status} ({other})", "unreliable"
+
+
+def _scs_cvxpy(prob) -> tuple[float | None, str]:
+    """SCS at CROSS_CHECK_EPS on a cvxpy problem: (value, cvxpy's status)."""
     import warnings
 
     from fedtheory.certify.pep import CROSS_CHECK_EPS
@@ -205,17 +223,9 @@ def _solve_cvxpy(prob, cross_check: bool = True, clarabel: tuple | None = None) 
         warnings.simplefilter("ignore")
         try:
             other = prob.solve(solver="SCS", eps_abs=CROSS_CHECK_EPS, eps_rel=CROSS_CHECK_EPS, max_iters=100_000)
-            other_status = prob.status
+            return (None if other is None else float(other)), prob.status
         except Exception:
-            other, other_status = None, "failed"
-    if (
-        value is not None
-        and other is not None
-        and other_status in ("optimal", "optimal_inaccurate")
-        and abs(other - value) <= RTOL * max(abs(value), 1e-12)
-    ):
-        return max(value, float(other)) + abs(value - float(other)), "CLARABEL+SCS", "agree"
-    return None, f"CLARABEL {status} ({value}), SCS {other_status} ({other})", "unreliable"
+            return None, "failed"
 
 
 def _clarabel_attempts(prob) -> tuple[float | None, str]:
@@ -321,6 +331,7 @@ class _SpectralPEP:
         self.nvar = self.ng * (self.ng + 1) // 2
         self.blocks: list[tuple[str, list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.objective: np.ndarray | None = None
+        self.almost: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # Clarabel's last almost-solved (x, z, s)
         # G ⪰ 0 on its own upper triangle, in svec order already (off-diagonals scaled by √2)
         pos, scale = _svec_layout(self.ng)
         self._gpos = pos
@@ -474,7 +485,14 @@ class _SpectralPEP:
                 vals.append((c[:, None] * S[srow, scol][None, :]).ravel())
             rows_, cols_, vals_ = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
             keep = vals_ != 0
-            self._cone(kind, [r if kind == "psd" else S.shape[0]] * m, rows_[keep], cols_[keep], vals_[keep], np.zeros(m * S.shape[0]))
+            self._cone(
+                kind,
+                [r if kind == "psd" else S.shape[0]] * m,
+                rows_[keep],
+                cols_[keep],
+                vals_[keep],
+                np.zeros(m * S.shape[0]),
+            )
 
         for f in range(width):
             cone([("1", A[:, f, 0]), ("s", A[:, f, 1]), ("t", A[:, f, 2])])
@@ -540,6 +558,7 @@ def _clarabel_conic(P: _SpectralPEP) -> tuple[float | None, str]:
         if got == "Solved":
             return -float(sol.obj_val), "optimal"
         if got == "AlmostSolved" and np.isfinite(sol.obj_val):
+            P.almost = (np.array(sol.x), np.array(sol.z), np.array(sol.s))  # the cross-check's start
             value, status = -float(sol.obj_val), "optimal_inaccurate"
     return value, status
 
@@ -582,6 +601,12 @@ def _scs_conic(P: _SpectralPEP) -> tuple[float | None, str]:
                     cone["q"] += list(dims)
     p = np.concatenate(perm)
     A = sps.csc_matrix(A.tocsr()[p])
+    # SCS starts from Clarabel's almost-solved point when there is one: its verdict is its termination test on its
+    # own last iterate (primal and dual residuals and the gap within CROSS_CHECK_EPS), which does not depend on where
+    # it started; the start only spares iterations
+    warm: dict = {}
+    if P.almost is not None:
+        warm = {"warm_start": True, "x": P.almost[0], "y": P.almost[1][p], "s": P.almost[2][p]}
     try:
         sol = scs.SCS(
             {"A": A, "b": b[p], "c": q},
@@ -590,7 +615,7 @@ def _scs_conic(P: _SpectralPEP) -> tuple[float | None, str]:
             eps_rel=CROSS_CHECK_EPS,
             max_iters=100_000,
             verbose=False,
-        ).solve()
+        ).solve(**warm)
     except Exception:
         return None, "failed"
     status = str(sol["info"]["status"])
@@ -599,26 +624,6 @@ def _scs_conic(P: _SpectralPEP) -> tuple[float | None, str]:
     if status.startswith("solved") and np.isfinite(sol["info"]["pobj"]):
         return -float(sol["info"]["pobj"]), "optimal_inaccurate"
     return None, status
-
-
-def _solve_spectral(P: _SpectralPEP, cross_check: bool = True, clarabel: tuple | None = None):
-    """:func:`_solve_cvxpy`'s policy on a :class:`_SpectralPEP`: Clarabel's value when it is optimal; else, with
-    ``cross_check``, SCS at CROSS_CHECK_EPS must agree with an inaccurate Clarabel to RTOL, and the value is the
-    larger one plus their gap; anything else is None ("unreliable")."""
-    value, status = _clarabel_conic(P) if clarabel is None else clarabel
-    if status == "optimal":
-        return value, "CLARABEL", "optimal"
-    if not cross_check:
-        return None, f"CLARABEL {status} ({value})", "unreliable"
-    other, other_status = _scs_conic(P)
-    if (
-        value is not None
-        and other is not None
-        and other_status in ("optimal", "optimal_inaccurate")
-        and abs(other - value) <= RTOL * max(abs(value), 1e-12)
-    ):
-        return max(value, other) + abs(value - other), "CLARABEL+SCS", "agree"
-    return None, f"CLARABEL {status} ({value}), SCS {other_status} ({other})", "unreliable"
 
 
 def _split_linear(mu, L, gamma, th, alpha):
@@ -716,7 +721,7 @@ def _spectral_floor(mu, L, gamma, th, alpha, p, het, pieces, scale_hint=1.0):
     # cross-check's one SCS solve, for the same value to SCS's accuracy.)
     for k, piv in enumerate(cands):
         prob = _floor_program(names, eq, piv, n, p, het, L, pcs, u, v)
-        value, note, _ = _solve_spectral(prob, cross_check=k == 0)
+        value, note, _ = _solve_cvxpy(prob, cross_check=k == 0)
         solver = note if value is not None else f"{solver}; pivot {piv}: {note}"
         if value is not None:
             break
@@ -739,7 +744,7 @@ def _spectral_rate(mu, L, gamma, th, alpha, p, eta, pieces):
     P.le(P.quad(d), 1.0)
     step = d - eta * bmax * sum((p[i] * outs[i] for i in range(n)), np.zeros(P.N))
     P.maximize(P.quad(step))
-    value, solver, _ = _solve_spectral(P)
+    value, solver, _ = _solve_cvxpy(P)
     return value, solver, len(pcs)
 
 
@@ -763,16 +768,22 @@ def _spectral_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, roun
     z_vecs = [v(**{f"z{i}": 1.0}) for i in range(n - 1)]
     z_vecs.append(-sum(((p[i] / p[-1]) * z_vecs[i] for i in range(n - 1)), np.zeros(P.N)))
     beta = momentum or 0.0
+    # round t's messages are stored divided by g^t, g ≥ 1 a bound on one round's growth (|1 − ηb| + 2|β| over the
+    # spectrum), and so are the client's inputs y_t − c_i: realizability is invariant under scaling an input with
+    # its outputs (a congruence of the moment matrices), so the program is the same, but its entries stay of
+    # order one where ‖x_T − x*‖ grows like g^T (η = 1: g ≈ 19 at K = 5, γL = 1/2; Clarabel stalled on the
+    # unscaled program with numerical errors)
+    grow = max(1.0, float(np.max(np.abs(1.0 - eta * bmax * fn(np.linspace(mu / L, 1.0, 257))))) + 2 * abs(beta))
     x, x_prev, ys = v(x0=1.0), v(x0=1.0), []
     for t in range(T):
         y = x + beta * (x - x_prev) if server == "nesterov" else x
-        ys.append(y)
-        q = bmax * sum((p[i] * v(**{f"b{i}_{t}": 1.0}) for i in range(n)), np.zeros(P.N))
+        ys.append(y / grow**t)
+        q = bmax * grow**t * sum((p[i] * v(**{f"b{i}_{t}": 1.0}) for i in range(n)), np.zeros(P.N))
         x_new = y - eta * q + (beta * (x - x_prev) if server == "heavy_ball" else 0.0)
         x_prev, x = x, x_new
     for i in range(n):
         w = v(**{f"w{i}": 1.0})
-        inputs = [y + w for y in ys] + [w]
+        inputs = [y + w / grow**t for t, y in enumerate(ys)] + [w]
         outputs = [(t, "t", v(**{f"b{i}_{t}": 1.0})) for t in range(T)] + [(T, "s", z_vecs[i])]
         P.client(inputs, outputs, pcs, fn, TANGENT_MARGIN)
     if het == "C":
@@ -781,9 +792,9 @@ def _spectral_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, roun
     else:
         P.le(sum(p[i] * P.quad(z_vecs[i]) for i in range(n)) * (L**2), 1.0)
     P.le(P.quad(v(x0=1.0)), D**2)
-    P.maximize(P.quad(x))
-    value, solver, _ = _solve_spectral(P)
-    return value, solver, len(pcs)
+    P.maximize(P.quad(x / grow**T))
+    value, solver, _ = _solve_cvxpy(P)
+    return (None if value is None else value * grow ** (2 * T)), solver, len(pcs)
 
 
 def _probe_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds, D, d, starts, seed, search=True):
