@@ -51,39 +51,3 @@ def test_retries_resolve_the_compiled_problem_and_match_a_rebuilt_solve():
     assert fresh.wrapper.prob.status == "optimal"
     assert value == want
     assert np.array_equal(pb.G_value, fresh.G_value)
-
-
-def test_spectral_moment_matrices_are_the_block_layout():
-    """Each piece's moment matrix [[1, s, t], [s, ss, st], [t, st, tt]] ⊗ (r×r), written as one linear map of the
-    piece's moments, is that block matrix (random moments, r = 2)."""
-    import cvxpy as cp
-
-    from fedtheory.certify.federated_pep import _MONOS, _pieces, _SpectralPEP
-
-    P = _SpectralPEP(["e", "w", "a", "b"])
-    fn = lambda lam: lam**2  # noqa: E731
-    pcs = _pieces(fn, 0.1, 1.0, 3)
-    before = len(P.cons)
-    P.client([P.vec(e=1.0), P.vec(w=1.0)], [(0, "t", P.vec(a=1.0)), (1, "s", P.vec(b=1.0))], pcs, fn, 1e-8)
-    m, r = len(pcs), 2
-    nt = r * (r + 1) // 2
-    Y = [v for v in cp.Problem(cp.Minimize(0), P.cons[before:]).variables() if v.shape == (m, nt)]
-    assert len(Y) == len(_MONOS)
-    Y.sort(key=lambda v: v.id)  # created in _MONOS order
-    rng = np.random.default_rng(0)
-    for v in Y:
-        v.value = rng.normal(size=v.shape)
-    vals = dict(zip(_MONOS, (v.value for v in Y)))
-    tri = [(i, j) for i in range(r) for j in range(i, r)]
-
-    def block(mono, k):
-        B = np.zeros((r, r))
-        for q, (i, j) in enumerate(tri):
-            B[i, j] = B[j, i] = vals[mono][k, q]
-        return B
-
-    layout = [["1", "s", "t"], ["s", "ss", "st"], ["t", "st", "tt"]]
-    moments = P.cons[-m:]
-    for k, con in enumerate(moments):
-        want = np.block([[block(layout[i][j], k) for j in range(3)] for i in range(3)])
-        assert np.array_equal(con.args[0].value, want), k

@@ -44,7 +44,8 @@ the tangents at both ends (b is checked concave or convex on each piece) and all
 one, and the fixed-point relation is eliminated at its largest coefficient (:func:`_spectral_floor`), so the
 program stays well scaled from γ → 0 (b almost linear) to Kγμ ≫ 1 (b almost constant). Every realizable configuration satisfies the relaxation, so
 its optimum is an **upper bound**; it tightens as pieces shrink (``pieces``). Tangent slopes are central
-differences, so each tangent is lifted by a margin 10⁻⁸·max b that dominates their error.
+differences, so each tangent is lifted by a margin 10⁻⁸·max b that dominates their error. The program is written
+straight into Clarabel's conic data (:class:`_SpectralPEP`; cvxpy's canonicalization of it cost 10-50× the solve).
 
 ``engine="pepit"`` (both classes; small K): LocalUpdate's PEP compiled from its description
 (:func:`fedtheory.methods.library.local_update`) by the one PEP builder, :func:`fedtheory.methods.pep.build_pep`:
@@ -183,7 +184,7 @@ def floor_d1(
 
 
 # --------------------------------------------------------------------------------------------
-# solver: Clarabel with retries, SCS cross-check (on our own cvxpy problems)
+# solver: Clarabel with retries, SCS cross-check (on our own cvxpy problems and the spectral engine's conic data)
 # --------------------------------------------------------------------------------------------
 
 
@@ -191,12 +192,29 @@ def _solve_cvxpy(prob, cross_check: bool = True, clarabel: tuple | None = None) 
     """(value or None, solver description, status) — ``None`` unless Clarabel is optimal, or SCS agrees with
     an inaccurate Clarabel to RTOL (then the larger value plus their gap; ``cross_check=False`` skips SCS).
     ``clarabel``: the outcome :func:`_clarabel_attempts` already had on this very problem (Clarabel is
-    deterministic on the same data, so running its attempts again would only repeat it)."""
-    value, status = _clarabel_attempts(prob) if clarabel is None else clarabel
+    deterministic on the same data, so running its attempts again would only repeat it). ``prob``: a cvxpy
+    problem, or a :class:`_SpectralPEP` (its conic data go to Clarabel and SCS directly)."""
+    conic = isinstance(prob, _SpectralPEP)
+    if clarabel is None:
+        clarabel = _clarabel_conic(prob) if conic else _clarabel_attempts(prob)
+    value, status = clarabel
     if status == "optimal":
         return value, "CLARABEL", "optimal"
     if not cross_check:
         return None, f"CLARABEL {status} ({value})", "unreliable"
+    other, other_status = _scs_conic(prob) if conic else _scs_cvxpy(prob)
+    if (
+        value is not None
+        and other is not None
+        and other_status in ("optimal", "optimal_inaccurate")
+        and abs(other - value) <= RTOL * max(abs(value), 1e-12)
+    ):
+        return max(value, other) + abs(value - other), "CLARABEL+SCS", "agree"
+    return None, f"CLARABEL {status} ({value}), SCS {other_status} ({other})", "unreliable"
+
+
+def _scs_cvxpy(prob) -> tuple[float | None, str]:
+    """SCS at CROSS_CHECK_EPS on a cvxpy problem: (value, cvxpy's status)."""
     import warnings
 
     from fedtheory.certify.pep import CROSS_CHECK_EPS
@@ -205,17 +223,9 @@ def _solve_cvxpy(prob, cross_check: bool = True, clarabel: tuple | None = None) 
         warnings.simplefilter("ignore")
         try:
             other = prob.solve(solver="SCS", eps_abs=CROSS_CHECK_EPS, eps_rel=CROSS_CHECK_EPS, max_iters=100_000)
-            other_status = prob.status
+            return (None if other is None else float(other)), prob.status
         except Exception:
-            other, other_status = None, "failed"
-    if (
-        value is not None
-        and other is not None
-        and other_status in ("optimal", "optimal_inaccurate")
-        and abs(other - value) <= RTOL * max(abs(value), 1e-12)
-    ):
-        return max(value, float(other)) + abs(value - float(other)), "CLARABEL+SCS", "agree"
-    return None, f"CLARABEL {status} ({value}), SCS {other_status} ({other})", "unreliable"
+            return None, "failed"
 
 
 def _clarabel_attempts(prob) -> tuple[float | None, str]:
@@ -265,20 +275,24 @@ def _pieces(fn, lo: float, hi: float, count: int) -> list[tuple[float, float, in
     cuts = sorted(set(cuts))
     pieces = list(zip(cuts[:-1], cuts[1:]))
 
-    def gap(a, b):
-        m = 0.5 * (a + b)
-        mid = float(fn(np.array([m]))[0]) - 0.5 * float(fn(np.array([a]))[0] + fn(np.array([b]))[0])
-        return abs(mid) + (b - a) * 1e-3 * scale / (hi - lo)
+    def gaps(new):
+        """the refinement's priority of each piece in ``new`` (one vectorized call of fn: b is a polynomial of
+        degree K, whose evaluation dominated this loop when done point by point)"""
+        a, b = np.array(new).T
+        f = fn(np.concatenate([0.5 * (a + b), a, b])).reshape(3, -1)
+        return list(np.abs(f[0] - 0.5 * (f[1] + f[2])) + (b - a) * 1e-3 * scale / (hi - lo))
 
+    prio = gaps(pieces)
     while len(pieces) < count:
-        k = max(range(len(pieces)), key=lambda j: gap(*pieces[j]))
+        k = int(np.argmax(prio))  # the first of equal priorities, as max() picked
         a, b = pieces[k]
         m = math.sqrt(a * b) if b / a > 4 else 0.5 * (a + b)
         pieces[k : k + 1] = [(a, m), (m, b)]
+        prio[k : k + 1] = gaps(pieces[k : k + 2])
     out = []
-    for a, b in pieces:
+    samples = fn(np.concatenate([np.linspace(a, b, 65) for a, b in pieces])).reshape(len(pieces), 65)
+    for (a, b), vals in zip(pieces, samples):
         xs = np.linspace(a, b, 65)
-        vals = fn(xs)
         dd = np.diff(vals, 2)
         tol = 1e-12 * scale
         sg: int | tuple[str, float] | None = 1 if np.all(dd >= -tol) else (-1 if np.all(dd <= tol) else None)
@@ -291,14 +305,20 @@ def _pieces(fn, lo: float, hi: float, count: int) -> list[tuple[float, float, in
 
 
 class _SpectralPEP:
-    """Gram-matrix program over named vectors, with clients given as (inputs, outputs) on the curve pieces."""
+    """Gram-matrix program over named vectors, with clients given as (inputs, outputs) on the curve pieces, written
+    straight into the conic data Clarabel takes (min qᵀx s.t. Ax + s = b, s ∈ K): a linear form of the Gram matrix
+    is a vector over G's upper triangle, each piece's moments a block of variables. Building the same program
+    through cvxpy cost 1-3 s of canonicalization per program (10-50× Clarabel's solve); this costs milliseconds.
+
+    Variables x = [G's upper triangle (Clarabel's column-wise order), then each client's moments]. The cones: G ⪰ 0,
+    the Gram block of each client equal to its summed moments (upper triangle only: a symmetric equality written
+    twice makes the equality system rank deficient), per piece the localizing cones and the order-one moment
+    matrix, and the inequalities added by :meth:`le`."""
 
     def __init__(self, names: list[str], eliminate: tuple[np.ndarray, list[str]] | None = None):
         """``eliminate=(eq, candidates)``: the linear relation Σ_k eq_k·v_k = 0 between the named vectors is
         used to drop the candidate with the largest |eq_k| from the basis (a relation kept as ‖Σeq_kv_k‖² = 0
         would leave the Gram cone without interior)."""
-        import cvxpy as cp
-
         self.names = list(names)
         self.N = len(names)
         self.T = np.eye(self.N)  # full coefficients -> reduced basis
@@ -307,8 +327,21 @@ class _SpectralPEP:
             piv = max((self.names.index(c) for c in cands), key=lambda k: abs(eq[k]))
             sub = np.eye(self.N) - np.outer(np.eye(self.N)[piv], eq / eq[piv])  # v -> v − v_piv·eq/eq_piv
             self.T = np.delete(sub, piv, axis=1)
-        self.G = cp.Variable((self.T.shape[1], self.T.shape[1]), symmetric=True)
-        self.cons = [self.G >> 0]
+        self.ng = self.T.shape[1]
+        self.nvar = self.ng * (self.ng + 1) // 2
+        self.blocks: list[tuple[str, list[int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.objective: np.ndarray | None = None
+        self.almost: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # Clarabel's last almost-solved (x, z, s)
+        # G ⪰ 0 on its own upper triangle, in svec order already (off-diagonals scaled by √2)
+        pos, scale = _svec_layout(self.ng)
+        self._gpos = pos
+        idx = np.arange(self.nvar)
+        self._cone("psd", [self.ng], idx, idx, scale, np.zeros(self.nvar))
+
+    def _cone(self, kind: str, dims: list[int], rows, cols, vals, const) -> None:
+        """Rows ``rows`` (local) of expr = Σ vals·x[cols] + const lie in ``kind`` cones of sizes ``dims``
+        (stored as Clarabel's A = −coefficients, b = const)."""
+        self.blocks.append((kind, dims, np.asarray(rows), np.asarray(cols), -np.asarray(vals, dtype=float), const))
 
     def vec(self, **coeffs) -> np.ndarray:
         v = np.zeros(self.N)
@@ -316,53 +349,101 @@ class _SpectralPEP:
             v[self.names.index(k)] += c
         return v
 
-    def quad(self, u: np.ndarray, v: np.ndarray | None = None):
+    def quad(self, u: np.ndarray, v: np.ndarray | None = None) -> np.ndarray:
+        """⟨u, v⟩ (u, v over the named vectors) as a linear form over G's upper triangle."""
         v = u if v is None else v
-        import cvxpy as cp
+        M = np.outer(u @ self.T, v @ self.T)
+        M = M + M.T - np.diag(np.diag(M))
+        return M[self._gpos[0], self._gpos[1]]
 
-        return cp.sum(cp.multiply(np.outer(u @ self.T, v @ self.T), self.G))
+    def le(self, form: np.ndarray, rhs: float) -> None:
+        """form·G ≤ rhs (``form`` from :meth:`quad`)."""
+        nz = np.flatnonzero(form)
+        self._cone("nonneg", [1], np.zeros(len(nz), dtype=int), nz, -form[nz], np.array([float(rhs)]))
+
+    def maximize(self, form: np.ndarray) -> None:
+        self.objective = form
+
+    def data(self):
+        """(P, q, A, b, cones) for Clarabel; the objective is minimized, so q = −(the maximized form)."""
+        import clarabel
+        import scipy.sparse as sps
+
+        assert self.objective is not None
+        q = np.zeros(self.nvar)
+        q[: len(self.objective)] = -self.objective
+        rows, cols, vals, b, cones = [], [], [], [], []
+        start = 0
+        make = {
+            "zero": clarabel.ZeroConeT,
+            "nonneg": clarabel.NonnegativeConeT,
+            "soc": clarabel.SecondOrderConeT,
+            "psd": clarabel.PSDTriangleConeT,
+        }
+        for kind, dims, r, c, v, const in self.blocks:
+            rows.append(r + start)
+            cols.append(c)
+            vals.append(v)
+            b.append(const)
+            start += len(const)
+            if kind in ("zero", "nonneg") and cones and type(cones[-1]) is make[kind]:
+                cones[-1] = make[kind](cones[-1].dim + sum(dims))  # merge neighbouring blocks of one kind
+            else:
+                cones += [make[kind](d) for d in dims]
+        A = sps.csc_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(start, self.nvar)
+        )
+        A.sum_duplicates()
+        return sps.csc_matrix((self.nvar, self.nvar)), q, A, np.concatenate(b), cones
 
     def client(self, inputs: list[np.ndarray], outputs: list[tuple[int, str, np.ndarray]], pieces, fn, margin):
         """Tie the Gram block of ``inputs`` and ``outputs`` ((input index, "s" | "t", vector)) to a relaxed PSD
-        matrix measure on the pieces of Γ = {(λ, fn(λ))}. Each piece's r×r moments are stored as rows of one
-        (pieces, r(r+1)/2) variable per monomial, so the localizing constraints are a few vectorized cones."""
-        import cvxpy as cp
-
+        matrix measure on the pieces of Γ = {(λ, fn(λ))}. Piece k's r×r moment matrix of monomial µ is the upper
+        triangle x[off + (µ·m + k)·nt + ·] (m pieces, nt = r(r+1)/2)."""
         r = len(inputs)
         nt = r * (r + 1) // 2
         tri = [(i, j) for i in range(r) for j in range(i, r)]
         index = {}
         for k, (i, j) in enumerate(tri):
             index[(i, j)] = index[(j, i)] = k
-        unvec = np.zeros((r * r, nt))  # vec(M), row-major, from the upper triangle
-        for i in range(r):
-            for j in range(r):
-                unvec[i * r + j, index[(i, j)]] = 1.0
         m = len(pieces)
-        Y = {mono: cp.Variable((m, nt)) for mono in _MONOS}
-        tot = {mono: cp.sum(Y[mono], axis=0) for mono in _MONOS}
+        off = self.nvar
+        self.nvar += len(_MONOS) * m * nt
+
+        def var(mono: str, k, t):
+            return off + (_MONOS.index(mono) * m + np.asarray(k)) * nt + np.asarray(t)
+
+        # the Gram block equals the summed moments: ⟨v_a, v_b⟩ − Σ_k Y[key][k, (ia, ib)] = 0 for a ≤ b
         vecs = list(inputs) + [v for _, _, v in outputs]
-        rows = []
-        for a in range(len(vecs)):
-            row = []
-            for b in range(len(vecs)):
-                ia, fa = (a, "") if a < r else (outputs[a - r][0], outputs[a - r][1])
-                ib, fb = (b, "") if b < r else (outputs[b - r][0], outputs[b - r][1])
-                key = "".join(sorted(fa + fb)) or "1"
-                row.append(tot[key][index[(ia, ib)]])
-            rows.append(row)
-        V = np.stack(vecs) @ self.T
-        self.cons.append(V @ self.G @ V.T == cp.bmat(rows))
+        rows, cols, vals = [], [], []
+        pairs = [(a, b) for a in range(len(vecs)) for b in range(a, len(vecs))]
+        for row, (a, b) in enumerate(pairs):
+            ia, fa = (a, "") if a < r else (outputs[a - r][0], outputs[a - r][1])
+            ib, fb = (b, "") if b < r else (outputs[b - r][0], outputs[b - r][1])
+            key = "".join(sorted(fa + fb)) or "1"
+            form = self.quad(vecs[a], vecs[b])
+            nz = np.flatnonzero(form)
+            ks = np.arange(m)
+            rows += [np.full(len(nz), row), np.full(m, row)]
+            cols += [nz, var(key, ks, index[(ia, ib)])]
+            vals += [form[nz], -np.ones(m)]
+        self._cone(
+            "zero", [len(pairs)], np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), np.zeros(len(pairs))
+        )
 
         # per piece: the affine functions (c0, cs, ct) that are >= 0 on the piece of the curve
         affs = []
-        for lo, hi, sg in pieces:
-            fl, fh = float(fn(np.array([lo]))[0]), float(fn(np.array([hi]))[0])
+        # fn at each piece's ends and at ±eps around them, in one vectorized call (b is a degree-K polynomial)
+        los, his = np.array([pc[0] for pc in pieces]), np.array([pc[1] for pc in pieces])
+        epss = 1e-7 * (his - los) + 1e-12
+        at = fn(np.concatenate([los, his, los + epss, los - epss, his + epss, his - epss])).reshape(6, -1)
+        for k, (lo, hi, sg) in enumerate(pieces):
+            fl, fh = float(at[0, k]), float(at[1, k])
             slope = (fh - fl) / (hi - lo)
             chord = (fl - slope * lo, slope)  # t = c0 + c1 s
-            eps = 1e-7 * (hi - lo) + 1e-12
-            d_lo = float((fn(np.array([lo + eps])) - fn(np.array([lo - eps])))[0] / (2 * eps))
-            d_hi = float((fn(np.array([hi + eps])) - fn(np.array([hi - eps])))[0] / (2 * eps))
+            eps = float(epss[k])
+            d_lo = float((at[2, k] - at[3, k]) / (2 * eps))
+            d_hi = float((at[4, k] - at[5, k]) / (2 * eps))
             tans = [(fl - d_lo * lo, d_lo), (fh - d_hi * hi, d_hi)]
             aff = [(-lo, 1.0, 0.0), (hi, -1.0, 0.0)]
             if isinstance(sg, tuple):  # near-flat piece: chord − δ <= t <= chord + δ
@@ -380,40 +461,45 @@ class _SpectralPEP:
         width = min(len(a) for a in affs)
         A = np.array([a[:width] for a in affs])  # (m, width, 3)
 
-        Z = cp.hstack([Y[mono] for mono in _MONOS])  # row k: piece k's moments, monomial by monomial
+        # each localizing matrix (an r×r matrix per piece, entries Σ_µ c_µ[k]·Y[µ][k, t]) goes to its cone through
+        # a constant map S of its upper triangle: r = 1 a sign, r = 2 the rotated second-order cone
+        # (M00 + M11, 2M01, M00 − M11), r ≥ 3 Clarabel's scaled triangle
+        if r == 1:
+            S, kind = np.ones((1, 1)), "nonneg"
+        elif r == 2:
+            S, kind = np.array([[1.0, 0.0, 1.0], [0.0, 2.0, 0.0], [1.0, 0.0, -1.0]]), "soc"
+        else:
+            S, kind = np.zeros((nt, nt)), "psd"
+            for row, (i, j, sc) in enumerate(zip(*_svec_layout(r)[0], _svec_layout(r)[1])):
+                S[row, index[(int(i), int(j))]] = sc
+        srow, scol = np.nonzero(S)
+        ks = np.arange(m)
 
         def cone(terms):
-            """terms [(monomial, coefficient column (m, 1))]: each piece's Σ coefficient·Y[monomial] row is the upper
-            triangle of an r×r matrix that must be PSD. For r ≥ 3 each piece's matrix is one constant map of its
-            row of Z (cvxpy compiles that ~25 % faster than indexing the (m, nt) sum once per piece, into the same
-            conic data)."""
-            if r <= 2:
-                expr = sum((cp.multiply(c, Y[mono]) for mono, c in terms[1:]), cp.multiply(terms[0][1], Y[terms[0][0]]))
-                if r == 1:
-                    self.cons.append(expr >= 0)
-                else:
-                    self.cons.append(
-                        cp.SOC(expr[:, 0] + expr[:, 2], cp.vstack([2 * expr[:, 1], expr[:, 0] - expr[:, 2]]), axis=0)
-                    )
-                return
-            for k in range(m):
-                lift = np.zeros((r * r, len(_MONOS) * nt))
-                for mono, c in terms:
-                    first = _MONOS.index(mono) * nt
-                    lift[:, first : first + nt] = unvec * c[k, 0]
-                M = cp.reshape(lift @ Z[k, :], (r, r), order="C")
-                self.cons.append(0.5 * (M + M.T) >> 0)
-
-        def col(x):
-            return x.reshape(-1, 1)
+            rows, cols, vals = [], [], []
+            for mono, c in terms:
+                c = np.asarray(c, dtype=float).reshape(-1)
+                # rows (piece k, cone row ρ): Σ_t S[ρ, t]·c[k]·Y[mono][k, t]
+                rows.append((ks[:, None] * S.shape[0] + srow[None, :]).ravel())
+                cols.append(var(mono, ks[:, None], scol[None, :]).ravel())
+                vals.append((c[:, None] * S[srow, scol][None, :]).ravel())
+            rows_, cols_, vals_ = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+            keep = vals_ != 0
+            self._cone(
+                kind,
+                [r if kind == "psd" else S.shape[0]] * m,
+                rows_[keep],
+                cols_[keep],
+                vals_[keep],
+                np.zeros(m * S.shape[0]),
+            )
 
         for f in range(width):
-            c0, cs, ct = (col(A[:, f, k]) for k in range(3))
-            cone([("1", c0), ("s", cs), ("t", ct)])
+            cone([("1", A[:, f, 0]), ("s", A[:, f, 1]), ("t", A[:, f, 2])])
         for f in range(width):
             for g in range(f + 1, width):
-                a0, a1, a2 = (col(A[:, f, k]) for k in range(3))
-                b0, b1, b2 = (col(A[:, g, k]) for k in range(3))
+                a0, a1, a2 = (A[:, f, k] for k in range(3))
+                b0, b1, b2 = (A[:, g, k] for k in range(3))
                 cone(
                     [
                         ("1", a0 * b0),
@@ -425,20 +511,119 @@ class _SpectralPEP:
                     ]
                 )
         # order-one moment matrix of each piece: [[1, s, t], [s, ss, st], [t, st, tt]] ⊗ (r×r) ⪰ 0
-        # (one constant map of the piece's six moment rows: cvxpy compiles it 2-3× faster than nine reshaped
-        # blocks joined by bmat, into the same conic data, so Clarabel's values are unchanged bit for bit)
         layout = [["1", "s", "t"], ["s", "ss", "st"], ["t", "st", "tt"]]
         big = 3 * r
-        lift = np.zeros((big * big, len(_MONOS) * nt))
-        for bi in range(3):
-            for bj in range(3):
-                first = _MONOS.index(layout[bi][bj]) * nt
-                for i in range(r):
-                    for j in range(r):
-                        lift[(bi * r + i) * big + bj * r + j, first + index[(i, j)]] = 1.0
-        for k in range(m):
-            M = cp.reshape(lift @ Z[k, :], (big, big), order="C")
-            self.cons.append(0.5 * (M + M.T) >> 0)
+        (bi_, bj_), bscale = _svec_layout(big)
+        monos = [layout[I // r][J // r] for I, J in zip(bi_, bj_)]
+        ts = [index[(int(I) % r, int(J) % r)] for I, J in zip(bi_, bj_)]
+        per = len(bscale)
+        self._cone(
+            "psd",
+            [big] * m,
+            (ks[:, None] * per + np.arange(per)[None, :]).ravel(),
+            np.stack([var(mono, ks, t) for mono, t in zip(monos, ts)], axis=1).ravel(),
+            np.tile(bscale, m),
+            np.zeros(m * per),
+        )
+
+
+def _svec_layout(n: int) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """Clarabel's PSD triangle order (upper triangle column by column) of an n×n matrix: ((rows, cols), scale), the
+    off-diagonal entries scaled by √2 so that the vector's inner product is the matrix's."""
+    rows = np.array([i for j in range(n) for i in range(j + 1)], dtype=int)
+    cols = np.array([j for j in range(n) for i in range(j + 1)], dtype=int)
+    return (rows, cols), np.where(rows == cols, 1.0, math.sqrt(2.0))
+
+
+def _clarabel_conic(P: _SpectralPEP) -> tuple[float | None, str]:
+    """:func:`_clarabel_attempts` on a :class:`_SpectralPEP`'s conic data: Clarabel with the settings of
+    CLARABEL_ATTEMPTS in turn, (value, "optimal") at the first solved one, else (the last almost-solved value or
+    None, "optimal_inaccurate" or "failed"). The value is the maximized form's (−Clarabel's primal objective)."""
+    import clarabel
+
+    from fedtheory.certify.pep import CLARABEL_ATTEMPTS
+
+    data = P.data()
+    value, status = None, "failed"
+    for settings in CLARABEL_ATTEMPTS:
+        opts = clarabel.DefaultSettings()
+        opts.verbose = False
+        for key, val in settings.items():
+            setattr(opts, key, val)
+        try:
+            sol = clarabel.DefaultSolver(*data, opts).solve()
+        except Exception:  # Clarabel's numerical errors
+            continue
+        got = str(sol.status)
+        if got == "Solved":
+            return -float(sol.obj_val), "optimal"
+        if got == "AlmostSolved" and np.isfinite(sol.obj_val):
+            P.almost = (np.array(sol.x), np.array(sol.z), np.array(sol.s))  # the cross-check's start
+            value, status = -float(sol.obj_val), "optimal_inaccurate"
+    return value, status
+
+
+def _scs_conic(P: _SpectralPEP) -> tuple[float | None, str]:
+    """SCS (first order, a different algorithm) on the same conic data, at CROSS_CHECK_EPS: (value, status) as
+    cvxpy names them. SCS orders its cones zero, nonnegative, second-order, PSD and stores a PSD triangle lower
+    column by column, so the rows are permuted (same √2 scaling)."""
+    import scipy.sparse as sps
+    import scs
+
+    from fedtheory.certify.pep import CROSS_CHECK_EPS
+
+    _, q, A, b, _ = P.data()
+    starts, start = [], 0
+    for kind, dims, *_rest, const in P.blocks:
+        starts.append(start)
+        start += len(const)
+    perm: list[np.ndarray] = []
+    cone: dict = {"z": 0, "l": 0, "q": [], "s": []}
+    for kind in ("zero", "nonneg", "soc", "psd"):
+        for (k, dims, *_rest, const), s0 in zip(P.blocks, starts):
+            if k != kind:
+                continue
+            if kind == "psd":
+                at = s0
+                for n in dims:
+                    (ri, ci), _ = _svec_layout(n)
+                    here = {(int(i), int(j)): at + t for t, (i, j) in enumerate(zip(ri, ci))}
+                    perm.append(np.array([here[(j, i)] for j in range(n) for i in range(j, n)], dtype=int))
+                    at += len(ri)
+                cone["s"] += list(dims)
+            else:
+                perm.append(np.arange(s0, s0 + len(const)))
+                if kind == "zero":
+                    cone["z"] += len(const)
+                elif kind == "nonneg":
+                    cone["l"] += len(const)
+                else:
+                    cone["q"] += list(dims)
+    p = np.concatenate(perm)
+    A = sps.csc_matrix(A.tocsr()[p])
+    # SCS starts from Clarabel's almost-solved point when there is one: its verdict is its termination test on its
+    # own last iterate (primal and dual residuals and the gap within CROSS_CHECK_EPS), which does not depend on where
+    # it started; the start only spares iterations
+    warm: dict = {}
+    if P.almost is not None:
+        warm = {"warm_start": True, "x": P.almost[0], "y": P.almost[1][p], "s": P.almost[2][p]}
+    try:
+        sol = scs.SCS(
+            {"A": A, "b": b[p], "c": q},
+            cone,
+            eps_abs=CROSS_CHECK_EPS,
+            eps_rel=CROSS_CHECK_EPS,
+            max_iters=100_000,
+            verbose=False,
+        ).solve(**warm)
+    except Exception:
+        return None, "failed"
+    status = str(sol["info"]["status"])
+    if status == "solved":
+        return -float(sol["info"]["pobj"]), "optimal"
+    if status.startswith("solved") and np.isfinite(sol["info"]["pobj"]):
+        return -float(sol["info"]["pobj"]), "optimal_inaccurate"
+    return None, status
 
 
 def _split_linear(mu, L, gamma, th, alpha):
@@ -465,8 +650,6 @@ def _split_linear(mu, L, gamma, th, alpha):
 
 def _floor_program(names, eq, piv, n, p, het, L, pcs, u, v):
     """The floor program (a cvxpy problem) with the fixed-point relation eliminated at ``piv``."""
-    import cvxpy as cp
-
     P = _SpectralPEP(names, eliminate=(eq, [piv]))
     zero = np.zeros(P.N)
     e = v(e=1.0)
@@ -488,10 +671,11 @@ def _floor_program(names, eq, piv, n, p, het, L, pcs, u, v):
         )
     if het == "C":
         for i in range(n):
-            P.cons.append(P.quad(w[i] + v(o=1.0)) <= 1.0)
+            P.le(P.quad(w[i] + v(o=1.0)), 1.0)
     else:
-        P.cons.append(sum(p[i] * P.quad(z[i]) for i in range(n)) * (L**2) <= 1.0)
-    return cp.Problem(cp.Maximize(P.quad(e)), P.cons)
+        P.le(sum(p[i] * P.quad(z[i]) for i in range(n)) * (L**2), 1.0)
+    P.maximize(P.quad(e))
+    return P
 
 
 def _spectral_floor(mu, L, gamma, th, alpha, p, het, pieces, scale_hint=1.0):
@@ -530,27 +714,22 @@ def _spectral_floor(mu, L, gamma, th, alpha, p, het, pieces, scale_hint=1.0):
     cands = sorted([f"se{n - 1}", f"ue{n - 1}", f"uw{n - 1}", f"w{n - 1}"], key=lambda c: -abs(eq[names.index(c)]))
     cands = [c for c in cands if abs(eq[names.index(c)]) > 1e-12 * np.abs(eq).max()]
     value, solver = None, "no pivot"
-    # largest coefficient first; Clarabel alone on every pivot, then the SCS cross-check on the first (its program
-    # and Clarabel's outcome on it kept: not built and compiled a second time)
-    first = None
-    for piv in cands:
+    # largest coefficient first. The first pivot's program gets the whole policy (Clarabel's attempts, then the SCS
+    # cross-check when Clarabel only almost solves it); the others are tried, Clarabel alone, only when that fails.
+    # (The cross-check used to come after every pivot's Clarabel attempts: where the relaxation is tight and its
+    # optimum degenerate, K = 100, all four are only almost solved, and their 9 extra solves cost 3x the
+    # cross-check's one SCS solve, for the same value to SCS's accuracy.)
+    for k, piv in enumerate(cands):
         prob = _floor_program(names, eq, piv, n, p, het, L, pcs, u, v)
-        outcome = _clarabel_attempts(prob)
-        first = first or (piv, prob, outcome)
-        value, note, _ = _solve_cvxpy(prob, cross_check=False, clarabel=outcome)
+        value, note, _ = _solve_cvxpy(prob, cross_check=k == 0)
         solver = note if value is not None else f"{solver}; pivot {piv}: {note}"
         if value is not None:
             break
-    if value is None and first is not None:
-        piv, prob, outcome = first
-        value, note, _ = _solve_cvxpy(prob, cross_check=True, clarabel=outcome)
-        solver = note if value is not None else f"{solver}; pivot {piv}: {note}"
     return (None if value is None else value * sc**2), solver, len(pcs)
 
 
 def _spectral_rate(mu, L, gamma, th, alpha, p, eta, pieces):
     """Upper bound on ρ² for one server-GD round: ‖d − ηΣ_i p_i b(A_i)d‖² over ‖d‖ ≤ 1."""
-    import cvxpy as cp
 
     n = len(p)
     fn_raw = lambda lam: message_eigenvalue(lam * L, gamma, th, alpha)  # noqa: E731
@@ -562,10 +741,10 @@ def _spectral_rate(mu, L, gamma, th, alpha, p, eta, pieces):
     outs = [P.vec(**{f"a{i}": 1.0}) for i in range(n)]
     for i in range(n):
         P.client([d], [(0, "t", outs[i])], pcs, fn, TANGENT_MARGIN)
-    P.cons.append(P.quad(d) <= 1.0)
+    P.le(P.quad(d), 1.0)
     step = d - eta * bmax * sum((p[i] * outs[i] for i in range(n)), np.zeros(P.N))
-    prob = cp.Problem(cp.Maximize(P.quad(step)), P.cons)
-    value, solver, _ = _solve_cvxpy(prob)
+    P.maximize(P.quad(step))
+    value, solver, _ = _solve_cvxpy(P)
     return value, solver, len(pcs)
 
 
@@ -573,8 +752,6 @@ def _spectral_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, roun
     """Upper bound on ‖x_T − x*‖² (C = 1 or ζ = 1, ‖x_0 − x*‖ ≤ D) by the spectral relaxation: client i is
     queried at y_0..y_{T−1}, so its inputs are y_t − c_i = (y_t − x*) + w_i and w_i, its outputs b(A_i)(y_t − c_i)
     and A_iw_i."""
-    import cvxpy as cp
-
     n, T = len(p), int(rounds)
     fn_raw = lambda lam: message_eigenvalue(lam * L, gamma, th, alpha)  # noqa: E731
     bmax = float(np.max(fn_raw(np.linspace(mu / L, 1.0, 257))))
@@ -591,27 +768,33 @@ def _spectral_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, roun
     z_vecs = [v(**{f"z{i}": 1.0}) for i in range(n - 1)]
     z_vecs.append(-sum(((p[i] / p[-1]) * z_vecs[i] for i in range(n - 1)), np.zeros(P.N)))
     beta = momentum or 0.0
+    # round t's messages are stored divided by g^t, g ≥ 1 a bound on one round's growth (|1 − ηb| + 2|β| over the
+    # spectrum), and so are the client's inputs y_t − c_i: realizability is invariant under scaling an input with
+    # its outputs (a congruence of the moment matrices), so the program is the same, but its entries stay of
+    # order one where ‖x_T − x*‖ grows like g^T (η = 1: g ≈ 19 at K = 5, γL = 1/2; Clarabel stalled on the
+    # unscaled program with numerical errors)
+    grow = max(1.0, float(np.max(np.abs(1.0 - eta * bmax * fn(np.linspace(mu / L, 1.0, 257))))) + 2 * abs(beta))
     x, x_prev, ys = v(x0=1.0), v(x0=1.0), []
     for t in range(T):
         y = x + beta * (x - x_prev) if server == "nesterov" else x
-        ys.append(y)
-        q = bmax * sum((p[i] * v(**{f"b{i}_{t}": 1.0}) for i in range(n)), np.zeros(P.N))
+        ys.append(y / grow**t)
+        q = bmax * grow**t * sum((p[i] * v(**{f"b{i}_{t}": 1.0}) for i in range(n)), np.zeros(P.N))
         x_new = y - eta * q + (beta * (x - x_prev) if server == "heavy_ball" else 0.0)
         x_prev, x = x, x_new
     for i in range(n):
         w = v(**{f"w{i}": 1.0})
-        inputs = [y + w for y in ys] + [w]
+        inputs = [y + w / grow**t for t, y in enumerate(ys)] + [w]
         outputs = [(t, "t", v(**{f"b{i}_{t}": 1.0})) for t in range(T)] + [(T, "s", z_vecs[i])]
         P.client(inputs, outputs, pcs, fn, TANGENT_MARGIN)
     if het == "C":
         for i in range(n):
-            P.cons.append(P.quad(v(**{f"w{i}": 1.0, "o": 1.0})) <= 1.0)
+            P.le(P.quad(v(**{f"w{i}": 1.0, "o": 1.0})), 1.0)
     else:
-        P.cons.append(sum(p[i] * P.quad(z_vecs[i]) for i in range(n)) * (L**2) <= 1.0)
-    P.cons.append(P.quad(v(x0=1.0)) <= D**2)
-    prob = cp.Problem(cp.Maximize(P.quad(x)), P.cons)
-    value, solver, _ = _solve_cvxpy(prob)
-    return value, solver, len(pcs)
+        P.le(sum(p[i] * P.quad(z_vecs[i]) for i in range(n)) * (L**2), 1.0)
+    P.le(P.quad(v(x0=1.0)), D**2)
+    P.maximize(P.quad(x / grow**T))
+    value, solver, _ = _solve_cvxpy(P)
+    return (None if value is None else value * grow ** (2 * T)), solver, len(pcs)
 
 
 def _probe_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds, D, d, starts, seed, search=True):
