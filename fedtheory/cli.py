@@ -419,7 +419,7 @@ def _certify_parser(what) -> None:
         "--engine",
         default=None,
         help="spectral or pepit (default: spectral for the quadratic floor and rate and for the quadratic error "
-        "of 2 clients; pepit for the quadratic error of more clients while K·rounds·clients <= 200, the "
+        "of 2 clients; pepit for the quadratic error of more clients while K·rounds·clients <= 40, the "
         "function value and the smooth class; pepit also extracts its worst case as a lower bound)",
     )
     ce.add_argument("--pieces", type=_count(1, MAX_PIECES), default=16, help="spectral relaxation pieces (default 16)")
