@@ -203,6 +203,16 @@ def _default_engine(cell: dict) -> str:
     return "?"
 
 
+def _compiled_hyper(method: str, K: int | None) -> dict:
+    """The compiled PEP's hyperparameters of a matrix method (FedSplit: its default step 1/√(μL))."""
+    c = MATRIX
+    if method == "fedsplit":
+        return {}
+    if method == "scaffold":
+        return {"K": K, "gamma": c["gamma"]}
+    return {"K": K, "gamma": c["gamma"], "eta": c["gamma"]} | ({"alpha": c["alpha"]} if method == "fedprox" else {})
+
+
 def _cell_certificate(cell: dict):
     from fedtheory.certify.federated_pep import certify_local_update
     from fedtheory.explore.certify import certify as certify_cli
@@ -215,15 +225,7 @@ def _cell_certificate(cell: dict):
     if timed:
         kw.update(rounds=c["rounds"], D=c["D"])
     if eng == "compiled":
-        if m == "fedsplit":
-            hyper: dict = {}
-        elif m == "scaffold":
-            hyper = {"K": K, "gamma": c["gamma"]}
-        else:
-            hyper = {"K": K, "gamma": c["gamma"], "eta": c["gamma"]}
-            if m == "fedprox":
-                hyper["alpha"] = c["alpha"]
-        return certify_method(m, mu=c["mu"], L=c["L"], hyper=hyper, probe_starts=4, **kw)
+        return certify_method(m, mu=c["mu"], L=c["L"], hyper=_compiled_hyper(m, K), probe_starts=4, **kw)
     kw["eta"] = c["gamma"] if measure != "floor" else None
     if m == "localupdate":
         return certify_local_update(c["mu"], c["L"], K, c["gamma"], **kw)
@@ -243,13 +245,7 @@ def _cell_raw(cell: dict) -> float:
     pp = np.full(n, 1.0 / n)
     timed = measure in ("error", "function-value")
     if eng == "compiled":
-        if m == "fedsplit":
-            hyper: dict = {}
-        elif m == "scaffold":
-            hyper = {"K": K, "gamma": c["gamma"]}
-        else:
-            hyper = {"K": K, "gamma": c["gamma"], "eta": c["gamma"]} | ({"alpha": c["alpha"]} if m == "fedprox" else {})
-        meth = mpep._resolve(m, hyper, c["mu"], c["L"])
+        meth = mpep._resolve(m, _compiled_hyper(m, K), c["mu"], c["L"])
         w, sc = mpep._weights_and_scales(meth, pp)
         pb = mpep._build(
             meth, measure, n, pp, w, sc, c["mu"], c["L"], "C", "quadratic",
