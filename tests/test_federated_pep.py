@@ -355,8 +355,8 @@ def test_four_client_error_within_30_seconds_once_the_extraction_closes_the_gap(
 
 def test_four_client_error_with_the_default_engine_within_30_cpu_seconds():
     # issue 22's acceptance with the engine a user gets: the quadratic error of n = 4 clients went to the spectral
-    # relaxation by default (> 10 min with its 48 pieces); default_engine sends n > 2 to PEPit. CPU seconds, not
-    # wall: on CI's two loaded cores the wall clock measures the other jobs (this run: ~12 s of CPU on its own)
+    # relaxation by default (> 60 s of CPU); default_engine sends K·T·n <= 40 to PEPit. CPU seconds, not wall: on
+    # CI's two loaded cores the wall clock measures the other jobs (this run: ~12 s of CPU on its own)
     start = time.process_time()
     c = fp.certify_local_update(1.0, 10.0, 5, 0.05, clients=4, measure="error", eta=0.05, rounds=2, D=1.0)
     cpu = time.process_time() - start
@@ -365,13 +365,18 @@ def test_four_client_error_with_the_default_engine_within_30_cpu_seconds():
     assert cpu < 30, cpu
 
 
-def test_two_client_error_keeps_the_spectral_engine_by_default():
-    # the control: two clients keep the spectral engine, whose values the certificates issued so far carry
-    assert fp.default_engine("quadratic", "error", 2, 5, 2) == "spectral"
-    assert fp.default_engine("quadratic", "error", 3, 5, 2) == "pepit"
-    big = fp.PEPIT_ERROR_WORK // (4 * 2) + 1  # K·T·n above the PEPit engine's size: the spectral one
-    assert fp.default_engine("quadratic", "error", 4, big, 2) == "spectral"
+def test_default_engine_rule_and_the_engines_agree_where_both_run():
+    assert fp.default_engine("quadratic", "error", 2, 5, 2) == "pepit"
+    big = fp.PEPIT_ERROR_WORK // (2 * 2) + 1  # K·T·n above the PEPit engine's size: the spectral one
+    assert fp.default_engine("quadratic", "error", 2, big, 2) == "spectral"
+    assert fp.default_engine("quadratic", "floor", 4, 5, None) == "spectral"
     assert fp.default_engine("smooth-strongly-convex", "floor", 2, 5, None) == "pepit"
+    # the switch keeps the values the spectral engine gave (two clients, K = 2: 0.8425657 both, to 1e-6)
+    kw = {"measure": "error", "eta": 0.05, "rounds": 2, "D": 1.0, "probe_starts": 1}
+    default = fp.certify_local_update(1.0, 10.0, 2, 0.05, **kw)
+    spectral = fp.certify_local_update(1.0, 10.0, 2, 0.05, engine="spectral", pieces=16, **kw)
+    assert default.hypotheses["engine"] == "pepit" and spectral.hypotheses["engine"] == "spectral"
+    assert abs(default.value - spectral.value) <= 1e-6 * spectral.value
 
 
 def test_pepit_engine_is_a_thin_wrapper_over_the_compiled_certificate():
