@@ -401,7 +401,24 @@ def test_polish_is_skipped_once_the_extracted_worst_case_closes_the_gap(monkeypa
     assert c.details["polish"].startswith("skipped") and "polished_lower_0" not in c.details
     assert c.gap <= 1e-4 and set(c.details["seconds"]) >= {"build", "solve", "extraction"}
     # the control: with the gap read as open the polish runs, and its lower bound does not exceed the upper one
-    monkeypatch.setattr(mpep, "gap_closed", lambda lower, upper: False)
+    monkeypatch.setattr(mpep, "gap_closed", lambda lower, upper, noise=0.0: False)
     opened = certify("fedavg", hyper=h, **kw)
     assert "polish" not in opened.details and opened.details["polished_lower_0"] is not None
     assert abs(opened.value - c.value) <= 1e-9 * c.value and opened.lower <= opened.value
+
+
+def test_a_zero_value_within_the_sdp_noise_counts_as_closed(monkeypatch):
+    # FedAvg at K = 1 is gradient descent: its floor is 0, which the SDP returns as ~1e-9 squared; the probe's
+    # local search chased that noise (30 s of a 34 s certificate at n = 4) before the noise counted as closed
+    import fedtheory.methods.pep as mpep
+
+    c = certify("fedavg", mu=MU, L=L, clients=2, measure="floor", hyper={"K": 1, "gamma": 0.05}, probe_starts=4)
+    assert c.status == "certified" and c.value <= 1e-4 and c.details["probe_starts"] == 1
+
+    # the control: a floor that is not 0 and not attained (the extraction removed) still gets every start
+    def no_extraction(*args, **kwargs):
+        raise ValueError("removed")
+
+    monkeypatch.setattr(mpep, "_extracted_lower", no_extraction)
+    k2 = certify("fedavg", mu=MU, L=L, clients=2, measure="floor", hyper={"K": 2, "gamma": 0.05}, probe_starts=2)
+    assert k2.details["probe_starts"] == 2

@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.certify.certificate import Certificate
-from fedtheory.certify.pep_clients import RTOL, SDP_MARGIN, PartTimer, gap_closed
+from fedtheory.certify.pep_clients import RTOL, SDP_ATOL_SQUARED, SDP_MARGIN, PartTimer, gap_closed
 from fedtheory.methods.ir import Aggregate, Combine, Gradient, LocalSteps, Method, Prox, Scalars, ServerMap, coef_value
 
 __all__ = ["certify", "build_pep", "MEASURES", "CLASSES", "CLAIM_ID"]
@@ -1058,6 +1058,11 @@ def certify(
         lap("solve")  # the solver's failure (or the build's) is the solve's time
 
     lower, instance = None, None
+    # a value the SDP cannot tell from 0 (its squared value within the solver's absolute accuracy) is closed by
+    # any lower bound ≥ 0: the probe, the polish and the family would chase solver noise
+    noise = SDP_ATOL_SQUARED * scale**2 if measure == "function-value" else math.sqrt(SDP_ATOL_SQUARED) * scale
+    if measure == "rate":
+        noise = math.sqrt(SDP_ATOL_SQUARED)
     if extracted is not None:
         details["extraction"] = extracted[2]
         if extracted[0] is not None:
@@ -1075,7 +1080,7 @@ def certify(
             notes.append("fedtheory.methods.probe is not available: no probe lower bound")
         else:
             starts = int(probe_starts)
-            if gap_closed(lower, upper):
+            if gap_closed(lower, upper, noise):
                 # the PEP's own worst case, replayed, already attains the SDP's value: the probe can no longer
                 # raise the lower bound, only cross-check the upper one independently, which one start does
                 starts = min(starts, CLOSED_GAP_PROBE_STARTS)
@@ -1107,7 +1112,7 @@ def certify(
             if pv is not None and (lower is None or pv > lower):
                 lower, instance = pv, pinst
             lap("probe")
-    if function_class == "quadratic" and measure in ("error", "function-value") and gap_closed(lower, upper):
+    if function_class == "quadratic" and measure in ("error", "function-value") and gap_closed(lower, upper, noise):
         # the polish and the extreme-spectrum family below can only raise the lower bound: once it attains the
         # SDP's value within RTOL they would cost time (the polish: about the solve's own) for nothing
         details["polish"] = "skipped: the gap is closed"
@@ -1118,7 +1123,7 @@ def certify(
             m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted, details, notes
         )
         lap("polish")
-    if measure == "floor" and not sod and _local_update_hyper(m) is not None and gap_closed(lower, upper):
+    if measure == "floor" and not sod and _local_update_hyper(m) is not None and gap_closed(lower, upper, noise):
         details["extreme_spectrum"] = "skipped: the gap is closed"
     elif measure == "floor" and not sod and _local_update_hyper(m) is not None:
         lower, instance = _extreme_floor_lower(m, mu, L, pp, C, zeta, lower, instance, details, notes)
