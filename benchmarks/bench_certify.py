@@ -18,6 +18,15 @@ minimum over ``--repeats`` interleaved runs: on a shared machine wall time measu
     PYTHONPATH=$PWD python benchmarks/bench_certify.py                         # the grid above (minutes)
     PYTHONPATH=$PWD python benchmarks/bench_certify.py --n 4 --K 5 --measures rate --parts spectral
     PYTHONPATH=$PWD python benchmarks/bench_certify.py --json certify.json
+
+``--matrix`` times the certificates as a user calls them instead (``fedtheory explore certify``'s layer and
+``fedtheory.methods.pep.certify``): methods fedavg, fedprox (α = 1), fedsplit, scaffold and localupdate
+(``certify_local_update`` with its own defaults) × floor, rate, error and function value (T = 2, D = 1) × n × K ×
+engine (spectral, pepit, compiled; the engine a user gets without ``--engine`` is recorded as ``engine_used`` of
+the localupdate rows), each certificate and each raw PEPit solve of the same program in a forked child limited in
+CPU seconds (``--timeout``), the rows rewritten atomically to ``--json`` after every cell:
+
+    PYTHONPATH=$PWD python benchmarks/bench_certify.py --matrix --n 4 2 --K 5 2 1 --json matrix.json
 """
 
 from __future__ import annotations
