@@ -409,11 +409,14 @@ def test_polish_is_skipped_once_the_extracted_worst_case_closes_the_gap(monkeypa
 
 def test_a_zero_value_within_the_sdp_noise_counts_as_closed(monkeypatch):
     # FedAvg at K = 1 is gradient descent: its floor is 0, which the SDP returns as ~1e-9 squared; the probe's
-    # local search chased that noise (30 s of a 34 s certificate at n = 4) before the noise counted as closed
+    # local search chased that noise (30 s of a 34 s certificate at n = 4) before the noise counted as closed;
+    # SCAFFOLD's floor (0, returned as 1.6e-4 at n = 4, K = 1) likewise
     import fedtheory.methods.pep as mpep
 
     c = certify("fedavg", mu=MU, L=L, clients=2, measure="floor", hyper={"K": 1, "gamma": 0.05}, probe_starts=4)
     assert c.status == "certified" and c.value <= 1e-4 and c.details["probe_starts"] == 1
+    s = certify("scaffold", mu=MU, L=L, clients=2, measure="floor", hyper={"K": 1, "gamma": 0.05}, probe_starts=4)
+    assert s.status == "certified" and 1e-4 < s.value <= 1e-3 and s.details["probe_starts"] == 1
 
     # the control: a floor that is not 0 and not attained (the extraction removed) still gets every start
     def no_extraction(*args, **kwargs):
