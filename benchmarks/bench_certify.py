@@ -18,6 +18,15 @@ minimum over ``--repeats`` interleaved runs: on a shared machine wall time measu
     PYTHONPATH=$PWD python benchmarks/bench_certify.py                         # the grid above (minutes)
     PYTHONPATH=$PWD python benchmarks/bench_certify.py --n 4 --K 5 --measures rate --parts spectral
     PYTHONPATH=$PWD python benchmarks/bench_certify.py --json certify.json
+
+``--matrix`` times the certificates as a user calls them instead (``fedtheory explore certify``'s layer and
+``fedtheory.methods.pep.certify``): methods fedavg, fedprox (α = 1), fedsplit, scaffold and localupdate
+(``certify_local_update`` with its own defaults) × floor, rate, error and function value (T = 2, D = 1) × n × K ×
+engine (spectral, pepit, compiled; the engine a user gets without ``--engine`` is recorded as ``engine_used`` of
+the localupdate rows), each certificate and each raw PEPit solve of the same program in a forked child limited in
+CPU seconds (``--timeout``), the rows rewritten atomically to ``--json`` after every cell:
+
+    PYTHONPATH=$PWD python benchmarks/bench_certify.py --matrix --n 4 2 --K 5 2 1 --json matrix.json
 """
 
 from __future__ import annotations
@@ -159,6 +168,200 @@ def _line(r: dict) -> str:
     )
 
 
+# --------------------------------------------------------------------------------------------
+# the timing matrix: every method × measure × n × K × engine, as a user calls it
+# --------------------------------------------------------------------------------------------
+
+#: the matrix's class: FedAvg / FedProx (α = 1) / SCAFFOLD steps γ = 0.05, server step η = γ (the local-update
+#: family's model averaging; SCAFFOLD's global step 1), error and function value after T = 2 rounds from D = 1
+MATRIX = {"mu": 1.0, "L": 10.0, "gamma": 0.05, "alpha": 1.0, "rounds": 2, "D": 1.0}
+MATRIX_METHODS = ("fedavg", "fedprox", "fedsplit", "scaffold", "localupdate")
+MATRIX_MEASURES = ("floor", "rate", "error", "function-value")
+
+
+def _matrix_cells(methods, ns, Ks, measures, engines) -> list[dict]:
+    """The cells: (method, measure, n, K or None, engine). ``fedavg``/``fedprox`` run the certificate the command
+    line gives them (``fedtheory.explore.certify.certify``: certify_local_update with the CLI's defaults) with
+    ``engine`` "spectral" and "pepit", and the compiled PEP (``--compiled``: methods.pep.certify) as engine
+    "compiled"; ``localupdate`` is ``certify_local_update`` called directly with its own defaults and its default
+    engine; ``fedsplit`` and ``scaffold`` have the compiled PEP only (FedSplit has no K)."""
+    cells = []
+    for method in methods:
+        for measure in measures:
+            for n in ns:
+                for K in [None] if method == "fedsplit" else Ks:
+                    if method in ("fedavg", "fedprox"):
+                        engs = ["spectral", "pepit", "compiled"]
+                        if measure == "function-value":
+                            engs.remove("spectral")
+                    elif method == "localupdate":
+                        engs = ["default"]
+                    else:
+                        engs = ["compiled"]
+                    for eng in engs:
+                        if engines and eng not in engines:
+                            continue
+                        cells.append({"method": method, "measure": measure, "n": n, "K": K, "engine": eng})
+    return cells
+
+
+def _default_engine(cell: dict) -> str:
+    """The engine a user gets without --engine (recorded from the certificate's hypotheses when it reports one)."""
+    if cell["method"] in ("fedsplit", "scaffold"):
+        return "compiled"
+    return "?"
+
+
+def _compiled_hyper(method: str, K: int | None) -> dict:
+    """The compiled PEP's hyperparameters of a matrix method (FedSplit: its default step 1/√(μL))."""
+    c = MATRIX
+    if method == "fedsplit":
+        return {}
+    if method == "scaffold":
+        return {"K": K, "gamma": c["gamma"]}
+    return {"K": K, "gamma": c["gamma"], "eta": c["gamma"]} | ({"alpha": c["alpha"]} if method == "fedprox" else {})
+
+
+def _cell_certificate(cell: dict):
+    from fedtheory.certify.federated_pep import certify_local_update
+    from fedtheory.explore.certify import certify as certify_cli
+    from fedtheory.explore.certify import certify_method
+
+    c = MATRIX
+    m, n, K, measure, eng = cell["method"], cell["n"], cell["K"], cell["measure"], cell["engine"]
+    timed = measure in ("error", "function-value")
+    kw: dict = {"clients": n, "measure": measure}
+    if timed:
+        kw.update(rounds=c["rounds"], D=c["D"])
+    if eng == "compiled":
+        return certify_method(m, mu=c["mu"], L=c["L"], hyper=_compiled_hyper(m, K), probe_starts=4, **kw)
+    kw["eta"] = c["gamma"] if measure != "floor" else None
+    if m == "localupdate":
+        return certify_local_update(c["mu"], c["L"], K, c["gamma"], **kw)
+    alpha = c["alpha"] if m == "fedprox" else 0.0
+    # the command line's defaults for the dedicated certificate: --pieces 16, the certificate's own probe starts
+    return certify_cli(m, mu=c["mu"], L=c["L"], K=K, gamma=c["gamma"], alpha=alpha, pieces=16, engine=eng, **kw)
+
+
+def _cell_raw(cell: dict) -> float:
+    """A raw PEPit solve of the cell's PEP: LocalUpdate's PEPit program for the dedicated certificate (spectral
+    and pepit engines alike: the SDP a PEPit user would solve), the compiled PEP for the compiled one."""
+    from fedtheory.certify import federated_pep as fp
+    from fedtheory.methods import pep as mpep
+
+    c = MATRIX
+    m, n, K, measure, eng = cell["method"], cell["n"], cell["K"], cell["measure"], cell["engine"]
+    pp = np.full(n, 1.0 / n)
+    timed = measure in ("error", "function-value")
+    if eng == "compiled":
+        meth = mpep._resolve(m, _compiled_hyper(m, K), c["mu"], c["L"])
+        w, sc = mpep._weights_and_scales(meth, pp)
+        pb = mpep._build(
+            meth, measure, n, pp, w, sc, c["mu"], c["L"], "C", "quadratic",
+            c["rounds"] if timed else None, c["D"] if timed else None,
+        ).pb  # fmt: skip
+    else:
+        alpha = c["alpha"] if m == "fedprox" else 0.0
+        pb = fp._pepit_problem(
+            c["mu"], c["L"], K, c["gamma"], fp._theta("1:K", K), alpha, pp, "C", measure, "quadratic",
+            c["gamma"] if measure != "floor" else None, None, "gd",
+            c["rounds"] if timed else None, c["D"] if timed else None,
+        )  # fmt: skip
+    return _raw_solve(pb)
+
+
+def _child(kind: str, cell: dict, conn, cpu_limit: float) -> None:
+    import resource
+
+    # the limit is on CPU seconds, not wall: on a shared machine the wall clock measures the other jobs' load
+    # (SIGXCPU ends the child at the soft limit)
+    resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(cpu_limit), math.ceil(cpu_limit) + 5))
+    try:
+        c, w, out = _timed(lambda: _cell_certificate(cell) if kind == "cert" else _cell_raw(cell))
+        if kind == "cert":
+            eng = (out.hypotheses or {}).get("engine") if out.hypotheses else None
+            res = {"cpu_s": c, "wall_s": w, "upper": out.value, "lower": out.lower, "status": out.status}
+            res["engine_used"] = eng or ("compiled" if cell["engine"] == "compiled" else cell["engine"])
+        else:
+            res = {"cpu_s": c, "wall_s": w, "raw_value": out}
+    except Exception as err:  # a cell that fails is a row of the matrix, not the end of the run
+        res = {"error": f"{type(err).__name__}: {err}"}
+    conn.send(res)
+    conn.close()
+
+
+def _in_child(kind: str, cell: dict, timeout: float) -> dict:
+    """Run one timed piece in a forked child (PEPit keeps class-level state) with ``timeout`` CPU seconds; one
+    that runs past them (or past 30× them of wall time) is stopped and recorded as such."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(kind, cell, child, timeout))
+    proc.start()
+    child.close()
+    try:
+        ready = parent.poll(30 * timeout)
+        out = parent.recv() if ready else {"timeout_s": timeout}
+    except EOFError:  # the child died without sending: SIGXCPU at the CPU limit
+        out = {"timeout_s": timeout}
+    if "timeout_s" not in out:
+        proc.join(10)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+    return out
+
+
+def run_matrix(methods, ns, Ks, measures, engines, timeout, raw_timeout, out=None, label="") -> list[dict]:
+    """Every cell of :func:`_matrix_cells`: the certificate (upper, lower, CPU and wall seconds, the engine it
+    used) and the raw PEPit solve of the same program, each in its own child with a time limit; the rows are
+    rewritten to ``out`` (atomically) after each cell, so a run stopped early keeps what it measured."""
+    rows: list = []
+    raw_cache: dict = {}
+    for cell in _matrix_cells(methods, ns, Ks, measures, engines):
+        cert = _in_child("cert", cell, timeout)
+        key = (cell["method"], cell["measure"], cell["n"], cell["K"], cell["engine"] == "compiled")
+        if key not in raw_cache:
+            raw_cache[key] = _in_child("raw", cell, raw_timeout)
+        raw = raw_cache[key]
+        row = {**cell, **cert, "raw": raw}
+        if "cpu_s" in cert and "cpu_s" in raw:
+            row["ratio_cpu"] = cert["cpu_s"] / raw["cpu_s"]
+            row["ratio_wall"] = cert["wall_s"] / raw["wall_s"]
+        rows.append(row)
+        print(_matrix_line(row), flush=True)
+        if out:
+            from fedtheory.sweep import write_json_atomic
+
+            write_json_atomic(out, {"label": label, "class": MATRIX, "rows": rows}, indent=1)
+    return rows
+
+
+def _matrix_line(r: dict) -> str:
+    def fmt(v, f=".6g"):
+        return "—" if v is None else format(v, f)
+
+    head = f"{r['method']:<11} {r['measure']:<14} n={r['n']} K={r['K'] if r['K'] is not None else '-'} {r['engine']:<8}"
+    if "timeout_s" in r:
+        body = f"> {r['timeout_s']:.0f} s CPU (stopped)"
+    elif "error" in r:
+        body = f"error {r['error'][:120]}"
+    else:
+        body = (
+            f"[{r.get('engine_used')}] {r['cpu_s']:7.2f} s CPU {r['wall_s']:7.2f} s wall  upper {fmt(r['upper'])} "
+            f"lower {fmt(r['lower'])} {r['status']}"
+        )
+    raw = r["raw"]
+    rawtxt = (
+        f"raw {raw['wall_s']:.2f} s"
+        if "wall_s" in raw
+        else ("raw > " + str(raw.get("timeout_s")) + " s CPU" if "timeout_s" in raw else "raw err")
+    )
+    ratio = f" ratio {r['ratio_cpu']:.1f} CPU" if "ratio_cpu" in r else ""
+    return f"{head} {body}  {rawtxt}{ratio}"
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[2, 4])
@@ -172,9 +375,29 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument(
+        "--matrix",
+        action="store_true",
+        help="the timing matrix instead: --methods × --matrix-measures × --n × --K × engines, each cell in a child "
+        "with --timeout (rows rewritten to --json after every cell)",
+    )
+    ap.add_argument("--methods", nargs="+", default=list(MATRIX_METHODS), choices=MATRIX_METHODS)
+    ap.add_argument("--matrix-measures", nargs="+", default=list(MATRIX_MEASURES), choices=MATRIX_MEASURES)
+    ap.add_argument("--engines", nargs="+", default=None, choices=["spectral", "pepit", "compiled", "default"])
+    ap.add_argument("--timeout", type=float, default=60.0, help="CPU seconds per certificate (matrix)")
+    ap.add_argument("--raw-timeout", type=float, default=120.0, help="CPU seconds per raw PEPit solve (matrix)")
+    ap.add_argument("--label", default="", help="a label stored in the matrix's JSON (e.g. before/after)")
     a = ap.parse_args(argv)
     import cvxpy  # noqa: F401  (imported before timing: a one-time cost of the process, not of a certificate)
     import PEPit  # noqa: F401
+
+    if a.matrix:
+        import fedtheory.certify.federated_pep  # noqa: F401  (imported before the children fork, as cvxpy above)
+        import fedtheory.explore.certify  # noqa: F401
+        import fedtheory.methods.pep  # noqa: F401
+
+        run_matrix(a.methods, a.n, a.K, a.matrix_measures, a.engines, a.timeout, a.raw_timeout, a.json, a.label)
+        return
 
     rows = run(a.n, a.K, a.measures, a.parts, a.repeats)
     worst = max((r["ratio_cpu"] for r in rows if math.isfinite(r["ratio_cpu"])), default=None)

@@ -418,8 +418,9 @@ def _certify_parser(what) -> None:
     ce.add_argument(
         "--engine",
         default=None,
-        help="spectral or pepit (default: spectral for quadratic floor/rate/error, else pepit; pepit also "
-        "extracts its worst case as a lower bound)",
+        help="spectral or pepit (default: spectral for the quadratic floor and rate, and for the quadratic error "
+        "when K·rounds·clients > 40; pepit for the quadratic error up to 40, the function value and the smooth "
+        "class; pepit also extracts its worst case as a lower bound)",
     )
     ce.add_argument("--pieces", type=_count(1, MAX_PIECES), default=16, help="spectral relaxation pieces (default 16)")
     ce.add_argument("--probe-starts", type=int, default=4, help="starts of the compiled PEP's lower-bound probe")

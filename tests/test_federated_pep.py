@@ -3,6 +3,7 @@
 import json
 import re
 import math
+import time
 
 import numpy as np
 import pytest
@@ -309,10 +310,13 @@ def test_cli_certify_commuting(tmp_path, capsys):
 def test_four_client_floor_within_30_seconds_and_its_probe_only_samples_once_the_gap_is_closed():
     # issue 22: certificates for n = 4, K <= 5 within 30 s (the probe's local search alone took ~100 s here, 97 %
     # of the run, after the extreme-spectrum family had already attained the SDP's value)
+    # CPU seconds: on CI's two loaded cores the wall clock measures the other jobs (106 s of wall here once)
+    start = time.process_time()
     c = fp.certify_local_update(1.0, 10.0, 5, 0.05, clients=4, measure="floor")
+    cpu = time.process_time() - start
     assert c.status == "certified" and c.lower <= c.value and c.gap <= 1e-4 * c.value
     assert c.details["probe_search"].startswith("skipped")
-    assert c.seconds < 30, c.seconds
+    assert cpu < 30, cpu
 
 
 def test_floor_without_probe_starts_keeps_the_family_lower_bound():
@@ -338,9 +342,52 @@ def test_floor_probe_still_searches_when_the_family_does_not_close_the_gap(monke
 def test_four_client_error_within_30_seconds_once_the_extraction_closes_the_gap():
     # the error measure's probe (L-BFGS-B with finite differences in ~100 dimensions) took > 300 s at n = 4, K = 5
     # after the PEP's extracted worst case had already attained the SDP's value
+    start = time.process_time()
     c = fp.certify_local_update(
         1.0, 10.0, 5, 0.05, clients=4, measure="error", eta=1.0, rounds=2, D=1.0, engine="pepit"
     )
+    cpu = time.process_time() - start
     assert c.status == "certified" and c.lower <= c.value and c.gap <= 1e-4 * c.value
-    assert c.details["probe_search"].startswith("skipped")
-    assert c.seconds < 30, c.seconds
+    # the PEPit engine is methods.pep.certify's: the probe runs one start once the extraction closes the gap
+    assert c.details["probe_starts"] == 1 and c.details["polish"].startswith("skipped")
+    assert cpu < 30, cpu
+
+
+def test_four_client_error_with_the_default_engine_within_30_cpu_seconds():
+    # issue 22's acceptance with the engine a user gets: the quadratic error of n = 4 clients went to the spectral
+    # relaxation by default (> 60 s of CPU); default_engine sends K·T·n <= 40 to PEPit. CPU seconds, not wall: on
+    # CI's two loaded cores the wall clock measures the other jobs (this run: ~12 s of CPU on its own)
+    start = time.process_time()
+    c = fp.certify_local_update(1.0, 10.0, 5, 0.05, clients=4, measure="error", eta=0.05, rounds=2, D=1.0)
+    cpu = time.process_time() - start
+    assert c.hypotheses["engine"] == "pepit"
+    assert c.status == "certified" and c.lower <= c.value and c.gap <= 1e-4 * c.value
+    assert cpu < 30, cpu
+
+
+def test_default_engine_rule_and_the_engines_agree_where_both_run():
+    assert fp.default_engine("quadratic", "error", 2, 5, 2) == "pepit"
+    big = fp.PEPIT_ERROR_WORK // (2 * 2) + 1  # K·T·n above the PEPit engine's size: the spectral one
+    assert fp.default_engine("quadratic", "error", 2, big, 2) == "spectral"
+    assert fp.default_engine("quadratic", "floor", 4, 5, None) == "spectral"
+    assert fp.default_engine("smooth-strongly-convex", "floor", 2, 5, None) == "pepit"
+    # the switch keeps the values the spectral engine gave (two clients, K = 2: 0.8425657 both, to 1e-6)
+    kw = {"measure": "error", "eta": 0.05, "rounds": 2, "D": 1.0, "probe_starts": 1}
+    default = fp.certify_local_update(1.0, 10.0, 2, 0.05, **kw)
+    spectral = fp.certify_local_update(1.0, 10.0, 2, 0.05, engine="spectral", pieces=16, **kw)
+    assert default.hypotheses["engine"] == "pepit" and spectral.hypotheses["engine"] == "spectral"
+    assert abs(default.value - spectral.value) <= 1e-6 * spectral.value
+
+
+def test_pepit_engine_is_a_thin_wrapper_over_the_compiled_certificate():
+    # one PEP builder and one lower-bound path: the quadratic PEPit engine is fedtheory.methods.pep.certify on
+    # LocalUpdate's description, relabelled with this module's claim and hypotheses
+    from fedtheory.methods.pep import certify
+
+    c = fp.certify_local_update(1.0, 10.0, 2, 0.05, p=[0.3, 0.7], measure="floor", engine="pepit", probe_starts=1)
+    ref = certify(
+        "fedavg", mu=1.0, L=10.0, p=[0.3, 0.7], measure="floor", hyper={"K": 2, "gamma": 0.05}, probe_starts=1
+    )
+    assert c.claim_id == fp.CLAIM_IDS["floor"] and c.hypotheses["engine"] == "pepit"
+    assert "leaf_points" in c.details and abs(c.value - ref.value) <= 1e-9 * ref.value
+    assert c.lower == ref.lower and c.status == "certified"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 
 import numpy as np
 import pytest
@@ -133,6 +134,7 @@ def test_floors_of_methods_that_converge_to_x_star_are_zero_and_fedavg_is_not():
 def test_four_clients_error_within_30_seconds():
     # K = 3: 18 s measured on a 2-core machine (K = 5: 38 s there, Clarabel's factorization failing twice before
     # its third setting solves it "optimal")
+    start = time.process_time()
     c = certify(
         "scaffold",
         mu=MU,
@@ -145,7 +147,8 @@ def test_four_clients_error_within_30_seconds():
         probe_starts=0,
     )
     assert c.status == "certified" and c.lower <= c.value and c.gap <= 1e-3
-    assert c.seconds < 30, c.seconds
+    # CPU seconds: on CI's two loaded cores the wall clock measures the other jobs
+    assert time.process_time() - start < 30, time.process_time() - start
 
 
 @pytest.mark.parametrize(
@@ -385,3 +388,40 @@ def test_build_pep_refuses_round_options_on_rate_and_floor():
         build_pep(m, measure="error", mu=MU, L=L, p=[0.5, 0.5], rounds=2, D_units=1.0, average=[1.0])
     with pytest.raises(ValueError, match="server variables"):
         build_pep(m, measure="function-value", mu=MU, L=L, p=[0.5, 0.5], rounds=1, D_units=1.0, potential={"v": 1.0})
+
+
+def test_polish_is_skipped_once_the_extracted_worst_case_closes_the_gap(monkeypatch):
+    # issue 23: the polish (a probe from the instances found) can only raise the lower bound; once the replayed
+    # PEP worst case attains the SDP's value it costs about the solve's time for nothing
+    import fedtheory.methods.pep as mpep
+
+    kw = {"mu": MU, "L": L, "clients": 2, "measure": "error", "rounds": 2, "D": 1.0, "probe_starts": 0}
+    h = {"K": 2, "gamma": 0.05, "eta": 0.05}
+    c = certify("fedavg", hyper=h, **kw)
+    assert c.details["polish"].startswith("skipped") and "polished_lower_0" not in c.details
+    assert c.gap <= 1e-4 and set(c.details["seconds"]) >= {"build", "solve", "extraction"}
+    # the control: with the gap read as open the polish runs, and its lower bound does not exceed the upper one
+    monkeypatch.setattr(mpep, "gap_closed", lambda lower, upper, noise=0.0: False)
+    opened = certify("fedavg", hyper=h, **kw)
+    assert "polish" not in opened.details and opened.details["polished_lower_0"] is not None
+    assert abs(opened.value - c.value) <= 1e-9 * c.value and opened.lower <= opened.value
+
+
+def test_a_zero_value_within_the_sdp_noise_counts_as_closed(monkeypatch):
+    # FedAvg at K = 1 is gradient descent: its floor is 0, which the SDP returns as ~1e-9 squared; the probe's
+    # local search chased that noise (30 s of a 34 s certificate at n = 4) before the noise counted as closed;
+    # SCAFFOLD's floor (0, returned as 1.6e-4 at n = 4, K = 1) likewise
+    import fedtheory.methods.pep as mpep
+
+    c = certify("fedavg", mu=MU, L=L, clients=2, measure="floor", hyper={"K": 1, "gamma": 0.05}, probe_starts=4)
+    assert c.status == "certified" and c.value <= 1e-4 and c.details["probe_starts"] == 1
+    s = certify("scaffold", mu=MU, L=L, clients=2, measure="floor", hyper={"K": 1, "gamma": 0.05}, probe_starts=4)
+    assert s.status == "certified" and 1e-4 < s.value <= 1e-3 and s.details["probe_starts"] == 1
+
+    # the control: a floor that is not 0 and not attained (the extraction removed) still gets every start
+    def no_extraction(*args, **kwargs):
+        raise ValueError("removed")
+
+    monkeypatch.setattr(mpep, "_extracted_lower", no_extraction)
+    k2 = certify("fedavg", mu=MU, L=L, clients=2, measure="floor", hyper={"K": 2, "gamma": 0.05}, probe_starts=2)
+    assert k2.details["probe_starts"] == 2

@@ -47,7 +47,10 @@ its optimum is an **upper bound**; it tightens as pieces shrink (``pieces``). Ta
 differences, so each tangent is lifted by a margin 10⁻⁸·max b that dominates their error. The program is written
 straight into Clarabel's conic data (:class:`_SpectralPEP`; cvxpy's canonicalization of it cost 10-50× the solve).
 
-``engine="pepit"`` (both classes; small K): LocalUpdate's PEP compiled from its description
+``engine="pepit"`` (both classes; small K): for the quadratic class (μ > 0) the certificate *is*
+:func:`fedtheory.methods.pep.certify` on LocalUpdate's description — its PEP, its extracted worst case, probe,
+polish and extreme-spectrum family — relabelled with this module's claim id and hypotheses (one PEP builder, one
+lower-bound path); for the smooth class, LocalUpdate's PEP compiled from its description
 (:func:`fedtheory.methods.library.local_update`) by the one PEP builder, :func:`fedtheory.methods.pep.build_pep`:
 one leaf per client (:class:`~PEPit.functions.SmoothStronglyConvexFunction`, or the quadratic class of Bousselmi,
 Hendrickx & Glineur, whose interpolation is exact), the fixed point imposed by eliminating a gradient
@@ -126,15 +129,16 @@ from fedtheory.certify.certificate import theta_weights as _theta
 from fedtheory.certify.pep_clients import (
     RTOL,
     SDP_MARGIN,
+    PartTimer,
     _shrink,
     _WRAPPER,
     gap_closed,
-    interpolated_quadratics,
 )
 
 __all__ = [
     "Certificate",
     "certify_local_update",
+    "default_engine",
     "certify_sdane",
     "message_eigenvalue",
     "floor_d1",
@@ -1145,86 +1149,6 @@ def _smooth_rate_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta):
     return ratio, instance, diag
 
 
-def _quadratic_extracted_instance(
-    pb, mu, L, gamma, th, alpha, p, het, scale, measure, eta, momentum, server, rounds, D
-):
-    """Lower bound for the quadratic class from the solved PEPit PEP (:func:`_quadratic_leaf_class`): each client's
-    table (points minus its stationary point, gradients; units L = 1, lengths per unit C or ζ) becomes a concrete
-    A_i with spectrum in [μ, L] (:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: in the class
-    whatever the solver's accuracy, interpolating up to it), the minimizers are moved so that their enclosing
-    ball is centred at 0, and the :class:`~fedtheory.problems.quadratic.QuadraticFederation` is replayed in the
-    driver: the floor from x* until it settles (:func:`_replay_floor`), the error and function value ``rounds``
-    rounds from the PEP's x_0 (the instance shrunk until heterogeneity ≤ ``scale`` and ‖x_0 − x*‖ ≤ D), the rate
-    one round from each of the PEP's two points. Returns (lower, instance, diagnostics)."""
-    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
-    from fedtheory.certify.interpolation import enclosing_radius
-
-    P = pb.fed_points
-    cs, lams, vecs, A, resid = interpolated_quadratics(P["functions"], P["minimizers"], mu, L)
-    o = enclosing_radius(cs)[1] if het == "C" else np.zeros(cs.shape[1])
-    prob = _build(lams, vecs, A, cs - o, p)
-    diag = {
-        "interpolation_residual": resid,
-        "dimension": int(cs.shape[1]),
-        "spectrum": [float(lams.min()), float(lams.max())],
-    }
-    size = _het_scale(prob, het)
-    if measure == "floor":
-        floor, settle, nrounds = _replay_floor(prob, mu, L, gamma, th, alpha, het)
-        s = scale / size
-        instance = {
-            "problem": _build(lams, vecs, A, prob.c * s, p).to_json(),
-            "theta": th.to_json(),
-            "alpha": alpha,
-            "gamma": gamma,
-            "x0": "x_star",
-            "rounds": nrounds,
-            "driver_distance_to_fixed_point": settle * s,
-            "source": "pepit-extracted",
-        }
-        return floor * scale, instance, diag
-    if measure == "rate":
-        algo = LocalUpdate(th, alpha, gamma, ServerOpt("gd", lr=eta))
-        x1, x2 = P["x1"].eval() - o, P["x2"].eval() - o
-        r1, r2 = (run_local_update(prob, algo, x, 1).to_numpy().x[-1] for x in (x1, x2))
-        s = scale / size
-        instance = {
-            "problem": _build(lams, vecs, A, prob.c * s, p).to_json(),
-            "theta": th.to_json(),
-            "alpha": alpha,
-            "gamma": gamma,
-            "eta": eta,
-            "x1": (x1 * s).tolist(),
-            "x2": (x2 * s).tolist(),
-            "source": "pepit-extracted",
-        }
-        return float(np.linalg.norm(r1 - r2) / np.linalg.norm(x1 - x2)), instance, diag
-    srv = ServerOpt(server, lr=eta, momentum=momentum if server != "gd" else None)
-    x0 = P["x0"].eval() - o
-    xs = prob.x_star()
-    start = float(np.linalg.norm(x0 - xs))
-    s = scale * _shrink(size, start, D / scale)
-    sp = _build(lams, vecs, A, prob.c * s, p)
-    xT = run_local_update(sp, LocalUpdate(th, alpha, gamma, srv), x0 * s, rounds).to_numpy().x[-1]
-    value = (
-        float(sp.loss(xT) - sp.loss(sp.x_star()))
-        if measure == "function-value"
-        else float(np.linalg.norm(xT - sp.x_star()))
-    )
-    diag.update({"heterogeneity_per_unit": size, "start_distance_per_unit": start})
-    instance = {
-        "problem": sp.to_json(),
-        "theta": th.to_json(),
-        "alpha": alpha,
-        "gamma": gamma,
-        "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
-        "x0": (x0 * s).tolist(),
-        "rounds": rounds,
-        "source": "pepit-extracted",
-    }
-    return value, instance, diag
-
-
 def _replay_function_value(mu, L, K, gamma, th, alpha, p, eta, momentum, server, rounds, D):
     """Lower bound for ``"function-value"``: identical one-dimensional quadratic clients f_i = λx²/2 (zero
     heterogeneity, so in every class), x_0 = D, the real driver's F(x_T) − F* maximized over a grid of λ."""
@@ -1285,6 +1209,115 @@ def _replay_rate(prob, gamma, th, alpha, eta):
 # --------------------------------------------------------------------------------------------
 
 
+def _certify_compiled(
+    mu, L, K, gamma, th, alpha, pp, eta, momentum, server, C, zeta, measure, rounds, D, probe_dim, probe_starts,
+    seed, hyp, claim, t0,
+) -> Certificate:  # fmt: skip
+    """:func:`certify_local_update`'s PEPit engine for the quadratic class: :func:`fedtheory.methods.pep.certify`
+    on LocalUpdate's description (:func:`fedtheory.methods.library.local_update`, as :func:`_pepit_problem`
+    writes it: the floor and rate with server GD), its upper bound, extracted worst case, probe, polish and
+    extreme-spectrum family; the certificate keeps this module's claim id and hypotheses."""
+    from dataclasses import replace
+
+    from fedtheory.methods.pep import certify
+
+    m, srv = _local_update_method(th, gamma, alpha, eta, momentum, server, measure)
+    c = certify(
+        m,
+        mu=mu,
+        L=L,
+        clients=len(pp),
+        p=pp,
+        measure=measure,
+        C=C,
+        zeta=zeta,
+        rounds=rounds,
+        D=D,
+        probe_starts=probe_starts,
+        probe_dim=probe_dim,
+        seed=seed,
+    )
+    for inst in (c.instance, c.details.get("extracted_instance")):
+        _in_local_terms(inst, m, srv)
+    return replace(c, hypotheses=hyp, claim_id=claim, seconds=time.perf_counter() - t0)
+
+
+def _local_update_method(th, gamma, alpha, eta, momentum, server, measure):
+    """LocalUpdate's description (:func:`fedtheory.methods.library.local_update`) for a measure, and its server:
+    the floor and rate are server GD's (η and momentum do not move the fixed point; the rate is GD's by
+    hypothesis), with η = γ where none is given — the method :func:`_pepit_problem` compiles."""
+    from fedtheory.methods.library import local_update
+
+    srv = server if measure in ("error", "function-value") else "gd"
+    beta = momentum if srv != "gd" else None
+    return local_update(theta=th, gamma=gamma, alpha=alpha, eta=eta, beta=beta, server=srv), srv
+
+
+def _in_local_terms(inst, m, srv) -> None:
+    """Add LocalUpdate's own terms (Θ, α, γ, the server) to an instance of the compiled certificate, as
+    :func:`~fedtheory.algorithms.local_update.run_local_update` replays it."""
+    if not (isinstance(inst, dict) and inst.get("method") == m.name):
+        return
+    h = m.hyper
+    local = {"theta": h["theta"], "alpha": h["alpha"], "gamma": h["gamma"]}
+    local["server"] = {"kind": srv, "lr": h["eta"], "momentum": h.get("beta") if srv != "gd" else None}
+    inst.update({k: v for k, v in local.items() if k not in inst})
+
+
+def _compiled_extraction(mu, L, th, gamma, alpha, p, het, scale, measure, eta, momentum, server, rounds, D):
+    """LocalUpdate's quadratic PEP (the one builder, :func:`fedtheory.methods.pep.build_pep`) solved, and its worst
+    case rebuilt as a quadratic federation and replayed (the one replay, ``fedtheory.methods.pep``'s
+    ``_extracted_lower``): (squared SDP value in units of the heterogeneity, solver, (lower or None, instance,
+    diagnostics)). RuntimeError when the SDP is not solved reliably."""
+    from fedtheory.certify.pep import _solve_detail
+    from fedtheory.methods.pep import _extracted_lower, build_pep
+
+    m, srv = _local_update_method(th, gamma, alpha, eta, momentum, server, measure)
+    D_units = None if D is None else D / scale
+    built = build_pep(m, measure=measure, mu=mu, L=L, p=p, het=het, rounds=rounds, D_units=D_units)
+    sq, _, solver = _solve_detail(built.pb, wrapper=_WRAPPER)
+    try:
+        w = m.aggregation_weights(np.asarray(p))
+        extracted = _extracted_lower(m, measure, built, len(p), p, w, mu, L, het, scale, rounds, D)
+    except (ValueError, np.linalg.LinAlgError) as err:
+        return sq, solver, (None, None, {"error": str(err)})
+    _in_local_terms(extracted[1], m, srv)
+    return sq, solver, extracted
+
+
+#: the quadratic error goes to the PEPit engine by default while its PEP has at most this many gradient
+#: evaluations K·T·n (its Gram matrix grows with them; the spectral program does not grow with K). Measured
+#: (FedAvg, μ = 1, L = 10, γ = 0.05, T = 2, raw solve, CPU): n = 4, K = 5 (40) 12 s; n = 3, K = 10 (60) 45 s
+#: (Clarabel and SCS); n = 4, K = 10 (80) Clarabel fails, no reliable value
+PEPIT_ERROR_WORK = 40
+
+
+def default_engine(function_class: str, measure: str, clients: int, K: int, rounds: int | None) -> str:
+    """The engine :func:`certify_local_update` uses when none is given.
+
+    - the smooth strongly convex class and the function value: ``"pepit"`` (the only engine);
+    - the quadratic floor and rate: ``"spectral"`` (any K; its size does not grow with K);
+    - the quadratic error: ``"pepit"`` while its PEP has at most :data:`PEPIT_ERROR_WORK` gradient evaluations
+      K·T·n, ``"spectral"`` beyond. Measured (CPU seconds, FedAvg, μ = 1, L = 10, γ = 0.05, η = γ, T = 2): the
+      spectral certificate (16 pieces, the command line's) takes 6.7 s at n = 2, K = 1, 42 s at n = 2, K = 5 and
+      more than 60 s at n = 4 for every K (its program alone: 13 s at n = 2, 22 s at n = 4, K = 5; the rest is the
+      probe's local search, which nothing closes first); the PEPit certificate takes 0.5 s, 2.6 s and ~12 s, its
+      extracted worst case closing the gap, and agrees with the spectral one where both finish (n = 2, K ≤ 5:
+      upper within 3e-7, lower within 2e-8 relative). Beyond 40 evaluations PEPit is slower than the spectral
+      program or fails (n = 4, K = 10: Clarabel fails).
+
+    >>> default_engine("quadratic", "error", 2, 5, 2), default_engine("quadratic", "error", 4, 5, 2)
+    ('pepit', 'pepit')
+    >>> default_engine("quadratic", "error", 4, 1000, 2), default_engine("quadratic", "rate", 4, 5, None)
+    ('spectral', 'spectral')
+    """
+    if function_class != "quadratic" or measure == "function-value":
+        return "pepit"
+    if measure == "error" and int(K) * int(rounds or 1) * int(clients) <= PEPIT_ERROR_WORK:
+        return "pepit"
+    return "spectral"
+
+
 def certify_local_update(
     mu: float,
     L: float,
@@ -1314,8 +1347,10 @@ def certify_local_update(
 
     ``measure="floor"``: sup ‖x̄ − x*‖ (scales with C or ζ); ``"rate"``: sup one-round contraction of server GD
     with step ``eta``; ``"error"``: sup ‖x_T − x*‖ after ``rounds`` from ‖x_0 − x*‖ ≤ D (server ``"gd"``,
-    ``"heavy_ball"`` or ``"nesterov"`` with ``momentum``; PEPit engine). ``engine`` defaults to ``"spectral"``
-    for quadratic floor/rate and ``"pepit"`` otherwise. ``pieces``: spectral relaxation refinement. Lower
+    ``"heavy_ball"`` or ``"nesterov"`` with ``momentum``). ``engine`` defaults to :func:`default_engine`'s
+    choice: ``"spectral"`` for the quadratic floor and rate and for the quadratic error beyond
+    K·T·n = :data:`PEPIT_ERROR_WORK` gradient evaluations, ``"pepit"`` for the quadratic error up to it, the
+    function value and the smooth class. ``pieces``: spectral relaxation refinement. Lower
     bounds: ``probe_starts`` seeded starts in dimension ``probe_dim`` (default n), replayed in the driver.
 
     A hypothesis outside the class (γ ≥ 1/(L + α), μ > L, ...) raises ValueError naming it.
@@ -1343,7 +1378,7 @@ def certify_local_update(
     if measure == "rate" and server != "gd":
         raise ValueError("measure 'rate' is the one-round contraction of server GD; use measure='error' for momentum")
     if engine is None:
-        engine = "spectral" if function_class == "quadratic" and measure != "function-value" else "pepit"
+        engine = default_engine(function_class, measure, n, K, rounds)
     d = int(probe_dim or max(2, n))
     hyp = {
         "mu": mu,
@@ -1366,8 +1401,17 @@ def certify_local_update(
         "engine": engine,
     }
     claim = CLAIM_IDS[measure]
+    if engine == "pepit" and function_class == "quadratic" and mu > 0:
+        # the one PEP builder and the one lower-bound path: fedtheory.methods.pep.certify on LocalUpdate's
+        # description (the same PEP _pepit_problem writes), relabelled with this certificate's claim and hypotheses
+        return _certify_compiled(
+            mu, L, K, gamma, th, alpha, pp, eta, momentum, server, C, zeta, measure, rounds, D, probe_dim,
+            probe_starts, seed, hyp, claim, t0,
+        )  # fmt: skip
     notes = []
     details: dict = {}
+    timer = PartTimer()
+    details["seconds"] = timer.seconds
 
     # ---- the floor's extreme-spectrum family (cheap): it scales the spectral program and, when it attains the
     # SDP's value, spares the probe's local search
@@ -1377,6 +1421,7 @@ def certify_local_update(
             "floor", mu=mu, L=L, K=K, gamma=gamma, theta=th, alpha=alpha, p=pp, C=C, zeta=zeta
         )
     family_value = family[0][1] if family and family[0][1] and family[0][1] > 0 else None
+    timer.lap("extreme_spectrum")
 
     # ---- upper bound
     hint = None
@@ -1408,47 +1453,29 @@ def certify_local_update(
         else:
             from fedtheory.certify.pep import _solve_detail
 
-            het_pep = het
-            pb = _pepit_problem(
-                mu,
-                L,
-                K,
-                gamma,
-                th,
-                alpha,
-                pp,
-                het_pep,
-                measure,
-                function_class,
-                eta,
-                momentum,
-                server,
-                rounds,
-                (D / scale) if measure in ("error", "function-value") and D is not None else D,
-            )
-            sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
-            root = math.sqrt(max(sq, 0.0))
-            # read the worst case back now: PEPit's points live in class-level state the next PEP resets
-            try:
-                if function_class == "smooth-strongly-convex" and measure == "floor":
-                    smooth = _smooth_floor_instance(pb, mu, L, gamma, th, alpha, pp, het, scale)
-                elif function_class == "smooth-strongly-convex" and (
-                    measure == "error" or (measure == "function-value" and mu > 0)
-                ):
-                    smooth = _smooth_error_instance(
-                        pb, mu, L, gamma, th, alpha, pp, het, scale, eta, momentum, server, rounds, D, measure
-                    )
-                elif function_class == "smooth-strongly-convex" and measure == "rate":
-                    smooth = _smooth_rate_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, eta)
-            except ValueError as err:  # too many points to evaluate exactly, a minimizer not reached
-                smooth = (None, None, {"error": str(err)})
-            if function_class == "quadratic":
+            if function_class == "quadratic":  # μ = 0 here (μ > 0 went to _certify_compiled)
+                sq, solver, extracted = _compiled_extraction(
+                    mu, L, th, gamma, alpha, pp, het, scale, measure, eta, momentum, server, rounds, D
+                )
+            else:
+                D_units = (D / scale) if measure in ("error", "function-value") and D is not None else D
+                pb = _pepit_problem(
+                    mu, L, K, gamma, th, alpha, pp, het, measure, function_class, eta, momentum, server, rounds, D_units
+                )  # fmt: skip
+                sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
+                # read the worst case back now: PEPit's points live in class-level state the next PEP resets
                 try:
-                    extracted = _quadratic_extracted_instance(
-                        pb, mu, L, gamma, th, alpha, pp, het, scale, measure, eta, momentum, server, rounds, D
-                    )
-                except (ValueError, np.linalg.LinAlgError) as err:
-                    extracted = (None, None, {"error": str(err)})
+                    if measure == "floor":
+                        smooth = _smooth_floor_instance(pb, mu, L, gamma, th, alpha, pp, het, scale)
+                    elif measure == "error" or (measure == "function-value" and mu > 0):
+                        smooth = _smooth_error_instance(
+                            pb, mu, L, gamma, th, alpha, pp, het, scale, eta, momentum, server, rounds, D, measure
+                        )
+                    elif measure == "rate":
+                        smooth = _smooth_rate_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, eta)
+                except ValueError as err:  # too many points to evaluate exactly, a minimizer not reached
+                    smooth = (None, None, {"error": str(err)})
+            root = math.sqrt(max(sq, 0.0))
             if measure == "function-value":
                 upper = sq * scale**2  # F(x_T) − F* in units of C² (or ζ²)
             else:
@@ -1456,12 +1483,14 @@ def certify_local_update(
     except RuntimeError as err:
         solver = f"unreliable: {err}"
         upper = None
+    timer.lap("solve")  # the smooth class's interpolated instance and the spectral floor's probe hint included
     if extracted is None and engine == "spectral" and measure in ("error", "function-value"):
         # the spectral engine has no table to read back: the PEPit engine's worst case, when its PEP is small
         assert rounds is not None and D is not None  # the error measures need both (_check)
         extracted = pepit_extracted_start(
             mu, L, K, gamma, th, alpha, pp, het, scale, measure, eta, momentum, server, rounds, D
         )
+        timer.lap("extraction")
 
     # ---- lower bound
     lower, instance = None, None
@@ -1551,6 +1580,7 @@ def certify_local_update(
             "rounds": rounds,
         }
 
+    timer.lap("probe")
     if smooth is not None and lower is not None:
         details["quadratic_lower"] = lower
         details["smooth_instance"] = smooth[2]
@@ -1604,6 +1634,7 @@ def certify_local_update(
         if v is not None and (lower is None or v > lower):
             lower, instance = v, inst
             notes.append(f"lower bound from {inst['source']} ({label})")
+    timer.lap("lower_bounds")
     if upper is not None:
         details["sdp_value"] = upper  # the solver's value before the reporting margin
         upper *= 1 + SDP_MARGIN
@@ -1662,22 +1693,16 @@ def pepit_extracted_start(
 ) -> tuple:
     """For a certificate whose upper bound has no table to read back (the spectral engine: its variables are
     moment matrices): LocalUpdate's PEPit PEP solved for its worst case, rebuilt as a quadratic federation and
-    replayed (:func:`fedtheory.certify.federated_pep._quadratic_extracted_instance`), when the PEP is small
+    replayed (:func:`_compiled_extraction`), when the PEP is small
     (K·T·n ≤ :data:`PEPIT_START_WORK`). Returns (lower or None, instance or None, diagnostics)."""
-    from fedtheory.certify.pep import _solve_detail
-
     work = int(K) * int(rounds) * len(p)
     if work > PEPIT_START_WORK:
         return None, None, {"skipped": f"K·T·n = {work} > {PEPIT_START_WORK}"}
     try:
-        pb = _pepit_problem(
-            mu, L, K, gamma, th, alpha, p, het, measure, "quadratic", eta, momentum, server, rounds, D / scale
+        _, solver, (value, inst, diag) = _compiled_extraction(
+            mu, L, th, gamma, alpha, p, het, scale, measure, eta, momentum, server, rounds, D
         )
-        sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
-        value, inst, diag = _quadratic_extracted_instance(
-            pb, mu, L, gamma, th, alpha, p, het, scale, measure, eta, momentum, server, rounds, D
-        )
-    except (RuntimeError, ValueError, np.linalg.LinAlgError) as err:
+    except RuntimeError as err:
         return None, None, {"error": str(err)}
     diag.update(pepit_solver=solver, source="the PEPit engine's SDP, solved for its worst case")
     return value, inst, diag
