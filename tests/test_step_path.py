@@ -69,9 +69,11 @@ def test_step_path_on_wide_least_squares_matches_a_hand_loop(backend):
 def test_cost_model_prices_sample_space_steps():
     fed = LeastSquaresFederation.random(10, m=50, d=200, seed=0)
     gamma = 0.5 / fed.smoothness()
-    # K = 100: 99 steps of 2m² flops beat the eigendecomposition's set-up; K = 1000 no longer does
+    # K = 100: 99 steps of 2m² flops beat the eigendecomposition's set-up; FedAvg's K = 1000 too, as one product
+    # with the steps' summed operator a round; SCAFFOLD's shifted steps cannot be summed: spectral
     assert choose_path(get("fedavg", K=100, gamma=gamma), fed, 50) == "step"
-    assert choose_path(get("fedavg", K=1000, gamma=gamma), fed, 50) == "spectral"
+    assert choose_path(get("fedavg", K=1000, gamma=gamma), fed, 50) == "step"
+    assert choose_path(get("scaffold", K=1000, gamma=gamma), fed, 50) == "spectral"
     # with a ridge term the steps run literally (4md each), and K = 100 goes spectral
     ridge = LeastSquaresFederation.random(10, m=50, d=200, seed=0, l2=0.1)
     assert choose_path(get("fedavg", K=100, gamma=gamma), ridge, 50) == "spectral"
@@ -131,13 +133,17 @@ def test_fedavg_round_fuses_message_and_mean_and_keeps_the_iterates(K):
     assert np.max(np.abs(h.x[-1] - x)) <= 1e-12 * np.max(np.abs(x))
 
 
-@pytest.mark.parametrize("K, theta", [(1, 1.0), (1, 0.5), (4, 1.0), (4, 0.25)])
+@pytest.mark.parametrize(
+    "K, theta, rounds", [(1, 1.0, None), (1, 0.5, None), (4, 1.0, None), (4, 0.25, None), (37, 0.25, 500)]
+)
 @pytest.mark.parametrize("blocked", [False, True])
-def test_message_mean_kernel_is_the_weighted_sum_of_literal_messages(K, theta, blocked, monkeypatch):
+def test_message_mean_kernel_is_the_weighted_sum_of_literal_messages(K, theta, rounds, blocked, monkeypatch):
     """The run's kernel for FedAvg's fused round (in one piece, and in blocks of clients as for data beyond the
-    caches) against the literal steps' messages weighted by hand: ragged clients (padding), m < d, a per-client
-    scale, θ ≠ 1."""
+    caches; K = 37 over 500 rounds: the steps' summed operator built by doubling) against the literal steps'
+    messages weighted by hand: ragged clients (padding), m < d, a per-client scale, θ ≠ 1."""
     from fedtheory.problems import finite_sum
+
+    assert rounds is None or finite_sum.summed_steps_pay(K, rounds, 6)  # K = 37: the summed operator
 
     if blocked:  # K = 1: blocks of 3 and 2 clients; K = 4 (the Gram rows count too): one client a block
         monkeypatch.setattr(finite_sum, "MEAN_KERNEL_SINGLE_BYTES", 0)
@@ -148,7 +154,7 @@ def test_message_mean_kernel_is_the_weighted_sum_of_literal_messages(K, theta, b
     w = np.array([0.1, 0.4, 0.2, 0.2, 0.1])
     _, msg = _literal(fed, arr, x, K, 0.07, (theta,) * K, scale)
     gram = fed.gram(arr) if K > 1 else None
-    kernel = fed.message_mean_kernel(arr, K, theta, w, fed.residual_weights(arr, scale), gram)
+    kernel = fed.message_mean_kernel(arr, K, theta, w, fed.residual_weights(arr, scale), gram, rounds=rounds)
     ref = w @ msg
     for _ in range(2):  # a second call reuses the scaled Gram matrices
         mean = kernel(x, 0.07)

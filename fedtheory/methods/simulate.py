@@ -424,7 +424,7 @@ class _StepSpace(_Space):
         it = iter(host_extra)
         coef = None if self._residual_weights is None else next(it)
         gram = None if self._gram is None else next(it)
-        kernel = self.fed.message_mean_kernel(views, op.steps, weights[0], host[4], coef, gram)
+        kernel = self.fed.message_mean_kernel(views, op.steps, weights[0], host[4], coef, gram, rounds=self.rounds)
         if self.be.name == "numpy":
             return kernel
         be = self.be
@@ -696,6 +696,26 @@ def _literal_flops(method: Method, grad_flops: float, d: int, later_step_flops: 
     return max(total, grad_flops)
 
 
+def _summed_round_flops(method: Method, rounds: int, m: int, d: int, grad_flops: float) -> float | None:
+    """A least-squares client's flops over the run when FedAvg's round (one local-steps/aggregate pair, equal θ_k,
+    no prox term) runs its K steps as one product with their summed operator (``message_mean_kernel``): the Gram
+    matrix, the operator's doubling once, then a gradient's two passes and one m × m product a round; None for
+    other rounds, or when the literal steps are cheaper."""
+    from fedtheory.problems.finite_sum import summed_steps_pay
+
+    ops = list(method.round)
+    pairs = [
+        op
+        for i, op in enumerate(ops)
+        if _message_mean_pair(ops, i, method) and len(set(op.weights().weights)) == 1 and op.alpha == 0
+    ]
+    client_work = [op for op in ops if isinstance(op, (Prox, Gradient, LocalSteps, ClientProgram))]
+    if len(pairs) != 1 or client_work != pairs or not summed_steps_pay(pairs[0].steps, rounds, m):
+        return None
+    doubling = 3.0 * int(pairs[0].steps).bit_length() * 2.0 * m**3
+    return 2.0 * m * m * d + doubling + rounds * (grad_flops + 2.0 * m * m)
+
+
 def _spectral_capable(federation: Any) -> bool:
     return _is_quadratic(federation) or hasattr(federation, "to_quadratic")
 
@@ -760,6 +780,9 @@ def choose_path(
             literal = min(
                 literal, n * 2.0 * m * m * d + rounds * n * _literal_flops(method, grad_flops, d, 2.0 * m * m)
             )
+            summed = _summed_round_flops(method, rounds, int(round(m)), d, grad_flops)
+            if summed is not None:
+                literal = min(literal, n * summed)
     spectral = setup + rounds * part * _rotations_per_round(method) * 2.0 * d * d
     return "spectral" if spectral < literal else "step"
 
@@ -1146,14 +1169,11 @@ def _compile_round(method: Method, space: Any, sampled: bool) -> list:
     return compiled
 
 
-def _compile_message_mean(ops: list, i: int, method: Method, space: Any, sampled: bool) -> Callable | None:
-    """``ops[i]`` (local steps from the server point sending only a message) and ``ops[i + 1]`` (the aggregate
-    of that message, read by nothing else) as one closure when the space can return the weighted sum of the
-    messages directly (least squares in the sample space: one flat pass A_flatᵀ(w·r) over every client's samples
-    instead of the n messages and their weighted sum), else None. FedAvg's round at K = 1 is then gradient
-    descent on the average: one mat-vec pair over all data."""
-    if i + 1 >= len(ops) or sampled or not isinstance(space, _StepSpace) or isinstance(space, _OracleSpace):
-        return None
+def _message_mean_pair(ops: list, i: int, method: Method) -> bool:
+    """Whether ``ops[i]`` is local steps from the server point sending only a message and ``ops[i + 1]`` the
+    aggregate of that message, read by nothing else (FedAvg's round): the pair a space may run as one sum."""
+    if i + 1 >= len(ops):
+        return False
     op, agg = ops[i], ops[i + 1]
     if not (
         isinstance(op, LocalSteps)
@@ -1166,11 +1186,22 @@ def _compile_message_mean(ops: list, i: int, method: Method, space: Any, sampled
         and method.scope(op.start) == "server"
         and op.message not in method.client
         and op.message != method.output
-        and hasattr(space.fed, "sample_space_steps")
     ):
+        return False
+    return not any(op.message in other.reads for j, other in enumerate(ops) if j not in (i, i + 1))
+
+
+def _compile_message_mean(ops: list, i: int, method: Method, space: Any, sampled: bool) -> Callable | None:
+    """``ops[i]`` (local steps from the server point sending only a message) and ``ops[i + 1]`` (the aggregate
+    of that message, read by nothing else) as one closure when the space can return the weighted sum of the
+    messages directly (least squares in the sample space: one flat pass A_flatᵀ(w·r) over every client's samples
+    instead of the n messages and their weighted sum), else None. FedAvg's round at K = 1 is then gradient
+    descent on the average: one mat-vec pair over all data."""
+    if sampled or not isinstance(space, _StepSpace) or isinstance(space, _OracleSpace):
         return None
-    if any(op.message in other.reads for j, other in enumerate(ops) if j not in (i, i + 1)):
+    if not (_message_mean_pair(ops, i, method) and hasattr(space.fed, "sample_space_steps")):
         return None
+    op, agg = ops[i], ops[i + 1]
     gamma, alpha = _coef_reader(op.gamma), _coef_reader(op.alpha)
     weights = tuple(float(t) for t in op.weights().weights)
     start, out, mean = op.start, agg.out, agg.mode == "mean"

@@ -95,6 +95,41 @@ MEAN_KERNEL_SINGLE_BYTES = 16 * 2**20
 MEAN_KERNEL_BLOCK_BYTES = 2**20
 
 
+def summed_steps_pay(steps: int, rounds: int, m: int) -> bool:
+    """Whether K local steps in the sample space run cheaper as one product with S = Σ_{k<K}(I − H)^k built once
+    (about 3·⌈log₂K⌉ batched m × m products of 2m³ flops, then 2m² a round) than as K − 1 products of 2m² flops
+    every round.
+
+    >>> summed_steps_pay(1000, 50, 50), summed_steps_pay(2, 50, 50)
+    (True, False)
+    """
+    return 3.0 * int(steps).bit_length() * m < rounds * (steps - 2)
+
+
+def _summed_powers(H: np.ndarray, steps: int) -> np.ndarray:
+    """S = Σ_{k<K} P^k with P = I − H for every (m, m) matrix of ``H`` (n, m, m), by doubling over K's bits from the
+    top: S_{2j} = S_j + P^j S_j, P^{2j} = (P^j)², and S_{2j+1} = S_{2j} + P^{2j}, P^{2j+1} = P^{2j}P.
+
+    >>> H = np.array([[[0.3, 0.1], [0.1, 0.2]]])
+    >>> P, S = np.eye(2) - H[0], np.zeros((2, 2))
+    >>> for k in range(7):
+    ...     S = S + np.linalg.matrix_power(P, k)
+    >>> bool(np.allclose(_summed_powers(H, 7)[0], S, rtol=1e-14, atol=1e-15))
+    True
+    """
+    n, m, _ = H.shape
+    P = np.broadcast_to(np.eye(m), H.shape) - H
+    S = np.zeros_like(H)
+    Q = np.broadcast_to(np.eye(m), H.shape).copy()  # P^j
+    for bit in bin(int(steps))[2:]:
+        S += Q @ S
+        Q = Q @ Q
+        if bit == "1":
+            S += Q
+            Q = Q @ P
+    return S
+
+
 class FiniteSumFederation:
     """Clients with samples (a_ij, y_ij), loss f_i(x) = mean_j ℓ(x; a_ij, y_ij) + (λ/2)‖x‖².
 
@@ -506,7 +541,14 @@ class LeastSquaresFederation(FiniteSumFederation):
         return Y, msg
 
     def message_mean_kernel(
-        self, arrays: dict, steps: int, theta: float, w: Any, coef: Any = None, gram: Any = None
+        self,
+        arrays: dict,
+        steps: int,
+        theta: float,
+        w: Any,
+        coef: Any = None,
+        gram: Any = None,
+        rounds: int | None = None,
     ) -> Any:
         r"""``kernel(x, gamma)`` → Σ_i w_i·θ·Σ_{k<K} sc_i∇f_i(y_{ik}) (d,): the weighted sum of the messages of K
         full-batch local steps y ← y − γ sc_i∇f_i(y) from the same point x on every client, in their sample space
@@ -518,6 +560,10 @@ class LeastSquaresFederation(FiniteSumFederation):
         γ-scaled Gram matrices (``gram``, from :meth:`gram`; needed when ``steps`` > 1) and one mat-vec back — four
         numpy calls a round at K = 1 (gradient descent on the average), three more a step. numpy arrays only
         (the torch backend's host views); ``coef``: sc_i/m_i from :meth:`residual_weights` (default sc_i = 1).
+
+        Σ_k e_k = e_0·S with S = Σ_{k<K} (I − H)^k, H = γ·diag(sc_i/m_i)A_iA_iᵀ, depends on neither x nor the round:
+        when the run's ``rounds`` make it pay (:func:`summed_steps_pay`), S is built once per γ by doubling
+        (2–3 batched m × m products per bit of K) and a round costs one (1 × m)·(m × m) product whatever K is.
 
         >>> fed = LeastSquaresFederation.random(3, [4, 2, 4], 6, seed=0)
         >>> arr, x, w = fed.on("numpy"), np.ones(6), np.array([0.2, 0.5, 0.3])
@@ -548,7 +594,8 @@ class LeastSquaresFederation(FiniteSumFederation):
             (flat[lo * m : hi * m], y_flat[lo * m : hi * m], sample_weights[lo * m : hi * m], lo, hi)
             for lo, hi in ((lo, min(lo + size, n)) for lo in range(0, n, size))
         ]
-        scaled: dict = {}  # γ -> γ·diag(sc_i/m_i)·A_iA_iᵀ (a run has one γ, or a few)
+        summed = steps > 1 and rounds is not None and summed_steps_pay(steps, rounds, m)
+        scaled: dict = {}  # γ -> γ·diag(sc_i/m_i)·A_iA_iᵀ, or S (summed): a run has one γ, or a few
         moved = np.empty((size, 1, m))
 
         def kernel(x: Any, gamma: float) -> np.ndarray:
@@ -558,12 +605,19 @@ class LeastSquaresFederation(FiniteSumFederation):
                 if H is None:
                     if len(scaled) > 4:
                         scaled.clear()
-                    H = scaled[gamma] = (gamma * coef_rows) * gram
+                    H = (gamma * coef_rows) * gram
+                    if summed:
+                        H = np.concatenate([_summed_powers(H[lo:hi], steps) for _, _, _, lo, hi in blocks])
+                    scaled[gamma] = H
             out: Any = None
             for A, yb, wb, lo, hi in blocks:
                 e = A @ x
                 e -= yb
-                if H is not None:
+                if H is not None and summed:
+                    mv = moved[: hi - lo]
+                    np.matmul(e.reshape(hi - lo, 1, m), H[lo:hi], out=mv)
+                    e = mv.reshape((hi - lo) * m)
+                elif H is not None:
                     e = e.reshape(hi - lo, m)
                     total = e.copy()
                     Hb, mv = H[lo:hi], moved[: hi - lo]
