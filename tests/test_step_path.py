@@ -210,3 +210,13 @@ def test_a_bad_seed_is_rejected_even_when_the_run_draws_nothing(seed):
     fed = LeastSquaresFederation.random(3, m=4, d=2, seed=0)
     with pytest.raises(ValueError, match="seed must be a non-negative integer"):
         methods.run("fedavg", fed, np.zeros(2), 2, K=2, gamma=0.05, seed=seed)
+
+
+@pytest.mark.parametrize(
+    "seed", [None, 3, [1, 2], np.random.SeedSequence(3), np.random.PCG64(3), np.random.default_rng(3)]
+)
+def test_every_seed_numpy_accepts_runs_also_when_the_run_draws_nothing(seed):
+    fed = LeastSquaresFederation.random(3, m=4, d=2, seed=0)
+    a = methods.run("fedavg", fed, np.zeros(2), 2, K=2, gamma=0.05, seed=seed)
+    b = methods.run("fedavg", fed, np.zeros(2), 2, K=2, gamma=0.05)
+    assert np.array_equal(a.x, b.x)  # nothing is drawn: the seed does not change the run

@@ -701,7 +701,7 @@ def _summed_round_flops(method: Method, rounds: int, m: int, d: int, grad_flops:
     no prox term) runs its K steps as one product with their summed operator (``message_mean_kernel``): the Gram
     matrix, the operator's doubling once, then a gradient's two passes and one m × m product a round; None for
     other rounds, or when the literal steps are cheaper."""
-    from fedtheory.problems.finite_sum import summed_steps_pay
+    from fedtheory.problems.finite_sum import summed_operator_flops, summed_steps_pay
 
     ops = list(method.round)
     pairs = [
@@ -712,8 +712,7 @@ def _summed_round_flops(method: Method, rounds: int, m: int, d: int, grad_flops:
     client_work = [op for op in ops if isinstance(op, (Prox, Gradient, LocalSteps, ClientProgram))]
     if len(pairs) != 1 or client_work != pairs or not summed_steps_pay(pairs[0].steps, rounds, m):
         return None
-    doubling = 3.0 * int(pairs[0].steps).bit_length() * 2.0 * m**3
-    return 2.0 * m * m * d + doubling + rounds * (grad_flops + 2.0 * m * m)
+    return 2.0 * m * m * d + summed_operator_flops(pairs[0].steps, m) + rounds * (grad_flops + 2.0 * m * m)
 
 
 def _spectral_capable(federation: Any) -> bool:
@@ -903,7 +902,7 @@ def simulate(
         or sampler.M is not None
         or any(isinstance(op, Prox) and op.solver.kind == "local" for op in method.round)
     )
-    if not draws and seed is not None and not isinstance(seed, np.random.Generator):
+    if not draws and not isinstance(seed, (type(None), np.random.Generator, np.random.BitGenerator)):
         _validate_seed(seed)  # no generator is built, but a bad seed is still the caller's error
     rng = seed if isinstance(seed, np.random.Generator) or not draws else np.random.default_rng(seed)
     if hasattr(space, "rng"):
@@ -1091,20 +1090,23 @@ class _Frame:
 
 
 def _validate_seed(seed: Any) -> None:
-    """A seed numpy's generators accept (a non-negative int or a sequence of them), checked at a tenth of the cost of
-    seeding one; else ValueError naming the value.
+    """A seed numpy's generators accept (a non-negative int, a sequence of them, a SeedSequence), checked at a
+    tenth of the cost of seeding one; else ValueError naming the value.
 
     >>> _validate_seed(7)
+    >>> _validate_seed(np.random.SeedSequence(7))
     >>> _validate_seed(-1)
     Traceback (most recent call last):
     ...
-    ValueError: seed must be a non-negative integer, a sequence of them or a numpy Generator, got -1
+    ValueError: seed must be a non-negative integer, a sequence of them, a SeedSequence or a numpy Generator, got -1
     """
+    if isinstance(seed, np.random.SeedSequence):
+        return
     try:
         np.random.SeedSequence(seed)
     except (TypeError, ValueError):
         raise ValueError(
-            f"seed must be a non-negative integer, a sequence of them or a numpy Generator, got {seed!r}"
+            f"seed must be a non-negative integer, a sequence of them, a SeedSequence or a numpy Generator, got {seed!r}"
         ) from None
 
 

@@ -95,20 +95,30 @@ MEAN_KERNEL_SINGLE_BYTES = 16 * 2**20
 MEAN_KERNEL_BLOCK_BYTES = 2**20
 
 
+def summed_operator_flops(steps: int, m: int) -> float:
+    """Flops of building one client's S = Σ_{k<K}(I − H)^k by doubling (:func:`_summed_powers`): at most three
+    m × m products of 2m³ flops per bit of K.
+
+    >>> summed_operator_flops(4, 10)
+    18000.0
+    """
+    return 3.0 * int(steps).bit_length() * 2.0 * m**3
+
+
 def summed_steps_pay(steps: int, rounds: int, m: int) -> bool:
-    """Whether K local steps in the sample space run cheaper as one product with S = Σ_{k<K}(I − H)^k built once
-    (about 3·⌈log₂K⌉ batched m × m products of 2m³ flops, then 2m² a round) than as K − 1 products of 2m² flops
-    every round.
+    """Whether K local steps in the sample space run cheaper as one product with S built once
+    (:func:`summed_operator_flops`, then 2m² flops a round) than as K − 1 products of 2m² flops every round.
 
     >>> summed_steps_pay(1000, 50, 50), summed_steps_pay(2, 50, 50)
     (True, False)
     """
-    return 3.0 * int(steps).bit_length() * m < rounds * (steps - 2)
+    return summed_operator_flops(steps, m) < rounds * (steps - 2) * 2.0 * m * m
 
 
 def _summed_powers(H: np.ndarray, steps: int) -> np.ndarray:
     """S = Σ_{k<K} P^k with P = I − H for every (m, m) matrix of ``H`` (n, m, m), by doubling over K's bits from the
-    top: S_{2j} = S_j + P^j S_j, P^{2j} = (P^j)², and S_{2j+1} = S_{2j} + P^{2j}, P^{2j+1} = P^{2j}P.
+    top, from S_1 = I, P^1 = P: S_{2j} = S_j + P^j S_j, P^{2j} = (P^j)², and S_{2j+1} = S_{2j} + P^{2j},
+    P^{2j+1} = P^{2j}P.
 
     >>> H = np.array([[[0.3, 0.1], [0.1, 0.2]]])
     >>> P, S = np.eye(2) - H[0], np.zeros((2, 2))
@@ -117,11 +127,10 @@ def _summed_powers(H: np.ndarray, steps: int) -> np.ndarray:
     >>> bool(np.allclose(_summed_powers(H, 7)[0], S, rtol=1e-14, atol=1e-15))
     True
     """
-    n, m, _ = H.shape
-    P = np.broadcast_to(np.eye(m), H.shape) - H
-    S = np.zeros_like(H)
-    Q = np.broadcast_to(np.eye(m), H.shape).copy()  # P^j
-    for bit in bin(int(steps))[2:]:
+    eye = np.broadcast_to(np.eye(H.shape[-1]), H.shape)
+    P = eye - H
+    S, Q = eye.copy(), P  # S_1 and P^1: K's leading bit
+    for bit in bin(int(steps))[3:]:
         S += Q @ S
         Q = Q @ Q
         if bit == "1":
@@ -605,9 +614,12 @@ class LeastSquaresFederation(FiniteSumFederation):
                 if H is None:
                     if len(scaled) > 4:
                         scaled.clear()
-                    H = (gamma * coef_rows) * gram
-                    if summed:
-                        H = np.concatenate([_summed_powers(H[lo:hi], steps) for _, _, _, lo, hi in blocks])
+                    if summed:  # block by block: the doubling's temporaries stay the size of a block
+                        H = np.empty_like(gram)
+                        for _, _, _, lo, hi in blocks:
+                            H[lo:hi] = _summed_powers((gamma * coef_rows[lo:hi]) * gram[lo:hi], steps)
+                    else:
+                        H = (gamma * coef_rows) * gram
                     scaled[gamma] = H
             out: Any = None
             for A, yb, wb, lo, hi in blocks:
