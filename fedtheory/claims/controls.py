@@ -3,7 +3,10 @@ whose description says why its statement is false a priori, so a claim declares 
 
 * :func:`tightened_bound` — the bound multiplied by a factor below 1 at an instance that attains it;
 * :func:`one_step_too_many` — the same comparison run with one step more on one side (an off-by-one);
-* :func:`one_step_too_few` — the same with one step fewer (the off-by-one the other way).
+* :func:`one_step_too_few` — the same with one step fewer (the off-by-one the other way);
+* :func:`one_local_step_fewer` — that, for the K local steps of one side of an equal-iterates comparison;
+* :func:`scaled_below_reached` — the bound scaled by a factor below what a known instance, evaluated by the check
+  on every run, reaches of it.
 
 The check reads the control's ``params`` with ``ctx.param(name, default)`` and applies them; which
 parameters mean what stays with the claim. (A violation planted where only the probe's optimizer finds it is
@@ -77,6 +80,21 @@ def one_step_too_few(
     )
 
 
+def one_local_step_fewer(run: str, offset_param: str, name: str, consequence: str) -> Control:
+    """:func:`one_step_too_few` for a claim that two methods give the same iterates: ``run`` (one side, named
+    against the other) takes one local step fewer than its K, through ``offset_param`` (``-1``, added to K by
+    the check), so the two are ``consequence`` — false a priori.
+
+    >>> c = one_local_step_fewer("FedProx, against Algorithm 3,", "fedprox_steps_offset", "fedprox-one-local-step-fewer",
+    ...                          "a different method, so the iterates differ")
+    >>> c.params
+    {'fedprox_steps_offset': -1}
+    >>> print(c.description)
+    FedProx, against Algorithm 3, run with one step fewer than its K local steps (an off-by-one): a different method, so the iterates differ, false a priori
+    """
+    return one_step_too_few(run, "its K local steps", {offset_param: -1}, name=name, consequence=consequence)
+
+
 def tightened_past_attaining(
     name: str, claimed: str, false_since: str, instance: str, reaches: str, params: dict, note: str | None = None
 ) -> Control:
@@ -100,3 +118,25 @@ def tightened_past_attaining(
         f"control fires by construction at any seed (plain random sampling off{'; ' + note if note else ''}).",
         {**params, "plain_sampling": False},
     )
+
+
+def scaled_below_reached(name: str, bound: str, factor: float, reached_by: str) -> Control:
+    """``bound`` scaled by ``factor`` < 1 — false, since ``reached_by`` says which known instance (the check
+    evaluates it on every run) reaches more than ``factor`` of the bound. The check divides its worst ratio by
+    the ``bound_scale`` parameter, so the control fires by construction at any seed.
+
+    >>> c = scaled_below_reached("bound-0.45", "the bound", 0.45,
+    ...                          "the two-client instance reaches 1/2 of it after one round")
+    >>> c.params
+    {'bound_scale': 0.45}
+    >>> print(c.description)
+    the bound scaled by 0.45: false, the two-client instance reaches 1/2 of it after one round
+    >>> try:
+    ...     scaled_below_reached("b", "the bound", 1.2, "x")
+    ... except ValueError as e:
+    ...     print(e)
+    a bound scaled below what an instance reaches needs a factor below 1, got 1.2
+    """
+    if not 0 < factor < 1:
+        raise ValueError(f"a bound scaled below what an instance reaches needs a factor below 1, got {factor}")
+    return Control(name, f"{bound} scaled by {factor:g}: false, {reached_by}", {"bound_scale": factor})

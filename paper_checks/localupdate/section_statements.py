@@ -26,6 +26,7 @@ from fedtheory.certify.params import Custom
 from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.figures import distance_to_curve as _distance_to_curve
+from fedtheory.claims.agreement import decide_relative_agreement
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 from fedtheory.symbolic import tradeoff as symt
 
@@ -526,15 +527,13 @@ def deterministic_serveropt(ctx):
             xs.append(x)
         scale = max(np.abs(np.array(xs)).max(), problem.C)
         worst = max(worst, float(np.abs(h.x - np.array(xs)).max() / scale))
-    tol = 1e-10
-    return ctx.decide(
-        worst <= tol,
-        measured={"max_relative_iterate_gap": worst},
-        tolerance={
-            "relative": tol,
-            "why": "K ≤ 12 literal local steps vs the spectral gradient, 30 rounds; "
-            "Adam divides by √v, amplifying rounding near v ≈ 0",
-        },
+    return decide_relative_agreement(
+        ctx,
+        "max_relative_iterate_gap",
+        worst,
+        1e-10,
+        why="K ≤ 12 literal local steps vs the spectral gradient, 30 rounds; "
+        "Adam divides by √v, amplifying rounding near v ≈ 0",
         notes="Momentum buffers start empty (x_{−1} = x_0) in both.",
     )
 
@@ -571,15 +570,13 @@ def momentum_accuracy(ctx):
                 problem, LocalUpdate(theta, alpha, gamma, tuned_server(m, mu_t, L_t)), rng.normal(size=problem.d), 3000
             ).to_numpy()
             worst = max(worst, float(np.linalg.norm(h.x[-1] - x_tilde) / max(np.linalg.norm(x_tilde), 1)))
-    tol = 1e-8
-    return ctx.decide(
-        worst <= tol,
-        measured={"max_final_distance_to_x_tilde": worst},
-        tolerance={
-            "relative": tol,
-            "why": "3000 rounds at rate ≤ (κ−1)/(κ+1), κ ≤ 10³: converged to ~1e-10 "
-            "unless κ is near 10³; then the float floor cond·eps",
-        },
+    return decide_relative_agreement(
+        ctx,
+        "max_final_distance_to_x_tilde",
+        worst,
+        1e-8,
+        why="3000 rounds at rate ≤ (κ−1)/(κ+1), κ ≤ 10³: converged to ~1e-10 "
+        "unless κ is near 10³; then the float floor cond·eps",
         notes="Every server method's fixed point solves ∇f̃(x) = 0.",
     )
 

@@ -12,7 +12,8 @@ import sympy as sp
 from fedtheory.algorithms.baselines import run_baseline
 from fedtheory.algorithms.dane import acc_coefficient, run_acc_sdane, run_dane, run_sdane, run_sdane_deep
 from fedtheory.algorithms.local_solvers import Exact, FGM, StabilizedTest
-from fedtheory.claims.controls import one_step_too_few
+from fedtheory.claims.agreement import decide_relative_agreement
+from fedtheory.claims.controls import one_local_step_fewer
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
 from fedtheory.problems.clients import client_oracles
@@ -202,12 +203,11 @@ def _algorithm_1_reference(A, c, x0, rounds, lam, mu, K, lr):
     r"$\theta=\frac\mu{\lambda+\mu}$, $\eta=\frac1{\lambda+\mu}$, Algorithm 3's iterates are Algorithm 1's with the same "
     r"local solver (K SGD steps).",
     controls=[
-        one_step_too_few(
+        one_local_step_fewer(
             "Algorithm 1, against Algorithm 3,",
-            "its K local steps",
-            {"reference_steps_offset": -1},
-            name="one-local-step-fewer",
-            consequence="different methods, so their iterates differ",
+            "reference_steps_offset",
+            "one-local-step-fewer",
+            "different methods, so their iterates differ",
         )
     ],
 )
@@ -228,11 +228,11 @@ def option_2(ctx):
         ref_x, ref_v = _algorithm_1_reference(np.asarray(q.A), np.asarray(q.c), x0, 10, lam, mu, K + offset, lr)
         scale = np.abs(ref_x).max() + 1
         worst = max(worst, float(np.abs(a.x - ref_x).max() / scale), float(np.abs(a.v - ref_v).max() / scale))
-    ok = worst <= 1e-12
-    return ctx.decide(
-        ok,
-        measured={"max_relative_difference_vs_reference": worst},
-        tolerance={"relative": 1e-12},
+    return decide_relative_agreement(
+        ctx,
+        "max_relative_difference_vs_reference",
+        worst,
+        1e-12,
         notes="Algorithm 3 (run_sdane_deep, option 2, θ = μ/(λ+μ), η = 1/(λ+μ), K full-batch SGD steps) "
         "against Algorithm 1 written out in plain numpy in this claim (quadratic clients, equal weights, "
         "full participation: no sampling, so both are deterministic): identical iterates x^r and v^r to "
@@ -249,12 +249,11 @@ def option_2(ctx):
     statement=r"``The only difference between [Algorithm 3, option 1] and FedProx is the choice of the prox-center'': with "
     r"$\theta=1$, $\eta=0$ (so $v^{r+1}=x^{r+1}$, the prox-centre is the last average) Algorithm 3 option 1 is FedProx.",
     controls=[
-        one_step_too_few(
+        one_local_step_fewer(
             "FedProx, against Algorithm 3,",
-            "its K local steps",
-            {"fedprox_steps_offset": -1},
-            name="fedprox-one-local-step-fewer",
-            consequence="a different method, so the iterates differ",
+            "fedprox_steps_offset",
+            "fedprox-one-local-step-fewer",
+            "a different method, so the iterates differ",
         )
     ],
 )
