@@ -510,6 +510,21 @@ def _pep_max(build) -> float:
     return float(pb.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0))
 
 
+def one_gradient_step_pep(metric) -> float:
+    """The worst value of ``metric(f, v, g, x)`` over 1-smooth convex f after one gradient step x = v − g from a
+    point v with g = ∇f(v), ‖g‖² ≤ 1 (a PEP, exact up to the SDP solver)."""
+    from PEPit.functions import SmoothConvexFunction
+
+    def build(pb):
+        f = pb.declare_function(SmoothConvexFunction, L=1.0)
+        v = pb.set_initial_point()
+        g = f.gradient(v)
+        pb.set_initial_condition(g**2 <= 1)
+        return metric(f, v, g, v - g)
+
+    return _pep_max(build)
+
+
 @claim(
     id="sdane/definition-5",
     ref="Definition 5",

@@ -291,20 +291,12 @@ def stabilized_ppm_claim(ctx):
     ],
 )
 def one_gradient_step(ctx):
-    from PEPit import PEP
-    from PEPit.functions import SmoothConvexFunction
-
     ratios = {}
     claimed = [float(v) for v in ctx.param("claimed_lambdas", [1.0, 0.5])]
     for lam in sorted(set(claimed) | {0.45}, reverse=True):
-        pb = PEP()
-        f = pb.declare_function(SmoothConvexFunction, L=1.0)
-        v = pb.set_initial_point()
-        g0 = f.gradient(v)
-        pb.set_initial_condition(g0**2 <= 1)
-        x = v - g0
-        pb.set_performance_metric((f.gradient(x) + lam * (x - v)) ** 2 - lam**2 * (x - v) ** 2)
-        ratios[lam] = float(pb.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0))
+        ratios[lam] = H.one_gradient_step_pep(
+            lambda f, v, g0, x, lam=lam: (f.gradient(x) + lam * (x - v)) ** 2 - lam**2 * (x - v) ** 2
+        )
     ok = all(ratios[lam] <= 1e-6 for lam in claimed)
     return ctx.decide(
         ok,
