@@ -14,6 +14,7 @@ from fedtheory.certify.params import quadratic_instance_param
 from fedtheory.certify.probe import probe
 from fedtheory.claims.controls import one_step_too_many
 from fedtheory.claims.figures import figure_data, load_figure
+from fedtheory.claims.probing import probe_by_tier
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 
 EPS = float(np.finfo(np.float64).eps)
@@ -64,6 +65,13 @@ def _instance_from_json(cex: dict):
         float(cex["alpha"]),
         float(cex["gamma"]),
     )
+
+
+def _probe_nelder_mead(ctx, violation, space, **budgets):
+    """:func:`fedtheory.claims.probing.probe_by_tier` of ``violation`` over ``space``, seeded by ``ctx.rng``, with
+    the Nelder–Mead evaluations per start of the tier that runs (``_FEV``): how this paper's checks search.
+    ``budgets`` are ``n_random``, ``n_starts`` and ``maxiter`` as ``by_tier`` reads them, plus ``target`` etc."""
+    return probe_by_tier(ctx, violation, space, seed=ctx.rng, options=_FEV[ctx.full], **budgets)
 
 
 def _probe_instances(

@@ -23,14 +23,14 @@ from fedtheory.algorithms.surrogate import (
 from fedtheory.algorithms.theta import Theta
 from fedtheory.analysis.rates import suboptimality_delta, table2_rate, tuned_server
 from fedtheory.certify.params import Custom
-from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.core import Control, claim
+from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.probing import probe_phases as _probe_phases
 from fedtheory.problems.quadratic import QuadraticFederation
 
 from ._common import (
-    HERE,
     _FEV,
+    HERE,
     _attaining,
     _instance_from_json,
     _instance_json,
@@ -38,6 +38,7 @@ from ._common import (
     _mp_matrix,
     _mp_minimizers,
     _probe_instances,
+    _probe_nelder_mead,
     _random_instance,
 )
 
@@ -93,15 +94,8 @@ def _search_lemma5(ctx, constant: float):
         if r > worst:
             worst, worst_inst = r, inst
     fam = _two_client_rotation_family()
-    res_fam = probe_by_tier(
-        ctx,
-        lambda inst: _lemma5_ratio(inst, constant),
-        fam,
-        seed=rng,
-        n_random=(48, 400),
-        n_starts=(3, 10),
-        maxiter=(60, 400),
-        options=_FEV[ctx.full],
+    res_fam = _probe_nelder_mead(
+        ctx, lambda inst: _lemma5_ratio(inst, constant), fam, n_random=(48, 400), n_starts=(3, 10), maxiter=(60, 400)
     )
     res_gen = _probe_instances(
         lambda inst: _lemma5_ratio(inst, constant),
@@ -379,7 +373,7 @@ def _theorem4_family() -> Custom:
 def _probe_theorem4(ctx, **budgets):
     """Theorem 4's search over cases I and II (from ``ctx.rng``), for Theorem 4 itself and Corollary 1's runs;
     ``budgets`` as :func:`fedtheory.claims.probing.by_tier` reads them."""
-    return probe_by_tier(ctx, _theorem4_ratio, _theorem4_family(), seed=ctx.rng, options=_FEV[ctx.full], **budgets)
+    return _probe_nelder_mead(ctx, _theorem4_ratio, _theorem4_family(), **budgets)
 
 
 @claim(

@@ -19,14 +19,12 @@ from fedtheory.algorithms.surrogate import (
 )
 from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import Custom
-from fedtheory.certify.probe import probe
-from fedtheory.claims.probing import probe_by_tier
 from fedtheory.claims.controls import tightened_past_attaining
 from fedtheory.claims.core import Control, Reading, claim
 from fedtheory.claims.probing import probe_phases as _probe_phases
 from fedtheory.symbolic import tradeoff as symt
 
-from ._common import EPS, _FEV, _attaining, _mp_matrix
+from ._common import EPS, _attaining, _mp_matrix, _probe_nelder_mead
 
 # ---- Appendix C.1: mean absolute deviations, d = 1 ------------------------------------------
 
@@ -74,16 +72,7 @@ def _worst_with_equality_case(ctx, sampled_worst, ratio, equality_case):
     """Theorem 5 and Corollary 2 searched alike: ``ratio`` (D(X) over the bound, on [0, 1]) probed over discrete
     distributions (from ``ctx.rng``, after the samples) and evaluated at the equality case on every run (the basis of
     the tightened-bound control). Returns the worst of samples, probe and equality case, and its measured record."""
-    res = probe_by_tier(
-        ctx,
-        ratio,
-        _mad_param(),
-        seed=ctx.rng,
-        n_random=64,
-        n_starts=(3, 10),
-        maxiter=(150, 800),
-        options=_FEV[ctx.full],
-    )
+    res = _probe_nelder_mead(ctx, ratio, _mad_param(), n_random=64, n_starts=(3, 10), maxiter=(150, 800))
     attained = _attaining(ratio, equality_case, neutral=0.0)
     worst = max(sampled_worst, res.worst_value, attained)
     record = {"worst_ratio": worst, "probe_worst": res.worst_value, **_probe_phases(res)}
@@ -278,9 +267,7 @@ def lemma_12(ctx):
     param = Custom(1 + 3 * 3 + 3, _d1_instance)
     n_plain = (500 if not ctx.full else 5000) if ctx.param("plain_sampling", True) else 0
     worst = max((_lemma12_ratio(_d1_instance(rng.normal(size=param.size) * 2)) for _ in range(n_plain)), default=0.0)
-    res = probe_by_tier(
-        ctx, _lemma12_ratio, param, seed=rng, n_random=64, n_starts=(4, 12), maxiter=(120, 800), options=_FEV[ctx.full]
-    )
+    res = _probe_nelder_mead(ctx, _lemma12_ratio, param, n_random=64, n_starts=(4, 12), maxiter=(120, 800))
     near = _attaining(_lemma12_ratio, _LEMMA12_NEAR_TIGHT, neutral=0.0)
     worst = max(worst, res.worst_value, near)
     sym_ok = symt.lemma12_maximum_residual() == (0, 0)
@@ -585,15 +572,8 @@ def lemma_13(ctx):
                     0.5 * (X + np.swapaxes(X, 1, 2)), 0.5 * (Y + np.swapaxes(Y, 1, 2)), a, b, reading, shrink
                 ),
             )
-    res = probe_by_tier(
-        ctx,
-        violation,
-        Custom(_PAIRS_SIZE, lambda z: z),
-        seed=rng,
-        n_random=32,
-        n_starts=(3, 8),
-        maxiter=(100, 600),
-        options=_FEV[ctx.full],
+    res = _probe_nelder_mead(
+        ctx, violation, Custom(_PAIRS_SIZE, lambda z: z), n_random=32, n_starts=(3, 8), maxiter=(100, 600)
     )
     # the interval's ends are attained, every run: X_i = bI (or aI) for all i gives f(X|Y) = bI (aI) exactly, so
     # an interval shrunk at either end fails here by construction, whatever the seed
@@ -643,14 +623,12 @@ _LEMMA14 = ([[2, -3], [-3, 5]], [[5, -3], [-3, 2]])
     expect="refuted",
 )
 def lemma_14(ctx):
-    rng = ctx.rng
-
     def ratio(z):
         P1 = _spd2(z[:3])
         P2 = _spd2(z[3:])
         return float(np.linalg.norm(P1 @ np.linalg.inv(P1 + P2), 2))
 
-    res = probe(ratio, Custom(6, lambda z: z), seed=rng, n_random=64, n_starts=2, maxiter=80, options=_FEV[ctx.full])
+    res = _probe_nelder_mead(ctx, ratio, Custom(6, lambda z: z), n_random=64, n_starts=2, maxiter=80)
     P1, P2 = (np.array(m, float) for m in _LEMMA14)
     integer_case = float(np.linalg.norm(P1 @ np.linalg.inv(P1 + P2), 2))
     return ctx.decide(
@@ -706,15 +684,8 @@ def theorem_6(ctx):
         return matrix_weighted_discrepancy(X, Y) / (2 * (b - a) / b)
 
     worst = max(ratio(rng.normal(size=_PAIRS_SIZE) * 2) for _ in range(100 if not ctx.full else 1000))
-    res = probe_by_tier(
-        ctx,
-        ratio,
-        Custom(_PAIRS_SIZE, lambda z: z),
-        seed=rng,
-        n_random=32,
-        n_starts=(2, 8),
-        maxiter=(80, 500),
-        options=_FEV[ctx.full],
+    res = _probe_nelder_mead(
+        ctx, ratio, Custom(_PAIRS_SIZE, lambda z: z), n_random=32, n_starts=(2, 8), maxiter=(80, 500)
     )
     z = np.asarray(res.worst_z)
     worst = max(worst, res.worst_value)

@@ -23,18 +23,17 @@ from fedtheory.algorithms.surrogate import (
 )
 from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import Box, Custom, NonnegWeights, Product, quadratic_instance_param
-from fedtheory.claims.probing import probe_by_tier
+from fedtheory.claims.agreement import decide_relative_agreement
 from fedtheory.claims.controls import tightened_past_attaining
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.probing import probe_phases as _probe_phases
-from fedtheory.claims.agreement import decide_relative_agreement
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
-from fedtheory.symbolic import distortion as sym, tradeoff as symt
+from fedtheory.symbolic import distortion as sym
+from fedtheory.symbolic import tradeoff as symt
 
 from ._common import (
-    EPS,
-    _FEV,
     _PROOFS,
+    EPS,
     _aligned_instance,
     _attaining,
     _instance_from_json,
@@ -42,6 +41,7 @@ from ._common import (
     _mp_distortion,
     _mp_matrix,
     _probe_instances,
+    _probe_nelder_mead,
     _proved_if,
     _random_instance,
 )
@@ -153,16 +153,8 @@ def lemma_1(ctx):
         return {"theta": raw["theta"], "alpha": raw["alpha"], "gamma": raw["frac"] / (100.0 + raw["alpha"]), "lam": lam}
 
     param = Custom(14, decode, sample=lambda r: r.normal(size=14) * 2)
-    result = probe_by_tier(
-        ctx,
-        violation,
-        param,
-        seed=rng,
-        n_random=(48, 256),
-        n_starts=(4, 8),
-        maxiter=(60, 300),
-        target=0.0,
-        options=_FEV[ctx.full],
+    result = _probe_nelder_mead(
+        ctx, violation, param, n_random=(48, 256), n_starts=(4, 8), maxiter=(60, 300), target=0.0
     )
     probe_worst = -result.worst_value
     near_zero = -_attaining(violation, _LEMMA1_NEAR_ZERO_Q, neutral=-np.inf)
@@ -237,15 +229,8 @@ def lemma_8(ctx):
         n, d = int(rng.integers(1, 6)), int(rng.integers(2, 7))
         S = rng.normal(size=(n, d, d)) * np.exp(rng.normal(size=(n, 1, 1)) * 2)
         worst = max(worst, violation((S + np.swapaxes(S, 1, 2), rng.dirichlet(np.ones(n) * 0.5) + 1e-12)))
-    result = probe_by_tier(
-        ctx,
-        violation,
-        Custom(4 * 9 + 4 + 4, decode),
-        seed=rng,
-        n_random=32,
-        n_starts=(2, 6),
-        maxiter=(80, 400),
-        options=_FEV[ctx.full],
+    result = _probe_nelder_mead(
+        ctx, violation, Custom(4 * 9 + 4 + 4, decode), n_random=32, n_starts=(2, 6), maxiter=(80, 400)
     )
     attained = _attaining(violation, _LEMMA8_ALIGNED, neutral=-np.inf)
     worst = max(worst, result.worst_value, attained)
@@ -500,15 +485,13 @@ def _lemma34_claim(last: bool):
                 aligned_tight = max(aligned_tight, r[2])
         param = _lemma34_param(last)
         parts = list(ctx.param("parts", (0, 1, 2)))  # a control may check the smoothness part alone
-        result = probe_by_tier(
+        result = _probe_nelder_mead(
             ctx,
             lambda inst: max(np.asarray(check_fn(*inst))[parts]),
             param,
-            seed=rng,
             n_random=(24, 160),
             n_starts=(2, 8),
             maxiter=(40, 300),
-            options=_FEV[ctx.full],
         )
         # an attaining instance, every run: one client A = diag(L, μ) is aligned with itself, so λ_max(∇²f̃) is
         # exactly φ(L) (ψ(L)) and λ_min exactly φ(μ) (ψ(μ)): every ratio is 1 and a tightened bound fails here
@@ -793,15 +776,13 @@ def lemma_6(ctx):
             lam, p, alpha, gamma, K, mu, L = _spectra_batch(rng, 3000 if not ctx.full else 30000, last)
             r9, rb = _lemma6_ratios(lam, p, alpha, gamma, K, mu, L, last)
             worst[f"{tag}_eq9"], worst[f"{tag}_bound"] = float(r9.max()), float(rb.max())
-        res = probe_by_tier(
+        res = _probe_nelder_mead(
             ctx,
             lambda inst: float(max(x.max() for x in _lemma6_ratios(*inst, last))),
             _spectra_param(last),
-            seed=rng,
             n_random=64,
             n_starts=(3, 10),
             maxiter=(200, 2000),
-            options=_FEV[ctx.full],
         )
         worst[f"{tag}_probe"] = res.worst_value
         phases[tag] = _probe_phases(res)

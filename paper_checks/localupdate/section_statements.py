@@ -23,14 +23,13 @@ from fedtheory.algorithms.surrogate import (
 from fedtheory.algorithms.theta import Theta
 from fedtheory.analysis.rates import suboptimality_delta, table2_rate, tuned_server
 from fedtheory.certify.params import Custom
-from fedtheory.claims.probing import probe_by_tier
+from fedtheory.claims.agreement import decide_relative_agreement
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.figures import distance_to_curve as _distance_to_curve
-from fedtheory.claims.agreement import decide_relative_agreement
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 from fedtheory.symbolic import tradeoff as symt
 
-from ._common import EPS, _FEV, _PROOFS, _proved_if, _random_instance
+from ._common import _PROOFS, EPS, _probe_nelder_mead, _proved_if, _random_instance
 from .condition_numbers import _log_q, _spectra_batch, _spectra_param
 
 # ============================================================================================
@@ -212,15 +211,8 @@ def kappa_uniform_le(ctx):
         return np.sum(p * np.exp(lq.max(axis=2)), axis=1) / np.sum(p * np.exp(lq.min(axis=2)), axis=1) / (L / mu)
 
     worst_eq9 = float(eq9((lam, p, alpha, gamma, K, mu, L)).max())
-    res = probe_by_tier(
-        ctx,
-        lambda inst: float(eq9(inst)[0]),
-        _spectra_param(False),
-        seed=rng,
-        n_random=64,
-        n_starts=(3, 10),
-        maxiter=(200, 2000),
-        options=_FEV[ctx.full],
+    res = _probe_nelder_mead(
+        ctx, lambda inst: float(eq9(inst)[0]), _spectra_param(False), n_random=64, n_starts=(3, 10), maxiter=(200, 2000)
     )
     worst = max(worst_bound, worst_eq9, res.worst_value)
     return ctx.decide(
@@ -318,16 +310,7 @@ def kappa_uniform_decreasing(ctx):
         k = kappa_bound_uniform(1.0, L, alpha, np.array([g1, g2, g1]), np.array([K, K, K + 1]))
         return max(k[1] / k[0], k[2] / k[0])
 
-    res = probe_by_tier(
-        ctx,
-        viol,
-        Custom(6, lambda z: z),
-        seed=rng,
-        n_random=64,
-        n_starts=(3, 10),
-        maxiter=(100, 600),
-        options=_FEV[ctx.full],
-    )
+    res = _probe_nelder_mead(ctx, viol, Custom(6, lambda z: z), n_random=64, n_starts=(3, 10), maxiter=(100, 600))
     worst = max(worst_K, worst_g, res.worst_value)
     # control: a uniform rate of decrease, κ(next) ≤ (1 − 10⁻³)κ
     return ctx.decide(

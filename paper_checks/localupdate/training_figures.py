@@ -274,32 +274,6 @@ def _training_claim(
     )
 
 
-def _momentum(n: int, expect: str, finding: str):
-    return _training_claim(
-        n,
-        expect,
-        finding,
-        slug="server-momentum-improves-convergence",
-        title="server momentum improves convergence (tuned learning rates)",
-        statement=MOMENTUM_STATEMENT,
-        measurements=momentum_measurements,
-        tolerance=MOMENTUM_TOLERANCE,
-    )
-
-
-def _alpha(n: int, expect: str, finding: str):
-    return _training_claim(
-        n,
-        expect,
-        finding,
-        slug="alpha-little-effect",
-        title="the proximal strength alpha has little to no effect when learning rates are tuned",
-        statement=ALPHA_STATEMENT,
-        measurements=alpha_measurements,
-        tolerance=ALPHA_TOLERANCE,
-    )
-
-
 # --------------------------------------------------------------------------------------------
 # Figures 12 and 13: client learning rate against training loss (Appendix F)
 # --------------------------------------------------------------------------------------------
@@ -512,10 +486,25 @@ ALPHA_FINDING = (
     "small alpha. "
 )
 
-figure_6_momentum = _momentum(6, "not-reproduced", MOMENTUM_FINDING)
-figure_6_alpha = _alpha(6, "not-reproduced", ALPHA_FINDING)
-figure_11_momentum = _momentum(11, "not-reproduced", MOMENTUM_FINDING)
-figure_11_alpha = _alpha(11, "not-reproduced", ALPHA_FINDING)
+#: Figures 6 and 11 make the same two statements: what each measures and how it is judged
+_MOMENTUM = {
+    "slug": "server-momentum-improves-convergence",
+    "title": "server momentum improves convergence (tuned learning rates)",
+    "statement": MOMENTUM_STATEMENT,
+    "measurements": momentum_measurements,
+    "tolerance": MOMENTUM_TOLERANCE,
+}
+_ALPHA = {
+    "slug": "alpha-little-effect",
+    "title": "the proximal strength alpha has little to no effect when learning rates are tuned",
+    "statement": ALPHA_STATEMENT,
+    "measurements": alpha_measurements,
+    "tolerance": ALPHA_TOLERANCE,
+}
+figure_6_momentum = _training_claim(6, "not-reproduced", MOMENTUM_FINDING, **_MOMENTUM)
+figure_6_alpha = _training_claim(6, "not-reproduced", ALPHA_FINDING, **_ALPHA)
+figure_11_momentum = _training_claim(11, "not-reproduced", MOMENTUM_FINDING, **_MOMENTUM)
+figure_11_alpha = _training_claim(11, "not-reproduced", ALPHA_FINDING, **_ALPHA)
 
 figure_12_crossing = _fig_claim(
     "client-lr-changes-point-reached",
