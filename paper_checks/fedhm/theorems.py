@@ -21,6 +21,7 @@ from ._problem import (
     _random_instance,
     _theory_instance,
     constants,
+    factor_2_dropped,
     g_value,
     grad_g,
     make_instance,
@@ -30,6 +31,7 @@ from ._problem import (
     theorem_2_rhs,
     theorem_3_rhs,
     theory_instances_with_runs,
+    truncated_roots,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -589,11 +591,9 @@ def _(cex, ctx, y, h, w):
     r"\sqrt{\Sigma_{r(i,\ell),t}}-\sqrt{\Sigma_{r(p,\ell),t}}\|_F^2\le2(L-\rho)\kappa_{\sigma_2}$ — on the aggregation states of runs.",
     kind="simulation",
     controls=[
-        Control(
-            "factor-2-dropped",
+        factor_2_dropped(
             "‖ȳ − y_p‖² = Σ_ℓ ‖avg√Σ − √Σ_p‖² without the factor 2 (U and V each carry the "
-            "gap): false a priori at any aggregation step with heterogeneous ranks (γ ∈ {1, 0.67, 0.34})",
-            {"factor_2": 1.0},
+            "gap): false a priori at any aggregation step with heterogeneous ranks (γ ∈ {1, 0.67, 0.34})"
         )
     ],
 )
@@ -619,15 +619,8 @@ def theorem_3_step_27(ctx):
                 rhs2 = 0.0
                 for layer in inst.layout.layers:
                     s = np.linalg.svd(layer.to_matrix(w), compute_uv=False)
-                    roots = np.array(
-                        [
-                            np.where(
-                                np.arange(s.size) < layer.rank(inst.algo.ratios[inst.levels[i]], "matrix"),
-                                np.sqrt(s),
-                                0.0,
-                            )
-                            for i in range(inst.P)
-                        ]
+                    roots = truncated_roots(
+                        s, [layer.rank(inst.algo.ratios[inst.levels[i]], "matrix") for i in range(inst.P)]
                     )
                     rhs2 += ctx.param("factor_2", 2.0) * float(np.sum((roots.mean(0) - roots[p]) ** 2))
                 worst = max(
