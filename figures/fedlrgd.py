@@ -48,24 +48,18 @@ def _fedave_comparison_log10(m: float, epsilon: float) -> float:
     return _fedave_log10(m, epsilon / c["p"], c["phi"], c["tau"], c["C"])[0]
 
 
+#: the comparison's constants that Theorem 2's setting takes as they are (d, η, ϵ and m are the figures' axes)
+_SETTING_CONSTANTS = ("p", "alpha", "L1", "mu", "L2", "B", "s", "phi")
+
+
 def _fedlrgd_log10(d: int, eta: float, epsilon: float, m: float) -> float:
+    """log10 of FedLRGD's Γ (Theorem 2) at the comparison's constants, with F(θ⁽⁰⁾) − F* = gap_per_p · p."""
     c = COMPARISON
-    st = oc.FedLRGDSetting(
-        d=d,
-        p=c["p"],
-        eta=eta,
-        alpha=c["alpha"],
-        L1=c["L1"],
-        mu=c["mu"],
-        L2=c["L2"],
-        B=c["B"],
-        epsilon=epsilon,
-        initial_gap=c["gap_per_p"] * c["p"],
-        m=int(m),
-        s=c["s"],
-        phi=c["phi"],
+    constants = {name: c[name] for name in _SETTING_CONSTANTS}
+    setting = oc.FedLRGDSetting(
+        d=d, eta=eta, epsilon=epsilon, initial_gap=c["gap_per_p"] * c["p"], m=int(m), **constants
     )
-    return st.log10_complexity()
+    return setting.log10_complexity()
 
 
 @figure(
