@@ -55,6 +55,7 @@ from fedtheory.methods.ir import (
     _writes,
     coef_value,
 )
+from fedtheory.validation import check_rounds
 
 __all__ = ["History", "simulate", "PATHS", "choose_path"]
 
@@ -829,9 +830,7 @@ def simulate(
         raise ValueError(
             f"method must be a fedtheory.methods.Method (see fedtheory.methods.get), got {type(method).__name__}"
         )
-    if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
-        raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
-    rounds = int(rounds)
+    rounds = check_rounds(rounds)
     from fedtheory.problems.clients import ClientOracles, client_oracles
 
     given_oracles = isinstance(federation, ClientOracles)
