@@ -10,7 +10,9 @@ import numpy as np
 
 from fedtheory.algorithms.fedhm import FedHM, HybridLayout, run_fedhm
 from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
+from fedtheory.claims.agreement import decide_within, relative_gap, worst_over_trials
 from fedtheory.claims.controls import one_step_too_many
+from fedtheory.claims.probing import by_tier
 from fedtheory.claims.core import claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 
@@ -50,8 +52,9 @@ FEDAVG_ONE_MORE_LOCAL_STEP = one_step_too_many(
 )
 def full_rank_is_fedavg_linear(ctx):
     rng = ctx.rng
-    worst, cases = 0.0, 0
-    for trial in range(12 if not ctx.full else 48):
+    trials = (12, 48)
+
+    def gap_over_tolerance(trial):
         kind = ("least_squares", "logistic")[trial % 2]
         n, (m, k) = int(rng.integers(5, 8)), [(3, 4), (2, 5), (4, 4)][trial % 3]
         d = 1 + m * k
@@ -73,13 +76,14 @@ def full_rank_is_fedavg_linear(ctx):
             .to_numpy()
             .x
         )
-        scale = 1.0 + float(np.max(np.abs(b)))
-        tol = 8 * rounds * (E + 2) * (d + 1) * EPS
-        worst = max(worst, float(np.max(np.abs(a - b))) / scale / tol)
-        cases += 1
-    return ctx.decide(
-        worst <= 1.0,
-        measured={"worst_difference_over_tolerance": worst, "cases": cases},
+        return relative_gap(a, b) / (8 * rounds * (E + 2) * (d + 1) * EPS)
+
+    return decide_within(
+        ctx,
+        worst_over_trials(ctx, trials, gap_over_tolerance),
+        1.0,
+        name="worst_difference_over_tolerance",
+        cases=by_tier(ctx, trials=trials)["trials"],
         tolerance={
             "relative": "8·rounds·(E+2)·(d+1)·eps of 1 + max|x|",
             "why": "the two drivers round differently (x − γΣ_k g_k against Σ_p α_p x_p); with γ ≤ 2/L of "

@@ -16,6 +16,7 @@ from fedtheory.algorithms.local_update import ServerOpt, run_local_update
 from fedtheory.algorithms.maml import MAML, maml_messages
 from fedtheory.analysis.pareto import frontier_problem, frontier_spectrum, frontier_uniform
 from fedtheory.algorithms.theta import Theta
+from fedtheory.claims.agreement import decide_within
 from fedtheory.claims.controls import one_step_too_many
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
@@ -126,7 +127,7 @@ def maml_spectral(ctx):
             .x
         )
         worst = max(worst, float(np.abs(a - b).max() / max(np.abs(a).max(), 1)))
-    return ctx.decide(worst <= 1e-12, measured={"max_rel_gap": worst}, tolerance={"relative": 1e-12})
+    return decide_within(ctx, worst, 1e-12, name="max_rel_gap")
 
 
 @claim(
@@ -205,4 +206,4 @@ def problem_frontier(ctx):
     # control: the analytic frontier one local step further (K + 1)
     b = frontier_uniform(1.0, 25.0, 0.0, gammas=0.01, Ks=[K + ctx.param("k_offset", 0) for K in Ks])
     gap = float(np.max(np.abs(a["kappa"] / b["kappa"] - 1)))
-    return ctx.decide(gap <= 1e-12, measured={"kappa_rel_gap": gap}, tolerance={"relative": 1e-12})
+    return decide_within(ctx, gap, 1e-12, name="kappa_rel_gap")

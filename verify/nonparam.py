@@ -25,6 +25,7 @@ from fedtheory.algorithms.parameter_space import (
     local_update_fedprox,
     run_parameter_space,
 )
+from fedtheory.claims.agreement import decide_within, relative_gap, worst_over_trials
 from fedtheory.claims.controls import one_step_too_many
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation
@@ -273,19 +274,18 @@ def linear_kernel_equivalence(ctx):
         h = run_parameter_space(fed_ls, kind, eta, T, s=s + (ctx.param("s_offset", 0) if kind == "fedavg" else 0))
         k = run_kernel_federated(kfed, KernelAlgorithm(kind, eta, s), T, path="stepwise")
         X = np.concatenate(feats)
-        pred_err = float(np.abs(k.predictions - h.theta @ X.T).max()) / (float(np.abs(k.predictions).max()) + 1)
+        pred_err = relative_gap(h.theta @ X.T, k.predictions)
         theta_star = rng.normal(size=fed_ls.d)
         rk = np.sqrt(k.rkhs_error_sq(kfed, FeatureFunction(LinearKernel(), theta_star)))
         pr = np.linalg.norm(h.theta - theta_star[None, :], axis=1)
-        dist_err = float(np.abs(rk - pr).max()) / (float(pr.max()) + 1)
+        dist_err = relative_gap(rk, pr)  # pr ≥ 0: max|pr| = max pr
         worst = max(worst, pred_err, dist_err)
-    tol = 1e-9
-    ok = worst <= tol
-    return ctx.decide(
-        ok,
-        measured={"max_relative_difference": worst},
+    return decide_within(
+        ctx,
+        worst,
+        1e-9,
         tolerance={
-            "relative": tol,
+            "relative": 1e-9,
             "why": "two independent float64 computations (N-dimensional coefficients vs "
             "d-dimensional θ); ℋ-distances through aᵀGa − 2aᵀf(x) + ‖f‖² lose ~√eps "
             "near 0 only below the scale used",
@@ -313,22 +313,20 @@ def linear_kernel_equivalence(ctx):
 )
 def full_local_batch(ctx):
     rng = ctx.rng
-    worst = 0.0
-    for trial in range(6 if not ctx.full else 20):
+
+    def gap(trial):
+        worst = 0.0
         n = int(rng.integers(2, 8))
         fed = random_kernel_federation(rng, family=KERNEL_FAMILIES[trial % 7], n_range=(n, n))
         norm = float(fed.client_norms().max())
         if norm == 0:
-            continue
+            return worst
         for algo in (KernelAlgorithm.fedavg(0.7 / norm, 3), KernelAlgorithm.fedprox(2.0 / norm)):
             full = run_kernel_federated(fed, algo, 10, path="stepwise")
             mini = run_kernel_federated(
                 fed, algo, 10, batch_size=n - ctx.param("batch_shrink", 0), seed=int(rng.integers(1 << 30))
             )
-            worst = max(
-                worst,
-                float(np.abs(full.predictions - mini.predictions).max()) / (float(np.abs(full.predictions).max()) + 1),
-            )
+            worst = max(worst, relative_gap(mini.predictions, full.predictions))
         ls = _random_least_squares(rng)
         m = int(ls.counts.min())
         if np.all(ls.counts == m):
@@ -336,6 +334,7 @@ def full_local_batch(ctx):
             eta = 0.5 / float(np.linalg.eigvalsh(A)[:, -1].max())
             a = run_parameter_space(ls, "fedprox", eta, 5, s=1, batch_size=m, seed=0).theta
             b = run_parameter_space(ls, "fedprox", eta, 5).theta
-            worst = max(worst, float(np.abs(a - b).max()) / (float(np.abs(b).max()) + 1))
-    tol = 1e-10
-    return ctx.decide(worst <= tol, measured={"max_relative_difference": worst}, tolerance={"relative": tol})
+            worst = max(worst, relative_gap(a, b))
+        return worst
+
+    return decide_within(ctx, worst_over_trials(ctx, (6, 20), gap), 1e-10)

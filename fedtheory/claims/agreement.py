@@ -1,0 +1,85 @@
+"""Two implementations agree: the worst gap between them over random instances, decided against a tolerance.
+
+Many claims compare a library path with a reference written independently (a loop from the paper's definition,
+an older driver, another backend, a closed form) on instances drawn from the claim's seed. They share the
+draw-compare-keep-the-worst loop, the usual relative gap and the verdict, named here once; each claim keeps what
+is its own: the instance, the two sides and why its tolerance is what it is.
+
+>>> import numpy as np
+>>> from fedtheory.claims.core import CheckContext
+>>> ctx = CheckContext(seed=0)
+>>> def gap(trial):
+...     x = ctx.rng.normal(size=3)
+...     return relative_gap(x + 1e-14, x)
+>>> worst = worst_over_trials(ctx, (4, 40), gap)
+>>> evidence = decide_within(ctx, worst, 1e-12, notes="x against x + 1e-14")
+>>> evidence.status, list(evidence.measured), evidence.tolerance
+('verified', ['max_relative_difference'], {'relative': 1e-12})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fedtheory.claims.probing import by_tier
+
+
+def relative_gap(value, reference) -> float:
+    """max|value − reference| relative to max|reference| + 1: the gap of two float64 computations of one array,
+    on the scale of the reference (the + 1 keeps a reference near zero from turning rounding into a large ratio).
+
+    >>> relative_gap([1.0, 3.0], [1.0, 2.0])
+    0.3333333333333333
+    >>> relative_gap([0.0], [0.0])
+    0.0
+    """
+    value, reference = np.asarray(value), np.asarray(reference)
+    return float(np.abs(value - reference).max()) / (float(np.abs(reference).max()) + 1)
+
+
+def worst_over_trials(ctx, trials: int | tuple[int, int], gap: Callable[[int], float]) -> float:
+    """The largest ``gap(trial)`` over the tier's trials (``trials``: one count, or a ``(fast, full)`` pair as for
+    :func:`~fedtheory.claims.probing.by_tier`), in the order ``trial = 0, 1, …``; ``gap`` draws its instance from
+    ``ctx.rng``, so the trials are the claim's seed's. 0.0 when every gap is 0 (or there is no trial).
+
+    >>> from fedtheory.claims.core import CheckContext
+    >>> worst_over_trials(CheckContext(seed=0), (3, 30), lambda trial: float(trial))
+    2.0
+    >>> worst_over_trials(CheckContext(seed=0, tier="full"), (3, 30), lambda trial: float(trial))
+    29.0
+    """
+    worst = 0.0
+    for trial in range(by_tier(ctx, trials=trials)["trials"]):
+        worst = max(worst, gap(trial))
+    return worst
+
+
+def decide_within(
+    ctx,
+    worst: float,
+    tol: float,
+    *,
+    name: str = "max_relative_difference",
+    tolerance: Any = None,
+    notes: str | None = None,
+    **measured: Any,
+) -> Any:
+    """``verified`` when the worst gap ``worst`` is at most ``tol``, else ``refuted``; measured: ``worst`` under
+    ``name``, then ``measured``. The recorded tolerance is ``{"relative": tol}`` unless the claim states its own
+    (``tolerance``, e.g. with the reason for its size).
+
+    >>> from fedtheory.claims.core import CheckContext
+    >>> ev = decide_within(CheckContext(seed=0), 2e-9, 1e-10, name="max_rel_gap", instances=5)
+    >>> ev.status, ev.measured
+    ('refuted', {'max_rel_gap': 2e-09, 'instances': 5})
+    """
+    said = {"notes": notes} if notes is not None else {}
+    return ctx.decide(
+        worst <= tol,
+        measured={name: worst, **measured},
+        tolerance={"relative": tol} if tolerance is None else tolerance,
+        **said,
+    )
