@@ -114,16 +114,62 @@ def _claim_and_torch(check, *, statement: str, args: tuple, torch_args: tuple, t
     )
 
 
-def _decide_reference_match(ctx, worst: dict, worst_case, *, notes: str, failures=(), tolerance_extra=None, **measured):
+class _WorstPerSetting:
+    """The worst relative difference of each setting of a comparison with a reference (``worst``: setting ->
+    difference) and the case behind the overall worst so far (``case``, the counterexample should it fail).
+
+    >>> tracker = _WorstPerSetting()
+    >>> tracker.record("a", 1e-14, lambda: {"seed": 1})
+    >>> tracker.record("b", 1e-15, lambda: {"seed": 2})
+    >>> tracker.worst, tracker.case
+    ({'a': 1e-14, 'b': 1e-15}, {'seed': 1})
+    """
+
+    def __init__(self) -> None:
+        self.worst: dict = {}
+        self.case = None
+
+    def record(self, key: str, err: float, describe) -> None:
+        """Keep ``err`` as the setting ``key``'s worst if it is; ``describe()`` (the case, built only when it is
+        needed) becomes the counterexample when ``err`` is the worst of all settings."""
+        if err > self.worst.get(key, -1.0):
+            self.worst[key] = err
+        if err >= max(self.worst.values()):
+            self.case = describe()
+
+
+def _jsonable(settings: dict) -> dict:
+    """``settings`` with each value that has a ``to_json`` (a Θ, a problem) written as its JSON."""
+    return {k: v.to_json() if hasattr(v, "to_json") else v for k, v in settings.items()}
+
+
+def _case(q, x0, **settings) -> dict:
+    """A counterexample of a comparison on the quadratic federation ``q`` from ``x0``: the problem, the start and
+    the ``settings`` that ran (as JSON).
+
+    >>> q = make_quadratic(2, 2, mu=1.0, L=4.0, seed=0)
+    >>> sorted(_case(q, np.zeros(2), theta=Theta([1.0]), seed=3))
+    ['problem', 'seed', 'theta', 'x0']
+    """
+    return {"problem": q.to_json(), "x0": np.asarray(x0).tolist(), **_jsonable(settings)}
+
+
+def _decide_reference_match(
+    ctx, tracker: _WorstPerSetting, *, notes: str, failures=(), tolerance_extra=None, **measured
+):
     """The verdict of a comparison with a reference (a loop written here, or an older driver): verified when the
-    worst relative difference of every setting (``worst``: setting -> difference) is at most RTOL and ``failures``
-    (placement or draw problems) is empty; measured: the overall worst, each setting's (sorted), then ``measured``.
+    worst relative difference of every setting (``tracker.worst``) is at most RTOL and ``failures`` (placement or
+    draw problems) is empty; measured: the overall worst, each setting's (sorted), then ``measured``.
 
     >>> from fedtheory.claims.core import CheckContext
-    >>> ev = _decide_reference_match(CheckContext(seed=0), {"b": 1e-13, "a": 1e-3}, {"seed": 1}, notes="", rounds=2)
+    >>> tracker = _WorstPerSetting()
+    >>> tracker.record("b", 1e-13, lambda: {"seed": 2})
+    >>> tracker.record("a", 1e-3, lambda: {"seed": 1})
+    >>> ev = _decide_reference_match(CheckContext(seed=0), tracker, notes="", rounds=2)
     >>> ev.status, list(ev.measured), ev.counterexample
     ('refuted', ['worst_relative_difference', 'max_relative_difference_a', 'max_relative_difference_b', 'rounds'], {'seed': 1})
     """
+    worst, worst_case = tracker.worst, tracker.case
     ok = max(worst.values()) <= RTOL and not failures
     return ctx.decide(
         ok,
@@ -528,7 +574,7 @@ def _fedsplit_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
     trials = trials_fast_full[1] if ctx.full else trials_fast_full[0]
     reflection = ctx.param("loop_reflection", 2.0)
     rounds = 30
-    worst, worst_case, placement = {}, None, []
+    tracker, placement = _WorstPerSetting(), []
     min_first_gap = np.inf
     for _ in range(trials):
         q = _federation(rng, n_max=5, d_max=6)
@@ -544,24 +590,15 @@ def _fedsplit_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
                     if backend == "torch" and not _is_tensor(h.x):
                         placement.append(f"{path}: history x is {type(h.x).__name__}")
                     hn = h.to_numpy()
-                    err = max(_rel(hn.x, ref_x, scale), _rel(hn.state["z"], ref_z, scale))
-                    key = f"{backend}/{path}"
-                    if err > worst.get(key, -1.0):
-                        worst[key] = err
-                    if err == max(worst.values()):
-                        worst_case = {
-                            "problem": q.to_json(),
-                            "x0": x0.tolist(),
-                            "s": s,
-                            "path": path,
-                            "backend": backend,
-                            "rounds": rounds,
-                        }
+                    tracker.record(
+                        f"{backend}/{path}",
+                        max(_rel(hn.x, ref_x, scale), _rel(hn.state["z"], ref_z, scale)),
+                        lambda: _case(q, x0, s=s, path=path, backend=backend, rounds=rounds),
+                    )
                     min_first_gap = min(min_first_gap, float(np.linalg.norm(hn.x[1] - ref_x[1])) / scale)
     return _decide_reference_match(
         ctx,
-        worst,
-        worst_case,
+        tracker,
         failures=placement,
         min_round_1_gap_simulator_vs_loop=float(min_first_gap),
         placement_problems=placement[:5],
@@ -616,7 +653,7 @@ def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
     trials = trials_fast_full[1] if ctx.full else trials_fast_full[0]
     bug = bool(ctx.param("loop_c_sign_bug", False))
     rounds = 25
-    worst, worst_case, placement = {}, None, []
+    tracker, placement = _WorstPerSetting(), []
     min_c1 = np.inf
     for trial in range(trials):
         q = _federation(rng, n_max=6, d_max=5)
@@ -667,27 +704,14 @@ def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
                                 _rel(hn.state[v], ref_states[-1][v], scale),
                                 _rel(h2.state[v], ref_states[1][v], scale),
                             )
-                        key = f"{backend}/{path}/option-{option}/{'full' if M is None else 'sampled'}"
-                        if err > worst.get(key, -1.0):
-                            worst[key] = err
-                        if err == max(worst.values()):
-                            worst_case = {
-                                "problem": q.to_json(),
-                                "x0": x0.tolist(),
-                                "K": K,
-                                "gamma": gamma,
-                                "eta": eta,
-                                "option": option,
-                                "clients_per_round": M,
-                                "seed": seed,
-                                "path": path,
-                                "backend": backend,
-                                "rounds": rounds,
-                            }
+                        tracker.record(
+                            f"{backend}/{path}/option-{option}/{'full' if M is None else 'sampled'}",
+                            err,
+                            lambda: _case(q, x0, **kw, rounds=rounds),
+                        )
     return _decide_reference_match(
         ctx,
-        worst,
-        worst_case,
+        tracker,
         failures=placement,
         min_norm_c_after_round_1_full=float(min_c1),
         placement_problems=placement[:5],
@@ -753,15 +777,8 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
     rng = ctx.rng
     lr_scale = ctx.param("reference_lr_scale", 1.0)
     rounds = 25
-    worst, worst_case = {}, None
+    tracker = _WorstPerSetting()
     min_q0 = np.inf
-
-    def record(key, err, case):
-        nonlocal worst_case
-        if err > worst.get(key, -1.0):
-            worst[key] = err
-        if err >= max(worst.values()):
-            worst_case = case
 
     for _ in range(trials):
         q = _federation(rng)
@@ -780,48 +797,24 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
             ref_algo = LocalUpdate(theta, alpha, gamma, ServerOpt(kind, lr=eta * lr_scale, momentum=beta))
             for m_sym, scheme in _SAMPLINGS:
                 Mr = None if m_sym is None else M
-                seed = int(rng.integers(2**31))
+                # the same clients and mini-batches on both sides
+                sampling = dict(clients_per_round=Mr, client_sampling=scheme, seed=int(rng.integers(2**31)))
                 pairs = (
                     [("step", "stepwise"), ("spectral", "spectral")]
                     if kind != "adam"
                     else [("step", "stepwise"), ("step", "spectral")]
                 )  # Adam's server map: no spectral path here
                 for mpath, rpath in pairs:
-                    ref = run_local_update(
-                        q, ref_algo, x0, rounds, path=rpath, clients_per_round=Mr, client_sampling=scheme, seed=seed
-                    ).to_numpy()
-                    h = methods.run(
-                        "local-update",
-                        q,
-                        x0,
-                        rounds,
-                        path=mpath,
-                        clients_per_round=Mr,
-                        client_sampling=scheme,
-                        seed=seed,
-                        **mine,
-                    )
+                    ref = run_local_update(q, ref_algo, x0, rounds, path=rpath, **sampling).to_numpy()
+                    h = methods.run("local-update", q, x0, rounds, path=mpath, **sampling, **mine)
                     scale = float(np.max(np.linalg.norm(ref.x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
                     err = _rel(h.x, ref.x, scale)
                     if Mr is None and kind == "gd":
                         min_q0 = min(min_q0, float(np.linalg.norm(ref.x[1] - x0)) / eta)
-                    record(
+                    tracker.record(
                         f"quadratic/{kind}/{mpath}-vs-{rpath}/{'full' if Mr is None else scheme}",
                         err,
-                        {
-                            "problem": q.to_json(),
-                            "theta": theta.to_json(),
-                            "alpha": alpha,
-                            "gamma": gamma,
-                            "server": kind,
-                            "eta": eta,
-                            "beta": beta,
-                            "x0": x0.tolist(),
-                            "clients_per_round": Mr,
-                            "client_sampling": scheme,
-                            "seed": seed,
-                            "path": mpath,
-                        },
+                        lambda: _case(q, x0, **mine, **sampling, path=mpath),
                     )
     for trial in range(fs_trials):
         Fed = (LeastSquaresFederation, LogisticFederation)[trial % 2]
@@ -838,52 +831,24 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
         x0 = rng.normal(size=d)
         for kind in SERVERS:
             eta, beta = _server(kind, float(theta.w), L_fs, rng)
+            mine = dict(theta=theta, gamma=gamma, alpha=alpha, eta=eta, beta=beta, server=kind)
             ref_algo = LocalUpdate(theta, alpha, gamma, ServerOpt(kind, lr=eta * lr_scale, momentum=beta))
             for m_sym, scheme in _SAMPLINGS:
                 Mr = None if m_sym is None else M
-                seed = int(rng.integers(2**31))
-                ref = run_local_update(
-                    fed, ref_algo, x0, rounds, batch_size=B, clients_per_round=Mr, client_sampling=scheme, seed=seed
-                ).to_numpy()
-                h = methods.run(
-                    "local-update",
-                    fed,
-                    x0,
-                    rounds,
-                    batch_size=B,
-                    clients_per_round=Mr,
-                    client_sampling=scheme,
-                    seed=seed,
-                    theta=theta,
-                    gamma=gamma,
-                    alpha=alpha,
-                    eta=eta,
-                    beta=beta,
-                    server=kind,
+                sampling = dict(
+                    batch_size=B, clients_per_round=Mr, client_sampling=scheme, seed=int(rng.integers(2**31))
                 )
+                ref = run_local_update(fed, ref_algo, x0, rounds, **sampling).to_numpy()
+                h = methods.run("local-update", fed, x0, rounds, **sampling, **mine)
                 scale = float(np.max(np.linalg.norm(ref.x, axis=1)) + 1.0)
-                record(
+                tracker.record(
                     f"{Fed.__name__}/{kind}/{'full' if Mr is None else scheme}",
                     _rel(h.x, ref.x, scale),
-                    {
-                        "federation": Fed.__name__,
-                        "counts": counts,
-                        "theta": theta.to_json(),
-                        "alpha": alpha,
-                        "gamma": gamma,
-                        "server": kind,
-                        "eta": eta,
-                        "beta": beta,
-                        "batch_size": B,
-                        "clients_per_round": Mr,
-                        "client_sampling": scheme,
-                        "seed": seed,
-                    },
+                    lambda: {"federation": Fed.__name__, "counts": counts, **_jsonable(mine), **sampling},
                 )
     return _decide_reference_match(
         ctx,
-        worst,
-        worst_case,
+        tracker,
         min_norm_q_x0_full_gd=float(min_q0),
         quadratic_instances=trials,
         finite_sum_instances=fs_trials,
@@ -971,7 +936,7 @@ def _golden_dane_check(ctx, trials: int):
     rng = ctx.rng
     lam_scale = ctx.param("reference_lam_scale", 1.0)
     rounds = 20
-    worst, worst_case = {}, None
+    tracker = _WorstPerSetting()
     draws_differ, min_grad0 = [], np.inf
     for trial in range(trials):
         weights = ("uniform", "random")[trial % 2]
@@ -1021,24 +986,14 @@ def _golden_dane_check(ctx, trials: int):
                     _rel(driver.x, loop_x, scale), _rel(driver.v[-1], loop_v, scale) if driver.v is not None else 0.0
                 )
                 for path, err in runs.items():
-                    key = f"{name}/{path}/{weights}/{'full' if M is None else 'sampled'}"
-                    if err > worst.get(key, -1.0):
-                        worst[key] = err
-                    if err >= max(worst.values()):
-                        worst_case = {
-                            "problem": q.to_json(),
-                            "method": name,
-                            "x0": x0.tolist(),
-                            "lam": lam,
-                            "mu": mu,
-                            "clients_per_round": M,
-                            "seed": seed,
-                            "path": path,
-                        }
+                    tracker.record(
+                        f"{name}/{path}/{weights}/{'full' if M is None else 'sampled'}",
+                        err,
+                        lambda: _case(q, x0, method=name, lam=lam, mu=mu, clients_per_round=M, seed=seed, path=path),
+                    )
     return _decide_reference_match(
         ctx,
-        worst,
-        worst_case,
+        tracker,
         failures=draws_differ,
         tolerance_extra={"draws": "the same client set every round"},
         draws_differ=draws_differ[:5],
@@ -1110,7 +1065,7 @@ def _golden_scaffold_check(ctx, trials: int):
     rng = ctx.rng
     step_scale = ctx.param("reference_step_scale", 1.0)
     rounds = 15
-    worst, worst_case = {}, None
+    tracker = _WorstPerSetting()
     for trial in range(trials):
         weights = ("uniform", "random")[trial % 2]
         n, d = int(rng.integers(3, 7)), int(rng.integers(2, 6))
@@ -1141,25 +1096,16 @@ def _golden_scaffold_check(ctx, trials: int):
                 scale = float(np.max(np.linalg.norm(ref.x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
                 for path in ("step", "spectral"):
                     h = methods.run(method, q, x0, rounds, path=path, clients_per_round=M, seed=seed)
-                    err = _rel(h.x, ref.x, scale)
-                    key = f"option-{theirs}/{path}/{weights}/{'full' if M is None else 'sampled'}"
-                    worst[key] = max(worst.get(key, 0.0), err)
-                    if err >= max(worst.values()):
-                        worst_case = {
-                            "problem": q.to_json(),
-                            "option": theirs,
-                            "x0": x0.tolist(),
-                            "K": K,
-                            "gamma": gamma,
-                            "eta": eta,
-                            "clients_per_round": M,
-                            "seed": seed,
-                            "path": path,
-                        }
+                    tracker.record(
+                        f"option-{theirs}/{path}/{weights}/{'full' if M is None else 'sampled'}",
+                        _rel(h.x, ref.x, scale),
+                        lambda: _case(
+                            q, x0, option=theirs, K=K, gamma=gamma, eta=eta, clients_per_round=M, seed=seed, path=path
+                        ),
+                    )
     return _decide_reference_match(
         ctx,
-        worst,
-        worst_case,
+        tracker,
         instances=trials,
         rounds=rounds,
         reference_step_scale=step_scale,
