@@ -422,11 +422,8 @@ def test_site_in_headless_chromium_offline(site, browser):
     context.close()
 
 
-def test_report_refuses_a_bogus_status_or_a_record_without_evidence(tmp_path):
+def test_report_refuses_a_bogus_status_or_a_record_without_evidence(tmp_path, run_cli):
     """Issue 24, defect 13: a check JSON with an unknown status or no evidence is no report input (exit 2)."""
-    import subprocess
-    import sys
-
     for record, needle in (
         (
             {"id": "a/lemma-1", "status": "bogus-status", "evidence": {}},
@@ -436,12 +433,7 @@ def test_report_refuses_a_bogus_status_or_a_record_without_evidence(tmp_path):
     ):
         src = tmp_path / "check.json"
         src.write_text(json.dumps({"claims": [record]}))
-        run = subprocess.run(
-            [sys.executable, "-m", "fedtheory", "report", str(src), "--out", str(tmp_path / "site")],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        run = run_cli("report", str(src), "--out", str(tmp_path / "site"), timeout=300)
         assert run.returncode == 2 and needle in run.stderr and "Traceback" not in run.stderr
         assert not (tmp_path / "site").exists()
 
