@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.claims.core import claim
 from fedtheory.claims.probing import by_tier
 
 
@@ -83,3 +84,20 @@ def decide_within(
         tolerance={"relative": tol} if tolerance is None else tolerance,
         **said,
     )
+
+
+def consistency_claim(id: str, title: str, statement: str, controls, *, kind: str = "certificate", **more: Any):
+    """Decorator declaring a consistency check: two computations of one thing (a certificate by two engines, a
+    compiled PEP and a literal one, a table and a fresh run) agree. Such a claim has no paper statement of its own,
+    so its ``ref`` is ``"consistency"``; its kind is ``certificate`` unless given; ``more`` (``tier``, ``requires``,
+    …) passes to :func:`~fedtheory.claims.core.claim` unchanged.
+
+    >>> from fedtheory.claims.core import Control
+    >>> @consistency_claim("verify/demo/twice", "1 + 1 computed twice", "$1+1=2$ both ways",
+    ...                    [Control("three", "1 + 1 = 3: false", {"target": 3})], tier="full")
+    ... def twice(ctx):
+    ...     return ctx.decide(1 + 1 == ctx.param("target", 2))
+    >>> twice.ref, twice.kind, twice.tier, [c.name for c in twice.controls]
+    ('consistency', 'certificate', 'full', ['three'])
+    """
+    return claim(id=id, ref="consistency", title=title, statement=statement, kind=kind, controls=controls, **more)
