@@ -10,10 +10,9 @@ import numpy as np
 
 from fedtheory.algorithms.fedhm import FedHM, HybridLayout, run_fedhm
 from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
-from fedtheory.claims.agreement import decide_within, relative_gap, worst_over_trials
+from fedtheory.claims.agreement import agreement_claim, decide_within, relative_gap, worst_over_trials
 from fedtheory.claims.controls import one_step_too_many
 from fedtheory.claims.probing import by_tier
-from fedtheory.claims.core import claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 
 EPS = float(np.finfo(np.float64).eps)
@@ -39,16 +38,15 @@ FEDAVG_ONE_MORE_LOCAL_STEP = one_step_too_many(
 )
 
 
-@claim(
-    id="verify/fedhm/full-rank-is-fedavg-linear",
-    ref="Algorithms 1-2 with every γ_p = 1",
-    title="FedHM with every client at full rank is FedAvg (least squares and logistic clients, numpy)",
-    statement=r"With every client at rank ratio $\gamma_p=1$ (the unfactorized model), FedHM's round — E local SGD steps, recovery "
+@agreement_claim(
+    "verify/fedhm/full-rank-is-fedavg-linear",
+    "Algorithms 1-2 with every γ_p = 1",
+    "FedHM with every client at full rank is FedAvg (least squares and logistic clients, numpy)",
+    r"With every client at rank ratio $\gamma_p=1$ (the unfactorized model), FedHM's round — E local SGD steps, recovery "
     r"(eq. 1, the identity here), softmax aggregation (eq. 2, uniform at equal $\gamma$) — equals LocalUpdate with "
     r"$\Theta_{1:E}$, $\alpha=0$ and server step $\eta=\gamma$ (FedAvg), iterate for iterate, for any client sampling and "
     r"mini-batches.",
-    kind="simulation",
-    controls=[FEDAVG_ONE_MORE_LOCAL_STEP],
+    [FEDAVG_ONE_MORE_LOCAL_STEP],
 )
 def full_rank_is_fedavg_linear(ctx):
     rng = ctx.rng
@@ -143,16 +141,15 @@ def _compare_on_network(fed, rng, extra_steps: int = 0) -> dict:
     }
 
 
-@claim(
-    id="verify/fedhm/full-rank-is-fedavg-network",
-    ref="Algorithms 1-2 with every γ_p = 1; HeteroFL at full width",
-    title="On torch networks, FedHM at full rank and HeteroFL at full width are FedAvg",
-    statement=r"On a network (a ReLU perceptron and a small CNN, TorchModelFederation), FedHM with every $\gamma_p=1$ and HeteroFL with "
+@agreement_claim(
+    "verify/fedhm/full-rank-is-fedavg-network",
+    "Algorithms 1-2 with every γ_p = 1; HeteroFL at full width",
+    "On torch networks, FedHM at full rank and HeteroFL at full width are FedAvg",
+    r"On a network (a ReLU perceptron and a small CNN, TorchModelFederation), FedHM with every $\gamma_p=1$ and HeteroFL with "
     r"every client at width 1 produce FedAvg's iterates (LocalUpdate with $\Theta_{1:E}$, server step $\eta=\gamma$) on the "
     r"same draws.",
-    kind="simulation",
+    [FEDAVG_ONE_MORE_LOCAL_STEP],
     requires=("torch",),
-    controls=[FEDAVG_ONE_MORE_LOCAL_STEP],
 )
 def full_rank_is_fedavg_network(ctx):
     from fedtheory.problems.datasets import load_dataset

@@ -25,9 +25,9 @@ from fedtheory.algorithms.parameter_space import (
     local_update_fedprox,
     run_parameter_space,
 )
-from fedtheory.claims.agreement import decide_within, relative_gap, worst_over_trials
+from fedtheory.claims.agreement import agreement_claim, decide_within, relative_gap, worst_over_trials
 from fedtheory.claims.controls import one_step_too_many
-from fedtheory.claims.core import Control, claim
+from fedtheory.claims.core import Control
 from fedtheory.problems.finite_sum import LeastSquaresFederation
 from fedtheory.problems.kernels import (
     KERNEL_FAMILIES,
@@ -63,14 +63,13 @@ def _least_squares_instances(ctx, fast: int, full: int):
         yield trial, fed, A, b, float(np.linalg.eigvalsh(A)[:, -1].max())
 
 
-@claim(
-    id="verify/nonparam/spectral-equals-stepwise",
-    ref="Su, Xu & Yang, Proposition 2 / eq. (39)",
-    title="Function space: the closed-form dynamics (P from client spectra, K_xP diagonalised) equal the literal local updates",
-    statement=r"For FedAvg (any $s$, $\gamma<1$) and FedProx, unbalanced clients and any kernel, the predictions $f_t(\mathbf x)=y+V(I-\eta\Lambda)^t"
+@agreement_claim(
+    "verify/nonparam/spectral-equals-stepwise",
+    "Su, Xu & Yang, Proposition 2 / eq. (39)",
+    "Function space: the closed-form dynamics (P from client spectra, K_xP diagonalised) equal the literal local updates",
+    r"For FedAvg (any $s$, $\gamma<1$) and FedProx, unbalanced clients and any kernel, the predictions $f_t(\mathbf x)=y+V(I-\eta\Lambda)^t"
     r"V^{-1}(f_0(\mathbf x)-y)$ and the coefficients of $f_t$ equal those of the local updates run step by step.",
-    kind="simulation",
-    controls=[
+    [
         one_step_too_many(
             "the literal local updates, against the closed form,",
             "its s local steps",
@@ -130,14 +129,13 @@ def spectral_equals_stepwise(ctx):
     )
 
 
-@claim(
-    id="verify/nonparam/fedavg-parameter-space-equals-local-update",
-    ref="Su, Xu & Yang, Section 3 (FedAvg) / Charles & Konečný, Algorithms 1–2",
-    title="Parameter-space FedAvg (η, s) is LocalUpdate(Θ_{1:s}, α = 0, γ = η, server GD lr = η) — closed form, spectral, stepwise, finite-sum",
-    statement=r"With $p_i=n_i/N$, LocalUpdate with $\Theta_{1:s}$, $\alpha=0$, $\gamma=\eta$ and server gradient descent of step $\eta$ produces "
+@agreement_claim(
+    "verify/nonparam/fedavg-parameter-space-equals-local-update",
+    "Su, Xu & Yang, Section 3 (FedAvg) / Charles & Konečný, Algorithms 1–2",
+    "Parameter-space FedAvg (η, s) is LocalUpdate(Θ_{1:s}, α = 0, γ = η, server GD lr = η) — closed form, spectral, stepwise, finite-sum",
+    r"With $p_i=n_i/N$, LocalUpdate with $\Theta_{1:s}$, $\alpha=0$, $\gamma=\eta$ and server gradient descent of step $\eta$ produces "
     r"$\theta_t=\sum_iw_i\mathcal G_i^s(\theta_{t-1})$, the paper's FedAvg, equal to the closed form $\theta_t=\mathcal L\theta_{t-1}+o$.",
-    kind="simulation",
-    controls=[
+    [
         one_step_too_many(
             "the paper's rounds written out, against LocalUpdate(Θ_{1:s}),",
             "s gradient steps",
@@ -181,15 +179,14 @@ def fedavg_parameter_space(ctx):
     )
 
 
-@claim(
-    id="verify/nonparam/fedprox-local-update-limit",
-    ref="Su, Xu & Yang, eq. (5) / Charles & Konečný, Algorithms 1–2",
-    title="LocalUpdate(Θ_{1:K}, α = 1/η, γ, lr = γ) → the exact FedProx round as K → ∞, with error (I − γ(A_i + αI))^K(θ − θ_i^prox)",
-    statement=r"For $0<\gamma<1/(L+\alpha)$, $\alpha=1/\eta$: one LocalUpdate round returns $\sum_iw_i\theta_{i,K}$ with "
+@agreement_claim(
+    "verify/nonparam/fedprox-local-update-limit",
+    "Su, Xu & Yang, eq. (5) / Charles & Konečný, Algorithms 1–2",
+    "LocalUpdate(Θ_{1:K}, α = 1/η, γ, lr = γ) → the exact FedProx round as K → ∞, with error (I − γ(A_i + αI))^K(θ − θ_i^prox)",
+    r"For $0<\gamma<1/(L+\alpha)$, $\alpha=1/\eta$: one LocalUpdate round returns $\sum_iw_i\theta_{i,K}$ with "
     r"$\theta_{i,K}-\theta_i^{\rm prox}=(I-\gamma(A_i+\alpha I))^K(\theta-\theta_i^{\rm prox})$, "
     r"$\theta_i^{\rm prox}=(I+\eta A_i)^{-1}(\theta+\eta b_i)$; so it converges to the exact round of (5) geometrically.",
-    kind="simulation",
-    controls=[
+    [
         Control(
             "exponent-K-plus-1",
             "the error formula with exponent K + 1: false, since 0 < 1 − γ(λ + α) < 1, so (1 − γ(λ + α))^{K+1} ≠ "
@@ -244,14 +241,13 @@ def fedprox_limit(ctx):
     )
 
 
-@claim(
-    id="verify/nonparam/linear-kernel-function-space-equals-parameter-space",
-    ref="Su, Xu & Yang, Section 2 (f = θ·ϕ, eq. 3)",
-    title="With the linear kernel, function-space FedAvg/FedProx equal the parameter-space runs (predictions and RKHS distances)",
-    statement=r"For $k(x,z)=x^\top z$, $f_t=\theta_t\cdot x$: $f_t(\mathbf x)=X\theta_t$ and $\|f_t-\theta^*\cdot x\|_{\mathcal H}=\|\theta_t-\theta^*\|_2$, "
+@agreement_claim(
+    "verify/nonparam/linear-kernel-function-space-equals-parameter-space",
+    "Su, Xu & Yang, Section 2 (f = θ·ϕ, eq. 3)",
+    "With the linear kernel, function-space FedAvg/FedProx equal the parameter-space runs (predictions and RKHS distances)",
+    r"For $k(x,z)=x^\top z$, $f_t=\theta_t\cdot x$: $f_t(\mathbf x)=X\theta_t$ and $\|f_t-\theta^*\cdot x\|_{\mathcal H}=\|\theta_t-\theta^*\|_2$, "
     r"with $\theta_t$ from the LocalUpdate driver.",
-    kind="simulation",
-    controls=[
+    [
         one_step_too_many(
             "the parameter-space run, against the function-space run,",
             "its s local steps",
@@ -295,14 +291,13 @@ def linear_kernel_equivalence(ctx):
     )
 
 
-@claim(
-    id="verify/nonparam/full-local-batch-equals-full-batch",
-    ref="Su, Xu & Yang, Section 6.1 (mini-batches)",
-    title="Mini-batches holding a client's whole data reproduce the full-batch runs (function space; parameter-space FedProx)",
-    statement=r"With $B_i=n_i$, each local (mini-batch) step of FedAvg is a full gradient step and each batch proximal step of FedProx "
+@agreement_claim(
+    "verify/nonparam/full-local-batch-equals-full-batch",
+    "Su, Xu & Yang, Section 6.1 (mini-batches)",
+    "Mini-batches holding a client's whole data reproduce the full-batch runs (function space; parameter-space FedProx)",
+    r"With $B_i=n_i$, each local (mini-batch) step of FedAvg is a full gradient step and each batch proximal step of FedProx "
     r"is the exact step (5).",
-    kind="simulation",
-    controls=[
+    [
         Control(
             "batch-one-short",
             "mini-batches of n_i − 1 samples reproducing the full-batch run: false, each step then omits one "

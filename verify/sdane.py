@@ -23,23 +23,22 @@ from fedtheory.algorithms.local_solvers import (
     StabilizedTest,
     Subproblem,
 )
-from fedtheory.claims.agreement import decide_within, relative_gap, worst_over_trials
+from fedtheory.claims.agreement import agreement_claim, decide_within, relative_gap, worst_over_trials
 from fedtheory.claims.controls import one_step_too_few
-from fedtheory.claims.core import Control, claim
+from fedtheory.claims.core import Control
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.finite_sum import LogisticFederation
 from fedtheory.problems.quadratic import make_quadratic
 
 
-@claim(
-    id="verify/sdane/scaffold-is-dane-gd-lambda-0",
-    ref="Section 5 (baselines)",
-    kind="simulation",
-    title="Scaffold with full-gradient control variates and server step 1 equals DANE-GD with λ = 0",
-    statement=r"Scaffold's local step $y\leftarrow y-\eta(\nabla f_i(y)-c_i+c)$ with $c_i=\nabla f_i(x^r)$, $c=\frac1s\sum_{i\in S}c_i$ "
+@agreement_claim(
+    "verify/sdane/scaffold-is-dane-gd-lambda-0",
+    "Section 5 (baselines)",
+    "Scaffold with full-gradient control variates and server step 1 equals DANE-GD with λ = 0",
+    r"Scaffold's local step $y\leftarrow y-\eta(\nabla f_i(y)-c_i+c)$ with $c_i=\nabla f_i(x^r)$, $c=\frac1s\sum_{i\in S}c_i$ "
     r"and $x^{r+1}=\frac1s\sum y_i$ is gradient descent on DANE's subproblem with $\lambda=0$, so the two produce "
     r"the same iterates (full and partial participation).",
-    controls=[
+    [
         one_step_too_few(
             "DANE-GD, against Scaffold,",
             "its K local steps",
@@ -102,13 +101,12 @@ def _plain_dane(problem, x0, rounds, lam):
     return np.stack(xs)
 
 
-@claim(
-    id="verify/sdane/sdane-exact-is-dane",
-    ref="Algorithm 1",
-    kind="simulation",
-    title="S-DANE with exact local solves equals a plain DANE implementation",
-    statement=r"With exact local solves, Algorithm 1's $x^r$ equals DANE's (4) for every $\mu\ge0$, and $v^r=x^r$.",
-    controls=[
+@agreement_claim(
+    "verify/sdane/sdane-exact-is-dane",
+    "Algorithm 1",
+    "S-DANE with exact local solves equals a plain DANE implementation",
+    r"With exact local solves, Algorithm 1's $x^r$ equals DANE's (4) for every $\mu\ge0$, and $v^r=x^r$.",
+    [
         Control(
             "dane-one-round-ahead",
             "S-DANE's x^r against the plain DANE's x^{r+1}: different points, the exact "
@@ -147,14 +145,13 @@ def sdane_exact_is_dane(ctx):
     )
 
 
-@claim(
-    id="verify/sdane/local-solvers-agree",
-    ref="Section 5 (implementation)",
-    kind="numeric",
-    title="Every local solver, run to float64 resolution, reaches the exact subproblem minimizer",
-    statement=r"GD, prox-linear GD, FGM, OGM-G, FGM+OGM-G and SGD without noise, stopped by an accuracy test with a "
+@agreement_claim(
+    "verify/sdane/local-solvers-agree",
+    "Section 5 (implementation)",
+    "Every local solver, run to float64 resolution, reaches the exact subproblem minimizer",
+    r"GD, prox-linear GD, FGM, OGM-G, FGM+OGM-G and SGD without noise, stopped by an accuracy test with a "
     r"vanishing constant, return $\arg\min F_i$ (closed form on quadratics).",
-    controls=[
+    [
         Control(
             "other-subproblem",
             "the solvers' points against the minimizer of the subproblem with λ·1.01: a "
@@ -162,6 +159,7 @@ def sdane_exact_is_dane(ctx):
             {"exact_lam_scale": 1.01},
         )
     ],
+    kind="numeric",
 )
 def local_solvers_agree(ctx):
     rng = ctx.rng

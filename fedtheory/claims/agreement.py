@@ -86,6 +86,29 @@ def decide_within(
     )
 
 
+def agreement_claim(id: str, ref: str, title: str, statement: str, controls, *, kind: str = "simulation", **more: Any):
+    """Decorator declaring an agreement claim: two implementations of one thing — a library path and a reference
+    written independently (a loop from the paper's definition, an older driver, a closed form), or one algorithm on
+    two backends — give the same results on the instances the check draws. Its kind is ``simulation`` unless given;
+    ``more`` (``tier``, ``requires``, …) passes to :func:`~fedtheory.claims.core.claim` unchanged.
+
+    >>> from fedtheory.claims.core import CheckContext, Control
+    >>> @agreement_claim("verify/demo/sum", "Algorithm 1", "sum equals a loop", "the sum of x_i, two ways",
+    ...                  [Control("loop-short", "the loop without its last term", {"short": 1})], kind="numeric")
+    ... def sum_equals_loop(ctx):
+    ...     xs = [1.0, 2.0, 3.0]
+    ...     loop = 0.0
+    ...     for x in xs[: len(xs) - ctx.param("short", 0)]:
+    ...         loop += x
+    ...     return decide_within(ctx, abs(sum(xs) - loop), 0.0)
+    >>> sum_equals_loop.ref, sum_equals_loop.kind, sum_equals_loop.check(CheckContext()).status
+    ('Algorithm 1', 'numeric', 'verified')
+    >>> sum_equals_loop.check(CheckContext(control={"short": 1})).status
+    'refuted'
+    """
+    return claim(id=id, ref=ref, title=title, statement=statement, kind=kind, controls=controls, **more)
+
+
 def consistency_claim(id: str, title: str, statement: str, controls, *, kind: str = "certificate", **more: Any):
     """Decorator declaring a consistency check: two computations of one thing (a certificate by two engines, a
     compiled PEP and a literal one, a table and a fresh run) agree. Such a claim has no paper statement of its own,
@@ -100,4 +123,4 @@ def consistency_claim(id: str, title: str, statement: str, controls, *, kind: st
     >>> twice.ref, twice.kind, twice.tier, [c.name for c in twice.controls]
     ('consistency', 'certificate', 'full', ['three'])
     """
-    return claim(id=id, ref="consistency", title=title, statement=statement, kind=kind, controls=controls, **more)
+    return agreement_claim(id, "consistency", title, statement, controls, kind=kind, **more)
