@@ -46,10 +46,12 @@ _RTOL_WHY = (
 
 def _claim_and_variant(
     check,
-    *,
     id: str,
+    ref: str,
     title: str,
     statement: str,
+    controls: list,
+    *,
     args: tuple,
     variant: str,
     variant_title: str,
@@ -57,21 +59,22 @@ def _claim_and_variant(
     variant_statement: str | None = None,
     variant_tier: str = "fast",
     variant_requires: tuple = (),
-    **shared,
+    kind: str = "simulation",
 ):
     """One check declared twice: the claim ``id`` and its variant ``id/variant`` (a ``full`` tier with more
-    instances, or the same comparison on ``torch``), sharing ``ref``, ``kind`` and ``controls`` (``shared``); the
-    check runs as ``check(ctx, *args)`` and ``check(ctx, *variant_args)``. Returns both claims.
+    instances, or the same comparison on ``torch``), sharing ``ref``, ``controls`` and ``kind`` (simulation unless
+    given); the check runs as ``check(ctx, *args)`` and ``check(ctx, *variant_args)``. Returns both claims.
 
     >>> from fedtheory.claims.core import CheckContext
     >>> def demo(ctx, n):
     ...     return ctx.decide(n > 0, measured={"n": n})
-    >>> fast, full = _claim_and_variant(demo, id="verify/demo/x", title="t", statement="s", args=(1,),
-    ...                                 variant="full", variant_title="t (more)", variant_args=(5,),
-    ...                                 variant_tier="full", ref="r", kind="numeric")
-    >>> full.id, full.tier, full.check(CheckContext(seed=0)).measured
-    ('verify/demo/x/full', 'full', {'n': 5})
+    >>> fast, full = _claim_and_variant(demo, "verify/demo/x", "r", "t", "s", [], args=(1,), variant="full",
+    ...                                 variant_title="t (more)", variant_args=(5,), variant_tier="full",
+    ...                                 kind="numeric")
+    >>> full.id, full.tier, full.kind, full.check(CheckContext(seed=0)).measured
+    ('verify/demo/x/full', 'full', 'numeric', {'n': 5})
     """
+    shared = dict(ref=ref, kind=kind, controls=controls)
     first = claim(id=id, title=title, statement=statement, **shared)(lambda ctx: check(ctx, *args))
     second = claim(
         id=f"{id}/{variant}",
@@ -84,33 +87,47 @@ def _claim_and_variant(
     return first, second
 
 
-def _claim_and_full_tier(check, *, args: tuple, full_args: tuple, full_title: str, **declared):
+def _claim_and_full_tier(check, *declared, args: tuple, full_args: tuple, full_title: str):
     """:func:`_claim_and_variant` with a ``full``-tier variant: the same check on more instances
-    (``full_args``)."""
+    (``full_args``); ``declared``: the claim's id, ref, title, statement and controls."""
     return _claim_and_variant(
         check,
+        *declared,
         args=args,
         variant="full",
         variant_tier="full",
         variant_args=full_args,
         variant_title=full_title,
-        **declared,
     )
 
 
-def _claim_and_torch(check, *, statement: str, args: tuple, torch_args: tuple, torch_title: str, **declared):
+def _claim_and_torch(
+    check,
+    id: str,
+    ref: str,
+    title: str,
+    statement: str,
+    controls: list,
+    *,
+    args: tuple,
+    torch_args: tuple,
+    torch_title: str,
+):
     """:func:`_claim_and_variant` with a ``torch`` variant (needs torch): the same comparison on torch tensors;
     ``statement`` has a ``{torch}`` slot, empty for numpy and :data:`_ON_TORCH` for the variant."""
     return _claim_and_variant(
         check,
-        statement=statement.format(torch=""),
+        id,
+        ref,
+        title,
+        statement.format(torch=""),
+        controls,
         args=args,
         variant="torch",
         variant_requires=("torch",),
         variant_args=torch_args,
         variant_title=torch_title,
         variant_statement=statement.format(torch=_ON_TORCH),
-        **declared,
     )
 
 
@@ -363,12 +380,11 @@ _FEDSPLIT_CONTROL = Control(
 
 fedsplit_fixed_point, fedsplit_fixed_point_full = _claim_and_full_tier(
     _fedsplit_fixed_point_check,
-    id="verify/methods/fedsplit-fixed-point",
-    ref="Pathak & Wainwright, arXiv:2005.05238, Proposition 1 (fixed points of FedSplit)",
-    title="FedSplit's fixed point is x* for every s > 0; FedAvg's and FedProx's are not",
-    statement=_FEDSPLIT_STATEMENT,
-    kind="simulation",
-    controls=[_FEDSPLIT_CONTROL],
+    "verify/methods/fedsplit-fixed-point",
+    "Pathak & Wainwright, arXiv:2005.05238, Proposition 1 (fixed points of FedSplit)",
+    "FedSplit's fixed point is x* for every s > 0; FedAvg's and FedProx's are not",
+    _FEDSPLIT_STATEMENT,
+    [_FEDSPLIT_CONTROL],
     args=(6, (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)),
     full_args=(30, tuple(10.0 ** np.arange(-4.0, 3.5, 0.5))),
     full_title="FedSplit's fixed point is x* for every s > 0 (more instances, finer s grid)",
@@ -490,12 +506,11 @@ _SCAFFOLD_CONTROL = Control(
 
 scaffold_fixed_point, scaffold_fixed_point_full = _claim_and_full_tier(
     _scaffold_fixed_point_check,
-    id="verify/methods/scaffold-fixed-point",
-    ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1 (SCAFFOLD removes client drift)",
-    title="SCAFFOLD (options I and II) has x* as the fixed point of x; FedAvg at the same K, γ does not",
-    statement=_SCAFFOLD_STATEMENT,
-    kind="simulation",
-    controls=[_SCAFFOLD_CONTROL],
+    "verify/methods/scaffold-fixed-point",
+    "Karimireddy et al., arXiv:1910.06378, Algorithm 1 (SCAFFOLD removes client drift)",
+    "SCAFFOLD (options I and II) has x* as the fixed point of x; FedAvg at the same K, γ does not",
+    _SCAFFOLD_STATEMENT,
+    [_SCAFFOLD_CONTROL],
     args=(6,),
     full_args=(30,),
     full_title="SCAFFOLD's fixed point is x* (more instances)",
@@ -636,12 +651,11 @@ _FEDSPLIT_LOOP_CONTROL = Control(
 
 fedsplit_independent_loop, fedsplit_independent_loop_torch = _claim_and_torch(
     _fedsplit_loop_check,
-    id="verify/methods/fedsplit-independent-loop",
-    ref="Pathak & Wainwright, arXiv:2005.05238, Algorithm 1",
-    title="FedSplit's simulator (step and spectral paths) equals a loop written from the definition",
-    statement=_FEDSPLIT_LOOP_STATEMENT,
-    kind="simulation",
-    controls=[_FEDSPLIT_LOOP_CONTROL],
+    "verify/methods/fedsplit-independent-loop",
+    "Pathak & Wainwright, arXiv:2005.05238, Algorithm 1",
+    "FedSplit's simulator (step and spectral paths) equals a loop written from the definition",
+    _FEDSPLIT_LOOP_STATEMENT,
+    [_FEDSPLIT_LOOP_CONTROL],
     args=(("numpy",), (5, 12)),
     torch_args=(("torch",), (3, 8)),
     torch_title="FedSplit's simulator on torch (cpu) equals a loop written from the definition",
@@ -745,12 +759,11 @@ _SCAFFOLD_LOOP_CONTROL = Control(
 
 scaffold_independent_loop, scaffold_independent_loop_torch = _claim_and_torch(
     _scaffold_loop_check,
-    id="verify/methods/scaffold-independent-loop",
-    ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1",
-    title="SCAFFOLD's simulator (step and spectral, options I/II, sampling) equals a per-client loop",
-    statement=_SCAFFOLD_LOOP_STATEMENT,
-    kind="simulation",
-    controls=[_SCAFFOLD_LOOP_CONTROL],
+    "verify/methods/scaffold-independent-loop",
+    "Karimireddy et al., arXiv:1910.06378, Algorithm 1",
+    "SCAFFOLD's simulator (step and spectral, options I/II, sampling) equals a per-client loop",
+    _SCAFFOLD_LOOP_STATEMENT,
+    [_SCAFFOLD_LOOP_CONTROL],
     args=(("numpy",), (4, 10)),
     torch_args=(("torch",), (2, 6)),
     torch_title="SCAFFOLD's simulator on torch (cpu) equals a per-client loop",
@@ -881,12 +894,11 @@ _GOLDEN_LU_CONTROL = Control(
 
 golden_local_update, golden_local_update_full = _claim_and_full_tier(
     _golden_local_update_check,
-    id="verify/methods/golden-local-update",
-    ref="Charles & Konečný, arXiv:2103.05032, Algorithms 1-2 (the LocalUpdate driver)",
-    title="methods.run('local-update') equals run_local_update on every server, path, sampling and federation",
-    statement=_GOLDEN_LU_STATEMENT,
-    kind="simulation",
-    controls=[_GOLDEN_LU_CONTROL],
+    "verify/methods/golden-local-update",
+    "Charles & Konečný, arXiv:2103.05032, Algorithms 1-2 (the LocalUpdate driver)",
+    "methods.run('local-update') equals run_local_update on every server, path, sampling and federation",
+    _GOLDEN_LU_STATEMENT,
+    [_GOLDEN_LU_CONTROL],
     args=(3, 2),
     full_args=(12, 8),
     full_title="methods.run('local-update') equals run_local_update (more instances)",
@@ -1033,13 +1045,12 @@ _GOLDEN_DANE_CONTROL = Control(
 
 golden_dane_family, golden_dane_family_full = _claim_and_full_tier(
     _golden_dane_check,
-    id="verify/methods/golden-dane-family",
-    ref="Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4), Algorithms 1-2 (the DANE-family drivers)",
-    title="methods.run of DANE, S-DANE, Acc-S-DANE and run_dane, run_sdane, run_acc_sdane equal the algorithms "
+    "verify/methods/golden-dane-family",
+    "Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4), Algorithms 1-2 (the DANE-family drivers)",
+    "methods.run of DANE, S-DANE, Acc-S-DANE and run_dane, run_sdane, run_acc_sdane equal the algorithms "
     "written out (exact solves)",
-    statement=_GOLDEN_DANE_STATEMENT,
-    kind="simulation",
-    controls=[_GOLDEN_DANE_CONTROL],
+    _GOLDEN_DANE_STATEMENT,
+    [_GOLDEN_DANE_CONTROL],
     args=(4,),
     full_args=(16,),
     full_title="methods.run of the DANE family equals the drivers (more instances)",
