@@ -44,6 +44,19 @@ _RTOL_WHY = (
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class _Variant:
+    """The second declaration of a check: the claim ``id/name`` with its own title and the check's arguments for
+    it, and what else differs from the first (its statement, tier or requirements)."""
+
+    name: str
+    title: str
+    args: tuple
+    statement: str | None = None
+    tier: str = "fast"
+    requires: tuple = ()
+
+
 def _claim_and_variant(
     check,
     id: str,
@@ -51,54 +64,40 @@ def _claim_and_variant(
     title: str,
     statement: str,
     controls: list,
-    *,
     args: tuple,
-    variant: str,
-    variant_title: str,
-    variant_args: tuple,
-    variant_statement: str | None = None,
-    variant_tier: str = "fast",
-    variant_requires: tuple = (),
-    kind: str = "simulation",
+    variant: _Variant,
+    kind="simulation",
 ):
-    """One check declared twice: the claim ``id`` and its variant ``id/variant`` (a ``full`` tier with more
-    instances, or the same comparison on ``torch``), sharing ``ref``, ``controls`` and ``kind`` (simulation unless
-    given); the check runs as ``check(ctx, *args)`` and ``check(ctx, *variant_args)``. Returns both claims.
+    """One check declared twice: the claim ``id`` and its ``variant`` ``id/variant.name`` (a ``full`` tier with
+    more instances, or the same comparison on ``torch``), sharing ``ref``, ``controls`` and the kind (simulation
+    unless given); the check runs as ``check(ctx, *args)`` and ``check(ctx, *variant.args)``. Returns both
+    claims.
 
     >>> from fedtheory.claims.core import CheckContext
     >>> def demo(ctx, n):
     ...     return ctx.decide(n > 0, measured={"n": n})
-    >>> fast, full = _claim_and_variant(demo, "verify/demo/x", "r", "t", "s", [], args=(1,), variant="full",
-    ...                                 variant_title="t (more)", variant_args=(5,), variant_tier="full",
-    ...                                 kind="numeric")
+    >>> fast, full = _claim_and_variant(demo, "verify/demo/x", "r", "t", "s", [], (1,),
+    ...                                 _Variant("full", "t (more)", (5,), tier="full"), kind="numeric")
     >>> full.id, full.tier, full.kind, full.check(CheckContext(seed=0)).measured
     ('verify/demo/x/full', 'full', 'numeric', {'n': 5})
     """
     shared = dict(ref=ref, kind=kind, controls=controls)
     first = claim(id=id, title=title, statement=statement, **shared)(lambda ctx: check(ctx, *args))
     second = claim(
-        id=f"{id}/{variant}",
-        title=variant_title,
-        statement=variant_statement or statement,
-        tier=variant_tier,
-        requires=variant_requires,
+        id=f"{id}/{variant.name}",
+        title=variant.title,
+        statement=variant.statement or statement,
+        tier=variant.tier,
+        requires=variant.requires,
         **shared,
-    )(lambda ctx: check(ctx, *variant_args))
+    )(lambda ctx: check(ctx, *variant.args))
     return first, second
 
 
 def _claim_and_full_tier(check, *declared, args: tuple, full_args: tuple, full_title: str):
     """:func:`_claim_and_variant` with a ``full``-tier variant: the same check on more instances
     (``full_args``); ``declared``: the claim's id, ref, title, statement and controls."""
-    return _claim_and_variant(
-        check,
-        *declared,
-        args=args,
-        variant="full",
-        variant_tier="full",
-        variant_args=full_args,
-        variant_title=full_title,
-    )
+    return _claim_and_variant(check, *declared, args, _Variant("full", full_title, full_args, tier="full"))
 
 
 def _claim_and_torch(
@@ -115,20 +114,8 @@ def _claim_and_torch(
 ):
     """:func:`_claim_and_variant` with a ``torch`` variant (needs torch): the same comparison on torch tensors;
     ``statement`` has a ``{torch}`` slot, empty for numpy and :data:`_ON_TORCH` for the variant."""
-    return _claim_and_variant(
-        check,
-        id,
-        ref,
-        title,
-        statement.format(torch=""),
-        controls,
-        args=args,
-        variant="torch",
-        variant_requires=("torch",),
-        variant_args=torch_args,
-        variant_title=torch_title,
-        variant_statement=statement.format(torch=_ON_TORCH),
-    )
+    on_torch = _Variant("torch", torch_title, torch_args, statement.format(torch=_ON_TORCH), requires=("torch",))
+    return _claim_and_variant(check, id, ref, title, statement.format(torch=""), controls, args, on_torch)
 
 
 class _WorstPerSetting:
@@ -687,25 +674,17 @@ def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
         min_c1 = min(min_c1, float(np.linalg.norm(H @ (x0 - x_tilde))) / (K * gamma))
         M_choices = (None, int(rng.integers(1, q.n)), q.n)
         for option in ("I", "II"):
+            hyper = dict(K=K, gamma=gamma, eta=eta, option=option)
             for M in M_choices:
                 seed = int(rng.integers(2**31))
+                sampling = dict(clients_per_round=M, client_sampling="without_replacement", seed=seed)
                 ref_x, ref_states = _scaffold_loop(
                     q, x0, K, gamma, eta, option, rounds, M, seed, c_sign_bug=bug and option == "II"
                 )
                 scale = float(np.max(np.linalg.norm(ref_x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
                 for backend in backends:
                     for path in ("step", "spectral"):
-                        kw = dict(
-                            K=K,
-                            gamma=gamma,
-                            eta=eta,
-                            option=option,
-                            path=path,
-                            backend=backend,
-                            clients_per_round=M,
-                            client_sampling="without_replacement",
-                            seed=seed,
-                        )
+                        kw = dict(**hyper, **sampling, path=path, backend=backend)
                         h = methods.run("scaffold", q, x0, rounds, **kw)
                         h2 = methods.run("scaffold", q, x0, 2, **kw).to_numpy()  # the state after round 2
                         if backend == "torch" and not _is_tensor(h.x):
