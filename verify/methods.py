@@ -100,20 +100,11 @@ def _claim_and_full_tier(check, *declared, args: tuple, full_args: tuple, full_t
     return _claim_and_variant(check, *declared, args, _Variant("full", full_title, full_args, tier="full"))
 
 
-def _claim_and_torch(
-    check,
-    id: str,
-    ref: str,
-    title: str,
-    statement: str,
-    controls: list,
-    *,
-    args: tuple,
-    torch_args: tuple,
-    torch_title: str,
-):
+def _claim_and_torch(check, *declared, args: tuple, torch_args: tuple, torch_title: str):
     """:func:`_claim_and_variant` with a ``torch`` variant (needs torch): the same comparison on torch tensors;
-    ``statement`` has a ``{torch}`` slot, empty for numpy and :data:`_ON_TORCH` for the variant."""
+    ``declared``: the claim's id, ref, title, statement and controls, the statement with a ``{torch}`` slot, empty
+    for numpy and :data:`_ON_TORCH` for the variant."""
+    id, ref, title, statement, controls = declared
     on_torch = _Variant("torch", torch_title, torch_args, statement.format(torch=_ON_TORCH), requires=("torch",))
     return _claim_and_variant(check, id, ref, title, statement.format(torch=""), controls, args, on_torch)
 
