@@ -19,6 +19,7 @@ is its own: the instance, the two sides and why its tolerance is what it is.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -36,26 +37,45 @@ def relative_gap(value, reference) -> float:
     0.3333333333333333
     >>> relative_gap([0.0], [0.0])
     0.0
+    >>> relative_gap([1.0, 2.0], [1.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: relative_gap compares arrays of one shape, got (2,) and (1,)
     """
     value, reference = np.asarray(value), np.asarray(reference)
+    if value.shape != reference.shape:
+        # broadcasting would compare every row with one reference row and report a gap of the wrong thing
+        raise ValueError(f"relative_gap compares arrays of one shape, got {value.shape} and {reference.shape}")
     return float(np.abs(value - reference).max()) / (float(np.abs(reference).max()) + 1)
 
 
 def worst_over_trials(ctx, trials: int | tuple[int, int], gap: Callable[[int], float]) -> float:
     """The largest ``gap(trial)`` over the tier's trials (``trials``: one count, or a ``(fast, full)`` pair as for
     :func:`~fedtheory.claims.probing.by_tier`), in the order ``trial = 0, 1, …``; ``gap`` draws its instance from
-    ``ctx.rng``, so the trials are the claim's seed's. 0.0 when every gap is 0 (or there is no trial).
+    ``ctx.rng``, so the trials are the claim's seed's. A NaN gap makes the result NaN (a comparison that produced
+    no number must not pass as a small gap), and fewer than one trial is refused (nothing compared is no agreement).
 
     >>> from fedtheory.claims.core import CheckContext
     >>> worst_over_trials(CheckContext(seed=0), (3, 30), lambda trial: float(trial))
     2.0
     >>> worst_over_trials(CheckContext(seed=0, tier="full"), (3, 30), lambda trial: float(trial))
     29.0
+    >>> worst_over_trials(CheckContext(seed=0), 3, lambda trial: float("nan") if trial == 1 else 0.0)
+    nan
+    >>> worst_over_trials(CheckContext(seed=0), (0, 10), lambda trial: 0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: worst_over_trials needs at least one trial in the tier that runs, got trials=(0, 10)
     """
-    worst = 0.0
-    for trial in range(by_tier(ctx, trials=trials)["trials"]):
-        worst = max(worst, gap(trial))
-    return worst
+    count = by_tier(ctx, trials=trials)["trials"]
+    if count < 1:
+        raise ValueError(f"worst_over_trials needs at least one trial in the tier that runs, got trials={trials!r}")
+    worst, undefined = 0.0, False
+    for trial in range(count):
+        value = gap(trial)
+        undefined = undefined or math.isnan(value)
+        worst = max(worst, value)
+    return math.nan if undefined else worst
 
 
 def decide_within(
