@@ -914,6 +914,26 @@ def _dane_family_loop(q, x0, lam: float, mu: float, name: str, draws) -> tuple[n
     return np.stack(xs), v
 
 
+def _dane_instance(rng, trial: int):
+    """An instance of the DANE-family golden checks: a quadratic federation with n ∈ [3, 6] clients in d ∈ [2, 5],
+    μ ∈ [0.1, 1], L ∈ [10^0.5, 100], uniform weights on even trials and unequal ones on odd trials, and a start x_0
+    at distance 3 from x* (so ∇f(x_0) ≠ 0: a control that changes a step moves round 1). Returns (weights, q, L,
+    x_0).
+
+    >>> weights, q, L, x0 = _dane_instance(np.random.default_rng(0), 1)
+    >>> weights, 3 <= q.n <= 6, bool(np.isclose(np.linalg.norm(x0 - q.x_star()), 3.0))
+    ('random', True, True)
+    """
+    weights = ("uniform", "random")[trial % 2]
+    n, d = int(rng.integers(3, 7)), int(rng.integers(2, 6))
+    L = float(10 ** rng.uniform(0.5, 2.0))
+    q = make_quadratic(
+        n, d, mu=float(rng.uniform(0.1, 1.0)), L=L, C=float(rng.uniform(0.5, 3.0)), weights=weights, seed=rng
+    )
+    u = rng.normal(size=d)
+    return weights, q, L, q.x_star() + 3.0 * u / np.linalg.norm(u)
+
+
 def _golden_dane_check(ctx, trials: int):
     rng = ctx.rng
     lam_scale = ctx.param("reference_lam_scale", 1.0)
@@ -921,15 +941,8 @@ def _golden_dane_check(ctx, trials: int):
     tracker = _WorstPerSetting()
     draws_differ, min_grad0 = [], np.inf
     for trial in range(trials):
-        weights = ("uniform", "random")[trial % 2]
-        n, d = int(rng.integers(3, 7)), int(rng.integers(2, 6))
-        L = float(10 ** rng.uniform(0.5, 2.0))
-        q = make_quadratic(
-            n, d, mu=float(rng.uniform(0.1, 1.0)), L=L, C=float(rng.uniform(0.5, 3.0)), weights=weights, seed=rng
-        )
-        x_star = q.x_star()
-        u = rng.normal(size=d)
-        x0 = x_star + 3.0 * u / np.linalg.norm(u)  # ∇f(x_0) ≠ 0: the control's round-1 gap is nonzero
+        weights, q, L, x0 = _dane_instance(rng, trial)
+        n = q.n
         min_grad0 = min(min_grad0, float(np.linalg.norm(q.grad(x0))))
         lam = float(rng.uniform(0.2, 2.0)) * L
         mu = float(rng.uniform(0.0, q.mu))
@@ -1048,14 +1061,8 @@ def _golden_scaffold_check(ctx, trials: int):
     rounds = 15
     tracker = _WorstPerSetting()
     for trial in range(trials):
-        weights = ("uniform", "random")[trial % 2]
-        n, d = int(rng.integers(3, 7)), int(rng.integers(2, 6))
-        L = float(10 ** rng.uniform(0.5, 2.0))
-        q = make_quadratic(
-            n, d, mu=float(rng.uniform(0.1, 1.0)), L=L, C=float(rng.uniform(0.5, 3.0)), weights=weights, seed=rng
-        )
-        u = rng.normal(size=d)
-        x0 = q.x_star() + 3.0 * u / np.linalg.norm(u)  # ∇f(x_0) ≠ 0: the control moves round 1
+        weights, q, L, x0 = _dane_instance(rng, trial)
+        n = q.n
         K, gamma, eta = int(rng.integers(1, 8)), float(rng.uniform(0.1, 0.9)) / L, float(rng.uniform(0.5, 1.0))
         for M in (None, int(rng.integers(1, n))):
             seed = int(rng.integers(2**31))
