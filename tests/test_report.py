@@ -438,10 +438,8 @@ def test_report_refuses_a_bogus_status_or_a_record_without_evidence(tmp_path, ru
         assert not (tmp_path / "site").exists()
 
 
-def test_check_refuses_an_unwritable_report_destination_before_any_work(tmp_path):
+def test_check_refuses_an_unwritable_report_destination_before_any_work(tmp_path, run_cli):
     """Issue 24, defect 7: `--report /proc/site` ran every claim and only then failed."""
-    import subprocess
-    import sys
     import time
 
     (tmp_path / "verify").mkdir()
@@ -452,13 +450,7 @@ def test_check_refuses_an_unwritable_report_destination_before_any_work(tmp_path
         "def one(ctx):\n    time.sleep(60)\n    return ctx.verified()\n"
     )
     start = time.monotonic()
-    run = subprocess.run(
-        [sys.executable, "-m", "fedtheory", "check", "verify", "--report", "/proc/site"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = run_cli("check", "verify", "--report", "/proc/site", cwd=tmp_path)
     assert (
         run.returncode == 2 and "cannot write the report to /proc/site (--report): cannot write in /proc" in run.stderr
     )
