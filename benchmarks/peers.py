@@ -82,12 +82,12 @@ def fedtheory_methods(fed, K: int, gamma: float, path: str | None = None) -> Cal
     return run
 
 
-def fedtheory_torch(fed, K: int, gamma: float) -> Callable[[int], np.ndarray]:
+def fedtheory_torch(fed, K: int, gamma: float, device: str = "cpu") -> Callable[[int], np.ndarray]:
     from fedtheory import methods
 
     def run(R: int):
         _cold(fed)
-        h = methods.run("fedavg", fed, np.zeros(fed.d), R, K=K, gamma=gamma, backend="torch", device="cpu")
+        h = methods.run("fedavg", fed, np.zeros(fed.d), R, K=K, gamma=gamma, backend="torch", device=device)
         return h.to_numpy().x[-1]
 
     return run
@@ -136,19 +136,22 @@ def hand_matmul(a: np.ndarray, y: np.ndarray, p: np.ndarray, K: int, gamma: floa
     return run
 
 
-def torch_per_client(ta: list, ty: list, p: np.ndarray, K: int, gamma: float) -> Callable[[int], np.ndarray]:
+def torch_per_client(
+    ta: list, ty: list, p: np.ndarray, K: int, gamma: float, device: str = "cpu"
+) -> Callable[[int], np.ndarray]:
+    """``ta``, ``ty``: the clients' tensors, already on ``device``."""
     import torch
 
     d = ta[0].shape[1]
-    pt = torch.as_tensor(p, dtype=torch.float64)
+    pt = torch.as_tensor(p, dtype=torch.float64, device=device)
 
     def run(R: int):
         torch.manual_seed(0)  # nn.Linear's (overwritten) random init: reproducible
-        x = torch.zeros(d, dtype=torch.float64)
+        x = torch.zeros(d, dtype=torch.float64, device=device)
         for _ in range(R):
-            new = torch.zeros(d, dtype=torch.float64)
+            new = torch.zeros(d, dtype=torch.float64, device=device)
             for i in range(len(ta)):
-                model = torch.nn.Linear(d, 1, bias=False).double()
+                model = torch.nn.Linear(d, 1, bias=False, device=device).double()
                 with torch.no_grad():
                     model.weight.copy_(x[None, :])
                 opt = torch.optim.SGD(model.parameters(), lr=gamma)
@@ -160,7 +163,7 @@ def torch_per_client(ta: list, ty: list, p: np.ndarray, K: int, gamma: float) ->
                     opt.step()
                 new += pt[i] * model.weight.detach()[0]
             x = new
-        return x.numpy().copy()
+        return x.cpu().numpy().copy()
 
     return run
 

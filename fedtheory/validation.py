@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 
 def finite_real(value: Any, name: str) -> float:
     """``value`` as a float, or a ValueError naming ``name`` when it is not a real number or not finite.
@@ -48,3 +50,18 @@ def positive_hypothesis(name: str, value: Any) -> float:
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"hypothesis {name} > 0 violated: {name}={v:g}")
     return v
+
+
+def check_rounds(rounds: Any) -> int:
+    """A run's number of rounds as an int: a non-negative integer (an integral float too; not a bool), else ValueError.
+
+    >>> check_rounds(3.0), check_rounds(0)
+    (3, 0)
+    >>> check_rounds(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: rounds must be a non-negative integer, got -1
+    """
+    if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
+        raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
+    return int(rounds)

@@ -48,24 +48,18 @@ def _fedave_comparison_log10(m: float, epsilon: float) -> float:
     return _fedave_log10(m, epsilon / c["p"], c["phi"], c["tau"], c["C"])[0]
 
 
+#: the comparison's constants that Theorem 2's setting takes as they are (d, η, ϵ and m are the figures' axes)
+_SETTING_CONSTANTS = ("p", "alpha", "L1", "mu", "L2", "B", "s", "phi")
+
+
 def _fedlrgd_log10(d: int, eta: float, epsilon: float, m: float) -> float:
+    """log10 of FedLRGD's Γ (Theorem 2) at the comparison's constants, with F(θ⁽⁰⁾) − F* = gap_per_p · p."""
     c = COMPARISON
-    st = oc.FedLRGDSetting(
-        d=d,
-        p=c["p"],
-        eta=eta,
-        alpha=c["alpha"],
-        L1=c["L1"],
-        mu=c["mu"],
-        L2=c["L2"],
-        B=c["B"],
-        epsilon=epsilon,
-        initial_gap=c["gap_per_p"] * c["p"],
-        m=int(m),
-        s=c["s"],
-        phi=c["phi"],
+    constants = {name: c[name] for name in _SETTING_CONSTANTS}
+    setting = oc.FedLRGDSetting(
+        d=d, eta=eta, epsilon=epsilon, initial_gap=c["gap_per_p"] * c["p"], m=int(m), **constants
     )
-    return st.log10_complexity()
+    return setting.log10_complexity()
 
 
 @figure(
@@ -123,6 +117,14 @@ def figure_complexity_m(ctx):
     }
 
 
+def _against_flat_fedave(fedlrgd_curves: list, span: list, m: float, eps: float, title: str, xlabel: str) -> dict:
+    """A complexity figure's data: FedLRGD's curves of log10 Γ against ``xlabel`` and FedAve's Γ at m clients and
+    accuracy ``eps``, which depends on neither η nor d (a flat line over ``span``)."""
+    fedave = _fedave_comparison_log10(m, eps)
+    curves = [*fedlrgd_curves, series("FedAve (program (79))", span, [fedave, fedave])]
+    return {"params": {**COMPARISON, "m": m, "epsilon": eps}, "panels": [panel(title, xlabel, "log10 Γ", curves)]}
+
+
 @figure(
     id="fedlrgd/figure-complexity-epsilon",
     caption="Federated oracle complexity against the accuracy ϵ at m = 10⁶ clients (d = 2, p = s = 10, φ = 100): FedLRGD "
@@ -159,9 +161,7 @@ def figure_complexity_eta(ctx):
     for d in (1, 2, 3):
         etas = np.linspace(4 * d * 1.02, 40.0, 60)
         out.append(series(f"FedLRGD, d = {d}", etas, [_fedlrgd_log10(d, e, eps, m) for e in etas], params={"d": d}))
-    fa = _fedave_comparison_log10(m, eps)
-    out.append(series("FedAve (program (79))", [4.0, 40.0], [fa, fa]))
-    return {"params": {**COMPARISON, "m": m, "epsilon": eps}, "panels": [panel("Γ against η", "η", "log10 Γ", out)]}
+    return _against_flat_fedave(out, [4.0, 40.0], m, eps, "Γ against η", "η")
 
 
 @figure(
@@ -176,9 +176,7 @@ def figure_complexity_d(ctx):
         series(f"FedLRGD, η = {k}d", ds, [_fedlrgd_log10(int(d), k * d, eps, m) for d in ds], params={"c": k})
         for k in (8, 12, 20)
     ]
-    fa = _fedave_comparison_log10(m, eps)
-    out.append(series("FedAve (program (79))", [1, 30], [fa, fa]))
-    return {"params": {**COMPARISON, "m": m, "epsilon": eps}, "panels": [panel("Γ against d", "d", "log10 Γ", out)]}
+    return _against_flat_fedave(out, [1, 30], m, eps, "Γ against d", "d")
 
 
 @figure(
@@ -453,10 +451,11 @@ def _hist_panel(label: str, info: dict, k: int) -> dict:
 _SLICE_SAMPLING = {"threshold": 0.005, "coordinates_per_panel": 500, "energy": 0.9}
 
 
-def _rank_histograms(panel_fn, labels_and_k, seed: int, share_levels) -> tuple[list, dict]:
-    """The panels of a rank-histogram figure (panel i by ``panel_fn(i, seed, data)`` on the digits split, labelled
-    and with k as ``labels_and_k[i]``) and their summary: each panel's test accuracy and the share of its slices of
-    approximate rank ≤ each of ``share_levels``."""
+def _rank_histogram_figure(panel_fn, labels_and_k, seed: int, share_levels, setup: dict, method: dict) -> dict:
+    """The data of a rank-histogram figure: panel i by ``panel_fn(i, seed, data)`` on the digits split, labelled and
+    with k as ``labels_and_k[i]``; its params are the figure's ``setup`` (network, training), the slice sampling,
+    the figure's ``method`` notes, the panel seeds and a summary: each panel's test accuracy and the share of its
+    slices of approximate rank ≤ each of ``share_levels``."""
     data = digits_split()
     panels, summary = [], {}
     for i, (label, k) in enumerate(labels_and_k):
@@ -465,7 +464,8 @@ def _rank_histograms(panel_fn, labels_and_k, seed: int, share_levels) -> tuple[l
         ranks = np.asarray(info["ranks"])
         summary[label] = {"test_accuracy": info["test_accuracy"]}
         summary[label].update({f"share_le_{level}": float(np.mean(ranks <= level)) for level in share_levels})
-    return panels, summary
+    params = {**setup, **_SLICE_SAMPLING, **method, "panel_seeds": "(seed, panel index)", "summary": summary}
+    return {"params": params, "panels": panels}
 
 
 def figure_1_panel(index: int, seed: int, data=None) -> dict:
@@ -486,66 +486,51 @@ def figure_2_panel(index: int, seed: int, data=None) -> dict:
     return appendix_c_panel(net, opt, FIGURE_2_TRAINING, k, False, np.random.default_rng([seed, index]), data=data)
 
 
+#: Figures 1 and 2 are trained networks on the digits substitute (minutes of training: the full tier)
+_TRAINED_ON_DIGITS = {"tier": "full", "requires": ("torch",)}
+FIGURE_1_SUBSTITUTE = substitute_sentence(
+    "MNIST",
+    "digits",
+    "8×8 images, 1397 training and 400 test samples; hidden sizes scaled "
+    "from 784/500/1000 to 64/41/82; batch 20 instead of 200 so the 1397 samples give ~1750 steps",
+)
+FIGURE_2_SUBSTITUTE = substitute_sentence(
+    "CIFAR-10",
+    "digits",
+    "8×8 grey images instead of 32×32 colour, 16 filters and 64 dense units instead of 40 and 150, batch 50 and "
+    "learning rate 3e-3 so training converges on 1397 samples",
+)
+
+
 @figure(
-    requires=("torch",),
     id="fedlrgd/figure-1",
     caption="Histograms of approximate ranks (77) of the gradient slices M_q (76) of trained one-hidden-layer perceptrons "
     "(logistic activations, softmax cross-entropy, Adam) over 500 random non-trivial weights (|θ*_q| ≥ 0.005), "
     "panels (a)–(i) as in the paper: K hidden units, k test samples and k perturbations (75); (d) all weights, "
     "(g) RMSprop, (h) two hidden layers, (i) ReLU. K is scaled with the input (64 for 784; 41, 82 for 500, 1000).",
-    tier="full",
-    substitute=substitute_sentence(
-        "MNIST",
-        "digits",
-        "8×8 images, 1397 training and 400 test samples; hidden sizes scaled "
-        "from 784/500/1000 to 64/41/82; batch 20 instead of 200 so the 1397 samples give ~1750 steps",
-    ),
+    substitute=FIGURE_1_SUBSTITUTE,
+    **_TRAINED_ON_DIGITS,
 )
 def figure_1(ctx):
-    panels, summary = _rank_histograms(
-        figure_1_panel, [(spec[0], spec[2]) for spec in FIGURE_1_PANELS], ctx.seed, (10, 5)
+    labels_and_k = [(label, k) for label, _, k, *_ in FIGURE_1_PANELS]
+    perturbation = {"perturbation": "θ* + (‖θ*‖₁/p) g, g ~ N(0, I) (75)"}
+    return _rank_histogram_figure(
+        figure_1_panel, labels_and_k, ctx.seed, (10, 5), {"training": FIGURE_1_TRAINING}, perturbation
     )
-    return {
-        "params": {
-            "training": FIGURE_1_TRAINING,
-            **_SLICE_SAMPLING,
-            "perturbation": "θ* + (‖θ*‖₁/p) g, g ~ N(0, I) (75)",
-            "panel_seeds": "(seed, panel index)",
-            "summary": summary,
-        },
-        "panels": panels,
-    }
 
 
 @figure(
-    requires=("torch",),
     id="fedlrgd/figure-2",
     caption="Histograms of approximate ranks (77) of gradient slices of trained convolutional networks (two 3×3 convolutions, "
     "2×2 max-pooling, a dense hidden layer, a 10-way output; logistic activations, Adam) over 500 random non-trivial "
     "weights; panels (a)–(d) as in the paper: k = 30, 60, RMSprop, ReLU.",
-    tier="full",
-    substitute=substitute_sentence(
-        "CIFAR-10",
-        "digits",
-        "8×8 grey images instead of 32×32 colour, 16 filters and 64 dense "
-        "units instead of 40 and 150, batch 50 and learning rate 3e-3 so training converges on "
-        "1397 samples",
-    ),
+    substitute=FIGURE_2_SUBSTITUTE,
+    **_TRAINED_ON_DIGITS,
 )
 def figure_2(ctx):
-    panels, summary = _rank_histograms(
-        figure_2_panel, [(spec[0], spec[1]) for spec in FIGURE_2_PANELS], ctx.seed, (6, 10)
-    )
-    return {
-        "params": {
-            "network": FIGURE_2_NETWORK,
-            "training": FIGURE_2_TRAINING,
-            **_SLICE_SAMPLING,
-            "panel_seeds": "(seed, panel index)",
-            "summary": summary,
-        },
-        "panels": panels,
-    }
+    labels_and_k = [(label, k) for label, k, *_ in FIGURE_2_PANELS]
+    setup = {"network": FIGURE_2_NETWORK, "training": FIGURE_2_TRAINING}
+    return _rank_histogram_figure(figure_2_panel, labels_and_k, ctx.seed, (6, 10), setup, {})
 
 
 @figure(

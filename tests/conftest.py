@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -32,3 +34,16 @@ def write_demo_figures():
         return path
 
     return write
+
+
+@pytest.fixture
+def run_cli():
+    """A function running the command line, ``python -m fedtheory *args``, in a fresh interpreter from ``cwd``
+    (with ``env`` when given) and returning the finished process, stdout and stderr captured as text; ``check=True``
+    raises when it exits non-zero, ``timeout`` (seconds) stops a hung run."""
+
+    def run(*args: str, cwd=None, env=None, timeout: float = 120, check: bool = False) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "fedtheory", *args]
+        return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=check)
+
+    return run

@@ -306,3 +306,35 @@ def test_torch_runs_with_autograd_or_foreign_code_stay_in_torch(tb):
         output="x",
     )
     assert not _runs_on_host(tb, user_method, fed, np.zeros(6), None)
+
+
+@pytest.mark.parametrize("gpu_rules", [False, True], ids=["cpu-rules", "gpu-rules"])
+@pytest.mark.parametrize("K, rounds", [(1, 6), (7, 6), (300, 40)], ids=["K=1", "steps", "summed-operator"])
+def test_fedavg_least_squares_kernel_on_device_tensors(tb, K, rounds, gpu_rules, monkeypatch):
+    """What a GPU runs, on the CPU: with no host views (as for cuda tensors) FedAvg's least-squares round is
+    message_mean_kernel's tensor form — K Gram steps, one product with the summed operator S when the rounds pay
+    for it, and with a GPU's rules (launch_bound) S from K = 3 on and the clients' moments at K = 1 — and gives
+    numpy's iterates to rounding, on ragged clients; a gradient through x0 still flows."""
+    import importlib
+
+    from fedtheory import methods
+    from fedtheory.backends.torch_backend import TorchBackend
+    from fedtheory.problems import finite_sum
+    from fedtheory.problems.finite_sum import LeastSquaresFederation, summed_steps_pay
+
+    monkeypatch.setattr(importlib.import_module("fedtheory.methods.simulate"), "HOST_RUNS", False)
+    monkeypatch.setattr(TorchBackend, "host_views", lambda self, *xs: None)
+    monkeypatch.setattr(finite_sum, "launch_bound", lambda a: gpu_rules)
+    built = []
+    tensor_kernel = finite_sum._tensor_mean_kernel
+    monkeypatch.setattr(finite_sum, "_tensor_mean_kernel", lambda *a: built.append(a[-2:]) or tensor_kernel(*a))
+    fed = LeastSquaresFederation.random(5, [3, 8, 5, 8, 2], 12, seed=4)
+    gamma = 0.5 / fed.smoothness()
+    ref = methods.run("fedavg", fed, np.ones(12), rounds, K=K, gamma=gamma)
+    x0 = torch.ones(12, dtype=torch.float64, requires_grad=True)
+    h = methods.run("fedavg", fed, x0, rounds, K=K, gamma=gamma, backend="torch", device="cpu")
+    summed = K > 1 and summed_steps_pay(K, rounds, 8)
+    assert built == [(summed or (gpu_rules and K > 2), gpu_rules and K == 1)]  # the tensor kernel ran, as chosen
+    np.testing.assert_allclose(h.x.detach().numpy(), ref.x, rtol=1e-12, atol=1e-14)
+    h.x[-1].sum().backward()
+    assert x0.grad is not None and float(x0.grad.abs().sum()) > 0

@@ -275,7 +275,7 @@ def test_figures_command_end_to_end(repo):
     assert (repo / "o" / manifest[0]["png"]).stat().st_size > 0
 
 
-def test_figure_with_a_missing_requirement_is_skipped_and_said(tmp_path):
+def test_figure_with_a_missing_requirement_is_skipped_and_said(tmp_path, run_cli):
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "demo.py").write_text(
         "from fedtheory.plotting.spec import figure, panel, series\n"
@@ -287,14 +287,7 @@ def test_figure_with_a_missing_requirement_is_skipped_and_said(tmp_path):
         "    raise AssertionError('must not run without torch')\n"
     )
     env = dict(os.environ, FEDTHEORY_DISABLE="torch")
-    proc = subprocess.run(
-        [sys.executable, "-m", "fedtheory", "figures", "--out", str(tmp_path / "out")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    proc = run_cli("figures", "--out", str(tmp_path / "out"), cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "demo/figure-2: skipped, missing requirement: torch: disabled by FEDTHEORY_DISABLE" in proc.stdout
     assert "1 figures written, 1 skipped" in proc.stdout

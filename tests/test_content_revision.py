@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,21 +17,13 @@ def lemma_1(ctx):
 '''
 
 
-def _check(repo: Path) -> dict:
+def _check(run_cli, repo: Path) -> dict:
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    subprocess.run(
-        [sys.executable, "-m", "fedtheory", "check", "verify", "--json", "r.json"],
-        cwd=repo,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run_cli("check", "verify", "--json", "r.json", cwd=repo, env=env, check=True)
     return json.loads((repo / "r.json").read_text())["environment"]["content"]
 
 
-def test_two_runs_of_different_claim_code_are_told_apart(tmp_path):
+def test_two_runs_of_different_claim_code_are_told_apart(tmp_path, run_cli):
     git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
     (tmp_path / "verify").mkdir()
     (tmp_path / "verify" / "demo.py").write_text(CLAIM.replace("VALUE", "1.0"))
@@ -41,10 +32,10 @@ def test_two_runs_of_different_claim_code_are_told_apart(tmp_path):
     subprocess.run(git + ["add", "-A"], cwd=tmp_path, check=True)
     subprocess.run(git + ["commit", "-qm", "one"], cwd=tmp_path, check=True)
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
-    first = _check(tmp_path)
+    first = _check(run_cli, tmp_path)
     assert first["revision"] == head and first["clean"] is True and first["files"] == 1
     (tmp_path / "verify" / "demo.py").write_text(CLAIM.replace("VALUE", "2.0"))
-    second = _check(tmp_path)
+    second = _check(run_cli, tmp_path)
     assert second["revision"] == head and second["clean"] is False  # same commit, edited claim code
     assert second["digest"] != first["digest"]
 

@@ -467,11 +467,9 @@ def test_stale_counterexample_of_a_verified_claim_is_removed(tmp_path):
     assert "removed the stale counterexample" in rec["evidence"]["notes"]
 
 
-def test_a_misspelled_capability_fails_when_the_file_loads(tmp_path):
+def test_a_misspelled_capability_fails_when_the_file_loads(tmp_path, run_cli):
     """A claim requiring an unknown capability would be skipped forever (a check that cannot fail): the loader
     rejects it with one line naming the capability and the known ones, and `fedtheory check` exits 2."""
-    import subprocess
-    import sys
 
     path = tmp_path / "misspelled.py"
     path.write_text(
@@ -486,13 +484,7 @@ def test_a_misspelled_capability_fails_when_the_file_loads(tmp_path):
     )
     with pytest.raises(UsageError, match=r"unknown capability 'pepit' in requires \(known: torch, cuda, dask\)"):
         load_claims([str(path)])
-    run = subprocess.run(
-        [sys.executable, "-m", "fedtheory", "check", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=300,
-    )
+    run = run_cli("check", str(path), cwd=tmp_path, timeout=300)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines()[-1].endswith("(known: torch, cuda, dask)")
     assert "Traceback" not in run.stderr

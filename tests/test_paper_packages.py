@@ -82,15 +82,9 @@ def test_inventory_and_counterexamples_live_at_the_package(tmp_path):
     )
 
 
-def test_check_and_pytest_run_the_sections(tmp_path):
+def test_check_and_pytest_run_the_sections(tmp_path, run_cli):
     make_package(tmp_path)
-    run = subprocess.run(
-        [sys.executable, "-m", "fedtheory", "check", "--json", "out.json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    run = run_cli("check", "--json", "out.json", cwd=tmp_path, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     statuses = {c["id"]: c["status"] for c in json.loads((tmp_path / "out.json").read_text())["claims"]}
     assert statuses == {"demo/lemma-1": "verified", "demo/theorem-1": "refuted"}

@@ -422,11 +422,8 @@ def test_site_in_headless_chromium_offline(site, browser):
     context.close()
 
 
-def test_report_refuses_a_bogus_status_or_a_record_without_evidence(tmp_path):
+def test_report_refuses_a_bogus_status_or_a_record_without_evidence(tmp_path, run_cli):
     """Issue 24, defect 13: a check JSON with an unknown status or no evidence is no report input (exit 2)."""
-    import subprocess
-    import sys
-
     for record, needle in (
         (
             {"id": "a/lemma-1", "status": "bogus-status", "evidence": {}},
@@ -436,20 +433,13 @@ def test_report_refuses_a_bogus_status_or_a_record_without_evidence(tmp_path):
     ):
         src = tmp_path / "check.json"
         src.write_text(json.dumps({"claims": [record]}))
-        run = subprocess.run(
-            [sys.executable, "-m", "fedtheory", "report", str(src), "--out", str(tmp_path / "site")],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        run = run_cli("report", str(src), "--out", str(tmp_path / "site"), timeout=300)
         assert run.returncode == 2 and needle in run.stderr and "Traceback" not in run.stderr
         assert not (tmp_path / "site").exists()
 
 
-def test_check_refuses_an_unwritable_report_destination_before_any_work(tmp_path):
+def test_check_refuses_an_unwritable_report_destination_before_any_work(tmp_path, run_cli):
     """Issue 24, defect 7: `--report /proc/site` ran every claim and only then failed."""
-    import subprocess
-    import sys
     import time
 
     (tmp_path / "verify").mkdir()
@@ -460,13 +450,7 @@ def test_check_refuses_an_unwritable_report_destination_before_any_work(tmp_path
         "def one(ctx):\n    time.sleep(60)\n    return ctx.verified()\n"
     )
     start = time.monotonic()
-    run = subprocess.run(
-        [sys.executable, "-m", "fedtheory", "check", "verify", "--report", "/proc/site"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = run_cli("check", "verify", "--report", "/proc/site", cwd=tmp_path)
     assert (
         run.returncode == 2 and "cannot write the report to /proc/site (--report): cannot write in /proc" in run.stderr
     )

@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -71,15 +69,8 @@ def test_a_run_records_no_path_of_the_machine_that_ran_it(project, run):
     assert "stored counterexample paper_checks/counterexamples/demo/lemma-1.json" in lemma_1["evidence"]["notes"]
 
 
-def test_warnings_of_a_check_go_into_its_notes_not_onto_the_progress_lines(project):
-    proc = subprocess.run(
-        [sys.executable, "-m", "fedtheory", "check", "--json", "r.json"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+def test_warnings_of_a_check_go_into_its_notes_not_onto_the_progress_lines(project, run_cli):
+    proc = run_cli("check", "--json", "r.json", cwd=project, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stderr
     assert "Warning" not in proc.stderr and "overflow" not in proc.stderr, proc.stderr
     notes = json.loads((project / "r.json").read_text())["claims"][0]["evidence"]["notes"]

@@ -131,13 +131,11 @@ def test_installed_wheel_works_in_an_empty_directory(dist, tmp_path, request):
     python = venv / "bin" / "python"
     # the dependencies come from this environment (a .pth line, read after the venv's own site-packages,
     # so the installed wheel wins over this checkout), which keeps the test off the network
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-    ).stdout.strip()
+
+    def venv_python(code: str, **kw) -> subprocess.CompletedProcess:
+        return subprocess.run([str(python), "-c", code], env=env, capture_output=True, text=True, **kw)
+
+    site = venv_python("import sysconfig; print(sysconfig.get_paths()['purelib'])", check=True).stdout.strip()
     Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(_one(dist, "*.whl"))],
@@ -154,13 +152,7 @@ def test_installed_wheel_works_in_an_empty_directory(dist, tmp_path, request):
             [str(venv / "bin" / "fedtheory"), *argv], cwd=empty, env=env, capture_output=True, text=True, timeout=900
         )
 
-    where = subprocess.run(
-        [str(python), "-c", "import fedtheory; print(fedtheory.__file__)"],
-        cwd=empty,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    where = venv_python("import fedtheory; print(fedtheory.__file__)", cwd=empty)
     assert where.stdout.startswith(str(venv)), where.stdout + where.stderr
     check = fedtheory_cli("check", "--claim", "localupdate/lemma-2", "--json", "check.json")
     assert check.returncode == 0, check.stdout[-2000:] + check.stderr[-2000:]

@@ -39,7 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.claims.core import Control, claim
+from fedtheory.claims.agreement import consistency_claim
+from fedtheory.claims.core import Control
 from fedtheory.content import load_module
 
 #: LocalUpdate's PEP written literally in PEPit: the independent side of the compiled PEP, which the PEPit engine of
@@ -169,11 +170,10 @@ _SIGN_SLIP = Control(
 )
 
 
-@claim(
-    id="verify/certificate-crosscheck/error-servers",
-    ref="consistency",
-    title="Error certificates under server GD, heavy ball and Nesterov: the compiled PEP = the literal PEP",
-    statement=r"For $n=2$ quadratic clients ($\mu=1$, $L=10$, $\|c_i-o\|\le1$), LocalUpdate with $K=2$, "
+@consistency_claim(
+    "verify/certificate-crosscheck/error-servers",
+    "Error certificates under server GD, heavy ball and Nesterov: the compiled PEP = the literal PEP",
+    r"For $n=2$ quadratic clients ($\mu=1$, $L=10$, $\|c_i-o\|\le1$), LocalUpdate with $K=2$, "
     r"$\gamma=0.05$, server step $\eta=0.1$ and server GD, heavy ball or Nesterov ($\beta=0.3$): the "
     r"certified $\sup\|x_2-x^*\|$ from $\|x_0-x^*\|\le1$ of the PEP compiled from the method's "
     r"description (\texttt{fedtheory.methods.pep.certify}, and \texttt{certify\_local\_update}'s PEPit "
@@ -181,8 +181,7 @@ _SIGN_SLIP = Control(
     r"literally (\texttt{verify/\_literal\_peps.py}) agree to $10^{-4}$ relative, and each certificate's "
     r"replayed lower bound is within 1\,\% of its upper bound. Adam's nonlinear server rule has no PEP: "
     r"the compiled certificate refuses it with a message naming the rule.",
-    kind="certificate",
-    controls=[_SIGN_SLIP],
+    [_SIGN_SLIP],
 )
 def error_servers(ctx):
     from fedtheory.methods.pep import certify
@@ -234,15 +233,13 @@ def error_servers(ctx):
     )
 
 
-@claim(
-    id="verify/certificate-crosscheck/error-servers/spectral",
-    ref="consistency",
-    title="Error certificates under server GD, heavy ball and Nesterov: the spectral engine = the PEPit engine",
-    statement=r"As \texttt{verify/certificate-crosscheck/error-servers}, the spectral engine (8 pieces) against "
+@consistency_claim(
+    "verify/certificate-crosscheck/error-servers/spectral",
+    "Error certificates under server GD, heavy ball and Nesterov: the spectral engine = the PEPit engine",
+    r"As \texttt{verify/certificate-crosscheck/error-servers}, the spectral engine (8 pieces) against "
     r"the PEPit engine, for server GD, heavy ball and Nesterov.",
-    kind="certificate",
+    [_SIGN_SLIP],
     tier="full",
-    controls=[_SIGN_SLIP],
 )
 def error_servers_spectral(ctx):
     ok, rows = _agreement_rows(
@@ -268,19 +265,17 @@ MATRIX = tuple(
 )
 
 
-@claim(
-    id="verify/certificate-crosscheck/matrix",
-    ref="consistency",
-    title="Every measure × server optimizer × heterogeneity model: the compiled PEP = the literal PEP, gaps ≤ 1 %",
-    statement=r"For $n=2$ quadratic clients ($\mu=1$, $L=10$; $\|c_i-o\|\le1$ or $\zeta=1$), LocalUpdate with "
+@consistency_claim(
+    "verify/certificate-crosscheck/matrix",
+    "Every measure × server optimizer × heterogeneity model: the compiled PEP = the literal PEP, gaps ≤ 1 %",
+    r"For $n=2$ quadratic clients ($\mu=1$, $L=10$; $\|c_i-o\|\le1$ or $\zeta=1$), LocalUpdate with "
     r"$K=2$, $\gamma=0.05$, $\eta=0.1$, $T=2$, $D=1$: for the floor, the rate, the error and the function "
     r"value, under server GD, heavy ball and Nesterov ($\beta=0.3$; error and function value), the "
     r"certified values of the compiled PEP (\texttt{fedtheory.methods.pep.certify} and "
     r"\texttt{certify\_local\_update}'s PEPit engine) and of the PEPit PEP written literally agree to "
     r"$10^{-4}$ relative and each lower bound (both certificates') is within 1\,\% of its upper bound.",
-    kind="certificate",
+    [_SIGN_SLIP],
     tier="full",
-    controls=[_SIGN_SLIP],
 )
 def matrix(ctx):
     from fedtheory.certify.federated_pep import certify_local_update
@@ -380,18 +375,16 @@ def _zeta_certificates(seed: int):
     return at10, at1
 
 
-@claim(
-    id="verify/certificate-crosscheck/zeta-model-scaling",
-    ref="consistency",
-    title="ζ-model floor certificates at L = 10 agree across engines and with the L = 1 certificate scaled",
-    statement=r"For $n=2$ quadratic clients with $\sum_ip_i\|\nabla f_i(x^*)\|^2\le\zeta^2$, LocalUpdate with $K=2$: "
+@consistency_claim(
+    "verify/certificate-crosscheck/zeta-model-scaling",
+    "ζ-model floor certificates at L = 10 agree across engines and with the L = 1 certificate scaled",
+    r"For $n=2$ quadratic clients with $\sum_ip_i\|\nabla f_i(x^*)\|^2\le\zeta^2$, LocalUpdate with $K=2$: "
     r"the certified floor at $(\mu,L,\gamma,\zeta)=(1,10,0.05,1)$ of the spectral and the PEPit engines "
     r"agree to $10^{-4}$ relative and equal $\tfrac1{10}$ times the certified floor at "
     r"$(0.1,1,0.5,1)$ (gradients scale with $L$, so $\zeta$ does: the floor at $\zeta$ under "
     r"$(\mu,L,\gamma)\to(s\mu,sL,\gamma/s)$ is the floor at $\zeta/s$), to $10^{-4}$ relative; each "
     r"lower bound is within 1\,\% of its upper bound.",
-    kind="certificate",
-    controls=[
+    [
         Control(
             "zeta-units-slip",
             "the scaling law without the 1/L on ζ (ζ read in units L = 1): a factor 10",
@@ -497,32 +490,28 @@ _D1_LOWERED = Control(
 )
 
 
-@claim(
-    id="verify/certificate-crosscheck/d1-branch-and-bound-off-grid",
-    ref="consistency",
-    title="The d = 1 branch and bound's value is the sup of its closed form, sampled densely off its grid",
-    statement=r"For two clients $f_i=\lambda_i(x-c_i)^2/2$, $\lambda_i\in[1,100]$, $|c_i-o|\le1$ and four "
+@consistency_claim(
+    "verify/certificate-crosscheck/d1-branch-and-bound-off-grid",
+    "The d = 1 branch and bound's value is the sup of its closed form, sampled densely off its grid",
+    r"For two clients $f_i=\lambda_i(x-c_i)^2/2$, $\lambda_i\in[1,100]$, $|c_i-o|\le1$ and four "
     r"(K, $\gamma$, $\Theta_{1:K}$, $\alpha$, $p$) settings: no point of $2\cdot10^5$ log-uniform samples "
     r"of $(\lambda_1,\lambda_2)$ (and $2\cdot10^3$ points within $10^{-3}$ relative of the certificate's "
     r"maximizer, none on its box grid) exceeds the certified value (branch-and-bound tolerance "
     r"$10^{-6}$), and the sampled maximum is within $2\cdot10^{-6}$ relative of it.",
-    kind="certificate",
-    controls=[_D1_LOWERED],
+    [_D1_LOWERED],
 )
 def d1_branch_and_bound_off_grid(ctx):
     ok, rows = _d1_rows(ctx, D1_POINTS)
     return ctx.decide(ok, measured={"rows": rows}, tolerance={"above": 1e-12, "below": 2 * D1_RTOL})
 
 
-@claim(
-    id="verify/certificate-crosscheck/d1-branch-and-bound-off-grid/grid",
-    ref="consistency",
-    title="The d = 1 branch and bound against dense sampling off its grid, Θ_K included",
-    statement=r"As \texttt{verify/certificate-crosscheck/d1-branch-and-bound-off-grid}, adding $\Theta_K$ "
+@consistency_claim(
+    "verify/certificate-crosscheck/d1-branch-and-bound-off-grid/grid",
+    "The d = 1 branch and bound against dense sampling off its grid, Θ_K included",
+    r"As \texttt{verify/certificate-crosscheck/d1-branch-and-bound-off-grid}, adding $\Theta_K$ "
     r"($K=10$, $\gamma=0.005$) and $\Theta_K$ with FedProx ($K=5$, $\alpha=10$, $p=(0.3,0.7)$).",
-    kind="certificate",
+    [_D1_LOWERED],
     tier="full",
-    controls=[_D1_LOWERED],
 )
 def d1_branch_and_bound_off_grid_grid(ctx):
     ok, rows = _d1_rows(ctx, D1_POINTS_FULL)
@@ -571,19 +560,17 @@ def _gradient_descent_error(eta: float):
     )
 
 
-@claim(
-    id="verify/certificate-crosscheck/rank-deficient-extraction",
-    ref="consistency",
-    title="The quadratic extraction rebuilds the class member from rank-deficient tables, and a real PEP's 1-D worst case",
-    statement=r"For tables $(u_k, Au_k)$ of a quadratic with $\mu I\preceq A\preceq LI$ ($\mu=1$, $L=10$, $d=5$) whose "
+@consistency_claim(
+    "verify/certificate-crosscheck/rank-deficient-extraction",
+    "The quadratic extraction rebuilds the class member from rank-deficient tables, and a real PEP's 1-D worst case",
+    r"For tables $(u_k, Au_k)$ of a quadratic with $\mu I\preceq A\preceq LI$ ($\mu=1$, $L=10$, $d=5$) whose "
     r"points are rank deficient (in a 2-D subspace, repeated, with a zero row, $10^{-13}$ off a subspace, "
     r"a single point), \texttt{quadratic\_interpolant} returns a spectrum in $[\mu,L]$ and reproduces "
     r"every gradient to $10^{-9}$ relative; and gradient descent's PEP ($K=1$, $T=2$, $\eta=0.15$, whose "
     r"worst case is one-dimensional, so its table is rank deficient) is rebuilt into an instance whose "
     r"replayed error is within $10^{-3}$ of $\max(|1-\eta\mu|,|1-\eta L|)^2$, and the certificate's lower "
     r"bound (a probe started from that instance) within $10^{-6}$.",
-    kind="certificate",
-    controls=[
+    [
         Control(
             "outside-class",
             "tables with gradients G = 12·U (curvature 12 > L = 10: no class member "
@@ -710,29 +697,25 @@ def _decide_between(ctx, points):
     return ctx.decide(ok, measured={"rows": rows}, tolerance={"lower": 1e-5, "upper": ENGINE_RTOL})
 
 
-@claim(
-    id="verify/certificate-crosscheck/explorer-between-ratios",
-    ref="consistency",
-    title="The explorer's certified look-up between tabulated ratios L/μ bounds a fresh certificate there",
-    statement=r"At $L/\mu=30$ (between the table's 10 and 100), $\gamma L=0.3$, $K=5$, $\Theta_{1:K}$, two equal-weight "
+@consistency_claim(
+    "verify/certificate-crosscheck/explorer-between-ratios",
+    "The explorer's certified look-up between tabulated ratios L/μ bounds a fresh certificate there",
+    r"At $L/\mu=30$ (between the table's 10 and 100), $\gamma L=0.3$, $K=5$, $\Theta_{1:K}$, two equal-weight "
     r"clients: the explorer's certified floor (\texttt{certified\_floor\_lookup}, $L/\mu$ rounded up) is at "
     r"least a fresh certificate's upper bound (to $10^{-4}$) and its replayed lower bound.",
-    kind="certificate",
-    controls=[_ROUNDED_DOWN],
+    [_ROUNDED_DOWN],
 )
 def explorer_between_ratios(ctx):
     return _decide_between(ctx, BETWEEN)
 
 
-@claim(
-    id="verify/certificate-crosscheck/explorer-between-ratios/grid",
-    ref="consistency",
-    title="The explorer's look-ups between tabulated ratios bound fresh certificates (both Θ parts)",
-    statement=r"As \texttt{verify/certificate-crosscheck/explorer-between-ratios} at $L/\mu\in\{30,300\}$ for "
+@consistency_claim(
+    "verify/certificate-crosscheck/explorer-between-ratios/grid",
+    "The explorer's look-ups between tabulated ratios bound fresh certificates (both Θ parts)",
+    r"As \texttt{verify/certificate-crosscheck/explorer-between-ratios} at $L/\mu\in\{30,300\}$ for "
     r"$\Theta_{1:K}$ and $\Theta_K$ at tabulated $(\gamma L, K)$.",
-    kind="certificate",
+    [_ROUNDED_DOWN],
     tier="full",
-    controls=[_ROUNDED_DOWN],
 )
 def explorer_between_ratios_grid(ctx):
     return _decide_between(ctx, BETWEEN_FULL)
@@ -743,18 +726,16 @@ def explorer_between_ratios_grid(ctx):
 # --------------------------------------------------------------------------------------------
 
 
-@claim(
-    id="verify/certificate-crosscheck/theta-k-extreme-lower",
-    ref="consistency",
-    title="At Θ_K with γ ≫ 1/(KL) the lower bound reaches the realisable floor; the SDP's failure is explained",
-    statement=r"For LocalUpdate with $\Theta_K$, $K=50$, $\gamma=0.05$, two equal-weight quadratic clients with "
+@consistency_claim(
+    "verify/certificate-crosscheck/theta-k-extreme-lower",
+    "At Θ_K with γ ≫ 1/(KL) the lower bound reaches the realisable floor; the SDP's failure is explained",
+    r"For LocalUpdate with $\Theta_K$, $K=50$, $\gamma=0.05$, two equal-weight quadratic clients with "
     r"$\mu=1$, $L=10$, $\|c_i-o\|\le1$ (the audit's setting; $b(L)/b(\mu)=2\cdot10^{-13}$): the "
     r"extreme-spectrum family's floor, computed in 50-digit arithmetic on an instance exactly in the "
     r"class, is at least the audit's realisable floor 161,815, and the library's float64 fixed point on "
     r"the same instance agrees to $10^{-6}$ relative; the note of a certificate without an upper bound "
     r"names the message eigenvalue's range as the reason and reports that lower bound.",
-    kind="probe",
-    controls=[
+    [
         Control(
             "needle-excluded",
             "the angle scan started at 1e-3 (the worst rotation, ~1e-6, excluded): "
@@ -762,6 +743,7 @@ def explorer_between_ratios_grid(ctx):
             {"smallest_angle": 1e-3},
         )
     ],
+    kind="probe",
 )
 def theta_k_extreme_lower(ctx):
     from fedtheory.algorithms.theta import Theta
@@ -803,23 +785,21 @@ def _theta_k_certificate(seed: int):
     return certify_local_update(1.0, 10.0, 50, 0.05, theta="K", probe_starts=2, seed=seed)
 
 
-@claim(
-    id="verify/certificate-crosscheck/theta-k-certificate",
-    ref="consistency",
-    title="At Θ_K, K = 50, γ = 0.05 the certificate claims no upper bound, says why, and reports the family's floor",
-    statement=r"\texttt{certify\_local\_update}$(\mu=1, L=10, K=50, \gamma=0.05, \Theta_K)$ (floor, two equal-weight "
+@consistency_claim(
+    "verify/certificate-crosscheck/theta-k-certificate",
+    "At Θ_K, K = 50, γ = 0.05 the certificate claims no upper bound, says why, and reports the family's floor",
+    r"\texttt{certify\_local\_update}$(\mu=1, L=10, K=50, \gamma=0.05, \Theta_K)$ (floor, two equal-weight "
     r"clients, $C=1$), whose SDP is not solved reliably: the certificate is \emph{unreliable} with no "
     r"value, its notes name the message eigenvalue's range as the reason, and its lower bound is at least "
     r"the audit's realisable floor 161,815.",
-    kind="certificate",
-    tier="full",
-    controls=[
+    [
         Control(
             "lower-above-family",
             "the lower bound asserted to reach 10× the family's floor (1.07e7): no instance found reaches it",
             {"floor_factor": 10.0 * 1_067_660 / AUDIT_FLOOR},
         )
     ],
+    tier="full",
 )
 def theta_k_certificate(ctx):
     c = _theta_k_certificate(_seed(ctx))
@@ -841,16 +821,13 @@ def theta_k_certificate(ctx):
     )
 
 
-@claim(
-    id="verify/certificate-crosscheck/table-above-extreme-family",
-    ref="consistency",
-    title="Every certified floor of the explorer's table is at least the extreme-spectrum family's floor there",
-    statement=r"At every tabulated point $(L/\mu, \gamma L, K)$ of both $\Theta$ parts of the shipped table (two "
+@consistency_claim(
+    "verify/certificate-crosscheck/table-above-extreme-family",
+    "Every certified floor of the explorer's table is at least the extreme-spectrum family's floor there",
+    r"At every tabulated point $(L/\mu, \gamma L, K)$ of both $\Theta$ parts of the shipped table (two "
     r"equal-weight clients, $C=1$), the certified floor is at least the floor of the extreme-spectrum "
     r"family (two clients, $d=2$, spectra in $\{\mu,L\}$, one rotated; an independent lower bound).",
-    kind="certificate",
-    tier="full",
-    controls=[
+    [
         Control(
             "table-halved",
             "the tabulated values × 0.5: the family reaches more than half of each "
@@ -858,6 +835,7 @@ def theta_k_certificate(ctx):
             {"table_factor": 0.5},
         )
     ],
+    tier="full",
 )
 def table_above_extreme_family(ctx):
     from fedtheory.certify.lower_bounds import extreme_spectrum_floor
@@ -911,17 +889,15 @@ _GAP_CONTROL = Control(
 )
 
 
-@claim(
-    id="verify/certificate-crosscheck/error-gap-closed",
-    ref="consistency",
-    title="Function-value certificates: the lower bound is within 1 % of the upper bound",
-    statement=r"For $n=2$ quadratic clients ($\mu=1$, $L=10$, $C=1$, $D=1$), LocalUpdate $K=2$, $\gamma=0.05$, "
+@consistency_claim(
+    "verify/certificate-crosscheck/error-gap-closed",
+    "Function-value certificates: the lower bound is within 1 % of the upper bound",
+    r"For $n=2$ quadratic clients ($\mu=1$, $L=10$, $C=1$, $D=1$), LocalUpdate $K=2$, $\gamma=0.05$, "
     r"$\eta=0.1$, server GD: the certified $\sup F(x_2)-F^*$ has a lower bound (an instance replayed "
     r"through the real driver: the SDP's extracted worst case, or a probe started from it) within 1\,\% "
     r"of its upper bound. (The error's gaps under GD, heavy ball and Nesterov are checked by "
     r"\texttt{verify/certificate-crosscheck/error-servers}; $T=4$ by the full tier's \texttt{/deep}.)",
-    kind="certificate",
-    controls=[_GAP_CONTROL],
+    [_GAP_CONTROL],
 )
 def error_gap_closed(ctx):
     certs = [("function-value gd", _pepit_error("gd", 1.0, _seed(ctx), "function-value"))]
@@ -929,17 +905,15 @@ def error_gap_closed(ctx):
     return ctx.decide(ok, measured={"rows": rows}, tolerance={"gap": GAP_RTOL})
 
 
-@claim(
-    id="verify/certificate-crosscheck/error-gap-closed/deep",
-    ref="consistency",
-    title="Error certificates after T = 4 rounds (both engines), heavy ball and Nesterov: lower within 1 % of upper",
-    statement=r"As \texttt{verify/certificate-crosscheck/error-gap-closed}, for the error after $T=4$ rounds "
+@consistency_claim(
+    "verify/certificate-crosscheck/error-gap-closed/deep",
+    "Error certificates after T = 4 rounds (both engines), heavy ball and Nesterov: lower within 1 % of upper",
+    r"As \texttt{verify/certificate-crosscheck/error-gap-closed}, for the error after $T=4$ rounds "
     r"(server GD; the spectral engine, whose lower bound is the probe's polished instance, and the PEPit "
     r"engine), the error and function value under heavy ball and the error under Nesterov "
     r"($\beta=0.3$, $T=2$).",
-    kind="certificate",
+    [_GAP_CONTROL],
     tier="full",
-    controls=[_GAP_CONTROL],
 )
 def error_gap_closed_deep(ctx):
     from fedtheory.certify.federated_pep import certify_local_update

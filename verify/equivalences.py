@@ -16,7 +16,8 @@ from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, client_pse
 from fedtheory.algorithms.surrogate import kappa
 from fedtheory.algorithms.theta import Theta
 from fedtheory.analysis.rates import tuned_server
-from fedtheory.claims.core import Control, claim
+from fedtheory.claims.agreement import agreement_claim
+from fedtheory.claims.core import Control
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
 
 EPS = float(np.finfo(np.float64).eps)
@@ -38,15 +39,14 @@ def _plain_gd(problem, x0: np.ndarray, lr: float, rounds: int) -> np.ndarray:
     return np.stack(xs)
 
 
-@claim(
-    id="verify/equivalences/k1-is-gradient-descent",
-    ref="Algorithms 1-2 with K(Theta) = 1",
-    title="LocalUpdate with Θ = (θ₁) and server GD is gradient descent on f with step ηθ₁",
-    statement=r"For $\Theta=(\theta_1)$, any $\alpha\ge0$, $\gamma\ge0$ and ServerOpt = gradient descent with step $\eta$, "
+@agreement_claim(
+    "verify/equivalences/k1-is-gradient-descent",
+    "Algorithms 1-2 with K(Theta) = 1",
+    "LocalUpdate with Θ = (θ₁) and server GD is gradient descent on f with step ηθ₁",
+    r"For $\Theta=(\theta_1)$, any $\alpha\ge0$, $\gamma\ge0$ and ServerOpt = gradient descent with step $\eta$, "
     r"LocalUpdate's iterates equal those of $x_{t+1}=x_t-\eta\theta_1\nabla f(x_t)$ (one local step: "
     r"$g_1=A_i(x-c_i)+\alpha(x-x)$, so the message is $\theta_1\nabla f_i(x)$, whatever $\alpha,\gamma$).",
-    kind="simulation",
-    controls=[
+    [
         Control(
             "reference-step-1.01",
             "LocalUpdate (K = 1) against plain gradient descent with step 1.01·ηθ₁: a "
@@ -184,18 +184,17 @@ _STEPWISE_THETA_SCALED = Control(
 )
 
 
-@claim(
-    id="verify/equivalences/spectral-equals-stepwise",
-    ref="Theorem 1 (implementation)",
-    title="The spectral message path equals Algorithm 2's K literal local steps",
-    statement=r"For every client, $\sum_k\theta_k g_k$ computed by $K(\Theta)$ local steps "
+@agreement_claim(
+    "verify/equivalences/spectral-equals-stepwise",
+    "Theorem 1 (implementation)",
+    "The spectral message path equals Algorithm 2's K literal local steps",
+    r"For every client, $\sum_k\theta_k g_k$ computed by $K(\Theta)$ local steps "
     r"$g_k=A_i(x_k-c_i)+\alpha(x_k-x)$, $x_{k+1}=x_k-\gamma g_k$ equals "
     r"$V_i\,\mathrm{diag}(q(\lambda_i)\lambda_i)\,V_i^\top(x-c_i)$, $q(\lambda)=\sum_k\theta_k(1-\gamma(\lambda+\alpha))^{k-1}$, "
     r"and whole LocalUpdate runs (gd, heavy-ball, Nesterov servers) agree, to float64 forward-error accuracy; "
     r"$\Theta\in\{\Theta_{1:K},\Theta_K,\text{general}\}$, $K\le50$, $\alpha\ge0$, $\gamma<(L+\alpha)^{-1}$, "
     r"non-commuting $A_i$, unequal $p_i$.",
-    kind="simulation",
-    controls=[_STEPWISE_THETA_SCALED],
+    [_STEPWISE_THETA_SCALED],
 )
 def spectral_equals_stepwise(ctx):
     rng = ctx.rng
@@ -296,15 +295,15 @@ def _probe_dimension() -> int:
     return 1 + n * d + n * d * (d - 1) // 2 + n * d + n + K + 1 + 1 + d
 
 
-@claim(
-    id="verify/equivalences/spectral-equals-stepwise/probe",
-    ref="Theorem 1 (implementation)",
-    title="Adversarial search for a message where the spectral path and the literal local steps disagree",
-    statement=r"$\max_i\|\mathrm{spectral}_i-\mathrm{stepwise}_i\|\le K d\,\varepsilon\,w(\Theta)\,L\,\|x-c_i\|$ over the whole "
+@agreement_claim(
+    "verify/equivalences/spectral-equals-stepwise/probe",
+    "Theorem 1 (implementation)",
+    "Adversarial search for a message where the spectral path and the literal local steps disagree",
+    r"$\max_i\|\mathrm{spectral}_i-\mathrm{stepwise}_i\|\le K d\,\varepsilon\,w(\Theta)\,L\,\|x-c_i\|$ over the whole "
     r"hypothesis class ($\mu I\preceq A_i\preceq LI$ non-commuting, $p_i>0$, $\Theta\ge0$, $\alpha\ge0$, "
     r"$0\le\gamma<(L+\alpha)^{-1}$), searched by random sampling and then by Nelder–Mead maximizing the ratio.",
+    [_STEPWISE_THETA_SCALED],
     kind="probe",
-    controls=[_STEPWISE_THETA_SCALED],
 )
 def spectral_equals_stepwise_probe(ctx):
     rng = ctx.rng

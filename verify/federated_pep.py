@@ -28,23 +28,22 @@ import functools
 import numpy as np
 
 from fedtheory.certify.federated_pep import certify_local_update, message_eigenvalue
+from fedtheory.claims.agreement import consistency_claim
 from fedtheory.claims.controls import tightened_bound
-from fedtheory.claims.core import Control, claim
+from fedtheory.claims.core import Control
 
 #: agreement of a certified value with a closed form: the SDP margin (1e-5) plus Clarabel/SCS tolerances
 RTOL = 2e-5
 
 
-@claim(
-    id="verify/federated-pep/k1-gradient-descent",
-    ref="consistency",
-    title="K = 1: the certificates reproduce gradient descent (floor 0, rate max(|1 − ημ|, |1 − ηL|), error ρ^T D)",
-    statement=r"With $K=1$, LocalUpdate is gradient descent with step $\eta$ on $F=\sum_ip_if_i$: the certified floor is "
+@consistency_claim(
+    "verify/federated-pep/k1-gradient-descent",
+    "K = 1: the certificates reproduce gradient descent (floor 0, rate max(|1 − ημ|, |1 − ηL|), error ρ^T D)",
+    r"With $K=1$, LocalUpdate is gradient descent with step $\eta$ on $F=\sum_ip_if_i$: the certified floor is "
     r"$0$, the certified one-round contraction is $\rho=\max(|1-\eta\mu|,|1-\eta L|)$ and the certified "
     r"$\|x_T-x^*\|$ from $\|x_0-x^*\|\le D$ is $\rho^TD$ (quadratic and smooth strongly convex classes), "
     r"each to $10^{-5}$ relative.",
-    kind="certificate",
-    controls=[
+    [
         tightened_bound(
             0.99,
             "gradient descent's tight rate",
@@ -87,14 +86,12 @@ def k1_gradient_descent(ctx):
     )
 
 
-@claim(
-    id="verify/federated-pep/rate-closed-form",
-    ref="consistency",
-    title="The one-round rate certificate equals max over λ ∈ [μ, L] of |1 − ηb(λ)|",
-    statement=r"For quadratic clients, $\sup\|R(x)-R(x')\|/\|x-x'\|=\max_{\lambda\in[\mu,L]}|1-\eta b(\lambda)|$ with "
+@consistency_claim(
+    "verify/federated-pep/rate-closed-form",
+    "The one-round rate certificate equals max over λ ∈ [μ, L] of |1 − ηb(λ)|",
+    r"For quadratic clients, $\sup\|R(x)-R(x')\|/\|x-x'\|=\max_{\lambda\in[\mu,L]}|1-\eta b(\lambda)|$ with "
     r"$b(\lambda)=\lambda q(1-\gamma(\lambda+\alpha))$, for FedAvg and FedProx ($K=4$, $\kappa_0=10$).",
-    kind="certificate",
-    controls=[Control("b-scaled", "the closed form with b scaled by 0.9", {"b_factor": 0.9})],
+    [Control("b-scaled", "the closed form with b scaled by 0.9", {"b_factor": 0.9})],
 )
 def rate_closed_form(ctx):
     bf = ctx.param("b_factor", 1.0)
@@ -111,14 +108,12 @@ def rate_closed_form(ctx):
     return ctx.decide(ok, measured={"rows": rows}, tolerance={"relative": RTOL})
 
 
-@claim(
-    id="verify/federated-pep/engines-agree",
-    ref="consistency",
-    title="The spectral relaxation and PEPit's exact quadratic PEP give the same worst floor",
-    statement=r"For $n=2$ quadratic clients, $\kappa_0=10$, $K\in\{2,4\}$, $\gamma L=\tfrac12$: the spectral engine's "
+@consistency_claim(
+    "verify/federated-pep/engines-agree",
+    "The spectral relaxation and PEPit's exact quadratic PEP give the same worst floor",
+    r"For $n=2$ quadratic clients, $\kappa_0=10$, $K\in\{2,4\}$, $\gamma L=\tfrac12$: the spectral engine's "
     r"certified floor equals the PEPit engine's to $10^{-4}$ relative.",
-    kind="certificate",
-    controls=[Control("other-step", "the PEPit engine run at 1.1 γ (a planted mismatch)", {"gamma_factor": 1.1})],
+    [Control("other-step", "the PEPit engine run at 1.1 γ (a planted mismatch)", {"gamma_factor": 1.1})],
 )
 def engines_agree(ctx):
     gf = ctx.param("gamma_factor", 1.0)
@@ -136,17 +131,15 @@ def engines_agree(ctx):
 DT_RTOL = 1e-6
 
 
-@claim(
-    id="verify/federated-pep/k1-drori-teboulle",
-    ref="consistency",
-    title="K = 1, μ = 0: the function-value certificate is gradient descent's tight worst case L D²/(4Nh + 2)",
-    statement=r"With $K=1$ local step, equal weights ($n=2$) and $L$-smooth convex clients ($\mu=0$), $N$ rounds of "
+@consistency_claim(
+    "verify/federated-pep/k1-drori-teboulle",
+    "K = 1, μ = 0: the function-value certificate is gradient descent's tight worst case L D²/(4Nh + 2)",
+    r"With $K=1$ local step, equal weights ($n=2$) and $L$-smooth convex clients ($\mu=0$), $N$ rounds of "
     r"FedAvg with server step $\eta=h/L$ are gradient descent with step $h/L$ on $F=\sum_ip_if_i$, and "
     r"the certified $\sup F(x_N)-F^*$ over $\|x_0-x^*\|\le D$ equals Drori–Teboulle's "
     r"$LD^2/(4Nh+2)$ to $10^{-6}$ relative, for $N\in\{1,2,3\}$, $h\in\{\tfrac12,1\}$, and PEPit's "
     r"own single-function example \texttt{wc\_gradient\_descent} to the same tolerance.",
-    kind="certificate",
-    controls=[
+    [
         Control(
             "dt-0.99",
             "Drori–Teboulle's bound scaled by 0.99 (below the worst case, which the Huber-type instance attains)",
@@ -285,12 +278,10 @@ _SDANE_CONTROLS = [
 
 # Full tier (72 s): a fast-tier check of certify_sdane against the compiled PEP is
 # verify/methods-pep/agrees-with-certify-sdane.
-@claim(
-    id="verify/federated-pep/sdane-agreement",
-    tier="full",
-    ref="consistency",
-    title="S-DANE's compiled PEP (certify_sdane) agrees with two_client_sdane to 1e-6",
-    statement=r"For two $\mu$-convex clients under $\delta$-SOD and one round of S-DANE with local accuracy $c>0$, "
+@consistency_claim(
+    "verify/federated-pep/sdane-agreement",
+    "S-DANE's compiled PEP (certify_sdane) agrees with two_client_sdane to 1e-6",
+    r"For two $\mu$-convex clients under $\delta$-SOD and one round of S-DANE with local accuracy $c>0$, "
     r"\texttt{certify\_sdane} (compiled from S-DANE's description: each local point defined by the prox, "
     r"$\nabla f_i(x_i)=\nabla f_i(v)-\nabla f(v)-\lambda(x_i-v)+e_i$ with free $e_i$, "
     r"$\sum_i\|e_i\|^2\le c\lambda^2\sum_i\|x_i-v\|^2$) and \texttt{two\_client\_sdane} "
@@ -302,8 +293,8 @@ _SDANE_CONTROLS = [
     r"from $c\in\{10^{-3},10^{-4}\}$, equals $v_0$ within $2|b|\sqrt{c_1c_2}$ ($b$: the quadratic "
     r"coefficient of the fit through all three $c$), $(R,\lambda,\mu,\delta)\in\{(1,2,0,1),(2,2,\tfrac12,1),"
     r"(2,1,0,\tfrac12)\}$.",
-    kind="certificate",
-    controls=_SDANE_CONTROLS,
+    _SDANE_CONTROLS,
+    tier="full",
 )
 def sdane_agreement(ctx):
     from fedtheory.certify.federated_pep import certify_sdane
@@ -412,19 +403,16 @@ def _extraction_runs(seed):
 
 # Full tier (86 s): the fast tier extracts and replays worst cases in tests/test_quadratic_extraction.py and in
 # verify/certificate-crosscheck/rank-deficient-extraction.
-@claim(
-    id="verify/federated-pep/quadratic-extraction",
-    tier="full",
-    ref="consistency",
-    title="The quadratic PEP's worst case, rebuilt as a QuadraticFederation and replayed in the driver, attains the SDP",
-    statement=r"For quadratic clients ($\mu=1$, $L=10$, $\gamma L=\tfrac12$; $(K,n,\alpha)\in\{(2,2,0),(4,2,0),(2,3,0),"
+@consistency_claim(
+    "verify/federated-pep/quadratic-extraction",
+    "The quadratic PEP's worst case, rebuilt as a QuadraticFederation and replayed in the driver, attains the SDP",
+    r"For quadratic clients ($\mu=1$, $L=10$, $\gamma L=\tfrac12$; $(K,n,\alpha)\in\{(2,2,0),(4,2,0),(2,3,0),"
     r"(2,2,L/5)\}$), the floor and the error after $T=2$ rounds (server GD, $\eta=0.1$, $D=1$, $C=1$): the "
     r"instance extracted from PEPit's SDP solution (each client $A_i$ through its table, spectrum in "
     r"$[\mu,L]$ checked on the stored instance) reaches, in the real driver, the SDP's value to $10^{-3}$ "
     r"relative and never exceeds the certified value; the spectral engine's certificate agrees with the "
     r"PEPit engine's to $10^{-4}$ relative (every floor; the error at the first point).",
-    kind="certificate",
-    controls=[
+    [
         Control(
             "sdp-1.01", "the claim that the extracted instance reaches 1.01 × the SDP's value", {"sdp_factor": 1.01}
         ),
@@ -435,6 +423,7 @@ def _extraction_runs(seed):
             {"L_factor": 0.99},
         ),
     ],
+    tier="full",
 )
 def quadratic_extraction(ctx):
     from fedtheory.problems.quadratic import QuadraticFederation
@@ -494,19 +483,17 @@ def quadratic_extraction(ctx):
     )
 
 
-@claim(
-    id="verify/federated-pep/sdane-agreement/grid",
-    ref="consistency",
-    title="S-DANE / Acc-S-DANE with inexact local solves: certify_sdane and two_client_sdane agree (full grid)",
-    statement=r"As \texttt{verify/federated-pep/sdane-agreement}, for S-DANE at $R\in\{1,2,3\}$ and Acc-S-DANE at "
+@consistency_claim(
+    "verify/federated-pep/sdane-agreement/grid",
+    "S-DANE / Acc-S-DANE with inexact local solves: certify_sdane and two_client_sdane agree (full grid)",
+    r"As \texttt{verify/federated-pep/sdane-agreement}, for S-DANE at $R\in\{1,2,3\}$ and Acc-S-DANE at "
     r"$R=2$, $\lambda\in\{1,2\}$, "
     r"$\mu\in\{0,\tfrac1{10}\}$, $\delta=1$, $c\in\{\tfrac14,\tfrac1{20},\tfrac1{100}\}$: wherever both "
     r"are solved to Clarabel \emph{optimal} (at least half of the 48 points) they agree to $10^{-6}$ "
     r"relative at $R=1$ and to $2\cdot10^{-5}$ at $R\in\{2,3\}$, where Clarabel's own accuracy is "
     r"measured at $\sim8\cdot10^{-6}$ (see the notes).",
-    kind="certificate",
+    _SDANE_CONTROLS[:1],
     tier="full",
-    controls=_SDANE_CONTROLS[:1],
 )
 def sdane_agreement_grid(ctx):
     lf, cf = ctx.param("lam_factor", 1.0), ctx.param("c_factor", 1.0)

@@ -10,8 +10,9 @@ import numpy as np
 
 from fedtheory.algorithms.fedhm import FedHM, HybridLayout, run_fedhm
 from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
+from fedtheory.claims.agreement import agreement_claim, decide_within, relative_gap, worst_over_trials
 from fedtheory.claims.controls import one_step_too_many
-from fedtheory.claims.core import claim
+from fedtheory.claims.probing import by_tier
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 
 EPS = float(np.finfo(np.float64).eps)
@@ -37,21 +38,21 @@ FEDAVG_ONE_MORE_LOCAL_STEP = one_step_too_many(
 )
 
 
-@claim(
-    id="verify/fedhm/full-rank-is-fedavg-linear",
-    ref="Algorithms 1-2 with every γ_p = 1",
-    title="FedHM with every client at full rank is FedAvg (least squares and logistic clients, numpy)",
-    statement=r"With every client at rank ratio $\gamma_p=1$ (the unfactorized model), FedHM's round — E local SGD steps, recovery "
+@agreement_claim(
+    "verify/fedhm/full-rank-is-fedavg-linear",
+    "Algorithms 1-2 with every γ_p = 1",
+    "FedHM with every client at full rank is FedAvg (least squares and logistic clients, numpy)",
+    r"With every client at rank ratio $\gamma_p=1$ (the unfactorized model), FedHM's round — E local SGD steps, recovery "
     r"(eq. 1, the identity here), softmax aggregation (eq. 2, uniform at equal $\gamma$) — equals LocalUpdate with "
     r"$\Theta_{1:E}$, $\alpha=0$ and server step $\eta=\gamma$ (FedAvg), iterate for iterate, for any client sampling and "
     r"mini-batches.",
-    kind="simulation",
-    controls=[FEDAVG_ONE_MORE_LOCAL_STEP],
+    [FEDAVG_ONE_MORE_LOCAL_STEP],
 )
 def full_rank_is_fedavg_linear(ctx):
     rng = ctx.rng
-    worst, cases = 0.0, 0
-    for trial in range(12 if not ctx.full else 48):
+    trials = (12, 48)
+
+    def gap_over_tolerance(trial):
         kind = ("least_squares", "logistic")[trial % 2]
         n, (m, k) = int(rng.integers(5, 8)), [(3, 4), (2, 5), (4, 4)][trial % 3]
         d = 1 + m * k
@@ -73,13 +74,14 @@ def full_rank_is_fedavg_linear(ctx):
             .to_numpy()
             .x
         )
-        scale = 1.0 + float(np.max(np.abs(b)))
-        tol = 8 * rounds * (E + 2) * (d + 1) * EPS
-        worst = max(worst, float(np.max(np.abs(a - b))) / scale / tol)
-        cases += 1
-    return ctx.decide(
-        worst <= 1.0,
-        measured={"worst_difference_over_tolerance": worst, "cases": cases},
+        return relative_gap(a, b) / (8 * rounds * (E + 2) * (d + 1) * EPS)
+
+    return decide_within(
+        ctx,
+        worst_over_trials(ctx, trials, gap_over_tolerance),
+        1.0,
+        name="worst_difference_over_tolerance",
+        cases=by_tier(ctx, trials=trials)["trials"],
         tolerance={
             "relative": "8·rounds·(E+2)·(d+1)·eps of 1 + max|x|",
             "why": "the two drivers round differently (x − γΣ_k g_k against Σ_p α_p x_p); with γ ≤ 2/L of "
@@ -139,16 +141,15 @@ def _compare_on_network(fed, rng, extra_steps: int = 0) -> dict:
     }
 
 
-@claim(
-    id="verify/fedhm/full-rank-is-fedavg-network",
-    ref="Algorithms 1-2 with every γ_p = 1; HeteroFL at full width",
-    title="On torch networks, FedHM at full rank and HeteroFL at full width are FedAvg",
-    statement=r"On a network (a ReLU perceptron and a small CNN, TorchModelFederation), FedHM with every $\gamma_p=1$ and HeteroFL with "
+@agreement_claim(
+    "verify/fedhm/full-rank-is-fedavg-network",
+    "Algorithms 1-2 with every γ_p = 1; HeteroFL at full width",
+    "On torch networks, FedHM at full rank and HeteroFL at full width are FedAvg",
+    r"On a network (a ReLU perceptron and a small CNN, TorchModelFederation), FedHM with every $\gamma_p=1$ and HeteroFL with "
     r"every client at width 1 produce FedAvg's iterates (LocalUpdate with $\Theta_{1:E}$, server step $\eta=\gamma$) on the "
     r"same draws.",
-    kind="simulation",
+    [FEDAVG_ONE_MORE_LOCAL_STEP],
     requires=("torch",),
-    controls=[FEDAVG_ONE_MORE_LOCAL_STEP],
 )
 def full_rank_is_fedavg_network(ctx):
     from fedtheory.problems.datasets import load_dataset

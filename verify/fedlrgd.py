@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
+from fedtheory.claims.agreement import agreement_claim, decide_within, relative_gap, worst_over_trials
 from fedtheory.claims.controls import one_step_too_few, one_step_too_many
-from fedtheory.claims.core import claim
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -31,9 +31,14 @@ def _model_averaging_reference(fed, x0, b, steps, clients_per_period):
     return np.stack(xs)
 
 
-@claim(
-    id="verify/fedave/local-update-is-model-averaging",
-    controls=[
+@agreement_claim(
+    "verify/fedave/local-update-is-model-averaging",
+    "Appendix D (FedAve) / LocalUpdate",
+    "FedAve (model averaging, FedPAQ without quantization) is LocalUpdate with Θ_{1:b} and server lr = client lr",
+    r"For any finite-sum federation, step sizes $\eta_k$ and $b$ local full-batch steps, "
+    r"$\theta_{k+1}=\frac1{|S_k|}\sum_{c\in S_k}\theta^{(c)}_{k,b}$ equals one round of LocalUpdate$(\Theta_{1:b},\alpha=0,"
+    r"\gamma=\eta_k)$ with server gradient descent of rate $\eta_k$ on the averaged message $\sum_j g_j$.",
+    [
         one_step_too_few(
             "model averaging, against FedAve,",
             "its b local steps",
@@ -42,11 +47,6 @@ def _model_averaging_reference(fed, x0, b, steps, clients_per_period):
             consequence="a different method, whose iterates differ",
         )
     ],
-    ref="Appendix D (FedAve) / LocalUpdate",
-    title="FedAve (model averaging, FedPAQ without quantization) is LocalUpdate with Θ_{1:b} and server lr = client lr",
-    statement=r"For any finite-sum federation, step sizes $\eta_k$ and $b$ local full-batch steps, "
-    r"$\theta_{k+1}=\frac1{|S_k|}\sum_{c\in S_k}\theta^{(c)}_{k,b}$ equals one round of LocalUpdate$(\Theta_{1:b},\alpha=0,"
-    r"\gamma=\eta_k)$ with server gradient descent of rate $\eta_k$ on the averaged message $\sum_j g_j$.",
     kind="numeric",
 )
 def fedave_is_local_update(ctx):
@@ -54,8 +54,8 @@ def fedave_is_local_update(ctx):
     from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 
     rng = ctx.rng
-    worst = 0.0
-    for trial in range(4):
+
+    def gap(trial):
         n, d = int(rng.integers(2, 6)), int(rng.integers(2, 5))
         fed = (
             LeastSquaresFederation.random(n, 12, d, l2=0.1, seed=rng)
@@ -68,20 +68,28 @@ def fedave_is_local_update(ctx):
         steps = [step(k) if callable(step) else step for k in range(T)]
         res = run_fedave(fed, b=b, T=T, step=step, x0=x0, seed=0)
         ref = _model_averaging_reference(fed, x0, b + ctx.param("reference_steps_offset", 0), steps, [range(n)] * T)
-        worst = max(worst, float(np.max(np.abs(res.x - ref)) / (1 + np.max(np.abs(ref)))))
+        return relative_gap(res.x, ref)
+
     tol = 1e3 * EPS
-    return ctx.decide(
-        worst <= tol,
-        measured={"worst_relative_gap": worst},
+    return decide_within(
+        ctx,
+        worst_over_trials(ctx, 4, gap),
+        tol,
+        name="worst_relative_gap",
         tolerance=tol,
         notes="Least squares and logistic federations, constant steps and FedPAQ's η_k = 4/(μ(kb+1)); every "
         "client active (τ = 1), full local batches, so both sides are deterministic.",
     )
 
 
-@claim(
-    id="verify/fedave/moments-match-driver",
-    controls=[
+@agreement_claim(
+    "verify/fedave/moments-match-driver",
+    "Lemma 3 (exact moments)",
+    "The exact FedAve moment recursion matches the LocalUpdate driver's Monte Carlo mean under client sampling",
+    r"With $\tau m$ clients drawn uniformly without replacement per period and exact local gradients on quadratic "
+    r"(least-squares) clients, $\mathbb E\theta_T$ and $\mathbb E\|\theta_T-\theta^*\|^2$ from fedave_moments equal the "
+    r"driver's averages over independent runs (up to Monte Carlo error).",
+    [
         one_step_too_many(
             "the exact moments, against the driver,",
             "its b = 3 local steps",
@@ -90,12 +98,6 @@ def fedave_is_local_update(ctx):
             consequence="a different method, whose mean and spread differ",
         )
     ],
-    ref="Lemma 3 (exact moments)",
-    title="The exact FedAve moment recursion matches the LocalUpdate driver's Monte Carlo mean under client sampling",
-    statement=r"With $\tau m$ clients drawn uniformly without replacement per period and exact local gradients on quadratic "
-    r"(least-squares) clients, $\mathbb E\theta_T$ and $\mathbb E\|\theta_T-\theta^*\|^2$ from fedave_moments equal the "
-    r"driver's averages over independent runs (up to Monte Carlo error).",
-    kind="simulation",
 )
 def fedave_moments_match(ctx):
     from fedtheory.algorithms.fedlrgd import run_fedave
@@ -137,9 +139,13 @@ def fedave_moments_match(ctx):
     )
 
 
-@claim(
-    id="verify/fedlrgd/numpy-equals-torch",
-    controls=[
+@agreement_claim(
+    "verify/fedlrgd/numpy-equals-torch",
+    "Algorithm 1",
+    "FedLRGD gives the same iterates on the numpy and torch backends",
+    r"Algorithm 1 written once against the array backend: the numpy and torch (cpu, float64) runs of the same "
+    r"instance agree to rounding.",
+    [
         one_step_too_few(
             "torch, against numpy,",
             "its S = 30 iterations",
@@ -148,10 +154,6 @@ def fedave_moments_match(ctx):
             consequence="gradient steps move the iterate (θ is not stationary here)",
         )
     ],
-    ref="Algorithm 1",
-    title="FedLRGD gives the same iterates on the numpy and torch backends",
-    statement=r"Algorithm 1 written once against the array backend: the numpy and torch (cpu, float64) runs of the same "
-    r"instance agree to rounding.",
     kind="numeric",
     requires=("torch",),
 )
@@ -175,12 +177,16 @@ def fedlrgd_backends(ctx):
         device="cpu",
     )
     ta, tb = np.asarray(a.theta), np.asarray(b.theta)
+    # the final iterates on the scale of the whole numpy run, then every iterate when both ran as long
     gap = float(np.max(np.abs(ta[-1] - tb[-1])) / (1 + np.max(np.abs(ta))))
     if ta.shape == tb.shape:
-        gap = max(gap, float(np.max(np.abs(ta - tb)) / (1 + np.max(np.abs(ta)))))
+        gap = max(gap, relative_gap(tb, ta))
     tol = 1e3 * float(a.g_condition.max()) * EPS
-    return ctx.decide(
-        gap <= tol,
-        measured={"max_relative_gap": gap, "G_condition": float(a.g_condition.max())},
+    return decide_within(
+        ctx,
+        gap,
+        tol,
+        name="max_relative_gap",
         tolerance={"relative": tol, "why": "1e3·cond(G)·eps: the weights solve with G^{(i)}"},
+        G_condition=float(a.g_condition.max()),
     )

@@ -16,23 +16,23 @@ from fedtheory.algorithms.local_update import ServerOpt, run_local_update
 from fedtheory.algorithms.maml import MAML, maml_messages
 from fedtheory.analysis.pareto import frontier_problem, frontier_spectrum, frontier_uniform
 from fedtheory.algorithms.theta import Theta
+from fedtheory.claims.agreement import agreement_claim, decide_within
 from fedtheory.claims.controls import one_step_too_many
-from fedtheory.claims.core import Control, claim
+from fedtheory.claims.core import Control
 from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
 from fedtheory.problems.quadratic import make_quadratic
 
 EPS = float(np.finfo(np.float64).eps)
 
 
-@claim(
-    id="verify/localupdate/maml-closed-form-equals-autograd",
-    ref="Theorem 2 (MAML message)",
-    title="MAML's message: closed-form reverse recursion = torch autograd through the inner steps",
-    statement=r"For quadratic, least-squares and logistic clients, with or without mini-batches and a proximal term, "
+@agreement_claim(
+    "verify/localupdate/maml-closed-form-equals-autograd",
+    "Theorem 2 (MAML message)",
+    "MAML's message: closed-form reverse recursion = torch autograd through the inner steps",
+    r"For quadratic, least-squares and logistic clients, with or without mini-batches and a proximal term, "
     r"$J_{K+1}^\top\nabla f_{S_{out}}(X_{K+1})$ by the recursion equals torch.autograd's gradient of "
     r"$f_{S_{out}}(X_{K+1}(x))$; and the driver's numpy and torch runs agree iterate for iterate.",
-    kind="numeric",
-    controls=[
+    [
         one_step_too_many(
             "autograd, compared with the closed-form message,",
             "K inner steps",
@@ -41,6 +41,7 @@ EPS = float(np.finfo(np.float64).eps)
             consequence="a different message",
         )
     ],
+    kind="numeric",
     requires=("torch",),
 )
 def maml_autograd(ctx):
@@ -89,14 +90,13 @@ def maml_autograd(ctx):
     )
 
 
-@claim(
-    id="verify/localupdate/maml-spectral-equals-stepwise",
-    ref="Theorem 2 (MAML on the driver)",
-    title="The driver's MAML: Theorem 2's spectral operator = the literal inner steps (with α > 0 and client sampling)",
-    statement=r"On quadratics, LocalUpdate's spectral path with $\Theta'$ of maml\_theta and the stepwise Jacobian "
+@agreement_claim(
+    "verify/localupdate/maml-spectral-equals-stepwise",
+    "Theorem 2 (MAML on the driver)",
+    "The driver's MAML: Theorem 2's spectral operator = the literal inner steps (with α > 0 and client sampling)",
+    r"On quadratics, LocalUpdate's spectral path with $\Theta'$ of maml\_theta and the stepwise Jacobian "
     r"recursion give the same iterates.",
-    kind="simulation",
-    controls=[
+    [
         one_step_too_many(
             "the stepwise path, compared with the spectral path,",
             "K inner steps",
@@ -126,17 +126,16 @@ def maml_spectral(ctx):
             .x
         )
         worst = max(worst, float(np.abs(a - b).max() / max(np.abs(a).max(), 1)))
-    return ctx.decide(worst <= 1e-12, measured={"max_rel_gap": worst}, tolerance={"relative": 1e-12})
+    return decide_within(ctx, worst, 1e-12, name="max_rel_gap")
 
 
-@claim(
-    id="verify/localupdate/simulated-frontier-equals-dense",
-    ref="Appendix D.1 (simulated frontiers)",
-    title="Log-space simulated frontier = dense Q(α,γ,Θ_K)A (K ≤ 300) and 50-digit arithmetic (K = 10⁶)",
-    statement=r"frontier\_spectrum's κ = cond(Q(α,γ,Θ_K)A) and cond(Q) agree with a dense matrix power and with "
+@agreement_claim(
+    "verify/localupdate/simulated-frontier-equals-dense",
+    "Appendix D.1 (simulated frontiers)",
+    "Log-space simulated frontier = dense Q(α,γ,Θ_K)A (K ≤ 300) and 50-digit arithmetic (K = 10⁶)",
+    r"frontier\_spectrum's κ = cond(Q(α,γ,Θ_K)A) and cond(Q) agree with a dense matrix power and with "
     r"mpmath, including K = 10⁶ where (1 − γλ)^{K−1} underflows float64.",
-    kind="numeric",
-    controls=[
+    [
         Control(
             "exponent-k",
             "the dense reference with (I − γ(A + αI))^K in place of ^(K − 1): a different κ "
@@ -144,6 +143,7 @@ def maml_spectral(ctx):
             {"k_offset": 1},
         )
     ],
+    kind="numeric",
 )
 def simulated_dense(ctx):
     rng = ctx.rng
@@ -181,14 +181,13 @@ def simulated_dense(ctx):
     )
 
 
-@claim(
-    id="verify/localupdate/problem-frontier-equals-analytic",
-    ref="Section 5 (Pareto frontiers)",
-    title="An aligned federation attaining μ and L has exactly the analytic frontier (κ of eq. 9 = bound (11))",
-    statement=r"For clients sharing an eigenbasis with every spectrum attaining $\mu$ and $L$, frontier\_problem "
+@agreement_claim(
+    "verify/localupdate/problem-frontier-equals-analytic",
+    "Section 5 (Pareto frontiers)",
+    "An aligned federation attaining μ and L has exactly the analytic frontier (κ of eq. 9 = bound (11))",
+    r"For clients sharing an eigenbasis with every spectrum attaining $\mu$ and $L$, frontier\_problem "
     r"(κ of eq. 9 from the matrices) equals frontier\_uniform (eq. 11).",
-    kind="numeric",
-    controls=[
+    [
         Control(
             "k-plus-1",
             "the matrices' κ at K equated with the analytic κ at K + 1: false a priori, (11) "
@@ -196,6 +195,7 @@ def simulated_dense(ctx):
             {"k_offset": 1},
         )
     ],
+    kind="numeric",
 )
 def problem_frontier(ctx):
     rng = ctx.rng
@@ -205,4 +205,4 @@ def problem_frontier(ctx):
     # control: the analytic frontier one local step further (K + 1)
     b = frontier_uniform(1.0, 25.0, 0.0, gammas=0.01, Ks=[K + ctx.param("k_offset", 0) for K in Ks])
     gap = float(np.max(np.abs(a["kappa"] / b["kappa"] - 1)))
-    return ctx.decide(gap <= 1e-12, measured={"kappa_rel_gap": gap}, tolerance={"relative": 1e-12})
+    return decide_within(ctx, gap, 1e-12, name="kappa_rel_gap")

@@ -44,86 +44,127 @@ _RTOL_WHY = (
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class _Variant:
+    """The second declaration of a check: the claim ``id/name`` with its own title and the check's arguments for
+    it, and what else differs from the first (its statement, tier or requirements)."""
+
+    name: str
+    title: str
+    args: tuple
+    statement: str | None = None
+    tier: str = "fast"
+    requires: tuple = ()
+
+
 def _claim_and_variant(
     check,
-    *,
     id: str,
+    ref: str,
     title: str,
     statement: str,
+    controls: list,
     args: tuple,
-    variant: str,
-    variant_title: str,
-    variant_args: tuple,
-    variant_statement: str | None = None,
-    variant_tier: str = "fast",
-    variant_requires: tuple = (),
-    **shared,
+    variant: _Variant,
+    kind="simulation",
 ):
-    """One check declared twice: the claim ``id`` and its variant ``id/variant`` (a ``full`` tier with more
-    instances, or the same comparison on ``torch``), sharing ``ref``, ``kind`` and ``controls`` (``shared``); the
-    check runs as ``check(ctx, *args)`` and ``check(ctx, *variant_args)``. Returns both claims.
+    """One check declared twice: the claim ``id`` and its ``variant`` ``id/variant.name`` (a ``full`` tier with
+    more instances, or the same comparison on ``torch``), sharing ``ref``, ``controls`` and the kind (simulation
+    unless given); the check runs as ``check(ctx, *args)`` and ``check(ctx, *variant.args)``. Returns both
+    claims.
 
     >>> from fedtheory.claims.core import CheckContext
     >>> def demo(ctx, n):
     ...     return ctx.decide(n > 0, measured={"n": n})
-    >>> fast, full = _claim_and_variant(demo, id="verify/demo/x", title="t", statement="s", args=(1,),
-    ...                                 variant="full", variant_title="t (more)", variant_args=(5,),
-    ...                                 variant_tier="full", ref="r", kind="numeric")
-    >>> full.id, full.tier, full.check(CheckContext(seed=0)).measured
-    ('verify/demo/x/full', 'full', {'n': 5})
+    >>> fast, full = _claim_and_variant(demo, "verify/demo/x", "r", "t", "s", [], (1,),
+    ...                                 _Variant("full", "t (more)", (5,), tier="full"), kind="numeric")
+    >>> full.id, full.tier, full.kind, full.check(CheckContext(seed=0)).measured
+    ('verify/demo/x/full', 'full', 'numeric', {'n': 5})
     """
+    shared = dict(ref=ref, kind=kind, controls=controls)
     first = claim(id=id, title=title, statement=statement, **shared)(lambda ctx: check(ctx, *args))
     second = claim(
-        id=f"{id}/{variant}",
-        title=variant_title,
-        statement=variant_statement or statement,
-        tier=variant_tier,
-        requires=variant_requires,
+        id=f"{id}/{variant.name}",
+        title=variant.title,
+        statement=variant.statement or statement,
+        tier=variant.tier,
+        requires=variant.requires,
         **shared,
-    )(lambda ctx: check(ctx, *variant_args))
+    )(lambda ctx: check(ctx, *variant.args))
     return first, second
 
 
-def _claim_and_full_tier(check, *, args: tuple, full_args: tuple, full_title: str, **declared):
+def _claim_and_full_tier(check, *declared, args: tuple, full_args: tuple, full_title: str):
     """:func:`_claim_and_variant` with a ``full``-tier variant: the same check on more instances
-    (``full_args``)."""
-    return _claim_and_variant(
-        check,
-        args=args,
-        variant="full",
-        variant_tier="full",
-        variant_args=full_args,
-        variant_title=full_title,
-        **declared,
-    )
+    (``full_args``); ``declared``: the claim's id, ref, title, statement and controls."""
+    return _claim_and_variant(check, *declared, args, _Variant("full", full_title, full_args, tier="full"))
 
 
-def _claim_and_torch(check, *, statement: str, args: tuple, torch_args: tuple, torch_title: str, **declared):
+def _claim_and_torch(check, *declared, args: tuple, torch_args: tuple, torch_title: str):
     """:func:`_claim_and_variant` with a ``torch`` variant (needs torch): the same comparison on torch tensors;
-    ``statement`` has a ``{torch}`` slot, empty for numpy and :data:`_ON_TORCH` for the variant."""
-    return _claim_and_variant(
-        check,
-        statement=statement.format(torch=""),
-        args=args,
-        variant="torch",
-        variant_requires=("torch",),
-        variant_args=torch_args,
-        variant_title=torch_title,
-        variant_statement=statement.format(torch=_ON_TORCH),
-        **declared,
-    )
+    ``declared``: the claim's id, ref, title, statement and controls, the statement with a ``{torch}`` slot, empty
+    for numpy and :data:`_ON_TORCH` for the variant."""
+    id, ref, title, statement, controls = declared
+    on_torch = _Variant("torch", torch_title, torch_args, statement.format(torch=_ON_TORCH), requires=("torch",))
+    return _claim_and_variant(check, id, ref, title, statement.format(torch=""), controls, args, on_torch)
 
 
-def _decide_reference_match(ctx, worst: dict, worst_case, *, notes: str, failures=(), tolerance_extra=None, **measured):
+class _WorstPerSetting:
+    """The worst relative difference of each setting of a comparison with a reference (``worst``: setting ->
+    difference) and the case behind the overall worst so far (``case``, the counterexample should it fail).
+
+    >>> tracker = _WorstPerSetting()
+    >>> tracker.record("a", 1e-14, lambda: {"seed": 1})
+    >>> tracker.record("b", 1e-15, lambda: {"seed": 2})
+    >>> tracker.worst, tracker.case
+    ({'a': 1e-14, 'b': 1e-15}, {'seed': 1})
+    """
+
+    def __init__(self) -> None:
+        self.worst: dict = {}
+        self.case = None
+
+    def record(self, key: str, err: float, describe) -> None:
+        """Keep ``err`` as the setting ``key``'s worst if it is; ``describe()`` (the case, built only when it is
+        needed) becomes the counterexample when ``err`` is the worst of all settings."""
+        if err > self.worst.get(key, -1.0):
+            self.worst[key] = err
+        if err >= max(self.worst.values()):
+            self.case = describe()
+
+
+def _jsonable(settings: dict) -> dict:
+    """``settings`` with each value that has a ``to_json`` (a Θ, a problem) written as its JSON."""
+    return {k: v.to_json() if hasattr(v, "to_json") else v for k, v in settings.items()}
+
+
+def _case(q, x0, **settings) -> dict:
+    """A counterexample of a comparison on the quadratic federation ``q`` from ``x0``: the problem, the start and
+    the ``settings`` that ran (as JSON).
+
+    >>> q = make_quadratic(2, 2, mu=1.0, L=4.0, seed=0)
+    >>> sorted(_case(q, np.zeros(2), theta=Theta([1.0]), seed=3))
+    ['problem', 'seed', 'theta', 'x0']
+    """
+    return {"problem": q.to_json(), "x0": np.asarray(x0).tolist(), **_jsonable(settings)}
+
+
+def _decide_reference_match(
+    ctx, tracker: _WorstPerSetting, *, notes: str, failures=(), tolerance_extra=None, **measured
+):
     """The verdict of a comparison with a reference (a loop written here, or an older driver): verified when the
-    worst relative difference of every setting (``worst``: setting -> difference) is at most RTOL and ``failures``
-    (placement or draw problems) is empty; measured: the overall worst, each setting's (sorted), then ``measured``.
+    worst relative difference of every setting (``tracker.worst``) is at most RTOL and ``failures`` (placement or
+    draw problems) is empty; measured: the overall worst, each setting's (sorted), then ``measured``.
 
     >>> from fedtheory.claims.core import CheckContext
-    >>> ev = _decide_reference_match(CheckContext(seed=0), {"b": 1e-13, "a": 1e-3}, {"seed": 1}, notes="", rounds=2)
+    >>> tracker = _WorstPerSetting()
+    >>> tracker.record("b", 1e-13, lambda: {"seed": 2})
+    >>> tracker.record("a", 1e-3, lambda: {"seed": 1})
+    >>> ev = _decide_reference_match(CheckContext(seed=0), tracker, notes="", rounds=2)
     >>> ev.status, list(ev.measured), ev.counterexample
     ('refuted', ['worst_relative_difference', 'max_relative_difference_a', 'max_relative_difference_b', 'rounds'], {'seed': 1})
     """
+    worst, worst_case = tracker.worst, tracker.case
     ok = max(worst.values()) <= RTOL and not failures
     return ctx.decide(
         ok,
@@ -317,12 +358,11 @@ _FEDSPLIT_CONTROL = Control(
 
 fedsplit_fixed_point, fedsplit_fixed_point_full = _claim_and_full_tier(
     _fedsplit_fixed_point_check,
-    id="verify/methods/fedsplit-fixed-point",
-    ref="Pathak & Wainwright, arXiv:2005.05238, Proposition 1 (fixed points of FedSplit)",
-    title="FedSplit's fixed point is x* for every s > 0; FedAvg's and FedProx's are not",
-    statement=_FEDSPLIT_STATEMENT,
-    kind="simulation",
-    controls=[_FEDSPLIT_CONTROL],
+    "verify/methods/fedsplit-fixed-point",
+    "Pathak & Wainwright, arXiv:2005.05238, Proposition 1 (fixed points of FedSplit)",
+    "FedSplit's fixed point is x* for every s > 0; FedAvg's and FedProx's are not",
+    _FEDSPLIT_STATEMENT,
+    [_FEDSPLIT_CONTROL],
     args=(6, (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)),
     full_args=(30, tuple(10.0 ** np.arange(-4.0, 3.5, 0.5))),
     full_title="FedSplit's fixed point is x* for every s > 0 (more instances, finer s grid)",
@@ -444,12 +484,11 @@ _SCAFFOLD_CONTROL = Control(
 
 scaffold_fixed_point, scaffold_fixed_point_full = _claim_and_full_tier(
     _scaffold_fixed_point_check,
-    id="verify/methods/scaffold-fixed-point",
-    ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1 (SCAFFOLD removes client drift)",
-    title="SCAFFOLD (options I and II) has x* as the fixed point of x; FedAvg at the same K, γ does not",
-    statement=_SCAFFOLD_STATEMENT,
-    kind="simulation",
-    controls=[_SCAFFOLD_CONTROL],
+    "verify/methods/scaffold-fixed-point",
+    "Karimireddy et al., arXiv:1910.06378, Algorithm 1 (SCAFFOLD removes client drift)",
+    "SCAFFOLD (options I and II) has x* as the fixed point of x; FedAvg at the same K, γ does not",
+    _SCAFFOLD_STATEMENT,
+    [_SCAFFOLD_CONTROL],
     args=(6,),
     full_args=(30,),
     full_title="SCAFFOLD's fixed point is x* (more instances)",
@@ -528,7 +567,7 @@ def _fedsplit_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
     trials = trials_fast_full[1] if ctx.full else trials_fast_full[0]
     reflection = ctx.param("loop_reflection", 2.0)
     rounds = 30
-    worst, worst_case, placement = {}, None, []
+    tracker, placement = _WorstPerSetting(), []
     min_first_gap = np.inf
     for _ in range(trials):
         q = _federation(rng, n_max=5, d_max=6)
@@ -544,24 +583,15 @@ def _fedsplit_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
                     if backend == "torch" and not _is_tensor(h.x):
                         placement.append(f"{path}: history x is {type(h.x).__name__}")
                     hn = h.to_numpy()
-                    err = max(_rel(hn.x, ref_x, scale), _rel(hn.state["z"], ref_z, scale))
-                    key = f"{backend}/{path}"
-                    if err > worst.get(key, -1.0):
-                        worst[key] = err
-                    if err == max(worst.values()):
-                        worst_case = {
-                            "problem": q.to_json(),
-                            "x0": x0.tolist(),
-                            "s": s,
-                            "path": path,
-                            "backend": backend,
-                            "rounds": rounds,
-                        }
+                    tracker.record(
+                        f"{backend}/{path}",
+                        max(_rel(hn.x, ref_x, scale), _rel(hn.state["z"], ref_z, scale)),
+                        lambda: _case(q, x0, s=s, path=path, backend=backend, rounds=rounds),
+                    )
                     min_first_gap = min(min_first_gap, float(np.linalg.norm(hn.x[1] - ref_x[1])) / scale)
     return _decide_reference_match(
         ctx,
-        worst,
-        worst_case,
+        tracker,
         failures=placement,
         min_round_1_gap_simulator_vs_loop=float(min_first_gap),
         placement_problems=placement[:5],
@@ -599,12 +629,11 @@ _FEDSPLIT_LOOP_CONTROL = Control(
 
 fedsplit_independent_loop, fedsplit_independent_loop_torch = _claim_and_torch(
     _fedsplit_loop_check,
-    id="verify/methods/fedsplit-independent-loop",
-    ref="Pathak & Wainwright, arXiv:2005.05238, Algorithm 1",
-    title="FedSplit's simulator (step and spectral paths) equals a loop written from the definition",
-    statement=_FEDSPLIT_LOOP_STATEMENT,
-    kind="simulation",
-    controls=[_FEDSPLIT_LOOP_CONTROL],
+    "verify/methods/fedsplit-independent-loop",
+    "Pathak & Wainwright, arXiv:2005.05238, Algorithm 1",
+    "FedSplit's simulator (step and spectral paths) equals a loop written from the definition",
+    _FEDSPLIT_LOOP_STATEMENT,
+    [_FEDSPLIT_LOOP_CONTROL],
     args=(("numpy",), (5, 12)),
     torch_args=(("torch",), (3, 8)),
     torch_title="FedSplit's simulator on torch (cpu) equals a loop written from the definition",
@@ -616,7 +645,7 @@ def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
     trials = trials_fast_full[1] if ctx.full else trials_fast_full[0]
     bug = bool(ctx.param("loop_c_sign_bug", False))
     rounds = 25
-    worst, worst_case, placement = {}, None, []
+    tracker, placement = _WorstPerSetting(), []
     min_c1 = np.inf
     for trial in range(trials):
         q = _federation(rng, n_max=6, d_max=5)
@@ -636,25 +665,17 @@ def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
         min_c1 = min(min_c1, float(np.linalg.norm(H @ (x0 - x_tilde))) / (K * gamma))
         M_choices = (None, int(rng.integers(1, q.n)), q.n)
         for option in ("I", "II"):
+            hyper = dict(K=K, gamma=gamma, eta=eta, option=option)
             for M in M_choices:
                 seed = int(rng.integers(2**31))
+                sampling = dict(clients_per_round=M, client_sampling="without_replacement", seed=seed)
                 ref_x, ref_states = _scaffold_loop(
                     q, x0, K, gamma, eta, option, rounds, M, seed, c_sign_bug=bug and option == "II"
                 )
                 scale = float(np.max(np.linalg.norm(ref_x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
                 for backend in backends:
                     for path in ("step", "spectral"):
-                        kw = dict(
-                            K=K,
-                            gamma=gamma,
-                            eta=eta,
-                            option=option,
-                            path=path,
-                            backend=backend,
-                            clients_per_round=M,
-                            client_sampling="without_replacement",
-                            seed=seed,
-                        )
+                        kw = dict(**hyper, **sampling, path=path, backend=backend)
                         h = methods.run("scaffold", q, x0, rounds, **kw)
                         h2 = methods.run("scaffold", q, x0, 2, **kw).to_numpy()  # the state after round 2
                         if backend == "torch" and not _is_tensor(h.x):
@@ -667,27 +688,14 @@ def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
                                 _rel(hn.state[v], ref_states[-1][v], scale),
                                 _rel(h2.state[v], ref_states[1][v], scale),
                             )
-                        key = f"{backend}/{path}/option-{option}/{'full' if M is None else 'sampled'}"
-                        if err > worst.get(key, -1.0):
-                            worst[key] = err
-                        if err == max(worst.values()):
-                            worst_case = {
-                                "problem": q.to_json(),
-                                "x0": x0.tolist(),
-                                "K": K,
-                                "gamma": gamma,
-                                "eta": eta,
-                                "option": option,
-                                "clients_per_round": M,
-                                "seed": seed,
-                                "path": path,
-                                "backend": backend,
-                                "rounds": rounds,
-                            }
+                        tracker.record(
+                            f"{backend}/{path}/option-{option}/{'full' if M is None else 'sampled'}",
+                            err,
+                            lambda: _case(q, x0, **kw, rounds=rounds),
+                        )
     return _decide_reference_match(
         ctx,
-        worst,
-        worst_case,
+        tracker,
         failures=placement,
         min_norm_c_after_round_1_full=float(min_c1),
         placement_problems=placement[:5],
@@ -721,12 +729,11 @@ _SCAFFOLD_LOOP_CONTROL = Control(
 
 scaffold_independent_loop, scaffold_independent_loop_torch = _claim_and_torch(
     _scaffold_loop_check,
-    id="verify/methods/scaffold-independent-loop",
-    ref="Karimireddy et al., arXiv:1910.06378, Algorithm 1",
-    title="SCAFFOLD's simulator (step and spectral, options I/II, sampling) equals a per-client loop",
-    statement=_SCAFFOLD_LOOP_STATEMENT,
-    kind="simulation",
-    controls=[_SCAFFOLD_LOOP_CONTROL],
+    "verify/methods/scaffold-independent-loop",
+    "Karimireddy et al., arXiv:1910.06378, Algorithm 1",
+    "SCAFFOLD's simulator (step and spectral, options I/II, sampling) equals a per-client loop",
+    _SCAFFOLD_LOOP_STATEMENT,
+    [_SCAFFOLD_LOOP_CONTROL],
     args=(("numpy",), (4, 10)),
     torch_args=(("torch",), (2, 6)),
     torch_title="SCAFFOLD's simulator on torch (cpu) equals a per-client loop",
@@ -753,15 +760,8 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
     rng = ctx.rng
     lr_scale = ctx.param("reference_lr_scale", 1.0)
     rounds = 25
-    worst, worst_case = {}, None
+    tracker = _WorstPerSetting()
     min_q0 = np.inf
-
-    def record(key, err, case):
-        nonlocal worst_case
-        if err > worst.get(key, -1.0):
-            worst[key] = err
-        if err >= max(worst.values()):
-            worst_case = case
 
     for _ in range(trials):
         q = _federation(rng)
@@ -780,48 +780,24 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
             ref_algo = LocalUpdate(theta, alpha, gamma, ServerOpt(kind, lr=eta * lr_scale, momentum=beta))
             for m_sym, scheme in _SAMPLINGS:
                 Mr = None if m_sym is None else M
-                seed = int(rng.integers(2**31))
+                # the same clients and mini-batches on both sides
+                sampling = dict(clients_per_round=Mr, client_sampling=scheme, seed=int(rng.integers(2**31)))
                 pairs = (
                     [("step", "stepwise"), ("spectral", "spectral")]
                     if kind != "adam"
                     else [("step", "stepwise"), ("step", "spectral")]
                 )  # Adam's server map: no spectral path here
                 for mpath, rpath in pairs:
-                    ref = run_local_update(
-                        q, ref_algo, x0, rounds, path=rpath, clients_per_round=Mr, client_sampling=scheme, seed=seed
-                    ).to_numpy()
-                    h = methods.run(
-                        "local-update",
-                        q,
-                        x0,
-                        rounds,
-                        path=mpath,
-                        clients_per_round=Mr,
-                        client_sampling=scheme,
-                        seed=seed,
-                        **mine,
-                    )
+                    ref = run_local_update(q, ref_algo, x0, rounds, path=rpath, **sampling).to_numpy()
+                    h = methods.run("local-update", q, x0, rounds, path=mpath, **sampling, **mine)
                     scale = float(np.max(np.linalg.norm(ref.x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
                     err = _rel(h.x, ref.x, scale)
                     if Mr is None and kind == "gd":
                         min_q0 = min(min_q0, float(np.linalg.norm(ref.x[1] - x0)) / eta)
-                    record(
+                    tracker.record(
                         f"quadratic/{kind}/{mpath}-vs-{rpath}/{'full' if Mr is None else scheme}",
                         err,
-                        {
-                            "problem": q.to_json(),
-                            "theta": theta.to_json(),
-                            "alpha": alpha,
-                            "gamma": gamma,
-                            "server": kind,
-                            "eta": eta,
-                            "beta": beta,
-                            "x0": x0.tolist(),
-                            "clients_per_round": Mr,
-                            "client_sampling": scheme,
-                            "seed": seed,
-                            "path": mpath,
-                        },
+                        lambda: _case(q, x0, **mine, **sampling, path=mpath),
                     )
     for trial in range(fs_trials):
         Fed = (LeastSquaresFederation, LogisticFederation)[trial % 2]
@@ -838,52 +814,24 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
         x0 = rng.normal(size=d)
         for kind in SERVERS:
             eta, beta = _server(kind, float(theta.w), L_fs, rng)
+            mine = dict(theta=theta, gamma=gamma, alpha=alpha, eta=eta, beta=beta, server=kind)
             ref_algo = LocalUpdate(theta, alpha, gamma, ServerOpt(kind, lr=eta * lr_scale, momentum=beta))
             for m_sym, scheme in _SAMPLINGS:
                 Mr = None if m_sym is None else M
-                seed = int(rng.integers(2**31))
-                ref = run_local_update(
-                    fed, ref_algo, x0, rounds, batch_size=B, clients_per_round=Mr, client_sampling=scheme, seed=seed
-                ).to_numpy()
-                h = methods.run(
-                    "local-update",
-                    fed,
-                    x0,
-                    rounds,
-                    batch_size=B,
-                    clients_per_round=Mr,
-                    client_sampling=scheme,
-                    seed=seed,
-                    theta=theta,
-                    gamma=gamma,
-                    alpha=alpha,
-                    eta=eta,
-                    beta=beta,
-                    server=kind,
+                sampling = dict(
+                    batch_size=B, clients_per_round=Mr, client_sampling=scheme, seed=int(rng.integers(2**31))
                 )
+                ref = run_local_update(fed, ref_algo, x0, rounds, **sampling).to_numpy()
+                h = methods.run("local-update", fed, x0, rounds, **sampling, **mine)
                 scale = float(np.max(np.linalg.norm(ref.x, axis=1)) + 1.0)
-                record(
+                tracker.record(
                     f"{Fed.__name__}/{kind}/{'full' if Mr is None else scheme}",
                     _rel(h.x, ref.x, scale),
-                    {
-                        "federation": Fed.__name__,
-                        "counts": counts,
-                        "theta": theta.to_json(),
-                        "alpha": alpha,
-                        "gamma": gamma,
-                        "server": kind,
-                        "eta": eta,
-                        "beta": beta,
-                        "batch_size": B,
-                        "clients_per_round": Mr,
-                        "client_sampling": scheme,
-                        "seed": seed,
-                    },
+                    lambda: {"federation": Fed.__name__, "counts": counts, **_jsonable(mine), **sampling},
                 )
     return _decide_reference_match(
         ctx,
-        worst,
-        worst_case,
+        tracker,
         min_norm_q_x0_full_gd=float(min_q0),
         quadratic_instances=trials,
         finite_sum_instances=fs_trials,
@@ -916,12 +864,11 @@ _GOLDEN_LU_CONTROL = Control(
 
 golden_local_update, golden_local_update_full = _claim_and_full_tier(
     _golden_local_update_check,
-    id="verify/methods/golden-local-update",
-    ref="Charles & Konečný, arXiv:2103.05032, Algorithms 1-2 (the LocalUpdate driver)",
-    title="methods.run('local-update') equals run_local_update on every server, path, sampling and federation",
-    statement=_GOLDEN_LU_STATEMENT,
-    kind="simulation",
-    controls=[_GOLDEN_LU_CONTROL],
+    "verify/methods/golden-local-update",
+    "Charles & Konečný, arXiv:2103.05032, Algorithms 1-2 (the LocalUpdate driver)",
+    "methods.run('local-update') equals run_local_update on every server, path, sampling and federation",
+    _GOLDEN_LU_STATEMENT,
+    [_GOLDEN_LU_CONTROL],
     args=(3, 2),
     full_args=(12, 8),
     full_title="methods.run('local-update') equals run_local_update (more instances)",
@@ -967,22 +914,35 @@ def _dane_family_loop(q, x0, lam: float, mu: float, name: str, draws) -> tuple[n
     return np.stack(xs), v
 
 
+def _dane_instance(rng, trial: int):
+    """An instance of the DANE-family golden checks: a quadratic federation with n ∈ [3, 6] clients in d ∈ [2, 5],
+    μ ∈ [0.1, 1], L ∈ [10^0.5, 100], uniform weights on even trials and unequal ones on odd trials, and a start x_0
+    at distance 3 from x* (so ∇f(x_0) ≠ 0: a control that changes a step moves round 1). Returns (weights, q, L,
+    x_0).
+
+    >>> weights, q, L, x0 = _dane_instance(np.random.default_rng(0), 1)
+    >>> weights, 3 <= q.n <= 6, bool(np.isclose(np.linalg.norm(x0 - q.x_star()), 3.0))
+    ('random', True, True)
+    """
+    weights = ("uniform", "random")[trial % 2]
+    n, d = int(rng.integers(3, 7)), int(rng.integers(2, 6))
+    L = float(10 ** rng.uniform(0.5, 2.0))
+    q = make_quadratic(
+        n, d, mu=float(rng.uniform(0.1, 1.0)), L=L, C=float(rng.uniform(0.5, 3.0)), weights=weights, seed=rng
+    )
+    u = rng.normal(size=d)
+    return weights, q, L, q.x_star() + 3.0 * u / np.linalg.norm(u)
+
+
 def _golden_dane_check(ctx, trials: int):
     rng = ctx.rng
     lam_scale = ctx.param("reference_lam_scale", 1.0)
     rounds = 20
-    worst, worst_case = {}, None
+    tracker = _WorstPerSetting()
     draws_differ, min_grad0 = [], np.inf
     for trial in range(trials):
-        weights = ("uniform", "random")[trial % 2]
-        n, d = int(rng.integers(3, 7)), int(rng.integers(2, 6))
-        L = float(10 ** rng.uniform(0.5, 2.0))
-        q = make_quadratic(
-            n, d, mu=float(rng.uniform(0.1, 1.0)), L=L, C=float(rng.uniform(0.5, 3.0)), weights=weights, seed=rng
-        )
-        x_star = q.x_star()
-        u = rng.normal(size=d)
-        x0 = x_star + 3.0 * u / np.linalg.norm(u)  # ∇f(x_0) ≠ 0: the control's round-1 gap is nonzero
+        weights, q, L, x0 = _dane_instance(rng, trial)
+        n = q.n
         min_grad0 = min(min_grad0, float(np.linalg.norm(q.grad(x0))))
         lam = float(rng.uniform(0.2, 2.0)) * L
         mu = float(rng.uniform(0.0, q.mu))
@@ -1021,24 +981,14 @@ def _golden_dane_check(ctx, trials: int):
                     _rel(driver.x, loop_x, scale), _rel(driver.v[-1], loop_v, scale) if driver.v is not None else 0.0
                 )
                 for path, err in runs.items():
-                    key = f"{name}/{path}/{weights}/{'full' if M is None else 'sampled'}"
-                    if err > worst.get(key, -1.0):
-                        worst[key] = err
-                    if err >= max(worst.values()):
-                        worst_case = {
-                            "problem": q.to_json(),
-                            "method": name,
-                            "x0": x0.tolist(),
-                            "lam": lam,
-                            "mu": mu,
-                            "clients_per_round": M,
-                            "seed": seed,
-                            "path": path,
-                        }
+                    tracker.record(
+                        f"{name}/{path}/{weights}/{'full' if M is None else 'sampled'}",
+                        err,
+                        lambda: _case(q, x0, method=name, lam=lam, mu=mu, clients_per_round=M, seed=seed, path=path),
+                    )
     return _decide_reference_match(
         ctx,
-        worst,
-        worst_case,
+        tracker,
         failures=draws_differ,
         tolerance_extra={"draws": "the same client set every round"},
         draws_differ=draws_differ[:5],
@@ -1078,13 +1028,12 @@ _GOLDEN_DANE_CONTROL = Control(
 
 golden_dane_family, golden_dane_family_full = _claim_and_full_tier(
     _golden_dane_check,
-    id="verify/methods/golden-dane-family",
-    ref="Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4), Algorithms 1-2 (the DANE-family drivers)",
-    title="methods.run of DANE, S-DANE, Acc-S-DANE and run_dane, run_sdane, run_acc_sdane equal the algorithms "
+    "verify/methods/golden-dane-family",
+    "Jiang, Rodomanov & Stich, arXiv:2407.07084, eq. (4), Algorithms 1-2 (the DANE-family drivers)",
+    "methods.run of DANE, S-DANE, Acc-S-DANE and run_dane, run_sdane, run_acc_sdane equal the algorithms "
     "written out (exact solves)",
-    statement=_GOLDEN_DANE_STATEMENT,
-    kind="simulation",
-    controls=[_GOLDEN_DANE_CONTROL],
+    _GOLDEN_DANE_STATEMENT,
+    [_GOLDEN_DANE_CONTROL],
     args=(4,),
     full_args=(16,),
     full_title="methods.run of the DANE family equals the drivers (more instances)",
@@ -1110,16 +1059,10 @@ def _golden_scaffold_check(ctx, trials: int):
     rng = ctx.rng
     step_scale = ctx.param("reference_step_scale", 1.0)
     rounds = 15
-    worst, worst_case = {}, None
+    tracker = _WorstPerSetting()
     for trial in range(trials):
-        weights = ("uniform", "random")[trial % 2]
-        n, d = int(rng.integers(3, 7)), int(rng.integers(2, 6))
-        L = float(10 ** rng.uniform(0.5, 2.0))
-        q = make_quadratic(
-            n, d, mu=float(rng.uniform(0.1, 1.0)), L=L, C=float(rng.uniform(0.5, 3.0)), weights=weights, seed=rng
-        )
-        u = rng.normal(size=d)
-        x0 = q.x_star() + 3.0 * u / np.linalg.norm(u)  # ∇f(x_0) ≠ 0: the control moves round 1
+        weights, q, L, x0 = _dane_instance(rng, trial)
+        n = q.n
         K, gamma, eta = int(rng.integers(1, 8)), float(rng.uniform(0.1, 0.9)) / L, float(rng.uniform(0.5, 1.0))
         for M in (None, int(rng.integers(1, n))):
             seed = int(rng.integers(2**31))
@@ -1141,25 +1084,16 @@ def _golden_scaffold_check(ctx, trials: int):
                 scale = float(np.max(np.linalg.norm(ref.x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
                 for path in ("step", "spectral"):
                     h = methods.run(method, q, x0, rounds, path=path, clients_per_round=M, seed=seed)
-                    err = _rel(h.x, ref.x, scale)
-                    key = f"option-{theirs}/{path}/{weights}/{'full' if M is None else 'sampled'}"
-                    worst[key] = max(worst.get(key, 0.0), err)
-                    if err >= max(worst.values()):
-                        worst_case = {
-                            "problem": q.to_json(),
-                            "option": theirs,
-                            "x0": x0.tolist(),
-                            "K": K,
-                            "gamma": gamma,
-                            "eta": eta,
-                            "clients_per_round": M,
-                            "seed": seed,
-                            "path": path,
-                        }
+                    tracker.record(
+                        f"option-{theirs}/{path}/{weights}/{'full' if M is None else 'sampled'}",
+                        _rel(h.x, ref.x, scale),
+                        lambda: _case(
+                            q, x0, option=theirs, K=K, gamma=gamma, eta=eta, clients_per_round=M, seed=seed, path=path
+                        ),
+                    )
     return _decide_reference_match(
         ctx,
-        worst,
-        worst_case,
+        tracker,
         instances=trials,
         rounds=rounds,
         reference_step_scale=step_scale,

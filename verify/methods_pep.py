@@ -17,7 +17,8 @@ import math
 from pathlib import Path
 
 
-from fedtheory.claims.core import Control, claim
+from fedtheory.claims.agreement import consistency_claim
+from fedtheory.claims.core import Control
 from fedtheory.content import load_module
 
 #: LocalUpdate's and S-DANE's PEPs written literally in PEPit: the independent side of the agreement claims
@@ -35,17 +36,15 @@ def _fedsplit_closed(s, mu, L):
     return max(abs(1 - s * mu) / (1 + s * mu), abs(1 - s * L) / (1 + s * L))
 
 
-@claim(
-    id="verify/methods-pep/fedsplit-rate",
-    ref="consistency",
-    title="FedSplit's certified one-round rate is max(|1−sμ|/(1+sμ), |1−sL|/(1+sL)); (√κ−1)/(√κ+1) at s = 1/√(μL)",
-    statement=r"For $n\in\{2,3,5\}$ quadratic clients with spectra in $[\mu,L]$ ($\kappa=L/\mu=10$) and any weights, "
+@consistency_claim(
+    "verify/methods-pep/fedsplit-rate",
+    "FedSplit's certified one-round rate is max(|1−sμ|/(1+sμ), |1−sL|/(1+sL)); (√κ−1)/(√κ+1) at s = 1/√(μL)",
+    r"For $n\in\{2,3,5\}$ quadratic clients with spectra in $[\mu,L]$ ($\kappa=L/\mu=10$) and any weights, "
     r"FedSplit's worst one-round contraction in the $p$-weighted norm of $z$ at $s=1/\sqrt{\mu L}$ is "
     r"$(\sqrt\kappa-1)/(\sqrt\kappa+1)$ (upper and replayed lower bound within $10^{-4}$), and at "
     r"$s\in\{2/\sqrt{\mu L},\,1/(2\sqrt{\mu L})\}$ it is "
     r"$\max(|1-s\mu|/(1+s\mu),|1-sL|/(1+sL))>(\sqrt\kappa-1)/(\sqrt\kappa+1)$.",
-    kind="certificate",
-    controls=[
+    [
         Control(
             "rate-below-optimum",
             "(√κ−1)/(√κ+1)·(1 − 1e-3) asserted as an upper bound: the replayed "
@@ -87,16 +86,14 @@ def fedsplit_rate(ctx):
     )
 
 
-@claim(
-    id="verify/methods-pep/scaffold-vs-fedavg",
-    ref="consistency",
-    title="SCAFFOLD vs FedAvg at the same local work: certified worst-case error after T rounds",
-    statement=r"For $n=2$ quadratic clients ($\mu=1$, $L=10$, $\|c_i-o\|\le 1$, $\|x_0-x^*\|\le 1$), SCAFFOLD "
+@consistency_claim(
+    "verify/methods-pep/scaffold-vs-fedavg",
+    "SCAFFOLD vs FedAvg at the same local work: certified worst-case error after T rounds",
+    r"For $n=2$ quadratic clients ($\mu=1$, $L=10$, $\|c_i-o\|\le 1$, $\|x_0-x^*\|\le 1$), SCAFFOLD "
     r"(option II, $\eta=1$) and FedAvg ($\eta=\gamma$) with the same $K\in\{2,3\}$ local steps of size "
     r"$\gamma=0.05$: the certified $\sup\|x_T-x^*\|$, $T=2$, is valid (replayed lower bound $\le$ upper "
     r"bound) and tight (gap $\le 10^{-3}$); which method has the smaller worst case is reported.",
-    kind="certificate",
-    controls=[
+    [
         Control(
             "upper-0.99",
             "each certified value × 0.99 asserted as an upper bound: the PEP's own worst "
@@ -164,17 +161,15 @@ GOLDEN = (
 )
 
 
-@claim(
-    id="verify/methods-pep/agrees-with-certify-local-update",
-    ref="consistency",
-    title="The PEP compiled from LocalUpdate's description (certify_local_update's PEPit engine) equals the literal one",
-    statement=r"For LocalUpdate (FedAvg, FedProx, heavy-ball server) with $n\in\{2,3\}$ clients, unequal weights, "
+@consistency_claim(
+    "verify/methods-pep/agrees-with-certify-local-update",
+    "The PEP compiled from LocalUpdate's description (certify_local_update's PEPit engine) equals the literal one",
+    r"For LocalUpdate (FedAvg, FedProx, heavy-ball server) with $n\in\{2,3\}$ clients, unequal weights, "
     r"quadratic and smooth strongly convex classes, $\mu=1$, $L=10$, $K=2$, $\gamma=0.05$: the certified "
     r"floor, rate, error and function value of \texttt{fedtheory.methods.pep.certify} (whose builder "
     r"\texttt{certify\_local\_update(engine='pepit')} also uses) equal those of LocalUpdate's PEP written "
     r"literally in PEPit to $10^{-6}$ relative.",
-    kind="certificate",
-    controls=[Control("other-step", "the literal PEP at 1.01 γ (a planted 1 % mismatch)", {"gamma_factor": 1.01})],
+    [Control("other-step", "the literal PEP at 1.01 γ (a planted 1 % mismatch)", {"gamma_factor": 1.01})],
 )
 def agrees_with_certify_local_update(ctx):
     from fedtheory.methods.pep import certify
@@ -248,19 +243,17 @@ SDANE_GRID = (
 )
 
 
-@claim(
-    id="verify/methods-pep/agrees-with-certify-sdane",
-    ref="consistency",
-    title="certify_sdane, compiled from S-DANE's / Acc-S-DANE's description, equals the literal S-DANE PEP",
-    statement=r"For two clients of weight $\tfrac12$ under $\delta$-SOD ($f_1$ $\mu$-convex, $(f_1-f_2)/2$ "
+@consistency_claim(
+    "verify/methods-pep/agrees-with-certify-sdane",
+    "certify_sdane, compiled from S-DANE's / Acc-S-DANE's description, equals the literal S-DANE PEP",
+    r"For two clients of weight $\tfrac12$ under $\delta$-SOD ($f_1$ $\mu$-convex, $(f_1-f_2)/2$ "
     r"$\delta$-smooth, $f_2$ $\mu$-convex; $\delta=1$, $\lambda=2$) and $\|x^0-x^*\|\le1$: "
     r"\texttt{certify\_sdane}'s worst case of $f(\bar x^R)-f^*+\tfrac\mu2\|v^R-x^*\|^2$ (its PEP compiled "
     r"by \texttt{fedtheory.methods.pep.build\_pep}) equals the PEP written literally in PEPit (the round "
     r"loop of \texttt{sdane\_pep}, local gradients defined) to $10^{-6}$ relative, for S-DANE at $R=1$ and "
     r"$R=2$ (weighted average, $\mu\in\{0,\tfrac1{10}\}$, $c\in\{0,\tfrac14\}$) and Acc-S-DANE at $R=2$ "
     r"($c=0$) and $R=1$ ($c=\tfrac14$); the replayed lower bounds agree to the same tolerance.",
-    kind="certificate",
-    controls=[Control("other-lambda", "certify_sdane at 1.01 λ (a planted 1 % mismatch)", {"lam_factor": 1.01})],
+    [Control("other-lambda", "certify_sdane at 1.01 λ (a planted 1 % mismatch)", {"lam_factor": 1.01})],
 )
 def agrees_with_certify_sdane(ctx):
     from fedtheory.certify.federated_pep import certify_sdane

@@ -25,8 +25,9 @@ from fedtheory.algorithms.parameter_space import (
     local_update_fedprox,
     run_parameter_space,
 )
+from fedtheory.claims.agreement import agreement_claim, decide_within, relative_gap, worst_over_trials
 from fedtheory.claims.controls import one_step_too_many
-from fedtheory.claims.core import Control, claim
+from fedtheory.claims.core import Control
 from fedtheory.problems.finite_sum import LeastSquaresFederation
 from fedtheory.problems.kernels import (
     KERNEL_FAMILIES,
@@ -62,14 +63,13 @@ def _least_squares_instances(ctx, fast: int, full: int):
         yield trial, fed, A, b, float(np.linalg.eigvalsh(A)[:, -1].max())
 
 
-@claim(
-    id="verify/nonparam/spectral-equals-stepwise",
-    ref="Su, Xu & Yang, Proposition 2 / eq. (39)",
-    title="Function space: the closed-form dynamics (P from client spectra, K_xP diagonalised) equal the literal local updates",
-    statement=r"For FedAvg (any $s$, $\gamma<1$) and FedProx, unbalanced clients and any kernel, the predictions $f_t(\mathbf x)=y+V(I-\eta\Lambda)^t"
+@agreement_claim(
+    "verify/nonparam/spectral-equals-stepwise",
+    "Su, Xu & Yang, Proposition 2 / eq. (39)",
+    "Function space: the closed-form dynamics (P from client spectra, K_xP diagonalised) equal the literal local updates",
+    r"For FedAvg (any $s$, $\gamma<1$) and FedProx, unbalanced clients and any kernel, the predictions $f_t(\mathbf x)=y+V(I-\eta\Lambda)^t"
     r"V^{-1}(f_0(\mathbf x)-y)$ and the coefficients of $f_t$ equal those of the local updates run step by step.",
-    kind="simulation",
-    controls=[
+    [
         one_step_too_many(
             "the literal local updates, against the closed form,",
             "its s local steps",
@@ -129,14 +129,13 @@ def spectral_equals_stepwise(ctx):
     )
 
 
-@claim(
-    id="verify/nonparam/fedavg-parameter-space-equals-local-update",
-    ref="Su, Xu & Yang, Section 3 (FedAvg) / Charles & Konečný, Algorithms 1–2",
-    title="Parameter-space FedAvg (η, s) is LocalUpdate(Θ_{1:s}, α = 0, γ = η, server GD lr = η) — closed form, spectral, stepwise, finite-sum",
-    statement=r"With $p_i=n_i/N$, LocalUpdate with $\Theta_{1:s}$, $\alpha=0$, $\gamma=\eta$ and server gradient descent of step $\eta$ produces "
+@agreement_claim(
+    "verify/nonparam/fedavg-parameter-space-equals-local-update",
+    "Su, Xu & Yang, Section 3 (FedAvg) / Charles & Konečný, Algorithms 1–2",
+    "Parameter-space FedAvg (η, s) is LocalUpdate(Θ_{1:s}, α = 0, γ = η, server GD lr = η) — closed form, spectral, stepwise, finite-sum",
+    r"With $p_i=n_i/N$, LocalUpdate with $\Theta_{1:s}$, $\alpha=0$, $\gamma=\eta$ and server gradient descent of step $\eta$ produces "
     r"$\theta_t=\sum_iw_i\mathcal G_i^s(\theta_{t-1})$, the paper's FedAvg, equal to the closed form $\theta_t=\mathcal L\theta_{t-1}+o$.",
-    kind="simulation",
-    controls=[
+    [
         one_step_too_many(
             "the paper's rounds written out, against LocalUpdate(Θ_{1:s}),",
             "s gradient steps",
@@ -180,15 +179,14 @@ def fedavg_parameter_space(ctx):
     )
 
 
-@claim(
-    id="verify/nonparam/fedprox-local-update-limit",
-    ref="Su, Xu & Yang, eq. (5) / Charles & Konečný, Algorithms 1–2",
-    title="LocalUpdate(Θ_{1:K}, α = 1/η, γ, lr = γ) → the exact FedProx round as K → ∞, with error (I − γ(A_i + αI))^K(θ − θ_i^prox)",
-    statement=r"For $0<\gamma<1/(L+\alpha)$, $\alpha=1/\eta$: one LocalUpdate round returns $\sum_iw_i\theta_{i,K}$ with "
+@agreement_claim(
+    "verify/nonparam/fedprox-local-update-limit",
+    "Su, Xu & Yang, eq. (5) / Charles & Konečný, Algorithms 1–2",
+    "LocalUpdate(Θ_{1:K}, α = 1/η, γ, lr = γ) → the exact FedProx round as K → ∞, with error (I − γ(A_i + αI))^K(θ − θ_i^prox)",
+    r"For $0<\gamma<1/(L+\alpha)$, $\alpha=1/\eta$: one LocalUpdate round returns $\sum_iw_i\theta_{i,K}$ with "
     r"$\theta_{i,K}-\theta_i^{\rm prox}=(I-\gamma(A_i+\alpha I))^K(\theta-\theta_i^{\rm prox})$, "
     r"$\theta_i^{\rm prox}=(I+\eta A_i)^{-1}(\theta+\eta b_i)$; so it converges to the exact round of (5) geometrically.",
-    kind="simulation",
-    controls=[
+    [
         Control(
             "exponent-K-plus-1",
             "the error formula with exponent K + 1: false, since 0 < 1 − γ(λ + α) < 1, so (1 − γ(λ + α))^{K+1} ≠ "
@@ -243,14 +241,13 @@ def fedprox_limit(ctx):
     )
 
 
-@claim(
-    id="verify/nonparam/linear-kernel-function-space-equals-parameter-space",
-    ref="Su, Xu & Yang, Section 2 (f = θ·ϕ, eq. 3)",
-    title="With the linear kernel, function-space FedAvg/FedProx equal the parameter-space runs (predictions and RKHS distances)",
-    statement=r"For $k(x,z)=x^\top z$, $f_t=\theta_t\cdot x$: $f_t(\mathbf x)=X\theta_t$ and $\|f_t-\theta^*\cdot x\|_{\mathcal H}=\|\theta_t-\theta^*\|_2$, "
+@agreement_claim(
+    "verify/nonparam/linear-kernel-function-space-equals-parameter-space",
+    "Su, Xu & Yang, Section 2 (f = θ·ϕ, eq. 3)",
+    "With the linear kernel, function-space FedAvg/FedProx equal the parameter-space runs (predictions and RKHS distances)",
+    r"For $k(x,z)=x^\top z$, $f_t=\theta_t\cdot x$: $f_t(\mathbf x)=X\theta_t$ and $\|f_t-\theta^*\cdot x\|_{\mathcal H}=\|\theta_t-\theta^*\|_2$, "
     r"with $\theta_t$ from the LocalUpdate driver.",
-    kind="simulation",
-    controls=[
+    [
         one_step_too_many(
             "the parameter-space run, against the function-space run,",
             "its s local steps",
@@ -273,19 +270,18 @@ def linear_kernel_equivalence(ctx):
         h = run_parameter_space(fed_ls, kind, eta, T, s=s + (ctx.param("s_offset", 0) if kind == "fedavg" else 0))
         k = run_kernel_federated(kfed, KernelAlgorithm(kind, eta, s), T, path="stepwise")
         X = np.concatenate(feats)
-        pred_err = float(np.abs(k.predictions - h.theta @ X.T).max()) / (float(np.abs(k.predictions).max()) + 1)
+        pred_err = relative_gap(h.theta @ X.T, k.predictions)
         theta_star = rng.normal(size=fed_ls.d)
         rk = np.sqrt(k.rkhs_error_sq(kfed, FeatureFunction(LinearKernel(), theta_star)))
         pr = np.linalg.norm(h.theta - theta_star[None, :], axis=1)
-        dist_err = float(np.abs(rk - pr).max()) / (float(pr.max()) + 1)
+        dist_err = relative_gap(rk, pr)  # pr ≥ 0: max|pr| = max pr
         worst = max(worst, pred_err, dist_err)
-    tol = 1e-9
-    ok = worst <= tol
-    return ctx.decide(
-        ok,
-        measured={"max_relative_difference": worst},
+    return decide_within(
+        ctx,
+        worst,
+        1e-9,
         tolerance={
-            "relative": tol,
+            "relative": 1e-9,
             "why": "two independent float64 computations (N-dimensional coefficients vs "
             "d-dimensional θ); ℋ-distances through aᵀGa − 2aᵀf(x) + ‖f‖² lose ~√eps "
             "near 0 only below the scale used",
@@ -295,14 +291,13 @@ def linear_kernel_equivalence(ctx):
     )
 
 
-@claim(
-    id="verify/nonparam/full-local-batch-equals-full-batch",
-    ref="Su, Xu & Yang, Section 6.1 (mini-batches)",
-    title="Mini-batches holding a client's whole data reproduce the full-batch runs (function space; parameter-space FedProx)",
-    statement=r"With $B_i=n_i$, each local (mini-batch) step of FedAvg is a full gradient step and each batch proximal step of FedProx "
+@agreement_claim(
+    "verify/nonparam/full-local-batch-equals-full-batch",
+    "Su, Xu & Yang, Section 6.1 (mini-batches)",
+    "Mini-batches holding a client's whole data reproduce the full-batch runs (function space; parameter-space FedProx)",
+    r"With $B_i=n_i$, each local (mini-batch) step of FedAvg is a full gradient step and each batch proximal step of FedProx "
     r"is the exact step (5).",
-    kind="simulation",
-    controls=[
+    [
         Control(
             "batch-one-short",
             "mini-batches of n_i − 1 samples reproducing the full-batch run: false, each step then omits one "
@@ -313,22 +308,20 @@ def linear_kernel_equivalence(ctx):
 )
 def full_local_batch(ctx):
     rng = ctx.rng
-    worst = 0.0
-    for trial in range(6 if not ctx.full else 20):
+
+    def gap(trial):
+        worst = 0.0
         n = int(rng.integers(2, 8))
         fed = random_kernel_federation(rng, family=KERNEL_FAMILIES[trial % 7], n_range=(n, n))
         norm = float(fed.client_norms().max())
         if norm == 0:
-            continue
+            return worst
         for algo in (KernelAlgorithm.fedavg(0.7 / norm, 3), KernelAlgorithm.fedprox(2.0 / norm)):
             full = run_kernel_federated(fed, algo, 10, path="stepwise")
             mini = run_kernel_federated(
                 fed, algo, 10, batch_size=n - ctx.param("batch_shrink", 0), seed=int(rng.integers(1 << 30))
             )
-            worst = max(
-                worst,
-                float(np.abs(full.predictions - mini.predictions).max()) / (float(np.abs(full.predictions).max()) + 1),
-            )
+            worst = max(worst, relative_gap(mini.predictions, full.predictions))
         ls = _random_least_squares(rng)
         m = int(ls.counts.min())
         if np.all(ls.counts == m):
@@ -336,6 +329,7 @@ def full_local_batch(ctx):
             eta = 0.5 / float(np.linalg.eigvalsh(A)[:, -1].max())
             a = run_parameter_space(ls, "fedprox", eta, 5, s=1, batch_size=m, seed=0).theta
             b = run_parameter_space(ls, "fedprox", eta, 5).theta
-            worst = max(worst, float(np.abs(a - b).max()) / (float(np.abs(b).max()) + 1))
-    tol = 1e-10
-    return ctx.decide(worst <= tol, measured={"max_relative_difference": worst}, tolerance={"relative": tol})
+            worst = max(worst, relative_gap(a, b))
+        return worst
+
+    return decide_within(ctx, worst_over_trials(ctx, (6, 20), gap), 1e-10)

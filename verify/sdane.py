@@ -23,22 +23,22 @@ from fedtheory.algorithms.local_solvers import (
     StabilizedTest,
     Subproblem,
 )
+from fedtheory.claims.agreement import agreement_claim, decide_within, relative_gap, worst_over_trials
 from fedtheory.claims.controls import one_step_too_few
-from fedtheory.claims.core import Control, claim
+from fedtheory.claims.core import Control
 from fedtheory.problems.clients import client_oracles
 from fedtheory.problems.finite_sum import LogisticFederation
 from fedtheory.problems.quadratic import make_quadratic
 
 
-@claim(
-    id="verify/sdane/scaffold-is-dane-gd-lambda-0",
-    ref="Section 5 (baselines)",
-    kind="simulation",
-    title="Scaffold with full-gradient control variates and server step 1 equals DANE-GD with λ = 0",
-    statement=r"Scaffold's local step $y\leftarrow y-\eta(\nabla f_i(y)-c_i+c)$ with $c_i=\nabla f_i(x^r)$, $c=\frac1s\sum_{i\in S}c_i$ "
+@agreement_claim(
+    "verify/sdane/scaffold-is-dane-gd-lambda-0",
+    "Section 5 (baselines)",
+    "Scaffold with full-gradient control variates and server step 1 equals DANE-GD with λ = 0",
+    r"Scaffold's local step $y\leftarrow y-\eta(\nabla f_i(y)-c_i+c)$ with $c_i=\nabla f_i(x^r)$, $c=\frac1s\sum_{i\in S}c_i$ "
     r"and $x^{r+1}=\frac1s\sum y_i$ is gradient descent on DANE's subproblem with $\lambda=0$, so the two produce "
     r"the same iterates (full and partial participation).",
-    controls=[
+    [
         one_step_too_few(
             "DANE-GD, against Scaffold,",
             "its K local steps",
@@ -50,8 +50,8 @@ from fedtheory.problems.quadratic import make_quadratic
 )
 def scaffold_is_dane(ctx):
     rng = ctx.rng
-    worst = 0.0
-    for trial in range(6 if not ctx.full else 30):
+
+    def gap(trial):
         if trial % 2:
             problem = LogisticFederation.random(4, [15, 25, 35, 20], 3, l2=0.05, seed=rng)
         else:
@@ -72,12 +72,12 @@ def scaffold_is_dane(ctx):
             clients_per_round=s,
             seed=seed,
         )
-        worst = max(worst, float(np.abs(a.x - b.x).max() / (np.abs(a.x).max() + 1)))
-    ok = worst <= 1e-12
-    return ctx.decide(
-        ok,
-        measured={"max_relative_difference": worst},
-        tolerance={"relative": 1e-12},
+        return relative_gap(b.x, a.x)
+
+    return decide_within(
+        ctx,
+        worst_over_trials(ctx, (6, 30), gap),
+        1e-12,
         notes="Two implementations (control_variates.run_scaffold, dane.run_dane with the GD solver) on "
         "quadratics with unequal weights and logistic clients, K ∈ [1, 11], same sampled sets.",
     )
@@ -101,13 +101,12 @@ def _plain_dane(problem, x0, rounds, lam):
     return np.stack(xs)
 
 
-@claim(
-    id="verify/sdane/sdane-exact-is-dane",
-    ref="Algorithm 1",
-    kind="simulation",
-    title="S-DANE with exact local solves equals a plain DANE implementation",
-    statement=r"With exact local solves, Algorithm 1's $x^r$ equals DANE's (4) for every $\mu\ge0$, and $v^r=x^r$.",
-    controls=[
+@agreement_claim(
+    "verify/sdane/sdane-exact-is-dane",
+    "Algorithm 1",
+    "S-DANE with exact local solves equals a plain DANE implementation",
+    r"With exact local solves, Algorithm 1's $x^r$ equals DANE's (4) for every $\mu\ge0$, and $v^r=x^r$.",
+    [
         Control(
             "dane-one-round-ahead",
             "S-DANE's x^r against the plain DANE's x^{r+1}: different points, the exact "
@@ -118,8 +117,8 @@ def _plain_dane(problem, x0, rounds, lam):
 )
 def sdane_exact_is_dane(ctx):
     rng = ctx.rng
-    worst = 0.0
-    for _ in range(6 if not ctx.full else 30):
+
+    def gap(trial):
         q = make_quadratic(
             int(rng.integers(2, 6)),
             int(rng.integers(2, 6)),
@@ -134,26 +133,25 @@ def sdane_exact_is_dane(ctx):
         h = run_sdane(q, x0, 20, lam=lam, mu=mu, solver=Exact())
         k = int(ctx.param("reference_shift", 0))
         ref = _plain_dane(q, x0, 20 + k, lam)[k:]
-        scale = np.abs(ref).max() + 1
-        worst = max(worst, float(np.abs(h.x - ref).max() / scale), float(np.abs(h.v - h.x).max() / scale))
-    ok = worst <= 1e-10
-    return ctx.decide(
-        ok,
-        measured={"max_relative_difference": worst},
-        tolerance={"relative": 1e-10},
+        # v^r against x^r on the scale of the reference run
+        return max(relative_gap(h.x, ref), float(np.abs(h.v - h.x).max() / (np.abs(ref).max() + 1)))
+
+    return decide_within(
+        ctx,
+        worst_over_trials(ctx, (6, 30), gap),
+        1e-10,
         notes="Library S-DANE (spectral exact solves of the uniform view) against a client-by-client DANE with "
         "numpy.linalg.solve; 20 rounds, unequal weights.",
     )
 
 
-@claim(
-    id="verify/sdane/local-solvers-agree",
-    ref="Section 5 (implementation)",
-    kind="numeric",
-    title="Every local solver, run to float64 resolution, reaches the exact subproblem minimizer",
-    statement=r"GD, prox-linear GD, FGM, OGM-G, FGM+OGM-G and SGD without noise, stopped by an accuracy test with a "
+@agreement_claim(
+    "verify/sdane/local-solvers-agree",
+    "Section 5 (implementation)",
+    "Every local solver, run to float64 resolution, reaches the exact subproblem minimizer",
+    r"GD, prox-linear GD, FGM, OGM-G, FGM+OGM-G and SGD without noise, stopped by an accuracy test with a "
     r"vanishing constant, return $\arg\min F_i$ (closed form on quadratics).",
-    controls=[
+    [
         Control(
             "other-subproblem",
             "the solvers' points against the minimizer of the subproblem with λ·1.01: a "
@@ -161,6 +159,7 @@ def sdane_exact_is_dane(ctx):
             {"exact_lam_scale": 1.01},
         )
     ],
+    kind="numeric",
 )
 def local_solvers_agree(ctx):
     rng = ctx.rng
@@ -180,9 +179,7 @@ def local_solvers_agree(ctx):
         test = StabilizedTest(c=1e-26)
         for solver in (GD(), ProxLinearGD(), FGM(), OGMG(), FastGradNorm(), SGD(step=0.5 / float(sub.L.max()))):
             X = solver.solve(sub, test).X
-            worst[solver.name] = max(
-                worst.get(solver.name, 0.0), float(np.abs(X - exact).max() / (np.abs(exact).max() + 1))
-            )
+            worst[solver.name] = max(worst.get(solver.name, 0.0), relative_gap(X, exact))
     ok = max(worst.values()) <= 1e-10
     return ctx.decide(
         ok,

@@ -54,7 +54,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fedtheory.algorithms.local_solvers import GD, SGD, DaneTest, StabilizedTest, Subproblem
+from fedtheory.methods.library import acc_coefficient  # Algorithm 2, line 1: defined with the method
 from fedtheory.problems.clients import client_oracles
+from fedtheory.validation import check_rounds
 
 __all__ = [
     "ProxHistory",
@@ -185,15 +187,6 @@ def sample_clients(rng: np.random.Generator, n: int, s: int | None) -> np.ndarra
     if not (1 <= s <= n):
         raise ValueError(f"clients per round s must satisfy 1 <= s <= n = {n}, got s={s}")
     return np.sort(rng.choice(n, size=s, replace=False))
-
-
-def acc_coefficient(A: float, B: float, lam: float) -> float:
-    r"""a > 0 solving λa² = (A + a)B (Algorithm 2, line 1): a = B/(2λ) + √(B²/(4λ²) + AB/λ).
-
-    >>> acc_coefficient(0.0, 1.0, 2.0)
-    0.5
-    """
-    return B / (2 * lam) + math.sqrt(B * B / (4 * lam * lam) + A * B / lam)
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,10 +324,9 @@ def _prepare(problem: Any, x0: Any, rounds: Any, seed: Any):
     x0 = np.asarray(x0, dtype=np.float64)
     if x0.shape != (orc.d,):
         raise ValueError(f"x0 must have shape ({orc.d},), got {x0.shape}")
-    if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
-        raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
+    rounds = check_rounds(rounds)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    return orc, x0, int(rounds), rng
+    return orc, x0, rounds, rng
 
 
 def _stop(orc, x, stop_gap) -> bool:

@@ -56,8 +56,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fedtheory.algorithms.clients import ClientSampler
+from fedtheory.algorithms.clients import ClientLevels, ClientSampler, batch_stream
 from fedtheory.models.low_rank import RANK_CONVENTIONS, layer_rank
+from fedtheory.validation import check_rounds
 
 __all__ = [
     "LAYER_KINDS",
@@ -545,9 +546,7 @@ def run_fedhm(
     each round (before the server step); and ``space``, the :class:`FactorSpace` of h.
     ``evaluate=False`` skips f(w_t) and ‖∇f(w_t)‖ (NaN), which cost a full pass over the data per round.
     """
-    if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
-        raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
-    rounds = int(rounds)
+    rounds = check_rounds(rounds)
     if not isinstance(algo, FedHM):
         raise ValueError(f"algo must be a FedHM, got {type(algo).__name__}")
     arrays = _problem_arrays(problem)
@@ -559,33 +558,12 @@ def run_fedhm(
     if x0.shape != (d,):
         raise ValueError(f"x0 must have shape ({d},), got {x0.shape}")
     n_levels = len(algo.ratios)
-    dynamic = isinstance(levels, str)
-    if dynamic:
-        if levels != "dynamic":
-            raise ValueError(f"levels must be per-client level indices or 'dynamic', got {levels!r}")
-        fixed_levels: np.ndarray | None = None
-    else:
-        fixed_levels = np.zeros(n, dtype=np.int64) if levels is None else np.asarray(levels, dtype=np.int64).ravel()
-        if fixed_levels.shape != (n,) or fixed_levels.min() < 0 or fixed_levels.max() >= n_levels:
-            raise ValueError(f"levels must give each of the n={n} clients a level in 0..{n_levels - 1}, got {levels!r}")
+    client_levels = ClientLevels.of(levels, n=n, count=n_levels, seed=seed)
     sampler = ClientSampler(clients_per_round, client_sampling)
     p_host = np.asarray(fs.p, dtype=np.float64)
     from fedtheory.problems.finite_sum import sample_batches
 
-    # draw for draw as run_local_update: a validation draw on a throwaway stream when seeded by an int
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    if batch_size is not None:
-        sample_batches(rng, fs.counts, int(batch_size))
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    level_rng = (
-        np.random.default_rng(
-            np.random.SeedSequence(None if isinstance(seed, np.random.Generator) or seed is None else int(seed)).spawn(
-                1
-            )[0]
-        )
-        if dynamic
-        else None
-    )
+    rng = batch_stream(seed, fs.counts, batch_size)
     if sampler.M is not None and sampler.scheme == "without_replacement" and sampler.M > n:
         raise ValueError(f"clients_per_round M={sampler.M} exceeds the n={n} clients (sampling without replacement)")
 
@@ -610,11 +588,7 @@ def run_fedhm(
         batches = (
             None if batch_size is None else [sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(E)]
         )
-        if fixed_levels is not None:
-            lev = fixed_levels[idx]
-        else:
-            assert level_rng is not None  # dynamic levels: drawn each round
-            lev = level_rng.integers(n_levels, size=M)
+        lev = client_levels.draw(idx)
         # server: one SVD per factorized layer, truncated per level, padded to r_max
         svds = [_svd(layer.to_matrix(w)) for layer in layout.layers]
         per_level = [

@@ -48,7 +48,7 @@ import numpy as np
 
 from fedtheory.algorithms.clients import CLIENT_SAMPLING, ClientSampler, QuadraticArrays, prepare_quadratic  # noqa: F401
 from fedtheory.algorithms.theta import Theta, _is_torch, resolve_backend
-from fedtheory.validation import finite_real
+from fedtheory.validation import check_rounds, finite_real
 
 __all__ = [
     "SERVER_KINDS",
@@ -502,9 +502,7 @@ def run_local_update(
     """
     if path not in MESSAGE_PATHS + ("auto",):
         raise ValueError(f"path must be one of {MESSAGE_PATHS + ('auto',)}, got {path!r}")
-    if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
-        raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
-    rounds = int(rounds)
+    rounds = check_rounds(rounds)
     program = not isinstance(algo, LocalUpdate)
     if program and not getattr(algo, "client_program", False):
         raise ValueError(f"algo must be a LocalUpdate (or a client program such as MAML), got {type(algo).__name__}")

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fedtheory.algorithms.local_update import ClientSampler
+from fedtheory.algorithms.clients import ClientLevels, ClientSampler, batch_stream
 
 __all__ = ["slimming_masks", "slim_width", "HeteroFLHistory", "run_heterofl"]
 
@@ -147,43 +147,21 @@ def run_heterofl(
         raise ValueError(f"local_steps must be a positive integer, got {local_steps}")
     if not lr > 0:
         raise ValueError(f"lr must be > 0, got {lr}")
-    dynamic = isinstance(levels, str)
-    if dynamic and levels != "dynamic":
-        raise ValueError(f"levels must be per-client indices or 'dynamic', got {levels!r}")
-    fixed = None if dynamic else (np.zeros(n, dtype=np.int64) if levels is None else np.asarray(levels, dtype=np.int64))
-    if fixed is not None and (fixed.shape != (n,) or fixed.min() < 0 or fixed.max() >= masks.shape[0]):
-        raise ValueError(f"levels must give each of the n={n} clients a mask index in 0..{masks.shape[0] - 1}")
+    client_levels = ClientLevels.of(levels, n=n, count=masks.shape[0], seed=seed, what="a mask index")
     sampler = ClientSampler(clients_per_round, client_sampling)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    if batch_size is not None:
-        sample_batches(rng, fs.counts, int(batch_size))
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    level_rng = (
-        np.random.default_rng(
-            np.random.SeedSequence(None if seed is None or isinstance(seed, np.random.Generator) else int(seed)).spawn(
-                1
-            )[0]
-        )
-        if dynamic
-        else None
-    )
+    rng = batch_stream(seed, fs.counts, batch_size)
     p_host = np.asarray(fs.p, dtype=np.float64)
     sizes = masks.sum(axis=1).astype(np.int64)
     w = np.asarray(x0, dtype=np.float64).copy()
     xs, cl, lv, up = [w.copy()], [], [], []
     for _ in range(int(rounds)):
         idx, _ = sampler.draw(rng, p_host)
-        M = len(idx)
         batches = (
             None
             if batch_size is None
             else [sample_batches(rng, fs.counts, int(batch_size), idx) for _ in range(local_steps)]
         )
-        if fixed is not None:
-            lev = fixed[idx]
-        else:
-            assert level_rng is not None  # dynamic levels: drawn each round
-            lev = level_rng.integers(masks.shape[0], size=M)
+        lev = client_levels.draw(idx)
         mk = masks[lev]
         Wc = w[None, :] * mk
         for k in range(int(local_steps)):

@@ -17,9 +17,12 @@ on the backend's device: no operation converts through numpy, so autograd and th
 from __future__ import annotations
 
 import importlib
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "ELEMENTWISE"]
+
+#: the unary elementwise operations every backend provides: ``be.sqrt(x)`` is numpy.sqrt / torch.sqrt of ``x``, ...
+ELEMENTWISE = ("sqrt", "exp", "log", "log1p", "expm1", "abs")
 
 
 class Backend:
@@ -144,20 +147,11 @@ class Backend:
         """Elementwise maximum (one side may be a scalar)."""
         raise NotImplementedError
 
-    def sqrt(self, x: Any) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def exp(self, x: Any) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def log(self, x: Any) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def log1p(self, x: Any) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def expm1(self, x: Any) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def abs(self, x: Any) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
+    # the unary elementwise operations (ELEMENTWISE), each its library's function of the same name, attached to
+    # each backend from that one table (numpy_backend, torch_backend)
+    sqrt: Callable[[Any], Any]
+    exp: Callable[[Any], Any]
+    log: Callable[[Any], Any]
+    log1p: Callable[[Any], Any]
+    expm1: Callable[[Any], Any]
+    abs: Callable[[Any], Any]

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fedtheory.backends.base import Backend
+from fedtheory.backends.base import ELEMENTWISE, Backend
 
 __all__ = ["NumpyBackend"]
 
@@ -138,20 +138,7 @@ class NumpyBackend(Backend):
     def maximum(self, a: Any, b: Any) -> np.ndarray:
         return _f64(np.maximum(a, b))
 
-    def sqrt(self, x: Any) -> Any:
-        return np.sqrt(x)
 
-    def exp(self, x: Any) -> Any:
-        return np.exp(x)
-
-    def log(self, x: Any) -> Any:
-        return np.log(x)
-
-    def log1p(self, x: Any) -> Any:
-        return np.log1p(x)
-
-    def expm1(self, x: Any) -> Any:
-        return np.expm1(x)
-
-    def abs(self, x: Any) -> Any:
-        return np.abs(x)
+# be.sqrt(x) is np.sqrt(x), and so on for every name in the table
+for _name in ELEMENTWISE:
+    setattr(NumpyBackend, _name, staticmethod(getattr(np, _name)))

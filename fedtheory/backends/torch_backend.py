@@ -18,12 +18,12 @@ numpy and hands back tensors (``fedtheory.methods.simulate.HOST_RUNS``). This mo
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
-from fedtheory.backends.base import Backend
+from fedtheory.backends.base import ELEMENTWISE, Backend
 
 __all__ = ["TorchBackend", "resolve_device"]
 
@@ -223,20 +223,17 @@ class TorchBackend(Backend):
         out = torch.maximum(self._t(a), self._t(b))
         return out if out.dtype == torch.float64 else out.to(torch.float64)
 
-    def sqrt(self, x: Any) -> torch.Tensor:
-        return torch.sqrt(self._t(x))
 
-    def exp(self, x: Any) -> torch.Tensor:
-        return torch.exp(self._t(x))
+def _on_tensor(op: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[TorchBackend, Any], torch.Tensor]:
+    """The backend method ``op(be._t(x))``: the operation on ``x`` as a float64 tensor on the backend's device."""
 
-    def log(self, x: Any) -> torch.Tensor:
-        return torch.log(self._t(x))
+    def method(self: TorchBackend, x: Any) -> torch.Tensor:
+        return op(self._t(x))
 
-    def log1p(self, x: Any) -> torch.Tensor:
-        return torch.log1p(self._t(x))
+    method.__name__ = op.__name__
+    return method
 
-    def expm1(self, x: Any) -> torch.Tensor:
-        return torch.expm1(self._t(x))
 
-    def abs(self, x: Any) -> torch.Tensor:
-        return torch.abs(self._t(x))
+# be.sqrt(x) is torch.sqrt of x as a tensor, and so on for every name in the table
+for _name in ELEMENTWISE:
+    setattr(TorchBackend, _name, _on_tensor(getattr(torch, _name)))

@@ -146,9 +146,25 @@ def judge_each(items: Iterable[tuple[str, Any]], judge: Callable[[Any], tuple[bo
     return ok, rows
 
 
+def decide_each(ctx, items: Iterable[tuple[str, Any]], judge: Callable[[Any], tuple[bool, Any]], **kw):
+    """The verdict of a statement that must hold on each named item (a figure's settings, its models, pairs of
+    curves): :func:`judge_each`, decided by :func:`decide_per_row` (``kw``: its key, tolerance and notes).
+
+    >>> from fedtheory.claims.core import CheckContext
+    >>> finals = {"IID": {"fedhm": 0.9, "fedavg": 0.8}, "Non-IID": {"fedhm": 0.7, "fedavg": 0.75}}
+    >>> evidence = decide_each(CheckContext(seed=0), finals.items(),
+    ...                        lambda f: (f["fedhm"] >= f["fedavg"], {"margin": round(f["fedhm"] - f["fedavg"], 2)}),
+    ...                        key="per_split", tolerance="margin ≥ 0")
+    >>> evidence.status, evidence.counterexample
+    ('refuted', {'per_split': {'IID': {'margin': 0.1}, 'Non-IID': {'margin': -0.05}}})
+    """
+    ok, rows = judge_each(items, judge)
+    return decide_per_row(ctx, ok, rows, **kw)
+
+
 def decide_each_panel(ctx, data: dict, judge: Callable[[dict], tuple[bool, Any]], **kw):
-    """The verdict of a statement that must hold on every panel of a figure's ``data``: :func:`judge_each` over the
-    panels by title, decided by :func:`decide_per_row` (``kw``: its key, tolerance and notes).
+    """The verdict of a statement that must hold on every panel of a figure's ``data``: :func:`decide_each` over
+    the panels by title (``kw``: the key, tolerance and notes of :func:`decide_per_row`).
 
     >>> from fedtheory.claims.core import CheckContext
     >>> data = {"panels": [{"title": "IID", "series": [{"label": "a", "x": [0], "y": [2.0]}]}]}
@@ -156,5 +172,4 @@ def decide_each_panel(ctx, data: dict, judge: Callable[[dict], tuple[bool, Any]]
     >>> evidence.status, evidence.measured
     ('verified', {'IID': {'y': 2.0}})
     """
-    ok, rows = judge_each(((p["title"], p) for p in data["panels"]), judge)
-    return decide_per_row(ctx, ok, rows, **kw)
+    return decide_each(ctx, ((p["title"], p) for p in data["panels"]), judge, **kw)

@@ -252,6 +252,17 @@ def _correction(ops: list, at: str) -> None:
     ops += [Gradient("gc", at=at, full=True), Aggregate("gbar", "gc"), Combine("ell", (("gc", 1.0), ("gbar", -1.0)))]
 
 
+def _prox_and_average(ops: list, center: str, step: Any, sol: ProxSolver) -> None:
+    """The S-DANE family's local work and what the server averages: x_i = the prox of f_i − ⟨ℓ_i, ·⟩ at the centre,
+    the clients' gradients ∇f_i(x_i), x = mean x_i and ḡ = mean ∇f_i(x_i)."""
+    ops += [
+        Prox("xi", center=center, step=step, solver=sol, linear="ell"),
+        Gradient("gx", at="xi", full=True),
+        Aggregate("x", "xi"),
+        Aggregate("gxbar", "gx"),
+    ]
+
+
 def dane(
     lam: float,
     *,
@@ -326,15 +337,12 @@ def sdane(
     mu = _positive(mu, "S-DANE mu", allow_zero=True)
     if hasattr(lam, "lam0") and callable(getattr(lam, "next", None)):
         lam0, sol = _prox_family("S-DANE", lam.lam0, solver, steps, step_size, test)
-        ops: list = [
-            Gradient("gc", at="v", full=True),
-            Scalars(_adaptive_lambda(lam), reads=("g_prev", "gc", "v_prev", "v")),
-            Aggregate("gbar", "gc"),
-            Combine("ell", (("gc", 1.0), ("gbar", -1.0))),
-            Prox("xi", center="v", step=lambda s: 1.0 / s["lam"], solver=sol, linear="ell"),
-            Gradient("gx", at="xi", full=True),
-            Aggregate("x", "xi"),
-            Aggregate("gxbar", "gx"),
+        ops: list = []
+        _correction(ops, "v")
+        # λ_r from the gradients at v^r just received (it reads none of the correction's outputs)
+        ops.append(Scalars(_adaptive_lambda(lam), reads=("g_prev", "gc", "v_prev", "v")))
+        _prox_and_average(ops, "v", lambda s: 1.0 / s["lam"], sol)
+        ops += [
             Combine("v_prev", (("v", 1.0),)),
             Combine("g_prev", (("gc", 1.0),)),
             Combine(
@@ -362,13 +370,8 @@ def sdane(
     lam, sol = _prox_family("S-DANE", lam, solver, steps, step_size, test)
     ops = []
     _correction(ops, "v")
-    ops += [
-        Prox("xi", center="v", step=1.0 / lam, solver=sol, linear="ell"),
-        Gradient("gx", at="xi", full=True),
-        Aggregate("x", "xi"),
-        Aggregate("gxbar", "gx"),
-        Combine("v", (("v", lam / (lam + mu)), ("x", mu / (lam + mu)), ("gxbar", -1.0 / (lam + mu)))),
-    ]
+    _prox_and_average(ops, "v", 1.0 / lam, sol)
+    ops.append(Combine("v", (("v", lam / (lam + mu)), ("x", mu / (lam + mu)), ("gxbar", -1.0 / (lam + mu)))))
     return Method(
         "sdane",
         server=("x", "v"),
@@ -382,10 +385,19 @@ def sdane(
     )
 
 
+def acc_coefficient(A: float, B: float, lam: float) -> float:
+    r"""a > 0 solving λa² = (A + a)B (Algorithm 2, line 1): a = B/(2λ) + √(B²/(4λ²) + AB/λ).
+
+    >>> acc_coefficient(0.0, 1.0, 2.0)
+    0.5
+    """
+    return B / (2 * lam) + math.sqrt(B * B / (4 * lam * lam) + A * B / lam)
+
+
 def _acc_coefficients(lam: float, mu: float):
     def update(s):
         A, B = s["A"], s["B"]
-        a = B / (2 * lam) + math.sqrt(B * B / (4 * lam * lam) + A * B / lam)
+        a = acc_coefficient(A, B, lam)
         return {"a": a, "A1": A + a, "B1": B + mu * a}
 
     return update
@@ -413,11 +425,8 @@ def acc_sdane(
         Combine("y", (("x", lambda s: s["A"] / s["A1"]), ("v", lambda s: s["a"] / s["A1"]))),
     ]
     _correction(ops, "y")
+    _prox_and_average(ops, "y", 1.0 / lam, sol)
     ops += [
-        Prox("xi", center="y", step=1.0 / lam, solver=sol, linear="ell"),
-        Gradient("gx", at="xi", full=True),
-        Aggregate("x", "xi"),
-        Aggregate("gxbar", "gx"),
         Combine(
             "v",
             (

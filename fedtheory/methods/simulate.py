@@ -55,6 +55,7 @@ from fedtheory.methods.ir import (
     _writes,
     coef_value,
 )
+from fedtheory.validation import check_rounds
 
 __all__ = ["History", "simulate", "PATHS", "choose_path"]
 
@@ -412,14 +413,21 @@ class _StepSpace(_Space):
     def _message_mean_kernel(self, op: LocalSteps, weights: tuple, w: Any) -> Callable | None:
         """The run's kernel for the weighted sum of ``op``'s messages in the sample space (built once: the flat
         data, the weighted residual weights, the scaled Gram matrices), or None when the steps' θ_k differ or the
-        arrays are not host arrays (a GPU, autograd: :meth:`sample_space_steps` runs them)."""
+        data carry a gradient (:meth:`sample_space_steps` runs them). On a GPU the kernel runs on the device's
+        tensors; torch on the CPU runs numpy's kernel on zero-copy views (numpy's bits)."""
         if len(set(weights)) != 1:
             return None
         host = self.be.host_views(self.arrays["a"], self.arrays["y"], self.arrays["mask"], self.arrays["counts"], w)
         extra = [v for v in (self._residual_weights, self._gram) if v is not None]
         host_extra = self.be.host_views(*extra) if extra else []
         if host is None or host_extra is None:
-            return None
+            # a GPU: the kernel on the device's tensors (one piece, torch's kernels) unless the data carry a
+            # gradient (its S is built in place); autograd through x alone is fine
+            if any(bool(getattr(v, "requires_grad", False)) for v in (*self.arrays.values(), w, *extra)):
+                return None
+            return self.fed.message_mean_kernel(
+                self.arrays, op.steps, weights[0], w, self._residual_weights, self._gram, rounds=self.rounds
+            )
         views = dict(self.arrays, a=host[0], y=host[1], mask=host[2], counts=host[3])
         it = iter(host_extra)
         coef = None if self._residual_weights is None else next(it)
@@ -822,9 +830,7 @@ def simulate(
         raise ValueError(
             f"method must be a fedtheory.methods.Method (see fedtheory.methods.get), got {type(method).__name__}"
         )
-    if isinstance(rounds, (bool, np.bool_)) or int(rounds) != rounds or rounds < 0:
-        raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
-    rounds = int(rounds)
+    rounds = check_rounds(rounds)
     from fedtheory.problems.clients import ClientOracles, client_oracles
 
     given_oracles = isinstance(federation, ClientOracles)

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.problems.finite_sum import LeastSquaresFederation, LogisticFederation
+
 __all__ = ["DataSmoothLoss", "RidgeLoss", "SoftLogisticLoss"]
 
 
@@ -146,20 +148,14 @@ class RidgeLoss(DataSmoothLoss):
     def __post_init__(self) -> None:
         self._set_regularization(self.l2, "ridge l2")
 
-    def _coef(self, be, u, y):
-        return u - y
-
-    def _value(self, be, u, y):
-        return 0.5 * (u - y) ** 2
-
-    def _curvature(self, u, y):
-        return np.ones_like(u)
+    # the per-sample loss ½(u − y)² of u = aᵀθ is least squares' (so to_federation's F agrees): one definition
+    _coef = LeastSquaresFederation._residual
+    _value = LeastSquaresFederation._sample_loss
+    _curvature = LeastSquaresFederation._curvature
 
     def to_federation(self, client_rows: list) -> Any:
         """The :class:`~fedtheory.problems.finite_sum.LeastSquaresFederation` of these clients' rows
         (same per-sample loss, so F and every gradient agree)."""
-        from fedtheory.problems.finite_sum import LeastSquaresFederation
-
         feats = [np.asarray(r, dtype=np.float64)[:, :-1] for r in client_rows]
         targs = [np.asarray(r, dtype=np.float64)[:, -1] for r in client_rows]
         return LeastSquaresFederation(feats, targs, l2=self.reg)
@@ -196,15 +192,12 @@ class SoftLogisticLoss(DataSmoothLoss):
         sp_pos = np.maximum(u, 0) + np.log1p(np.exp(-np.abs(u)))  # log(1 + e^{u})
         return y * (sp_pos - u) + (1 - y) * sp_pos
 
-    def _curvature(self, u, y):
-        s = 1 / (1 + np.exp(-np.abs(u)))
-        return s * (1 - s)
+    # σ(u)(1 − σ(u)), whatever the label: the hard-label logistic loss's curvature in u = aᵀθ
+    _curvature = LogisticFederation._curvature
 
     def to_federation(self, client_rows: list) -> Any:
         """The :class:`~fedtheory.problems.finite_sum.LogisticFederation` of these clients' rows (hard
         labels y ∈ {0, 1} only: it uses labels 2y − 1 and l2 = μ, the same loss)."""
-        from fedtheory.problems.finite_sum import LogisticFederation
-
         rows = [np.asarray(r, dtype=np.float64) for r in client_rows]
         if not all(np.all(np.isin(r[:, -1], (0.0, 1.0))) for r in rows):
             raise ValueError(

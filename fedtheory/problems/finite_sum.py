@@ -127,9 +127,12 @@ def _summed_powers(H: np.ndarray, steps: int) -> np.ndarray:
     >>> bool(np.allclose(_summed_powers(H, 7)[0], S, rtol=1e-14, atol=1e-15))
     True
     """
-    eye = np.broadcast_to(np.eye(H.shape[-1]), H.shape)
-    P = eye - H
-    S, Q = eye.copy(), P  # S_1 and P^1: K's leading bit
+    # I and I − H written with indexing alone, so that a tensor (a GPU) takes the same lines as a numpy array
+    diagonal = list(range(H.shape[-1]))
+    P = -H
+    P[..., diagonal, diagonal] += 1.0
+    S, Q = H * 0.0, P  # S_1 = I and P^1: K's leading bit
+    S[..., diagonal, diagonal] = 1.0
     for bit in bin(int(steps))[3:]:
         S += Q @ S
         Q = Q @ Q
@@ -137,6 +140,64 @@ def _summed_powers(H: np.ndarray, steps: int) -> np.ndarray:
             S += Q
             Q = Q @ P
     return S
+
+
+def launch_bound(a: Any) -> bool:
+    """Whether arrays like ``a`` live on an accelerator, where a small kernel costs its launch (about 5-10 µs)
+    rather than its flops, so that fewer, larger kernels pay (a torch tensor off the CPU).
+
+    >>> launch_bound(np.ones(3))
+    False
+    """
+    device = getattr(a, "device", None)
+    return device is not None and getattr(device, "type", "cpu") != "cpu"
+
+
+def _tensor_mean_kernel(
+    a: Any, y: Any, coef: Any, w: Any, theta: float, gram: Any, steps: int, summed: bool, moments: bool = False
+) -> Any:
+    """:meth:`LeastSquaresFederation.message_mean_kernel` on tensors (a GPU): the same algebra in one piece, with
+    no preallocated buffers and nothing in place on what a gradient may flow through (x); a round is 4 kernels
+    with the summed operator S (``summed``), 3 more a step without it; with ``moments`` (K = 1) the weighted
+    moments G = Σ_i w_i sc_i/m_i A_iᵀA_i and b = Σ_i w_i sc_i/m_i A_iᵀy_i are built once and a round is
+    θ(Gx − b): one mat-vec. ``a`` (n, m, d), ``y`` (n, m), ``coef`` sc_i/m_i (broadcast to (n, m)), ``w`` (n,)."""
+    n, m, d = a.shape
+    flat, y_flat = a.reshape(n * m, d), y.reshape(n * m)
+    sample_weights = (coef * w[:, None]).broadcast_to((n, m)).reshape(n * m)
+    if moments:
+        G = (flat * sample_weights[:, None]).T @ flat
+        b = (y_flat * sample_weights) @ flat
+
+        def gradient_of_the_average(x: Any, gamma: float) -> Any:
+            out = G @ x - b
+            return out * theta if theta != 1.0 else out
+
+        return gradient_of_the_average
+    coef_rows = coef.broadcast_to((n, m))[:, :, None]
+    scaled: dict = {}  # γ -> γ·diag(sc_i/m_i)·A_iA_iᵀ, or S (summed)
+
+    def kernel(x: Any, gamma: float) -> Any:
+        H = None
+        if steps > 1:
+            H = scaled.get(gamma)
+            if H is None:
+                if len(scaled) > 4:
+                    scaled.clear()
+                H = (gamma * coef_rows) * gram
+                scaled[gamma] = H = _summed_powers(H, steps) if summed else H
+        e = flat @ x - y_flat
+        if summed:
+            e = (e.reshape(n, 1, m) @ H).reshape(n * m)
+        elif H is not None:
+            e = total = e.reshape(n, m)
+            for _ in range(steps - 1):
+                e = e - (e[:, None, :] @ H)[:, 0, :]
+                total = total + e
+            e = total.reshape(n * m)
+        out = (e * sample_weights) @ flat
+        return out * theta if theta != 1.0 else out
+
+    return kernel
 
 
 class FiniteSumFederation:
@@ -195,6 +256,7 @@ class FiniteSumFederation:
         self._blas = self.a.nbytes <= BLAS_MAX_BYTES
         self._x_star: np.ndarray | None = None
         self._quadratic: Any = None
+        self._device_arrays: dict = {}  # (backend, device) -> on()'s arrays on a GPU, copied there once
 
     # shape ------------------------------------------------------------------------------------
     @property
@@ -221,11 +283,17 @@ class FiniteSumFederation:
 
     # arrays on a backend ----------------------------------------------------------------------
     def on(self, backend: Any = "numpy", device: Any = None) -> dict:
-        """``{"a", "y", "mask", "counts", "p", "backend"}`` on a backend (float64; counts as float)."""
+        """``{"a", "y", "mask", "counts", "p", "backend"}`` on a backend (float64; counts as float); on a GPU
+        copied there on the first call and kept."""
         from fedtheory.backends import get_backend
 
         be = get_backend(backend, device=device)
-        return {
+        # on a GPU the data are copied once per federation and device (the data do not change, as to_quadratic
+        # assumes): a run at n = 1000 would otherwise spend more on the 80 MB copy than on its rounds
+        key = None if be.device is None or str(be.device) == "cpu" else (be.name, str(be.device))
+        if key in self._device_arrays:
+            return dict(self._device_arrays[key])
+        arrays = {
             "a": be.asarray(self.a),
             "y": be.asarray(self.y),
             "mask": be.asarray(self.mask),
@@ -234,6 +302,9 @@ class FiniteSumFederation:
             "backend": be,
             "problem": self,
         }
+        if key is not None:
+            self._device_arrays[key] = arrays
+        return dict(arrays)
 
     def batched_grads(self, arrays: dict, X: Any, idx: Any = None, clients: Any = None, *, factor: Any = None) -> Any:
         """Gradients of the clients' (mini-batch) losses at their own points: (k, d).
@@ -567,8 +638,8 @@ class LeastSquaresFederation(FiniteSumFederation):
         With e_k = A_iy_k − y_i: e_{k+1} = e_k − γ·e_kᵀ(diag(sc_i/m_i)A_iA_iᵀ) and the sum is
         θ·A_flatᵀ(w_i sc_i/m_i ⊙ Σ_k e_k): one mat-vec A_flat x, K − 1 batched (1 × m)·(m × m) products on the
         γ-scaled Gram matrices (``gram``, from :meth:`gram`; needed when ``steps`` > 1) and one mat-vec back — four
-        numpy calls a round at K = 1 (gradient descent on the average), three more a step. numpy arrays only
-        (the torch backend's host views); ``coef``: sc_i/m_i from :meth:`residual_weights` (default sc_i = 1).
+        numpy calls a round at K = 1 (gradient descent on the average), three more a step. Tensors (a GPU) take
+        the same algebra in torch's kernels, in one piece; ``coef``: sc_i/m_i from :meth:`residual_weights` (default sc_i = 1).
 
         Σ_k e_k = e_0·S with S = Σ_{k<K} (I − H)^k, H = γ·diag(sc_i/m_i)A_iA_iᵀ, depends on neither x nor the round:
         when the run's ``rounds`` make it pay (:func:`summed_steps_pay`), S is built once per γ by doubling
@@ -585,6 +656,15 @@ class LeastSquaresFederation(FiniteSumFederation):
             raise ValueError("message_mean_kernel needs l2 = 0 (a ridge term moves y outside the samples' span)")
         if steps > 1 and gram is None:
             raise ValueError(f"message_mean_kernel: {steps} local steps need the Gram matrices (gram=fed.gram(arrays))")
+        summed = steps > 1 and rounds is not None and summed_steps_pay(steps, rounds, int(arrays["a"].shape[1]))
+        if not isinstance(arrays["a"], np.ndarray):  # tensors (a GPU): torch's kernels, one piece
+            coef = self.residual_weights(arrays) if coef is None else coef
+            # a GPU's round costs its kernels' launches, not their flops: S (a few batched products, once) from
+            # K = 3 on, and at K = 1 the clients' d × d moments, once, so that a round is one mat-vec
+            few_launches = rounds is not None and rounds > 1 and launch_bound(arrays["a"])
+            summed = summed or (few_launches and steps > 2)
+            moments = few_launches and steps == 1
+            return _tensor_mean_kernel(arrays["a"], arrays["y"], coef, w, float(theta), gram, steps, summed, moments)
         a = np.asarray(arrays["a"])
         n, m, d = a.shape
         flat = a.reshape(n * m, d)
@@ -603,7 +683,6 @@ class LeastSquaresFederation(FiniteSumFederation):
             (flat[lo * m : hi * m], y_flat[lo * m : hi * m], sample_weights[lo * m : hi * m], lo, hi)
             for lo, hi in ((lo, min(lo + size, n)) for lo in range(0, n, size))
         ]
-        summed = steps > 1 and rounds is not None and summed_steps_pay(steps, rounds, m)
         scaled: dict = {}  # γ -> γ·diag(sc_i/m_i)·A_iA_iᵀ, or S (summed): a run has one γ, or a few
         moved = np.empty((size, 1, m))
 

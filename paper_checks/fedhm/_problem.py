@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fedtheory.algorithms.fedhm import FactorizedLayer, FactorSpace, FedHM, HybridLayout, run_fedhm
+from fedtheory.claims.core import Control
 from fedtheory.problems.finite_sum import LogisticFederation
 
 EPS = float(np.finfo(np.float64).eps)
@@ -315,17 +316,31 @@ def _random_instance(rng, fast: bool = True, **overrides) -> Instance:
 # --------------------------------------------------------------------------------------------
 
 
+def truncated_roots(s: np.ndarray, ranks) -> np.ndarray:
+    """√Σ truncated at each client's rank (the √Σ_r(p) of eq. (18)): row p is √s on the first ``ranks[p]``
+    singular values ``s`` and 0 after.
+
+    >>> truncated_roots(np.array([4.0, 1.0]), [1, 2]).tolist()
+    [[2.0, 0.0], [2.0, 1.0]]
+    """
+    return np.array([np.where(np.arange(s.size) < r, np.sqrt(s), 0.0) for r in ranks])
+
+
+def factor_2_dropped(description: str) -> Control:
+    """The control of the factor identity ‖ȳ − y_p‖² = 2Σ_ℓ‖avg√Σ − √Σ_p‖² (U and V each carry the gap): the
+    identity without its factor 2 (``factor_2`` = 1), false a priori as ``description`` says."""
+    return Control("factor-2-dropped", description, {"factor_2": 1.0})
+
+
 def sqrt_sigma_gap(inst: Instance, w: np.ndarray) -> tuple[float, float, list]:
     """At a server model w (an aggregation step): per layer ‖(avg_p √Σ_r(p))² − Σ‖²_F (Assumption 5's first
     quantity) and max_p ‖avg_i √Σ_r(i) − √Σ_r(p)‖²_F (the second); returns the max over layers of each."""
     k1, k2, per = 0.0, 0.0, []
     for j, layer in enumerate(inst.layout.layers):
         s = np.linalg.svd(layer.to_matrix(w), compute_uv=False)
-        roots = []
-        for p in range(inst.P):
-            r = layer.rank(inst.algo.ratios[inst.levels[p]], inst.algo.convention)
-            roots.append(np.where(np.arange(s.size) < r, np.sqrt(s), 0.0))
-        roots = np.array(roots)
+        roots = truncated_roots(
+            s, [layer.rank(inst.algo.ratios[inst.levels[p]], inst.algo.convention) for p in range(inst.P)]
+        )
         avg = roots.mean(axis=0)
         a1 = float(np.sum((avg * avg - s) ** 2))
         a2 = float(max(np.sum((avg - roots[p]) ** 2) for p in range(inst.P)))

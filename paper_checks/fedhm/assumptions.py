@@ -21,11 +21,13 @@ from ._problem import (
     _project_ball,
     _random_instance,
     constants,
+    factor_2_dropped,
     grad_g_client,
     kappa_uv_of,
     make_instance,
     moments,
     sample_grads,
+    truncated_roots,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -448,11 +450,9 @@ def _(cex, ctx):
     r"-\sqrt{\Sigma_{r(p,\ell)}}\|_F^2$.",
     kind="numeric",
     controls=[
-        Control(
-            "factor-2-dropped",
+        factor_2_dropped(
             "the second identity without its factor 2: false a priori whenever two clients have "
-            "different ranks (then ‖avg√Σ − √Σ_p‖ > 0 for some p)",
-            {"factor_2": 1.0},
+            "different ranks (then ‖avg√Σ − √Σ_p‖ > 0 for some p)"
         )
     ],
 )
@@ -470,7 +470,7 @@ def kappa_sigma_identities(ctx):
         ys = np.stack([space.spectral(w, [int(r)]) for r in ranks])
         ybar = ys.mean(axis=0)
         s = np.linalg.svd(w[1:].reshape(m, n), compute_uv=False)
-        roots = np.array([np.where(np.arange(k) < r, np.sqrt(s), 0.0) for r in ranks])
+        roots = truncated_roots(s, ranks)
         avg = roots.mean(axis=0)
         lhs1 = float(np.sum((space.w(ybar)[1:] - w[1:]) ** 2))
         rhs1 = float(np.sum((avg * avg - s) ** 2))

@@ -41,6 +41,17 @@ def _k_squared_control(count: str) -> Control:
     )
 
 
+def _table_1_formula(ctx, row: str, column: str, **dims) -> int:
+    """Table 1's formula for ``row`` in ``column`` ("params" or "macs") at the layer's ``dims``; under the
+    :func:`_k_squared_control` the factorized convolution's k becomes k² (``factorized_k_power``)."""
+    from fedtheory.models.counting import table_1_value
+
+    formula = table_1_value(row, column, **dims)
+    if row == "factorized_conv":
+        formula *= dims["k"] ** (ctx.param("factorized_k_power", 1) - 1)
+    return formula
+
+
 @claim(
     id="fedhm/table-1/params",
     ref="Table 1",
@@ -55,7 +66,7 @@ def _k_squared_control(count: str) -> Control:
 def table_1_params(ctx):
     import torch
 
-    from fedtheory.models.counting import TABLE_1, pufferfish_conv, table_1_value
+    from fedtheory.models.counting import TABLE_1, pufferfish_conv
     from fedtheory.models.low_rank import LowRankConv2d, LowRankLinear
 
     mismatches, checked = [], 0
@@ -70,9 +81,7 @@ def table_1_params(ctx):
             }
         for row, mod in modules.items():
             counted = sum(p.numel() for p in mod.parameters())
-            formula = table_1_value(row, "params", m=m, n=n, k=k, r=r)
-            if row == "factorized_conv":
-                formula *= k ** (ctx.param("factorized_k_power", 1) - 1)
+            formula = _table_1_formula(ctx, row, "params", m=m, n=n, k=k, r=r)
             checked += 1
             if counted != formula:
                 mismatches.append({"row": row, "m": m, "n": n, "k": k, "r": r, "counted": counted, "formula": formula})
@@ -103,7 +112,7 @@ def table_1_params(ctx):
 def table_1_macs(ctx):
     import torch
 
-    from fedtheory.models.counting import count, pufferfish_conv, table_1_value
+    from fedtheory.models.counting import count, pufferfish_conv
     from fedtheory.models.low_rank import LowRankConv2d, LowRankLinear
 
     exact_fail, bound_fail, cases = [], [], 0
@@ -132,9 +141,7 @@ def table_1_macs(ctx):
                 if row.endswith("fc") and stride > 1:
                     continue
                 counted = count(mod, shape).macs
-                formula = table_1_value(row, "macs", m=m, n=n, k=k, r=r, **hw)
-                if row == "factorized_conv":
-                    formula *= k ** (ctx.param("factorized_k_power", 1) - 1)
+                formula = _table_1_formula(ctx, row, "macs", m=m, n=n, k=k, r=r, **hw)
                 cases += 1
                 case = {"row": row, "m": m, "n": n, "k": k, "r": r, "H": H, "W": W, "stride": stride}
                 if row.endswith("fc") or same:

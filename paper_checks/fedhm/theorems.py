@@ -21,6 +21,7 @@ from ._problem import (
     _random_instance,
     _theory_instance,
     constants,
+    factor_2_dropped,
     g_value,
     grad_g,
     make_instance,
@@ -30,6 +31,7 @@ from ._problem import (
     theorem_2_rhs,
     theorem_3_rhs,
     theory_instances_with_runs,
+    truncated_roots,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -321,24 +323,58 @@ def _stale(stored, fresh) -> bool:
     return stored.shape != fresh.shape or float(np.abs(stored - fresh).max()) > 1e-9 * (1 + float(np.abs(fresh).max()))
 
 
-def _stale_counterexample(ctx):
-    """A replay's verdict when the re-run driver no longer gives the stored models: nothing to decide."""
-    return ctx.inconclusive(notes="the re-run driver does not reproduce the stored models: the counterexample is stale")
+def _replayed_models(cex: dict) -> tuple[Instance, list, list, list] | None:
+    """What a replay of a stored counterexample compares: Algorithm 2 re-run on its data and w₀ (see
+    :func:`_rerun_models`), at every aggregation step or at the stored ``round`` when it names one; ``None`` when the
+    re-run no longer gives the stored models it holds (w(ȳ_t), w_t, w(h̄_t)): the counterexample is stale."""
+    inst, ys, hs, ws = _rerun_models(cex)
+    if "round" in cex:
+        k = int(cex["round"])
+        ys, hs, ws = ys[k], hs[k], ws[k]
+    fresh = {"w_ybar": ys, "w_t": ws, "w_hbar": hs}
+    if any(_stale(cex[key], models) for key, models in fresh.items() if key in cex):
+        return None
+    return inst, ys, hs, ws
+
+
+def _replays_stored_run(target):
+    """Register ``decide(cex, ctx, ys, hs, ws)`` as ``target``'s replayer: Algorithm 2 re-run on the stored data and
+    w₀ (:func:`_replayed_models`; the stored models are only compared), and a stale counterexample inconclusive —
+    nothing to decide when the re-run driver no longer gives the stored models."""
+
+    def register(decide):
+        def replay(cex, ctx):
+            replayed = _replayed_models(cex)
+            if replayed is None:
+                return ctx.inconclusive(
+                    notes="the re-run driver does not reproduce the stored models: the counterexample is stale"
+                )
+            return decide(cex, ctx, *replayed[1:])
+
+        return target.replayer(replay)
+
+    return register
+
+
+def _step_25_26_instance(rng, init_rank: int | None) -> Instance:
+    """A full-batch run of the family where steps (25) and (26) are searched: 2 to 4 rounds, 2 or 3 clients of
+    heterogeneous ranks (γ ∈ {1, 0.34}), w₀ of rank ``init_rank`` (None: full rank)."""
+    return _theory_instance(
+        rng,
+        None,
+        batch=None,
+        rounds=int(rng.integers(2, 5)),
+        P=int(rng.integers(2, 4)),
+        ratios=(1.0, 0.34),
+        init_rank=init_rank,
+    )
 
 
 def _step_25_26_search(rng, want: str, tries: int):
     """A full-batch run where step (25) (summed over ℰ) or step (26) (at one t ∈ ℰ) fails."""
     for _ in range(tries):
         # a rank-1 w₀ makes the t = 0 truncation lossless, so the later rounds' small jumps decide the sum
-        inst = _theory_instance(
-            rng,
-            None,
-            batch=None,
-            rounds=int(rng.integers(2, 5)),
-            P=int(rng.integers(2, 4)),
-            ratios=(1.0, 0.34),
-            init_rank=1 if want == "25" else None,
-        )
+        inst = _step_25_26_instance(rng, init_rank=1 if want == "25" else None)
         c = constants(inst)
         seq = sequences(inst, 0)
         ys, hs, ws = [], [], []
@@ -410,12 +446,8 @@ def theorem_3_step_25(ctx):
     )
 
 
-@theorem_3_step_25.replayer
-def _(cex, ctx):
-    # re-run Algorithm 2 on the stored data and w₀; the stored models are only compared
-    inst, ys, hs, _ = _rerun_models(cex)
-    if _stale(cex["w_ybar"], ys) or _stale(cex["w_hbar"], hs):
-        return _stale_counterexample(ctx)
+@_replays_stored_run(theorem_3_step_25)
+def _(cex, ctx, ys, hs, _):
     with mpmath.workdps(50):
         jump = mpmath.fsum(
             _mp_loss(cex["features"], cex["labels"], a) - _mp_loss(cex["features"], cex["labels"], b)
@@ -535,16 +567,12 @@ def theorem_3_step_26(ctx):
     )
 
 
-@theorem_3_step_26.replayer
-def _(cex, ctx):
+@_replays_stored_run(theorem_3_step_26)
+def _(cex, ctx, y, h, w):
     from fractions import Fraction
 
-    _, ys, hs, ws = _rerun_models(cex)
-    k = int(cex["round"])
-    if _stale(cex["w_ybar"], ys[k]) or _stale(cex["w_t"], ws[k]) or _stale(cex["w_hbar"], hs[k]):
-        return _stale_counterexample(ctx)
-    a = [Fraction(x) - Fraction(y) for x, y in zip(ys[k].tolist(), ws[k].tolist())]
-    b = [Fraction(x) - Fraction(y) for x, y in zip(ws[k].tolist(), hs[k].tolist())]
+    a = [Fraction(x) - Fraction(v) for x, v in zip(y.tolist(), w.tolist())]
+    b = [Fraction(x) - Fraction(v) for x, v in zip(w.tolist(), h.tolist())]
     inner = sum(x * y for x, y in zip(a, b))
     return ctx.decide(
         inner <= 0,
@@ -563,11 +591,9 @@ def _(cex, ctx):
     r"\sqrt{\Sigma_{r(i,\ell),t}}-\sqrt{\Sigma_{r(p,\ell),t}}\|_F^2\le2(L-\rho)\kappa_{\sigma_2}$ — on the aggregation states of runs.",
     kind="simulation",
     controls=[
-        Control(
-            "factor-2-dropped",
+        factor_2_dropped(
             "‖ȳ − y_p‖² = Σ_ℓ ‖avg√Σ − √Σ_p‖² without the factor 2 (U and V each carry the "
-            "gap): false a priori at any aggregation step with heterogeneous ranks (γ ∈ {1, 0.67, 0.34})",
-            {"factor_2": 1.0},
+            "gap): false a priori at any aggregation step with heterogeneous ranks (γ ∈ {1, 0.67, 0.34})"
         )
     ],
 )
@@ -593,15 +619,8 @@ def theorem_3_step_27(ctx):
                 rhs2 = 0.0
                 for layer in inst.layout.layers:
                     s = np.linalg.svd(layer.to_matrix(w), compute_uv=False)
-                    roots = np.array(
-                        [
-                            np.where(
-                                np.arange(s.size) < layer.rank(inst.algo.ratios[inst.levels[i]], "matrix"),
-                                np.sqrt(s),
-                                0.0,
-                            )
-                            for i in range(inst.P)
-                        ]
+                    roots = truncated_roots(
+                        s, [layer.rank(inst.algo.ratios[inst.levels[i]], "matrix") for i in range(inst.P)]
                     )
                     rhs2 += ctx.param("factor_2", 2.0) * float(np.sum((roots.mean(0) - roots[p]) ** 2))
                 worst = max(
@@ -768,15 +787,7 @@ def _step_25_inputs(rng, n: int) -> dict:
         "runs": 0,
     }
     for _ in range(n):
-        inst = _theory_instance(
-            rng,
-            None,
-            batch=None,
-            rounds=int(rng.integers(2, 5)),
-            P=int(rng.integers(2, 4)),
-            ratios=(1.0, 0.34),
-            init_rank=1,
-        )
+        inst = _step_25_26_instance(rng, init_rank=1)
         c = constants(inst)
         r = run_terms(inst, 0)
         seq = sequences(inst, 0)

@@ -18,7 +18,7 @@ import numpy as np
 
 from fedtheory.claims import figures as claim_figures
 from fedtheory.claims.core import Control, claim, derive_seed
-from fedtheory.claims.figures import decide_each_panel, decide_per_row, judge_each
+from fedtheory.claims.figures import decide_each, decide_each_panel
 
 HERE = Path(__file__).resolve().parent
 EARLY = 5  # rounds before this one are the start-up transient (every model near chance)
@@ -147,11 +147,10 @@ def figure_3_claim(ctx):
             "final_minus_original": gap,
         }
 
-    ok, rows = judge_each(_smaller_than_original(figure_data("fedhm/figure-3")), comparable)
-    return decide_per_row(
+    return decide_each(
         ctx,
-        ok,
-        rows,
+        _smaller_than_original(figure_data("fedhm/figure-3")),
+        comparable,
         key="per_model",
         tolerance="'comparable' = within 2 points of the original's final accuracy",
         notes="Partly reproduced on the substitute: γ = 1/4 (69% of the parameters) ends one to three points below "
@@ -185,11 +184,10 @@ def figure_4_claim(ctx):
         best = [lab for lab, r in reductions.items() if r["communication"] > 1 and r["computation"] > 1]
         return bool(best), {"reductions_vs_original": reductions, "gammas_cheaper_on_both": best}
 
-    ok, rows = judge_each(((sc["label"], (sc, sp)) for sc, sp in zip(comm, comp)), cheaper_on_both)
-    return decide_per_row(
+    return decide_each(
         ctx,
-        ok,
-        rows,
+        ((sc["label"], (sc, sp)) for sc, sp in zip(comm, comp)),
+        cheaper_on_both,
         key="per_setting",
         tolerance="strict: reduction factors > 1",
         notes="Costs by Section 4.3's formulas at the first round whose (two-seed mean) accuracy reaches T = 90%. "
@@ -219,11 +217,10 @@ def figure_8_low_rank_vs_width(ctx):
             ok &= al > aw and pl <= pw
         return ok, pairs
 
-    ok, rows = judge_each(figure_data("fedhm/figure-8")["params"]["finals"].items(), low_rank_ahead)
-    return decide_per_row(
+    return decide_each(
         ctx,
-        ok,
-        rows,
+        figure_data("fedhm/figure-8")["params"]["finals"].items(),
+        low_rank_ahead,
         key="pairs",
         tolerance="strict, final accuracies (mean of the last five rounds, two seeds)",
         notes="Not reproduced on the substitute: the rank-16 hybrid (69% of the parameters) ties the width-slimmed "
@@ -261,11 +258,10 @@ def figure_8_vanilla(ctx):
             "vanilla_params": f["vanilla"][0],
         }
 
-    ok, rows = judge_each(figure_data("fedhm/figure-8")["params"]["finals"].items(), vanilla_drops)
-    return decide_per_row(
+    return decide_each(
         ctx,
-        ok,
-        rows,
+        figure_data("fedhm/figure-8")["params"]["finals"].items(),
+        vanilla_drops,
         key="per_setting",
         tolerance="hybrid > 80%, vanilla at least 10 points lower",
         notes="The substitute's thresholds follow the paper's CIFAR-10 numbers loosely (the paper: over 90% to below "

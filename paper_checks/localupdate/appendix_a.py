@@ -9,7 +9,7 @@ import numpy as np
 from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
 from fedtheory.algorithms.maml import MAML
 from fedtheory.algorithms.theta import Theta
-from fedtheory.claims.agreement import decide_relative_agreement
+from fedtheory.claims.agreement import decide_within
 from fedtheory.claims.core import Control, claim
 from fedtheory.problems.finite_sum import LeastSquaresFederation
 from fedtheory.problems.quadratic import make_quadratic
@@ -37,11 +37,11 @@ def fedavg_is_localupdate(ctx):
         h = run_local_update(fed, algo, np.zeros(4), T, batch_size=B, clients_per_round=M, seed=seed).to_numpy()
         ref = _model_averaging_reference(fed, np.zeros(4), T, K, gamma, alpha, B, M, seed)
         worst = max(worst, float(np.abs(h.x - ref).max() / max(np.abs(ref).max(), 1)))
-    return decide_relative_agreement(
+    return decide_within(
         ctx,
-        "max_relative_iterate_gap",
         worst,
         1e-12,
+        name="max_relative_iterate_gap",
         notes="Reference: clients' models averaged (Appendix A), the same seeded client and batch draws "
         "as the driver (clients i.i.d. from P, then K batches per client).",
     )

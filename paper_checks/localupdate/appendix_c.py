@@ -19,7 +19,7 @@ from fedtheory.algorithms.surrogate import (
 )
 from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import Custom
-from fedtheory.claims.agreement import decide_relative_agreement
+from fedtheory.claims.agreement import decide_within
 from fedtheory.claims.controls import tightened_past_attaining
 from fedtheory.claims.core import Control, Reading, claim
 from fedtheory.claims.probing import probe_phases as _probe_phases
@@ -458,11 +458,11 @@ def definition_3(ctx):
         probs = np.full(n, 1.0 / n) if ctx.param("uniform_weights", False) else y / y.sum()  # control: wrong weights
         ref = mean_absolute_deviation(x, probs) / abs(np.dot(probs, x))
         worst = max(worst, abs(M - ref) / max(ref, 1e-300) if ref > 0 else abs(M))
-    return decide_relative_agreement(
+    return decide_within(
         ctx,
-        "d1_relative_error",
         worst,
         1e-13,
+        name="d1_relative_error",
         notes="The d = 1 reduction stated after Definition 3.",
     )
 

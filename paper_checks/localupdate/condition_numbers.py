@@ -23,7 +23,7 @@ from fedtheory.algorithms.surrogate import (
 )
 from fedtheory.algorithms.theta import Theta
 from fedtheory.certify.params import Box, Custom, NonnegWeights, Product, quadratic_instance_param
-from fedtheory.claims.agreement import decide_relative_agreement
+from fedtheory.claims.agreement import decide_within
 from fedtheory.claims.controls import tightened_past_attaining
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.probing import probe_phases as _probe_phases
@@ -291,13 +291,17 @@ def lemma_9(ctx):
             scale = np.abs(expected).max() * K
             worst = max(worst, float(np.max(np.abs(got - np.sort(expected))) / scale))
         worst = max(worst, float(np.abs(Q @ U - U * q).max() / (np.abs(q).max() * K)))
-    return decide_relative_agreement(
+    tol = 1e-10
+    return decide_within(
         ctx,
-        "worst_relative_error",
         worst,
-        1e-10,
-        why="eigvals of a non-normal product Q·A perturbs eigenvalues by ~sqrt(eps)·‖·‖ at worst; "
-        "observed errors are ~1e-14",
+        tol,
+        name="worst_relative_error",
+        tolerance={
+            "relative": tol,
+            "why": "eigvals of a non-normal product Q·A perturbs eigenvalues by ~sqrt(eps)·‖·‖ at worst; "
+            "observed errors are ~1e-14",
+        },
         notes="Multiplicities: sorted spectra compared entrywise, with repeated λ planted.",
     )
 
@@ -666,11 +670,11 @@ def _tightness_claim(last: bool, control: Control):
                 else kappa_bound_uniform(1.0, L, alpha, gamma, Kb)
             )
             worst = max(worst, abs((ev[-1] / ev[0]) / bound - 1))
-        return decide_relative_agreement(
+        return decide_within(
             ctx,
-            "max_relative_gap",
             worst,
             1e-12,
+            name="max_relative_gap",
             notes="Appendix B.3's instance: one client, one example, B_z = diag(L, μ), c_z = 0 (μ = 1). "
             "The printed ratios 'φ(L)/φ(L)' and 'ψ(L)/ψ(L)' are typos for φ(L)/φ(μ), ψ(L)/ψ(μ).",
         )

@@ -23,7 +23,7 @@ from fedtheory.algorithms.surrogate import (
 from fedtheory.algorithms.theta import Theta
 from fedtheory.analysis.rates import suboptimality_delta, table2_rate, tuned_server
 from fedtheory.certify.params import Custom
-from fedtheory.claims.agreement import decide_relative_agreement
+from fedtheory.claims.agreement import decide_within
 from fedtheory.claims.core import Control, claim
 from fedtheory.claims.figures import distance_to_curve as _distance_to_curve
 from fedtheory.problems.quadratic import QuadraticFederation, make_quadratic
@@ -510,13 +510,17 @@ def deterministic_serveropt(ctx):
             xs.append(x)
         scale = max(np.abs(np.array(xs)).max(), problem.C)
         worst = max(worst, float(np.abs(h.x - np.array(xs)).max() / scale))
-    return decide_relative_agreement(
+    tol = 1e-10
+    return decide_within(
         ctx,
-        "max_relative_iterate_gap",
         worst,
-        1e-10,
-        why="K ≤ 12 literal local steps vs the spectral gradient, 30 rounds; "
-        "Adam divides by √v, amplifying rounding near v ≈ 0",
+        tol,
+        name="max_relative_iterate_gap",
+        tolerance={
+            "relative": tol,
+            "why": "K ≤ 12 literal local steps vs the spectral gradient, 30 rounds; "
+            "Adam divides by √v, amplifying rounding near v ≈ 0",
+        },
         notes="Momentum buffers start empty (x_{−1} = x_0) in both.",
     )
 
@@ -553,13 +557,17 @@ def momentum_accuracy(ctx):
                 problem, LocalUpdate(theta, alpha, gamma, tuned_server(m, mu_t, L_t)), rng.normal(size=problem.d), 3000
             ).to_numpy()
             worst = max(worst, float(np.linalg.norm(h.x[-1] - x_tilde) / max(np.linalg.norm(x_tilde), 1)))
-    return decide_relative_agreement(
+    tol = 1e-8
+    return decide_within(
         ctx,
-        "max_final_distance_to_x_tilde",
         worst,
-        1e-8,
-        why="3000 rounds at rate ≤ (κ−1)/(κ+1), κ ≤ 10³: converged to ~1e-10 "
-        "unless κ is near 10³; then the float floor cond·eps",
+        tol,
+        name="max_final_distance_to_x_tilde",
+        tolerance={
+            "relative": tol,
+            "why": "3000 rounds at rate ≤ (κ−1)/(κ+1), κ ≤ 10³: converged to ~1e-10 "
+            "unless κ is near 10³; then the float floor cond·eps",
+        },
         notes="Every server method's fixed point solves ∇f̃(x) = 0.",
     )
 

@@ -20,11 +20,11 @@ from fedtheory.algorithms.parameter_space import ParameterDynamics
 from fedtheory.analysis import kernel_bounds as kb
 from fedtheory.certify.params import Box, Choice, Custom, IntRange, Product
 from fedtheory.certify.probe import probe
-from fedtheory.claims.controls import one_step_too_many, tightened_bound
+from fedtheory.claims.controls import one_step_too_many
 from fedtheory.claims.probing import decide_with_probe
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
-from fedtheory.problems.kernels import KERNEL_FAMILIES, KernelFederation, LinearKernel, gram_federation
+from fedtheory.problems.kernels import KERNEL_FAMILIES, KernelFederation, LinearKernel
 
 _base = load_module(Path(__file__).with_name("recursive_dynamics.py"))
 _pred = load_module(Path(__file__).with_name("prediction_error.py"))
@@ -412,35 +412,25 @@ def _lemma10_violation(fed, algo, G=None, kappa_factor: float = 1.0) -> float:
     r"correspond one-to-one to those of $\frac1N\phi(\mathbf x)^\top\phi(\mathbf x)$.",
     kind="probe",
     controls=[
-        tightened_bound(
-            0.99,
+        _base.kappa_tightened(
             "κ in (64)",
             "FedAvg with s = 1 (κ = 1, ℒ = ℐ − η𝒫 exactly, so ℒ ⪯ ℐ − η𝒫/0.99 fails "
             "on every eigenvector of 𝒫 with a positive eigenvalue)",
-            {"kappa_factor": 0.99},
-            name="kappa-times-0.99",
         )
     ],
 )
 def lemma_10(ctx):
     rng = ctx.rng
     kf = ctx.param("kappa_factor", 1.0)
-    worst = 0.0
-    for fed, algo in _base.random_instances(rng, 30 if not ctx.full else 80, s_max=15):
-        worst = max(worst, _lemma10_violation(fed, algo, kappa_factor=kf))
     counts = (1, 2, 3)
-
-    def violation(inst):
-        fed = gram_federation(inst["G"], counts)
-        return _lemma10_violation(fed, _base._algo_from(inst["kind"], fed, inst["frac"], inst["s"]), inst["G"], kf)
-
-    param = Product(
-        G=_base.gram_param(counts, extra=0, rank=4),
-        kind=Choice(["fedavg", "fedprox"]),
-        frac=Box(0.0, 1.0, open_lo=True, open_hi=True),
-        s=IntRange(1, 15),
+    worst, result = _base.worst_over_algorithms(
+        lambda fed, algo, G: _lemma10_violation(fed, algo, G, kf),
+        _base.random_instances(rng, 30 if not ctx.full else 80, s_max=15),
+        counts,
+        _base.gram_param(counts, extra=0, rank=4),
+        15,
+        lambda violation, space: _search(ctx, violation, space, target=1e-10),
     )
-    result = _search(ctx, violation, param, target=1e-10)
     worst = max(worst, result.worst_value)
     # eigenvalue correspondence: finite-rank kernels on N ≥ d points
     worst_eig = 0.0

@@ -31,7 +31,7 @@ from fedtheory.algorithms.kernel_federated import (
     operator_in_orthonormal_basis,
     run_kernel_federated,
 )
-from fedtheory.certify.params import Box, Custom, IntRange, Product
+from fedtheory.certify.params import Box, Choice, Custom, IntRange, Product
 from fedtheory.claims.probing import decide_with_probe, probe_by_tier
 from fedtheory.claims.controls import one_step_too_many, tightened_bound
 from fedtheory.claims.core import Control, claim
@@ -102,6 +102,46 @@ def _algo_from(kind: str, fed, frac: float, s: int) -> KernelAlgorithm:
     """FedAvg with γ = frac (< 1) and s steps, or FedProx with γ = frac."""
     norm = float(fed.client_norms().max())
     return KernelAlgorithm.fedavg(frac / norm, s) if kind == "fedavg" else KernelAlgorithm.fedprox(frac / norm)
+
+
+def worst_over_algorithms(value, random_pairs, counts, gram, s_max: int, search):
+    """A statement about one (federation, algorithm) pair, searched two ways: ``value(fed, algo, G)`` (the quantity
+    that must stay small) on each of ``random_pairs`` (from :func:`random_instances`; G = None, the federation's own
+    Gram matrix), then ``search(violation, space)`` (the check's probe) over the Gram matrices ``gram`` (a
+    :func:`gram_param`) of clients with ``counts`` points, FedAvg or FedProx, γ as a fraction of its range
+    (:func:`_algo_from`) and s ≤ ``s_max``. Returns the worst random value and the probe's result.
+
+    >>> worst, result = worst_over_algorithms(
+    ...     lambda fed, algo, G: algo.s, random_instances(np.random.default_rng(0), 2, s_max=3), (1, 2),
+    ...     gram_param((1, 2), rank=2), 3, lambda violation, space: violation(space.decode(np.full(space.size, 0.3))))
+    >>> 1 <= worst <= 3, 1 <= result <= 3
+    (True, True)
+    """
+    worst = 0.0
+    for fed, algo in random_pairs:
+        worst = max(worst, value(fed, algo, None))
+
+    def violation(inst):
+        fed = gram_federation(inst["G"], counts)
+        return value(fed, _algo_from(inst["kind"], fed, inst["frac"], inst["s"]), inst["G"])
+
+    space = Product(
+        G=gram,
+        kind=Choice(["fedavg", "fedprox"]),
+        frac=Box(0.0, 1.0, open_lo=True, open_hi=True),
+        s=IntRange(1, s_max),
+    )
+    return worst, search(violation, space)
+
+
+def kappa_tightened(where: str, attained_by: str) -> Control:
+    """The control of a statement in κ: κ (in ``where``) multiplied by 0.99, false a priori since ``attained_by``
+    attains the statement with the exact κ.
+
+    >>> kappa_tightened("κ in (12)", "one client").params
+    {'kappa_factor': 0.99}
+    """
+    return tightened_bound(0.99, where, attained_by, {"kappa_factor": 0.99}, name="kappa-times-0.99")
 
 
 def orthonormal_coordinates(G: np.ndarray):
@@ -618,39 +658,27 @@ def _lemma3_ratio(fed, algo: KernelAlgorithm, factor: float = 1.0) -> float:
     r"$\lambda_i,\Lambda_i$ the $i$-th largest eigenvalues of $K_{\mathbf x}$ and $K_{\mathbf x}P$; under $\gamma<1$ for FedAvg.",
     kind="probe",
     controls=[
-        tightened_bound(
-            0.99,
+        kappa_tightened(
             "κ in (12)–(13)",
             "a client whose Gram block has eigenvalues 0 and γ/η (P-eigenvalues "
             "s and (1 − (1 − γ)^s)/γ, so cond(P) = κ exactly)",
-            {"kappa_factor": 0.99},
-            name="kappa-times-0.99",
         )
     ],
 )
 def lemma_3(ctx):
     rng = ctx.rng
     factor = ctx.param("kappa_factor", 1.0)
-    worst = 0.0
     trials = 80 if ctx.full else 30
-    for fed, algo in random_instances(rng, trials, gamma_max=1.0, s_max=20):
-        worst = max(worst, _lemma3_ratio(fed, algo, factor))
     counts = (2, 1, 3)
-
-    def violation(inst):
-        fed = gram_federation(inst["G"], counts)
-        return _lemma3_ratio(fed, _algo_from(inst["kind"], fed, inst["frac"], inst["s"]), factor)
-
-    from fedtheory.certify.params import Choice
-
-    param = Product(
-        G=gram_param(counts, rank=3),
-        kind=Choice(["fedavg", "fedprox"]),
-        frac=Box(0.0, 1.0, open_lo=True, open_hi=True),
-        s=IntRange(1, 20),
-    )
-    result = probe_by_tier(
-        ctx, violation, param, seed=rng, n_random=(60, 300), n_starts=(3, 8), maxiter=(60, 300), target=1 + 1e-9
+    worst, result = worst_over_algorithms(
+        lambda fed, algo, G: _lemma3_ratio(fed, algo, factor),
+        random_instances(rng, trials, gamma_max=1.0, s_max=20),
+        counts,
+        gram_param(counts, rank=3),
+        20,
+        lambda violation, space: probe_by_tier(
+            ctx, violation, space, seed=rng, n_random=(60, 300), n_starts=(3, 8), maxiter=(60, 300), target=1 + 1e-9
+        ),
     )
     worst = max(worst, result.worst_value)
     # tightness: one client with a rank-one 2×2 block has P-eigenvalues s and (1 − (1 − γ)^s)/γ: cond(P) = κ

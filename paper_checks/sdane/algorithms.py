@@ -12,7 +12,7 @@ import sympy as sp
 from fedtheory.algorithms.baselines import run_baseline
 from fedtheory.algorithms.dane import acc_coefficient, run_acc_sdane, run_dane, run_sdane, run_sdane_deep
 from fedtheory.algorithms.local_solvers import Exact, FGM, StabilizedTest
-from fedtheory.claims.agreement import decide_relative_agreement
+from fedtheory.claims.agreement import decide_within
 from fedtheory.claims.controls import one_local_step_fewer
 from fedtheory.claims.core import Control, claim
 from fedtheory.content import load_module
@@ -228,11 +228,11 @@ def option_2(ctx):
         ref_x, ref_v = _algorithm_1_reference(np.asarray(q.A), np.asarray(q.c), x0, 10, lam, mu, K + offset, lr)
         scale = np.abs(ref_x).max() + 1
         worst = max(worst, float(np.abs(a.x - ref_x).max() / scale), float(np.abs(a.v - ref_v).max() / scale))
-    return decide_relative_agreement(
+    return decide_within(
         ctx,
-        "max_relative_difference_vs_reference",
         worst,
         1e-12,
+        name="max_relative_difference_vs_reference",
         notes="Algorithm 3 (run_sdane_deep, option 2, θ = μ/(λ+μ), η = 1/(λ+μ), K full-batch SGD steps) "
         "against Algorithm 1 written out in plain numpy in this claim (quadratic clients, equal weights, "
         "full participation: no sampling, so both are deterministic): identical iterates x^r and v^r to "

@@ -1,0 +1,251 @@
+"""FedAvg on federated least squares on a CUDA GPU: fedtheory's torch backend against what a GPU user writes.
+
+The grid and the federation of ``benchmarks/peers.py`` (``LeastSquaresFederation.random(n, m=50, d=200)``,
+γ = 0.5/L, x0 = 0, T rounds, full participation), on one GPU:
+
+* ``fedtheory_cuda``        — ``fedtheory.methods.run("fedavg", fed, x0, T, K=K, gamma=γ, backend="torch",
+                              device="cuda")``: the plain call, path chosen by the library, from a cold federation.
+* ``hand_torch_cuda``       — a hand-vectorized torch loop on the GPU (all clients batched with ``bmm``, the data
+                              already on the device): what a GPU user writes in 15 lines.
+* ``torch_per_client_cuda`` — the FedLab/Flower simulation pattern (``peers.torch_per_client``) on the GPU.
+* ``fedtheory_numpy_cpu``   — the same plain call on numpy, on this machine's CPU with one BLAS thread (CPU time):
+                              the CPU table's fedtheory row, measured beside the GPU on the same host.
+
+The federation's copy of its data on the GPU (``LeastSquaresFederation.on``) is made in the warm-up call and kept,
+as the hand loops' tensors are; its one-time cost is recorded per cell (``device_copy_seconds``). GPU contenders are
+timed in wall time between ``torch.cuda.synchronize()`` calls (the result copied back to the
+host), CPU contenders in CPU time; interleaved, order rotated, minimum over repeats. A contender whose cell would
+exceed ``--budget`` seconds is timed on fewer rounds R and scaled to T as t(0) + (t(R) − t(0))·T/R; one whose
+single round is predicted (from the earlier cells, per client · local step) to exceed the budget is skipped and its
+prediction recorded. Every final iterate is compared with ``peers.hand_matmul``'s (numpy, CPU) after the same
+number of rounds (relative difference; ``flag_mismatch`` above 1e-12).
+
+    python benchmarks/peers_cuda.py --json peers-cuda.json              # needs a CUDA device
+    python benchmarks/peers_cuda.py --device cpu --n 10 --K 1 10 --rounds 5   # the script itself, without a GPU
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import peers  # noqa: E402 - the CPU benchmark's contenders and machine record, beside this file
+
+GPU_CONTENDERS = ("fedtheory_cuda", "hand_torch_cuda", "torch_per_client_cuda")
+
+
+def hand_torch(a, y, p, K: int, gamma: float) -> Callable[[int], np.ndarray]:
+    """``peers.hand_matmul`` written in torch on the tensors' device: ``a`` (n, m, d), ``y`` (n, m), ``p`` (n,)."""
+    import torch
+
+    n, m, d = a.shape
+
+    def run(R: int):
+        x = torch.zeros(d, dtype=torch.float64, device=a.device)
+        for _ in range(R):
+            X = x.expand(n, d).clone()
+            for _ in range(K):
+                r = torch.bmm(a, X[:, :, None])[:, :, 0] - y
+                X -= (gamma / m) * torch.bmm(r[:, None, :], a)[:, 0, :]
+            x = p @ X
+        return x.cpu().numpy()
+
+    return run
+
+
+def _timer(device: str) -> Callable[[Callable[[], Any], bool], tuple[float, Any]]:
+    import torch
+
+    def timed(fn: Callable[[], Any], on_gpu: bool) -> tuple[float, Any]:
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            if on_gpu:
+                if device != "cpu":
+                    torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                out = fn()  # every GPU contender returns a host array: the copy synchronizes
+                if device != "cpu":
+                    torch.cuda.synchronize()
+                return time.perf_counter() - t0, out
+            t0 = time.process_time()
+            out = fn()
+            return time.process_time() - t0, out
+        finally:
+            if was:
+                gc.enable()
+
+    return timed
+
+
+def run_cell(n: int, K: int, T: int, args, history: dict) -> dict:
+    import torch
+
+    from fedtheory.methods import choose_path, get
+    from fedtheory.problems.finite_sum import LeastSquaresFederation
+
+    timed = _timer(args.device)
+    fed = LeastSquaresFederation.random(n, m=peers.M_SAMPLES, d=peers.DIM, seed=args.seed)
+    gamma = 0.5 / fed.smoothness()
+    a, y, p = fed.a, fed.y, fed.p
+    t_copy = timed(lambda: fed.on("torch", device=args.device), True)[0]
+    ga = torch.as_tensor(a, device=args.device)
+    gy = torch.as_tensor(y, device=args.device)
+    gp = torch.as_tensor(p, device=args.device)
+    ta = [ga[i] for i in range(n)]
+    ty = [gy[i][:, None] for i in range(n)]
+    builders: dict[str, Callable[[int], Any]] = {
+        "fedtheory_cuda": peers.fedtheory_torch(fed, K, gamma, device=args.device),
+        "hand_torch_cuda": hand_torch(ga, gy, gp, K, gamma),
+        "torch_per_client_cuda": peers.torch_per_client(ta, ty, p, K, gamma, device=args.device),
+        "fedtheory_numpy_cpu": lambda R: peers.fedtheory_methods(fed, K, gamma)(R)[0],
+    }
+    has_setup = {"fedtheory_cuda", "fedtheory_numpy_cpu"}
+    cell: dict = {
+        "n": n,
+        "K": K,
+        "T": T,
+        "gamma": gamma,
+        "path": choose_path(get("fedavg", K=K, gamma=gamma), fed, T),
+        "device_copy_seconds": t_copy,
+        "contenders": {},
+    }
+    plan = {}
+    for nm, fn in builders.items():
+        on_gpu = nm in GPU_CONTENDERS
+        predicted = history.get(nm, 0.0) * n * K
+        if predicted > args.budget:
+            plan[nm] = {"skip": True, "predicted_s": predicted * T}
+            continue
+        t1, _ = timed(lambda: fn(1), on_gpu)  # warm-up and probe
+        t0 = timed(lambda: fn(0), on_gpu)[0] if nm in has_setup else 0.0
+        per_round = max(t1 - t0, 1e-9)
+        R = int(min(T, max(1, args.budget // max(per_round * args.repeats, 1e-9))))
+        plan[nm] = {"R": R, "t0": t0, "repeats": int(max(1, min(args.repeats, args.budget // max(t1 * R, 1e-9))))}
+    names = [nm for nm in builders if not plan[nm].get("skip")]
+    times: dict[str, list] = {nm: [] for nm in names}
+    finals: dict[str, Any] = {}
+    for rep in range(max(plan[nm]["repeats"] for nm in names)):
+        for nm in names[rep % len(names) :] + names[: rep % len(names)]:
+            if rep < plan[nm]["repeats"]:
+                t, finals[nm] = timed(lambda: builders[nm](plan[nm]["R"]), nm in GPU_CONTENDERS)
+                times[nm].append(t)
+    R_check = min(plan[nm]["R"] for nm in names)
+    ref = peers.hand_matmul(a, y, p, K, gamma)(R_check)
+    cell["checked_at_rounds"] = R_check
+    for nm in builders:
+        if plan[nm].get("skip"):
+            cell["contenders"][nm] = {"skipped": True, "predicted_s": plan[nm]["predicted_s"]}
+            continue
+        R, t_meas = plan[nm]["R"], min(times[nm])
+        t_T = t_meas if R == T else plan[nm]["t0"] + (t_meas - plan[nm]["t0"]) * T / R
+        out = finals[nm] if R == R_check else builders[nm](R_check)
+        diff = peers._rel(np.asarray(out), ref)
+        cell["contenders"][nm] = {
+            "seconds": t_T,
+            "clock": "wall (GPU synchronized)" if nm in GPU_CONTENDERS else "CPU, one thread",
+            "measured_seconds": t_meas,
+            "rounds_timed": R,
+            "repeats": plan[nm]["repeats"],
+            "rel_diff_vs_hand_matmul": diff,
+            "flag_mismatch": bool(not diff <= peers.MISMATCH_TOL),
+        }
+        if R < T:
+            cell["contenders"][nm]["extrapolated_from_rounds"] = R
+        if (t_meas - plan[nm]["t0"]) >= 0.5 * t_meas:
+            history[nm] = (t_meas - plan[nm]["t0"]) / (R * n * K)
+    base = cell["contenders"]["fedtheory_cuda"]["seconds"]
+    for rec in cell["contenders"].values():
+        rec["ratio_vs_fedtheory_cuda"] = rec.get("seconds", rec.get("predicted_s")) / base
+    return cell
+
+
+def table(cells: list[dict]) -> str:
+    others = ("hand_torch_cuda", "torch_per_client_cuda", "fedtheory_numpy_cpu")
+    head = "| n | K | fedtheory_cuda s (path) | " + " | ".join(f"{nm} ×" for nm in others) + " | max rel diff |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for c in cells:
+        f = c["contenders"]["fedtheory_cuda"]
+        row = [str(c["n"]), str(c["K"]), f"{f['seconds']:.3g} ({c['path']})"]
+        for nm in others:
+            r = c["contenders"][nm]
+            star = "*" if r.get("extrapolated_from_rounds") else ""
+            row.append(
+                f"~{r['ratio_vs_fedtheory_cuda']:.3g} (skipped)"
+                if r.get("skipped")
+                else f"{r['ratio_vs_fedtheory_cuda']:.3g}{star}"
+            )
+        diffs = [r["rel_diff_vs_hand_matmul"] for r in c["contenders"].values() if "rel_diff_vs_hand_matmul" in r]
+        flag = " ⚠" if any(r.get("flag_mismatch") for r in c["contenders"].values()) else ""
+        row.append(f"{max(diffs):.1e} @R={c['checked_at_rounds']}{flag}")
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    lines.append(
+        "× = contender time / fedtheory_cuda time (GPU: wall, synchronized; fedtheory_numpy_cpu: CPU time, one "
+        "thread, the same host); * = timed on fewer rounds and scaled to T; ⚠ = an iterate differs from the numpy "
+        "hand loop's by > 1e-12 (relative)."
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
+    )
+    parser.add_argument("--device", default="cuda", help="cuda (default), cuda:N, or cpu to try the script")
+    parser.add_argument("--n", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--K", type=int, nargs="+", default=[1, 10, 100, 1000])
+    parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--budget", type=float, default=3.0, help="seconds per contender per cell (all repeats)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default=None, help="write the results here (atomically)")
+    args = parser.parse_args(argv)
+
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    from fedtheory.backends import get_backend
+    from fedtheory.sweep import write_json_atomic
+
+    get_backend("torch", device=args.device)  # a device that is not there: one clear line (ValueError)
+    torch.set_num_threads(1)
+    result: dict = {"machine": peers.machine_info(), "config": vars(args) | {"m": peers.M_SAMPLES, "d": peers.DIM}}
+    if args.device != "cpu":
+        result["machine"]["gpu"] = torch.cuda.get_device_name(args.device)
+        result["machine"]["torch_cuda"] = torch.version.cuda
+    started = time.perf_counter()
+    with threadpool_limits(1):
+        run_cell(2, 1, 2, args, {})  # first calls (CUDA context, kernels' compilation) outside any timing
+        history: dict = {}
+        cells = []
+        for n in sorted(args.n):
+            for K in sorted(args.K):
+                cells.append(run_cell(n, K, args.rounds, args, history))
+                c = cells[-1]
+                print(
+                    f"n={n} K={K}: "
+                    + ", ".join(
+                        f"{nm}={r.get('seconds', r.get('predicted_s')):.3g}s{'(skip)' if r.get('skipped') else ''}"
+                        for nm, r in c["contenders"].items()
+                    ),
+                    flush=True,
+                )
+                if args.json:  # partial results survive an interrupted run
+                    write_json_atomic(args.json, result | {"cells": cells, "complete": False}, indent=1, default=float)
+    result.update(cells=cells, table=table(cells), elapsed_wall_s=time.perf_counter() - started, complete=True)
+    print(result["table"])
+    if args.json:
+        write_json_atomic(args.json, result, indent=1, default=float)
+    return result
+
+
+if __name__ == "__main__":
+    main()
