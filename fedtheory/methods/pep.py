@@ -1373,9 +1373,6 @@ def certify(
         take(*_probe_lower(starts=starts, **probe_args))
         quadratic.append(details.get("probe_lower"))
         lap("probe")
-    if function_class == "smooth-strongly-convex":
-        found = [v for v in quadratic if v is not None]
-        details["quadratic_lower"] = max(found) if found else None
     if function_class in ("quadratic", "smooth-strongly-convex") and measure in ("error", "function-value"):
         if function_class != "quadratic":
             pass  # the polish searches quadratic instances from quadratic starts; the smooth PEP's are not
@@ -1399,6 +1396,10 @@ def certify(
     elif measure == "floor" and not sod and lu is not None:
         lower, instance = _extreme_floor_lower(m, mu, L, pp, C, zeta, lower, instance, details, notes)
         lap("extreme_spectrum")
+    if function_class == "smooth-strongly-convex":
+        # the family's instances are quadratic federations too
+        found = [v for v in quadratic + [details.get("extreme_spectrum_lower")] if v is not None]
+        details["quadratic_lower"] = max(found) if found else None
     if (
         function_class == "smooth-strongly-convex"
         and lower is not None
