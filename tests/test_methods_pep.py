@@ -429,24 +429,28 @@ def test_a_zero_value_within_the_sdp_noise_counts_as_closed(monkeypatch):
     assert k2.details["probe_starts"] == 2
 
 
-def test_the_spectral_engine_is_certify_local_updates_and_refuses_other_methods():
-    # one driver: certify_local_update's spectral certificate is certify(engine="spectral") on LocalUpdate's
-    # description, relabelled; the spectral program is LocalUpdate's, so another method is a ValueError
-    from fedtheory.certify.federated_pep import certify_local_update
+def test_an_outside_upper_bound_gets_the_same_lower_bounds():
+    # one driver: certify_local_update's spectral certificate is certify() with the spectral program as its outside
+    # upper bound; the lower bounds are certify's (here the identical-clients scan, which attains the rate)
+    from fedtheory.certify import federated_pep as fp
 
-    kw = dict(mu=MU, L=L, clients=3, p=[0.2, 0.3, 0.5], measure="rate", pieces=8, probe_starts=1)
-    c = certify("fedavg", hyper={"K": 3, "gamma": 0.05, "eta": 0.05}, engine="spectral", **kw)
-    old = certify_local_update(
-        MU, L, 3, 0.05, eta=0.05, engine="spectral", **{k: v for k, v in kw.items() if k not in ("mu", "L")}
-    )
-    assert c.status == old.status == "certified" and c.value == old.value and c.lower == old.lower
-    assert c.details["pieces"] == 8 and c.hypotheses["engine"] == "spectral"
-    # the rate's worst case is one curvature: the identical-clients scan attains the spectral program's value
-    assert c.lower == c.details["identical_clients_lower"] and c.gap <= 1e-4
-    with pytest.raises(ValueError, match="not a LocalUpdate"):
-        certify("scaffold", hyper={"K": 2, "gamma": 0.05}, engine="spectral", **kw)
-    with pytest.raises(ValueError, match="engine must be"):
-        certify("fedavg", hyper={"K": 2, "gamma": 0.05}, engine="sdp", **kw)
+    old = fp.certify_local_update(MU, L, 3, 0.05, clients=3, p=[0.2, 0.3, 0.5], measure="rate", eta=0.05,
+                                  engine="spectral", pieces=8, probe_starts=1)  # fmt: skip
+    assert old.status == "certified" and old.details["pieces"] == 8 and old.hypotheses["engine"] == "spectral"
+    assert old.lower == old.details["identical_clients_lower"] and old.gap <= 1e-4
+    calls = []
+
+    def outside(hint):
+        calls.append(hint)
+        return old.details["sdp_value"], "outside", {"pieces": 8}
+
+    kw = dict(mu=MU, L=L, clients=3, p=[0.2, 0.3, 0.5], measure="rate", probe_starts=1)
+    c = certify("fedavg", hyper={"K": 3, "gamma": 0.05, "eta": 0.05}, engine="spectral", upper_bound=outside, **kw)
+    assert calls == [0.0] and c.value == old.value and c.lower == old.lower and c.solver == "outside"
+    with pytest.raises(ValueError, match="needs its upper_bound program"):
+        certify("fedavg", hyper={"K": 2, "gamma": 0.05}, engine="spectral", **kw)
+    with pytest.raises(ValueError, match="engine 'pepit' is the compiled PEP"):
+        certify("fedavg", hyper={"K": 2, "gamma": 0.05}, upper_bound=outside, **kw)
 
 
 def test_mu_zero_function_value_only_where_the_pep_stays_bounded():

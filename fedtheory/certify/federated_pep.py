@@ -909,6 +909,10 @@ def _certify_compiled(
     from fedtheory.methods.pep import certify
 
     m, srv = _local_update_method(th, gamma, alpha, eta, momentum, server, measure)
+    outside = None
+    if engine == "spectral":
+        het, scale = ("C", float(C)) if zeta is None else ("zeta", float(zeta))
+        outside = _spectral_upper_bound(mu, L, gamma, th, alpha, pp, het, scale, measure, m.hyper, rounds, D, pieces)
     c = certify(
         m,
         mu=mu,
@@ -925,11 +929,36 @@ def _certify_compiled(
         probe_dim=probe_dim,
         seed=seed,
         engine=engine,
-        pieces=pieces,
+        upper_bound=outside,
     )
     for inst in (c.instance, c.details.get("extracted_instance")):
         _in_local_terms(inst, m, srv)
     return replace(c, hypotheses=hyp, claim_id=claim, seconds=time.perf_counter() - t0)
+
+
+def _spectral_upper_bound(mu, L, gamma, th, alpha, p, het, scale, measure, hyper, rounds, D, pieces):
+    """The spectral program as :func:`fedtheory.methods.pep.certify`'s outside upper bound: a function of a lower
+    bound already found (the floor's program takes it as its scale; 0 when none) returning (value or None, solver,
+    {"pieces": ...}) in the measure's units (lengths × C or ζ). The rate is server GD's with η = ``hyper["eta"]``;
+    the error's server, step and momentum are ``hyper``'s (LocalUpdate's description)."""
+
+    def upper(hint: float) -> tuple[float | None, str, dict]:
+        if measure == "floor":
+            sq, solver, npieces = _spectral_floor(mu, L, gamma, th, alpha, p, het, pieces, hint / scale)
+            unit = scale
+        elif measure == "rate":
+            sq, solver, npieces = _spectral_rate(mu, L, gamma, th, alpha, p, float(hyper["eta"]), pieces)
+            unit = 1.0
+        else:
+            server = hyper.get("server", "gd")
+            momentum = hyper.get("beta") if server != "gd" else None
+            sq, solver, npieces = _spectral_error(
+                mu, L, gamma, th, alpha, p, het, float(hyper["eta"]), momentum, server, int(rounds), D / scale, pieces
+            )
+            unit = scale
+        return (None if sq is None else math.sqrt(max(sq, 0.0)) * unit), solver, {"pieces": npieces}
+
+    return upper
 
 
 def _local_update_method(th, gamma, alpha, eta, momentum, server, measure):

@@ -59,11 +59,11 @@ server GD). The rate and the function value also take identical clients on a fin
 (:func:`fedtheory.certify.lower_bounds.identical_clients_lower`), and a LocalUpdate method's floor the
 extreme-spectrum family (:func:`fedtheory.certify.lower_bounds.extreme_spectrum_floor`). The largest is ``lower``.
 
-Upper bound engines (``engine``): ``"pepit"``, the PEP above; ``"spectral"``, for a LocalUpdate method on quadratic
-clients, the spectral program of :mod:`fedtheory.certify.federated_pep` (any K), with the same lower bounds — and
-for its error, which has no worst-case table to read back, the PEPit PEP's extracted worst case while that PEP is
-small (:data:`PEPIT_START_WORK`). :func:`fedtheory.certify.federated_pep.certify_local_update` is this function
-on LocalUpdate's description, relabelled.
+Upper bounds: the PEP above (``engine="pepit"``), or an outside program given as ``upper_bound`` (LocalUpdate's
+spectral program, from :func:`fedtheory.certify.federated_pep.certify_local_update`: any K), with the same lower
+bounds — and for an error, which such a program has no worst-case table for, the PEPit PEP's extracted worst case
+while that PEP is small (:data:`PEPIT_START_WORK`). :func:`fedtheory.certify.federated_pep.certify_local_update`
+is this function on LocalUpdate's description, relabelled.
 
 Honesty: the SDP goes to Clarabel (retries) and to SCS when Clarabel is not "optimal"
 (:func:`fedtheory.certify.pep._solve_detail`); a value they do not agree on is ``status="unreliable"`` with
@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -971,28 +971,6 @@ def _interpolated_lower(method, measure, built, n, p, mu, L, het, C_scale, round
     return value, inst, diag
 
 
-def _spectral_upper(lu, m, measure, mu, L, p, het, scale, rounds, D, pieces, hint):
-    """A LocalUpdate method's upper bound from the spectral program (quadratic clients, any K:
-    :func:`fedtheory.certify.federated_pep._spectral_floor`, ``_spectral_rate``, ``_spectral_error``): (value or
-    None, solver, pieces). ``hint``: a lower bound on the floor, which scales its program."""
-    from fedtheory.certify.federated_pep import _spectral_error, _spectral_floor, _spectral_rate
-
-    h = m.hyper
-    th, gamma, alpha = lu["theta"], lu["gamma"], lu["alpha"]
-    if measure == "floor":
-        sq, solver, npieces = _spectral_floor(mu, L, gamma, th, alpha, p, het, pieces, hint / scale)
-        return (None if sq is None else math.sqrt(max(sq, 0.0)) * scale), solver, npieces
-    if measure == "rate":
-        sq, solver, npieces = _spectral_rate(mu, L, gamma, th, alpha, p, float(h["eta"]), pieces)
-        return (None if sq is None else math.sqrt(max(sq, 0.0))), solver, npieces
-    server = h.get("server", "gd")
-    momentum = h.get("beta") if server != "gd" else None
-    sq, solver, npieces = _spectral_error(
-        mu, L, gamma, th, alpha, p, het, float(h["eta"]), momentum, server, int(rounds), D / scale, pieces
-    )
-    return (None if sq is None else math.sqrt(max(sq, 0.0)) * scale), solver, npieces
-
-
 def _het_scale_centre(prob, het):
     """Heterogeneity of an instance whose minimizers are not centred: the enclosing radius (C model) or ζ."""
     from fedtheory.certify.certificate import heterogeneity_scale as _het_scale
@@ -1075,19 +1053,17 @@ def _check(mu, L, clients, p, measure, function_class, C, zeta, rounds, D):
     return n, pp
 
 
-def _check_engine(m, lu, engine, measure, function_class, mu, zeta) -> None:
+def _check_engine(m, lu, engine, upper_bound, measure, function_class, mu, zeta) -> None:
     """ValueError naming what ``engine`` (and μ = 0) need of the method, the measure and the class."""
-    if engine not in ("pepit", "spectral"):
-        raise ValueError(f"engine must be 'pepit' or 'spectral', got {engine!r}")
-    if engine == "spectral":
-        if lu is None:
-            raise ValueError(f"engine 'spectral' is LocalUpdate's program; method {m.name!r} is not a LocalUpdate")
-        if function_class != "quadratic":
-            raise ValueError("engine 'spectral' is exact for quadratic clients only; use engine='pepit'")
-        if measure == "function-value":
-            raise ValueError("measure 'function-value' has the PEPit engine only; use engine='pepit'")
-        if measure == "rate" and m.hyper.get("server", "gd") != "gd":
-            raise ValueError("the spectral rate is the one-round contraction of server GD; use measure='error'")
+    if engine == "pepit" and upper_bound is not None:
+        raise ValueError("engine 'pepit' is the compiled PEP: an outside upper_bound needs its own engine name")
+    if engine != "pepit" and upper_bound is None:
+        raise ValueError(
+            f"engine {engine!r} needs its upper_bound program (certify_local_update passes LocalUpdate's spectral "
+            "one); the compiled PEP is engine='pepit'"
+        )
+    if engine != "pepit" and (function_class == "sod" or measure == "function-value"):
+        raise ValueError(f"an outside upper bound ({engine!r}) is for the floor, rate and error of F_{{mu,L}} clients")
     if mu == 0 and function_class != "sod" and (lu is None or (lu["K"] != 1 and zeta is None)):
         raise ValueError(
             f"hypothesis mu > 0 violated: mu=0 leaves the function-value PEP bounded only for a LocalUpdate method "
@@ -1162,7 +1138,7 @@ def certify(
     hyper: dict | None = None,
     delta: float | None = None,
     engine: str = "pepit",
-    pieces: int = 48,
+    upper_bound: Callable[[float], tuple[float | None, str, dict]] | None = None,
 ) -> Certificate:
     r"""Certified worst case of ``method`` over n = ``clients`` heterogeneous clients with weights ``p``
     (default uniform): see the module docstring for the class, the measures and the lower bounds.
@@ -1173,10 +1149,11 @@ def certify(
     replayed lower bound, ``status`` ``"certified"`` or ``"unreliable"`` (then ``value`` is None).
     ``probe_starts=0`` skips :func:`fedtheory.methods.probe.lower_bound`.
 
-    ``engine``: ``"pepit"`` (the PEP compiled from the description), or ``"spectral"`` for a LocalUpdate method
-    (FedAvg, FedProx, ...: local gradient steps with a message Σθ_k g_k) on quadratic clients — the upper bound is
-    then the spectral program of :mod:`fedtheory.certify.federated_pep` (any K: its size does not grow with K;
-    ``pieces`` refines its relaxation), measures floor, rate (server GD) and error; the lower bounds are the same.
+    ``engine``: ``"pepit"`` (the PEP compiled from the description) or the name of an outside upper bound,
+    ``upper_bound``: a function of a lower bound already found (0.0 when none; the spectral floor program takes it
+    as its scale) returning (value or None, solver, details), in the measure's units — how
+    :func:`fedtheory.certify.federated_pep.certify_local_update` passes LocalUpdate's spectral program
+    (``engine="spectral"``, quadratic clients, floor, rate and error); the lower bounds are the same.
     μ = 0 is allowed for the function value of a LocalUpdate method at K = 1 or under ζ, where its PEP stays
     bounded (μ = 0, the C model and K ≥ 2 leave it unbounded: ValueError).
 
@@ -1206,7 +1183,7 @@ def certify(
             "gradients, so no PEP is written for it"
         )
     lu = _local_update_hyper(m)
-    _check_engine(m, lu, engine, measure, function_class, mu, zeta)
+    _check_engine(m, lu, engine, upper_bound, measure, function_class, mu, zeta)
     w, sc = _weights_and_scales(m, pp)
     het = "C" if zeta is None else "zeta"
     scale = float(C if zeta is None else zeta)
@@ -1260,13 +1237,13 @@ def certify(
     probe_args = dict(m=m, measure=measure, mu=mu, L=L, pp=pp, C=C, zeta=zeta, rounds=rounds, D=D)
     probe_args.update(probe_dim=probe_dim, seed=seed, function_class=function_class, details=details, notes=notes)
     probed, hint = False, 0.0
-    if engine == "spectral" and measure == "floor":
+    outside = upper_bound is not None
+    if outside and measure == "floor" and lu is not None:
         # the floor's extreme-spectrum family (cheap) scales the spectral program and often attains its value;
         # without it the probe's value scales the program
         lower, instance = _extreme_floor_lower(m, mu, L, pp, C, zeta, lower, instance, details, notes)
         lap("extreme_spectrum")
         # (K = 1: the message is linear in λ, x̄ = x* and the program is exact without a scale)
-        assert lu is not None  # _check_engine: the spectral program is LocalUpdate's
         if not (lower and lower > 0) and probe_starts and lu["K"] > 1:
             take(*_probe_lower(starts=int(probe_starts), **probe_args))
             probed = True
@@ -1276,11 +1253,9 @@ def certify(
         from fedtheory.certify.pep import _solve_detail
         from fedtheory.certify.pep_clients import _WRAPPER
 
-        if engine == "spectral":
-            assert lu is not None  # checked above: the spectral program is LocalUpdate's
-            upper, solver, details["pieces"] = _spectral_upper(
-                lu, m, measure, mu, L, pp, het, scale, rounds, D, pieces, hint
-            )
+        if upper_bound is not None:
+            upper, solver, info = upper_bound(hint)
+            details.update(info)
             lap("solve")
         else:
             if sod:  # no smoothness and no heterogeneity radius: true gradients (L = 1), ‖x_0 − x*‖ ≤ 1 then × D
@@ -1319,9 +1294,9 @@ def certify(
         solver = f"unreliable: {err}"
         upper = None
         lap("solve")  # the solver's failure (or the build's) is the solve's time
-    if engine == "spectral" and measure == "error":
-        # the spectral program has no worst-case table to read back: the PEPit PEP's, when it is small
-        assert lu is not None and rounds is not None  # checked above
+    if outside and measure == "error" and lu is not None:
+        # an outside program (the spectral one) has no worst-case table to read back: the PEPit PEP's, when small
+        assert rounds is not None  # the error needs rounds (_check)
         extracted = _small_pepit_extraction(m, lu, n, pp, w, sc, mu, L, het, scale, rounds, D, D_units)
         lap("extraction")
 
@@ -1387,8 +1362,8 @@ def certify(
                 m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted, details, notes
             )
             lap("polish")
-    if engine == "spectral" and measure == "floor":
-        pass  # the family ran before the spectral program
+    if outside and measure == "floor" and lu is not None:
+        pass  # the family ran before the outside program
     elif measure == "floor" and not sod and lu is not None and upper is not None and upper <= noise:
         # a floor the SDP cannot tell from 0; otherwise the family runs even when the gap is closed (it costs
         # ~5 % of the solve and raises the lower bound by up to 4e-6 relative: certify_local_update's values)
