@@ -344,13 +344,15 @@ def test_smooth_certificate_falls_back_and_stays_honest(monkeypatch):
     assert "did not converge" in c.notes and "lower bound from a quadratic instance" in c.notes
     monkeypatch.undo()
     # a replayed lower bound above the SDP's value: the certificate is unreliable, never a bound
-    real = fp._smooth_floor_instance
+    import fedtheory.methods.pep as mpep
+
+    real = mpep._interpolated_lower
 
     def inflated(*a):
         lower, inst, diag = real(*a)
         return 1.01 * lower, inst, diag
 
-    monkeypatch.setattr(fp, "_smooth_floor_instance", inflated)
+    monkeypatch.setattr(mpep, "_interpolated_lower", inflated)
     c = fp.certify_local_update(*args, **kw)
     assert c.status == "unreliable" and c.value is None and "exceeds the upper bound" in c.notes
 

@@ -142,16 +142,20 @@ def test_certify_local_update_reports_the_extreme_lower_bound():
 
 
 def test_pepit_start_for_the_spectral_engine_reaches_the_sdp_and_skips_large_peps():
-    from fedtheory.certify.federated_pep import _theta
-    from fedtheory.certify.federated_pep import pepit_extracted_start
+    from fedtheory.methods.library import local_update
+    from fedtheory.methods.pep import _local_update_hyper, _small_pepit_extraction
 
     p = np.array([0.5, 0.5])
-    th = _theta("1:K", 2)
-    v, inst, diag = pepit_extracted_start(1.0, 10.0, 2, 0.05, th, 0.0, p, "C", 1.0, "error", 0.1, None, "gd", 2, 1.0)
-    # the hand-written PEP's value at this point (verify/certificate-crosscheck/error-servers): 0.702947
-    assert inst["source"] == "pepit-extracted" and abs(v - 0.702947) <= 1e-4
-    v, inst, diag = pepit_extracted_start(1.0, 10.0, 5, 0.05, th, 0.0, p, "C", 1.0, "error", 0.1, None, "gd", 2, 1.0)
-    assert v is None and inst is None and "K·T·n = 20 > 16" in diag["skipped"]
+    for K in (2, 5):
+        m = local_update(K, 0.05, eta=0.1)  # theta defaults to 1:K
+        v, inst, diag = _small_pepit_extraction(
+            m, _local_update_hyper(m), 2, p, p, np.ones(2), 1.0, 10.0, "C", 1.0, 2, 1.0, 1.0
+        )
+        if K == 2:
+            # the hand-written PEP's value at this point (verify/certificate-crosscheck/error-servers): 0.702947
+            assert inst["source"] == "pepit-extracted" and abs(v - 0.702947) <= 1e-4
+        else:
+            assert v is None and inst is None and "K·T·n = 20 > 16" in diag["skipped"]
 
 
 def test_compiled_pep_takes_the_extreme_floor_for_local_update_methods_only():

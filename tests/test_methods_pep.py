@@ -44,7 +44,9 @@ def test_fedsplit_rate_default_step_three_clients():
     assert abs(c.value - RHO) <= 1e-4 and abs(c.lower - RHO) <= 1e-4
     assert c.lower <= c.value
     # the lower bound is a replayed quadratic federation, its instance stored
-    assert c.instance["source"] == "pepit-extracted" and c.instance["method"] == "fedsplit"
+    # (the PEP's extracted worst case, or identical clients at the worst curvature: both attain RHO)
+    assert abs(c.details["extracted_lower"] - RHO) <= 1e-4 and c.instance["method"] == "fedsplit"
+    assert c.instance["source"] in ("pepit-extracted", "identical-clients")
 
 
 def test_fedsplit_rate_other_step_is_the_closed_form_and_larger():
@@ -425,3 +427,59 @@ def test_a_zero_value_within_the_sdp_noise_counts_as_closed(monkeypatch):
     monkeypatch.setattr(mpep, "_extracted_lower", no_extraction)
     k2 = certify("fedavg", mu=MU, L=L, clients=2, measure="floor", hyper={"K": 2, "gamma": 0.05}, probe_starts=2)
     assert k2.details["probe_starts"] == 2
+
+
+def test_an_outside_upper_bound_gets_the_same_lower_bounds():
+    # one driver: certify_local_update's spectral certificate is certify() with the spectral program as its outside
+    # upper bound; the lower bounds are certify's (here the identical-clients scan, which attains the rate)
+    from fedtheory.certify import federated_pep as fp
+
+    old = fp.certify_local_update(MU, L, 3, 0.05, clients=3, p=[0.2, 0.3, 0.5], measure="rate", eta=0.05,
+                                  engine="spectral", pieces=8, probe_starts=1)  # fmt: skip
+    assert old.status == "certified" and old.details["pieces"] == 8 and old.hypotheses["engine"] == "spectral"
+    assert old.lower == old.details["identical_clients_lower"] and old.gap <= 1e-4
+    calls = []
+
+    def outside(hint):
+        calls.append(hint)
+        return old.details["sdp_value"], "outside", {"pieces": 8}
+
+    kw = dict(mu=MU, L=L, clients=3, p=[0.2, 0.3, 0.5], measure="rate", probe_starts=1)
+    c = certify("fedavg", hyper={"K": 3, "gamma": 0.05, "eta": 0.05}, engine="spectral", upper_bound=outside, **kw)
+    assert calls == [0.0] and c.value == old.value and c.lower == old.lower and c.solver == "outside"
+    with pytest.raises(ValueError, match="needs its upper_bound program"):
+        certify("fedavg", hyper={"K": 2, "gamma": 0.05}, engine="spectral", **kw)
+    with pytest.raises(ValueError, match="engine 'pepit' is the compiled PEP"):
+        certify("fedavg", hyper={"K": 2, "gamma": 0.05}, upper_bound=outside, **kw)
+
+
+def test_mu_zero_function_value_only_where_the_pep_stays_bounded():
+    kw = dict(mu=0.0, L=L, measure="function-value", rounds=2, D=1.0, probe_starts=1)
+    c = certify("fedavg", hyper={"K": 1, "gamma": 0.05}, **kw)
+    assert c.status == "certified" and c.lower <= c.value and c.gap <= 1e-3
+    assert "no probe lower bound" in c.notes  # the probe's instances have mu > 0
+    with pytest.raises(ValueError, match="hypothesis mu > 0 violated"):
+        certify("fedavg", hyper={"K": 2, "gamma": 0.05}, **kw)  # the C model at K = 2: unbounded
+    with pytest.raises(ValueError, match="hypothesis mu > 0 violated"):
+        certify("scaffold", hyper={"K": 1, "gamma": 0.05}, **kw)
+    with pytest.raises(ValueError, match="0 < mu <= L"):
+        certify("fedavg", hyper={"K": 1, "gamma": 0.05}, **{**kw, "measure": "error"})
+
+
+def test_smooth_class_interpolated_worst_case_bounds_every_method_from_below():
+    # the smooth class's PEP worst case as explicit F_{mu,L} clients, run by fedtheory.methods.run: a lower
+    # bound for a method that is not LocalUpdate (SCAFFOLD's error), above the quadratic instances'
+    from fedtheory.certify.interpolation import CLASS_RTOL, InterpolatedFederation
+    from fedtheory.methods import run
+
+    kw = dict(mu=MU, L=L, measure="error", rounds=2, D=1.0, function_class="smooth-strongly-convex", probe_starts=1)
+    c = certify("scaffold", hyper={"K": 2, "gamma": 0.05}, **kw)
+    assert c.status == "certified" and c.lower == c.details["smooth_lower"] <= c.value and c.gap <= 1e-4
+    assert c.lower > c.details["quadratic_lower"] and c.instance["source"] == "pepit-interpolated"
+    fed = InterpolatedFederation.from_json(c.instance["problem"])
+    assert fed.class_violation(seed=1) <= CLASS_RTOL
+    h = run(get("scaffold", K=2, gamma=0.05), fed, np.asarray(c.instance["x0"]), 2, path="step")
+    assert abs(np.linalg.norm(np.asarray(h.x[-1]) - fed.x_star()) - fed.x_star_error() - c.lower) <= 1e-9
+    # an exact prox runs on quadratic clients only: FedSplit's interpolated instance is refused, said so
+    f = certify("fedsplit", **kw)
+    assert f.status == "certified" and "smooth_lower" not in f.details and "exact prox" in f.notes

@@ -119,7 +119,7 @@ def test_clarabel_and_scs_agree_on_the_conic_data():
 def test_spectral_error_keeps_its_golden_value_above_the_replayed_worst_case():
     # n = 2, K = 2, T = 2, η = 0.1: the value before the rewrite (cvxpy-built, 44 s CPU) was 0.4941248290111375
     # (CLARABEL+SCS, commit 702a162); the PEPit engine's worst case replayed in the driver reaches
-    # ‖x_T − x*‖ = 0.702939981 (pepit_extracted_start), which the upper bound must not fall below
+    # ‖x_T − x*‖ = 0.702939981 (fedtheory.methods.pep._small_pepit_extraction), which the upper bound must not fall below
     th = theta_weights("1:K", 2)
     sq, solver, _ = fp._spectral_error(MU, L, 0.05, th, 0.0, np.array([0.5, 0.5]), "C", 0.1, None, "gd", 2, 1.0, 48)
     assert sq is not None, solver

@@ -64,42 +64,22 @@ the PEP compiled from the methods' descriptions (:func:`fedtheory.methods.pep.bu
 points defined by the prox, inexactness as free subproblem gradients), solved, class-checked and replayed as
 :func:`fedtheory.certify.pep.two_client_sdane` does (shared: :func:`fedtheory.certify.pep.solve_sdane`).
 
-Lower bounds: a seeded multi-start probe maximizes the measure over concrete instances (A_i = U_i diag(λ_i)U_iᵀ,
-‖c_i‖ = C, d = ``probe_dim``), the best instance is replayed through ``run_local_update`` and the value the
-driver reaches is the lower bound. A quadratic instance is also an instance of the smooth class, so it bounds
-that class from below as well. For the smooth class (floor, error, rate, and function-value at μ > 0) the PEP's
-own worst case is replayed too: each
-client's table (points, gradients, values read back from the SDP's Gram matrix) becomes an explicit L-smooth
-μ-strongly convex function through it (:class:`~fedtheory.certify.interpolation.SmoothStronglyConvexInterpolant`:
-in the class exactly whatever the solver's accuracy, interpolating up to it), the federation
-(:class:`~fedtheory.certify.interpolation.InterpolatedFederation`) runs in the driver — for the floor from the
-PEP's fixed point until it settles, for the error and function value T rounds from the PEP's x_0, for the rate one
-round from each of its two points — and its measure (true x*, accurate minimization), rescaled so that the
-heterogeneity the clients really have (the enclosing radius of their true minimizers, or their ζ) is C (and
-‖x_0 − x*‖ ≤ D), is the lower bound; the instance must
-pass a class check (interpolation inequalities on random points), and the larger of the two lower bounds is
-reported, its instance (JSON, replayable) in ``instance``, the quadratic one in ``details["quadratic_lower"]``.
-For the quadratic class with ``engine="pepit"`` (every measure) the PEP's worst case is replayed as a
-:class:`~fedtheory.problems.quadratic.QuadraticFederation`: each client's table (points minus its stationary
-point c_i, gradients) gets a symmetric A_i with spectrum in [μ, L] through it
-(:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: the (L + μ)/2-centred form of the class's LMI is a
-symmetric contraction to complete, done explicitly by Davis–Kahan–Weinberger, the spectrum clipped to [μ, L], so
-the instance is in the class whatever the solver's accuracy and interpolates up to it), the minimizers are
-centred on their enclosing ball, and the driver's value (floor from x* until it settles, error and function value
-T rounds from the PEP's x_0 after shrinking to heterogeneity ≤ C and ‖x_0 − x*‖ ≤ D, rate one round from its two
-points) is ``details["extracted_lower"]`` (its instance in ``details["extracted_instance"]``, diagnostics in
-``details["extraction"]``); the probe's is ``details["probe_lower"]`` and the larger is ``lower``. Measured at
-κ₀ = 10, γL = ½, K ≤ 4, n ≤ 3: within 4e-6 relative of the SDP's value (floor), 3e-8 (error), while the probe
-misses the error at K = 4 by 12 % and the function value by 8–37 %. Two more lower bounds come from
-:mod:`fedtheory.certify.lower_bounds` (``details["extreme_spectrum_lower"]``, ``details["polished_lower_k"]``):
-the floor over the extreme-spectrum family (two groups of clients, spectra {μ, L}, one rotated; 50-digit
-arithmetic — it finds the needle-thin worst case at Θ_K with γ ≫ 1/(KL), where the SDP is not solved), and for
-the error and function value a probe started from the extracted (or probed) instance, with the start and centres
-chosen by exact block steps on its Hessians. A certificate without an upper bound says why in ``notes``. The
-spectral engine's variables are moment matrices of spectral measures, not a Gram matrix of points, so it has no
-worst-case table to read back: its floor and rate keep the probe's lower bound, and its error and function value
-take the PEPit engine's extracted worst case when that PEP is small (K·T·n ≤ 16,
-:func:`pepit_extracted_start`; seconds per point), then the probe started from it.
+Every certificate, whatever the engine and class, is :func:`fedtheory.methods.pep.certify` on LocalUpdate's
+description (:func:`fedtheory.methods.library.local_update`) — the upper bound from the engine above, the lower
+bounds from the one path — relabelled with this module's claim id and hypotheses. The lower bounds (see
+:mod:`fedtheory.methods.pep` for each): the probe over concrete quadratic federations
+(:func:`fedtheory.methods.probe.lower_bound`, ``details["probe_lower"]``; a quadratic instance is also one of the
+smooth class); the PEP's worst case rebuilt as a :class:`~fedtheory.problems.quadratic.QuadraticFederation`
+(quadratic class, PEPit engine, and the spectral engine's error while K·T·n ≤ 16: ``details["extracted_lower"]``)
+or as explicit F_{μ,L} clients (:class:`~fedtheory.certify.interpolation.InterpolatedFederation`, smooth class:
+``details["smooth_lower"]``, the best quadratic one in ``details["quadratic_lower"]``), replayed through the
+driver; identical clients on a fine grid of curvatures for the rate and the function value
+(``details["identical_clients_lower"]``); and from :mod:`fedtheory.certify.lower_bounds` the floor's
+extreme-spectrum family (``details["extreme_spectrum_lower"]``: two groups of clients, spectra {μ, L}, one
+rotated, 50-digit arithmetic — it finds the needle-thin worst case at Θ_K with γ ≫ 1/(KL), where the SDP is not
+solved; it also scales the spectral floor program) and, for the quadratic error and function value, a probe
+started from the instances found (``details["polished_lower_k"]``). The largest is ``lower``, its instance
+(JSON, replayable) ``instance``. A certificate without an upper bound says why in ``notes``.
 
 Honesty: every SDP goes to Clarabel (retries), then to SCS when Clarabel is not "optimal"; a value both do not
 agree on is ``status="unreliable"`` with ``value=None`` — never a bound. A certificate whose replayed lower
@@ -122,18 +102,10 @@ import numpy as np
 # stay importable from here for the content files that use them
 from fedtheory.certify.certificate import CLASSES, ENGINES, MEASURES, Certificate, message_eigenvalue
 from fedtheory.certify.certificate import check_hypotheses as _check
-from fedtheory.certify.certificate import heterogeneity_scale as _het_scale
-from fedtheory.certify.certificate import quadratic_federation as _build
-from fedtheory.certify.certificate import replay_floor as _replay_floor
+from fedtheory.certify.certificate import quadratic_federation as _build  # noqa: F401 (paper_checks imports it)
+from fedtheory.certify.certificate import replay_floor as _replay_floor  # noqa: F401 (paper_checks imports it)
 from fedtheory.certify.certificate import theta_weights as _theta
-from fedtheory.certify.pep_clients import (
-    RTOL,
-    SDP_MARGIN,
-    PartTimer,
-    _shrink,
-    _WRAPPER,
-    gap_closed,
-)
+from fedtheory.certify.pep_clients import RTOL, _WRAPPER
 
 __all__ = [
     "Certificate",
@@ -801,40 +773,6 @@ def _spectral_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, roun
     return (None if value is None else value * grow ** (2 * T)), solver, len(pcs)
 
 
-def _probe_error(mu, L, gamma, th, alpha, p, het, eta, momentum, server, rounds, D, d, starts, seed, search=True):
-    """Concrete instances and starting points (‖x_0 − x*‖ = D, heterogeneity 1), the driver's ‖x_T − x*‖."""
-    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
-    from fedtheory.certify.params import Custom
-    from fedtheory.certify.probe import probe
-
-    n = len(p)
-    srv = ServerOpt(server, lr=eta, momentum=momentum if server != "gd" else None)
-    algo = LocalUpdate(th, alpha, gamma, srv)
-
-    def decode(z):
-        lam, V, A, c, k = _instance(z, n, d, mu, L)
-        prob = _build(lam, V, A, c, p)
-        prob = _build(lam, V, A, c / _het_scale(prob, het), p)
-        u = z[k : k + d]
-        return prob, prob.x_star() + D * u / max(np.linalg.norm(u), 1e-300)
-
-    def val(inst):
-        prob, x0 = inst
-        return float(run_local_update(prob, algo, x0, rounds).to_numpy().dist_empirical[-1])
-
-    size = n * (d + d * d) + n * d + d
-    res = probe(
-        val,
-        Custom(size, decode),
-        seed=seed,
-        n_random=16 * starts,
-        n_starts=starts if search else 0,  # search=False: sampling only (see the floor's _probe_floor)
-        maxiter=300,
-        method="L-BFGS-B",
-    )
-    return res.worst_instance, res.worst_value, srv
-
-
 # --------------------------------------------------------------------------------------------
 # PEPit engine
 # --------------------------------------------------------------------------------------------
@@ -925,7 +863,7 @@ def certify_sdane(R: int, lam: float, mu: float, delta: float, c: float = 0.0, a
 
 
 # --------------------------------------------------------------------------------------------
-# lower bounds: probe over concrete quadratic federations, replayed through the driver
+# a decoder of concrete quadratic federations (paper_checks/localupdate/certified_floor.py's probe)
 # --------------------------------------------------------------------------------------------
 
 
@@ -952,258 +890,6 @@ def _instance(z, n, d, mu, L):
     return lam, V, A, np.array(c), k
 
 
-def _probe_floor(mu, L, gamma, th, alpha, p, het, d, starts, seed, search=True):
-    # search=False: the structured and random samples only, no local search (a cross-check of an upper bound
-    # whose gap another lower bound has already closed)
-    from fedtheory.algorithms.surrogate import minimizer_distance
-    from fedtheory.certify.params import Custom
-    from fedtheory.certify.probe import probe
-
-    n = len(p)
-
-    def decode(z):
-        lam, V, A, c, _ = _instance(z, n, d, mu, L)
-        return _build(lam, V, A, c, p)
-
-    size = n * (d + d * d) + n * d
-
-    def val(prob):
-        return minimizer_distance(prob, alpha, gamma, th) / _het_scale(prob, het)
-
-    # structured starts: every client's spectrum at the extremes {μ, L, ..., L} (where the worst cases found so
-    # far sit), random rotations and centres; the best few seed the local search beside the random phase
-    rng = np.random.default_rng(seed)
-    extremes = np.r_[-np.pi / 2, np.full(d - 1, np.pi / 2)]
-    cands = []
-    for _ in range(24 * starts):
-        z = rng.normal(size=size)
-        for i in range(n):
-            z[i * (d + d * d) : i * (d + d * d) + d] = extremes
-        try:
-            cands.append((val(decode(z)), z))
-        except (ValueError, np.linalg.LinAlgError):
-            continue
-    cands.sort(key=lambda t: -t[0])
-    res = probe(
-        val,
-        Custom(size, decode),
-        seed=seed,
-        n_random=16 * starts,
-        n_starts=starts if search else 0,
-        maxiter=400,
-        method="L-BFGS-B",
-        starts=[z for _, z in cands[:starts]] if search else (),
-    )
-    return res.worst_instance, res.worst_value
-
-
-def _interpolated_worst_case(pb, mu, L, p):
-    """The solved PEP's clients (``pb.fed_points``, units L = 1, x per unit C or ζ) as explicit F_{μ,L} functions
-    x ↦ L·f_pep(x) (μ and L unchanged), their minimizers and x* computed from the PEP's own as starting points.
-    Returns (federation, tables) — the tables, to rebuild the federation at another scale.
-
-    The points are PEPit's factor of the solver's Gram matrix, full rank (dimension = number of leaf points): the
-    interpolant works in any dimension, and PEPit's dimension reduction (a second SDP, trace or log-det) was
-    measured worse here — rank 2 at K = 2 but 3e-6 looser, and at K = 4 Clarabel stops "inaccurate" or fails."""
-    from fedtheory.certify.interpolation import InterpolatedFederation, SmoothStronglyConvexInterpolant
-    from fedtheory.certify.pep import _data
-
-    P = pb.fed_points
-    tables = [_data(f) for f in P["functions"]]
-    fed = InterpolatedFederation([SmoothStronglyConvexInterpolant(X, G * L, F * L, mu, L) for X, G, F in tables], p)
-    fed.x_star(P["x_star"].eval())
-    fed.client_minimizers(np.stack([c.eval() for c in P["minimizers"]]))
-    return fed, tables
-
-
-def _rescaled(tables, mu, L, p, s):
-    """The federation of :func:`_interpolated_worst_case` as f ↦ s²f(·/s): same class, every length times s."""
-    from fedtheory.certify.interpolation import InterpolatedFederation, SmoothStronglyConvexInterpolant
-
-    return InterpolatedFederation(
-        [SmoothStronglyConvexInterpolant(X * s, G * L * s, F * L * s * s, mu, L) for X, G, F in tables], p
-    )
-
-
-def _smooth_floor_instance(pb, mu, L, gamma, th, alpha, p, het, scale):
-    """Lower bound for the smooth class's floor: the solved PEP's worst case rebuilt as explicit F_{μ,L} clients
-    (:func:`_interpolated_worst_case`), replayed through the driver from the PEP's fixed point until it settles,
-    divided by the heterogeneity the instance really has. Returns (lower, instance, diagnostics), or
-    (None, None, diagnostics) when the instance fails the class check or the driver does not settle."""
-    from fedtheory.certify.interpolation import CLASS_RTOL, replay_floor
-
-    fed, tables = _interpolated_worst_case(pb, mu, L, p)
-    b_max = float(np.max(message_eigenvalue(np.linspace(mu, L, 257), gamma, th, alpha)))
-    eta = 1.0 / b_max  # the quadratic class's stable step: a message moves ≤ b_max·‖δx‖
-    x0 = pb.fed_points["fixed_point"].eval()
-    out = replay_floor(fed, th, alpha, gamma, x0, eta, het=het, max_rounds=3000)
-    viol = fed.class_violation(seed=0)
-    diag = {
-        "class_violation": viol,
-        "interpolation_error": max(c.interpolation_error() for c in fed.clients),
-        "fixed_point_residual": out["residual"],
-        "rounds": out["rounds"],
-        "floor_per_unit": out["floor"],
-    }
-    if viol > CLASS_RTOL or out["residual"] > 1e-9 * (1 + float(np.linalg.norm(x0))):
-        return None, None, diag
-    s = scale / out["heterogeneity"]  # heterogeneity exactly `scale` after rescaling
-    instance = {
-        "problem": _rescaled(tables, mu, L, p, s).to_json(),
-        "theta": th.to_json(),
-        "alpha": alpha,
-        "gamma": gamma,
-        "server": {"kind": "gd", "lr": eta},
-        "x0": (x0 * s).tolist(),
-        "rounds": out["rounds"],
-        "het": het,
-        "x_star": (out["x_star"] * s).tolist(),
-        "centre": None if out["centre"] is None else (out["centre"] * s).tolist(),
-        "driver_fixed_point_residual": out["residual"] * s,
-        "floor": out["floor"] * scale,
-    }
-    return out["floor"] * scale, instance, diag
-
-
-def _smooth_error_instance(
-    pb, mu, L, gamma, th, alpha, p, het, scale, eta, momentum, server, rounds, D, measure="error"
-):
-    """Lower bound for the smooth class's ``"error"`` (or ``"function-value"``): the PEP's worst case as explicit
-    F_{μ,L} clients, the driver run ``rounds`` rounds from the PEP's x_0, its ‖x_T − x*‖ (or F(x_T) − F(x*), which
-    the computed x* can only underestimate) after rescaling the instance so that both its heterogeneity ≤ ``scale``
-    and ‖x_0 − x*‖ ≤ D hold (true x*, true minimizers). Returns (lower, instance, diagnostics) or (None, None,
-    diagnostics) when the class check fails."""
-    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
-    from fedtheory.certify.interpolation import CLASS_RTOL, heterogeneity
-
-    fed, tables = _interpolated_worst_case(pb, mu, L, p)
-    srv = ServerOpt(server, lr=eta, momentum=momentum if server != "gd" else None)
-    x0 = pb.fed_points["x0"].eval()
-    h = run_local_update(fed, LocalUpdate(th, alpha, gamma, srv), x0, rounds).to_numpy()
-    xs, xs_err = fed.x_star(), fed.x_star_error()
-    size, centre = heterogeneity(fed, het)
-    start = float(np.linalg.norm(x0 - xs)) + xs_err
-    s_unit = _shrink(size, start, D / scale)
-    if measure == "function-value":
-        value = max(fed.loss(h.x[-1]) - fed.loss(xs), 0.0)  # lengths × s ⇒ values × s²
-    else:
-        value = max(float(np.linalg.norm(h.x[-1] - xs)) - xs_err, 0.0)
-    viol = fed.class_violation(seed=0)
-    diag = {
-        "class_violation": viol,
-        "interpolation_error": max(c.interpolation_error() for c in fed.clients),
-        "heterogeneity_per_unit": size,
-        "start_distance_per_unit": start,
-        "shrink": s_unit,
-    }
-    if viol > CLASS_RTOL:
-        return None, None, diag
-    s = s_unit * scale
-    instance = {
-        "problem": _rescaled(tables, mu, L, p, s).to_json(),
-        "theta": th.to_json(),
-        "alpha": alpha,
-        "gamma": gamma,
-        "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
-        "x0": (x0 * s).tolist(),
-        "rounds": rounds,
-        "het": het,
-        "x_star": (xs * s).tolist(),
-        "centre": None if centre is None else (centre * s).tolist(),
-    }
-    return value * (s * s if measure == "function-value" else s), instance, diag
-
-
-def _smooth_rate_instance(pb, mu, L, gamma, th, alpha, p, het, scale, eta):
-    """Lower bound for the smooth class's ``"rate"``: the PEP's worst case as explicit F_{μ,L} clients, one round
-    of the driver from each of the PEP's two points, ‖R(x_1) − R(x_2)‖/‖x_1 − x_2‖ (scale-free; the stored instance
-    is rescaled to heterogeneity ``scale``). Returns (lower, instance, diagnostics) or (None, None, diagnostics)."""
-    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
-    from fedtheory.certify.interpolation import CLASS_RTOL, heterogeneity
-
-    fed, tables = _interpolated_worst_case(pb, mu, L, p)
-    algo = LocalUpdate(th, alpha, gamma, ServerOpt("gd", lr=eta))
-    x1, x2 = pb.fed_points["x1"].eval(), pb.fed_points["x2"].eval()
-    r1, r2 = (run_local_update(fed, algo, x, 1).to_numpy().x[-1] for x in (x1, x2))
-    ratio = float(np.linalg.norm(r1 - r2) / np.linalg.norm(x1 - x2))
-    size, _ = heterogeneity(fed, het)
-    viol = fed.class_violation(seed=0)
-    diag = {
-        "class_violation": viol,
-        "interpolation_error": max(c.interpolation_error() for c in fed.clients),
-        "heterogeneity_per_unit": size,
-    }
-    if viol > CLASS_RTOL:
-        return None, None, diag
-    s = scale / size
-    instance = {
-        "problem": _rescaled(tables, mu, L, p, s).to_json(),
-        "theta": th.to_json(),
-        "alpha": alpha,
-        "gamma": gamma,
-        "eta": eta,
-        "x1": (x1 * s).tolist(),
-        "x2": (x2 * s).tolist(),
-        "het": het,
-    }
-    return ratio, instance, diag
-
-
-def _replay_function_value(mu, L, K, gamma, th, alpha, p, eta, momentum, server, rounds, D):
-    """Lower bound for ``"function-value"``: identical one-dimensional quadratic clients f_i = λx²/2 (zero
-    heterogeneity, so in every class), x_0 = D, the real driver's F(x_T) − F* maximized over a grid of λ."""
-    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
-    from fedtheory.problems.quadratic import QuadraticFederation
-
-    n = len(p)
-    algo = LocalUpdate(th, alpha, gamma, ServerOpt(server, lr=eta, momentum=momentum if server != "gd" else None))
-    best = (-math.inf, None)
-    for lam in np.geomspace(max(mu, 1e-6 * L), L, 401):
-        prob = QuadraticFederation(A=np.full((n, 1, 1), lam), c=np.zeros((n, 1)), p=p)
-        x = run_local_update(prob, algo, np.array([float(D)]), rounds).to_numpy().x[-1]
-        v = float(prob.loss(x) - prob.loss(prob.x_star()))
-        if v > best[0]:
-            best = (v, prob)
-    return best[0], {
-        "problem": best[1].to_json(),
-        "theta": th.to_json(),
-        "alpha": alpha,
-        "gamma": gamma,
-        "eta": eta,
-        "x0": [float(D)],
-        "rounds": rounds,
-    }
-
-
-def _probe_rate_instance(mu, L, gamma, th, alpha, p, eta, d):
-    """Identical clients whose common eigenvalue maximizes |1 − η b(λ)| (the worst direction)."""
-    grid = np.geomspace(mu, L, 4001)
-    r = np.abs(1 - eta * message_eigenvalue(grid, gamma, th, alpha))
-    lam_star = float(grid[int(np.argmax(r))])
-    from fedtheory.problems.quadratic import QuadraticFederation
-
-    n = len(p)
-    lam = np.array([[lam_star] + [mu] * (d - 1)] * n)
-    lam.sort(axis=1)
-    V = np.array([np.eye(d)] * n)
-    A = np.einsum("nij,nj,nkj->nik", V, lam, V)
-    return QuadraticFederation(A=A, c=np.zeros((n, d)), p=p, eigvals=lam, eigvecs=V), lam_star
-
-
-def _replay_rate(prob, gamma, th, alpha, eta):
-    from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
-
-    algo = LocalUpdate(th, alpha, gamma, ServerOpt("gd", lr=eta))
-    best = 0.0
-    for j in range(prob.d):
-        x0 = np.zeros(prob.d)
-        x1 = np.eye(prob.d)[j]
-        a = run_local_update(prob, algo, x0, 1).to_numpy().x[-1]
-        b = run_local_update(prob, algo, x1, 1).to_numpy().x[-1]
-        best = max(best, float(np.linalg.norm(a - b)))
-    return best
-
-
 # --------------------------------------------------------------------------------------------
 # the API
 # --------------------------------------------------------------------------------------------
@@ -1211,17 +897,22 @@ def _replay_rate(prob, gamma, th, alpha, eta):
 
 def _certify_compiled(
     mu, L, K, gamma, th, alpha, pp, eta, momentum, server, C, zeta, measure, rounds, D, probe_dim, probe_starts,
-    seed, hyp, claim, t0,
+    seed, hyp, claim, t0, function_class, engine, pieces,
 ) -> Certificate:  # fmt: skip
-    """:func:`certify_local_update`'s PEPit engine for the quadratic class: :func:`fedtheory.methods.pep.certify`
-    on LocalUpdate's description (:func:`fedtheory.methods.library.local_update`, as :func:`_pepit_problem`
-    writes it: the floor and rate with server GD), its upper bound, extracted worst case, probe, polish and
-    extreme-spectrum family; the certificate keeps this module's claim id and hypotheses."""
+    """:func:`certify_local_update` as :func:`fedtheory.methods.pep.certify` on LocalUpdate's description
+    (:func:`fedtheory.methods.library.local_update`, as :func:`_pepit_problem` writes it: the floor and rate with
+    server GD): its upper bound (PEPit or the spectral program), extracted or interpolated worst case, probe,
+    identical-clients scan, polish and extreme-spectrum family; the certificate keeps this module's claim id and
+    hypotheses, and its instances LocalUpdate's own terms (Θ, α, γ, the server)."""
     from dataclasses import replace
 
     from fedtheory.methods.pep import certify
 
     m, srv = _local_update_method(th, gamma, alpha, eta, momentum, server, measure)
+    outside = None
+    if engine == "spectral":
+        het, scale = ("C", float(C)) if zeta is None else ("zeta", float(zeta))
+        outside = _spectral_upper_bound(mu, L, gamma, th, alpha, pp, het, scale, measure, m.hyper, rounds, D, pieces)
     c = certify(
         m,
         mu=mu,
@@ -1229,6 +920,7 @@ def _certify_compiled(
         clients=len(pp),
         p=pp,
         measure=measure,
+        function_class=function_class,
         C=C,
         zeta=zeta,
         rounds=rounds,
@@ -1236,10 +928,37 @@ def _certify_compiled(
         probe_starts=probe_starts,
         probe_dim=probe_dim,
         seed=seed,
+        engine=engine,
+        upper_bound=outside,
     )
     for inst in (c.instance, c.details.get("extracted_instance")):
         _in_local_terms(inst, m, srv)
     return replace(c, hypotheses=hyp, claim_id=claim, seconds=time.perf_counter() - t0)
+
+
+def _spectral_upper_bound(mu, L, gamma, th, alpha, p, het, scale, measure, hyper, rounds, D, pieces):
+    """The spectral program as :func:`fedtheory.methods.pep.certify`'s outside upper bound: a function of a lower
+    bound already found (the floor's program takes it as its scale; 0 when none) returning (value or None, solver,
+    {"pieces": ...}) in the measure's units (lengths × C or ζ). The rate is server GD's with η = ``hyper["eta"]``;
+    the error's server, step and momentum are ``hyper``'s (LocalUpdate's description)."""
+
+    def upper(hint: float) -> tuple[float | None, str, dict]:
+        if measure == "floor":
+            sq, solver, npieces = _spectral_floor(mu, L, gamma, th, alpha, p, het, pieces, hint / scale)
+            unit = scale
+        elif measure == "rate":
+            sq, solver, npieces = _spectral_rate(mu, L, gamma, th, alpha, p, float(hyper["eta"]), pieces)
+            unit = 1.0
+        else:
+            server = hyper.get("server", "gd")
+            momentum = hyper.get("beta") if server != "gd" else None
+            sq, solver, npieces = _spectral_error(
+                mu, L, gamma, th, alpha, p, het, float(hyper["eta"]), momentum, server, int(rounds), D / scale, pieces
+            )
+            unit = scale
+        return (None if sq is None else math.sqrt(max(sq, 0.0)) * unit), solver, {"pieces": npieces}
+
+    return upper
 
 
 def _local_update_method(th, gamma, alpha, eta, momentum, server, measure):
@@ -1262,27 +981,6 @@ def _in_local_terms(inst, m, srv) -> None:
     local = {"theta": h["theta"], "alpha": h["alpha"], "gamma": h["gamma"]}
     local["server"] = {"kind": srv, "lr": h["eta"], "momentum": h.get("beta") if srv != "gd" else None}
     inst.update({k: v for k, v in local.items() if k not in inst})
-
-
-def _compiled_extraction(mu, L, th, gamma, alpha, p, het, scale, measure, eta, momentum, server, rounds, D):
-    """LocalUpdate's quadratic PEP (the one builder, :func:`fedtheory.methods.pep.build_pep`) solved, and its worst
-    case rebuilt as a quadratic federation and replayed (the one replay, ``fedtheory.methods.pep``'s
-    ``_extracted_lower``): (squared SDP value in units of the heterogeneity, solver, (lower or None, instance,
-    diagnostics)). RuntimeError when the SDP is not solved reliably."""
-    from fedtheory.certify.pep import _solve_detail
-    from fedtheory.methods.pep import _extracted_lower, build_pep
-
-    m, srv = _local_update_method(th, gamma, alpha, eta, momentum, server, measure)
-    D_units = None if D is None else D / scale
-    built = build_pep(m, measure=measure, mu=mu, L=L, p=p, het=het, rounds=rounds, D_units=D_units)
-    sq, _, solver = _solve_detail(built.pb, wrapper=_WRAPPER)
-    try:
-        w = m.aggregation_weights(np.asarray(p))
-        extracted = _extracted_lower(m, measure, built, len(p), p, w, mu, L, het, scale, rounds, D)
-    except (ValueError, np.linalg.LinAlgError) as err:
-        return sq, solver, (None, None, {"error": str(err)})
-    _in_local_terms(extracted[1], m, srv)
-    return sq, solver, extracted
 
 
 #: the quadratic error goes to the PEPit engine by default while its PEP has at most this many gradient
@@ -1359,8 +1057,6 @@ def certify_local_update(
     >>> c.value < 1e-6, c.status
     (True, 'certified')
     """
-    from fedtheory.certify.lower_bounds import local_update_lower_bounds, unsolved_reason
-
     t0 = time.perf_counter()
     _check(mu, L, K, gamma, alpha, clients, p, C, zeta, measure, function_class, engine, rounds, D, eta, theta)
     mu, L, gamma, alpha = float(mu), float(L), float(gamma), float(alpha)
@@ -1371,7 +1067,6 @@ def certify_local_update(
     pp = np.full(n, 1.0 / n) if p is None else np.asarray(p, dtype=np.float64)
     if pp.shape != (n,) or np.any(pp <= 0) or abs(pp.sum() - 1) > 1e-9:
         raise ValueError(f"p must be {n} positive weights summing to 1, got {np.asarray(p).tolist()}")
-    het = "C" if zeta is None else "zeta"
     scale = float(C if zeta is None else zeta)
     if server not in ("gd", "heavy_ball", "nesterov"):
         raise ValueError(f"server must be 'gd', 'heavy_ball' or 'nesterov', got {server!r}")
@@ -1379,7 +1074,6 @@ def certify_local_update(
         raise ValueError("measure 'rate' is the one-round contraction of server GD; use measure='error' for momentum")
     if engine is None:
         engine = default_engine(function_class, measure, n, K, rounds)
-    d = int(probe_dim or max(2, n))
     hyp = {
         "mu": mu,
         "L": L,
@@ -1400,309 +1094,9 @@ def certify_local_update(
         "function_class": function_class,
         "engine": engine,
     }
-    claim = CLAIM_IDS[measure]
-    if engine == "pepit" and function_class == "quadratic" and mu > 0:
-        # the one PEP builder and the one lower-bound path: fedtheory.methods.pep.certify on LocalUpdate's
-        # description (the same PEP _pepit_problem writes), relabelled with this certificate's claim and hypotheses
-        return _certify_compiled(
-            mu, L, K, gamma, th, alpha, pp, eta, momentum, server, C, zeta, measure, rounds, D, probe_dim,
-            probe_starts, seed, hyp, claim, t0,
-        )  # fmt: skip
-    notes = []
-    details: dict = {}
-    timer = PartTimer()
-    details["seconds"] = timer.seconds
-
-    # ---- the floor's extreme-spectrum family (cheap): it scales the spectral program and, when it attains the
-    # SDP's value, spares the probe's local search
-    family = []
-    if measure == "floor":
-        family = local_update_lower_bounds(
-            "floor", mu=mu, L=L, K=K, gamma=gamma, theta=th, alpha=alpha, p=pp, C=C, zeta=zeta
-        )
-    family_value = family[0][1] if family and family[0][1] and family[0][1] > 0 else None
-    timer.lap("extreme_spectrum")
-
-    # ---- upper bound
-    hint = None
-    solver = ""
-    upper = None
-    smooth = None  # the smooth class's interpolated worst case: (lower, instance, diagnostics)
-    extracted = None  # the quadratic PEP's worst case as a QuadraticFederation: (lower, instance, diag)
-    try:
-        if engine == "spectral":
-            if measure == "floor":
-                if family_value or probe_starts <= 0:
-                    sq, solver, npieces = _spectral_floor(
-                        mu, L, gamma, th, alpha, pp, het, pieces, (family_value or 0.0) / scale
-                    )
-                else:
-                    hint = _probe_floor(mu, L, gamma, th, alpha, pp, het, d, probe_starts, seed)
-                    sq, solver, npieces = _spectral_floor(mu, L, gamma, th, alpha, pp, het, pieces, hint[1])
-                upper = None if sq is None else math.sqrt(max(sq, 0.0)) * scale
-            elif measure == "rate":
-                sq, solver, npieces = _spectral_rate(mu, L, gamma, th, alpha, pp, eta, pieces)
-                upper = None if sq is None else math.sqrt(max(sq, 0.0))
-            else:
-                assert rounds is not None and D is not None  # the error measures need both (_check)
-                sq, solver, npieces = _spectral_error(
-                    mu, L, gamma, th, alpha, pp, het, eta, momentum, server, rounds, D / scale, pieces
-                )
-                upper = None if sq is None else math.sqrt(max(sq, 0.0)) * scale
-            details["pieces"] = npieces
-        else:
-            from fedtheory.certify.pep import _solve_detail
-
-            if function_class == "quadratic":  # μ = 0 here (μ > 0 went to _certify_compiled)
-                sq, solver, extracted = _compiled_extraction(
-                    mu, L, th, gamma, alpha, pp, het, scale, measure, eta, momentum, server, rounds, D
-                )
-            else:
-                D_units = (D / scale) if measure in ("error", "function-value") and D is not None else D
-                pb = _pepit_problem(
-                    mu, L, K, gamma, th, alpha, pp, het, measure, function_class, eta, momentum, server, rounds, D_units
-                )  # fmt: skip
-                sq, _, solver = _solve_detail(pb, wrapper=_WRAPPER)
-                # read the worst case back now: PEPit's points live in class-level state the next PEP resets
-                try:
-                    if measure == "floor":
-                        smooth = _smooth_floor_instance(pb, mu, L, gamma, th, alpha, pp, het, scale)
-                    elif measure == "error" or (measure == "function-value" and mu > 0):
-                        smooth = _smooth_error_instance(
-                            pb, mu, L, gamma, th, alpha, pp, het, scale, eta, momentum, server, rounds, D, measure
-                        )
-                    elif measure == "rate":
-                        smooth = _smooth_rate_instance(pb, mu, L, gamma, th, alpha, pp, het, scale, eta)
-                except ValueError as err:  # too many points to evaluate exactly, a minimizer not reached
-                    smooth = (None, None, {"error": str(err)})
-            root = math.sqrt(max(sq, 0.0))
-            if measure == "function-value":
-                upper = sq * scale**2  # F(x_T) − F* in units of C² (or ζ²)
-            else:
-                upper = root * scale if measure in ("floor", "error") else root
-    except RuntimeError as err:
-        solver = f"unreliable: {err}"
-        upper = None
-    timer.lap("solve")  # the smooth class's interpolated instance and the spectral floor's probe hint included
-    if extracted is None and engine == "spectral" and measure in ("error", "function-value"):
-        # the spectral engine has no table to read back: the PEPit engine's worst case, when its PEP is small
-        assert rounds is not None and D is not None  # the error measures need both (_check)
-        extracted = pepit_extracted_start(
-            mu, L, K, gamma, th, alpha, pp, het, scale, measure, eta, momentum, server, rounds, D
-        )
-        timer.lap("extraction")
-
-    # ---- lower bound
-    lower, instance = None, None
-    if measure == "floor" and hint is None and probe_starts <= 0:
-        notes.append("probe_starts = 0: no probe lower bound")
-    elif measure == "floor":
-        if hint is None:
-            # the probe's local search can only raise a lower bound; once the extreme-spectrum family attains the
-            # SDP's value (within RTOL) it would cost 3-10x the solve for nothing, so it then only samples, as a
-            # cross-check of the upper bound
-            closed = gap_closed(family_value, upper)
-            hint = _probe_floor(mu, L, gamma, th, alpha, pp, het, d, probe_starts, seed, search=not closed)
-            if closed:
-                details["probe_search"] = "skipped: the extreme-spectrum family closes the gap"
-                notes.append(
-                    "the extreme-spectrum family attains the SDP's value: the probe sampled (no local search) "
-                    "as a cross-check"
-                )
-        prob, probed = hint
-        replayed, settle, nrounds = _replay_floor(prob, mu, L, gamma, th, alpha, het)
-        lower = replayed * scale
-        s = scale / _het_scale(prob, het)
-        instance = {
-            "problem": _build(prob.eigvals, prob.eigvecs, prob.A, prob.c * s, pp).to_json(),
-            "theta": th.to_json(),
-            "alpha": alpha,
-            "gamma": gamma,
-            "x0": "x_star",
-            "rounds": nrounds,
-            "driver_distance_to_fixed_point": settle * s,
-            "probe_value": probed * scale,
-        }
-    elif measure == "rate":
-        prob, lam_star = _probe_rate_instance(mu, L, gamma, th, alpha, pp, eta, d)
-        lower = _replay_rate(prob, gamma, th, alpha, eta)
-        instance = {
-            "problem": prob.to_json(),
-            "theta": th.to_json(),
-            "alpha": alpha,
-            "gamma": gamma,
-            "eta": eta,
-            "lambda_star": lam_star,
-        }
-    elif measure == "function-value":
-        lower, instance = _replay_function_value(mu, L, K, gamma, th, alpha, pp, eta, momentum, server, rounds, D)
-    else:
-        assert rounds is not None and D is not None  # the error measures need both (_check)
-        # as for the floor: once the PEP's extracted worst case, replayed, attains the SDP's value the probe only
-        # samples, as a cross-check of the upper bound
-        closed = gap_closed(extracted[0] if extracted is not None else None, upper)
-        (prob, x0), probed, srv = _probe_error(
-            mu,
-            L,
-            gamma,
-            th,
-            alpha,
-            pp,
-            het,
-            eta,
-            momentum,
-            server,
-            rounds,
-            D / scale,
-            d,
-            probe_starts,
-            seed,
-            search=not closed,
-        )
-        if closed:
-            details["probe_search"] = "skipped: the PEP's extracted worst case closes the gap"
-            notes.append(
-                "the PEP's extracted worst case attains the SDP's value: the probe sampled (no local search) as a "
-                "cross-check"
-            )
-        from fedtheory.algorithms.local_update import LocalUpdate, run_local_update
-
-        h = run_local_update(prob, LocalUpdate(th, alpha, gamma, srv), x0, rounds).to_numpy()
-        lower = float(h.dist_empirical[-1]) * scale
-        sp = _build(prob.eigvals, prob.eigvecs, prob.A, prob.c * scale, pp)
-        instance = {
-            "problem": sp.to_json(),
-            "theta": th.to_json(),
-            "alpha": alpha,
-            "gamma": gamma,
-            "server": {"kind": srv.kind, "lr": srv.lr, "momentum": srv.momentum},
-            "x0": (sp.x_star() + (x0 - prob.x_star()) * scale).tolist(),
-            "rounds": rounds,
-        }
-
-    timer.lap("probe")
-    if smooth is not None and lower is not None:
-        details["quadratic_lower"] = lower
-        details["smooth_instance"] = smooth[2]
-        notes.append(f"quadratic instance's {measure} {lower!r}")
-        if smooth[0] is None:
-            notes.append(f"interpolated smooth instance rejected: {smooth[2]}")
-        else:
-            details["smooth_lower"] = smooth[0]
-            notes.append(f"interpolated smooth instance's {measure} {smooth[0]!r}")
-            if smooth[0] > lower:
-                lower, instance = smooth[0], smooth[1]
-                notes.append(
-                    "lower bound from explicit F_{mu,L} clients interpolating the PEP's worst case "
-                    "(fedtheory.certify.interpolation), replayed in the driver"
-                )
-    if extracted is not None and lower is not None:
-        details["probe_lower"] = lower
-        details["extraction"] = extracted[2]
-        if extracted[0] is not None:
-            details["extracted_lower"], details["extracted_instance"] = extracted[0], extracted[1]
-            notes.append(f"probe's {measure} {lower!r}, PEP-extracted quadratic instance's {extracted[0]!r}")
-            if extracted[0] > lower:
-                lower, instance = extracted[0], extracted[1]
-                notes.append(
-                    "lower bound from the PEP's worst case rebuilt as a QuadraticFederation "
-                    "(interpolation.quadratic_interpolant), replayed in the driver"
-                )
-    # lower bounds that close the gap (fedtheory.certify.lower_bounds): the floor's extreme-spectrum family, the
-    # error's and function value's exact start and centres on the instances found so far
-    found = [i for i in (instance, (extracted or (None, None))[1]) if i and i.get("problem", {}).get("A")]
-    starts = [i["problem"] for k, i in enumerate(found) if i not in found[:k]]
-    for label, v, inst, diag in family or local_update_lower_bounds(
-        measure,
-        mu=mu,
-        L=L,
-        K=K,
-        gamma=gamma,
-        theta=th,
-        alpha=alpha,
-        p=pp,
-        C=C,
-        zeta=zeta,
-        eta=eta,
-        momentum=momentum,
-        server=server,
-        rounds=rounds,
-        D=D,
-        start_from=starts if function_class == "quadratic" else (),
-    ):
-        details[label], details[label + "_diagnostics"] = v, diag
-        if v is not None and (lower is None or v > lower):
-            lower, instance = v, inst
-            notes.append(f"lower bound from {inst['source']} ({label})")
-    timer.lap("lower_bounds")
-    if upper is not None:
-        details["sdp_value"] = upper  # the solver's value before the reporting margin
-        upper *= 1 + SDP_MARGIN
-    else:
-        notes.append(unsolved_reason(mu, L, gamma, th, solver, lower, alpha))
-    status = "certified" if upper is not None else "unreliable"
-    gap = None
-    if upper is not None and lower is not None:
-        gap = (upper - lower) / upper if upper > 0 else 0.0
-        if lower > upper * (1 + RTOL) + 1e-9 * scale:
-            status = "unreliable"
-            notes.append(f"replayed lower bound {lower!r} exceeds the upper bound {upper!r}: the SDP's value is wrong")
-            upper = None
-    if (
-        function_class != "quadratic"
-        and lower is not None
-        and (instance or {}).get("problem", {}).get("kind") != "interpolated"
-    ):
-        notes.append("lower bound from a quadratic instance (quadratics belong to the smooth strongly convex class)")
-    return Certificate(
-        value=upper,
-        lower=lower,
-        gap=gap,
-        instance=instance,
-        hypotheses=hyp,
-        claim_id=claim,
-        solver=solver,
-        status=status,
-        seconds=time.perf_counter() - t0,
-        notes="; ".join(notes),
-        details=details,
-    )
-
-
-#: the spectral engine's error and function value get the PEPit engine's extracted worst case as a lower-bound
-#: start when its PEP is this small (K·T·n gradient evaluations; K = 2, T = 4, n = 2 solves in seconds)
-PEPIT_START_WORK = 16
-
-
-def pepit_extracted_start(
-    mu: float,
-    L: float,
-    K: int,
-    gamma: float,
-    th,
-    alpha: float,
-    p: np.ndarray,
-    het: str,
-    scale: float,
-    measure: str,
-    eta: float | None,
-    momentum: float | None,
-    server: str,
-    rounds: int,
-    D: float,
-) -> tuple:
-    """For a certificate whose upper bound has no table to read back (the spectral engine: its variables are
-    moment matrices): LocalUpdate's PEPit PEP solved for its worst case, rebuilt as a quadratic federation and
-    replayed (:func:`_compiled_extraction`), when the PEP is small
-    (K·T·n ≤ :data:`PEPIT_START_WORK`). Returns (lower or None, instance or None, diagnostics)."""
-    work = int(K) * int(rounds) * len(p)
-    if work > PEPIT_START_WORK:
-        return None, None, {"skipped": f"K·T·n = {work} > {PEPIT_START_WORK}"}
-    try:
-        _, solver, (value, inst, diag) = _compiled_extraction(
-            mu, L, th, gamma, alpha, p, het, scale, measure, eta, momentum, server, rounds, D
-        )
-    except RuntimeError as err:
-        return None, None, {"error": str(err)}
-    diag.update(pepit_solver=solver, source="the PEPit engine's SDP, solved for its worst case")
-    return value, inst, diag
+    # the one driver and the one lower-bound path: fedtheory.methods.pep.certify on LocalUpdate's description,
+    # relabelled with this certificate's claim and hypotheses
+    return _certify_compiled(
+        mu, L, K, gamma, th, alpha, pp, eta, momentum, server, C, zeta, measure, rounds, D, probe_dim,
+        probe_starts, seed, hyp, CLAIM_IDS[measure], t0, function_class, engine, pieces,
+    )  # fmt: skip

@@ -51,7 +51,19 @@ and replayed through :func:`fedtheory.methods.run` — the rate one round from t
 function value T rounds from its x_0 after shrinking the instance into the class, the floor at the exact fixed
 point of the replayed (affine) round. For the error and function value (quadratic class), a probe then starts
 from each instance found (:func:`fedtheory.certify.lower_bounds.polish_error`: the start and centres chosen by
-exact block steps on its Hessians; ``details["polished_lower_k"]``). The largest is ``lower``.
+exact block steps on its Hessians; ``details["polished_lower_k"]``). For the smooth strongly convex class the PEP's
+worst case becomes explicit F_{μ,L} clients (:func:`_interpolated_lower`: each client's table interpolated by a
+:class:`~fedtheory.certify.interpolation.SmoothStronglyConvexInterpolant`, class-checked) replayed through
+:func:`fedtheory.methods.run` (``details["smooth_lower"]``; the floor for LocalUpdate methods, whose replay settles
+server GD). The rate and the function value also take identical clients on a fine grid of curvatures
+(:func:`fedtheory.certify.lower_bounds.identical_clients_lower`), and a LocalUpdate method's floor the
+extreme-spectrum family (:func:`fedtheory.certify.lower_bounds.extreme_spectrum_floor`). The largest is ``lower``.
+
+Upper bounds: the PEP above (``engine="pepit"``), or an outside program given as ``upper_bound`` (LocalUpdate's
+spectral program, from :func:`fedtheory.certify.federated_pep.certify_local_update`: any K), with the same lower
+bounds — and for an error, which such a program has no worst-case table for, the PEPit PEP's extracted worst case
+while that PEP is small (:data:`PEPIT_START_WORK`). :func:`fedtheory.certify.federated_pep.certify_local_update`
+is this function on LocalUpdate's description, relabelled.
 
 Honesty: the SDP goes to Clarabel (retries) and to SCS when Clarabel is not "optimal"
 (:func:`fedtheory.certify.pep._solve_detail`); a value they do not agree on is ``status="unreliable"`` with
@@ -66,7 +78,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -855,6 +867,110 @@ def _extreme_floor_lower(m, mu, L, p, C, zeta, lower, instance, details, notes):
     return lower, instance
 
 
+def _interpolated_lower(method, measure, built, n, p, mu, L, het, C_scale, rounds, D, lu):
+    """(lower, instance, diagnostics) from the solved smooth-class PEP: each client's table (points, gradients,
+    values read back from the SDP's Gram matrix) becomes an explicit L-smooth μ-strongly convex function through it
+    (:class:`~fedtheory.certify.interpolation.SmoothStronglyConvexInterpolant`: in the class exactly whatever the
+    solver's accuracy), the federation runs in :func:`fedtheory.methods.run` — the rate one round from the PEP's
+    two states, the error and function value T rounds from its x_0 after shrinking the instance so that its true
+    heterogeneity ≤ C (or ζ) and ‖x_0 − x*‖ ≤ D, the floor (a LocalUpdate method: ``lu``) from the PEP's fixed point
+    until the driver settles (:func:`~fedtheory.certify.interpolation.replay_floor`, server step 1/max b: the floor
+    does not depend on it) — and its measure (true x*, accurate minimization) is the lower bound. (None, None,
+    diagnostics) when the instance fails the class check or does not settle."""
+    from fedtheory.certify.interpolation import (
+        CLASS_RTOL,
+        InterpolatedFederation,
+        SmoothStronglyConvexInterpolant,
+        heterogeneity,
+        replay_floor,
+    )
+    from fedtheory.certify.pep import _data
+    from fedtheory.certify.pep_clients import _shrink
+    from fedtheory.methods import run
+
+    P = built.pb.fed_points
+    tables = [_data(f) for f in P["functions"]]
+
+    def federation(s):
+        """the clients as f ↦ s²f(·/s) (x ↦ L·f_pep(x) at s = 1): same class, every length times s"""
+        return InterpolatedFederation(
+            [SmoothStronglyConvexInterpolant(X * s, G * L * s, F * L * s * s, mu, L) for X, G, F in tables], p
+        )
+
+    fed = federation(1.0)
+    fed.x_star(P["x_star"].eval())
+    fed.client_minimizers(np.stack([c.eval() for c in P["minimizers"]]))
+    inst: dict = {"method": method.name, "hyper": _jsonable(method.hyper), "het": het, "source": "pepit-interpolated"}
+    if measure == "floor":
+        if lu is None:
+            return None, None, {"skipped": "the floor's replay settles a LocalUpdate round (server GD) only"}
+        from fedtheory.certify.certificate import message_eigenvalue
+
+        b_max = float(np.max(message_eigenvalue(np.linspace(mu, L, 257), lu["gamma"], lu["theta"], lu["alpha"])))
+        eta = 1.0 / b_max  # the quadratic class's stable step: a message moves ≤ b_max·‖δx‖
+        x0 = P["fixed_point"].eval()
+        out = replay_floor(fed, lu["theta"], lu["alpha"], lu["gamma"], x0, eta, het=het, max_rounds=3000)
+        diag = {"fixed_point_residual": out["residual"], "rounds": out["rounds"], "floor_per_unit": out["floor"]}
+        value, s = out["floor"] * C_scale, C_scale / out["heterogeneity"]
+        inst.update(
+            server={"kind": "gd", "lr": eta, "momentum": None},
+            x0=(x0 * s).tolist(),
+            rounds=out["rounds"],
+            x_star=(out["x_star"] * s).tolist(),
+            centre=None if out["centre"] is None else (out["centre"] * s).tolist(),
+            driver_fixed_point_residual=out["residual"] * s,
+            floor=value,
+        )
+        settled = out["residual"] <= 1e-9 * (1 + float(np.linalg.norm(x0)))
+    elif measure == "rate":
+        sa, ca = _eval_state(method, built.info["sa"], built.build, n)
+        sb, cb = _eval_state(method, built.info["sb"], built.build, n)
+        ha = run(method, fed, np.zeros(fed.d), 1, state={**sa, **ca}, path="step")
+        hb = run(method, fed, np.zeros(fed.d), 1, state={**sb, **cb}, path="step")
+        num = method.state_norm_sq(
+            {v: ha.state[v] - hb.state[v] for v in method.server},
+            {v: ha.state[v] - hb.state[v] for v in method.client},
+            p,
+        )
+        den = method.state_norm_sq(
+            {v: sa[v] - sb[v] for v in method.server}, {v: ca[v] - cb[v] for v in method.client}, p
+        )
+        value = math.sqrt(num / den)
+        size, _ = heterogeneity(fed, het)
+        diag, s, settled = {"heterogeneity_per_unit": size}, C_scale / size, True
+        inst.update(
+            state_a=_jsonable({k: np.asarray(v) * s for k, v in {**sa, **ca}.items()}),
+            state_b=_jsonable({k: np.asarray(v) * s for k, v in {**sb, **cb}.items()}),
+        )
+    else:
+        x0 = P["x0"].eval()
+        h = run(method, fed, x0, int(rounds), path="step")
+        xT = np.asarray(h.x[-1])
+        xs, xs_err = fed.x_star(), fed.x_star_error()
+        size, centre = heterogeneity(fed, het)
+        start = float(np.linalg.norm(x0 - xs)) + xs_err
+        s_unit = _shrink(size, start, D / C_scale)
+        if measure == "function-value":
+            value = max(fed.loss(xT) - fed.loss(xs), 0.0)  # lengths × s ⇒ values × s²
+        else:
+            value = max(float(np.linalg.norm(xT - xs)) - xs_err, 0.0)
+        diag = {"heterogeneity_per_unit": size, "start_distance_per_unit": start, "shrink": s_unit}
+        s, settled = s_unit * C_scale, True
+        value *= s * s if measure == "function-value" else s
+        inst.update(
+            x0=(x0 * s).tolist(),
+            rounds=int(rounds),
+            x_star=(xs * s).tolist(),
+            centre=None if centre is None else (centre * s).tolist(),
+        )
+    viol = fed.class_violation(seed=0)
+    diag.update(class_violation=viol, interpolation_error=max(c.interpolation_error() for c in fed.clients))
+    if viol > CLASS_RTOL or not settled:
+        return None, None, diag
+    inst["problem"] = federation(s).to_json()
+    return value, inst, diag
+
+
 def _het_scale_centre(prob, het):
     """Heterogeneity of an instance whose minimizers are not centred: the enclosing radius (C model) or ζ."""
     from fedtheory.certify.certificate import heterogeneity_scale as _het_scale
@@ -906,6 +1022,8 @@ def _check(mu, L, clients, p, measure, function_class, C, zeta, rounds, D):
     if function_class == "sod":
         if not mu >= 0:
             raise ValueError(f"hypothesis mu >= 0 violated: mu={mu!r}")
+    elif measure == "function-value" and mu == 0 and L > 0:
+        pass  # which methods keep the function value's PEP bounded at μ = 0: _check_engine
     elif not 0 < mu <= L:
         raise ValueError(f"hypothesis 0 < mu <= L violated: mu={mu!r}, L={L!r}")
     if measure not in MEASURES:
@@ -935,6 +1053,72 @@ def _check(mu, L, clients, p, measure, function_class, C, zeta, rounds, D):
     return n, pp
 
 
+def _check_engine(m, lu, engine, upper_bound, measure, function_class, mu, zeta) -> None:
+    """ValueError naming what ``engine`` (and μ = 0) need of the method, the measure and the class."""
+    if engine == "pepit" and upper_bound is not None:
+        raise ValueError("engine 'pepit' is the compiled PEP: an outside upper_bound needs its own engine name")
+    if engine != "pepit" and upper_bound is None:
+        raise ValueError(
+            f"engine {engine!r} needs its upper_bound program (certify_local_update passes LocalUpdate's spectral "
+            "one); the compiled PEP is engine='pepit'"
+        )
+    if engine != "pepit" and (function_class == "sod" or measure == "function-value"):
+        raise ValueError(f"an outside upper bound ({engine!r}) is for the floor, rate and error of F_{{mu,L}} clients")
+    if mu == 0 and function_class != "sod" and (lu is None or (lu["K"] != 1 and zeta is None)):
+        raise ValueError(
+            f"hypothesis mu > 0 violated: mu=0 leaves the function-value PEP bounded only for a LocalUpdate method "
+            f"at K = 1 or under the zeta model (method {m.name!r}, K={None if lu is None else lu['K']!r}, "
+            f"zeta={zeta!r})"
+        )
+
+
+def _probe_lower(*, m, measure, mu, L, pp, C, zeta, rounds, D, probe_dim, seed, function_class, starts, details,
+                 notes) -> tuple:  # fmt: skip
+    """:func:`fedtheory.methods.probe.lower_bound` with ``starts`` starts as (value or None, instance or None);
+    its value in ``details["probe_lower"]``, why there is none in ``notes``."""
+    try:
+        from fedtheory.methods.probe import lower_bound
+    except ImportError:
+        notes.append("fedtheory.methods.probe is not available: no probe lower bound")
+        return None, None
+    details["probe_starts"] = starts
+    try:
+        pv, pinst = lower_bound(
+            m, measure=measure, mu=mu, L=L, p=pp, C=C, zeta=zeta, rounds=rounds, D=D, dim=probe_dim, starts=starts,
+            seed=seed, function_class=function_class,
+        )  # fmt: skip
+    except (ValueError, NotImplementedError) as err:  # a measure or method the probe does not cover
+        pv, pinst = None, None
+        notes.append(f"probe lower bound not available: {err}")
+    details["probe_lower"] = pv
+    return pv, pinst
+
+
+#: the spectral engine's error takes the PEPit PEP's extracted worst case as a lower bound when that PEP is this
+#: small (K·T·n gradient evaluations; K = 2, T = 4, n = 2 solves in seconds)
+PEPIT_START_WORK = 16
+
+
+def _small_pepit_extraction(m, lu, n, pp, w, sc, mu, L, het, scale, rounds, D, D_units) -> tuple:
+    """For an upper bound with no worst-case table to read back (the spectral program: its variables are moment
+    matrices): the quadratic PEPit PEP solved and its worst case replayed (:func:`_extracted_lower`) when it has at
+    most :data:`PEPIT_START_WORK` gradient evaluations. (lower or None, instance or None, diagnostics)."""
+    from fedtheory.certify.pep import _solve_detail
+    from fedtheory.certify.pep_clients import _WRAPPER
+
+    work = int(lu["K"]) * int(rounds) * n
+    if work > PEPIT_START_WORK:
+        return None, None, {"skipped": f"K·T·n = {work} > {PEPIT_START_WORK}"}
+    try:
+        built = _build(m, "error", n, pp, w, sc, mu, L, het, "quadratic", rounds, D_units)
+        _, _, solver = _solve_detail(built.pb, wrapper=_WRAPPER)
+        value, inst, diag = _extracted_lower(m, "error", built, n, pp, w, mu, L, het, scale, rounds, D)
+    except (RuntimeError, ValueError, np.linalg.LinAlgError) as err:
+        return None, None, {"error": str(err)}
+    diag.update(pepit_solver=solver, source="the PEPit engine's SDP, solved for its worst case")
+    return value, inst, diag
+
+
 def certify(
     method: Any,
     *,
@@ -953,6 +1137,8 @@ def certify(
     seed: int = 0,
     hyper: dict | None = None,
     delta: float | None = None,
+    engine: str = "pepit",
+    upper_bound: Callable[[float], tuple[float | None, str, dict]] | None = None,
 ) -> Certificate:
     r"""Certified worst case of ``method`` over n = ``clients`` heterogeneous clients with weights ``p``
     (default uniform): see the module docstring for the class, the measures and the lower bounds.
@@ -962,6 +1148,14 @@ def certify(
     (1 + SDP_MARGIN) (lengths scale with C or ζ; the function value with their square), ``lower`` the largest
     replayed lower bound, ``status`` ``"certified"`` or ``"unreliable"`` (then ``value`` is None).
     ``probe_starts=0`` skips :func:`fedtheory.methods.probe.lower_bound`.
+
+    ``engine``: ``"pepit"`` (the PEP compiled from the description) or the name of an outside upper bound,
+    ``upper_bound``: a function of a lower bound already found (0.0 when none; the spectral floor program takes it
+    as its scale) returning (value or None, solver, details), in the measure's units — how
+    :func:`fedtheory.certify.federated_pep.certify_local_update` passes LocalUpdate's spectral program
+    (``engine="spectral"``, quadratic clients, floor, rate and error); the lower bounds are the same.
+    μ = 0 is allowed for the function value of a LocalUpdate method at K = 1 or under ζ, where its PEP stays
+    bounded (μ = 0, the C model and K ≥ 2 leave it unbounded: ValueError).
 
     A hypothesis violated raises ValueError naming it:
 
@@ -988,6 +1182,8 @@ def certify(
             "state or a test-stopped local solver: its round is not a linear combination of points and "
             "gradients, so no PEP is written for it"
         )
+    lu = _local_update_hyper(m)
+    _check_engine(m, lu, engine, upper_bound, measure, function_class, mu, zeta)
     w, sc = _weights_and_scales(m, pp)
     het = "C" if zeta is None else "zeta"
     scale = float(C if zeta is None else zeta)
@@ -1007,6 +1203,7 @@ def certify(
         "D": D,
         "weighting": m.weighting,
         "delta": delta,
+        "engine": engine,
     }
     notes: list[str] = []
     details: dict[str, Any] = {}
@@ -1018,118 +1215,172 @@ def certify(
             "instance's largest eigenvalue)"
         )
     upper, solver = None, ""
-    extracted = None
+    extracted = smooth = None
+    lower, instance = None, None
     timer = PartTimer()
     details["seconds"] = timer.seconds
     lap = timer.lap
-    try:
-        from fedtheory.certify.pep import _solve_detail
-        from fedtheory.certify.pep_clients import _WRAPPER
-
-        if sod:  # no smoothness and no heterogeneity radius: true gradients (L = 1), ‖x_0 − x*‖ ≤ 1 then × D
-            assert D is not None  # the δ-SOD class has the error measures only, which need D
-            scale, D_units = float(D), 1.0
-            built = _build(m, measure, n, pp, w, sc, mu, 1.0, het, function_class, rounds, 1.0, delta=delta)
-        else:
-            built = _build(m, measure, n, pp, w, sc, mu, L, het, function_class, rounds, D_units)
-        details["leaf_points"] = [len(f.list_of_points) for f in built.leaves]
-        if measure == "floor":
-            details["eliminated"] = built.info["eliminated"]
-            details["invariants"] = built.info["invariants"]
-        lap("build")
-        sq, _, solver = _solve_detail(built.pb, wrapper=_WRAPPER)
-        lap("solve")
-        if measure == "function-value":
-            upper = max(sq, 0.0) * scale**2
-        elif measure == "rate":
-            upper = math.sqrt(max(sq, 0.0))
-        else:
-            upper = math.sqrt(max(sq, 0.0)) * scale
-        if function_class == "quadratic":
-            # read the worst case back now: PEPit keeps the points in state the next PEP resets
-            try:
-                extracted = _extracted_lower(m, measure, built, n, pp, w, mu, L, het, scale, rounds, D)
-            except (ValueError, np.linalg.LinAlgError) as err:
-                extracted = (None, None, {"error": str(err)})
-            lap("extraction")
-    except RuntimeError as err:
-        solver = f"unreliable: {err}"
-        upper = None
-        lap("solve")  # the solver's failure (or the build's) is the solve's time
-
-    lower, instance = None, None
     # a value the SDP cannot tell from 0 (its squared value within the solver's absolute accuracy) is closed by
     # any lower bound ≥ 0: the probe, the polish and the family would chase solver noise
     noise = SDP_ATOL_SQUARED * scale**2 if measure == "function-value" else math.sqrt(SDP_ATOL_SQUARED) * scale
     if measure == "rate":
         noise = math.sqrt(SDP_ATOL_SQUARED)
+
+    def take(v, inst) -> bool:
+        """keep (v, inst) when it raises the lower bound"""
+        nonlocal lower, instance
+        if v is not None and (lower is None or v > lower):
+            lower, instance = v, inst
+            return True
+        return False
+
+    probe_args = dict(m=m, measure=measure, mu=mu, L=L, pp=pp, C=C, zeta=zeta, rounds=rounds, D=D)
+    probe_args.update(probe_dim=probe_dim, seed=seed, function_class=function_class, details=details, notes=notes)
+    probed, hint = False, 0.0
+    outside = upper_bound is not None
+    if outside and measure == "floor" and lu is not None:
+        # the floor's extreme-spectrum family (cheap) scales the spectral program and often attains its value;
+        # without it the probe's value scales the program
+        lower, instance = _extreme_floor_lower(m, mu, L, pp, C, zeta, lower, instance, details, notes)
+        lap("extreme_spectrum")
+        # (K = 1: the message is linear in λ, x̄ = x* and the program is exact without a scale)
+        if not (lower and lower > 0) and probe_starts and lu["K"] > 1:
+            take(*_probe_lower(starts=int(probe_starts), **probe_args))
+            probed = True
+            lap("probe")
+        hint = lower if lower and lower > 0 else 0.0
+    try:
+        from fedtheory.certify.pep import _solve_detail
+        from fedtheory.certify.pep_clients import _WRAPPER
+
+        if upper_bound is not None:
+            upper, solver, info = upper_bound(hint)
+            details.update(info)
+            lap("solve")
+        else:
+            if sod:  # no smoothness and no heterogeneity radius: true gradients (L = 1), ‖x_0 − x*‖ ≤ 1 then × D
+                assert D is not None  # the δ-SOD class has the error measures only, which need D
+                scale, D_units = float(D), 1.0
+                built = _build(m, measure, n, pp, w, sc, mu, 1.0, het, function_class, rounds, 1.0, delta=delta)
+            else:
+                built = _build(m, measure, n, pp, w, sc, mu, L, het, function_class, rounds, D_units)
+            details["leaf_points"] = [len(f.list_of_points) for f in built.leaves]
+            if measure == "floor":
+                details["eliminated"] = built.info["eliminated"]
+                details["invariants"] = built.info["invariants"]
+            lap("build")
+            sq, _, solver = _solve_detail(built.pb, wrapper=_WRAPPER)
+            lap("solve")
+            if measure == "function-value":
+                upper = max(sq, 0.0) * scale**2
+            elif measure == "rate":
+                upper = math.sqrt(max(sq, 0.0))
+            else:
+                upper = math.sqrt(max(sq, 0.0)) * scale
+            # read the worst case back now: PEPit keeps the points in state the next PEP resets
+            if function_class == "quadratic":
+                try:
+                    extracted = _extracted_lower(m, measure, built, n, pp, w, mu, L, het, scale, rounds, D)
+                except (ValueError, np.linalg.LinAlgError) as err:
+                    extracted = (None, None, {"error": str(err)})
+                lap("extraction")
+            elif not sod:
+                try:
+                    smooth = _interpolated_lower(m, measure, built, n, pp, mu, L, het, scale, rounds, D, lu)
+                except ValueError as err:  # too many points to evaluate exactly, a minimizer not reached
+                    smooth = (None, None, {"error": str(err)})
+                lap("interpolation")
+    except RuntimeError as err:
+        solver = f"unreliable: {err}"
+        upper = None
+        lap("solve")  # the solver's failure (or the build's) is the solve's time
+    if outside and measure == "error" and lu is not None:
+        # an outside program (the spectral one) has no worst-case table to read back: the PEPit PEP's, when small
+        assert rounds is not None  # the error needs rounds (_check)
+        extracted = _small_pepit_extraction(m, lu, n, pp, w, sc, mu, L, het, scale, rounds, D, D_units)
+        lap("extraction")
+
     if extracted is not None:
         details["extraction"] = extracted[2]
         if extracted[0] is not None:
-            lower, instance = extracted[0], extracted[1]
-            details["extracted_lower"], details["extracted_instance"] = lower, instance
+            details["extracted_lower"], details["extracted_instance"] = extracted[0], extracted[1]
+            take(extracted[0], extracted[1])
+    if smooth is not None:
+        details["smooth_instance"] = smooth[2]
+        if smooth[0] is None:
+            notes.append(f"interpolated smooth instance rejected: {smooth[2]}")
+        else:
+            details["smooth_lower"] = smooth[0]
+            notes.append(f"interpolated smooth instance's {measure} {smooth[0]!r}")
+            if take(smooth[0], smooth[1]):
+                notes.append(
+                    "lower bound from explicit F_{mu,L} clients interpolating the PEP's worst case "
+                    "(fedtheory.certify.interpolation), replayed in fedtheory.methods.run"
+                )
+    quadratic = []  # the quadratic instances' lower bounds (they bound the smooth class from below too)
+    if measure in ("rate", "function-value") and not sod:
+        from fedtheory.certify.lower_bounds import identical_clients_lower
+
+        v, inst, diag = identical_clients_lower(m, measure, mu=mu, L=L, p=pp, rounds=rounds, D=D)
+        details["identical_clients_lower"], details["identical_clients_diagnostics"] = v, diag
+        quadratic.append(v)
+        take(v, inst)
+        lap("identical_clients")
     if sod:
         notes.append(
             "delta-SOD class: no replayed lower bound here (the probe and the quadratic extraction are "
             "written for F_{mu,L} clients); the value is the SDP's upper bound"
         )
+    elif probed:
+        quadratic.append(details.get("probe_lower"))
+    elif probe_starts and mu == 0:
+        notes.append("mu = 0: no probe lower bound (the probe's instances have mu > 0)")
     elif probe_starts:
-        try:
-            from fedtheory.methods.probe import lower_bound
-        except ImportError:
-            notes.append("fedtheory.methods.probe is not available: no probe lower bound")
+        starts = int(probe_starts)
+        if gap_closed(lower, upper, noise):
+            # the PEP's own worst case, replayed, already attains the SDP's value: the probe can no longer
+            # raise the lower bound, only cross-check the upper one independently, which one start does
+            starts = min(starts, CLOSED_GAP_PROBE_STARTS)
+            notes.append(
+                f"the replayed worst case closes the gap: the probe ran {starts} start(s) "
+                f"of {int(probe_starts)} as an independent cross-check"
+            )
+        take(*_probe_lower(starts=starts, **probe_args))
+        quadratic.append(details.get("probe_lower"))
+        lap("probe")
+    if function_class in ("quadratic", "smooth-strongly-convex") and measure in ("error", "function-value"):
+        if function_class != "quadratic":
+            pass  # the polish searches quadratic instances from quadratic starts; the smooth PEP's are not
+        elif gap_closed(lower, upper, noise):
+            # the polish can only raise the lower bound: once it attains the SDP's value within RTOL it would
+            # cost time (about the solve's own, 26 s of a 150 s certificate at n = 4, K = 5) for nothing
+            details["polish"] = "skipped: the gap is closed"
         else:
-            starts = int(probe_starts)
-            if gap_closed(lower, upper, noise):
-                # the PEP's own worst case, replayed, already attains the SDP's value: the probe can no longer
-                # raise the lower bound, only cross-check the upper one independently, which one start does
-                starts = min(starts, CLOSED_GAP_PROBE_STARTS)
-                notes.append(
-                    f"the replayed PEP worst case closes the gap: the probe ran {starts} start(s) "
-                    f"of {int(probe_starts)} as an independent cross-check"
-                )
-            details["probe_starts"] = starts
-            try:
-                pv, pinst = lower_bound(
-                    m,
-                    measure=measure,
-                    mu=mu,
-                    L=L,
-                    p=pp,
-                    C=C,
-                    zeta=zeta,
-                    rounds=rounds,
-                    D=D,
-                    dim=probe_dim,
-                    starts=starts,
-                    seed=seed,
-                    function_class=function_class,
-                )
-            except (ValueError, NotImplementedError) as err:  # a measure or method the probe does not cover
-                pv, pinst = None, None
-                notes.append(f"probe lower bound not available: {err}")
-            details["probe_lower"] = pv
-            if pv is not None and (lower is None or pv > lower):
-                lower, instance = pv, pinst
-            lap("probe")
-    if function_class == "quadratic" and measure in ("error", "function-value") and gap_closed(lower, upper, noise):
-        # the polish can only raise the lower bound: once it attains the SDP's value within RTOL it would cost
-        # time (about the solve's own, 26 s of a 150 s certificate at n = 4, K = 5) for nothing
-        details["polish"] = "skipped: the gap is closed"
-    elif function_class == "quadratic" and measure in ("error", "function-value"):
-        # a probe started from the instances found so far (fedtheory.certify.lower_bounds.polish_error): the
-        # start and centres chosen by exact block steps on their Hessians
-        lower, instance = _polished_lower(
-            m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted, details, notes
-        )
-        lap("polish")
-    if measure == "floor" and not sod and _local_update_hyper(m) is not None and upper is not None and upper <= noise:
+            # a probe started from the instances found so far (fedtheory.certify.lower_bounds.polish_error): the
+            # start and centres chosen by exact block steps on their Hessians
+            lower, instance = _polished_lower(
+                m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted, details, notes
+            )
+            lap("polish")
+    if outside and measure == "floor" and lu is not None:
+        pass  # the family ran before the outside program
+    elif measure == "floor" and not sod and lu is not None and upper is not None and upper <= noise:
         # a floor the SDP cannot tell from 0; otherwise the family runs even when the gap is closed (it costs
         # ~5 % of the solve and raises the lower bound by up to 4e-6 relative: certify_local_update's values)
         details["extreme_spectrum"] = "skipped: the SDP's value is 0 to its accuracy"
-    elif measure == "floor" and not sod and _local_update_hyper(m) is not None:
+    elif measure == "floor" and not sod and lu is not None:
         lower, instance = _extreme_floor_lower(m, mu, L, pp, C, zeta, lower, instance, details, notes)
         lap("extreme_spectrum")
+    if function_class == "smooth-strongly-convex":
+        # the family's instances are quadratic federations too
+        found = [v for v in quadratic + [details.get("extreme_spectrum_lower")] if v is not None]
+        details["quadratic_lower"] = max(found) if found else None
+    if (
+        function_class == "smooth-strongly-convex"
+        and lower is not None
+        and (instance or {}).get("source") != "pepit-interpolated"
+    ):
+        notes.append("lower bound from a quadratic instance (quadratics belong to the smooth strongly convex class)")
     if upper is not None:
         details["sdp_value"] = upper
         upper *= 1 + SDP_MARGIN
