@@ -1080,13 +1080,15 @@ def certify(
             notes.append("fedtheory.methods.probe is not available: no probe lower bound")
         else:
             starts = int(probe_starts)
-            if gap_closed(lower, upper, noise):
+            closed = gap_closed(lower, upper, noise)
+            if closed:
                 # the PEP's own worst case, replayed, already attains the SDP's value: the probe can no longer
-                # raise the lower bound, only cross-check the upper one independently, which one start does
+                # raise the lower bound, only cross-check the upper one independently, which its sampled
+                # candidates do without the local search (lower_bound(search=False))
                 starts = min(starts, CLOSED_GAP_PROBE_STARTS)
                 notes.append(
-                    f"the replayed PEP worst case closes the gap: the probe ran {starts} start(s) "
-                    f"of {int(probe_starts)} as an independent cross-check"
+                    f"the replayed PEP worst case closes the gap: the probe sampled {starts} start(s)' candidates "
+                    f"of {int(probe_starts)}, without local search, as an independent cross-check"
                 )
             details["probe_starts"] = starts
             try:
@@ -1104,6 +1106,7 @@ def certify(
                     starts=starts,
                     seed=seed,
                     function_class=function_class,
+                    search=not closed,
                 )
             except (ValueError, NotImplementedError) as err:  # a measure or method the probe does not cover
                 pv, pinst = None, None
