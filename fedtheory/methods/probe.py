@@ -831,8 +831,10 @@ def lower_bound(
         instance.update(federation=q.to_json(), state=lay.unpack(s_top), state_prime=lay.unpack(np.zeros(lay.size)))
     elif measure == "floor":
         # the round's maps on the reported Hessians, once: they do not depend on the centres, so the scaled and
-        # the unit-heterogeneity instances below share them
-        maps = _round_maps(m, lay, q, False, centres=True)
+        # the unit-heterogeneity instances below share them. The cross-check takes them from one run on the
+        # direct sum (same arithmetic up to rounding): the value reported is the replay from the fixed point
+        # they give, whose residual through the real round _value checks either way
+        maps = _round_maps(m, lay, q, not search, centres=True)
         _, c_unit, info = _floor_of(m, lay, q, S0, het, False, maps=maps)
         if c_unit is None:
             instance.update(federation=q.to_json(), fixed_point=None)
