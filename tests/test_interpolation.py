@@ -419,3 +419,25 @@ def test_smooth_function_value_and_rate_replay_the_pep_worst_case():
     assert r.status == "certified" and r.gap <= 1e-4
     assert r.details["smooth_instance"]["class_violation"] <= CLASS_RTOL
     assert abs(r.details["smooth_lower"] - r.details["quadratic_lower"]) <= 1e-9
+
+
+def test_enclosing_radius_exact_for_few_points_matches_the_cone_program():
+    # the subset enumeration (up to EXACT_BALL_POINTS points) against the second-order cone program it replaced
+    import cvxpy as cp
+
+    from fedtheory.certify.interpolation import EXACT_BALL_POINTS
+
+    rng = np.random.default_rng(5)
+    for m, d in ((3, 2), (4, 13), (5, 3), (EXACT_BALL_POINTS, 4), (4, 2)):
+        P = rng.normal(size=(m, d))
+        r, o = enclosing_radius(P)
+        assert np.linalg.norm(P - o, axis=1).max() == r  # evaluated at the centre: a valid bound
+        o_var, t = cp.Variable(d), cp.Variable()
+        cp.Problem(cp.Minimize(t), [cp.norm(P[i] - o_var) <= t for i in range(m)]).solve(solver="CLARABEL")
+        assert r <= float(np.linalg.norm(P - o_var.value, axis=1).max()) + 1e-12  # never worse than the solver
+        assert r >= float(t.value) - 1e-7  # and not below the optimum (the solver's accuracy)
+    # a point inside the others' ball does not move it; collinear points: the two ends
+    r, o = enclosing_radius([[0.0, 0.0], [2.0, 0.0], [1.0, 0.5]])
+    assert abs(r - 1.0) < 1e-15 and np.allclose(o, [1.0, 0.0], atol=1e-15)
+    r, o = enclosing_radius([[0.0, 0.0], [1.0, 0.0], [3.0, 0.0]])
+    assert abs(r - 1.5) < 1e-15 and np.allclose(o, [1.5, 0.0], atol=1e-15)

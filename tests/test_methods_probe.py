@@ -158,3 +158,69 @@ def test_replay_bad_instance():
         replay({"measure": "speed"})
     with pytest.raises(ValueError, match="lacks federation"):
         replay({"measure": "rate", "method": {"name": "fedsplit", "hyper": {"s": 1.0}}})
+
+
+# --------------------------------------------------------------------------------------------
+# the cross-check (search=False): what a certificate runs once its gap is closed
+# --------------------------------------------------------------------------------------------
+
+FEDAVG_K2_FLOOR = (0.26229916082658417, 0.2623017931469795)  # certify_local_update K = 2: (lower, SDP value)
+
+
+def test_cross_check_samples_without_local_search_and_reports_a_replayed_lower_bound():
+    m = get("fedavg", K=2, gamma=0.05)
+    kw = dict(measure="floor", mu=1.0, L=10.0, p=[0.5, 0.5], starts=1, seed=0)
+    v, inst = lower_bound(m, search=False, **kw)
+    full, full_inst = lower_bound(m, **kw)
+    lower, upper = FEDAVG_K2_FLOOR
+    # a lower bound (never above the SDP's value), within 1 % of the worst case: a 1 % low upper bound is caught
+    assert 0.99 * lower < v <= upper
+    assert inst["details"]["local_search"] is False and full_inst["details"]["local_search"] is True
+    assert inst["details"]["evaluations"] * 3 < full_inst["details"]["evaluations"]
+    assert abs(replay(json.loads(json.dumps(inst))) - v) <= 1e-12
+    assert abs(inst["details"]["scaling_check"] - 1) < 1e-10
+    # the batched scoring (every candidate's round in one run) ranks as the per-candidate objective would: the
+    # same seed gives the same instance, and the rate's cross-check reaches FedSplit's contraction exactly
+    assert lower_bound(m, search=False, **kw)[1]["federation"] == inst["federation"]
+    fedsplit = get("fedsplit", s=1 / math.sqrt(10))
+    fs, _ = lower_bound(fedsplit, measure="rate", mu=1.0, L=10.0, p=[0.5, 0.5], starts=1, search=False)
+    assert abs(fs - FEDSPLIT_RATE) < 1e-8
+
+
+@pytest.mark.parametrize(
+    "method, hyper, measure",
+    [("fedavg", {"K": 2, "gamma": 0.05}, "floor"), ("fedsplit", {"s": 1 / math.sqrt(10)}, "rate")],
+)
+def test_a_wrong_sdp_value_whose_own_worst_case_agrees_is_caught_by_the_cross_check(
+    monkeypatch, method, hyper, measure
+):
+    # planted: the SDP's value 10 % low and its extracted worst case just as low, so the gap looks closed and the
+    # probe runs as a cross-check only (no local search); the floor's extreme-spectrum family is switched off, so
+    # the probe alone must catch it
+    import fedtheory.certify.pep as cpep
+    from fedtheory.methods import pep as mpep
+
+    kw = dict(mu=1.0, L=10.0, clients=2, measure=measure, hyper=hyper)
+    honest = mpep.certify(method, **kw)
+    assert honest.status == "certified" and "without local search" in honest.notes
+    solve, extract = cpep._solve_detail, mpep._extracted_lower
+
+    def low_solve(pb, **k):
+        sq, *rest = solve(pb, **k)
+        return (0.81 * sq, *rest)  # value = √sq: 10 % low
+
+    def low_extract(*a):
+        v, inst, diag = extract(*a)
+        return (None if v is None else 0.9 * v), inst, diag
+
+    monkeypatch.setattr(cpep, "_solve_detail", low_solve)
+    monkeypatch.setattr(mpep, "_extracted_lower", low_extract)
+    monkeypatch.setattr(
+        mpep, "_extreme_floor_lower", lambda m, mu, L, p, C, zeta, lower, instance, d, n: (lower, instance)
+    )
+    unchecked = mpep.certify(method, **kw, probe_starts=0)  # control: without the probe the wrong value passes
+    assert unchecked.status == "certified" and unchecked.value < 0.91 * honest.value
+    c = mpep.certify(method, **kw)
+    assert "without local search" in c.notes and c.details["probe_starts"] == 1
+    assert c.status == "unreliable" and c.value is None and "exceeds the upper bound" in c.notes
+    assert c.lower == c.details["probe_lower"] > 0.95 * honest.value

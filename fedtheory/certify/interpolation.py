@@ -47,6 +47,7 @@ interpolate exactly when all s_k agree and h is affine along them).
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -439,10 +440,36 @@ class InterpolatedFederation:
         return cls([SmoothStronglyConvexInterpolant.from_json(c) for c in data["clients"]], data["p"])
 
 
+#: up to this many points :func:`enclosing_radius` finds the smallest ball exactly, over the subsets of the points
+#: (2^m circumscribed balls of at most d + 1 points: 4 clients take ~1 ms; the cone program it replaces ~30 ms)
+EXACT_BALL_POINTS = 8
+
+
+def _smallest_ball_centre(P: np.ndarray) -> np.ndarray:
+    """The centre of the smallest ball holding the rows of P: that ball is the circumscribed ball of some affinely
+    independent subset S (centre in S's affine hull, equidistant from S), so it is the smallest of those balls
+    that holds every row (enumerated; a tolerance of 1e-12 relative on containment, as r is re-evaluated)."""
+    m, d = P.shape
+    scale = max(float(np.abs(P).max()), 1e-300)
+    best, centre = math.inf, P.mean(axis=0)
+    for size in range(1, min(m, d + 1) + 1):
+        for S in itertools.combinations(range(m), size):
+            B = P[list(S[1:])] - P[S[0]]
+            G = B @ B.T
+            if size > 1 and np.linalg.matrix_rank(G, tol=1e-12 * max(float(np.trace(G)), 1e-300)) < size - 1:
+                continue  # affinely dependent: its ball is another subset's
+            o = P[S[0]] + (B.T @ np.linalg.solve(G, 0.5 * np.diag(G)) if size > 1 else 0.0)
+            r = float(np.linalg.norm(P - o, axis=1).max())
+            if r < best * (1 - 1e-15) - 1e-15 * scale:
+                best, centre = r, o
+    return centre
+
+
 def enclosing_radius(points: Any) -> tuple[float, np.ndarray]:
-    """(r, o): a centre o and r = max_i ‖c_i − o‖, the smallest such r up to the solver's accuracy (two points:
-    their midpoint, exactly; more: a second-order cone program). r is evaluated at the returned o, so every c_i
-    lies within r of o whatever the solver's accuracy: (r, o) is always a valid heterogeneity bound.
+    """(r, o): a centre o and r = max_i ‖c_i − o‖, the smallest such r (two points: their midpoint; up to
+    :data:`EXACT_BALL_POINTS`: the smallest of the circumscribed balls of the points' subsets that holds them all,
+    exactly up to rounding; more: a second-order cone program, up to the solver's accuracy). r is evaluated at the
+    returned o, so every c_i lies within r of o whatever the accuracy: (r, o) is always a valid heterogeneity bound.
 
     >>> r, o = enclosing_radius([[0.0, 0.0], [2.0, 0.0]])
     >>> r, o.tolist()
@@ -453,6 +480,8 @@ def enclosing_radius(points: Any) -> tuple[float, np.ndarray]:
     P = np.atleast_2d(np.asarray(points, dtype=np.float64))
     if P.shape[0] <= 2:
         o = P.mean(axis=0)
+    elif P.shape[0] <= EXACT_BALL_POINTS:
+        o = _smallest_ball_centre(P)
     else:
         import cvxpy as cp
 

@@ -1073,9 +1073,10 @@ def _check_engine(m, lu, engine, upper_bound, measure, function_class, mu, zeta)
 
 
 def _probe_lower(*, m, measure, mu, L, pp, C, zeta, rounds, D, probe_dim, seed, function_class, starts, details,
-                 notes) -> tuple:  # fmt: skip
+                 notes, search=True) -> tuple:  # fmt: skip
     """:func:`fedtheory.methods.probe.lower_bound` with ``starts`` starts as (value or None, instance or None);
-    its value in ``details["probe_lower"]``, why there is none in ``notes``."""
+    its value in ``details["probe_lower"]``, why there is none in ``notes``; ``search=False``: sampled candidates
+    only (a cross-check once the gap is closed)."""
     try:
         from fedtheory.methods.probe import lower_bound
     except ImportError:
@@ -1085,7 +1086,7 @@ def _probe_lower(*, m, measure, mu, L, pp, C, zeta, rounds, D, probe_dim, seed, 
     try:
         pv, pinst = lower_bound(
             m, measure=measure, mu=mu, L=L, p=pp, C=C, zeta=zeta, rounds=rounds, D=D, dim=probe_dim, starts=starts,
-            seed=seed, function_class=function_class,
+            seed=seed, function_class=function_class, search=search,
         )  # fmt: skip
     except (ValueError, NotImplementedError) as err:  # a measure or method the probe does not cover
         pv, pinst = None, None
@@ -1337,15 +1338,17 @@ def certify(
         notes.append("mu = 0: no probe lower bound (the probe's instances have mu > 0)")
     elif probe_starts:
         starts = int(probe_starts)
-        if gap_closed(lower, upper, noise):
-            # the PEP's own worst case, replayed, already attains the SDP's value: the probe can no longer
-            # raise the lower bound, only cross-check the upper one independently, which one start does
+        closed = gap_closed(lower, upper, noise)
+        if closed:
+            # the replayed worst case already attains the SDP's value: the probe can no longer raise the lower
+            # bound, only cross-check the upper one independently, which its sampled candidates do without the
+            # local search (lower_bound(search=False))
             starts = min(starts, CLOSED_GAP_PROBE_STARTS)
             notes.append(
-                f"the replayed worst case closes the gap: the probe ran {starts} start(s) "
-                f"of {int(probe_starts)} as an independent cross-check"
+                f"the replayed worst case closes the gap: the probe sampled {starts} start(s)' candidates "
+                f"of {int(probe_starts)}, without local search, as an independent cross-check"
             )
-        take(*_probe_lower(starts=starts, **probe_args))
+        take(*_probe_lower(starts=starts, search=not closed, **probe_args))
         quadratic.append(details.get("probe_lower"))
         lap("probe")
     if function_class in ("quadratic", "smooth-strongly-convex") and measure in ("error", "function-value"):

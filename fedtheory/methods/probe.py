@@ -74,6 +74,9 @@ BATCH_DIMENSION = 256
 SEARCH_STEP_WORK = 32
 #: block-ascent sweeps of the floor's centre maximization inside the search (the reported instance gets 30)
 SEARCH_SWEEPS = 1
+#: block-ascent sweeps when the cross-check (``search=False``) scores its candidates' floors: none, the centres
+#: from the top singular vector (the reported candidate then gets 30)
+CROSS_CHECK_SWEEPS = 0
 #: L-BFGS-B iterations per start: the structured starts already sit at or near the worst cases found so far,
 #: and a search evaluation costs a few ms, so the local phase polishes rather than explores
 SEARCH_MAXITER = 8
@@ -199,12 +202,14 @@ def _path(m, batched: bool = False) -> str:
     return "spectral"
 
 
-def _run_jobs(m, q, jobs: list, rounds: int, batched: bool) -> list:
+def _run_jobs(m, q, jobs: list, rounds: int, batched: bool, instances: list | None = None) -> list:
     """Each job (state dict or None, x0 (d,), c (n, d)): (output after ``rounds``, final state as a dict).
 
     ``batched``: one run on the direct sum of len(jobs) copies of the instance (block-diagonal A_i, job j in
     block j): a linear method acts block by block, so each block is that job's run (used inside the search;
-    the values reported come from ``batched=False``, one run per job on the instance itself)."""
+    the values reported come from ``batched=False``, one run per job on the instance itself). ``instances``
+    (batched only): job j's own instance in block j instead of ``q`` (all of one n and d), so that one run
+    evaluates many instances."""
     from fedtheory.methods import run
 
     n, d = q.n, q.d
@@ -217,17 +222,28 @@ def _run_jobs(m, q, jobs: list, rounds: int, batched: bool) -> list:
     if len(jobs) > 1 and len(jobs) * d > BATCH_DIMENSION:
         # the direct sum's dense eigenvectors cost (k·d)² per operation: chunks keep each run small
         step = max(1, BATCH_DIMENSION // d)
-        return [r for i in range(0, len(jobs), step) for r in _run_jobs(m, q, jobs[i : i + step], rounds, True)]
+        return [
+            r
+            for i in range(0, len(jobs), step)
+            for r in _run_jobs(
+                m, q, jobs[i : i + step], rounds, True, None if instances is None else instances[i : i + step]
+            )
+        ]
     k = len(jobs)
+    per_job = [q] * k if instances is None else list(instances)
     A = np.zeros((n, k * d, k * d))
-    V = np.zeros((n, k * d, k * d))
-    for j in range(k):
-        A[:, j * d : (j + 1) * d, j * d : (j + 1) * d] = q.A
-        V[:, j * d : (j + 1) * d, j * d : (j + 1) * d] = q.eigvecs
-    lam = np.tile(q.eigvals, (1, k))
+    for j, qj in enumerate(per_job):
+        A[:, j * d : (j + 1) * d, j * d : (j + 1) * d] = qj.A
+    lam = np.concatenate([qj.eigvals for qj in per_job], axis=1)
     order = np.argsort(lam, axis=1, kind="stable")
     lam = np.take_along_axis(lam, order, axis=1)
-    V = np.take_along_axis(V, order[:, None, :], axis=2)
+    # the direct sum's eigenvectors in that order: column c is job order[c] // d's eigenvector order[c] % d, zero
+    # outside that job's block, so it is placed directly (gathering the dense (k·d)² matrix cost more than the run)
+    job, col = np.divmod(order, d)
+    clients = np.arange(n)[:, None]
+    V = np.zeros((n, k * d, k * d))
+    E = np.stack([qj.eigvecs for qj in per_job])  # (job, client, row, column)
+    V[clients[..., None], job[..., None] * d + np.arange(d), np.arange(k * d)[None, :, None]] = E[job, clients, :, col]
     c = np.concatenate([np.asarray(cj, dtype=np.float64) for _, _, cj in jobs], axis=1)
     big = _fast_fed(A, c, q.p, lam, V)
     x0 = np.concatenate([np.asarray(x, dtype=np.float64) for _, x, _ in jobs])
@@ -253,7 +269,13 @@ def _round_maps(m, lay: _Layout, q, batched: bool, centres: bool = False) -> tup
     """M, the linear part of one round (column k: R(e_k) on the instance with centres 0, where R(0) = 0), and with
     ``centres`` also B, R(0) = B vec(c) (column (i, j): one round from the zero state with c = e_j at client i);
     all from one job list, so the search makes one run per instance."""
-    n, d = q.n, q.d
+    jobs = _round_jobs(lay, q.n, q.d, centres)
+    return _maps_of(lay, [lay.pack(st) for _, st in _run_jobs(m, q, jobs, 1, batched)] if jobs else [], centres)
+
+
+def _round_jobs(lay: _Layout, n: int, d: int, centres: bool) -> list:
+    """The jobs of :func:`_round_maps`: one round from each basis state (centres 0), then with ``centres`` from the
+    zero state with each unit centre."""
     zc, zx = np.zeros((n, d)), np.zeros(d)
     E = np.eye(lay.size)
     jobs = [(lay.unpack(E[k]), zx, zc) for k in range(lay.size)]
@@ -263,10 +285,27 @@ def _round_maps(m, lay: _Layout, q, batched: bool, centres: bool = False) -> tup
                 c = np.zeros((n, d))
                 c[i, j] = 1.0
                 jobs.append((lay.unpack(np.zeros(lay.size)), zx, c))
-    cols = [lay.pack(st) for _, st in _run_jobs(m, q, jobs, 1, batched)] if jobs else []
+    return jobs
+
+
+def _maps_of(lay: _Layout, cols: list, centres: bool) -> tuple:
     M = np.column_stack(cols[: lay.size]) if lay.size else np.zeros((0, 0))
     B = np.column_stack(cols[lay.size :]) if centres else None
     return M, B
+
+
+def _round_maps_many(m, lay: _Layout, qs: list, centres: bool = False) -> list:
+    """:func:`_round_maps` (batched) of many instances of one n and d from one job list: every (instance, job)
+    pair is a block of one direct sum, so a list of candidates costs one run (chunked at BATCH_DIMENSION)."""
+    if not qs:
+        return []
+    jobs = _round_jobs(lay, qs[0].n, qs[0].d, centres)
+    if not jobs:
+        return [_maps_of(lay, [], centres) for _ in qs]
+    res = _run_jobs(m, qs[0], jobs * len(qs), 1, True, instances=[q for q in qs for _ in jobs])
+    cols = [lay.pack(st) for _, st in res]
+    k = len(jobs)
+    return [_maps_of(lay, cols[i * k : (i + 1) * k], centres) for i in range(len(qs))]
 
 
 def _init_matrix(m, lay: _Layout, q) -> np.ndarray:
@@ -464,18 +503,20 @@ class _Space:
 # --------------------------------------------------------------------------------------------
 
 
-def _rate_of(m, lay, q, batched):
-    M, _ = _round_maps(m, lay, q, batched)
+def _rate_of(m, lay, q, batched, maps=None):
+    M, _ = _round_maps(m, lay, q, batched) if maps is None else maps
     w = np.sqrt(lay.weights(q.p))
     Mw = (w[:, None] * M) / w[None, :]
     U, s, Vt = np.linalg.svd(Mw)
     return float(s[0]), Vt[0] / w, M
 
 
-def _fixed_point_maps(m, lay, q, S0, batched):
+def _fixed_point_maps(m, lay, q, S0, batched, maps=None):
     """F (state per unit centre, s* = F vec(c)) over the fixed points reachable from an initial state, and how
-    well the system was solved. Returns F, residual, conserved count, and whether out is determined."""
-    M, B = _round_maps(m, lay, q, batched, centres=True)
+    well the system was solved. Returns F, residual, conserved count, and whether out is determined.
+
+    ``maps``: the round's (M, B) on q's Hessians if already computed (they do not depend on q's centres)."""
+    M, B = _round_maps(m, lay, q, batched, centres=True) if maps is None else maps
     S = lay.size
     I_M = np.eye(S) - M
     U, sv, Vt = np.linalg.svd(I_M)
@@ -499,8 +540,8 @@ def _fixed_point_maps(m, lay, q, S0, batched):
     return sol[:S], resid, Lnull.shape[1], free, P
 
 
-def _floor_of(m, lay, q, S0, het, batched, sweeps=30):
-    F, resid, n_cons, free, P = _fixed_point_maps(m, lay, q, S0, batched)
+def _floor_of(m, lay, q, S0, het, batched, sweeps=30, maps=None):
+    F, resid, n_cons, free, P = _fixed_point_maps(m, lay, q, S0, batched, maps)
     n, d = q.n, q.d
     T = P @ F - _minimizer_matrix(q)
     if free > 1e-8:
@@ -617,6 +658,7 @@ def lower_bound(
     starts: int = 4,
     seed: int = 0,
     function_class: str = "quadratic",
+    search: bool = True,
     **hyper: Any,
 ) -> tuple[float, dict]:
     r"""The largest value of ``measure`` found on quadratic federations of the class, computed by
@@ -630,6 +672,14 @@ def lower_bound(
     (same seed, same result). Returns (value, instance): the instance is JSON (the federation, the method's
     name and hyperparameters, the states or x_0 used, the measure, ``details``) and :func:`replay` recomputes
     the value from it.
+
+    ``search=False``: the cross-check of an upper bound whose gap another lower bound already closed (see
+    :func:`fedtheory.methods.pep.certify`): the structured starts and 2·``starts`` random draws, scored (the rate
+    and the floor: all candidates' rounds in one run on their direct sum), no local search; the best candidate
+    is reported exactly as above (maximized centres or start, replayed through ``run``). It stays a real check:
+    its instances come from the class, not from the SDP, and include the extreme spectra where these methods'
+    worst cases sit, so an upper bound below the worst case they reach is caught (the certificate's
+    ``lower > upper`` test), at about a tenth of the search's evaluations.
 
     Search budget: ~5 grid values × 3 spectrum patterns of identical clients plus 2·``starts`` extreme spectra
     with random rotations, 2·``starts`` random draws, then ``starts`` L-BFGS-B runs of at most
@@ -685,12 +735,14 @@ def lower_bound(
     S0 = None
 
     # the search's objective on one decoded instance (batched runs)
-    def objective(inst) -> float:
+    def objective(inst, maps=None) -> float:
         q, dirs = inst
         if measure == "rate":
-            return _rate_of(m, lay, q, True)[0]
+            return _rate_of(m, lay, q, True, maps)[0]
         if measure == "floor":
-            v = _floor_of(m, lay, q, S0, het, True, sweeps=SEARCH_SWEEPS)[0]
+            v = _floor_of(m, lay, q, S0, het, True, sweeps=SEARCH_SWEEPS if search else CROSS_CHECK_SWEEPS, maps=maps)[
+                0
+            ]
             return v if math.isfinite(v) else 1e300
         if het == "C":
             # C model: out_T − x* = D·G u + E c is convex in (u, c), so the maximum over the sphere and the balls
@@ -719,26 +771,46 @@ def lower_bound(
         q0, _ = space.decode(np.zeros(space.size))
         S0 = _init_matrix(m, lay, q0)
     cands = space.structured(rng, 2 * starts)
+    if not search:  # the search's random draws, taken here (no local search follows)
+        cands += [rng.normal(size=space.size) for _ in range(2 * starts)]
     scored = []
+    decoded, maps_of = [], {}
     for z in cands:
         try:
-            scored.append((objective(space.decode(z)), z))
+            decoded.append((space.decode(z), z))
+        except (ValueError, np.linalg.LinAlgError):
+            continue
+    if not search and measure in ("rate", "floor"):
+        # one run for every candidate's round (their direct sum) instead of one per candidate
+        many = _round_maps_many(m, lay, [inst[0] for inst, _ in decoded], centres=measure == "floor")
+        maps_of = {id(z): mp for (_, z), mp in zip(decoded, many)}
+    for inst, z in decoded:
+        try:
+            scored.append((objective(inst, maps_of.get(id(z))), z))
         except (ValueError, np.linalg.LinAlgError):
             continue
     scored.sort(key=lambda t: -t[0])
-    res = probe(
-        objective,
-        Custom(space.size, space.decode),
-        rng=rng,
-        n_random=2 * starts,
-        n_starts=starts - max(1, starts // 2),
-        maxiter=SEARCH_MAXITER,
-        method="L-BFGS-B",
-        starts=[z for _, z in scored[: max(1, starts // 2)]],
-        options={"maxfun": SEARCH_GRADIENTS, "maxls": 5},
-    )
-    best_z = np.asarray(res.worst_z) if res.worst_value >= (scored[0][0] if scored else -math.inf) else scored[0][1]
-    search_value = max(res.worst_value, scored[0][0] if scored else -math.inf)
+    if search:
+        res = probe(
+            objective,
+            Custom(space.size, space.decode),
+            rng=rng,
+            n_random=2 * starts,
+            n_starts=starts - max(1, starts // 2),
+            maxiter=SEARCH_MAXITER,
+            method="L-BFGS-B",
+            starts=[z for _, z in scored[: max(1, starts // 2)]],
+            options={"maxfun": SEARCH_GRADIENTS, "maxls": 5},
+        )
+        best = scored[0][0] if scored else -math.inf
+        best_z = np.asarray(res.worst_z) if res.worst_value >= best else scored[0][1]
+        search_value = max(res.worst_value, best)
+        evaluations, failed = res.n_evaluations + len(cands), res.n_failed
+    elif scored:
+        search_value, best_z = scored[0]
+        evaluations, failed = len(cands), len(cands) - len(scored)
+    else:
+        raise ValueError(f"none of the {len(cands)} candidate instances could be evaluated (no lower bound)")
     q, dirs = space.decode(best_z, fast=False)
 
     instance: dict = {
@@ -758,15 +830,21 @@ def lower_bound(
     }
     details: dict = {
         "search_value": float(search_value),
-        "evaluations": res.n_evaluations + len(cands),
-        "failed_evaluations": res.n_failed,
+        "evaluations": evaluations,
+        "failed_evaluations": failed,
+        "local_search": bool(search),
     }
     if measure == "rate":
         q = _fed(q, np.zeros((n, d)))  # the rate does not depend on the centres
         _, s_top, _ = _rate_of(m, lay, q, False)
         instance.update(federation=q.to_json(), state=lay.unpack(s_top), state_prime=lay.unpack(np.zeros(lay.size)))
     elif measure == "floor":
-        _, c_unit, info = _floor_of(m, lay, q, S0, het, False)
+        # the round's maps on the reported Hessians, once: they do not depend on the centres, so the scaled and
+        # the unit-heterogeneity instances below share them. The cross-check takes them from one run on the
+        # direct sum (same arithmetic up to rounding): the value reported is the replay from the fixed point
+        # they give, whose residual through the real round _value checks either way
+        maps = _round_maps(m, lay, q, not search, centres=True)
+        _, c_unit, info = _floor_of(m, lay, q, S0, het, False, maps=maps)
         if c_unit is None:
             instance.update(federation=q.to_json(), fixed_point=None)
             details.update(info)
@@ -775,7 +853,7 @@ def lower_bound(
             qs, h0 = _scale_centres(q, c_unit, het, scale)
             if not h0 > 0:
                 qs = _fed(q, c_unit)  # heterogeneity 0: every centre at o, the floor is 0
-            F, resid, n_cons, _, _ = _fixed_point_maps(m, lay, qs, S0, False)
+            F, resid, n_cons, _, _ = _fixed_point_maps(m, lay, qs, S0, False, maps)
             s_star = F @ qs.c.ravel()
             instance.update(federation=qs.to_json(), fixed_point=lay.unpack(s_star))
             details.update(conserved_quantities=n_cons, fixed_point_solve_residual=resid)
@@ -787,8 +865,7 @@ def lower_bound(
             # linearity in the centres is verified, not assumed: the floor at unit heterogeneity, scaled
             if h0 > 0:
                 qu = _fed(q, c_unit / h0)
-                Fu, *_ = _fixed_point_maps(m, lay, qu, S0, False)
-                su = Fu @ qu.c.ravel()
+                su = F @ qu.c.ravel()  # F does not depend on the centres: the replays below check linearity
                 vu = _floor_replay(m, lay, qu, su)[0]
                 details["unit_heterogeneity_value"] = vu
     else:
