@@ -195,8 +195,9 @@ def test_a_wrong_sdp_value_whose_own_worst_case_agrees_is_caught_by_the_cross_ch
     monkeypatch, method, hyper, measure
 ):
     # planted: the SDP's value 10 % low and its extracted worst case just as low, so the gap looks closed and the
-    # probe runs as a cross-check only (no local search); the floor's extreme-spectrum family is switched off, so
-    # the probe alone must catch it
+    # probe runs as a cross-check only (no local search); the floor's extreme-spectrum family and the rate's
+    # identical-clients scan (each would catch it too) are switched off, so the probe alone must catch it
+    import fedtheory.certify.lower_bounds as lower_bounds
     import fedtheory.certify.pep as cpep
     from fedtheory.methods import pep as mpep
 
@@ -218,6 +219,7 @@ def test_a_wrong_sdp_value_whose_own_worst_case_agrees_is_caught_by_the_cross_ch
     monkeypatch.setattr(
         mpep, "_extreme_floor_lower", lambda m, mu, L, p, C, zeta, lower, instance, d, n: (lower, instance)
     )
+    monkeypatch.setattr(lower_bounds, "identical_clients_lower", lambda *a, **k: (None, None, {"off": "planted"}))
     unchecked = mpep.certify(method, **kw, probe_starts=0)  # control: without the probe the wrong value passes
     assert unchecked.status == "certified" and unchecked.value < 0.91 * honest.value
     c = mpep.certify(method, **kw)
