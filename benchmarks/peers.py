@@ -615,11 +615,33 @@ def slopes(cells: list[dict], t_sweep: list[dict]) -> dict:
     return out
 
 
+def ratio_table(cells: list[dict], base: str, others: list[str], ratio: str, diff: str, path: Any, legend: str) -> str:
+    """A markdown table of the cells: ``base``'s seconds (its path: ``path(cell)``) and every other contender's
+    ``ratio`` to it, then the largest ``diff`` of an iterate, and the ``legend``."""
+    head = f"| n | K | {base} s (path) | " + " | ".join(f"{nm} ×" for nm in others) + " | max rel diff |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for c in cells:
+        row = [str(c["n"]), str(c["K"]), f"{c['contenders'][base]['seconds']:.3g} ({path(c)})"]
+        for nm in others:
+            r = c["contenders"].get(nm)
+            if r is None:
+                row.append("–")
+            elif r.get("skipped"):
+                row.append(f"~{r[ratio]:.3g} (skipped, predicted)")
+            else:
+                mark = "*" if r.get("extrapolated_from_rounds") else ""
+                row.append(f"{r[ratio]:.3g}{mark}")
+        diffs = [r[diff] for r in c["contenders"].values() if diff in r]
+        flag = " ⚠" if any(r.get("flag_mismatch") for r in c["contenders"].values()) else ""
+        row.append(f"{max(diffs):.1e} @R={c['checked_at_rounds']}{flag}")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines + ["", legend])
+
+
 def table(cells: list[dict]) -> str:
     names = [
         nm
         for nm in (
-            "fedtheory",
             "fedtheory_legacy",
             "fedtheory_torch",
             "hand_einsum",
@@ -629,47 +651,60 @@ def table(cells: list[dict]) -> str:
         )
         if any(nm in c["contenders"] for c in cells)
     ]
-    head = "| n | K | fedtheory s (path) | " + " | ".join(f"{nm} ×" for nm in names[1:]) + " | max rel diff |"
-    lines = [head, "|" + "---|" * (head.count("|") - 1)]
-    for c in cells:
-        f = c["contenders"]["fedtheory"]
-        row = [str(c["n"]), str(c["K"]), f"{f['seconds']:.3g} ({f.get('path')})"]
-        for nm in names[1:]:
-            r = c["contenders"].get(nm)
-            if r is None:
-                row.append("–")
-            elif r.get("skipped"):
-                row.append(f"~{r['ratio_vs_fedtheory']:.3g} (skipped, predicted)")
-            else:
-                mark = "*" if r.get("extrapolated_from_rounds") else ""
-                row.append(f"{r['ratio_vs_fedtheory']:.3g}{mark}")
-        diffs = [r["rel_diff_vs_hand"] for r in c["contenders"].values() if "rel_diff_vs_hand" in r]
-        flag = " ⚠" if any(r.get("flag_mismatch") for r in c["contenders"].values()) else ""
-        row.append(f"{max(diffs):.1e} @R={c['checked_at_rounds']}{flag}")
-        lines.append("| " + " | ".join(row) + " |")
-    lines.append("")
-    lines.append(
+    return ratio_table(
+        cells,
+        "fedtheory",
+        names,
+        "ratio_vs_fedtheory",
+        "rel_diff_vs_hand",
+        lambda c: c["contenders"]["fedtheory"].get("path"),
         "× = contender CPU time / fedtheory CPU time (1 thread, min over repeats); * = timed on fewer rounds "
-        "and scaled to T; ⚠ = an iterate differs from the hand loop's by > 1e-12 (relative)."
+        "and scaled to T; ⚠ = an iterate differs from the hand loop's by > 1e-12 (relative).",
     )
-    return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> dict:
+def run_grid(args, result: dict, run: Callable[[int, int], dict]) -> list[dict]:
+    """``run(n, K)`` on every cell of the grid in order of growing n, K, each cell printed as it ends and the
+    partial results written (atomically) after it, so that an interrupted run keeps what it measured."""
+    from fedtheory.sweep import write_json_atomic
+
+    cells: list[dict] = []
+    for n in sorted(args.n):
+        for K in sorted(args.K):
+            c = run(n, K)
+            cells.append(c)
+            if args.json:
+                write_json_atomic(args.json, result | {"cells": cells, "complete": False}, indent=1, default=float)
+            times = (
+                f"{nm}={r.get('seconds', r.get('predicted_s')):.3g}s{'(skip)' if r.get('skipped') else ''}"
+                for nm, r in c["contenders"].items()
+            )
+            print(f"n={n} K={K}: " + ", ".join(times), flush=True)
+    return cells
+
+
+def grid_parser(doc: str) -> argparse.ArgumentParser:
+    """The command line both benchmarks share: the grid (--n, --K, --rounds), --repeats, --seed, --json."""
     parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
+        description=doc.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=doc
     )
     parser.add_argument("--n", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--K", type=int, nargs="+", default=[1, 10, 100, 1000])
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default=None, help="write the results here (atomically)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = grid_parser(__doc__)
     parser.add_argument(
         "--budget",
         type=float,
         default=10.0,
         help="CPU seconds per contender per cell (all repeats); beyond it: fewer rounds, or skip",
     )
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--t-sweep",
         type=int,
@@ -690,7 +725,6 @@ def main(argv: list[str] | None = None) -> dict:
         help="a separate venv's site-packages holding flwr, appended to sys.path (the project "
         "venv's packages keep precedence)",
     )
-    parser.add_argument("--json", default=None, help="write the results here (atomically)")
     args = parser.parse_args(argv)
 
     if args.flwr_site:
@@ -731,22 +765,7 @@ def main(argv: list[str] | None = None) -> dict:
         run_cell(2, 1, 2, args, {}, have_torch, have_flwr)
         history: dict = {}
         cells = []
-        for n in sorted(args.n):
-            for K in sorted(args.K):
-                c = run_cell(n, K, args.rounds, args, history, have_torch, have_flwr)
-                cells.append(c)
-                if args.json:  # partial results survive an interrupted run
-                    from fedtheory.sweep import write_json_atomic
-
-                    write_json_atomic(args.json, result | {"cells": cells, "complete": False}, indent=1, default=float)
-                print(
-                    f"n={n} K={K}: "
-                    + ", ".join(
-                        f"{nm}={r.get('seconds', r.get('predicted_s')):.3g}s{'(skip)' if r.get('skipped') else ''}"
-                        for nm, r in c["contenders"].items()
-                    ),
-                    flush=True,
-                )
+        cells = run_grid(args, result, lambda n, K: run_cell(n, K, args.rounds, args, history, have_torch, have_flwr))
         result["cells"] = cells
         t_sweep = []
         if args.t_sweep:

@@ -26,7 +26,6 @@ number of rounds (relative difference; ``flag_mismatch`` above 1e-12).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import sys
 import time
@@ -168,45 +167,23 @@ def run_cell(n: int, K: int, T: int, args, history: dict) -> dict:
 
 
 def table(cells: list[dict]) -> str:
-    others = ("hand_torch_cuda", "torch_per_client_cuda", "fedtheory_numpy_cpu")
-    head = "| n | K | fedtheory_cuda s (path) | " + " | ".join(f"{nm} ×" for nm in others) + " | max rel diff |"
-    lines = [head, "|" + "---|" * (head.count("|") - 1)]
-    for c in cells:
-        f = c["contenders"]["fedtheory_cuda"]
-        row = [str(c["n"]), str(c["K"]), f"{f['seconds']:.3g} ({c['path']})"]
-        for nm in others:
-            r = c["contenders"][nm]
-            star = "*" if r.get("extrapolated_from_rounds") else ""
-            row.append(
-                f"~{r['ratio_vs_fedtheory_cuda']:.3g} (skipped)"
-                if r.get("skipped")
-                else f"{r['ratio_vs_fedtheory_cuda']:.3g}{star}"
-            )
-        diffs = [r["rel_diff_vs_hand_matmul"] for r in c["contenders"].values() if "rel_diff_vs_hand_matmul" in r]
-        flag = " ⚠" if any(r.get("flag_mismatch") for r in c["contenders"].values()) else ""
-        row.append(f"{max(diffs):.1e} @R={c['checked_at_rounds']}{flag}")
-        lines.append("| " + " | ".join(row) + " |")
-    lines.append("")
-    lines.append(
+    return peers.ratio_table(
+        cells,
+        "fedtheory_cuda",
+        ["hand_torch_cuda", "torch_per_client_cuda", "fedtheory_numpy_cpu"],
+        "ratio_vs_fedtheory_cuda",
+        "rel_diff_vs_hand_matmul",
+        lambda c: c["path"],
         "× = contender time / fedtheory_cuda time (GPU: wall, synchronized; fedtheory_numpy_cpu: CPU time, one "
         "thread, the same host); * = timed on fewer rounds and scaled to T; ⚠ = an iterate differs from the numpy "
-        "hand loop's by > 1e-12 (relative)."
+        "hand loop's by > 1e-12 (relative).",
     )
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
-    )
+    parser = peers.grid_parser(__doc__)
     parser.add_argument("--device", default="cuda", help="cuda (default), cuda:N, or cpu to try the script")
-    parser.add_argument("--n", type=int, nargs="+", default=[10, 100, 1000])
-    parser.add_argument("--K", type=int, nargs="+", default=[1, 10, 100, 1000])
-    parser.add_argument("--rounds", type=int, default=50)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--budget", type=float, default=3.0, help="seconds per contender per cell (all repeats)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", default=None, help="write the results here (atomically)")
     args = parser.parse_args(argv)
 
     import torch
@@ -225,21 +202,7 @@ def main(argv: list[str] | None = None) -> dict:
     with threadpool_limits(1):
         run_cell(2, 1, 2, args, {})  # first calls (CUDA context, kernels' compilation) outside any timing
         history: dict = {}
-        cells = []
-        for n in sorted(args.n):
-            for K in sorted(args.K):
-                cells.append(run_cell(n, K, args.rounds, args, history))
-                c = cells[-1]
-                print(
-                    f"n={n} K={K}: "
-                    + ", ".join(
-                        f"{nm}={r.get('seconds', r.get('predicted_s')):.3g}s{'(skip)' if r.get('skipped') else ''}"
-                        for nm, r in c["contenders"].items()
-                    ),
-                    flush=True,
-                )
-                if args.json:  # partial results survive an interrupted run
-                    write_json_atomic(args.json, result | {"cells": cells, "complete": False}, indent=1, default=float)
+        cells = peers.run_grid(args, result, lambda n, K: run_cell(n, K, args.rounds, args, history))
     result.update(cells=cells, table=table(cells), elapsed_wall_s=time.perf_counter() - started, complete=True)
     print(result["table"])
     if args.json:

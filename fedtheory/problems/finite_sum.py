@@ -142,6 +142,16 @@ def _summed_powers(H: np.ndarray, steps: int) -> np.ndarray:
     return S
 
 
+def _per_gamma(cache: dict, gamma: float, build: Any) -> Any:
+    """``build(gamma)``, kept in ``cache``: a run has one step size, or a few (at most 5 are kept)."""
+    value = cache.get(gamma)
+    if value is None:
+        if len(cache) > 4:
+            cache.clear()
+        value = cache[gamma] = build(gamma)
+    return value
+
+
 def launch_bound(a: Any) -> bool:
     """Whether arrays like ``a`` live on an accelerator, where a small kernel costs its launch (about 5-10 µs)
     rather than its flops, so that fewer, larger kernels pay (a torch tensor off the CPU).
@@ -176,15 +186,12 @@ def _tensor_mean_kernel(
     coef_rows = coef.broadcast_to((n, m))[:, :, None]
     scaled: dict = {}  # γ -> γ·diag(sc_i/m_i)·A_iA_iᵀ, or S (summed)
 
+    def step_operator(gamma: float) -> Any:
+        H = (gamma * coef_rows) * gram
+        return _summed_powers(H, steps) if summed else H
+
     def kernel(x: Any, gamma: float) -> Any:
-        H = None
-        if steps > 1:
-            H = scaled.get(gamma)
-            if H is None:
-                if len(scaled) > 4:
-                    scaled.clear()
-                H = (gamma * coef_rows) * gram
-                scaled[gamma] = H = _summed_powers(H, steps) if summed else H
+        H = None if steps == 1 else _per_gamma(scaled, gamma, step_operator)
         e = flat @ x - y_flat
         if summed:
             e = (e.reshape(n, 1, m) @ H).reshape(n * m)
@@ -686,20 +693,16 @@ class LeastSquaresFederation(FiniteSumFederation):
         scaled: dict = {}  # γ -> γ·diag(sc_i/m_i)·A_iA_iᵀ, or S (summed): a run has one γ, or a few
         moved = np.empty((size, 1, m))
 
+        def step_operator(gamma: float) -> np.ndarray:
+            if not summed:
+                return (gamma * coef_rows) * gram
+            H = np.empty_like(gram)  # block by block: the doubling's temporaries stay the size of a block
+            for _, _, _, lo, hi in blocks:
+                H[lo:hi] = _summed_powers((gamma * coef_rows[lo:hi]) * gram[lo:hi], steps)
+            return H
+
         def kernel(x: Any, gamma: float) -> np.ndarray:
-            H = None
-            if steps > 1:
-                H = scaled.get(gamma)
-                if H is None:
-                    if len(scaled) > 4:
-                        scaled.clear()
-                    if summed:  # block by block: the doubling's temporaries stay the size of a block
-                        H = np.empty_like(gram)
-                        for _, _, _, lo, hi in blocks:
-                            H[lo:hi] = _summed_powers((gamma * coef_rows[lo:hi]) * gram[lo:hi], steps)
-                    else:
-                        H = (gamma * coef_rows) * gram
-                    scaled[gamma] = H
+            H = None if steps == 1 else _per_gamma(scaled, gamma, step_operator)
             out: Any = None
             for A, yb, wb, lo, hi in blocks:
                 e = A @ x
