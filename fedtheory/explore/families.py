@@ -55,9 +55,22 @@ def _federation(lam: np.ndarray, U: np.ndarray, c: np.ndarray, p: np.ndarray, ch
     # QuadraticFederation's checks (half of a decode's CPU) run on the member it reports (class_family). Its
     # fields as the checked constructor stores them, float for float: symmetrizing the exactly symmetric A again
     # changes no bit, and the other fields are float64 copies of these arrays
-    q = object.__new__(QuadraticFederation)
-    q.A, q.c, q.p, q.eigvals, q.eigvecs = A, c, p, lam, U
+    q = object.__new__(_SearchMember)
+    q.A, q.c, q.p, q.eigvals, q.eigvecs, q.solution = A, c, p, lam, U, None
     return q
+
+
+class _SearchMember(QuadraticFederation):
+    """A member of a family decoded unchecked for a probe's search (:func:`_federation`), whose x* is solved once:
+    its decode places x_0 from x* and the exact score (:class:`~fedtheory.explore.exact.ExactModel`) needs it
+    again."""
+
+    solution: np.ndarray | None
+
+    def x_star(self) -> np.ndarray:
+        if self.solution is None:
+            self.solution = super().x_star()
+        return self.solution
 
 
 def _rotation(phi: float) -> np.ndarray:
