@@ -1032,6 +1032,27 @@ def _closed_stdout() -> int:
 STOP_GRACE_SECONDS = 10
 
 
+def _end_explore_child(code: int) -> None:
+    """End the supervised child of an ``explore`` command with ``os._exit`` (how a forked child is meant to end),
+    once its output is flushed and its atexit handlers have run: the interpreter's teardown — freeing every module
+    and object of numpy, rich and the explorer, nothing the command's output depends on — is 60-100 ms of CPU, more
+    than a fifth of ``explore tune``. The explorer's files are closed when written (atomic JSON, plots); a thread
+    still running (none on the explorer's paths) keeps the ordinary exit, which joins it.
+    """
+    import atexit
+    import threading
+
+    if threading.active_count() > 1:
+        return
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone away or a closed stream: nothing left to deliver
+            pass
+    os._exit(code)
+
+
 def entry(argv: list[str] | None = None) -> int:
     """The console script: :func:`main` in a forked child, supervised (POSIX), so that a run can never end
     with a false exit code. A content file that calls ``os._exit(0)`` while being loaded, or a crash in C,
@@ -1066,6 +1087,8 @@ def entry(argv: list[str] | None = None) -> int:
         sys.stderr.flush()
         os.write(write_end, f"{code}\n".encode())
         os.close(write_end)
+        if sys.argv[1:2] == ["explore"]:
+            _end_explore_child(code)
         return code
     os.close(write_end)
 
