@@ -317,7 +317,9 @@ def test_an_explore_command_ends_without_teardown_and_loses_nothing(tmp_path):
         assert main([*args, "--class", "d1", "--json", str(tmp_path / "in-process.json")]) == 0
     assert (tmp_path / "child.json").read_bytes() == (tmp_path / "in-process.json").read_bytes()
     assert_one_line_error(fedtheory(*args, "--class", "nope", cwd=tmp_path), "function_class", "nope")
-    # a reader that goes away (| head -1): the first line, then 141, as a Unix tool killed by SIGPIPE
+    # a reader that goes away (| head -1): the first line, no "Exception ignored", and 141 (as a Unix tool killed by
+    # SIGPIPE) when a write came after head left; 0 when the whole table was in the pipe's buffer before (a race)
     command = f"set -o pipefail; {shlex.quote(sys.executable)} -m fedtheory {' '.join(args)} --class d1 | head -1"
     closed = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert closed.returncode == 141 and closed.stdout.strip() == "fedtheory explore tune: fedavg (class: d = 1)", closed
+    assert closed.returncode in (0, 141) and closed.stderr == "", closed
+    assert closed.stdout.strip() == "fedtheory explore tune: fedavg (class: d = 1)", closed
