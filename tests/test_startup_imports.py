@@ -107,9 +107,9 @@ def test_control_maml_tune_is_seen_loading_its_driver(tmp_path):
 #: CPU seconds of the whole command (interpreter start, the supervising parent and its forked child). The
 #: acceptance is 0.5 s on a quiet machine; CI's two cores run up to 8 jobs at once, which inflates a process's CPU
 #: time by up to half again (cache and core sharing), so the bound is 0.8 s for the least of three runs (the least
-#: is the run least disturbed: load only ever adds CPU). Measured with 5-12 jobs on 2 cores: least of three
-#: 0.46-0.67 s, single runs up to 0.85 s (before issue 23's second pass: 0.75-0.96 s). A heavy import back on the
-#: path fails it: scipy.optimize alone is 0.7 s, sympy more.
+#: is the run least disturbed: load only ever adds CPU). Measured on the loaded 2 cores (load 1.5-12): least of
+#: three 0.46-0.67 s, medians of five 0.58-0.66 s, single runs up to 0.85 s (before issue 23's second pass: medians
+#: 0.73-0.84 s). A heavy import back on the path fails it: scipy.optimize alone is 0.7 s, sympy more.
 TUNE_CPU_BOUND = 0.8
 
 
