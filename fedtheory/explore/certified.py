@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -142,8 +142,10 @@ def load_table() -> dict | None:
     True
     """
     try:
-        text = (resources.files("fedtheory.explore") / "data" / TABLE_NAME).read_text(encoding="utf-8")
-    except (FileNotFoundError, ModuleNotFoundError, OSError):
+        # beside this module, not through importlib.resources: that import (zipfile, lzma, bz2, ...) costs a
+        # command-line call more CPU than reading the table
+        text = (Path(__file__).parent / "data" / TABLE_NAME).read_text(encoding="utf-8")
+    except OSError:
         return None
     table = json.loads(text)
     from fedtheory.analysis.guarantees import GUARANTEE_SOURCES, register_source

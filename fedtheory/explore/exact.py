@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 
 from fedtheory.algorithms.local_update import LocalUpdate, ServerOpt, run_local_update
-from fedtheory.algorithms.maml import MAML, maml_theta
 from fedtheory.algorithms.theta import Theta
 from fedtheory.analysis.rates import iteration_polynomials
 
@@ -66,6 +65,8 @@ def setting_theta(theta: str, K: int, gamma: float, alpha: float):
 def _theta(theta: str, K: int, gamma: float, alpha: float):
     # a probe evaluates one setting on hundreds of instances: its Θ (immutable) is built once
     if theta == "maml":
+        from fedtheory.algorithms.maml import maml_theta  # here: only MAML's settings load its driver
+
         return maml_theta(K, gamma, alpha)
     return Theta.uniform(K) if theta == "uniform" else Theta.last(K)
 
@@ -182,6 +183,8 @@ def driver_algorithm(s: dict):
     """
     server = ServerOpt(s["server"], lr=s["eta"], momentum=s["beta"] if s["server"] != "gd" else 0.0)
     if s["theta"] == "maml":
+        from fedtheory.algorithms.maml import MAML
+
         return MAML(K=int(s["K"]), gamma=s["gamma"], server=server, alpha=s["alpha"], outer="full")
     return LocalUpdate(setting_theta(s["theta"], s["K"], s["gamma"], s["alpha"]), s["alpha"], s["gamma"], server)
 

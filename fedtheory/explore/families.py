@@ -43,12 +43,34 @@ def _unit(z: np.ndarray) -> np.ndarray:
     return (1 + np.sin(z)) / 2
 
 
-def _federation(lam: np.ndarray, U: np.ndarray, c: np.ndarray, p: np.ndarray):
+def _federation(lam: np.ndarray, U: np.ndarray, c: np.ndarray, p: np.ndarray, checked: bool = True):
     order = np.argsort(lam, axis=1)
     lam = np.take_along_axis(lam, order, axis=1)
     U = np.stack([U[i][:, order[i]] for i in range(lam.shape[0])])
     A = np.einsum("nij,nj,nkj->nik", U, lam, U)
-    return QuadraticFederation(A=0.5 * (A + np.swapaxes(A, 1, 2)), c=c, p=p / p.sum(), eigvals=lam, eigvecs=U)
+    A, p = 0.5 * (A + np.swapaxes(A, 1, 2)), p / p.sum()
+    if checked:
+        return QuadraticFederation(A=A, c=c, p=p, eigvals=lam, eigvecs=U)
+    # a probe's search decodes hundreds of members of a family that satisfy every hypothesis by construction;
+    # QuadraticFederation's checks (half of a decode's CPU) run on the member it reports (class_family). Its
+    # fields as the checked constructor stores them, float for float: symmetrizing the exactly symmetric A again
+    # changes no bit, and the other fields are float64 copies of these arrays
+    q = object.__new__(_SearchMember)
+    q.A, q.c, q.p, q.eigvals, q.eigvecs, q.solution = A, c, p, lam, U, None
+    return q
+
+
+class _SearchMember(QuadraticFederation):
+    """A member of a family decoded unchecked for a probe's search (:func:`_federation`), whose x* is solved once:
+    its decode places x_0 from x* and the exact score (:class:`~fedtheory.explore.exact.ExactModel`) needs it
+    again."""
+
+    solution: np.ndarray | None
+
+    def x_star(self) -> np.ndarray:
+        if self.solution is None:
+            self.solution = super().x_star()
+        return self.solution
 
 
 def _rotation(phi: float) -> np.ndarray:
@@ -75,12 +97,16 @@ def two_client_weights(consts: dict) -> np.ndarray:
     return np.array([first, 1.0 - first])
 
 
-def class_family(function_class: str, consts: dict, *, equal_weights: bool = False) -> tuple[int, Any]:
+def class_family(
+    function_class: str, consts: dict, *, equal_weights: bool = False, checked: bool = True
+) -> tuple[int, Any]:
     """(size, decode): z ∈ R^size ↦ (federation, x_0) in the class at the constants (μ, L attained by one client,
     ‖c_i‖ ≤ C, ‖x_0 − x*‖ = D). d = 1: 3 clients; commuting: the advice's n clients (at most 6) in d = 2 with
     one shared basis; general: 2 clients, d = 2, each with its own rotation (the family of the refutations).
     ``equal_weights``: the general family's weights fixed to :func:`two_client_weights` (a member of the
-    certified federation class: ½, ½ for equal weights and even n).
+    certified federation class: ½, ½ for equal weights and even n). ``checked=False``: the federations skip
+    :class:`~fedtheory.problems.quadratic.QuadraticFederation`'s checks (the same floats, for a probe's search,
+    whose reported member is decoded checked again: :func:`probe_lower_bound`).
 
     >>> size, decode = class_family("general", {"mu": 1.0, "L": 10.0, "C": 1.0, "D": 2.0})
     >>> q, x0 = decode(np.zeros(size))
@@ -118,7 +144,7 @@ def class_family(function_class: str, consts: dict, *, equal_weights: bool = Fal
         else:
             w = np.exp(np.clip(z[k : k + n], -20, 20))
         k += n
-        q = _federation(lam, U, c, w)
+        q = _federation(lam, U, c, w, checked)
         x_star = q.x_star()
         omega = float(z[k])
         e = np.array([math.cos(omega), math.sin(omega)])[:d] if d == 2 else np.array([1.0 if omega >= 0 else -1.0])
@@ -206,9 +232,9 @@ def probe_lower_bound(
     >>> lb["value"] <= (9 / 11) ** 5 + 1e-12       # K = 1: GD, contraction (κ − 1)/(κ + 1) per round
     True
     """
-    size, decode = class_family(function_class, consts)
+    size, decode = class_family(function_class, consts, checked=False)
     res = probe_family(lambda q, x0: float(exact_errors(q, x0, setting, T)[-1]), size, decode, seed, budget)
-    q, x0 = res.worst_instance
+    q, x0 = class_family(function_class, consts)[1](np.asarray(res.worst_z))  # the reported member, checked
     return {
         "value": float(res.worst_value),
         "instance": {"federation": q.to_json(spectral=False), "x0": x0.tolist()},

@@ -8,7 +8,6 @@ subclasses :class:`Result`: it says what its columns and rows are and how to dra
 
 from __future__ import annotations
 
-import html
 import math
 from pathlib import Path
 from typing import Any
@@ -206,6 +205,8 @@ class Result:
 
     def _repr_html_(self) -> str:
         """Notebook view: the table, then the notes, then the plot (inline PNG)."""
+        import html  # here: a command-line call never renders HTML
+
         head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns())
         body = "".join(
             "<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r) + "</tr>" for r in self.rows()[:50]

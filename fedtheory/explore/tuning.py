@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -334,10 +334,12 @@ def class_text(function_class: str) -> str:
 def _rows(
     g, idx: np.ndarray | list[int], budget: str, amount: float, method: str, consts: dict, momentum: str
 ) -> Iterator[dict]:
-    """The result rows of settings ``idx`` of guarantee ``g``, in order: complete settings (server included).
+    """The result rows of settings ``idx`` of guarantee ``g``, in order; a local-update setting comes without its
+    server, which :func:`_server` adds to the rows the caller keeps (:func:`_distinct_rows`' ``complete``).
 
-    A generator: a row's server (a Table 2 tuning) costs a fraction of a millisecond and :func:`_distinct_rows` needs
-    only the first few distinct rows of the 60 candidates, so rows are built only as far as they are read."""
+    A generator: :func:`_distinct_rows` needs only the first few distinct rows of the 60 candidates, so rows are built
+    only as far as they are read, and a server (a Table 2 tuning, a fraction of a millisecond) only for the rows kept:
+    in the general class most candidates have no finite bound and are dropped."""
     local = METHODS[method][0] == "local-update"
     idx = np.asarray(idx, dtype=np.int64)
     need: Any = g.rounds_to(amount) if budget == "eps" else None  # once for all settings, not per row
@@ -350,7 +352,6 @@ def _rows(
                 "gamma": float(g.params["gamma"][i]),
                 "alpha": float(g.params["alpha"][i]),
             }
-            setting.update(_server(method, consts, setting, momentum))
         else:
             setting = {"lambda": float(g.params["lambda"][i]), "solver": str(g.params["solver"][i])}
         R = (
@@ -374,14 +375,17 @@ def _rows(
         }
 
 
-def _distinct_rows(rows: Iterable[dict], count: int = 5) -> list[dict]:
+def _distinct_rows(rows: Iterable[dict], count: int = 5, complete: Callable[[dict], Any] | None = None) -> list[dict]:
     """Keep rows (an iterable, read only as far as needed) whose printed settings differ (two settings equal to the
-    printed precision are one); runner-ups only where a valid guarantee gives a finite value."""
+    printed precision are one); runner-ups only where a valid guarantee gives a finite value. ``complete(row)``
+    completes a row's setting in place before it is compared (only rows that may be kept: :func:`_rows`)."""
     seen: set = set()
     out: list[dict] = []
     for r in rows:
         if out and not math.isfinite(r["bound"]):
             continue
+        if complete is not None:
+            complete(r)
         key = setting_text(r["setting"])
         if key not in seen:
             seen.add(key)
@@ -507,7 +511,10 @@ def tune(
             value, tie = _objective(g, budget, amount, consts["D"])
             evaluated += len(fine["K"])
             order = _best(value, tie, 60)
-        rows = _distinct_rows(_rows(g, order, budget, amount, method, consts, momentum))
+        rows = _distinct_rows(
+            _rows(g, order, budget, amount, method, consts, momentum),
+            complete=lambda r: r["setting"].update(_server(method, consts, r["setting"], momentum)),
+        )
         # the claims and caveats of the advised setting itself (not of the whole grid)
         g = method_guarantee(
             method, consts, {k: np.array([rows[0]["setting"][k]]) for k in ("K", "gamma", "alpha")}, momentum
