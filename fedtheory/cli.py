@@ -45,7 +45,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from fedtheory import __version__
-from fedtheory.content import UsageError, check_tier
+from fedtheory.errors import UsageError
 
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
@@ -462,13 +462,18 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
     if args.explore_command is None:
         raise UsageError(f"explore needs one of: {', '.join(EXPLORE_COMMANDS)}")
-    from fedtheory.sweep import check_output_file
-
+    if args.explore_command != "instance" and "numpy" not in sys.modules:
+        # the explorer's algebra is on matrices of a few dozen rows: one BLAS thread. Starting OpenBLAS's pool of
+        # threads at numpy's import costs about 0.1 s of CPU, a fifth of a tune (a user's own setting is kept;
+        # `instance` may simulate the user's large federation and keeps the default)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     # with --json -, stdout carries the JSON alone; no :emoji: codes in the explorer's text, so rich's emoji table
     # (about 10 ms of CPU to load) is never read
     console = Console(stderr=_stdout_json_active(args), emoji=False)
     if args.explore_command == "certify":
         _resolve_function_class(args)
+    if args.explore_command == "page" or args.json is not None or getattr(args, "plot", None) is not None:
+        from fedtheory.sweep import check_output_file  # only for a file to write
     if args.explore_command == "page":
         check_output_file(args.out, "--out")
     else:
@@ -747,6 +752,8 @@ def _validate_common(args: argparse.Namespace) -> None:
     from fedtheory.environment import blas_thread_count
     from fedtheory.sweep import check_scheduler, check_workers, core_count
 
+    from fedtheory.content import check_tier
+
     check_tier(args.tier)
     check_workers(args.workers)
     if args.scheduler is not None:
@@ -849,7 +856,7 @@ def cmd_figures(args: argparse.Namespace) -> int:
     skipped = {k: v for k, v in skipped.items() if v}
     figures = [f for f in figures if f.id not in skipped]
 
-    from fedtheory.sweep import Interrupted
+    from fedtheory.signals import Interrupted
 
     try:
         manifest = run_figures(
@@ -879,13 +886,19 @@ def cmd_figures(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from fedtheory.report.command import cmd_report  # the report machinery only for this command
+
+    return cmd_report(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fedtheory`` console script; returns the exit code.
 
     >>> main(["check", "no/such/path"])
     2
     """
-    from fedtheory.sweep import Interrupted, handle_signals
+    from fedtheory.signals import Interrupted, handle_signals
 
     parser = build_parser()
     try:
@@ -902,9 +915,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "completion":
             return cmd_completion(args, parser)
         with handle_signals(), _json_to_stdout(args):
-            from fedtheory.report.command import cmd_report
-
-            code = {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore, "report": cmd_report}[
+            code = {"check": cmd_check, "figures": cmd_figures, "explore": cmd_explore, "report": _cmd_report}[
                 args.command
             ](args)
         sys.stdout.flush()  # here, so that a reader gone away (`| head`) is caught below
@@ -1069,7 +1080,7 @@ def entry(argv: list[str] | None = None) -> int:
         return main(argv)
     import signal
 
-    from fedtheory.sweep import _die_with_parent
+    from fedtheory.signals import die_with_parent
 
     sys.stdout.flush()
     sys.stderr.flush()
@@ -1078,7 +1089,7 @@ def entry(argv: list[str] | None = None) -> int:
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
-        _die_with_parent(parent)
+        die_with_parent(parent)
         if sys.argv[1:2] == ["explore"]:
             import gc
 

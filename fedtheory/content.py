@@ -46,6 +46,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterable
 
+from fedtheory.errors import UsageError  # noqa: F401 - re-exported: content raises it, callers catch it here
+
 CLAIM_DIRS = ("paper_checks", "verify")
 FIGURE_DIRS = ("figures",)
 TIERS = ("fast", "full")
@@ -54,14 +56,6 @@ TIERS = ("fast", "full")
 MODULE_PREFIX = "_fedtheory_content_"
 
 _MODULES: dict[Path, ModuleType] = {}
-
-
-class UsageError(Exception):
-    """Bad user input (unknown key, missing path, malformed option): the CLI prints one line and exits 2.
-
-    >>> str(UsageError("unknown tier 'warp' (choose fast or full)"))
-    "unknown tier 'warp' (choose fast or full)"
-    """
 
 
 class ContentError(UsageError):

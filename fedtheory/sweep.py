@@ -32,13 +32,13 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from fedtheory.content import UsageError
+from fedtheory.signals import Interrupted, die_with_parent, handle_signals, signal_received  # noqa: F401 - re-exported
 
 _SCHEDULER_RE = re.compile(r"^(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$")
 CONNECT_TIMEOUT_S = 10.0
@@ -247,78 +247,6 @@ def check_output_dir(path: Any, flag: str) -> Path:
     return p
 
 
-# --------------------------------------------------------------------------------------------
-# Signals: SIGINT and SIGTERM become an exception in the main thread, so every ``finally`` runs
-# (workers are stopped, finished results written) and the exit code says which signal it was.
-# --------------------------------------------------------------------------------------------
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM received while :func:`handle_signals` was active; ``signum`` says which.
-
-    >>> Interrupted(15).exit_code
-    143
-    """
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-    @property
-    def exit_code(self) -> int:
-        return 128 + self.signum
-
-    def __reduce__(self):
-        return (Interrupted, (self.signum,))
-
-
-_RECEIVED: list[int] = []
-_ACTIVE: list[bool] = []
-
-
-def signal_received() -> int | None:
-    """The first signal :func:`handle_signals` caught in this process, or None.
-
-    A claim that raises KeyboardInterrupt itself is that claim's error; one the user sent stops the run:
-    this tells the two apart.
-
-    >>> signal_received() is None
-    True
-    """
-    return _RECEIVED[0] if _RECEIVED else None
-
-
-@contextlib.contextmanager
-def handle_signals():
-    """Within the block, SIGINT and SIGTERM raise :class:`Interrupted` (once; later ones are noted only,
-    so the clean-up they interrupt can finish). Outside the main thread, or nested in another such block,
-    it does nothing.
-
-    >>> with handle_signals():
-    ...     signal_received() is None
-    True
-    """
-    if threading.current_thread() is not threading.main_thread() or _ACTIVE:
-        yield
-        return
-
-    def handler(signum, frame):
-        first = not _RECEIVED
-        _RECEIVED.append(signum)
-        if first:
-            raise Interrupted(signum)
-
-    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    _ACTIVE.append(True)
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-        _ACTIVE.clear()
-        _RECEIVED.clear()
-
-
 def core_count() -> int:
     """CPU cores this process may use (its affinity mask where the platform has one).
 
@@ -466,22 +394,9 @@ def _describe(exc: BaseException) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _die_with_parent(parent_pid: int) -> None:
-    """Linux: the kernel kills this worker when its parent dies (even by SIGKILL), so none is orphaned."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent_pid:  # the parent died before prctl took effect
-        os._exit(1)
-
-
 def _worker_main(conn, parent_pid: int) -> None:
     """A worker: run ``fn(point)`` for each ``(index, fn, point)`` received; None or EOF ends it."""
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     try:
         os.setsid()  # its own process group: Ctrl-C reaches the parent only, and a kill takes its children
     except OSError:

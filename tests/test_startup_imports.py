@@ -135,3 +135,30 @@ def test_default_tune_within_its_cpu_budget(tmp_path):
     _command_cpu_seconds(TUNE, tmp_path, env)
     cpu = min(_command_cpu_seconds(TUNE, tmp_path, env) for _ in range(3))
     assert cpu < TUNE_CPU_BOUND, f"explore tune took {cpu:.3f} s of CPU (bound {TUNE_CPU_BOUND} s)"
+
+
+@pytest.mark.parametrize(
+    "command, preset, expected",
+    [("tune", None, "1"), ("tune", "2", "2"), ("instance", None, None)],
+    ids=["tune-one-thread", "user-setting-kept", "instance-keeps-the-default"],
+)
+def test_explore_starts_numpy_with_one_blas_thread(command, preset, expected, tmp_path):
+    """The explorer's small algebra starts OpenBLAS with one thread (its pool of threads costs ~0.1 s of CPU at
+    numpy's import), unless the user set it; `instance` may simulate a large federation and keeps the default."""
+    np_file = tmp_path / "fed.npz"
+    # both reach the explore command's work: a tune, and an instance that stops at its malformed file
+    tune = ["explore", "tune", "gd", "--mu", "1", "--L", "10", "--D", "1", "--rounds", "5"]
+    argv = tune if command == "tune" else ["explore", "instance", str(np_file), "--rounds", "2"]
+    np_file.write_bytes(b"not an npz file")
+    code = textwrap.dedent(f"""
+        import os, sys
+        from fedtheory.cli import main
+        code = main({argv!r})
+        print("BLAS", code, "numpy" in sys.modules, os.environ.get("OPENBLAS_NUM_THREADS"), file=sys.stderr)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env)
+    exit_code = 0 if command == "tune" else 2
+    assert out.stderr.splitlines()[-1] == f"BLAS {exit_code} True {expected}", out.stderr[-2000:]

@@ -32,7 +32,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from fedtheory.content import UsageError
+from fedtheory.errors import UsageError
 from fedtheory.report.data import load_check, load_figures
 from fedtheory.report.diff import diff_runs
 from fedtheory.report.site import render_pages

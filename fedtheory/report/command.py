@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fedtheory.content import UsageError  # noqa: F401  (the example below catches it from here)
+from fedtheory.errors import UsageError  # noqa: F401  (the example below catches it from here)
 
 
 def add_check_options(check: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fedtheory.claims.core import STATUSES
-from fedtheory.content import UsageError
+from fedtheory.errors import UsageError
 
 # A measured value longer than this is folded on the site (shown whole, never cut).
 MAX_VALUE_CHARS = 400
