@@ -26,7 +26,6 @@ number of rounds (relative difference; ``flag_mismatch`` above 1e-12).
 
 from __future__ import annotations
 
-import gc
 import sys
 import time
 from pathlib import Path
@@ -62,24 +61,18 @@ def hand_torch(a, y, p, K: int, gamma: float) -> Callable[[int], np.ndarray]:
 def _timer(device: str) -> Callable[[Callable[[], Any], bool], tuple[float, Any]]:
     import torch
 
+    def synchronized(fn: Callable[[], Any]) -> Any:
+        out = fn()  # every GPU contender returns a host array: the copy synchronizes
+        if device != "cpu":
+            torch.cuda.synchronize()
+        return out
+
     def timed(fn: Callable[[], Any], on_gpu: bool) -> tuple[float, Any]:
-        was = gc.isenabled()
-        gc.disable()
-        try:
-            if on_gpu:
-                if device != "cpu":
-                    torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                out = fn()  # every GPU contender returns a host array: the copy synchronizes
-                if device != "cpu":
-                    torch.cuda.synchronize()
-                return time.perf_counter() - t0, out
-            t0 = time.process_time()
-            out = fn()
-            return time.process_time() - t0, out
-        finally:
-            if was:
-                gc.enable()
+        if not on_gpu:
+            return peers._cpu(fn)
+        if device != "cpu":
+            torch.cuda.synchronize()  # nothing queued before the timing
+        return peers._cpu(lambda: synchronized(fn), clock=time.perf_counter)
 
     return timed
 
