@@ -92,7 +92,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "acc-sdane-coefficient",
         "driver",
-        "fedtheory/algorithms/dane.py",
+        "fedtheory/methods/library.py",
         "return B / (2 * lam) + math.sqrt(B * B / (4 * lam * lam) + A * B / lam)",
         "return B / (2 * lam) + math.sqrt(B * B / (4 * lam * lam) + 2 * A * B / lam)",
         ("--paper", "sdane"),
