@@ -472,17 +472,17 @@ def cmd_explore(args: argparse.Namespace) -> int:
     console = Console(stderr=_stdout_json_active(args), emoji=False)
     if args.explore_command == "certify":
         _resolve_function_class(args)
-    if args.explore_command == "page" or args.json is not None or getattr(args, "plot", None) is not None:
-        from fedtheory.sweep import check_output_file  # only for a file to write
-    if args.explore_command == "page":
-        check_output_file(args.out, "--out")
-    else:
-        if args.json is not None:
-            check_output_file(args.json, "--json")
-        if getattr(args, "plot", None) is not None:  # certify has no --plot
-            check_output_file(args.plot, "--plot")
-            if Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
-                raise UsageError(f"--plot {args.plot}: the file name must end in one of {', '.join(PLOT_SUFFIXES)}")
+    # the files the command will write, checked before any work (certify has no --plot)
+    plot = None if args.explore_command == "page" else getattr(args, "plot", None)
+    outputs = [(args.out, "--out")] if args.explore_command == "page" else [(args.json, "--json"), (plot, "--plot")]
+    outputs = [(path, flag) for path, flag in outputs if path is not None]
+    if outputs:
+        from fedtheory.sweep import check_output_file  # the sweep's machinery only when there is a file to write
+
+        for path, flag in outputs:
+            check_output_file(path, flag)
+    if plot is not None and Path(plot).suffix.lower() not in PLOT_SUFFIXES:
+        raise UsageError(f"--plot {plot}: the file name must end in one of {', '.join(PLOT_SUFFIXES)}")
     try:
         if args.explore_command == "certify":
             from fedtheory.explore.certify import run_certify
@@ -749,10 +749,9 @@ def _hyper(text: str, flag: str) -> dict:
 
 def _validate_common(args: argparse.Namespace) -> None:
     """Everything about the run that can be wrong, checked before any work (bad input: exit 2)."""
+    from fedtheory.content import check_tier
     from fedtheory.environment import blas_thread_count
     from fedtheory.sweep import check_scheduler, check_workers, core_count
-
-    from fedtheory.content import check_tier
 
     check_tier(args.tier)
     check_workers(args.workers)
@@ -1090,7 +1089,8 @@ def entry(argv: list[str] | None = None) -> int:
     if pid == 0:
         os.close(read_end)
         die_with_parent(parent)
-        if sys.argv[1:2] == ["explore"]:
+        explore = sys.argv[1:2] == ["explore"]
+        if explore:
             import gc
 
             # numpy's, rich's and the explorer's imports are long-lived objects that the default young generation
@@ -1105,7 +1105,7 @@ def entry(argv: list[str] | None = None) -> int:
         sys.stderr.flush()
         os.write(write_end, f"{code}\n".encode())
         os.close(write_end)
-        if sys.argv[1:2] == ["explore"]:
+        if explore:
             _end_explore_child(code)
         return code
     os.close(write_end)

@@ -309,9 +309,10 @@ class FiniteSumFederation:
             "backend": be,
             "problem": self,
         }
-        if key is not None:
-            self._device_arrays[key] = arrays
-        return dict(arrays)
+        if key is None:
+            return arrays
+        self._device_arrays[key] = arrays
+        return dict(arrays)  # a caller's copy: the kept one is not changed by what it adds
 
     def batched_grads(self, arrays: dict, X: Any, idx: Any = None, clients: Any = None, *, factor: Any = None) -> Any:
         """Gradients of the clients' (mini-batch) losses at their own points: (k, d).
