@@ -139,6 +139,16 @@ def _spectral_error(server: str, seed: int):
     )
 
 
+def _agrees_within_tolerance(row) -> bool:
+    """The row's ``relative`` difference within ENGINE_RTOL and each of its certificates' ``gaps`` closed to
+    GAP_RTOL: what the engine cross-checks ask of two certified certificates (a gap of None never passes).
+
+    >>> _agrees_within_tolerance({"relative": 1e-6, "gaps": [1e-3, None]})
+    False
+    """
+    return row["relative"] <= ENGINE_RTOL and all(g is not None and g <= GAP_RTOL for g in row["gaps"])
+
+
 def _agreement_rows(ctx, pairs):
     """Rows comparing certificates with the PEPit engine's (the reference): relative difference and each gap."""
     sign = ctx.param("beta_sign", 1.0)
@@ -156,7 +166,7 @@ def _agreement_rows(ctx, pairs):
         if good:
             row["relative"] = abs(other.value - ref.value) / ref.value
             row["gaps"] = [ref.gap, other.gap]
-            good = row["relative"] <= ENGINE_RTOL and all(g is not None and g <= GAP_RTOL for g in row["gaps"])
+            good = _agrees_within_tolerance(row)
         rows.append(row)
         ok &= bool(good)
     return ok, rows
@@ -351,7 +361,7 @@ def matrix(ctx):
         good = hand.status == comp.status == "certified"
         if good:
             row["relative"] = max(abs(x.value - literal) / max(literal, 1e-300) for x in (hand, comp))
-            good = row["relative"] <= ENGINE_RTOL and all(g is not None and g <= GAP_RTOL for g in row["gaps"])
+            good = _agrees_within_tolerance(row)
         rows.append(row)
         ok &= bool(good)
     return ctx.decide(ok, measured={"rows": rows}, tolerance={"relative": ENGINE_RTOL, "gap": GAP_RTOL})

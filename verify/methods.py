@@ -558,13 +558,30 @@ def _scaffold_loop(
     return np.stack(xs), states
 
 
+def _trajectory_scale(xs, q) -> float:
+    """max_t‖x_t‖ + max_i‖c_i‖: what the simulator-against-reference differences are relative to (the iterates and
+    the clients' centres, so a run near 0 is not judged on its rounding).
+
+    >>> from types import SimpleNamespace
+    >>> _trajectory_scale(np.array([[3.0, 4.0], [0.0, 1.0]]), SimpleNamespace(c=np.array([[1.0, 0.0]])))
+    6.0
+    """
+    return float(np.max(np.linalg.norm(xs, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
+
+
+def _check_placement(placement: list, h, backend: str, path: str) -> None:
+    """Add a line to ``placement`` when a torch run's history left the device (its x is not a tensor)."""
+    if backend == "torch" and not _is_tensor(h.x):
+        placement.append(f"{path}: history x is {type(h.x).__name__}")
+
+
 def _rel(a, b, scale: float) -> float:
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / scale)
 
 
 def _fedsplit_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
     rng = ctx.rng
-    trials = trials_fast_full[1] if ctx.full else trials_fast_full[0]
+    trials = trials_fast_full[ctx.full]  # (fast, full)
     reflection = ctx.param("loop_reflection", 2.0)
     rounds = 30
     tracker, placement = _WorstPerSetting(), []
@@ -576,12 +593,11 @@ def _fedsplit_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
         for s_unit in (1e-2, 1.0, 1e2):
             s = s_unit / np.sqrt(q.mu * q.L)
             ref_x, ref_z = _fedsplit_loop(q, x0, s, rounds, reflection)
-            scale = float(np.max(np.linalg.norm(ref_x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
+            scale = _trajectory_scale(ref_x, q)
             for backend in backends:
                 for path in ("step", "spectral"):
                     h = methods.run("fedsplit", q, x0, rounds, s=s, path=path, backend=backend)
-                    if backend == "torch" and not _is_tensor(h.x):
-                        placement.append(f"{path}: history x is {type(h.x).__name__}")
+                    _check_placement(placement, h, backend, path)
                     hn = h.to_numpy()
                     tracker.record(
                         f"{backend}/{path}",
@@ -642,7 +658,7 @@ fedsplit_independent_loop, fedsplit_independent_loop_torch = _claim_and_torch(
 
 def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
     rng = ctx.rng
-    trials = trials_fast_full[1] if ctx.full else trials_fast_full[0]
+    trials = trials_fast_full[ctx.full]  # (fast, full)
     bug = bool(ctx.param("loop_c_sign_bug", False))
     rounds = 25
     tracker, placement = _WorstPerSetting(), []
@@ -672,14 +688,13 @@ def _scaffold_loop_check(ctx, backends, trials_fast_full: tuple[int, int]):
                 ref_x, ref_states = _scaffold_loop(
                     q, x0, K, gamma, eta, option, rounds, M, seed, c_sign_bug=bug and option == "II"
                 )
-                scale = float(np.max(np.linalg.norm(ref_x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
+                scale = _trajectory_scale(ref_x, q)
                 for backend in backends:
                     for path in ("step", "spectral"):
                         kw = dict(**hyper, **sampling, path=path, backend=backend)
                         h = methods.run("scaffold", q, x0, rounds, **kw)
                         h2 = methods.run("scaffold", q, x0, 2, **kw).to_numpy()  # the state after round 2
-                        if backend == "torch" and not _is_tensor(h.x):
-                            placement.append(f"{path}: history x is {type(h.x).__name__}")
+                        _check_placement(placement, h, backend, path)
                         hn = h.to_numpy()
                         err = _rel(hn.x, ref_x, scale)
                         for v in ("x", "c", "ci"):
@@ -790,7 +805,7 @@ def _golden_local_update_check(ctx, trials: int, fs_trials: int):
                 for mpath, rpath in pairs:
                     ref = run_local_update(q, ref_algo, x0, rounds, path=rpath, **sampling).to_numpy()
                     h = methods.run("local-update", q, x0, rounds, path=mpath, **sampling, **mine)
-                    scale = float(np.max(np.linalg.norm(ref.x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
+                    scale = _trajectory_scale(ref.x, q)
                     err = _rel(h.x, ref.x, scale)
                     if Mr is None and kind == "gd":
                         min_q0 = min(min_q0, float(np.linalg.norm(ref.x[1] - x0)) / eta)
@@ -1081,7 +1096,7 @@ def _golden_scaffold_check(ctx, trials: int):
                 method = dataclasses.replace(
                     methods.get("scaffold", K=K, gamma=gamma, eta=eta, option=mine), weighting="uniform-view"
                 )
-                scale = float(np.max(np.linalg.norm(ref.x, axis=1)) + np.max(np.linalg.norm(q.c, axis=1)))
+                scale = _trajectory_scale(ref.x, q)
                 for path in ("step", "spectral"):
                     h = methods.run(method, q, x0, rounds, path=path, clients_per_round=M, seed=seed)
                     tracker.record(

@@ -530,6 +530,22 @@ def certified_d1(ctx):
     )
 
 
+def _limit_law(kappa0: float, factor: float = 1.0) -> float:
+    """C(κ₀ − 1)/(2√κ₀) at C = 1, times a control's ``factor``: the worst floor of two equal-weight clients in the
+    limit Kγμ → ∞ (localupdate/lemma-5/corrected-limit proves it), which both lemma-5 law claims hold certificates to.
+
+    >>> _limit_law(100.0)
+    4.95
+    """
+    return factor * (kappa0 - 1) / (2 * math.sqrt(kappa0))
+
+
+def _two_client_floor(ctx, kappa0: float, K: int, gamma: float):
+    """The certified worst floor of two equal-weight clients under FedAvg at μ = 1, L = κ₀ (16 pieces, two probe
+    starts, the run's seed): the certificate both lemma-5 law claims compare with :func:`_limit_law`."""
+    return certify_local_update(1.0, kappa0, K, gamma, pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
+
+
 @claim(
     id="localupdate/lemma-5/certified-limit",
     ref="Lemma 5",
@@ -551,8 +567,8 @@ def certified_limit(ctx):
     rows, ok = [], True
     for kap, K in ((10.0, 1000), (100.0, 10000)):
         gamma = 0.5 / kap
-        law = factor * (kap - 1) / (2 * math.sqrt(kap))
-        c = certify_local_update(1.0, kap, K, gamma, pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
+        law = _limit_law(kap, factor)
+        c = _two_client_floor(ctx, kap, K, gamma)
         rows.append({"kappa0": kap, "K": K, "K_gamma_mu": K * gamma, "law": law, "upper": c.value, "lower": c.lower})
         ok &= c.status == "certified" and abs(c.value - law) <= 2e-5 * law and abs(c.lower - law) <= 2e-5 * law
     return ctx.decide(
@@ -605,8 +621,8 @@ def corrected_lemma_5(ctx):
         points.append((kap, int(round(10 ** rng.uniform(0, np.log10(k_max)))), gl))
     rows, ok = [], True
     for kap, K, gl in points:
-        law = factor * (kap - 1) / (2 * math.sqrt(kap))
-        c = certify_local_update(1.0, kap, K, gl / kap, pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
+        law = _limit_law(kap, factor)
+        c = _two_client_floor(ctx, kap, K, gl / kap)
         rows.append(
             {"kappa0": kap, "K": K, "gammaL": gl, "upper": c.value, "lower": c.lower, "law": law, "status": c.status}
         )

@@ -233,19 +233,44 @@ def lemma_8(ctx):
         ctx, violation, Custom(4 * 9 + 4 + 4, decode), n_random=32, n_starts=(2, 6), maxiter=(80, 400)
     )
     attained = _attaining(violation, _LEMMA8_ALIGNED, neutral=-np.inf)
-    worst = max(worst, result.worst_value, attained)
+    return _decide_at_rounding(
+        ctx,
+        (worst, result, attained),
+        ("worst_violation_relative", "attaining_instance_violation", "relative"),
+        why="eigvalsh backward error ~d·eps·‖B‖ on each side",
+        notes="vᵀE[B]v = E[vᵀBv] ∈ [E λ_min, E λ_max] for unit v (Rayleigh). Zero violation is attained "
+        "by commuting B's with aligned eigenvectors, so the bound is tight.",
+    )
+
+
+def _decide_at_rounding(ctx, found, names, *, why, notes, measured=None):
+    """Decide a probe-type check whose quantity must stay at rounding: ``found`` = (the samples' worst, the probe's
+    result, the attaining instance's value); the worst of the three must be ≤ 64·eps less a control's ``margin``
+    (the attaining instance reaches 0, so any margin fails there by construction). ``names`` = (the key of the
+    worst, the key of the attaining value, the tolerance's key) in the measured record, which also keeps the
+    probe's worst and phases.
+
+    >>> from types import SimpleNamespace
+    >>> ctx = SimpleNamespace(param=lambda name, default: default, decide=lambda ok, **kw: ok)
+    >>> probe = SimpleNamespace(worst_value=-1.0, random_worst_value=-1.5, optimized_worst_value=-1.0)
+    >>> _decide_at_rounding(ctx, (-2.0, probe, 0.0), ("worst", "attained", "relative"), why="", notes="")
+    True
+    """
+    sampled_worst, result, attained = found
+    worst_key, attained_key, tolerance_key = names
+    worst = max(sampled_worst, result.worst_value, attained)
     tol = 64 * EPS - ctx.param("margin", 0.0)  # a control's tightened bound
     return ctx.decide(
         worst <= tol,
         measured={
-            "worst_violation_relative": worst,
+            worst_key: worst,
             "probe_worst": result.worst_value,
-            "attaining_instance_violation": attained,
+            attained_key: attained,
             **_probe_phases(result),
+            **(measured or {}),
         },
-        tolerance={"relative": tol, "why": "eigvalsh backward error ~d·eps·‖B‖ on each side"},
-        notes="vᵀE[B]v = E[vᵀBv] ∈ [E λ_min, E λ_max] for unit v (Rayleigh). Zero violation is attained "
-        "by commuting B's with aligned eigenvectors, so the bound is tight.",
+        tolerance={tolerance_key: tol, "why": why},
+        notes=notes,
     )
 
 
@@ -353,20 +378,13 @@ def _decide_hessian_slack(ctx, sampled_worst, measured=None, *, why, notes):
     to rounding), so a bound tightened by any margin fails there by construction, whatever the seed."""
     result = _probe_instances(lambda inst: _hessian_slack(*inst), ctx.rng, ctx)
     attained = _attaining(lambda inst: _hessian_slack(*inst), _aligned_instance(), neutral=-np.inf)
-    worst = max(sampled_worst, result.worst_value, attained)
-    tol = 64 * EPS - ctx.param("margin", 0.0)  # a control's tightened bound
-    return ctx.decide(
-        worst <= tol,
-        measured={
-            "worst_normalized_slack": worst,
-            "probe_worst": result.worst_value,
-            "attaining_instance_slack": attained,
-            "probe_evaluations": result.n_evaluations,
-            **_probe_phases(result),
-            **(measured or {}),
-        },
-        tolerance={"normalized": tol, "why": why},
+    return _decide_at_rounding(
+        ctx,
+        (sampled_worst, result, attained),
+        ("worst_normalized_slack", "attaining_instance_slack", "normalized"),
+        why=why,
         notes=notes,
+        measured={"probe_evaluations": result.n_evaluations, **(measured or {})},
     )
 
 
