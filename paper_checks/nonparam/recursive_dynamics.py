@@ -199,6 +199,17 @@ def _object_eye(n: int):
 _LEMMA1_CACHE: dict = {}
 
 
+def _first_unproved(cases, proves):
+    """The first ``(kind, s)`` of ``cases`` for which ``proves(kind, s)`` is false, or None when every case is
+    proved: the symbolic half of Proposition 1, Lemma 1 and Proposition 2 (each case an exact identity, so one
+    failure refutes the claim and the cases after it are not tried).
+
+    >>> _first_unproved((("fedavg", 1), ("fedprox", 1), ("fedprox", 2)), lambda kind, s: kind == "fedavg")
+    ('fedprox', 1)
+    """
+    return next(((kind, s) for kind, s in cases if not proves(kind, s)), None)
+
+
 def _symbolic_lemma_1(kind: str, s: int) -> dict:
     """Lemma 1's four identities (and Proposition 2's recursion) as exact identities of rational functions."""
     if (kind, s) in _LEMMA1_CACHE:
@@ -302,16 +313,15 @@ def proposition_1(ctx):
     """Symbolic: generic symmetric Gram matrix (3 data points in unbalanced clients n = (1, 2) + 1 extra point),
     symbolic η, y and f_{t−1}: FedAvg s ≤ 4 literally, FedProx by the first-order condition of (5).
     Float64: random federations (all kernel families), the literal round in orthonormal coordinates."""
-    proved = []
     offset = ctx.param("s_offset", 0)
-    for kind, s in SYMBOLIC_CASES:
-        if not _symbolic_proposition_1(kind, s, offset):
-            return ctx.refuted(
-                measured={"kind": kind, "s": s},
-                counterexample={"kind": kind, "s": s, "symbolic": True},
-                notes="the literal round differs from ℒf + y·Ψ symbolically",
-            )
-        proved.append(f"{kind} s={s}")
+    failed = _first_unproved(SYMBOLIC_CASES, lambda kind, s: _symbolic_proposition_1(kind, s, offset))
+    if failed is not None:
+        return ctx.refuted(
+            measured={"kind": failed[0], "s": failed[1]},
+            counterexample={"kind": failed[0], "s": failed[1], "symbolic": True},
+            notes="the literal round differs from ℒf + y·Ψ symbolically",
+        )
+    proved = [f"{kind} s={s}" for kind, s in SYMBOLIC_CASES]
     rng = ctx.rng
     worst, worst_case = 0.0, None
     trials = 60 if ctx.full else 20
@@ -395,16 +405,14 @@ def _lemma1_residuals(fed, algo: KernelAlgorithm, extra_G=None, offset: int = 0)
     ],
 )
 def lemma_1(ctx):
-    proved = []
-    for kind, s in SYMBOLIC_CASES:
-        res = _symbolic_lemma_1(kind, s)
-        if not all(res.values()):
-            return ctx.refuted(
-                measured={k: bool(v) for k, v in res.items()},
-                counterexample={"kind": kind, "s": s, "symbolic": True},
-                notes="an identity of Lemma 1 failed symbolically",
-            )
-        proved.append(f"{kind} s={s}")
+    failed = _first_unproved(SYMBOLIC_CASES, lambda kind, s: all(_symbolic_lemma_1(kind, s).values()))
+    if failed is not None:
+        return ctx.refuted(
+            measured={k: bool(v) for k, v in _symbolic_lemma_1(*failed).items()},  # cached: not proved again
+            counterexample={"kind": failed[0], "s": failed[1], "symbolic": True},
+            notes="an identity of Lemma 1 failed symbolically",
+        )
+    proved = [f"{kind} s={s}" for kind, s in SYMBOLIC_CASES]
     rng = ctx.rng
     worst, worst_key = 0.0, None
     trials = 60 if ctx.full else 20
@@ -464,11 +472,14 @@ def lemma_1(ctx):
 def proposition_2(ctx):
     """The literal algorithm (stepwise driver, and the orthonormal-coordinates round of Proposition 1) against (11)
     iterated with the definitional P, over many rounds; the symbolic proof is Lemma 1's fifth identity."""
-    for kind, s in SYMBOLIC_CASES[:3] + SYMBOLIC_CASES[4:]:
-        if not _symbolic_lemma_1(kind, s)["prop 2: f_t(x) recursion"]:
-            return ctx.refuted(
-                counterexample={"kind": kind, "s": s, "symbolic": True}, notes="symbolic recursion failed"
-            )
+    failed = _first_unproved(
+        SYMBOLIC_CASES[:3] + SYMBOLIC_CASES[4:],
+        lambda kind, s: _symbolic_lemma_1(kind, s)["prop 2: f_t(x) recursion"],
+    )
+    if failed is not None:
+        return ctx.refuted(
+            counterexample={"kind": failed[0], "s": failed[1], "symbolic": True}, notes="symbolic recursion failed"
+        )
     rng = ctx.rng
     worst, worst_case = 0.0, None
     trials = 40 if ctx.full else 14
