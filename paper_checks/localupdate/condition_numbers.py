@@ -542,6 +542,21 @@ def _lemma34_claim(last: bool):
     return check
 
 
+def _smoothness_tightened(fn: str):
+    """Lemma 3's and Lemma 4's control (``fn``: "φ" or "ψ", the lemma's smoothness function): f̃ claimed
+    (1 − 0.008)·fn(L)-smooth, which aligned clients (one eigenbasis, L on the same eigenvector) break by
+    construction, since there λ_max(∇²f̃) = fn(L) exactly (Appendix B.3)."""
+    return tightened_past_attaining(
+        "smoothness-tightened",
+        f"f̃ claimed (1 − 0.008)·{fn}(L)-smooth",
+        f"aligned clients (one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = {fn}(L) exactly (Appendix B.3)",
+        "one such instance",
+        "the ratio is 1 > 0.992",
+        {"margin": 0.008, "parts": [0]},
+        "without it only the probe's optimizer crosses, ≈ 0.998",
+    )
+
+
 lemma_3 = claim(
     id="localupdate/lemma-3",
     ref="Lemma 3",
@@ -550,17 +565,7 @@ lemma_3 = claim(
     r"$\phi(\mu,\alpha,\gamma,K)$-strongly convex, and $\kappa(\alpha,\gamma,\Theta_{1:K})\le\phi(L,\alpha,\gamma,K)/"
     r"\phi(\mu,\alpha,\gamma,K)$ (11), $\phi(\lambda,\alpha,\gamma,K)=\sum_{k=1}^K(1-\gamma(\lambda+\alpha))^{k-1}\lambda$ (10).",
     kind="probe",
-    controls=[
-        tightened_past_attaining(
-            'smoothness-tightened',
-            'f̃ claimed (1 − 0.008)·φ(L)-smooth',
-            'aligned clients (one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = φ(L) exactly (Appendix B.3)',
-            'one such instance',
-            'the ratio is 1 > 0.992',
-            {'margin': 0.008, 'parts': [0]},
-            "without it only the probe's optimizer crosses, ≈ 0.998",
-        )
-    ],
+    controls=[_smoothness_tightened("φ")],
 )(_lemma34_claim(last=False))
 
 lemma_4 = claim(
@@ -571,17 +576,7 @@ lemma_4 = claim(
     r"$\psi(\mu,\alpha,\gamma,K)$-strongly convex and $\kappa(\alpha,\gamma,\Theta_K)\le\left(\frac{1-\gamma(L+\alpha)}"
     r"{1-\gamma(\mu+\alpha)}\right)^{K-1}\frac L\mu$ (13), $\psi(\lambda,\alpha,\gamma,K)=(1-\gamma(\lambda+\alpha))^{K-1}\lambda$ (12).",
     kind="probe",
-    controls=[
-        tightened_past_attaining(
-            'smoothness-tightened',
-            'f̃ claimed (1 − 0.008)·ψ(L)-smooth',
-            'aligned clients (one eigenbasis, L on the same eigenvector) have λ_max(∇²f̃) = ψ(L) exactly (Appendix B.3)',
-            'one such instance',
-            'the ratio is 1 > 0.992',
-            {'margin': 0.008, 'parts': [0]},
-            "without it only the probe's optimizer crosses, ≈ 0.998",
-        )
-    ],
+    controls=[_smoothness_tightened("ψ")],
 )(_lemma34_claim(last=True))
 
 
