@@ -26,7 +26,10 @@ the code.
 (``certify_local_update`` with its own defaults) × floor, rate, error and function value (T = 2, D = 1) × n × K ×
 engine (spectral, pepit, compiled; the engine a user gets without ``--engine`` is recorded as ``engine_used`` of
 the localupdate rows), each certificate and each raw PEPit solve of the same program in a forked child limited in
-CPU seconds (``--timeout``), the rows rewritten atomically to ``--json`` after every cell:
+CPU seconds (``--timeout``), the rows rewritten atomically to ``--json`` after every cell. The children fork from a
+parent that has imported cvxpy, PEPit and the certificates' modules (:data:`CERTIFICATE_MODULES`, their import
+time recorded once as ``imports_cpu_s``): a cell times the certificate and the raw solve, not the process's
+one-time imports:
 
     PYTHONPATH=$PWD python benchmarks/bench_certify.py --matrix --n 4 2 --K 5 2 1 --json matrix.json
 """
