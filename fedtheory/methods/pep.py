@@ -1272,13 +1272,15 @@ def certify(
     probe_args.update(probe_dim=probe_dim, seed=seed, function_class=function_class, details=details, notes=notes)
     probed, hint = False, 0.0
     outside = upper_bound is not None
-    if outside and measure == "floor" and lu is not None:
+    # K = 1: the message is linear in λ, x̄ = x*, and the outside program is exact without a scale (the spectral
+    # one returns its closed form 0): it runs first, and the family after it only when its value is not 0
+    scaled_floor = outside and measure == "floor" and lu is not None and lu["K"] > 1
+    if scaled_floor:
         # the floor's extreme-spectrum family (cheap) scales the spectral program and often attains its value;
         # without it the probe's value scales the program
         lower, instance = _extreme_floor_lower(m, mu, L, pp, C, zeta, lower, instance, details, notes)
         lap("extreme_spectrum")
-        # (K = 1: the message is linear in λ, x̄ = x* and the program is exact without a scale)
-        if not (lower and lower > 0) and probe_starts and lu["K"] > 1:
+        if not (lower and lower > 0) and probe_starts:
             take(*_probe_lower(starts=int(probe_starts), **probe_args))
             probed = True
             lap("probe")
@@ -1400,12 +1402,13 @@ def certify(
                 m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted, details, notes
             )
             lap("polish")
-    if outside and measure == "floor" and lu is not None:
+    if scaled_floor:
         pass  # the family ran before the outside program
     elif measure == "floor" and not sod and lu is not None and upper is not None and upper <= noise:
-        # a floor the SDP cannot tell from 0; otherwise the family runs even when the gap is closed (it costs
-        # ~5 % of the solve and raises the lower bound by up to 4e-6 relative: certify_local_update's values)
-        details["extreme_spectrum"] = "skipped: the SDP's value is 0 to its accuracy"
+        # a floor the SDP (or the outside program's closed form) cannot tell from 0; otherwise the family runs even
+        # when the gap is closed (it costs ~5 % of the solve and raises the lower bound by up to 4e-6 relative:
+        # certify_local_update's values)
+        details["extreme_spectrum"] = "skipped: the upper bound is 0 to the SDP's accuracy"
     elif measure == "floor" and not sod and lu is not None:
         lower, instance = _extreme_floor_lower(m, mu, L, pp, C, zeta, lower, instance, details, notes)
         lap("extreme_spectrum")
