@@ -277,8 +277,9 @@ def _cell_raw(cell: dict) -> float:
 
 #: the modules a certificate or a raw solve imports on first use (beyond cvxpy and PEPit, imported by main()):
 #: the matrix's parent imports them before it forks, so that a cell times the certificate, not the process's
-#: one-time imports (0.05-0.1 s of CPU, and more where Python may not cache its bytecode: as much as a raw solve
-#: at K = 1), which the JSON records once as ``imports_cpu_s``
+#: one-time imports, which the JSON records once as ``imports_cpu_s`` (0.35 s of CPU where Python does not cache
+#: bytecode, PYTHONDONTWRITEBYTECODE=1; what a certificate imports beyond its raw solve, mpmath 0.035 s included,
+#: was 0.08 s of it: half a raw solve at K = 1, which the cells before this change charged to the certificate)
 CERTIFICATE_MODULES = (
     "PEPit.functions",
     "fedtheory.certify.federated_pep",
