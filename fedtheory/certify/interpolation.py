@@ -582,7 +582,7 @@ def replay_floor(
 
 
 def quadratic_interpolant(
-    X: Any, G: Any, mu: float, L: float, *, rank_rtol: float = 1e-10
+    X: Any, G: Any, mu: float, L: float, *, rank_rtol: float = 1e-10, extreme_tol: float = 1e-6
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""A symmetric A with spectrum in [μ, L] and A u_k ≈ g_k, from data rows u_k = x_k − c (c the quadratic's
     minimizer) and g_k (the gradients there): the quadratic ½(x − c)ᵀA(x − c) through a PEP's table. Returns
@@ -595,9 +595,14 @@ def quadratic_interpolant(
     relative) the data fix B's columns BE = W; the block a = EᵀW/R is symmetric (by UᵀG's symmetry) and
     b = E⊥ᵀW/R completes a column ‖[a; b]‖ ≤ 1 (by the LMI). Davis, Kahan & Weinberger's completion (SIAM J.
     Numer. Anal. 19, 1982): b = K(I − a²)^½ with ‖K‖ ≤ 1, and [[a, bᵀ], [b, −KaKᵀ]] is a symmetric contraction.
-    K is computed on a's eigenbasis (directions with 1 − a_j² below 1e-12 carry b = 0 in exact data and get
-    K = 0); noise in the data (a slightly outside [−1, 1], ‖K‖ slightly above 1) is clipped, and the final
+    K is computed on a's eigenbasis (directions with (1 − a_j²)^½ ≤ ``extreme_tol`` carry b = 0 in exact data
+    and get K = 0); noise in the data (a slightly outside [−1, 1], ‖K‖ slightly above 1) is clipped, and the final
     eigenvalue clip puts A in the class exactly.
+
+    Data read back from an interior-point solve (a PEP's worst case) are exact only to the solver's accuracy
+    ε ≈ 1e-9 on the Gram matrix, i.e. ~√ε on the points: a singular direction of the points at that level, or an
+    extreme direction with (1 − a_j²)^½ at that level, is noise, and dividing by it amplifies the noise (see
+    :data:`fedtheory.certify.pep_clients.NOISY_TABLE`, which raises both cuts for such data).
 
     >>> rng = np.random.default_rng(0)
     >>> Q = np.linalg.qr(rng.normal(size=(5, 5)))[0]
@@ -629,7 +634,7 @@ def quadratic_interpolant(
     ev, P = np.linalg.eigh(a)
     ev = np.clip(ev, -1.0, 1.0)
     sq = np.sqrt(np.maximum(1.0 - ev**2, 0.0))
-    inv = np.where(sq > 1e-6, 1.0 / np.where(sq > 1e-6, sq, 1.0), 0.0)
+    inv = np.where(sq > extreme_tol, 1.0 / np.where(sq > extreme_tol, sq, 1.0), 0.0)
     K = (b @ P) * inv @ P.T  # b = K (I − a²)^½ on the non-extreme directions
     if K.size:
         Uk, sk, Vk = np.linalg.svd(K, full_matrices=False)
