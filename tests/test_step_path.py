@@ -228,6 +228,8 @@ def test_moments_kernel_with_signed_weights_and_the_cost_model():
             g = _moments_kernel(A, y, w, 0.5, block_rows=rows)(x, 0.3)
             assert np.max(np.abs(g - ref)) <= 1e-14 * np.max(np.abs(ref))
     assert not moments_pay(10, 11, 10**9) and moments_pay(500, 200, 50) and not moments_pay(500, 200, 20)
+    # beyond the caches a round's passes run at the memory's pace: G pays sooner (n = 100, m = 50, d = 400: 16 MB)
+    assert moments_pay(5000, 400, 25) and not moments_pay(5000, 800, 25) and moments_pay(5000, 800, 50)
 
 
 def test_a_run_that_draws_nothing_creates_no_generator_and_sampled_runs_still_reproduce(monkeypatch):

@@ -120,20 +120,29 @@ def summed_steps_pay(steps: int, rounds: int, m: int) -> bool:
 #: 0.87 ms (n = 10) and 11.8 ms (n = 100), a round's two passes over the samples 47 µs and 440 µs, a round on G
 #: 10-12 µs: 0.37 and 0.54; break-even at 25-27 rounds
 MOMENTS_BUILD_COST = 0.5
+#: ... and this many once the samples exceed MOMENTS_CACHE_BYTES, where a round's passes run at the memory's pace
+#: (n = 100, m = 50, d = 400, 16 MB: a round 2.7 ms, G 28 ms: 0.10; d = 800: 0.17; n = 1000, d = 200: break-even
+#: at about 6 rounds)
+MOMENTS_BUILD_COST_BEYOND_CACHE = 0.2
+MOMENTS_CACHE_BYTES = 8 * 2**20
 
 
 def moments_pay(samples: int, d: int, rounds: int) -> bool:
     """Whether gradient descent on the clients' weighted average (FedAvg's round at K = 1) runs cheaper on the
     weighted moments G = Σ_j w_j a_ja_jᵀ (d × d) and b = Σ_j w_j y_ja_j, built once, than on the samples: a round
     is then one d × d mat-vec (2d² flops) instead of two passes over the ``samples`` × d data (4·samples·d), for a
-    build of samples·d² flops at :data:`MOMENTS_BUILD_COST`. Never when G would be larger than the data (d > samples).
+    build of samples·d² flops at :data:`MOMENTS_BUILD_COST` (:data:`MOMENTS_BUILD_COST_BEYOND_CACHE` for data
+    beyond :data:`MOMENTS_CACHE_BYTES`). Never when G would be larger than the data (d > samples).
 
     >>> moments_pay(500, 200, 50), moments_pay(500, 200, 10), moments_pay(50, 200, 10**6)
     (True, False, False)
+    >>> moments_pay(5000, 400, 25), moments_pay(5000, 800, 25)             # 16 and 32 MB of samples
+    (True, False)
     """
     if d > samples:
         return False
-    return MOMENTS_BUILD_COST * samples * d * d < rounds * (4.0 * samples * d - 2.0 * d * d)
+    cost = MOMENTS_BUILD_COST if 8 * samples * d <= MOMENTS_CACHE_BYTES else MOMENTS_BUILD_COST_BEYOND_CACHE
+    return cost * samples * d * d < rounds * (4.0 * samples * d - 2.0 * d * d)
 
 
 def _moments_kernel(flat: Any, y_flat: Any, sample_weights: Any, theta: float, block_rows: int | None = None) -> Any:
