@@ -216,13 +216,13 @@ def test_fedavg_at_one_step_runs_on_the_weighted_moments_when_the_rounds_pay(blo
 
 
 def test_moments_kernel_with_signed_weights_and_the_cost_model():
-    """Weights of either sign (no square root: the general product) give the same gradient of the average; G is
-    never built larger than the data."""
+    """Weights of either sign (no square root: the general product), and equal weights (G = w·AᵀA), give the same
+    gradient of the average; G is never built larger than the data."""
     from fedtheory.problems.finite_sum import _moments_kernel, moments_pay
 
     rng = np.random.default_rng(1)
     A, y, x = rng.normal(size=(9, 4)), rng.normal(size=9), rng.normal(size=4)
-    for w in (rng.random(9), rng.normal(size=9)):
+    for w in (rng.random(9), rng.normal(size=9), np.full(9, 0.3)):
         ref = 0.5 * (A.T @ (w * (A @ x - y)))
         for rows in (None, 2):
             g = _moments_kernel(A, y, w, 0.5, block_rows=rows)(x, 0.3)

@@ -149,8 +149,9 @@ def _moments_kernel(flat: Any, y_flat: Any, sample_weights: Any, theta: float, b
     """``kernel(x, gamma)`` → θ(Gx − b) with G = Σ_j w_j a_ja_jᵀ and b = Σ_j w_j y_ja_j over the rows of ``flat``
     (n·m, d) with weights ``sample_weights`` (n·m,): the gradient of the clients' weighted average, i.e. the weighted
     sum of one full-batch local step's messages (γ plays no part). G and b are built once; a round is one mat-vec.
-    Numpy arrays with weights ≥ 0 build G as Σ BᵀB with B = √w ⊙ A, in blocks of ``block_rows`` rows (BLAS's
-    symmetric rank-k update: half a general product's flops, no copy of all the data); tensors (a GPU) in one piece.
+    Numpy arrays build G in blocks of ``block_rows`` rows with BLAS's symmetric rank-k update (half a general
+    product's flops, no copy of all the data): w·Σ AᵀA for equal weights (no scaled copy at all), Σ BᵀB with
+    B = √w ⊙ A for weights ≥ 0; tensors (a GPU) in one piece.
 
     >>> rng = np.random.default_rng(0)
     >>> A, y, w = rng.normal(size=(6, 3)), rng.normal(size=6), rng.random(6)
@@ -161,15 +162,20 @@ def _moments_kernel(flat: Any, y_flat: Any, sample_weights: Any, theta: float, b
     if isinstance(flat, np.ndarray):
         rows, d = flat.shape
         step = rows if block_rows is None else max(1, int(block_rows))
-        root = np.sqrt(sample_weights) if bool(np.all(sample_weights >= 0)) else None
+        equal = bool(np.all(sample_weights == sample_weights[0]))
+        root = np.sqrt(sample_weights) if not equal and bool(np.all(sample_weights >= 0)) else None
         G = np.zeros((d, d))
         for lo in range(0, rows, step):
             A = flat[lo : lo + step]
-            if root is not None:
+            if equal:
+                G += A.T @ A  # numpy hands AᵀA (one buffer, transposed) to BLAS's syrk
+            elif root is not None:
                 B = A * root[lo : lo + step, None]
-                G += B.T @ B  # numpy hands BᵀB (one buffer, transposed) to BLAS's syrk
+                G += B.T @ B
             else:
                 G += (A * sample_weights[lo : lo + step, None]).T @ A
+        if equal:
+            G *= sample_weights[0]
     else:
         G = (flat * sample_weights[:, None]).T @ flat
     b = (y_flat * sample_weights) @ flat
