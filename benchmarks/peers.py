@@ -19,7 +19,8 @@ Every contender computes the same FedAvg iterate on ``LeastSquaresFederation.ran
                          (``--flwr-site DIR`` appends a separate venv's site-packages to ``sys.path``).
 
 Timing: CPU time (``time.process_time``) with ONE BLAS/torch thread, contenders interleaved within each cell (order
-rotated across repetitions), minimum over repetitions. A contender whose cell would exceed ``--budget`` seconds is
+shuffled, seeded, across repetitions: with a rotation each contender always followed the same one, and the one after
+Flower's loop ran on cold caches, 20-27 % slower at n = 10), minimum over repetitions. A contender whose cell would exceed ``--budget`` seconds is
 timed on fewer rounds R and scaled to T as t(R)·T/R (the hand/torch/flwr loops have no set-up), recorded as
 ``extrapolated_from_rounds``; a contender whose one round is predicted (from the previous cells) to exceed the
 budget is skipped (``skipped``, with
@@ -52,7 +53,7 @@ import os
 import platform
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -283,6 +284,19 @@ def roofline(repeats: int) -> dict:
     }
 
 
+def shuffled_orders(names: list[str], seed: Any) -> Iterator[list[str]]:
+    """Orders of ``names`` for interleaved repetitions, shuffled (seeded): no contender always follows the same one,
+    as with a rotation, where the one after Flower's loop always ran on cold caches (20-27 % slower at n = 10).
+
+    >>> orders = shuffled_orders(["a", "b", "c"], 0)
+    >>> sorted(next(orders)) == ["a", "b", "c"]
+    True
+    """
+    rng = np.random.default_rng(seed)
+    while True:
+        yield [names[i] for i in rng.permutation(len(names))]
+
+
 def _cpu(fn: Callable[[], Any], clock: Callable[[], float] = time.process_time) -> tuple[float, Any]:
     """(seconds of ``clock`` that ``fn()`` took, its result)."""
     # as timeit does: no cyclic-GC pause inside a timing (refcounting still frees); one collection per cell
@@ -367,15 +381,15 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
         reps = int(max(1, min(args.repeats, args.budget // max(per_round * R, 1e-9))))
         plan[name] = {"R": R, "repeats": reps}
 
-    # ---- interleaved timing, rotated order
+    # ---- interleaved timing, order shuffled
     gc.collect()
     names = [nm for nm in builders if not plan[nm].get("skip")]
+    orders = shuffled_orders(names, [args.seed, n, K])
     times: dict[str, list] = {nm: [] for nm in names}
     finals: dict[str, Any] = {}
     max_reps = max(plan[nm]["repeats"] for nm in names)
     for rep in range(max_reps):
-        order = names[rep % len(names) :] + names[: rep % len(names)]
-        for nm in order:
+        for nm in next(orders):
             if rep >= plan[nm]["repeats"]:
                 continue
             t, out = _cpu(lambda: builders[nm](plan[nm]["R"]))
