@@ -19,11 +19,14 @@ Every contender computes the same FedAvg iterate on ``LeastSquaresFederation.ran
                          (``--flwr-site DIR`` appends a separate venv's site-packages to ``sys.path``).
 
 Timing: CPU time (``time.process_time``) with ONE BLAS/torch thread, contenders interleaved within each cell (order
-rotated across repetitions), minimum over repetitions. A contender whose cell would exceed ``--budget`` seconds is
-timed on fewer rounds R and scaled to T as t(0) + (t(R) − t(0))·T/R (t(0) is the run with 0 rounds: the
-library's set-up; 0 for the hand/torch/flwr loops), recorded as ``extrapolated_from_rounds``; a contender whose
-set-up plus one round is predicted (from the previous cells) to exceed the budget is skipped (``skipped``, with
-the prediction; ``hand_matmul``, the reference, and ``fedtheory`` never are). Final iterates are compared with the
+shuffled, seeded, across repetitions: with a rotation each contender always followed the same one, and the one after
+Flower's loop ran on cold caches, 20-27 % slower at n = 10), minimum over repetitions. A contender whose cell would exceed ``--budget`` seconds is
+timed on fewer rounds R and scaled to T as t(R)·T/R (the hand/torch/flwr loops have no set-up), recorded as
+``extrapolated_from_rounds``; a contender whose one round is predicted (from the previous cells) to exceed the
+budget is skipped (``skipped``, with
+the prediction; ``hand_matmul``, the reference, is never). The library's calls (``fedtheory``, ``fedtheory_torch``,
+``fedtheory_legacy``) always run all T rounds, fewer repetitions if need be: they choose their path and its set-up
+for the rounds asked. Final iterates are compared with the
 hand loop's after the same number of rounds (relative difference; ``flag_mismatch`` above 1e-12).
 
 The Flower column needs flwr, kept out of the project venv: ``python3 -m venv /work/flwr-venv &&
@@ -50,7 +53,7 @@ import os
 import platform
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -281,6 +284,19 @@ def roofline(repeats: int) -> dict:
     }
 
 
+def shuffled_orders(names: list[str], seed: Any) -> Iterator[list[str]]:
+    """Orders of ``names`` for interleaved repetitions, shuffled (seeded): no contender always follows the same one,
+    as with a rotation, where the one after Flower's loop always ran on cold caches (20-27 % slower at n = 10).
+
+    >>> orders = shuffled_orders(["a", "b", "c"], 0)
+    >>> sorted(next(orders)) == ["a", "b", "c"]
+    True
+    """
+    rng = np.random.default_rng(seed)
+    while True:
+        yield [names[i] for i in rng.permutation(len(names))]
+
+
 def _cpu(fn: Callable[[], Any], clock: Callable[[], float] = time.process_time) -> tuple[float, Any]:
     """(seconds of ``clock`` that ``fn()`` took, its result)."""
     # as timeit does: no cyclic-GC pause inside a timing (refcounting still frees); one collection per cell
@@ -330,51 +346,50 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
         builders["torch_per_client"] = torch_per_client(ta, ty, p, K, gamma)
     if have_flwr:
         builders["flwr"] = flwr_fedavg(a, y, K, gamma)
-    # library calls have a set-up cost (x*, the quadratic) that does not scale with rounds
-    has_setup = {"fedtheory", "fedtheory_legacy", "fedtheory_torch"}
-    # fedtheory itself is run on T rounds always (the number we compare against), with the path auto picks for T
-    fixed_rounds = {"fedtheory"}
+    # the library's calls run all T rounds always, as a user's call does: the path and its set-up (spectral form,
+    # summed operator S, moments) are chosen for the run's rounds, so a run of fewer rounds scaled to T would time
+    # another algorithm (at n = 1000, K = 100 it once showed the torch backend 4.7x slower than numpy's same run);
+    # the other contenders have no set-up, so a round scales
+    fixed_rounds = {"fedtheory", "fedtheory_legacy", "fedtheory_torch"}
     cell: dict = {"n": n, "K": K, "T": T, "gamma": gamma, "L": L, "fedtheory_path_auto": path, "contenders": {}}
 
     # ---- plan: rounds and repetitions per contender within its budget. Predictions come from the earlier cells
-    # (cells run in order of growing n·K): per (client · local step) for a round, per client for a set-up.
+    # (cells run in order of growing n·K): per (client · local step) for a round.
     plan = {}
     for name in builders:
-        unit, unit_setup = history.get(name), history.get(name + ":setup", 0.0)
+        unit = history.get(name)
         predicted_round = None if unit is None else unit * n * max(K, 1)
-        predicted_setup = unit_setup * n
         if name in fixed_rounds:
-            # fedtheory always runs all T rounds, on the path auto picks for T; the warm-up call (1 round, same
-            # path) sizes the repetitions: a spectral call is mostly set-up, a step call costs ~T rounds
-            t1, _ = _cpu(lambda: fedtheory_methods(fed, K, gamma, path=path)(1))
+            # all T rounds, on the path auto picks for T; the warm-up call (1 round, fedtheory's on the same path)
+            # sizes the repetitions: a spectral call is mostly set-up, a step call costs ~T rounds
+            warm = fedtheory_methods(fed, K, gamma, path=path) if name == "fedtheory" else builders[name]
+            t1, _ = _cpu(lambda: warm(1))
             est = t1 if path == "spectral" else t1 * T
             plan[name] = {"R": T, "repeats": int(max(1, min(args.repeats, args.budget // max(est, 1e-9))))}
             continue
         # hand_matmul is never skipped: it is the reference every iterate is checked against
-        if predicted_setup + (predicted_round or 0.0) > args.budget and name != "hand_matmul":
+        if (predicted_round or 0.0) > args.budget and name != "hand_matmul":
             plan[name] = {
                 "skip": True,
-                "predicted_s": predicted_setup + (predicted_round or 0.0) * T,
+                "predicted_s": (predicted_round or 0.0) * T,
                 "predicted_rounds_unknown": predicted_round is None,
             }
             continue
-        # probe: one round (also the warm-up) and, for library calls, the set-up alone (0 rounds)
-        t1, _ = _cpu(lambda: builders[name](1))
-        t0 = _cpu(lambda: builders[name](0))[0] if name in has_setup else 0.0
-        per_round = max(t1 - t0, 1e-9)
+        # probe: one round (also the warm-up)
+        per_round = max(_cpu(lambda: builders[name](1))[0], 1e-9)
         R = int(min(T, max(1, args.budget // max(per_round * args.repeats, 1e-9))))
-        reps = int(max(1, min(args.repeats, args.budget // max(t0 + per_round * R, 1e-9))))
-        plan[name] = {"R": R, "repeats": reps, "t0_probe": t0}
+        reps = int(max(1, min(args.repeats, args.budget // max(per_round * R, 1e-9))))
+        plan[name] = {"R": R, "repeats": reps}
 
-    # ---- interleaved timing, rotated order
+    # ---- interleaved timing, order shuffled
     gc.collect()
     names = [nm for nm in builders if not plan[nm].get("skip")]
+    orders = shuffled_orders(names, [args.seed, n, K])
     times: dict[str, list] = {nm: [] for nm in names}
     finals: dict[str, Any] = {}
     max_reps = max(plan[nm]["repeats"] for nm in names)
     for rep in range(max_reps):
-        order = names[rep % len(names) :] + names[: rep % len(names)]
-        for nm in order:
+        for nm in next(orders):
             if rep >= plan[nm]["repeats"]:
                 continue
             t, out = _cpu(lambda: builders[nm](plan[nm]["R"]))
@@ -388,9 +403,7 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
             continue
         R = plan[nm]["R"]
         t_meas = min(times[nm])
-        # the set-up (0 rounds) is timed once, in the probe: at n = 1000 it costs as much as a round
-        t_setup = plan[nm].get("t0_probe", 0.0) if R < T else 0.0
-        t_T = t_meas if R == T else t_setup + (t_meas - t_setup) * T / R
+        t_T = t_meas if R == T else t_meas * T / R  # only loops without set-up run fewer rounds
         rec = {
             "seconds": t_T,
             "measured_seconds": t_meas,
@@ -401,19 +414,11 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
         }
         if R < T:
             rec["extrapolated_from_rounds"] = R
-        if "t0_probe" in plan[nm]:
-            rec["setup_seconds"] = plan[nm]["t0_probe"]  # one 0-round call (x*, the quadratic, ...)
         if nm == "fedtheory":
             finals[nm], rec["path"] = finals[nm]
         cell["contenders"][nm] = rec
-        t_rounds = t_meas - plan[nm].get("t0_probe", 0.0)
-        # the latest cell where the rounds (not the set-up) dominate predicts a round; a set-up dominated cell's
-        # difference of two timings is noise (it once predicted ~0 s per round and under-estimated skips)
-        if nm not in fixed_rounds and t_rounds >= 0.5 * t_meas:
-            history[nm] = t_rounds / (R * n * max(K, 1))
-        if nm not in fixed_rounds:
-            if nm in has_setup:
-                history[nm + ":setup"] = max(history.get(nm + ":setup", 0.0), plan[nm]["t0_probe"] / n)
+        if nm not in fixed_rounds:  # the latest cell predicts a round
+            history[nm] = t_meas / (R * n * max(K, 1))
 
     # ---- the hand reference and the iterate check, after the same number of rounds
     timed = [nm for nm in names]
@@ -450,9 +455,7 @@ def run_cell(n: int, K: int, T: int, args, history: dict, have_torch: bool, have
         rec = cell["contenders"].get(nm)
         if rec is None or rec.get("skipped") or (nm == "fedtheory" and rec.get("path") != "step"):
             continue
-        per_round = (rec["seconds"] - rec.get("setup_seconds", 0.0)) / T
-        if per_round <= 0.05 * rec["seconds"] / T:
-            continue  # set-up dominated: the difference of two timings is noise
+        per_round = rec["seconds"] / T  # a whole call: the library's set-up included
         rec["gflops"] = flops_round / per_round / 1e9
         rec["gbs"] = bytes_round / per_round / 1e9
     return cell

@@ -14,7 +14,7 @@ The grid and the federation of ``benchmarks/peers.py`` (``LeastSquaresFederation
 The federation's copy of its data on the GPU (``LeastSquaresFederation.on``) is made in the warm-up call and kept,
 as the hand loops' tensors are; its one-time cost is recorded per cell (``device_copy_seconds``). GPU contenders are
 timed in wall time between ``torch.cuda.synchronize()`` calls (the result copied back to the
-host), CPU contenders in CPU time; interleaved, order rotated, minimum over repeats. A contender whose cell would
+host), CPU contenders in CPU time; interleaved, order shuffled (``peers.shuffled_orders``), minimum over repeats. A contender whose cell would
 exceed ``--budget`` seconds is timed on fewer rounds R and scaled to T as t(0) + (t(R) − t(0))·T/R; one whose
 single round is predicted (from the earlier cells, per client · local step) to exceed the budget is skipped and its
 prediction recorded. Every final iterate is compared with ``peers.hand_matmul``'s (numpy, CPU) after the same
@@ -124,8 +124,9 @@ def run_cell(n: int, K: int, T: int, args, history: dict) -> dict:
     names = [nm for nm in builders if not plan[nm].get("skip")]
     times: dict[str, list] = {nm: [] for nm in names}
     finals: dict[str, Any] = {}
+    orders = peers.shuffled_orders(names, [args.seed, n, K])
     for rep in range(max(plan[nm]["repeats"] for nm in names)):
-        for nm in names[rep % len(names) :] + names[: rep % len(names)]:
+        for nm in next(orders):
             if rep < plan[nm]["repeats"]:
                 t, finals[nm] = timed(lambda: builders[nm](plan[nm]["R"]), nm in GPU_CONTENDERS)
                 times[nm].append(t)

@@ -358,8 +358,9 @@ def test_a_long_budget_is_simulated_to_float64_resolution_and_not_failed_by_roun
 
 def test_tuner_grid_rows_are_np_unique_without_numpy_ma():
     """The tuner's distinct grid rows (a sort, not np.unique, which imports numpy.ma on a command-line call) are
-    np.unique's: the same rows in the same order, for every method's coarse and refined grid and 1-d columns too."""
-    from fedtheory.explore.tuning import _raw_grid, _unique
+    np.unique's: the same rows in the same order, for every method's coarse and refined grid and 1-d columns too;
+    the grid the tuner builds (the (γ, α) pairs sorted once, repeated under each K) is those rows, to the bit."""
+    from fedtheory.explore.tuning import _grid_local_update, _raw_grid, _unique
 
     cases = 0
     for method in ("gd", "fedavg", "fedprox", "fomaml", "maml"):
@@ -369,6 +370,8 @@ def test_tuner_grid_rows_are_np_unique_without_numpy_ma():
                 columns = (g["K"], np.where(g["K"] == 1, 0.0, g["gamma"]), np.where(g["K"] == 1, 0.0, g["alpha"]))
                 want = np.unique(np.stack(columns, axis=1), axis=0)
                 assert np.stack(_unique(*columns), axis=1).tobytes() == want.tobytes()
+                built = _grid_local_update(method, L, mu, K_max, points, center)
+                assert np.stack([built[k] for k in ("K", "gamma", "alpha")], axis=1).tobytes() == want.tobytes()
                 for column in columns:
                     assert _unique(column)[0].tobytes() == np.unique(column).tobytes()
                 cases += 1

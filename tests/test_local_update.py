@@ -252,3 +252,20 @@ def test_torch_autograd_through_a_run(problem):
     h = run_local_update(problem, algo, x0, 10, backend="torch", device="cpu")
     h.loss[-1].backward()
     assert x0.grad is not None and torch.isfinite(x0.grad).all() and float(x0.grad.abs().sum()) > 0
+
+
+def test_geometric_sum_on_arrays_is_the_masked_form_entry_by_entry():
+    """geometric_sum on a numpy array evaluates each regime's formula only where it applies (the tuner's grids):
+    every entry has the bits the masked form gives that entry alone (a 0-d array takes the masked form), at s = 0,
+    in (0, 1), at and beyond 1, NaN and inf, for scalar, array and broadcast K."""
+    from fedtheory.algorithms.theta import geometric_sum
+
+    rng = np.random.default_rng(0)
+    edges = np.array([0.0, -0.0, 1e-300, 1e-17, 0.3, 0.999999, 1.0, 1.5, 2.0, 3.7, np.inf, np.nan, -0.25])
+    s = np.concatenate([edges, rng.random(40), 1 + 3 * rng.random(5)])
+    for K in (1, 2, 7.0, 10**6, rng.integers(0, 40, s.size).astype(float), rng.integers(1, 9, (3, 1)).astype(float)):
+        out = geometric_sum(s, K)
+        s_b, K_b = np.broadcast_arrays(s, K)
+        one_by_one = np.array([geometric_sum(np.asarray(v), k) for v, k in zip(s_b.ravel(), K_b.ravel())])
+        assert out.shape == s_b.shape and out.dtype == np.float64
+        assert out.ravel().tobytes() == one_by_one.astype(np.float64).tobytes()

@@ -184,6 +184,54 @@ def test_fedavg_blocked_kernel_matches_the_hand_loop(n, K, monkeypatch):
     assert h.oracle_calls.tolist() == [t * K * n for t in range(T + 1)]
 
 
+@pytest.mark.parametrize("blocked", [False, True])
+def test_fedavg_at_one_step_runs_on_the_weighted_moments_when_the_rounds_pay(blocked, monkeypatch):
+    """K = 1 is gradient descent on the clients' weighted average: when the rounds pay for G = Σ w_j a_ja_jᵀ
+    (moments_pay), a round is one d × d mat-vec — the hand loop's and the sample-space kernel's iterates to 1e-14,
+    on ragged clients (padding), in one piece and in blocks; over few rounds the samples' kernel runs instead."""
+    from fedtheory.problems import finite_sum
+
+    if blocked:
+        monkeypatch.setattr(finite_sum, "MEAN_KERNEL_SINGLE_BYTES", 0)
+        monkeypatch.setattr(finite_sum, "MEAN_KERNEL_BLOCK_BYTES", 3000)
+    built = []
+    kernel = finite_sum._moments_kernel
+    monkeypatch.setattr(finite_sum, "_moments_kernel", lambda *a, **k: built.append(k) or kernel(*a, **k))
+    fed = LeastSquaresFederation.random(6, m=[7, 3, 7, 5, 7, 6], d=12, seed=2)
+    T, gamma = 40, 0.5 / fed.smoothness()
+    assert finite_sum.moments_pay(6 * 7, 12, T) and not finite_sum.moments_pay(6 * 7, 12, 1)
+    h = methods.run("fedavg", fed, np.zeros(12), T, K=1, gamma=gamma, path="step")
+    assert len(built) == 1 and (built[0]["block_rows"] < 42) == blocked
+    x = _hand_fedavg(fed, 1, T, gamma)
+    assert np.max(np.abs(h.x[-1] - x)) <= 1e-14 * np.max(np.abs(x))
+    monkeypatch.setattr(finite_sum, "moments_pay", lambda *a: False)  # the samples' kernel, for comparison
+    samples = methods.run("fedavg", fed, np.zeros(12), T, K=1, gamma=gamma, path="step")
+    assert len(built) == 1 and not np.array_equal(samples.x, h.x)  # another path: the bits differ
+    assert np.max(np.abs(samples.x - h.x)) <= 1e-14 * np.max(np.abs(h.x))
+    monkeypatch.undo()
+    built.clear()
+    monkeypatch.setattr(finite_sum, "_moments_kernel", lambda *a, **k: built.append(k) or kernel(*a, **k))
+    methods.run("fedavg", fed, np.zeros(12), 1, K=1, gamma=gamma, path="step")
+    assert built == []  # one round does not pay for G
+
+
+def test_moments_kernel_with_signed_weights_and_the_cost_model():
+    """Weights of either sign (no square root: the general product), and equal weights (G = w·AᵀA), give the same
+    gradient of the average; G is never built larger than the data."""
+    from fedtheory.problems.finite_sum import _moments_kernel, moments_pay
+
+    rng = np.random.default_rng(1)
+    A, y, x = rng.normal(size=(9, 4)), rng.normal(size=9), rng.normal(size=4)
+    for w in (rng.random(9), rng.normal(size=9), np.full(9, 0.3)):
+        ref = 0.5 * (A.T @ (w * (A @ x - y)))
+        for rows in (None, 2):
+            g = _moments_kernel(A, y, w, 0.5, block_rows=rows)(x, 0.3)
+            assert np.max(np.abs(g - ref)) <= 1e-14 * np.max(np.abs(ref))
+    assert not moments_pay(10, 11, 10**9) and moments_pay(500, 200, 50) and not moments_pay(500, 200, 20)
+    # beyond the caches a round's passes run at the memory's pace: G pays sooner (n = 100, m = 50, d = 400: 16 MB)
+    assert moments_pay(5000, 400, 25) and not moments_pay(5000, 800, 25) and moments_pay(5000, 800, 50)
+
+
 def test_a_run_that_draws_nothing_creates_no_generator_and_sampled_runs_still_reproduce(monkeypatch):
     """No generator is seeded for a run without draws (its cost is a small run's round); runs that draw (sampled
     clients, mini-batches) reproduce from their seed and count the sampled clients' oracle calls."""

@@ -84,12 +84,22 @@ def _check_method(method: str) -> str:
 def _grid_local_update(
     method: str, L: float, mu: float, K_max: int, points: int, center: dict | None = None
 ) -> dict[str, np.ndarray]:
-    grid = _raw_grid(method, L, mu, K_max, points, center)
-    # K(Θ) = 1 ignores γ and α (Q_i = I): one setting, printed as γ = α = 0
-    one = grid["K"] == 1
-    grid["gamma"], grid["alpha"] = np.where(one, 0.0, grid["gamma"]), np.where(one, 0.0, grid["alpha"])
-    rows = _unique(grid["K"], grid["gamma"], grid["alpha"])
-    return {"K": rows[0], "gamma": rows[1], "alpha": rows[2]}
+    """The distinct settings (K, γ, α) of :func:`_raw_grid` in lexicographic order (``np.unique``'s rows), K(Θ) = 1
+    once, printed as γ = α = 0 (Q_i = I ignores them). γ = f/(L + α) does not depend on K, so the distinct (γ, α)
+    pairs are sorted once and repeated under every K > 1: FedProx's coarse grid (48 600 settings) in about a
+    millisecond instead of a 25 ms sort of the whole grid."""
+    if method == "gd":
+        return _raw_grid(method, L, mu, K_max, points, center)
+    Ks, fr, alphas = _grid_axes(method, L, mu, K_max, points, center)
+    f, a = (g.ravel() for g in np.meshgrid(fr, alphas, indexing="ij"))
+    gamma, alpha = _unique(f / (L + a), a)
+    many = Ks[Ks != 1]  # Ks: distinct and sorted, all >= 1
+    one = np.ones(int(many.size < Ks.size))
+    return {
+        "K": np.concatenate([one, np.repeat(many, gamma.size)]),
+        "gamma": np.concatenate([0.0 * one, np.tile(gamma, many.size)]),
+        "alpha": np.concatenate([0.0 * one, np.tile(alpha, many.size)]),
+    }
 
 
 def _unique(*columns: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -115,6 +125,15 @@ def _raw_grid(
     """(K, γ, α) settings for a local-update method: a log grid, or a finer one around ``center``."""
     if method == "gd":
         return {"K": np.array([1.0]), "gamma": np.array([0.0]), "alpha": np.array([0.0])}
+    Ks, fr, alphas = _grid_axes(method, L, mu, K_max, points, center)
+    K, f, a = (g.ravel() for g in np.meshgrid(Ks, fr, alphas, indexing="ij"))
+    return {"K": K, "gamma": f / (L + a), "alpha": a}
+
+
+def _grid_axes(
+    method: str, L: float, mu: float, K_max: int, points: int, center: dict | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The axes of :func:`_raw_grid`: K (distinct, sorted, ≥ 1), f = γ(L + α) and α."""
     if center is None:
         (Ks,) = _unique(np.round(np.geomspace(1, K_max, points)))
         fr = np.geomspace(1e-4, 1 - 1e-6, points)
@@ -124,8 +143,7 @@ def _raw_grid(
         (Ks,) = _unique(np.clip(np.round(K0 * np.geomspace(0.5, 2.0, 21)), 1, K_max))
         (fr,) = _unique(np.clip(f0 * np.geomspace(0.7, 1.4, 21), 1e-6, 1 - 1e-9))
         alphas = a0 * np.geomspace(0.5, 2.0, 9) if method == "fedprox" else np.zeros(1)
-    K, f, a = (g.ravel() for g in np.meshgrid(Ks, fr, alphas, indexing="ij"))
-    return {"K": K, "gamma": f / (L + a), "alpha": a}
+    return Ks, fr, alphas
 
 
 def method_guarantee(method: str, consts: dict, settings: dict, momentum: str = "gd"):
