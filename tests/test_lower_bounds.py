@@ -136,9 +136,13 @@ def test_hook_labels_and_values():
 def test_certify_local_update_reports_the_extreme_lower_bound():
     from fedtheory.certify.federated_pep import certify_local_update
 
-    c = certify_local_update(1.0, 4.0, 1, 0.1, pieces=8, probe_starts=1)
-    assert c.status == "certified" and c.details["extreme_spectrum_lower"] < 1e-12
-    assert math.isfinite(c.value)
+    c = certify_local_update(1.0, 4.0, 2, 0.1, pieces=8, probe_starts=1)
+    assert c.status == "certified" and math.isfinite(c.value)
+    assert 0 < c.details["extreme_spectrum_lower"] <= c.value and c.lower >= c.details["extreme_spectrum_lower"]
+    # K = 1: the floor is 0 in closed form; the family is skipped and says so, the probe still cross-checks
+    c1 = certify_local_update(1.0, 4.0, 1, 0.1, pieces=8, probe_starts=1)
+    assert c1.status == "certified" and c1.value == 0.0 and c1.lower < 1e-12
+    assert c1.details["extreme_spectrum"].startswith("skipped") and "probe_lower" in c1.details
 
 
 def test_pepit_start_for_the_spectral_engine_reaches_the_sdp_and_skips_large_peps():
