@@ -257,53 +257,17 @@ def test_commuting_box_bound_dominates_the_box(weights):
 
 def test_cli_certify_commuting(tmp_path, capsys):
     out = tmp_path / "d1.json"
-    rc = main(
-        [
-            "explore",
-            "certify",
-            "fedavg",
-            "--mu",
-            "1",
-            "--L",
-            "100",
-            "--K",
-            "10",
-            "--gamma",
-            "0.005",
-            "--commuting",
-            "--free-weights",
-            "--json",
-            str(out),
-        ]
-    )
+    fedavg = "explore certify fedavg --mu 1 --L 100 --K 10 --gamma 0.005".split()  # the setting every call shares
+    rc = main(fedavg + ["--commuting", "--free-weights", "--json", str(out)])
     assert rc == 0 and "branch-and-bound" in capsys.readouterr().out
     data = json.loads(out.read_text())
     from fedtheory.certify.commuting import lemma12_form
 
     assert abs(data["value"] - lemma12_form(1.0, 100.0, 0.005, Theta.uniform(10))) <= 1e-9
-    rc = main(
-        [
-            "explore",
-            "certify",
-            "fedavg",
-            "--mu",
-            "1",
-            "--L",
-            "100",
-            "--K",
-            "10",
-            "--gamma",
-            "0.005",
-            "--commuting",
-            "--clients",
-            "3",
-        ]
-    )
+    rc = main(fedavg + ["--commuting", "--clients", "3"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "two quadratic clients" in err[0]
-    rc = main(
-        ["explore", "certify", "fedavg", "--mu", "1", "--L", "100", "--K", "10", "--gamma", "0.005", "--free-weights"]
-    )
+    rc = main(fedavg + ["--free-weights"])
     assert rc == 2 and "--commuting" in capsys.readouterr().err
 
 

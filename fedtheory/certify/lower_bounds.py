@@ -43,6 +43,7 @@ import numpy as np
 __all__ = [
     "extreme_spectrum_floor",
     "polish_error",
+    "polish_each",
     "message_range",
     "unsolved_reason",
     "local_update_lower_bounds",
@@ -647,14 +648,34 @@ def local_update_lower_bounds(
             beta=None if server == "gd" else momentum,
             server=server,
         )
-        for k, fed in enumerate(start_from):
-            try:
-                v, inst, diag = polish_error(
-                    m, fed, measure=measure, mu=mu, L=L, rounds=int(rounds), D=float(D), C=C, zeta=zeta
-                )
-            except (ValueError, np.linalg.LinAlgError) as err:
-                v, inst, diag = None, None, {"error": str(err)}
-            out.append((f"polished_lower_{k}", v, inst, diag))
+        polished = polish_each(m, start_from, measure=measure, mu=mu, L=L, rounds=rounds, D=D, C=C, zeta=zeta)
+        out.extend((f"polished_lower_{k}", v, inst, diag) for k, (v, inst, diag) in enumerate(polished))
+    return out
+
+
+def polish_each(
+    m: Any, starts: Any, *, measure: str, mu: float, L: float, rounds: int, D: float, C: float, zeta: float | None
+) -> list:
+    """:func:`polish_error` started from each federation in ``starts``, as (value or None, instance, diagnostics):
+    a start the polish cannot use gives None with the reason in its diagnostics, so one bad start does not cost
+    the others.
+
+    >>> from fedtheory.methods import get
+    >>> from fedtheory.problems.quadratic import QuadraticFederation
+    >>> q = QuadraticFederation(A=[np.diag([1.0, 10.0]), np.diag([10.0, 1.0])], c=np.zeros((2, 2)), p=[0.5, 0.5])
+    >>> bad = QuadraticFederation(A=[np.diag([1.0, 20.0])] * 2, c=np.zeros((2, 2)), p=[0.5, 0.5])  # L = 20 > 10
+    >>> [(v is None, "error" in diag) for v, _, diag in polish_each(get("fedavg", K=2, gamma=0.05), [q, bad],
+    ...     measure="error", mu=1.0, L=10.0, rounds=2, D=1.0, C=1.0, zeta=None)]
+    [(False, False), (True, True)]
+    """
+    out: list[tuple[float | None, dict | None, dict]] = []
+    for fed in starts:
+        try:
+            out.append(
+                polish_error(m, fed, measure=measure, mu=mu, L=L, rounds=int(rounds), D=float(D), C=C, zeta=zeta)
+            )
+        except (ValueError, np.linalg.LinAlgError) as err:
+            out.append((None, None, {"error": str(err)}))
     return out
 
 

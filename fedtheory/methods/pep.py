@@ -847,18 +847,13 @@ def _extracted_lower(method, measure, built, n, p, w, mu, L, het, C_scale, round
 def _polished_lower(m, measure, mu, L, C, zeta, rounds, D, lower, instance, extracted, details, notes):
     """The hook of :func:`fedtheory.certify.lower_bounds.polish_error`: started from the extracted instance and
     the probe's, the larger of their polished values and ``lower``, with its instance."""
-    from fedtheory.certify.lower_bounds import polish_error
+    from fedtheory.certify.lower_bounds import polish_each
 
     found = [i for i in (extracted[1] if extracted else None, instance) if i]
     starts = [i.get("problem") or i.get("federation") for k, i in enumerate(found) if i not in found[:k]]
     starts = [f for f in starts if f]
-    for k, fed in enumerate(starts):
-        try:
-            v, inst, diag = polish_error(
-                m, fed, measure=measure, mu=mu, L=L, rounds=int(rounds), D=float(D), C=C, zeta=zeta
-            )
-        except (ValueError, np.linalg.LinAlgError) as err:
-            v, inst, diag = None, None, {"error": str(err)}
+    polished = polish_each(m, starts, measure=measure, mu=mu, L=L, rounds=rounds, D=D, C=C, zeta=zeta)
+    for k, (v, inst, diag) in enumerate(polished):
         details[f"polished_lower_{k}"], details[f"polished_lower_{k}_diagnostics"] = v, diag
         if v is not None and (lower is None or v > lower):
             lower, instance = v, inst
