@@ -33,11 +33,6 @@ def _literal():
     return load_module(Path(__file__).resolve().parents[1] / "verify" / "_literal_peps.py")
 
 
-def _hand_written(K, gamma, alpha, p, measure, fc, eta, beta, server, rounds, D):
-    """The literal LocalUpdate PEP's certified value (solver and margin as certify's, without probes)."""
-    return _literal().literal_value(MU, L, K, gamma, alpha, p, measure, fc, eta, beta, server, rounds, D)[0]
-
-
 def test_fedsplit_rate_default_step_three_clients():
     c = certify("fedsplit", mu=MU, L=L, clients=3, measure="rate", probe_starts=0)
     assert c.status == "certified" and c.hypotheses["hyper"]["s"] == pytest.approx(1 / math.sqrt(10), rel=1e-15)
@@ -84,19 +79,8 @@ def test_agrees_with_hand_written_local_update_pep(fc, n, p, measure, h, kw):
     c = certify(
         "local-update", mu=MU, L=L, clients=n, p=p, measure=measure, function_class=fc, hyper=h, probe_starts=0, **kw
     )
-    ref = _hand_written(
-        h["K"],
-        h["gamma"],
-        h.get("alpha", 0.0),
-        p,
-        measure,
-        fc,
-        h.get("eta"),
-        h.get("beta"),
-        h.get("server", "gd"),
-        kw.get("rounds"),
-        kw.get("D"),
-    )
+    # the literal LocalUpdate PEP's certified value (solver and margin as certify's, without probes)
+    ref = _literal().literal_value_of(h, p, measure, fc, kw, MU, L)[0]
     assert c.status == "certified" and abs(c.value - ref) <= 1e-6 * ref
     if fc == "quadratic":  # the PEP's worst case, replayed through methods.run, attains it
         assert c.lower <= c.value and c.gap <= 1e-4

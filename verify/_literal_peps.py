@@ -87,6 +87,17 @@ def literal_value(mu, L, K, gamma, alpha, p, measure, fc, eta, beta, server, rou
     return v * (1 + SDP_MARGIN), solver
 
 
+def literal_value_of(hyper, p, measure, fc, timing, mu=1.0, L=10.0, gamma_factor=1.0):
+    """:func:`literal_value` for LocalUpdate's hyperparameters as ``methods.get("local-update", **hyper)`` takes
+    them (K, gamma, alpha, eta, beta, server; γ scaled by ``gamma_factor``) and a timed measure's ``timing``
+    (rounds, D): the literal PEP of the setting a compiled certificate was asked for."""
+    h = hyper
+    return literal_value(
+        mu, L, h["K"], h["gamma"] * gamma_factor, h.get("alpha", 0.0), p, measure, fc,
+        h.get("eta"), h.get("beta"), h.get("server", "gd"), timing.get("rounds"), timing.get("D"),
+    )  # fmt: skip
+
+
 def literal_sdane(R, lam, mu, delta, c, accelerated):
     """S-DANE / Acc-S-DANE's PEP written literally, independently of the compiler: the round loop, output and metric
     of :func:`fedtheory.certify.pep.sdane_pep` (the loop two_client_sdane also runs), and here the local step with

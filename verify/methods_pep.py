@@ -189,21 +189,7 @@ def agrees_with_certify_local_update(ctx):
             probe_starts=0,
             **kw,
         )
-        ref, solver = _LITERAL.literal_value(
-            1.0,
-            10.0,
-            h["K"],
-            h["gamma"] * gf,
-            h.get("alpha", 0.0),
-            p,
-            measure,
-            fc,
-            h.get("eta"),
-            h.get("beta"),
-            h.get("server", "gd"),
-            kw.get("rounds"),
-            kw.get("D"),
-        )
+        ref, solver = _LITERAL.literal_value_of(h, p, measure, fc, kw, gamma_factor=gf)
         rel = abs(c.value - ref) / ref if c.value is not None else math.inf
         rows.append(
             {
