@@ -91,58 +91,22 @@ def test_bad_hypotheses_raise(kw, needle):
 
 def test_cli_certify_json_and_bad_input(tmp_path, capsys):
     out = tmp_path / "c.json"
-    rc = main(
-        [
-            "explore",
-            "certify",
-            "fedavg",
-            "--mu",
-            "1",
-            "--L",
-            "10",
-            "--K",
-            "2",
-            "--gamma",
-            "0.05",
-            "--pieces",
-            "8",
-            "--json",
-            str(out),
-        ]
-    )
+    setting = "--mu 1 --L 10 --K 2".split()  # every call's μ, L and K
+    fedavg = ["explore", "certify", "fedavg", *setting]
+    rc = main(fedavg + ["--gamma", "0.05", "--pieces", "8", "--json", str(out)])
     text = capsys.readouterr().out
     assert rc == 0 and "upper" in text and "lower" in text and "gap" in text and "solver" in text
     data = json.loads(out.read_text())
     assert data["status"] == "certified" and data["value"] >= data["lower"]
-    rc = main(["explore", "certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.5"])
+    rc = main(fedavg + ["--gamma", "0.5"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and err[0].startswith("error: hypothesis 0 < gamma")
-    rc = main(["explore", "certify", "fedprox", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05"])
+    rc = main(["explore", "certify", "fedprox", *setting, "--gamma", "0.05"])
     assert rc == 2 and "alpha > 0" in capsys.readouterr().err
-    rc = main(
-        [
-            "explore",
-            "certify",
-            "fedavg",
-            "--mu",
-            "1",
-            "--L",
-            "10",
-            "--K",
-            "2",
-            "--gamma",
-            "0.05",
-            "--engine",
-            "pepit",
-            "--json",
-            str(out),
-        ]
-    )
+    rc = main(fedavg + ["--gamma", "0.05", "--engine", "pepit", "--json", str(out)])
     data = json.loads(out.read_text())
     assert rc == 0 and data["hypotheses"]["engine"] == "pepit" and data["details"]["extracted_lower"] is not None
-    rc = main(
-        ["explore", "certify", "fedavg", "--mu", "1", "--L", "10", "--K", "2", "--gamma", "0.05", "--engine", "exact"]
-    )
+    rc = main(fedavg + ["--gamma", "0.05", "--engine", "exact"])
     assert rc == 2 and "engine must be one of" in capsys.readouterr().err
 
 
