@@ -93,43 +93,25 @@ def geometric_sum(s: Any, K: Any, backend: Any = None) -> Any:
     2.0
     """
     be, s, K = _on_backend(s, K, backend)
-    if be.name == "numpy" and s.ndim:
-        return _geometric_sum_by_regime(s, K)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         low = s < 1
         zero = s == 0
         s_closed = be.where(low & ~zero, s, s * 0 + 0.5)
         closed = -be.expm1(K * be.log1p(-s_closed)) / s_closed
         closed = be.where(zero, s * 0 + K, closed)
+        if be.name == "numpy" and s.ndim:
+            # the direct formula's power only where s ≥ 1 (or NaN): a tuner's grid (10⁴-10⁵ entries, a few at
+            # s ≥ 1) no longer pays it on every entry; the same operations on the same values, so the same bits
+            high = np.broadcast_to(~low, closed.shape)
+            if high.any():
+                s_high = np.broadcast_to(s, closed.shape)[high]
+                K_high = K if np.isscalar(K) else np.broadcast_to(K, closed.shape)[high]
+                closed[high] = (1 - (1 - s_high) ** K_high) / s_high
+            return closed
         s_direct = be.where(low, s * 0 + 1.0, s)
         m = 1 - s_direct
         direct = (1 - m**K) / s_direct
         return be.where(low, closed, direct)
-
-
-def _geometric_sum_by_regime(s: np.ndarray, K: Any) -> np.ndarray:
-    """:func:`geometric_sum` on a numpy array ``s`` (ndim ≥ 1): the closed form on every entry as the masked form
-    computes it, then the limit K at s = 0 and the direct formula only where s ≥ 1 (or NaN), with the same
-    elementwise operations on the same values, so the same bits; a tuner's grid (10⁴-10⁵ entries, a few at s = 0
-    or s = 1) no longer pays the direct formula's power on every entry.
-
-    >>> _geometric_sum_by_regime(np.array([0.0, 0.5, 1.0, 3.0]), np.array([4.0, 4.0, 4.0, 3.0])).tolist()
-    [4.0, 1.875, 1.0, 3.0]
-    """
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        low = s < 1
-        zero = s == 0
-        s_closed = np.where(low & ~zero, s, 0.5)  # 0.5 stands in where another formula's value is taken
-        out = -np.expm1(K * np.log1p(-s_closed)) / s_closed
-        if zero.any():
-            out = np.where(zero, s * 0 + K, out)
-        high = ~low
-        if high.any():
-            high = np.broadcast_to(high, out.shape)
-            s_high = np.broadcast_to(s, out.shape)[high]
-            K_high = K if np.isscalar(K) else np.broadcast_to(K, out.shape)[high]
-            out[high] = (1 - (1 - s_high) ** K_high) / s_high
-        return out
 
 
 def power_one_minus(s: Any, e: Any, backend: Any = None) -> Any:
