@@ -20,14 +20,13 @@ Every contender computes the same FedAvg iterate on ``LeastSquaresFederation.ran
 
 Timing: CPU time (``time.process_time``) with ONE BLAS/torch thread, contenders interleaved within each cell (order
 shuffled, seeded, across repetitions: with a rotation each contender always followed the same one, and the one after
-Flower's loop ran on cold caches, 20-27 % slower at n = 10), minimum over repetitions. A contender whose cell would exceed ``--budget`` seconds is
-timed on fewer rounds R and scaled to T as t(R)·T/R (the hand/torch/flwr loops have no set-up), recorded as
-``extrapolated_from_rounds``; a contender whose one round is predicted (from the previous cells) to exceed the
-budget is skipped (``skipped``, with
-the prediction; ``hand_matmul``, the reference, is never). The library's calls (``fedtheory``, ``fedtheory_torch``,
-``fedtheory_legacy``) always run all T rounds, fewer repetitions if need be: they choose their path and its set-up
-for the rounds asked. Final iterates are compared with the
-hand loop's after the same number of rounds (relative difference; ``flag_mismatch`` above 1e-12).
+Flower's loop ran on cold caches, 20-27 % slower at n = 10), minimum over repetitions. A contender whose cell would
+exceed ``--budget`` seconds is timed on fewer rounds R and scaled to T as t(R)·T/R (the hand/torch/flwr loops have
+no set-up), recorded as ``extrapolated_from_rounds``; a contender whose one round is predicted (from the previous
+cells) to exceed the budget is skipped (``skipped``, with the prediction; ``hand_matmul``, the reference, is
+never). The library's calls (``fedtheory``, ``fedtheory_torch``, ``fedtheory_legacy``) always run all T rounds,
+fewer repetitions if need be: they choose their path and its set-up for the rounds asked. Final iterates are
+compared with the hand loop's after the same number of rounds (relative difference; ``flag_mismatch`` above 1e-12).
 
 The Flower column needs flwr, kept out of the project venv: ``python3 -m venv /work/flwr-venv &&
 /work/flwr-venv/bin/pip install flwr numpy scipy threadpoolctl`` (Python 3.11 like the project venv), then pass
