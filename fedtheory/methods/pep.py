@@ -722,6 +722,20 @@ def _affine_round(method, fed, d, n):
     return M, b, unflat, flat
 
 
+def _sdp_value(measure: str, sq: float, scale: float) -> float:
+    """The measure's value from the PEP's squared objective ``sq`` (normalized units) at the problem's ``scale``:
+    the function value sq·scale², the rate √sq (scale-free), the floor and error √sq·scale. Applied to the solver's
+    absolute accuracy on sq, it is the value the SDP cannot tell from 0.
+
+    >>> _sdp_value("error", 0.25, 2.0), _sdp_value("rate", 0.25, 2.0), _sdp_value("function-value", 0.25, 2.0)
+    (1.0, 0.5, 1.0)
+    """
+    if measure == "function-value":
+        return max(sq, 0.0) * scale**2
+    root = math.sqrt(max(sq, 0.0))
+    return root if measure == "rate" else root * scale
+
+
 def _extracted_best(method, measure, built, n, p, w, mu, L, het, C_scale, rounds, D, target, noise):
     """:func:`_extracted_lower`, and when its replay falls short of the SDP's value ``target`` (beyond RTOL, or
     ``noise`` of 0: :func:`~fedtheory.certify.pep_clients.gap_closed`) again with the interpolation's cuts for
@@ -1139,8 +1153,7 @@ def _small_pepit_extraction(m, lu, n, pp, w, sc, mu, L, het, scale, rounds, D, D
     try:
         built = _build(m, "error", n, pp, w, sc, mu, L, het, "quadratic", rounds, D_units)
         sq, _, solver = _solve_detail(built.pb, wrapper=_WRAPPER)
-        target = math.sqrt(max(sq, 0.0)) * scale
-        noise = math.sqrt(SDP_ATOL_SQUARED) * scale
+        target, noise = _sdp_value("error", sq, scale), _sdp_value("error", SDP_ATOL_SQUARED, scale)
         value, inst, diag = _extracted_best(m, "error", built, n, pp, w, mu, L, het, scale, rounds, D, target, noise)
     except (RuntimeError, ValueError, np.linalg.LinAlgError) as err:
         return None, None, {"error": str(err)}
@@ -1251,9 +1264,7 @@ def certify(
     lap = timer.lap
     # a value the SDP cannot tell from 0 (its squared value within the solver's absolute accuracy) is closed by
     # any lower bound ≥ 0: the probe, the polish and the family would chase solver noise
-    noise = SDP_ATOL_SQUARED * scale**2 if measure == "function-value" else math.sqrt(SDP_ATOL_SQUARED) * scale
-    if measure == "rate":
-        noise = math.sqrt(SDP_ATOL_SQUARED)
+    noise = _sdp_value(measure, SDP_ATOL_SQUARED, scale)
 
     def take(v, inst) -> bool:
         """keep (v, inst) when it raises the lower bound"""
@@ -1302,12 +1313,7 @@ def certify(
             lap("build")
             sq, _, solver = _solve_detail(built.pb, wrapper=_WRAPPER)
             lap("solve")
-            if measure == "function-value":
-                upper = max(sq, 0.0) * scale**2
-            elif measure == "rate":
-                upper = math.sqrt(max(sq, 0.0))
-            else:
-                upper = math.sqrt(max(sq, 0.0)) * scale
+            upper = _sdp_value(measure, sq, scale)
             # read the worst case back now: PEPit keeps the points in state the next PEP resets
             if function_class == "quadratic":
                 try:
