@@ -49,7 +49,7 @@ def certified_floor_data(kappas=KAPPAS, Ks=KS, gamma_L=GAMMA_L, seed: int = 0) -
             "law": [],
         }
         for K in Ks:
-            c = certify_local_update(1.0, kap, K, gamma, pieces=16, probe_starts=2, seed=seed)
+            c = certify_local_update(1.0, kap, K, gamma, engine="spectral", pieces=16, probe_starts=2, seed=seed)
             k = float(kappa_bound_uniform(1.0, kap, 0.0, gamma, K))
             delta = float(suboptimality_delta(kap, k))
             rows["x"].append(K * gamma * kap)

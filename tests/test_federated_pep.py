@@ -248,7 +248,7 @@ def test_four_client_floor_within_30_seconds_and_its_probe_only_samples_once_the
 
 
 def test_floor_without_probe_starts_keeps_the_family_lower_bound():
-    c = fp.certify_local_update(1.0, 10.0, 3, 0.05, measure="floor", probe_starts=0)
+    c = fp.certify_local_update(1.0, 10.0, 3, 0.05, measure="floor", engine="spectral", probe_starts=0)
     assert c.status == "certified" and c.lower == c.details["extreme_spectrum_lower"] > 0
     assert "probe_starts" not in c.details and "probe_lower" not in c.details
 
@@ -263,7 +263,7 @@ def test_floor_probe_still_searches_when_the_family_does_not_close_the_gap(monke
         return [(lab, None, None, {"error": "removed"}) for lab, *_ in real(measure, **kw)]
 
     monkeypatch.setattr(lower_bounds, "local_update_lower_bounds", no_family)
-    c = fp.certify_local_update(1.0, 10.0, 3, 0.05, measure="floor", probe_starts=2)
+    c = fp.certify_local_update(1.0, 10.0, 3, 0.05, measure="floor", engine="spectral", probe_starts=2)
     assert c.details["probe_starts"] == 2 and c.lower == c.details["probe_lower"] > 0
 
 
@@ -299,12 +299,49 @@ def test_default_engine_rule_and_the_engines_agree_where_both_run():
     assert fp.default_engine("quadratic", "error", 2, big, 2) == "spectral"
     assert fp.default_engine("quadratic", "floor", 4, 5, None) == "spectral"
     assert fp.default_engine("smooth-strongly-convex", "floor", 2, 5, None) == "pepit"
+    # the floor: closed form at K = 1, PEPit's SDP while it is the cheaper program, the spectral one beyond
+    steps = fp.PEPIT_FLOOR_STEPS
+    assert [fp.default_engine("quadratic", "floor", 2, K, None) for K in (1, 2, steps, steps + 1)] == [
+        "spectral", "pepit", "pepit", "spectral",
+    ]  # fmt: skip
+    wide = fp.PEPIT_FLOOR_WORK // 5  # five clients: K·n at the PEPit engine's size, then one step beyond it
+    assert wide > steps and fp.default_engine("quadratic", "floor", 5, wide, None) == "pepit"
+    assert fp.default_engine("quadratic", "floor", 5, wide + 1, None) == "spectral"
+    assert fp.default_engine("quadratic", "floor", 4, wide, None) == "spectral"  # K·n ≤ 30 counts from n = 5
     # the switch keeps the values the spectral engine gave (two clients, K = 2: 0.8425657 both, to 1e-6)
     kw = {"measure": "error", "eta": 0.05, "rounds": 2, "D": 1.0, "probe_starts": 1}
     default = fp.certify_local_update(1.0, 10.0, 2, 0.05, **kw)
     spectral = fp.certify_local_update(1.0, 10.0, 2, 0.05, engine="spectral", pieces=16, **kw)
     assert default.hypotheses["engine"] == "pepit" and spectral.hypotheses["engine"] == "spectral"
     assert abs(default.value - spectral.value) <= 1e-6 * spectral.value
+
+
+def test_default_floor_engine_pepit_at_small_K_and_spectral_when_its_sdp_fails(monkeypatch):
+    # K = 2, four clients: the default is PEPit's exact SDP (0.43 s against the spectral program's 1.1-1.6 s),
+    # and it certifies the floor the spectral engine does (both within their 1e-5 margins of 0.2622991608)
+    c = fp.certify_local_update(1.0, 10.0, 2, 0.05, clients=4, measure="floor", probe_starts=1)
+    s = fp.certify_local_update(1.0, 10.0, 2, 0.05, clients=4, measure="floor", engine="spectral", probe_starts=1)
+    assert c.hypotheses["engine"] == "pepit" and c.status == s.status == "certified"
+    assert abs(c.value - s.value) <= 1e-6 * s.value and c.lower <= c.value
+    assert "pepit_attempt" not in c.details
+
+    # where the default PEPit SDP gets no reliable value, the spectral engine certifies the case instead ...
+    from dataclasses import replace
+
+    real = fp._certify_compiled
+
+    def pepit_fails(*args):
+        c = real(*args)
+        engine = args[-2]
+        return replace(c, status="unreliable", value=None, solver="CLARABEL failed") if engine == "pepit" else c
+
+    monkeypatch.setattr(fp, "_certify_compiled", pepit_fails)
+    fell = fp.certify_local_update(1.0, 10.0, 2, 0.05, clients=4, measure="floor", probe_starts=1)
+    assert fell.hypotheses["engine"] == "spectral" and fell.status == "certified" and fell.value == s.value
+    assert fell.details["pepit_attempt"]["solver"] == "CLARABEL failed" and "no reliable value" in fell.notes
+    # ... but not where the caller asked for PEPit (the control: the same failure is reported, not replaced)
+    asked = fp.certify_local_update(1.0, 10.0, 2, 0.05, clients=4, measure="floor", engine="pepit", probe_starts=1)
+    assert asked.status == "unreliable" and asked.value is None
 
 
 def test_pepit_engine_is_a_thin_wrapper_over_the_compiled_certificate():

@@ -132,6 +132,7 @@ def _spectral_error(server: str, seed: int):
         0.05,
         server=server,
         momentum=_beta(server),
+        engine="spectral",
         pieces=SPECTRAL_PIECES,
         probe_starts=1,
         seed=seed,
@@ -378,7 +379,9 @@ def _zeta_certificates(seed: int):
 
     # L = 10 (the path no claim ran) and its image at L = 1: (μ, L, γ) → (μ/10, L/10, 10γ), ζ → ζ/10
     at10 = {
-        "spectral": certify_local_update(1.0, 10.0, 2, 0.05, zeta=1.0, pieces=16, probe_starts=1, seed=seed),
+        "spectral": certify_local_update(
+            1.0, 10.0, 2, 0.05, zeta=1.0, engine="spectral", pieces=16, probe_starts=1, seed=seed
+        ),
         "pepit": certify_local_update(1.0, 10.0, 2, 0.05, zeta=1.0, engine="pepit", probe_starts=1, seed=seed),
     }
     at1 = certify_local_update(0.1, 1.0, 2, 0.5, zeta=1.0, engine="pepit", probe_starts=1, seed=seed)
@@ -931,7 +934,10 @@ def error_gap_closed_deep(ctx):
     seed = _seed(ctx)
     kw = dict(ERROR_SETTING, rounds=4)
     certs = [
-        ("error gd T=4 spectral", certify_local_update(1.0, 10.0, 2, 0.05, probe_starts=2, seed=seed, **kw)),
+        (
+            "error gd T=4 spectral",
+            certify_local_update(1.0, 10.0, 2, 0.05, engine="spectral", probe_starts=2, seed=seed, **kw),
+        ),
         (
             "error gd T=4 pepit",
             certify_local_update(1.0, 10.0, 2, 0.05, engine="pepit", probe_starts=1, seed=seed, **kw),

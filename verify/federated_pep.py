@@ -119,7 +119,9 @@ def engines_agree(ctx):
     gf = ctx.param("gamma_factor", 1.0)
     rows, ok = [], True
     for K in (2, 4):
-        s = certify_local_update(1.0, 10.0, K, 0.05, pieces=16, probe_starts=1, seed=ctx.seed % (2**31))
+        s = certify_local_update(
+            1.0, 10.0, K, 0.05, engine="spectral", pieces=16, probe_starts=1, seed=ctx.seed % (2**31)
+        )
         q = certify_local_update(1.0, 10.0, K, 0.05 * gf, engine="pepit", probe_starts=1, seed=ctx.seed % (2**31))
         rows.append({"K": K, "spectral": s.value, "pepit": q.value, "pepit_solver": q.solver})
         ok &= s.status == q.status == "certified" and abs(s.value - q.value) <= 1e-4 * s.value
@@ -392,6 +394,7 @@ def _extraction_runs(seed):
                     clients=n,
                     alpha=alpha,
                     measure=measure,
+                    engine="spectral",
                     probe_starts=1,
                     pieces=16,
                     seed=seed,

@@ -988,13 +988,28 @@ def _in_local_terms(inst, m, srv) -> None:
 #: (FedAvg, μ = 1, L = 10, γ = 0.05, T = 2, raw solve, CPU): n = 4, K = 5 (40) 12 s; n = 3, K = 10 (60) 45 s
 #: (Clarabel and SCS); n = 4, K = 10 (80) Clarabel fails, no reliable value
 PEPIT_ERROR_WORK = 40
+#: the quadratic floor goes to the PEPit engine by default at 2 ≤ K ≤ this many local steps (any n) ...
+PEPIT_FLOOR_STEPS = 3
+#: ... and, for n ≥ 5 clients, while its PEP has at most this many gradient evaluations K·n (see default_engine)
+PEPIT_FLOOR_WORK = 30
 
 
 def default_engine(function_class: str, measure: str, clients: int, K: int, rounds: int | None) -> str:
-    """The engine :func:`certify_local_update` uses when none is given.
+    """The engine :func:`certify_local_update` uses when none is given: the one that certifies the case faster.
 
     - the smooth strongly convex class and the function value: ``"pepit"`` (the only engine);
-    - the quadratic floor and rate: ``"spectral"`` (any K; its size does not grow with K);
+    - the quadratic rate: ``"spectral"`` (any K; its size does not grow with K, 0.08-0.16 s at n ≤ 4);
+    - the quadratic floor: ``"spectral"`` at K = 1 (the floor is 0 in closed form) and for large K; ``"pepit"`` at
+      2 ≤ K ≤ :data:`PEPIT_FLOOR_STEPS`, and for n ≥ 5 clients while K·n ≤ :data:`PEPIT_FLOOR_WORK`. The spectral
+      program's size grows with n (5n named vectors, each client's moments on every piece), PEPit's SDP with K·n.
+      Measured (whole certificate, CPU seconds, μ = 1, (L, γL) ∈ {(10, 0.5), (100, 0.5), (10, 0.9)}, 48 pieces,
+      benchmarks/results/certify-floor-engines-2026-11-28.json): at K = 2, 3 PEPit takes 0.11-0.84 s against the
+      spectral 0.23-2.4 s for n ≤ 4, 0.7-4.6 s against 15-26 s for n = 6, 8, 9.7-12 s against 34-39 s for n = 10
+      and 48 s against 117 s for n = 16, K = 2; at K·n ≤ 30 with n = 5, 6 1.9-5.0 s against 5.4-19 s; at K = 4, 5
+      with n ≤ 4 the two are within 3× either way and at K = 8 the spectral one is 2-5× faster (n = 4, K = 8,
+      γL = 0.9: Clarabel and SCS give PEPit no reliable value). Both certify the same floors (upper bounds within
+      their 1e-5 margins; PEPit's margin is wider at n ≥ 8, up to 9e-5 relative at n = 16); PEPit's extracted worst
+      case closes the gap at n = 3, 5, where the extreme-spectrum family does not apply;
     - the quadratic error: ``"pepit"`` while its PEP has at most :data:`PEPIT_ERROR_WORK` gradient evaluations
       K·T·n, ``"spectral"`` beyond. Measured (CPU seconds, FedAvg, μ = 1, L = 10, γ = 0.05, η = γ, T = 2): the
       spectral certificate (16 pieces, the command line's) takes 6.7 s at n = 2, K = 1, 42 s at n = 2, K = 5 and
@@ -1004,14 +1019,24 @@ def default_engine(function_class: str, measure: str, clients: int, K: int, roun
       upper within 3e-7, lower within 2e-8 relative). Beyond 40 evaluations PEPit is slower than the spectral
       program or fails (n = 4, K = 10: Clarabel fails).
 
+    Where the default is ``"pepit"`` and its SDP gets no reliable value, :func:`certify_local_update` certifies the
+    quadratic case with the spectral engine instead (and says so in the notes).
+
     >>> default_engine("quadratic", "error", 2, 5, 2), default_engine("quadratic", "error", 4, 5, 2)
     ('pepit', 'pepit')
     >>> default_engine("quadratic", "error", 4, 1000, 2), default_engine("quadratic", "rate", 4, 5, None)
     ('spectral', 'spectral')
+    >>> [default_engine("quadratic", "floor", 4, K, None) for K in (1, 2, 3, 5)]
+    ['spectral', 'pepit', 'pepit', 'spectral']
+    >>> [default_engine("quadratic", "floor", n, K, None) for n, K in ((6, 5), (8, 4), (16, 2), (16, 4))]
+    ['pepit', 'spectral', 'pepit', 'spectral']
     """
     if function_class != "quadratic" or measure == "function-value":
         return "pepit"
-    if measure == "error" and int(K) * int(rounds or 1) * int(clients) <= PEPIT_ERROR_WORK:
+    n, K = int(clients), int(K)
+    if measure == "error" and K * int(rounds or 1) * n <= PEPIT_ERROR_WORK:
+        return "pepit"
+    if measure == "floor" and K >= 2 and (K <= PEPIT_FLOOR_STEPS or (n >= 5 and K * n <= PEPIT_FLOOR_WORK)):
         return "pepit"
     return "spectral"
 
@@ -1046,10 +1071,11 @@ def certify_local_update(
     ``measure="floor"``: sup ‖x̄ − x*‖ (scales with C or ζ); ``"rate"``: sup one-round contraction of server GD
     with step ``eta``; ``"error"``: sup ‖x_T − x*‖ after ``rounds`` from ‖x_0 − x*‖ ≤ D (server ``"gd"``,
     ``"heavy_ball"`` or ``"nesterov"`` with ``momentum``). ``engine`` defaults to :func:`default_engine`'s
-    choice: ``"spectral"`` for the quadratic floor and rate and for the quadratic error beyond
-    K·T·n = :data:`PEPIT_ERROR_WORK` gradient evaluations, ``"pepit"`` for the quadratic error up to it, the
-    function value and the smooth class. ``pieces``: spectral relaxation refinement. Lower
-    bounds: ``probe_starts`` seeded starts in dimension ``probe_dim`` (default n), replayed in the driver.
+    choice, the engine that certifies the case faster: ``"pepit"`` for the quadratic floor at small K·n and the
+    quadratic error up to K·T·n = :data:`PEPIT_ERROR_WORK` gradient evaluations, the function value and the smooth
+    class; ``"spectral"`` otherwise. When that default PEPit SDP gets no reliable value for quadratic clients, the
+    spectral engine certifies the case instead. ``pieces``: spectral relaxation refinement (spectral engine only).
+    Lower bounds: ``probe_starts`` seeded starts in dimension ``probe_dim`` (default n), replayed in the driver.
 
     A hypothesis outside the class (γ ≥ 1/(L + α), μ > L, ...) raises ValueError naming it.
 
@@ -1072,7 +1098,8 @@ def certify_local_update(
         raise ValueError(f"server must be 'gd', 'heavy_ball' or 'nesterov', got {server!r}")
     if measure == "rate" and server != "gd":
         raise ValueError("measure 'rate' is the one-round contraction of server GD; use measure='error' for momentum")
-    if engine is None:
+    chosen = engine is None
+    if chosen:
         engine = default_engine(function_class, measure, n, K, rounds)
     hyp = {
         "mu": mu,
@@ -1094,9 +1121,26 @@ def certify_local_update(
         "function_class": function_class,
         "engine": engine,
     }
+
     # the one driver and the one lower-bound path: fedtheory.methods.pep.certify on LocalUpdate's description,
     # relabelled with this certificate's claim and hypotheses
-    return _certify_compiled(
-        mu, L, K, gamma, th, alpha, pp, eta, momentum, server, C, zeta, measure, rounds, D, probe_dim,
-        probe_starts, seed, hyp, CLAIM_IDS[measure], t0, function_class, engine, pieces,
-    )  # fmt: skip
+    def run(engine: str) -> Certificate:
+        return _certify_compiled(
+            mu, L, K, gamma, th, alpha, pp, eta, momentum, server, C, zeta, measure, rounds, D, probe_dim,
+            probe_starts, seed, {**hyp, "engine": engine}, CLAIM_IDS[measure], t0, function_class, engine, pieces,
+        )  # fmt: skip
+
+    c = run(engine)
+    if chosen and engine == "pepit" and c.status == "unreliable" and function_class == "quadratic":
+        # the cost model picked PEPit, whose SDP got no reliable value here: the spectral engine, which covers
+        # the quadratic floor and error at any size, certifies the case instead
+        from dataclasses import replace
+
+        spectral = run("spectral")
+        return replace(
+            spectral,
+            notes=f"the default engine, PEPit, gave no reliable value ({c.solver}); certified with the spectral "
+            f"engine instead. {spectral.notes}",
+            details={**spectral.details, "pepit_attempt": {"solver": c.solver, "seconds": c.seconds}},
+        )
+    return c

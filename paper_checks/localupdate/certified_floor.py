@@ -110,7 +110,14 @@ def certified_floor(ctx):
     lower bound: the probe's federation, replayed through run_local_update from x* until it settles."""
     lo, hi = ctx.param("interval", ACCEPT_INTERVAL)
     c = certify_local_update(
-        ACCEPT["mu"], ACCEPT["L"], ACCEPT["K"], ACCEPT["gamma"], pieces=16, probe_starts=2, seed=ctx.seed % (2**31)
+        ACCEPT["mu"],
+        ACCEPT["L"],
+        ACCEPT["K"],
+        ACCEPT["gamma"],
+        engine="spectral",
+        pieces=16,
+        probe_starts=2,
+        seed=ctx.seed % (2**31),
     )
     # the stored Lemma 5 counterexample, certified at its own parameters (p, L, K, γ)
     data = json.loads(_LEMMA5_CEX.read_text())["counterexample"]
@@ -125,6 +132,7 @@ def certified_floor(ctx):
         gamma,
         p=prob.p.tolist(),
         C=C,
+        engine="spectral",
         pieces=48,
         probe_starts=1,
         seed=ctx.seed % (2**31),
@@ -191,7 +199,9 @@ def certified_fast_grid(ctx):
     factor = ctx.param("upper_factor", 1.0)
     rows, ok = [], True
     for kap, K in FAST_GRID:
-        c = certify_local_update(1.0, kap, K, 0.5 / kap, pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
+        c = certify_local_update(
+            1.0, kap, K, 0.5 / kap, engine="spectral", pieces=16, probe_starts=2, seed=ctx.seed % (2**31)
+        )
         rows.append(_row(c, 1.0, kap, K, 0.5 / kap))
         ok &= _attained(c, factor)
     for r in rows:
@@ -212,8 +222,10 @@ def certified_fast_grid(ctx):
 def certified_fedprox(ctx):
     sign = ctx.param("direction", 1.0)
     L, K, g = 10.0, 4, 0.05
-    prox = certify_local_update(1.0, L, K, g, alpha=L / 5, pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
-    avg = certify_local_update(1.0, L, K, g, pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
+    prox = certify_local_update(
+        1.0, L, K, g, alpha=L / 5, engine="spectral", pieces=16, probe_starts=2, seed=ctx.seed % (2**31)
+    )
+    avg = certify_local_update(1.0, L, K, g, engine="spectral", pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
     ok = _attained(prox) and avg.status == "certified" and sign * (avg.lower - prox.value) > 0
     return ctx.decide(
         ok,
@@ -266,7 +278,7 @@ def smooth_floor_larger(ctx):
         s = certify_local_update(
             mu, L, K, g, function_class="smooth-strongly-convex", probe_starts=1, seed=ctx.seed % (2**31)
         )
-        q = certify_local_update(mu, L, K, g, pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
+        q = certify_local_update(mu, L, K, g, engine="spectral", pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
         row = {
             "K": K,
             "smooth_upper": s.value,
@@ -350,7 +362,15 @@ def certified_grid(ctx):
                     if n == 3 and (K not in (2, 10) or gl != 0.5):  # n = 3: a slice (its probe is 3-d)
                         continue
                     c = certify_local_update(
-                        1.0, kap, K, gl / kap, clients=n, pieces=16, probe_starts=3, seed=ctx.seed % (2**31)
+                        1.0,
+                        kap,
+                        K,
+                        gl / kap,
+                        clients=n,
+                        engine="spectral",
+                        pieces=16,
+                        probe_starts=3,
+                        seed=ctx.seed % (2**31),
                     )
                     r = _row(c, 1.0, kap, K, gl / kap)
                     r["n"] = n
@@ -504,7 +524,7 @@ def certified_d1(ctx):
     q = np.asarray(distortion_eigenvalues(np.array([mu, L]), 0.0, g, Theta.uniform(K)))
     a, b = float(q.min()), float(q.max())
     lemma12 = 2 * (math.sqrt(b) - math.sqrt(a)) / (math.sqrt(b) + math.sqrt(a))
-    c = certify_local_update(mu, L, K, g, pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
+    c = certify_local_update(mu, L, K, g, engine="spectral", pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
     ok &= c.status == "certified" and d1.value <= c.value and direction * (c.lower - factor * d1.value) > 0
     return ctx.decide(
         ok,
@@ -543,7 +563,9 @@ def _limit_law(kappa0: float, factor: float = 1.0) -> float:
 def _two_client_floor(ctx, kappa0: float, K: int, gamma: float):
     """The certified worst floor of two equal-weight clients under FedAvg at μ = 1, L = κ₀ (16 pieces, two probe
     starts, the run's seed): the certificate both lemma-5 law claims compare with :func:`_limit_law`."""
-    return certify_local_update(1.0, kappa0, K, gamma, pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
+    return certify_local_update(
+        1.0, kappa0, K, gamma, engine="spectral", pieces=16, probe_starts=2, seed=ctx.seed % (2**31)
+    )
 
 
 @claim(
@@ -742,7 +764,15 @@ def corrected_limit(ctx):
     certs = {}
     for kap, K in ((10.0, 1000), (2.0, 200)):
         cert = certify_local_update(
-            1.0, kap, K, 0.5 / kap, p=[0.25, 0.75], pieces=16, probe_starts=2, seed=ctx.seed % (2**31)
+            1.0,
+            kap,
+            K,
+            0.5 / kap,
+            p=[0.25, 0.75],
+            engine="spectral",
+            pieces=16,
+            probe_starts=2,
+            seed=ctx.seed % (2**31),
         )
         b = bound(1.0, kap, 0.25, 1.0)
         row = {

@@ -41,7 +41,7 @@ def _check_point(kap, K, gl, seed, law_fn):
     replayed instance ≤ law·(1 + PAIR_TOL) and the law's own pair reaches law to PAIR_TOL."""
     g = gl / kap
     law = law_fn(kap, K, g)
-    c = certify_local_update(1.0, kap, K, g, pieces=16, probe_starts=2, seed=seed)
+    c = certify_local_update(1.0, kap, K, g, engine="spectral", pieces=16, probe_starts=2, seed=seed)
     pair = minimizer_distance(worst_pair(1.0, kap, K, g), 0.0, g, Theta.uniform(K))
     ok = (
         c.status == "certified"
@@ -282,7 +282,7 @@ def small_step(ctx):
     rows = []
     for s in (0.04, 0.02, 0.01):
         g = s / ((K - 1) * kap)
-        c = certify_local_update(1.0, kap, K, g, pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
+        c = certify_local_update(1.0, kap, K, g, engine="spectral", pieces=16, probe_starts=2, seed=ctx.seed % (2**31))
         pred = (K - 1 + off) * g * D1
         rows.append(
             {
