@@ -1099,8 +1099,7 @@ def certify_local_update(
     if measure == "rate" and server != "gd":
         raise ValueError("measure 'rate' is the one-round contraction of server GD; use measure='error' for momentum")
     chosen = engine is None
-    if chosen:
-        engine = default_engine(function_class, measure, n, K, rounds)
+    engine = default_engine(function_class, measure, n, K, rounds) if engine is None else engine
     hyp = {
         "mu": mu,
         "L": L,
