@@ -49,7 +49,8 @@ PEP's own worst case rebuilt as a :class:`~fedtheory.problems.quadratic.Quadrati
 (:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: in the class whatever the solver's accuracy)
 and replayed through :func:`fedtheory.methods.run` — the rate one round from the PEP's two states, the error and
 function value T rounds from its x_0 after shrinking the instance into the class, the floor at the exact fixed
-point of the replayed (affine) round. For the error and function value (quadratic class), a probe then starts
+point of the replayed (affine) round (its map from the probe's batched runs, the fixed point checked by one real
+run: ``details["extraction"]["fixed_point_residual"]``). For the error and function value (quadratic class), a probe then starts
 from each instance found (:func:`fedtheory.certify.lower_bounds.polish_error`: the start and centres chosen by
 exact block steps on its Hessians; ``details["polished_lower_k"]``). For the smooth strongly convex class the PEP's
 worst case becomes explicit F_{μ,L} clients (:func:`_interpolated_lower`: each client's table interpolated by a
