@@ -782,8 +782,8 @@ def lower_bound(
     cands = space.structured(rng, 2 * starts)
     if not search:  # the search's random draws, taken here (no local search follows)
         cands += [rng.normal(size=space.size) for _ in range(2 * starts)]
-        # the grid's end patterns repeat (identical clients with spectrum μ..μ, L at g = μ and at g = L): a
-        # cross-check scores each instance once
+        # the grid's patterns repeat at its ends (identical clients with spectrum (μ, …, μ, L) at g = μ and at g = L,
+        # likewise (μ, L, …, L) for d ≥ 3): a cross-check scores each instance once
         distinct: dict = {}
         for z in cands:
             distinct.setdefault(z.tobytes(), z)
