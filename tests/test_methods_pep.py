@@ -490,3 +490,28 @@ def test_the_extraction_lands_on_the_sdp_value_through_the_solvers_noise(monkeyp
     monkeypatch.setattr(mpep, "_extracted_best", lambda *a: mpep._extracted_lower(*a[:-2]))
     first = certify("fedavg", hyper=h, **kw)
     assert first.details["extracted_lower"] == ex["exact_data_cuts"]["value"] and first.value == c.value
+
+
+def test_the_extracted_floor_is_a_fixed_point_of_the_real_round_and_a_wrong_map_is_caught(monkeypatch):
+    # issue 23: the extraction's affine round R(s) = M s + b comes from the probe's batched runs on a direct sum
+    # (same arithmetic as single runs up to rounding); the fixed point Z solved from it is checked by one real run
+    # of the round on the extracted instance, whose residual is fixed_point_residual
+    import fedtheory.methods.probe as probe
+
+    kw = {"mu": MU, "L": L, "clients": 2, "measure": "floor", "hyper": {"K": 2, "gamma": 0.05}, "probe_starts": 0}
+    c = certify("fedavg", **kw)
+    assert c.details["extraction"]["fixed_point_residual"] < 1e-12
+    # FedAvg's K = 2 floor: the worst case reached (certify_local_update's lower bound, recorded in
+    # tests/test_methods_probe.py) to rounding
+    assert abs(c.details["extracted_lower"] - 0.26229891921484844) <= 1e-12 and c.lower <= c.value
+    # the control: b planted 1e-6 off; the residual of the batched map itself would still be 0 at its own fixed point
+    maps = probe._round_maps
+
+    def off(m, lay, q, batched, centres=False):
+        M, B = maps(m, lay, q, batched, centres)
+        return M, B + 1e-6
+
+    monkeypatch.setattr(probe, "_round_maps", off)
+    wrong = certify("fedavg", **kw)
+    assert wrong.details["extraction"]["fixed_point_residual"] > 1e-8
+    assert "extracted_lower" not in wrong.details and wrong.value == c.value

@@ -226,3 +226,28 @@ def test_a_wrong_sdp_value_whose_own_worst_case_agrees_is_caught_by_the_cross_ch
     assert "without local search" in c.notes and c.details["probe_starts"] == 1
     assert c.status == "unreliable" and c.value is None and "exceeds the upper bound" in c.notes
     assert c.lower == c.details["probe_lower"] > 0.95 * honest.value
+
+
+@pytest.mark.parametrize("name, hyper", [("scaffold", {"K": 2, "gamma": 0.05}), ("fedsplit", {"s": 0.3})])
+def test_round_maps_with_an_instances_centres_give_its_affine_round(monkeypatch, name, hyper):
+    # R(s) = M s + b on one instance from the batched jobs (b: one job from the zero state with its centres), as
+    # methods.pep's floor extraction takes it; against single runs of the real round, and chunked or not
+    from fedtheory.methods import probe
+
+    m = get(name, **hyper)
+    n, d = 3, 3
+    space = probe._Space(n, d, 1.0, 10.0, np.array([0.2, 0.3, 0.5]))
+    rng = np.random.default_rng(1)
+    q, _ = space.decode(rng.normal(size=space.size), fast=False)
+    q = probe._fed(q, rng.normal(size=(n, d)))
+    lay = probe._Layout(m, n, d)
+    M, B = probe._round_maps(m, lay, q, True, centres=q.c)
+    assert B.shape == (lay.size, 1)
+    _, B_unit = probe._round_maps(m, lay, q, True, centres=True)
+    assert np.allclose(B[:, 0], B_unit @ q.c.ravel(), rtol=0, atol=1e-12)
+    for s in rng.normal(size=(3, lay.size)):
+        _, st = probe._run_jobs(m, q, [(lay.unpack(s), np.zeros(d), q.c)], 1, False)[0]
+        assert np.allclose(lay.pack(st), M @ s + B[:, 0], rtol=0, atol=1e-11)
+    monkeypatch.setattr(probe, "BATCH_ENTRIES", n * (2 * d) ** 2)  # two jobs per direct sum
+    M2, B2 = probe._round_maps(m, lay, q, True, centres=q.c)
+    assert np.allclose(M2, M, rtol=0, atol=1e-13) and np.allclose(B2, B, rtol=0, atol=1e-13)

@@ -49,7 +49,8 @@ PEP's own worst case rebuilt as a :class:`~fedtheory.problems.quadratic.Quadrati
 (:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: in the class whatever the solver's accuracy)
 and replayed through :func:`fedtheory.methods.run` — the rate one round from the PEP's two states, the error and
 function value T rounds from its x_0 after shrinking the instance into the class, the floor at the exact fixed
-point of the replayed (affine) round. For the error and function value (quadratic class), a probe then starts
+point of the replayed (affine) round (its map from the probe's batched runs, the fixed point checked by one real
+run: ``details["extraction"]["fixed_point_residual"]``). For the error and function value (quadratic class), a probe then starts
 from each instance found (:func:`fedtheory.certify.lower_bounds.polish_error`: the start and centres chosen by
 exact block steps on its Hessians; ``details["polished_lower_k"]``). For the smooth strongly convex class the PEP's
 worst case becomes explicit F_{μ,L} clients (:func:`_interpolated_lower`: each client's table interpolated by a
@@ -692,36 +693,6 @@ def _eval_state(method, st, build, n) -> tuple[dict, dict]:
     return server, client
 
 
-def _affine_round(method, fed, d, n):
-    """The replayed round R(s) = M s + b on the flattened state (server vars, then client vars row by row)."""
-    from fedtheory.methods import run
-
-    N = (len(method.server) + n * len(method.client)) * d
-
-    def unflat(z):
-        st, k = {}, 0
-        for v in method.server:
-            st[v] = z[k : k + d]
-            k += d
-        for v in method.client:
-            st[v] = z[k : k + n * d].reshape(n, d)
-            k += n * d
-        return st
-
-    def flat(st):
-        return np.concatenate(
-            [np.asarray(st[v]).ravel() for v in method.server] + [np.asarray(st[v]).ravel() for v in method.client]
-        )
-
-    def R(z):
-        h = run(method, fed, np.zeros(d), 1, state=unflat(z), path="step")
-        return flat(h.state)
-
-    b = R(np.zeros(N))
-    M = np.stack([R(e) - b for e in np.eye(N)], axis=1)
-    return M, b, unflat, flat
-
-
 def _sdp_value(measure: str, sq: float, scale: float) -> float:
     """The measure's value from the PEP's squared objective ``sq`` (normalized units) at the problem's ``scale``:
     the function value sq·scale², the rate √sq (scale-free), the floor and error √sq·scale. Applied to the solver's
@@ -801,7 +772,13 @@ def _extracted_lower(method, measure, built, n, p, w, mu, L, het, C_scale, round
         }
         return math.sqrt(num / den), inst, diag
     if measure == "floor":
-        M, b, unflat, flat = _affine_round(method, prob, d, n)
+        from fedtheory.methods.probe import _Layout, _round_maps, _run_jobs
+
+        # the replayed round R(s) = M s + b (s: server variables, then client variables row by row) from the probe's
+        # batched runs on a direct sum of copies of the instance: the same arithmetic as single runs up to rounding
+        lay = _Layout(method, n, d)
+        M, B = _round_maps(method, lay, prob, True, centres=prob.c)
+        b = B[:, 0]
         N = M.shape[0]
         rows, rhs = [np.eye(N) - M], [b]
         for lam in built.info["invariants"]:  # the conserved quantities the PEP imposed, ⊗ I_d
@@ -809,8 +786,10 @@ def _extracted_lower(method, measure, built, n, p, w, mu, L, het, C_scale, round
             rows.append(lam_full)
             rhs.append(np.zeros(d))
         Z, *_ = np.linalg.lstsq(np.vstack(rows), np.concatenate(rhs), rcond=None)
-        residual = float(np.linalg.norm(M @ Z + b - Z))
-        st = unflat(Z)
+        # Z is checked as a fixed point of the real round, not of the batched map: one run on the instance itself
+        _, after = _run_jobs(method, prob, [(lay.unpack(Z), np.zeros(d), prob.c)], 1, False)[0]
+        residual = float(np.linalg.norm(lay.pack(after) - Z))
+        st = lay.unpack(Z)
         out = st[method.output] if method.output in method.server else w @ st[method.output]
         s = C_scale / size
         value = float(np.linalg.norm(out - prob.x_star())) * s

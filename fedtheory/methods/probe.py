@@ -67,9 +67,12 @@ MEASURES = ("rate", "floor", "error", "function-value")
 CLASSES = ("quadratic", "smooth-strongly-convex")
 #: a fixed-point system whose relative residual exceeds this is reported as not solved
 RESIDUAL_TOL = 1e-9
-#: the largest direct sum (jobs × dimension) one batched run is given; more jobs are split into chunks (an
-#: extracted worst case of dimension 34 with 170 jobs took 28 s as one 5780-dimensional run)
-BATCH_DIMENSION = 256
+#: the largest direct sum one batched run is given, in entries of its dense (n, k·d, k·d) Hessian array (k jobs of
+#: dimension d, n clients: 288 KiB); more jobs are split into chunks. The run allocates that array, its eigenvectors
+#: and the simulator's scaled copy afresh, and larger ones page-fault on every run (SCAFFOLD's floor cross-check,
+#: n = d = 4, 19 candidates' round maps on one CPU: 17.7k page faults and 0.11 s at k·d = 256, none and 0.03 s at
+#: k·d = 96); one 5780-dimensional run of an extracted worst case (d = 34, 170 jobs) took 28 s
+BATCH_ENTRIES = 4 * 96**2
 #: local gradient evaluations per round up to which the search runs the literal steps (see :func:`_path`)
 SEARCH_STEP_WORK = 32
 #: block-ascent sweeps of the floor's centre maximization inside the search (the reported instance gets 30)
@@ -219,9 +222,10 @@ def _run_jobs(m, q, jobs: list, rounds: int, batched: bool, instances: list | No
             h = run(m, _fed(q, c), np.asarray(x0, dtype=np.float64), rounds, path=_path(m), state=state)
             out.append((np.asarray(h.x[-1]), {k: np.asarray(v) for k, v in h.state.items()}))
         return out
-    if len(jobs) > 1 and len(jobs) * d > BATCH_DIMENSION:
-        # the direct sum's dense eigenvectors cost (k·d)² per operation: chunks keep each run small
-        step = max(1, BATCH_DIMENSION // d)
+    most = math.isqrt(BATCH_ENTRIES // n)  # the direct sum's largest dimension k·d
+    if len(jobs) > 1 and len(jobs) * d > most:
+        # the direct sum's dense arrays cost n·(k·d)² per operation: chunks keep each run small
+        step = max(1, most // d)
         return [
             r
             for i in range(0, len(jobs), step)
@@ -265,21 +269,25 @@ def _run_jobs(m, q, jobs: list, rounds: int, batched: bool, instances: list | No
     return res
 
 
-def _round_maps(m, lay: _Layout, q, batched: bool, centres: bool = False) -> tuple:
+def _round_maps(m, lay: _Layout, q, batched: bool, centres: bool | np.ndarray = False) -> tuple:
     """M, the linear part of one round (column k: R(e_k) on the instance with centres 0, where R(0) = 0), and with
-    ``centres`` also B, R(0) = B vec(c) (column (i, j): one round from the zero state with c = e_j at client i);
-    all from one job list, so the search makes one run per instance."""
+    ``centres`` also B, R(0) = B vec(c) (column (i, j): one round from the zero state with c = e_j at client i) —
+    or, ``centres`` an (n, d) array c, the one column b = R(0) on the centres c, so that R(s) = M s + b on q's
+    Hessians with those centres (the affine round of :func:`fedtheory.methods.pep`'s floor extraction); all from
+    one job list, so the search makes one run per instance."""
     jobs = _round_jobs(lay, q.n, q.d, centres)
     return _maps_of(lay, [lay.pack(st) for _, st in _run_jobs(m, q, jobs, 1, batched)] if jobs else [], centres)
 
 
-def _round_jobs(lay: _Layout, n: int, d: int, centres: bool) -> list:
+def _round_jobs(lay: _Layout, n: int, d: int, centres: bool | np.ndarray) -> list:
     """The jobs of :func:`_round_maps`: one round from each basis state (centres 0), then with ``centres`` from the
-    zero state with each unit centre."""
+    zero state with each unit centre, or with the centres given (an (n, d) array: one job)."""
     zc, zx = np.zeros((n, d)), np.zeros(d)
     E = np.eye(lay.size)
     jobs = [(lay.unpack(E[k]), zx, zc) for k in range(lay.size)]
-    if centres:
+    if isinstance(centres, np.ndarray):
+        jobs.append((lay.unpack(np.zeros(lay.size)), zx, np.asarray(centres, dtype=np.float64).reshape(n, d)))
+    elif centres:
         for i in range(n):
             for j in range(d):
                 c = np.zeros((n, d))
@@ -288,15 +296,15 @@ def _round_jobs(lay: _Layout, n: int, d: int, centres: bool) -> list:
     return jobs
 
 
-def _maps_of(lay: _Layout, cols: list, centres: bool) -> tuple:
+def _maps_of(lay: _Layout, cols: list, centres: bool | np.ndarray) -> tuple:
     M = np.column_stack(cols[: lay.size]) if lay.size else np.zeros((0, 0))
-    B = np.column_stack(cols[lay.size :]) if centres else None
+    B = np.column_stack(cols[lay.size :]) if isinstance(centres, np.ndarray) or centres else None
     return M, B
 
 
 def _round_maps_many(m, lay: _Layout, qs: list, centres: bool = False) -> list:
     """:func:`_round_maps` (batched) of many instances of one n and d from one job list: every (instance, job)
-    pair is a block of one direct sum, so a list of candidates costs one run (chunked at BATCH_DIMENSION)."""
+    pair is a block of one direct sum, so a list of candidates costs one run (chunked at BATCH_ENTRIES)."""
     if not qs:
         return []
     jobs = _round_jobs(lay, qs[0].n, qs[0].d, centres)
@@ -311,7 +319,8 @@ def _round_maps_many(m, lay: _Layout, qs: list, centres: bool = False) -> list:
 def _init_matrix(m, lay: _Layout, q) -> np.ndarray:
     """S0 with s_0 = S0 x_0: the method's initial state (every init is x_0 or 0, so it is linear in x_0)."""
     d = q.d
-    res = _run_jobs(m, q, [(None, np.eye(d)[j], q.c) for j in range(d)], 0, False)
+    # zero rounds copy x_0 or write 0: exact on the direct sum too, so one run gives every column
+    res = _run_jobs(m, q, [(None, np.eye(d)[j], q.c) for j in range(d)], 0, True)
     return np.column_stack([lay.pack(st) for _, st in res])
 
 
@@ -773,6 +782,12 @@ def lower_bound(
     cands = space.structured(rng, 2 * starts)
     if not search:  # the search's random draws, taken here (no local search follows)
         cands += [rng.normal(size=space.size) for _ in range(2 * starts)]
+        # the grid's patterns repeat at its ends (identical clients with spectrum (μ, …, μ, L) at g = μ and at g = L,
+        # likewise (μ, L, …, L) for d ≥ 3): a cross-check scores each instance once
+        distinct: dict = {}
+        for z in cands:
+            distinct.setdefault(z.tobytes(), z)
+        cands = list(distinct.values())
     scored = []
     decoded, maps_of = [], {}
     for z in cands:
