@@ -31,10 +31,10 @@ RTOL = 1e-4
 #: relative margin added to every SDP value before it is reported as an upper bound. Clarabel stops at a relative
 #: duality gap of 1e-8 in its own scaling; measured against replayed instances its values sit up to a few 1e-6
 #: below the true optimum (n = 3, κ₀ = 100, K = 10: 5e-7 on the root; the spectral floor at κ₀ = 1000, K = 100,
-#: Lemma 5's acceptance point: Clarabel's three settings solve it to residuals ≤ 3e-9, yet their values spread 1e-5
-#: on Δ², the one reported sits 1.6e-6 below the replayed instance on Δ and the lowest 3.6e-6), so the margin is
-#: 1e-5 (upper ≥ lower on the grid). Residuals alone do not bound the value's error there: a stalled
-#: ("AlmostSolved") point is never taken without the SCS cross-check
+#: Lemma 5's acceptance point: Clarabel's three settings reach residuals ≤ 3e-9, yet their values spread 1.1e-5 on
+#: Δ²; on Δ the first, almost solved at a gap of 6e-8, sits 3.5e-6 below the replayed instance, the two solved ones
+#: 1.9e-6 above and 1.4e-7 below), so the margin is 1e-5 (upper ≥ lower on the grid). Residuals alone do not bound
+#: the value's error there: a stalled ("AlmostSolved") point is never taken without the SCS cross-check
 SDP_MARGIN = 1e-5
 
 
