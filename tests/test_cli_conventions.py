@@ -75,6 +75,17 @@ def test_json_dash_writes_the_json_to_stdout_and_the_table_to_stderr(repo):
     assert json.loads(proc.stdout)["kind"] == "tune" and not (repo / "-").exists()
 
 
+def test_json_dash_of_a_certificate_stays_json_when_pepit_prints_its_warning(capsys):
+    # κ = 10⁴, K = 2: PEPit's own duality-gap check prints "(PEPit) Warning: ..." on stdout whatever verbose says;
+    # the certificate's solves capture it and re-raise it as a warning on stderr
+    argv = ["explore", "certify", "fedavg", "--mu", "1", "--L", "10000", "--K", "2", "--gamma", "5e-5"]
+    # the control: the print did happen, as a warning (stderr outside pytest, which records it here)
+    with pytest.warns(RuntimeWarning, match=r"\(PEPit\) Warning: the duality gap"):
+        assert main([*argv, "--json", "-", "--probe-starts", "1"]) == 0
+    out, _ = capsys.readouterr()
+    assert json.loads(out)["status"] == "certified" and "(PEPit)" not in out
+
+
 @pytest.mark.parametrize(
     "argv",
     [["--help"], ["check", "--help"], ["explore", "tune", "--help"], ["report", "--help"], ["figures", "--help"]],

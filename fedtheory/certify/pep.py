@@ -281,6 +281,39 @@ def _resolve(problem: Any, **solver_kwargs: Any) -> float | None:
     return problem.check_feasibility(wc_value, verbose=0)
 
 
+def _pepit_quietly(call: Any) -> Any:
+    """``call()`` with stdout captured: PEPit prints its duality-gap warning ("the duality gap seems surprisingly
+    large ...", ``PEP.check_feasibility``) on stdout whatever ``verbose`` says, which corrupted a command's
+    ``--json -``. The text comes back as a RuntimeWarning (stderr, or a claim's notes); whether the value is
+    reliable is decided by the solver policy here (Clarabel's status, the SCS cross-check), not by that print.
+
+    >>> import warnings
+    >>> def pepit_like():
+    ...     print("(PEPit) Warning: the gap")
+    ...     print("        is large.")
+    ...     return 1.5
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _pepit_quietly(pepit_like)
+    1.5
+    >>> str(caught[0].message)
+    '(PEPit) Warning: the gap is large.'
+    """
+    import contextlib
+    import io
+    import re
+    import warnings
+
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            return call()
+    finally:
+        text = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", printed.getvalue()).split())
+        if text:
+            warnings.warn(text, RuntimeWarning, stacklevel=3)
+
+
 def _solve_detail(problem: Any, *, wrapper: str = "cvxpy") -> tuple[float, float, str]:
     """:func:`_solve`, also returning which solver(s) produced the value (``"CLARABEL"`` or
     ``"CLARABEL+SCS"``). PEPit builds the cvxpy problem once (the first attempt); every later attempt and the
@@ -297,9 +330,9 @@ def _solve_detail(problem: Any, *, wrapper: str = "cvxpy") -> tuple[float, float
     def attempt_with(**solver_kwargs: Any) -> float | None:
         nonlocal built
         if built is not None:
-            return _resolve(problem, **solver_kwargs)
+            return _pepit_quietly(lambda: _resolve(problem, **solver_kwargs))
         try:
-            return problem.solve(wrapper=wrapper, verbose=0, **extra, **solver_kwargs)
+            return _pepit_quietly(lambda: problem.solve(wrapper=wrapper, verbose=0, **extra, **solver_kwargs))
         finally:  # built even when the solver then failed
             w = getattr(problem, "wrapper", None)
             if w is not None and w is not before and getattr(w, "prob", None) is not None:
