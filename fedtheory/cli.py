@@ -418,9 +418,10 @@ def _certify_parser(what) -> None:
     ce.add_argument(
         "--engine",
         default=None,
-        help="spectral or pepit (default: spectral for the quadratic floor and rate, and for the quadratic error "
-        "when K·rounds·clients > 40; pepit for the quadratic error up to 40, the function value and the smooth "
-        "class; pepit also extracts its worst case as a lower bound)",
+        help="spectral or pepit (default: the faster one, by measured cost — pepit for the quadratic floor at "
+        "2 <= K <= 3, or K·clients <= 30 from 5 clients on, and for the quadratic error while K·rounds·clients <= 40, "
+        "the function value and the smooth class; spectral otherwise, and for quadratic clients where a default "
+        "pepit gets no reliable value; pepit also extracts its worst case as a lower bound)",
     )
     ce.add_argument("--pieces", type=_count(1, MAX_PIECES), default=16, help="spectral relaxation pieces (default 16)")
     ce.add_argument("--probe-starts", type=int, default=4, help="starts of the compiled PEP's lower-bound probe")
