@@ -308,7 +308,8 @@ def local_update_guarantee(
         return np.where(valid, val, np.inf)
 
     def rounds_to(eps: float) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
+        # a start near 0 overflows ε/start to inf: already within ε, which rounds_to_contract reads as 0 rounds
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ratio = np.where(floor >= eps, 1.0, (eps - np.where(valid, floor, 0.0)) / start)
         return np.where(floor >= eps, np.inf, rounds_to_contract(rho, ratio, momentum))
 
