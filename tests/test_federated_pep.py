@@ -339,9 +339,14 @@ def test_default_floor_engine_pepit_at_small_K_and_spectral_when_its_sdp_fails(m
     fell = fp.certify_local_update(1.0, 10.0, 2, 0.05, clients=4, measure="floor", probe_starts=1)
     assert fell.hypotheses["engine"] == "spectral" and fell.status == "certified" and fell.value == s.value
     assert fell.details["pepit_attempt"]["solver"] == "CLARABEL failed" and "no reliable value" in fell.notes
-    # ... but not where the caller asked for PEPit (the control: the same failure is reported, not replaced)
+    # ... but not where the caller asked for PEPit (the control: the same failure is reported, not replaced), nor
+    # for the function value, which the spectral engine does not certify
     asked = fp.certify_local_update(1.0, 10.0, 2, 0.05, clients=4, measure="floor", engine="pepit", probe_starts=1)
     assert asked.status == "unreliable" and asked.value is None
+    fv = fp.certify_local_update(
+        1.0, 10.0, 1, 0.05, measure="function-value", eta=0.05, rounds=1, D=1.0, probe_starts=1
+    )
+    assert fv.hypotheses["engine"] == "pepit" and fv.status == "unreliable" and "pepit_attempt" not in fv.details
 
 
 def test_pepit_engine_is_a_thin_wrapper_over_the_compiled_certificate():

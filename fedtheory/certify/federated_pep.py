@@ -1019,8 +1019,8 @@ def default_engine(function_class: str, measure: str, clients: int, K: int, roun
       upper within 3e-7, lower within 2e-8 relative). Beyond 40 evaluations PEPit is slower than the spectral
       program or fails (n = 4, K = 10: Clarabel fails).
 
-    Where the default is ``"pepit"`` and its SDP gets no reliable value, :func:`certify_local_update` certifies the
-    quadratic case with the spectral engine instead (and says so in the notes).
+    Where the default is ``"pepit"`` for the quadratic floor or error and its SDP gets no reliable value,
+    :func:`certify_local_update` certifies the case with the spectral engine instead (and says so in the notes).
 
     >>> default_engine("quadratic", "error", 2, 5, 2), default_engine("quadratic", "error", 4, 5, 2)
     ('pepit', 'pepit')
@@ -1073,8 +1073,8 @@ def certify_local_update(
     ``"heavy_ball"`` or ``"nesterov"`` with ``momentum``). ``engine`` defaults to :func:`default_engine`'s
     choice, the engine that certifies the case faster: ``"pepit"`` for the quadratic floor at small K·n and the
     quadratic error up to K·T·n = :data:`PEPIT_ERROR_WORK` gradient evaluations, the function value and the smooth
-    class; ``"spectral"`` otherwise. When that default PEPit SDP gets no reliable value for quadratic clients, the
-    spectral engine certifies the case instead. ``pieces``: spectral relaxation refinement (spectral engine only).
+    class; ``"spectral"`` otherwise. When that default PEPit SDP gets no reliable value for the quadratic floor or
+    error, the spectral engine certifies the case instead. ``pieces``: spectral relaxation refinement (spectral engine only).
     Lower bounds: ``probe_starts`` seeded starts in dimension ``probe_dim`` (default n), replayed in the driver.
 
     A hypothesis outside the class (γ ≥ 1/(L + α), μ > L, ...) raises ValueError naming it.
@@ -1130,9 +1130,10 @@ def certify_local_update(
         )  # fmt: skip
 
     c = run(engine)
-    if chosen and engine == "pepit" and c.status == "unreliable" and function_class == "quadratic":
+    spectral_covers = function_class == "quadratic" and measure in ("floor", "error")
+    if chosen and engine == "pepit" and c.status == "unreliable" and spectral_covers:
         # the cost model picked PEPit, whose SDP got no reliable value here: the spectral engine, which covers
-        # the quadratic floor and error at any size, certifies the case instead
+        # the quadratic floor and error at any size (not the function value), certifies the case instead
         from dataclasses import replace
 
         spectral = run("spectral")
