@@ -1118,7 +1118,6 @@ def certify_local_update(
         "rounds": rounds,
         "D": D,
         "function_class": function_class,
-        "engine": engine,
     }
 
     # the one driver and the one lower-bound path: fedtheory.methods.pep.certify on LocalUpdate's description,

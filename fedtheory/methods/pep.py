@@ -44,21 +44,21 @@ Measures:
 The output of a client variable is its mean with the aggregation weights (FedSplit reports x̄ = Σ p_j z_j).
 
 Lower bounds: :func:`fedtheory.methods.probe.lower_bound` (quadratic instances found by a multi-start optimizer,
-replayed through :func:`fedtheory.methods.run`) when that module is present, and, for the quadratic class, the
-PEP's own worst case rebuilt as a :class:`~fedtheory.problems.quadratic.QuadraticFederation`
-(:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: in the class whatever the solver's accuracy)
-and replayed through :func:`fedtheory.methods.run` — the rate one round from the PEP's two states, the error and
-function value T rounds from its x_0 after shrinking the instance into the class, the floor at the exact fixed
-point of the replayed (affine) round (its map from the probe's batched runs, the fixed point checked by one real
-run: ``details["extraction"]["fixed_point_residual"]``). For the error and function value (quadratic class), a probe then starts
-from each instance found (:func:`fedtheory.certify.lower_bounds.polish_error`: the start and centres chosen by
+replayed through :func:`fedtheory.methods.run`) when that module is present, and, for the quadratic class, the PEP's own
+worst case rebuilt as a :class:`~fedtheory.problems.quadratic.QuadraticFederation`
+(:func:`~fedtheory.certify.interpolation.quadratic_interpolant`: in the class whatever the solver's accuracy) and
+replayed through :func:`fedtheory.methods.run` — the rate one round from the PEP's two states, the error and function
+value T rounds from its x_0 after shrinking the instance into the class, the floor at the exact fixed point of the
+replayed (affine) round (its map from the probe's batched runs, the fixed point checked by one real run:
+``details["extraction"]["fixed_point_residual"]``). For the error and function value (quadratic class), a probe then
+starts from each instance found (:func:`fedtheory.certify.lower_bounds.polish_error`: the start and centres chosen by
 exact block steps on its Hessians; ``details["polished_lower_k"]``). For the smooth strongly convex class the PEP's
 worst case becomes explicit F_{μ,L} clients (:func:`_interpolated_lower`: each client's table interpolated by a
 :class:`~fedtheory.certify.interpolation.SmoothStronglyConvexInterpolant`, class-checked) replayed through
 :func:`fedtheory.methods.run` (``details["smooth_lower"]``; the floor for LocalUpdate methods, whose replay settles
 server GD). The rate and the function value also take identical clients on a fine grid of curvatures
-(:func:`fedtheory.certify.lower_bounds.identical_clients_lower`), and a LocalUpdate method's floor the
-extreme-spectrum family (:func:`fedtheory.certify.lower_bounds.extreme_spectrum_floor`). The largest is ``lower``.
+(:func:`fedtheory.certify.lower_bounds.identical_clients_lower`), and a LocalUpdate method's floor the extreme-spectrum
+family (:func:`fedtheory.certify.lower_bounds.extreme_spectrum_floor`). The largest is ``lower``.
 
 Upper bounds: the PEP above (``engine="pepit"``), or an outside program given as ``upper_bound`` (LocalUpdate's
 spectral program, from :func:`fedtheory.certify.federated_pep.certify_local_update`: any K), with the same lower

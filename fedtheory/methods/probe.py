@@ -276,7 +276,7 @@ def _round_maps(m, lay: _Layout, q, batched: bool, centres: bool | np.ndarray = 
     Hessians with those centres (the affine round of :func:`fedtheory.methods.pep`'s floor extraction); all from
     one job list, so the search makes one run per instance."""
     jobs = _round_jobs(lay, q.n, q.d, centres)
-    return _maps_of(lay, [lay.pack(st) for _, st in _run_jobs(m, q, jobs, 1, batched)] if jobs else [], centres)
+    return _maps_of(lay, [lay.pack(st) for _, st in _run_jobs(m, q, jobs, 1, batched)] if jobs else [])
 
 
 def _round_jobs(lay: _Layout, n: int, d: int, centres: bool | np.ndarray) -> list:
@@ -296,9 +296,10 @@ def _round_jobs(lay: _Layout, n: int, d: int, centres: bool | np.ndarray) -> lis
     return jobs
 
 
-def _maps_of(lay: _Layout, cols: list, centres: bool | np.ndarray) -> tuple:
+def _maps_of(lay: _Layout, cols: list) -> tuple:
+    """M from the basis states' columns, and B from the centre jobs' columns after them (None without any)."""
     M = np.column_stack(cols[: lay.size]) if lay.size else np.zeros((0, 0))
-    B = np.column_stack(cols[lay.size :]) if isinstance(centres, np.ndarray) or centres else None
+    B = np.column_stack(cols[lay.size :]) if len(cols) > lay.size else None
     return M, B
 
 
@@ -309,11 +310,11 @@ def _round_maps_many(m, lay: _Layout, qs: list, centres: bool = False) -> list:
         return []
     jobs = _round_jobs(lay, qs[0].n, qs[0].d, centres)
     if not jobs:
-        return [_maps_of(lay, [], centres) for _ in qs]
+        return [_maps_of(lay, []) for _ in qs]
     res = _run_jobs(m, qs[0], jobs * len(qs), 1, True, instances=[q for q in qs for _ in jobs])
     cols = [lay.pack(st) for _, st in res]
     k = len(jobs)
-    return [_maps_of(lay, cols[i * k : (i + 1) * k], centres) for i in range(len(qs))]
+    return [_maps_of(lay, cols[i * k : (i + 1) * k]) for i in range(len(qs))]
 
 
 def _init_matrix(m, lay: _Layout, q) -> np.ndarray:
